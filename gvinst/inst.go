@@ -1,0 +1,134 @@
+package gvinst
+
+// Inst is one GVInst instruction. Which fields are meaningful is given by
+// the op's OpInfo: the operands fill Dst, Src (in order), Imm and Target (in
+// order); Mod holds the op's modifier (a Cmp, Cond, Rounding, FlagKind or
+// TrapKind as the op's ModKind says).
+type Inst struct {
+	Op      Op
+	Type    Type
+	SrcType Type // the source type of CVT, VCVT and VEXT
+	Mod     uint8
+	HasImm  bool // the OpdSrcImm operand is Imm rather than a register
+	Dst     Reg
+	Src     [4]Reg
+	Imm     int64
+	Target  [2]uint64
+	// X86 is the address of the guest instruction this one was lifted from.
+	X86 uint64
+}
+
+// GuestInst records one x86 instruction covered by a VBlock.
+type GuestInst struct {
+	Addr uint64
+	Text string // disassembly, Intel syntax
+}
+
+// VBlock is a virtual basic block: the GVInst of the guest instructions from
+// a jump target to the next control transfer. Its last instruction is the
+// only one that ends the block.
+type VBlock struct {
+	Addr  uint64 // guest address of the first instruction
+	End   uint64 // guest address after the last instruction
+	Insts []Inst
+	Guest []GuestInst // the x86 instructions, in order
+}
+
+// NumVRegs is one more than the highest virtual register any instruction of
+// b uses (counting both slots of a pair), i.e. the number of virtual slots an
+// interpreter frame needs.
+func (b *VBlock) NumVRegs() int {
+	n := 0
+	see := func(r Reg, t Type) {
+		if r.IsVirtual() {
+			if k := r.VIndex() + t.Slots(); k > n {
+				n = k
+			}
+		}
+	}
+	for i := range b.Insts {
+		in := &b.Insts[i]
+		info := in.Op.Info()
+		si := 0
+		for _, k := range info.Operands {
+			switch k {
+			case OpdDst:
+				see(in.Dst, in.DstType())
+			case OpdSrc, OpdMem:
+				see(in.Src[si], in.srcType(si))
+				si++
+			case OpdSrcImm:
+				if !in.HasImm {
+					see(in.Src[si], in.Type)
+				}
+				si++
+			}
+		}
+	}
+	return n
+}
+
+// srcType is the type a source operand is read with: SrcType for the
+// converting ops, u64 for addresses and conditions, the op's type otherwise.
+func (in *Inst) srcType(i int) Type {
+	info := in.Op.Info()
+	switch {
+	case info.SrcType != TNone && info.Types != TVec:
+		return in.SrcType
+	case in.Op == OpLd || in.Op == OpSt && i == 0 || in.Op == OpProbe:
+		return U64
+	case in.Op == OpSelect && i == 0, in.Op == OpBranch, in.Op == OpJmpR, in.Op == OpCallR, in.Op == OpRet, in.Op == OpSetFlags:
+		return U64
+	case in.Op == OpFxsave || in.Op == OpFxrstor || in.Op == OpFnstenv || in.Op == OpFldenv:
+		return U64
+	case (in.Op == OpVShl || in.Op == OpVShr || in.Op == OpVSar) && i == 1:
+		return U64
+	case in.Op == OpVInsert && i == 1:
+		return U64
+	case in.Op == OpDivW && i < 2 || in.Op == OpRemW && i < 2:
+		return in.Type
+	}
+	if info.Types == TVec {
+		return B128
+	}
+	return in.Type
+}
+
+// Successors returns the guest addresses control may go to after b, when
+// they are known statically: none for an indirect jump or a return.
+func (b *VBlock) Successors() []uint64 {
+	if len(b.Insts) == 0 {
+		return nil
+	}
+	last := &b.Insts[len(b.Insts)-1]
+	switch last.Op {
+	case OpJmp, OpSyscall:
+		return []uint64{last.Target[0]}
+	case OpBranch, OpCall:
+		return []uint64{last.Target[0], last.Target[1]}
+	case OpCallR:
+		return []uint64{last.Target[0]}
+	}
+	return nil
+}
+
+// DstType is the type of the value an instruction writes to Dst: U64 for
+// the 0/1 results of CMP and GETCC and the other integer-valued reads, B128
+// for packed ops, the op's type otherwise.
+func (in *Inst) DstType() Type {
+	switch in.Op {
+	case OpCmp, OpGetCC, OpGetFlags, OpRdtsc, OpFClass:
+		return U64
+	case OpVExtract:
+		return in.Type
+	case OpVMovMsk:
+		return U32
+	}
+	if in.Op.Info().Types == TVec {
+		return B128
+	}
+	return in.Type
+}
+
+// SrcTypeOf is the type source operand i (an index into Src) is read with.
+func (in *Inst) SrcTypeOf(i int) Type { return in.srcType(i) }

@@ -1,0 +1,456 @@
+package gvinst
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// PageSize is the guest page size.
+const PageSize = 4096
+
+const pageMask = PageSize - 1
+
+// Perm is a set of page permissions.
+type Perm uint8
+
+// The page permissions.
+const (
+	PermRead Perm = 1 << iota
+	PermWrite
+	PermExec
+)
+
+// String formats p as "rwx" with dashes for missing permissions.
+func (p Perm) String() string {
+	b := []byte("---")
+	if p&PermRead != 0 {
+		b[0] = 'r'
+	}
+	if p&PermWrite != 0 {
+		b[1] = 'w'
+	}
+	if p&PermExec != 0 {
+		b[2] = 'x'
+	}
+	return string(b)
+}
+
+// Access is the kind of memory access that faulted.
+type Access uint8
+
+// The access kinds.
+const (
+	AccessRead Access = iota
+	AccessWrite
+	AccessExec
+)
+
+func (a Access) String() string {
+	switch a {
+	case AccessWrite:
+		return "write"
+	case AccessExec:
+		return "execute"
+	}
+	return "read"
+}
+
+// Fault is a guest memory access the guest is not allowed to make.
+type Fault struct {
+	Addr     uint64
+	Access   Access
+	Unmapped bool // no page is mapped there (otherwise the permission is missing)
+}
+
+func (f *Fault) Error() string {
+	why := "permission denied"
+	if f.Unmapped {
+		why = "unmapped address"
+	}
+	return fmt.Sprintf("%s of %#x: %s", f.Access, f.Addr, why)
+}
+
+// ErrOutOfMemory is returned when a mapping would exceed the memory limit.
+var ErrOutOfMemory = errors.New("guest memory limit exceeded")
+
+type page struct {
+	data [PageSize]byte
+	perm Perm
+	code bool // translated code was read from this page
+}
+
+const tlbSize = 256
+
+type tlbEntry struct {
+	tag uint64 // page number + 1; 0 is empty
+	p   *page
+}
+
+// Memory is the guest's address space: pages the engine owns, with
+// permissions. No host pointer is ever visible to the guest. A Memory is not
+// safe for concurrent use.
+type Memory struct {
+	pages  map[uint64]*page // by page number
+	limit  uint64           // most bytes mapped at once; 0 is no limit
+	mapped uint64
+	rtlb   [tlbSize]tlbEntry // readable pages
+	wtlb   [tlbSize]tlbEntry // writable pages that hold no translated code
+	// OnCodeWrite, if set, is called when the guest writes to a page that
+	// translated code was read from (see MarkCode), before the write.
+	OnCodeWrite func(pageAddr uint64)
+}
+
+// NewMemory returns an empty address space that maps at most limit bytes (0
+// for no limit).
+func NewMemory(limit uint64) *Memory {
+	return &Memory{pages: make(map[uint64]*page), limit: limit}
+}
+
+// Mapped reports the number of bytes mapped.
+func (m *Memory) Mapped() uint64 { return m.mapped }
+
+// Limit reports the most bytes that may be mapped (0 for no limit).
+func (m *Memory) Limit() uint64 { return m.limit }
+
+func (m *Memory) flushTLB() {
+	m.rtlb = [tlbSize]tlbEntry{}
+	m.wtlb = [tlbSize]tlbEntry{}
+}
+
+func pageRange(addr, size uint64) (first, last uint64, err error) {
+	if addr&pageMask != 0 {
+		return 0, 0, fmt.Errorf("address %#x is not page aligned", addr)
+	}
+	if size == 0 {
+		return 0, 0, fmt.Errorf("empty range at %#x", addr)
+	}
+	end := addr + size + pageMask
+	if end < addr {
+		return 0, 0, fmt.Errorf("range %#x+%#x overflows the address space", addr, size)
+	}
+	return addr / PageSize, (end&^pageMask)/PageSize - 1, nil
+}
+
+// Map maps zero-filled pages over [addr, addr+size) with permission perm,
+// replacing whatever was mapped there. addr must be page aligned; size is
+// rounded up to whole pages.
+func (m *Memory) Map(addr, size uint64, perm Perm) error {
+	first, last, err := pageRange(addr, size)
+	if err != nil {
+		return err
+	}
+	added := uint64(0)
+	for pn := first; pn <= last; pn++ {
+		if _, ok := m.pages[pn]; !ok {
+			added += PageSize
+		}
+	}
+	if m.limit != 0 && m.mapped+added > m.limit {
+		return fmt.Errorf("mapping %d bytes at %#x: %w (limit %d bytes)", size, addr, ErrOutOfMemory, m.limit)
+	}
+	for pn := first; pn <= last; pn++ {
+		if old, ok := m.pages[pn]; ok && old.code && m.OnCodeWrite != nil {
+			m.OnCodeWrite(pn * PageSize)
+		}
+		m.pages[pn] = &page{perm: perm}
+	}
+	m.mapped += added
+	m.flushTLB()
+	return nil
+}
+
+// Unmap removes the pages of [addr, addr+size); pages not mapped are skipped.
+func (m *Memory) Unmap(addr, size uint64) error {
+	first, last, err := pageRange(addr, size)
+	if err != nil {
+		return err
+	}
+	for pn := first; pn <= last; pn++ {
+		if p, ok := m.pages[pn]; ok {
+			if p.code && m.OnCodeWrite != nil {
+				m.OnCodeWrite(pn * PageSize)
+			}
+			delete(m.pages, pn)
+			m.mapped -= PageSize
+		}
+	}
+	m.flushTLB()
+	return nil
+}
+
+// Protect sets the permission of every page of [addr, addr+size). It fails,
+// changing nothing, if any of them is not mapped.
+func (m *Memory) Protect(addr, size uint64, perm Perm) error {
+	first, last, err := pageRange(addr, size)
+	if err != nil {
+		return err
+	}
+	for pn := first; pn <= last; pn++ {
+		if _, ok := m.pages[pn]; !ok {
+			return &Fault{Addr: pn * PageSize, Access: AccessRead, Unmapped: true}
+		}
+	}
+	for pn := first; pn <= last; pn++ {
+		m.pages[pn].perm = perm
+	}
+	m.flushTLB()
+	return nil
+}
+
+// PermAt reports the permission of the page holding addr, and whether it is
+// mapped at all.
+func (m *Memory) PermAt(addr uint64) (Perm, bool) {
+	p, ok := m.pages[addr/PageSize]
+	if !ok {
+		return 0, false
+	}
+	return p.perm, true
+}
+
+// IsMapped reports whether every page of [addr, addr+size) is mapped.
+func (m *Memory) IsMapped(addr, size uint64) bool {
+	if size == 0 {
+		return true
+	}
+	end := addr + size - 1
+	if end < addr {
+		return false
+	}
+	for pn := addr / PageSize; pn <= end/PageSize; pn++ {
+		if _, ok := m.pages[pn]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// FindFree finds the highest page-aligned gap of size bytes that lies within
+// [lo, hi) and overlaps no mapped page.
+func (m *Memory) FindFree(size, lo, hi uint64) (uint64, bool) {
+	size = (size + pageMask) &^ pageMask
+	if size == 0 || hi < size || hi-size < lo {
+		return 0, false
+	}
+	addr := (hi - size) &^ pageMask
+	for addr >= lo {
+		clash := uint64(0)
+		found := false
+		for pn := (addr + size) / PageSize; pn > addr/PageSize; pn-- {
+			if _, ok := m.pages[pn-1]; ok {
+				clash, found = (pn-1)*PageSize, true
+				break
+			}
+		}
+		if !found {
+			return addr, true
+		}
+		if clash < size || clash-size < lo {
+			return 0, false
+		}
+		addr = clash - size
+	}
+	return 0, false
+}
+
+// MarkCode records that translated code was read from the page holding
+// addr, so that a later guest write to it calls OnCodeWrite.
+func (m *Memory) MarkCode(addr uint64) {
+	if p, ok := m.pages[addr/PageSize]; ok && !p.code {
+		p.code = true
+		m.wtlb[(addr/PageSize)%tlbSize] = tlbEntry{}
+	}
+}
+
+// pageFor returns the page holding addr if it allows access a.
+func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
+	pn := addr / PageSize
+	if a == AccessWrite {
+		if e := &m.wtlb[pn%tlbSize]; e.tag == pn+1 {
+			return e.p, nil
+		}
+	} else if a == AccessRead {
+		if e := &m.rtlb[pn%tlbSize]; e.tag == pn+1 {
+			return e.p, nil
+		}
+	}
+	p, ok := m.pages[pn]
+	if !ok {
+		return nil, &Fault{Addr: addr, Access: a, Unmapped: true}
+	}
+	switch a {
+	case AccessRead:
+		if p.perm&PermRead == 0 {
+			return nil, &Fault{Addr: addr, Access: a}
+		}
+		m.rtlb[pn%tlbSize] = tlbEntry{tag: pn + 1, p: p}
+	case AccessWrite:
+		if p.perm&PermWrite == 0 {
+			return nil, &Fault{Addr: addr, Access: a}
+		}
+		if p.code {
+			if m.OnCodeWrite != nil {
+				m.OnCodeWrite(pn * PageSize)
+			}
+		} else {
+			m.wtlb[pn%tlbSize] = tlbEntry{tag: pn + 1, p: p}
+		}
+	case AccessExec:
+		if p.perm&PermExec == 0 {
+			return nil, &Fault{Addr: addr, Access: a}
+		}
+	}
+	return p, nil
+}
+
+// access copies between buf and guest memory at addr, page by page,
+// checking access a (or ignoring permissions when force is set).
+func (m *Memory) access(addr uint64, buf []byte, a Access, force bool) error {
+	for len(buf) > 0 {
+		var p *page
+		if force {
+			var ok bool
+			if p, ok = m.pages[addr/PageSize]; !ok {
+				return &Fault{Addr: addr, Access: a, Unmapped: true}
+			}
+			if a == AccessWrite && p.code && m.OnCodeWrite != nil {
+				m.OnCodeWrite(addr &^ pageMask)
+			}
+		} else {
+			var err error
+			if p, err = m.pageFor(addr, a); err != nil {
+				return err
+			}
+		}
+		off := addr & pageMask
+		var n int
+		if a == AccessWrite {
+			n = copy(p.data[off:], buf)
+		} else {
+			n = copy(buf, p.data[off:])
+		}
+		buf = buf[n:]
+		addr += uint64(n)
+	}
+	return nil
+}
+
+// Read copies len(buf) bytes of guest memory at addr into buf, as a guest
+// read would (the pages must be readable).
+func (m *Memory) Read(addr uint64, buf []byte) error { return m.access(addr, buf, AccessRead, false) }
+
+// Write copies buf into guest memory at addr, as a guest write would (the
+// pages must be writable).
+func (m *Memory) Write(addr uint64, buf []byte) error { return m.access(addr, buf, AccessWrite, false) }
+
+// Fetch reads code bytes at addr for decoding (the pages must be
+// executable); it returns as many bytes as are available, up to len(buf),
+// and an error only if none is.
+func (m *Memory) Fetch(addr uint64, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		p, err := m.pageFor(addr+uint64(n), AccessExec)
+		if err != nil {
+			if n == 0 {
+				return 0, err
+			}
+			break
+		}
+		n += copy(buf[n:], p.data[(addr+uint64(n))&pageMask:])
+	}
+	return n, nil
+}
+
+// Peek reads guest memory ignoring page permissions (for the loader and
+// the kernel).
+func (m *Memory) Peek(addr uint64, buf []byte) error { return m.access(addr, buf, AccessRead, true) }
+
+// Poke writes guest memory ignoring page permissions (for the loader and
+// the kernel).
+func (m *Memory) Poke(addr uint64, buf []byte) error { return m.access(addr, buf, AccessWrite, true) }
+
+// ReadString reads a NUL-terminated string of at most max bytes at addr.
+func (m *Memory) ReadString(addr uint64, max int) (string, error) {
+	var out []byte
+	for len(out) < max {
+		p, err := m.pageFor(addr, AccessRead)
+		if err != nil {
+			return "", err
+		}
+		chunk := p.data[addr&pageMask:]
+		for i, c := range chunk {
+			if c == 0 {
+				return string(append(out, chunk[:i]...)), nil
+			}
+			if len(out)+i+1 >= max {
+				break
+			}
+		}
+		out = append(out, chunk...)
+		addr += uint64(len(chunk))
+	}
+	return "", fmt.Errorf("string at %#x longer than %d bytes", addr, max)
+}
+
+// Load reads a little-endian value of size 1, 2, 4 or 8 bytes at addr.
+func (m *Memory) Load(addr uint64, size int) (uint64, error) {
+	if off := addr & pageMask; off+uint64(size) <= PageSize {
+		pn := addr / PageSize
+		var p *page
+		if e := &m.rtlb[pn%tlbSize]; e.tag == pn+1 {
+			p = e.p
+		} else {
+			var err error
+			if p, err = m.pageFor(addr, AccessRead); err != nil {
+				return 0, err
+			}
+		}
+		d := p.data[off:]
+		switch size {
+		case 1:
+			return uint64(d[0]), nil
+		case 2:
+			return uint64(binary.LittleEndian.Uint16(d)), nil
+		case 4:
+			return uint64(binary.LittleEndian.Uint32(d)), nil
+		default:
+			return binary.LittleEndian.Uint64(d), nil
+		}
+	}
+	var b [8]byte
+	if err := m.Read(addr, b[:size]); err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(b[:]), nil
+}
+
+// Store writes the low size bytes (1, 2, 4 or 8) of v at addr, little-endian.
+func (m *Memory) Store(addr uint64, size int, v uint64) error {
+	if off := addr & pageMask; off+uint64(size) <= PageSize {
+		pn := addr / PageSize
+		var p *page
+		if e := &m.wtlb[pn%tlbSize]; e.tag == pn+1 {
+			p = e.p
+		} else {
+			var err error
+			if p, err = m.pageFor(addr, AccessWrite); err != nil {
+				return err
+			}
+		}
+		d := p.data[off:]
+		switch size {
+		case 1:
+			d[0] = byte(v)
+		case 2:
+			binary.LittleEndian.PutUint16(d, uint16(v))
+		case 4:
+			binary.LittleEndian.PutUint32(d, uint32(v))
+		default:
+			binary.LittleEndian.PutUint64(d, v)
+		}
+		return nil
+	}
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	return m.Write(addr, b[:size])
+}

@@ -85,11 +85,33 @@ func (r Rounding) String() string { return modName(roundNames[:], uint8(r)) }
 // FlagKind names the operation whose x86 flags FLAGS records.
 type FlagKind uint8
 
-// The flag-setting operations. In FLAGS.k.t a, b, r, c: a and b are the
-// operands, r the result, c the carry in (adc, sbb) or the previous CF (inc,
-// dec, which keep CF). For shifts and rotates b is the masked count and c the
-// last bit shifted out. For mul, a is the high half of the product and r the
-// low half; CF and OF are set when the high half is significant.
+// The flag-setting operations recorded by FLAGS.k.t a, b, r, c. The
+// interpreter stores CCOp = k | t<<8, CCA = a, CCB = b, CCR = r, CCC = c and
+// computes flags from them when GETCC or GETFLAGS asks. All values are read
+// as t-width; "sign" is bit t.Bits()-1; ZF, SF and PF (even parity of the low
+// byte) always come from r unless said otherwise.
+//
+//	add   r = a+b:      CF = r <u a; OF = sign((a^r)&(b^r)); AF = bit 4 of a^b^r
+//	sub   r = a-b:      CF = a <u b; OF = sign((a^b)&(a^r)); AF = bit 4 of a^b^r (cmp too)
+//	adc   r = a+b+c:    CF = c ? r <=u a : r <u a; OF, AF as add
+//	sbb   r = a-b-c:    CF = c ? a <=u b : a <u b; OF, AF as sub
+//	logic r = a op b:   CF = OF = AF = 0 (and, or, xor, test)
+//	inc   r = a+1:      CF unchanged (the interpreter saves the previous CF in
+//	                    CCC when it executes FLAGS); OF, AF as add with b = 1
+//	dec   r = a-1:      CF unchanged likewise; OF, AF as sub with b = 1
+//	neg   r = -a:       CF = a != 0; OF = a == signmin; AF = bit 4 of a^r
+//	shl   r = a<<b:     CF = bit t.Bits()-b of a; OF = sign(r) ^ CF; AF = 0
+//	shr   r = a>>b:     CF = bit b-1 of a; OF = sign(a); AF = 0
+//	sar   r = a>>b:     CF = bit b-1 of sext(a) (the sign for b ≥ bits); OF = 0; AF = 0
+//	rol   r = rot(a,b): only CF and OF change: CF = bit 0 of r; OF = sign(r) ^ CF
+//	ror   r = rot(a,b): only CF and OF change: CF = sign(r); OF = sign(r) ^ bit t.Bits()-2 of r
+//	mul   a = high half of the product, r = low half: CF = OF = (for .sN) a is
+//	                    not the sign extension of r, (for .uN) a != 0; AF = 0
+//
+// For shl, shr, sar, rol and ror, b is the count after x86's masking; a
+// count of 0 leaves every flag unchanged. Operands a kind does not use (c for
+// most kinds) are conventionally a copy of a. The interpreter may turn rol and
+// ror (which keep the other flags) into FlagsNone with the result in RFLAGS.
 const (
 	FlagsNone FlagKind = iota // the flags live in RFLAGS
 	FlagsAdd

@@ -161,7 +161,6 @@ func (e *Env) Div(a, b F80) F80 {
 		e.denormal(ka)
 		return Zero(neg)
 	case kb == kZero:
-		e.denormal(ka)
 		e.Flags |= FlagZeroDivide
 		return Inf(neg)
 	case ka == kZero:

@@ -1,0 +1,160 @@
+package polyhedral
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Options are the inputs of Depends and Analyze besides the nest itself.
+type Options struct {
+	// Params holds concrete parameter values. A parameter without a value
+	// is an unknown limited only by Domain.Assume, and answers then hold
+	// for every allowed value: independence is claimed only when no
+	// allowed value makes the accesses conflict.
+	Params map[string]int64
+	// DistinctBases makes Analyze skip pairs of accesses whose Base
+	// expressions differ, as if they were distinct arrays. The caller must
+	// then guard at run time that such footprints do not overlap.
+	DistinctBases bool
+	// MaxSteps bounds the work of one exact test (0: a default of 200000
+	// subproblems). Past it the test fails with ErrTooComplex.
+	MaxSteps int
+}
+
+// Witness is a pair of distinct iterations at which two accesses touch a
+// common byte.
+type Witness struct {
+	A, B   []int64          // index values of the iteration of each access, outermost first
+	Params map[string]int64 // values chosen for parameters that had none
+}
+
+// String prints the witness as "(i=1, j=2) and (i=1, j=3)", followed by
+// the chosen parameter values, if any, as " with bound0=4".
+func (w Witness) String() string { return w.format(nil) }
+
+func (w Witness) format(names []string) string {
+	vec := func(v []int64) string {
+		parts := make([]string, len(v))
+		for i, x := range v {
+			if i < len(names) {
+				parts[i] = fmt.Sprintf("%s=%d", names[i], x)
+			} else {
+				parts[i] = fmt.Sprint(x)
+			}
+		}
+		return "(" + strings.Join(parts, ", ") + ")"
+	}
+	s := vec(w.A) + " and " + vec(w.B)
+	if len(w.Params) > 0 {
+		var ps []string
+		for _, k := range sortedKeys(w.Params) {
+			ps = append(ps, fmt.Sprintf("%s=%d", k, w.Params[k]))
+		}
+		s += " with " + strings.Join(ps, ", ")
+	}
+	return s
+}
+
+// Depends decides exactly whether access a at some iteration I and access
+// b at some iteration I' of domain d touch a common byte, where I and I'
+// agree on every level outer to level (0 = outermost) and differ at level:
+// a dependence carried by that loop, in either direction. It returns the
+// witness when one exists and nil when the accesses are independent (two
+// reads are always independent). An error (ErrTooComplex, ErrOverflow)
+// leaves the question open, and the caller must assume a dependence.
+func Depends(d Domain, a, b Access, level int, opts Options) (*Witness, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	if level < 0 || level >= len(d.Levels) {
+		return nil, fmt.Errorf("%w: level %d outside a %d-level nest", ErrInvalid, level, len(d.Levels))
+	}
+	for _, x := range []Access{a, b} {
+		if err := x.validate(); err != nil {
+			return nil, err
+		}
+	}
+	if a.Kind == Read && b.Kind == Read {
+		return nil, nil
+	}
+	params := d.paramsOnly(opts.Params)
+	dirs := []int64{1, -1}
+	if a.Addr().Equal(b.Addr()) && a.Size == b.Size {
+		dirs = dirs[:1] // same address function: backward is forward with I, I' swapped
+	}
+	for _, dir := range dirs {
+		w, err := carried(d, a, b, level, dir, params, opts.MaxSteps)
+		if err != nil || w != nil {
+			if err != nil {
+				err = fmt.Errorf("dependence of %s and %s at level %d: %w", a.Site, b.Site, level, err)
+			}
+			return w, err
+		}
+	}
+	return nil, nil
+}
+
+// carried solves one direction: dir*(I'_level - I_level) >= 1.
+func carried(d Domain, a, b Access, level int, dir int64, params map[string]int64, maxSteps int) (*Witness, error) {
+	const sa, sb = "'a", "'b"
+	var y system
+	y.addDomain(d, sa, params)
+	y.addDomain(d, sb, params)
+	y.addAssume(d, params)
+	for l := 0; l < level; l++ {
+		n := d.Levels[l].Index
+		y.add(EQ(Var(n+sa), Var(n+sb)))
+	}
+	n := d.Levels[level].Index
+	y.add(GE(Var(n+sb).Sub(Var(n+sa)).Scale(dir), Const(1)))
+	addrA := a.Addr().rename(d.renamer(sa)).bind(params)
+	addrB := b.Addr().rename(d.renamer(sb)).bind(params)
+	// [addrA, addrA+sizeA) and [addrB, addrB+sizeB) intersect.
+	y.add(GE(addrB.AddConst(b.Size), addrA.AddConst(1)))
+	y.add(GE(addrA.AddConst(a.Size), addrB.AddConst(1)))
+	sol, ok, err := y.solve(maxSteps)
+	if err != nil || !ok {
+		return nil, err
+	}
+	w := &Witness{A: make([]int64, len(d.Levels)), B: make([]int64, len(d.Levels))}
+	for l, lv := range d.Levels {
+		w.A[l] = sol[lv.Index+sa]
+		w.B[l] = sol[lv.Index+sb]
+	}
+	// Every parameter without a value gets the solver's value, or 0 when
+	// no constraint kept it (it cancelled out, so any value will do).
+	for _, v := range freeParams(d, []Access{a, b}, params) {
+		if w.Params == nil {
+			w.Params = map[string]int64{}
+		}
+		w.Params[v] = sol[v]
+	}
+	return w, nil
+}
+
+// freeParams returns the variables of d and the accesses that are neither
+// indices nor given in params.
+func freeParams(d Domain, accs []Access, params map[string]int64) []string {
+	seen := map[string]int64{}
+	note := func(e Expr) {
+		for _, v := range e.Vars() {
+			if _, ok := params[v]; !ok {
+				seen[v] = 0
+			}
+		}
+	}
+	for _, l := range d.Levels {
+		note(l.Lower)
+		note(l.Upper)
+	}
+	for _, c := range d.Assume {
+		note(c.Expr)
+	}
+	for _, a := range accs {
+		note(a.Addr())
+	}
+	for _, l := range d.Levels {
+		delete(seen, l.Index)
+	}
+	return sortedKeys(seen)
+}

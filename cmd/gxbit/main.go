@@ -1,0 +1,71 @@
+// Command gxbit runs x86-64 Linux programs under the GVInst translator,
+// profiles them for parallel loop nests (phase 1), offloads those nests to a
+// GPU (phase 2), shows the lifted GVInst and the generated PTX, runs PTX
+// kernels, and talks to the gxbitd daemon.
+//
+// Usage:
+//
+//	gxbit run [flags] PROG [ARGS...]
+//	gxbit lift [flags] PROG
+//	gxbit help
+//
+// Run "gxbit help COMMAND" for a command's flags.
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+)
+
+// command is one gxbit subcommand: it parses its own flags and returns the
+// process exit status.
+type command struct {
+	run     func(args []string) int
+	summary string
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"run":  {cmdRun, "run a program under the translator"},
+		"lift": {cmdLift, "print the GVInst VBlocks of a program's code"},
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: gxbit COMMAND [flags] [args]\n\ncommands:")
+	cmds := commands()
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "  %-12s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(os.Stderr, "\nRun \"gxbit COMMAND -h\" for a command's flags.")
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	name := os.Args[1]
+	if name == "help" || name == "-h" || name == "--help" {
+		if len(os.Args) > 2 {
+			if c, ok := commands()[os.Args[2]]; ok {
+				os.Exit(c.run([]string{"-h"}))
+			}
+		}
+		usage()
+		os.Exit(0)
+	}
+	c, ok := commands()[name]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "gxbit: unknown command %q\n", name)
+		usage()
+		os.Exit(2)
+	}
+	os.Exit(c.run(os.Args[2:]))
+}

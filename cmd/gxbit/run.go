@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"golang.org/x/term"
+
+	"github.com/gxbit/gxbit/decode"
+	"github.com/gxbit/gxbit/pipeline"
+)
+
+// guestFlags are the flags every command that runs a guest shares.
+type guestFlags struct {
+	root     string
+	writable multiFlag
+	sysroot  string
+	maxMem   string
+	maxInsns uint64
+	stats    bool
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+func (g *guestFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.root, "root", "/", "host directory the guest sees as /")
+	fs.Var(&g.writable, "writable", "guest directory the guest may write in (repeatable)")
+	fs.StringVar(&g.sysroot, "sysroot", "", "where the dynamic loader (PT_INTERP) is found (default: the root)")
+	fs.StringVar(&g.maxMem, "max-mem", "4G", "guest memory budget (bytes, or with K, M, G)")
+	fs.Uint64Var(&g.maxInsns, "max-insns", 0, "guest instruction budget (0: none)")
+	fs.BoolVar(&g.stats, "stats", false, "print execution statistics on stderr at the end")
+}
+
+// config builds the pipeline configuration for PROG ARGS....
+func (g *guestFlags) config(prog string, args []string) (pipeline.Config, error) {
+	mem, err := parseSize(g.maxMem)
+	if err != nil {
+		return pipeline.Config{}, fmt.Errorf("--max-mem: %w", err)
+	}
+	for _, w := range g.writable {
+		if !strings.HasPrefix(w, "/") {
+			return pipeline.Config{}, fmt.Errorf("--writable %s: must be an absolute guest path", w)
+		}
+	}
+	var tty [3]bool
+	for i := range tty {
+		tty[i] = term.IsTerminal(i)
+	}
+	return pipeline.Config{
+		Path: prog, Args: append([]string{prog}, args...), Env: os.Environ(),
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, TTY: tty,
+		Root: g.root, Writable: g.writable, Sysroot: g.sysroot,
+		MaxMem: mem, MaxInsns: g.maxInsns,
+	}, nil
+}
+
+func parseSize(s string) (uint64, error) {
+	mult := uint64(1)
+	switch {
+	case strings.HasSuffix(s, "K"):
+		mult, s = 1<<10, strings.TrimSuffix(s, "K")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1<<20, strings.TrimSuffix(s, "M")
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1<<30, strings.TrimSuffix(s, "G")
+	}
+	var n uint64
+	if _, err := fmt.Sscanf(s, "%d", &n); err != nil || n == 0 {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return n * mult, nil
+}
+
+// loadError prints why a program could not be started and returns the exit
+// status: 2 for a file gxbit cannot run, 1 otherwise.
+func loadError(err error) int {
+	fmt.Fprintf(os.Stderr, "gxbit: %v\n", err)
+	var fe *decode.FormatError
+	var pe *os.PathError
+	if errors.As(err, &fe) || errors.As(err, &pe) {
+		return 2
+	}
+	return 1
+}
+
+// finish prints the diagnosis and statistics of a run and returns its exit
+// status.
+func finish(res *pipeline.Result, stats bool) int {
+	if d := res.Diagnosis(); d != "" {
+		fmt.Fprintf(os.Stderr, "gxbit: %s\n", d)
+	}
+	if stats {
+		printStats(res)
+	}
+	return res.ExitStatus
+}
+
+func printStats(res *pipeline.Result) {
+	s := res.Stats
+	fmt.Fprintf(os.Stderr, "gxbit: guest instructions %d, blocks translated %d, wall %.3fs", s.GuestInstructions, s.BlocksTranslated, s.Wall.Seconds())
+	if s.Wall > 0 {
+		fmt.Fprintf(os.Stderr, " (%.1f M guest instructions/s)", float64(s.GuestInstructions)/s.Wall.Seconds()/1e6)
+	}
+	fmt.Fprintln(os.Stderr)
+	var parts []string
+	for _, c := range s.Syscalls {
+		p := fmt.Sprintf("%s=%d", c.Name, c.Count)
+		if c.Unsupported {
+			p += "(unsupported)"
+		}
+		parts = append(parts, p)
+	}
+	fmt.Fprintf(os.Stderr, "gxbit: syscalls: %s\n", strings.Join(parts, " "))
+}
+
+// signalContext is cancelled on SIGINT or SIGTERM.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func cmdRun(args []string) int {
+	fs := flag.NewFlagSet("gxbit run", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: gxbit run [flags] PROG [ARGS...]\n\nRuns PROG under the translator; its stdin, stdout and stderr pass through and gxbit exits with its status.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	var g guestFlags
+	g.register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() < 1 {
+		fs.Usage()
+		return 2
+	}
+	cfg, err := g.config(fs.Arg(0), fs.Args()[1:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
+		return 2
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	res, err := pipeline.Run(ctx, cfg)
+	if err != nil {
+		return loadError(err)
+	}
+	return finish(res, g.stats)
+}

@@ -1,0 +1,302 @@
+// Package pipeline runs a guest program through gxbit's stages: it loads
+// the ELF file into a fresh guest address space, lifts and interprets its
+// code, serves its system calls, and (in the profile and accelerate modes)
+// collects phase 1 profiles and offloads hot spots in phase 2.
+//
+// It is the one place where every stage meets; the commands and the daemon
+// call it, and tests drive it directly.
+package pipeline
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gxbit/gxbit/decode"
+	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/linux"
+)
+
+// Config describes one run of a guest program.
+type Config struct {
+	Path     string   // the program, on the host
+	Args     []string // argv, argv[0] included; nil means {Path}
+	Env      []string // the guest's environment
+	Stdin    io.Reader
+	Stdout   io.Writer
+	Stderr   io.Writer
+	TTY      [3]bool  // whether the guest's fds 0, 1, 2 are terminals
+	Root     string   // the guest's view of the file system; "" is "/"
+	Writable []string // guest directories the guest may write in
+	Sysroot  string   // where the dynamic loader is found; "" is Root
+	MaxMem   uint64   // bytes of guest memory; 0 is DefaultMaxMem
+	MaxInsns uint64   // guest instructions; 0 is no limit
+}
+
+// DefaultMaxMem is the guest memory budget when Config.MaxMem is 0.
+const DefaultMaxMem = 4 << 30
+
+// Outcome is how a guest run ended.
+type Outcome int
+
+// The outcomes.
+const (
+	Exited     Outcome = iota // the guest called exit
+	Signaled                  // the guest raised a fatal signal against itself
+	Faulted                   // the guest made a fault gxbit stopped it for
+	OverBudget                // the instruction budget ran out
+	Refused                   // the guest asked for something gxbit refuses (a thread, say)
+	Cancelled                 // the caller's context was cancelled
+)
+
+// Fault describes a guest fault: its kind, the guest address of the
+// instruction and its disassembly, and the bad address for memory faults.
+type Fault struct {
+	Kind      gvinst.TrapKind
+	PC        uint64
+	Insn      string
+	FaultAddr uint64
+	Err       error
+}
+
+// Signal is the signal a native run would have died of.
+func (f *Fault) Signal() int {
+	switch f.Kind {
+	case gvinst.TrapIllegal, gvinst.TrapUnsupported:
+		return 4 // SIGILL
+	case gvinst.TrapDivide:
+		return 8 // SIGFPE
+	case gvinst.TrapBreakpoint:
+		return 5 // SIGTRAP
+	}
+	return 11 // SIGSEGV
+}
+
+// String is the one-line diagnosis gxbit prints.
+func (f *Fault) String() string {
+	insn := f.Insn
+	if insn == "" {
+		insn = "?"
+	}
+	switch f.Kind {
+	case gvinst.TrapUnsupported:
+		return fmt.Sprintf("unsupported instruction at %#x: %s", f.PC, insn)
+	case gvinst.TrapIllegal:
+		if f.Err != nil {
+			return fmt.Sprintf("illegal instruction at %#x: %s (%v)", f.PC, insn, f.Err)
+		}
+		return fmt.Sprintf("illegal instruction at %#x: %s", f.PC, insn)
+	case gvinst.TrapDivide:
+		return fmt.Sprintf("divide error (SIGFPE) at %#x: %s", f.PC, insn)
+	case gvinst.TrapBreakpoint:
+		return fmt.Sprintf("breakpoint trap (SIGTRAP) at %#x: %s", f.PC, insn)
+	case gvinst.TrapHalt:
+		return fmt.Sprintf("privileged instruction (SIGSEGV) at %#x: %s", f.PC, insn)
+	}
+	if f.Err != nil {
+		return fmt.Sprintf("segmentation fault (SIGSEGV) at %#x: %s: %v", f.PC, insn, f.Err)
+	}
+	return fmt.Sprintf("segmentation fault (SIGSEGV) at %#x: %s: address %#x", f.PC, insn, f.FaultAddr)
+}
+
+// Result is what a guest run produced besides its output.
+type Result struct {
+	Outcome    Outcome
+	ExitStatus int // the guest's exit status, or 128+signal as a shell reports it
+	Signal     int
+	Fault      *Fault
+	Refusal    error // for Refused
+	Stats      Stats
+}
+
+// Stats counts the work of a run.
+type Stats struct {
+	GuestInstructions uint64
+	BlocksTranslated  uint64
+	Wall              time.Duration
+	Syscalls          []linux.SyscallCount
+}
+
+// Diagnosis is the line gxbit prints on stderr when the guest did not end
+// by itself (empty when it did).
+func (r *Result) Diagnosis() string {
+	switch r.Outcome {
+	case Faulted:
+		return r.Fault.String()
+	case OverBudget:
+		return fmt.Sprintf("instruction budget exceeded after %d guest instructions", r.Stats.GuestInstructions)
+	case Refused:
+		return r.Refusal.Error()
+	case Cancelled:
+		return "cancelled"
+	}
+	return ""
+}
+
+// Guest is a program loaded and ready to run: its memory, CPU state,
+// process and engine. Phase 1 and phase 2 build on it.
+type Guest struct {
+	Mem    *gvinst.Memory
+	CPU    *gvinst.CPU
+	Image  *decode.Image
+	Proc   *linux.Process
+	Lifter *decode.Lifter
+	cfg    Config
+}
+
+// Load reads cfg.Path and prepares a guest. Errors about the ELF file
+// itself wrap a *decode.FormatError.
+func Load(cfg Config) (*Guest, error) {
+	data, err := os.ReadFile(cfg.Path)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := decode.ParseELF(cfg.Path, data)
+	if err != nil {
+		return nil, err
+	}
+	maxMem := cfg.MaxMem
+	if maxMem == 0 {
+		maxMem = DefaultMaxMem
+	}
+	mem := gvinst.NewMemory(maxMem)
+	args := cfg.Args
+	if len(args) == 0 {
+		args = []string{cfg.Path}
+	}
+	sysroot := cfg.Sysroot
+	if sysroot == "" {
+		sysroot = cfg.Root
+	}
+	opts := decode.LoadOptions{Args: args, Env: cfg.Env, Sysroot: sysroot, UID: 1000, GID: 1000}
+	if _, err := rand.Read(opts.Random[:]); err != nil {
+		return nil, err
+	}
+	im, err := decode.Load(mem, prog, opts)
+	if err != nil {
+		return nil, err
+	}
+	proc, err := linux.New(mem, linux.Config{
+		Root: cfg.Root, Writable: cfg.Writable,
+		Stdin: cfg.Stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr, TTY: cfg.TTY,
+		ExePath: guestExePath(cfg.Path), Brk: im.Brk,
+	})
+	if err != nil {
+		return nil, err
+	}
+	cpu := &gvinst.CPU{PC: im.Entry}
+	cpu.State[gvinst.S4] = im.SP
+	InitState(cpu)
+	g := &Guest{Mem: mem, CPU: cpu, Image: im, Proc: proc, Lifter: decode.NewLifter(mem), cfg: cfg}
+	return g, nil
+}
+
+// InitState sets the processor state Linux gives a new process: RFLAGS
+// with only IF, the x87 control word 0x37f with an empty stack, MXCSR 0x1f80.
+func InitState(cpu *gvinst.CPU) {
+	cpu.State[gvinst.RFLAGS] = 0x202
+	cpu.State[gvinst.MXCSR] = 0x1f80
+	cpu.State[gvinst.FPCW] = 0x37f
+	cpu.State[gvinst.FPTag] = 0xff
+}
+
+func guestExePath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+// Close releases the guest's host resources.
+func (g *Guest) Close() { g.Proc.Close() }
+
+// sliceInsns is how many guest instructions run between checks of the
+// context.
+const sliceInsns = 1 << 24
+
+// RunEngine runs the guest on e until it ends, serving its system calls.
+// onBreak, if not nil, is called at each breakpoint stop and may move the
+// CPU (phase 2 offloads a hot spot there); returning an error stops the run.
+func (g *Guest) RunEngine(ctx context.Context, e gvinst.Engine, onBreak func(*gvinst.CPU) error) (*Result, error) {
+	start := time.Now()
+	res := &Result{}
+	done := func(o Outcome) (*Result, error) {
+		res.Outcome = o
+		st := e.Stats()
+		res.Stats.GuestInstructions = st.GuestInsns
+		res.Stats.BlocksTranslated = st.BlocksTranslated
+		res.Stats.Wall = time.Since(start)
+		res.Stats.Syscalls = g.Proc.Counts()
+		return res, nil
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			res.ExitStatus = 128 + 9
+			return done(Cancelled)
+		}
+		budget := uint64(sliceInsns)
+		if g.cfg.MaxInsns != 0 {
+			used := e.Stats().GuestInsns
+			if used >= g.cfg.MaxInsns {
+				res.ExitStatus = 128 + 9
+				return done(OverBudget)
+			}
+			budget = min(budget, g.cfg.MaxInsns-used)
+		}
+		stop := e.Run(g.CPU, budget)
+		switch stop.Kind {
+		case gvinst.StopBudget:
+			continue
+		case gvinst.StopSyscall:
+			err := g.Proc.Syscall(g.CPU)
+			if err == nil {
+				continue
+			}
+			var exit *linux.ExitError
+			var refused *linux.UnsupportedError
+			switch {
+			case errors.As(err, &exit):
+				if exit.Signal != 0 {
+					res.Signal, res.ExitStatus = exit.Signal, 128+exit.Signal
+					return done(Signaled)
+				}
+				res.ExitStatus = exit.Status
+				return done(Exited)
+			case errors.As(err, &refused):
+				res.Refusal, res.ExitStatus = err, 128+31 // as SIGSYS would
+				return done(Refused)
+			}
+			return nil, err
+		case gvinst.StopBreakpoint:
+			if onBreak == nil {
+				continue
+			}
+			if err := onBreak(g.CPU); err != nil {
+				return nil, err
+			}
+		case gvinst.StopTrap:
+			res.Fault = &Fault{Kind: stop.Trap, PC: stop.PC, Insn: stop.Insn, FaultAddr: stop.FaultAddr, Err: stop.Err}
+			res.Signal = res.Fault.Signal()
+			res.ExitStatus = 128 + res.Signal
+			return done(Faulted)
+		default:
+			return nil, fmt.Errorf("engine stopped for an unknown reason %v", stop.Kind)
+		}
+	}
+}
+
+// Run loads and runs a program on the interpreter (gxbit run).
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	g, err := Load(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+	e := gvinst.NewInterpreter(g.Mem, g.Lifter, gvinst.InterpOptions{Optimize: true})
+	return g.RunEngine(ctx, e, nil)
+}

@@ -49,9 +49,6 @@ const (
 	atExecfn   = 31
 )
 
-// HWCap is the AT_HWCAP value the guest sees: CPUID leaf 1 EDX of the
-// processor the engine presents (FPU TSC CX8 CMOV MMX FXSR SSE SSE2, …).
-const HWCap = 0x078bfbff
 
 // LoadOptions configures Load.
 type LoadOptions struct {
@@ -253,7 +250,7 @@ func buildStack(mem *gvinst.Memory, im *Image, opts LoadOptions) (uint64, error)
 		{atGID, uint64(opts.GID)}, {atEGID, uint64(opts.GID)},
 		{atSecure, 0},
 		{atRandom, randomAt},
-		{atHwcap, HWCap},
+		{atHwcap, gvinst.CPUIDFeaturesEDX},
 		{atHwcap2, 0},
 		{atClktck, 100},
 		{atPlatform, platformAt},

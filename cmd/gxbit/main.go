@@ -7,6 +7,8 @@
 //
 //	gxbit run [flags] PROG [ARGS...]
 //	gxbit lift [flags] PROG
+//	gxbit ptx check FILE.ptx
+//	gxbit ptx run FILE.ptx --kernel NAME --grid X[,Y[,Z]] --block X[,Y[,Z]] [flags] ARG...
 //	gxbit help
 //
 // Run "gxbit help COMMAND" for a command's flags.
@@ -29,6 +31,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"run":  {cmdRun, "run a program under the translator"},
 		"lift": {cmdLift, "print the GVInst VBlocks of a program's code"},
+		"ptx":  {cmdPtx, "check a PTX module, or run one of its kernels on a GPU"},
 	}
 }
 

@@ -50,7 +50,7 @@ func TestPtxRunBadInput(t *testing.T) {
 		{[]string{saxpy, "--kernel", "saxpy", "--grid", "0", "u32:1"}, 2},              // bad grid
 		{[]string{saxpy, "--kernel", "nope", "u32:1", "f32:1", "zero:4", "zero:4"}, 1}, // unknown kernel
 		{[]string{saxpy, "--kernel", "saxpy", "q32:1", "f32:1", "zero:4", "zero:4"}, 2},
-		{[]string{saxpy, "--kernel", "saxpy", "u32:100000", "f32:1", "zero:4", "zero:4"}, 1}, // out of bounds
+		{[]string{saxpy, "--kernel", "saxpy", "--grid", "4", "--block", "64", "u32:100000", "f32:1", "zero:4", "zero:4"}, 1}, // out of bounds
 		{[]string{bad, "--kernel", "k"}, 1},
 		{[]string{"/nonexistent.ptx", "--kernel", "k"}, 2},
 	}

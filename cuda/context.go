@@ -1,0 +1,496 @@
+package cuda
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/gxbit/gxbit/gpu"
+)
+
+// CUjit_option values (cuda.h) used to capture the JIT's error log.
+const (
+	jitErrorLogBuffer     = 5
+	jitErrorLogBufferSize = 6
+)
+
+// jitLogBytes is the size of the buffer that receives the JIT error log.
+const jitLogBytes = 16 << 10
+
+// Context is a CUDA context (CUcontext) on one device. Its methods may be
+// called from any goroutine; they run on the driver's worker thread.
+type Context struct {
+	d *Driver
+	l *lib
+	h uintptr
+
+	// Fields below are touched only on the worker thread.
+	closed bool
+	// allocs maps each live allocation's base to its size, for the range
+	// checks of copies, memsets and frees.
+	allocs map[gpu.DevicePtr]uint64
+	// statStart and statStop time the most recent launch.
+	statStart, statStop uintptr
+	pending             bool   // a launch was recorded and its time not read yet
+	pendingKernel       string // the kernel of that launch
+	stats               gpu.LaunchStats
+}
+
+var _ gpu.Context = (*Context)(nil)
+
+// initStatsEvents creates the two events that time launches. It runs on the
+// worker with c current.
+func (c *Context) initStatsEvents() error {
+	if err := c.l.check(c.l.cuEventCreate(&c.statStart, 0), "cuEventCreate"); err != nil {
+		return err
+	}
+	if err := c.l.check(c.l.cuEventCreate(&c.statStop, 0), "cuEventCreate"); err != nil {
+		_ = c.l.cuEventDestroy(c.statStart)
+		return err
+	}
+	return nil
+}
+
+// run executes f on the worker with c current, or reports why it cannot.
+func (c *Context) run(op string, f func() error) error {
+	var err error
+	c.d.w.do(func() {
+		if c.closed {
+			err = gpu.Errorf(gpu.ErrInvalidContext, op, "context has been closed")
+			return
+		}
+		if c.d.w.cur != c.h {
+			if e := c.l.check(c.l.cuCtxSetCurrent(c.h), "cuCtxSetCurrent"); e != nil {
+				err = e
+				return
+			}
+			c.d.w.cur = c.h
+		}
+		err = f()
+	})
+	return err
+}
+
+// span reports whether [p, p+n) lies inside one live allocation.
+func (c *Context) span(p gpu.DevicePtr, n uint64) bool {
+	for base, size := range c.allocs {
+		if p >= base && uint64(p-base) <= size && n <= size-uint64(p-base) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkSpan returns a CUDA_ERROR_INVALID_VALUE error for op when [p, p+n)
+// leaves every live allocation.
+func (c *Context) checkSpan(op string, p gpu.DevicePtr, n uint64) error {
+	if c.span(p, n) {
+		return nil
+	}
+	return gpu.Errorf(gpu.ErrInvalidValue, op, "range [%#x, %#x+%d) is not inside one allocation of this context", uint64(p), uint64(p), n)
+}
+
+// LoadModule JIT-compiles PTX text (cuModuleLoadDataEx). When the JIT rejects
+// it, the error carries the library's code (CUDA_ERROR_INVALID_PTX for bad
+// PTX) and the JIT's error log, which names the offending line.
+func (c *Context) LoadModule(ptx string) (gpu.Module, error) {
+	var m *Module
+	err := c.run("cuModuleLoadDataEx", func() error {
+		img := make([]byte, len(ptx)+1)
+		copy(img, ptx)
+		logBuf := make([]byte, jitLogBytes)
+		opts := []int32{jitErrorLogBuffer, jitErrorLogBufferSize}
+		vals := []uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
+		var pin runtime.Pinner
+		pin.Pin(&img[0])
+		pin.Pin(&logBuf[0])
+		pin.Pin(&opts[0])
+		pin.Pin(&vals[0])
+		var h uintptr
+		r := c.l.cuModuleLoadDataEx(&h, unsafe.Pointer(&img[0]), uint32(len(opts)), unsafe.Pointer(&opts[0]), unsafe.Pointer(&vals[0]))
+		pin.Unpin()
+		if r != 0 {
+			log := logBuf
+			if n := vals[1]; n < uintptr(len(logBuf)) {
+				log = logBuf[:n]
+			}
+			if i := strings.IndexByte(string(log), 0); i >= 0 {
+				log = log[:i]
+			}
+			return c.l.wrap(r, "cuModuleLoadDataEx", strings.TrimSpace(string(log)))
+		}
+		m = &Module{c: c, h: h, ptx: ptx}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Alloc allocates n bytes of device memory (cuMemAlloc_v2).
+func (c *Context) Alloc(n uint64) (gpu.DevicePtr, error) {
+	var p uint64
+	err := c.run("cuMemAlloc_v2", func() error {
+		if err := c.l.check(c.l.cuMemAlloc(&p, n), "cuMemAlloc_v2"); err != nil {
+			return fmt.Errorf("allocating %d bytes: %w", n, err)
+		}
+		c.allocs[gpu.DevicePtr(p)] = n
+		return nil
+	})
+	return gpu.DevicePtr(p), err
+}
+
+// Free releases an allocation (cuMemFree_v2). A pointer that is not the base
+// of a live allocation of this context yields CUDA_ERROR_INVALID_VALUE.
+func (c *Context) Free(p gpu.DevicePtr) error {
+	return c.run("cuMemFree_v2", func() error {
+		if _, ok := c.allocs[p]; !ok {
+			return gpu.Errorf(gpu.ErrInvalidValue, "cuMemFree_v2", "%#x is not an allocation of this context", uint64(p))
+		}
+		if err := c.l.check(c.l.cuMemFree(uint64(p)), "cuMemFree_v2"); err != nil {
+			return err
+		}
+		delete(c.allocs, p)
+		return nil
+	})
+}
+
+// CopyHtoD copies src to device memory at dst (cuMemcpyHtoD_v2).
+func (c *Context) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
+	const op = "cuMemcpyHtoD_v2"
+	return c.run(op, func() error {
+		if len(src) == 0 {
+			return nil
+		}
+		if err := c.checkSpan(op, dst, uint64(len(src))); err != nil {
+			return err
+		}
+		return c.l.check(c.l.cuMemcpyHtoD(uint64(dst), unsafe.Pointer(&src[0]), uint64(len(src))), op)
+	})
+}
+
+// CopyDtoH copies len(dst) bytes from device memory at src (cuMemcpyDtoH_v2).
+func (c *Context) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
+	const op = "cuMemcpyDtoH_v2"
+	return c.run(op, func() error {
+		if len(dst) == 0 {
+			return nil
+		}
+		if err := c.checkSpan(op, src, uint64(len(dst))); err != nil {
+			return err
+		}
+		return c.l.check(c.l.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), uint64(src), uint64(len(dst))), op)
+	})
+}
+
+// CopyDtoD copies n bytes between device allocations (cuMemcpyDtoD_v2).
+func (c *Context) CopyDtoD(dst, src gpu.DevicePtr, n uint64) error {
+	const op = "cuMemcpyDtoD_v2"
+	return c.run(op, func() error {
+		if n == 0 {
+			return nil
+		}
+		if err := c.checkSpan(op, dst, n); err != nil {
+			return err
+		}
+		if err := c.checkSpan(op, src, n); err != nil {
+			return err
+		}
+		return c.l.check(c.l.cuMemcpyDtoD(uint64(dst), uint64(src), n), op)
+	})
+}
+
+// Memset sets n bytes at dst to b (cuMemsetD8_v2).
+func (c *Context) Memset(dst gpu.DevicePtr, b byte, n uint64) error {
+	const op = "cuMemsetD8_v2"
+	return c.run(op, func() error {
+		if n == 0 {
+			return nil
+		}
+		if err := c.checkSpan(op, dst, n); err != nil {
+			return err
+		}
+		return c.l.check(c.l.cuMemsetD8(uint64(dst), b, n), op)
+	})
+}
+
+// Launch starts f (cuLaunchKernel) on the context's default stream. The
+// parameters must match the kernel's .entry declaration in number and size,
+// else the launch is refused with CUDA_ERROR_INVALID_VALUE. Launch returns
+// once the kernel is queued; Synchronize reports failures of the kernel.
+func (c *Context) Launch(fn gpu.Function, cfg gpu.LaunchConfig, params [][]byte) error {
+	const op = "cuLaunchKernel"
+	f, ok := fn.(*Function)
+	if !ok || f == nil {
+		return gpu.Errorf(gpu.ErrInvalidHandle, op, "function %T does not come from the cuda driver", fn)
+	}
+	if f.m.c != c {
+		return gpu.Errorf(gpu.ErrInvalidHandle, op, "function %s belongs to another context", f.name)
+	}
+	if len(params) != len(f.params) {
+		return gpu.Errorf(gpu.ErrInvalidValue, op, "kernel %s takes %d parameters, got %d", f.name, len(f.params), len(params))
+	}
+	// Lay the parameters out in one 8-byte-aligned buffer and point at each.
+	words := 0
+	for i, p := range params {
+		if len(p) != f.params[i].Size {
+			return gpu.Errorf(gpu.ErrInvalidValue, op, "kernel %s parameter %d (%s) is %d bytes, got %d", f.name, i, f.params[i].Name, f.params[i].Size, len(p))
+		}
+		words += (len(p) + 7) / 8
+	}
+	buf := make([]uint64, words+1)
+	ptrs := make([]unsafe.Pointer, len(params)+1)
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), len(buf)*8)
+	off := 0
+	for i, p := range params {
+		copy(raw[off:], p)
+		ptrs[i] = unsafe.Pointer(&raw[off])
+		off += (len(p) + 7) / 8 * 8
+	}
+	return c.run(op, func() error {
+		if f.m.unloaded {
+			return gpu.Errorf(gpu.ErrInvalidHandle, op, "module of function %s has been unloaded", f.name)
+		}
+		var pin runtime.Pinner
+		pin.Pin(&buf[0])
+		pin.Pin(&ptrs[0])
+		defer pin.Unpin()
+		var kp unsafe.Pointer
+		if len(params) > 0 {
+			kp = unsafe.Pointer(&ptrs[0])
+		}
+		if err := c.l.check(c.l.cuEventRecord(c.statStart, 0), "cuEventRecord"); err != nil {
+			return err
+		}
+		r := c.l.cuLaunchKernel(f.h, cfg.Grid.X, cfg.Grid.Y, cfg.Grid.Z, cfg.Block.X, cfg.Block.Y, cfg.Block.Z, cfg.SharedBytes, 0, kp, nil)
+		if r != 0 {
+			return c.l.wrap(r, op, fmt.Sprintf("kernel %s grid %s block %s shared %d", f.name, cfg.Grid, cfg.Block, cfg.SharedBytes))
+		}
+		if err := c.l.check(c.l.cuEventRecord(c.statStop, 0), "cuEventRecord"); err != nil {
+			return err
+		}
+		c.pending = true
+		c.pendingKernel = f.name
+		return nil
+	})
+}
+
+// finishStats reads the time of the pending launch, whose stop event has
+// completed. It runs on the worker.
+func (c *Context) finishStats() error {
+	if !c.pending {
+		return nil
+	}
+	c.pending = false
+	var ms float32
+	if err := c.l.check(c.l.cuEventElapsedTime(&ms, c.statStart, c.statStop), "cuEventElapsedTime"); err != nil {
+		return err
+	}
+	c.stats = gpu.LaunchStats{Kernel: c.pendingKernel, Duration: msToDuration(ms)}
+	return nil
+}
+
+// Synchronize waits for all work in the context (cuCtxSynchronize) and
+// reports a failure of a kernel, such as CUDA_ERROR_ILLEGAL_ADDRESS.
+func (c *Context) Synchronize() error {
+	return c.run("cuCtxSynchronize", func() error {
+		if err := c.l.check(c.l.cuCtxSynchronize(), "cuCtxSynchronize"); err != nil {
+			c.pending = false
+			return err
+		}
+		return c.finishStats()
+	})
+}
+
+// LastLaunchStats reports the kernel name and duration of the most recent
+// completed launch, waiting for it if needed. The instruction counters stay
+// zero: the hardware driver does not count them.
+func (c *Context) LastLaunchStats() gpu.LaunchStats {
+	var s gpu.LaunchStats
+	_ = c.run("cuEventSynchronize", func() error {
+		if c.pending {
+			if c.l.cuEventSynchronize(c.statStop) != 0 {
+				c.pending = false
+			} else {
+				_ = c.finishStats()
+			}
+		}
+		s = c.stats
+		return nil
+	})
+	return s
+}
+
+// NewEvent creates a timing event (cuEventCreate).
+func (c *Context) NewEvent() (gpu.Event, error) {
+	var e *Event
+	err := c.run("cuEventCreate", func() error {
+		var h uintptr
+		if err := c.l.check(c.l.cuEventCreate(&h, 0), "cuEventCreate"); err != nil {
+			return err
+		}
+		e = &Event{c: c, h: h}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Close destroys the context and everything it owns (cuCtxDestroy_v2).
+func (c *Context) Close() error {
+	return c.run("cuCtxDestroy_v2", func() error {
+		_ = c.l.cuEventDestroy(c.statStart)
+		_ = c.l.cuEventDestroy(c.statStop)
+		r := c.l.cuCtxDestroy(c.h)
+		c.closed = true
+		c.allocs = nil
+		if c.d.w.cur == c.h {
+			c.d.w.cur = 0
+		}
+		return c.l.check(r, "cuCtxDestroy_v2")
+	})
+}
+
+// msToDuration converts cuEventElapsedTime's milliseconds to a Duration.
+func msToDuration(ms float32) time.Duration {
+	return time.Duration(float64(ms) * float64(time.Millisecond))
+}
+
+// Module is a loaded PTX module (CUmodule).
+type Module struct {
+	c        *Context
+	h        uintptr
+	ptx      string
+	unloaded bool // touched only on the worker
+}
+
+var _ gpu.Module = (*Module)(nil)
+
+// Function looks a kernel up by name (cuModuleGetFunction); an unknown name
+// yields CUDA_ERROR_NOT_FOUND. Its parameter list is read from the module's
+// PTX text.
+func (m *Module) Function(name string) (gpu.Function, error) {
+	const op = "cuModuleGetFunction"
+	var f *Function
+	err := m.c.run(op, func() error {
+		if m.unloaded {
+			return gpu.Errorf(gpu.ErrInvalidHandle, op, "module has been unloaded")
+		}
+		if name == "" || strings.IndexByte(name, 0) >= 0 {
+			return gpu.Errorf(gpu.ErrNotFound, op, "no kernel named %q", name)
+		}
+		var h uintptr
+		if err := m.c.l.check(m.c.l.cuModuleGetFunction(&h, m.h, name), op); err != nil {
+			return fmt.Errorf("kernel %q: %w", name, err)
+		}
+		params, err := entryParams(m.ptx, name)
+		if err != nil {
+			return gpu.Errorf(gpu.ErrInvalidPTX, op, "kernel %q: %v", name, err)
+		}
+		f = &Function{m: m, h: h, name: name, params: params}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Unload releases the module (cuModuleUnload).
+func (m *Module) Unload() error {
+	return m.c.run("cuModuleUnload", func() error {
+		if m.unloaded {
+			return gpu.Errorf(gpu.ErrInvalidHandle, "cuModuleUnload", "module already unloaded")
+		}
+		m.unloaded = true
+		return m.c.l.check(m.c.l.cuModuleUnload(m.h), "cuModuleUnload")
+	})
+}
+
+// Function is a kernel of a loaded module (CUfunction).
+type Function struct {
+	m      *Module
+	h      uintptr
+	name   string
+	params []gpu.Param
+}
+
+var _ gpu.Function = (*Function)(nil)
+
+// Name is the kernel's .entry name.
+func (f *Function) Name() string { return f.name }
+
+// Params lists the kernel's parameters as the PTX .entry declares them.
+func (f *Function) Params() []gpu.Param { return append([]gpu.Param(nil), f.params...) }
+
+// Event is a CUDA event (CUevent) recorded on the context's default stream.
+type Event struct {
+	c         *Context
+	h         uintptr
+	destroyed bool // touched only on the worker
+}
+
+var _ gpu.Event = (*Event)(nil)
+
+func (e *Event) live(op string) error {
+	if e.destroyed {
+		return gpu.Errorf(gpu.ErrInvalidHandle, op, "event has been destroyed")
+	}
+	return nil
+}
+
+// Record marks the event at the current point of the context's work.
+func (e *Event) Record() error {
+	return e.c.run("cuEventRecord", func() error {
+		if err := e.live("cuEventRecord"); err != nil {
+			return err
+		}
+		return e.c.l.check(e.c.l.cuEventRecord(e.h, 0), "cuEventRecord")
+	})
+}
+
+// Synchronize waits until the event has completed.
+func (e *Event) Synchronize() error {
+	return e.c.run("cuEventSynchronize", func() error {
+		if err := e.live("cuEventSynchronize"); err != nil {
+			return err
+		}
+		return e.c.l.check(e.c.l.cuEventSynchronize(e.h), "cuEventSynchronize")
+	})
+}
+
+// ElapsedSince reports the time from start to e (cuEventElapsedTime).
+func (e *Event) ElapsedSince(start gpu.Event) (time.Duration, error) {
+	const op = "cuEventElapsedTime"
+	s, ok := start.(*Event)
+	if !ok || s == nil || s.c != e.c {
+		return 0, gpu.Errorf(gpu.ErrInvalidHandle, op, "start event is not an event of this context")
+	}
+	var ms float32
+	err := e.c.run(op, func() error {
+		if err := e.live(op); err != nil {
+			return err
+		}
+		if err := s.live(op); err != nil {
+			return err
+		}
+		return e.c.l.check(e.c.l.cuEventElapsedTime(&ms, s.h, e.h), op)
+	})
+	return msToDuration(ms), err
+}
+
+// Destroy releases the event (cuEventDestroy_v2).
+func (e *Event) Destroy() error {
+	return e.c.run("cuEventDestroy_v2", func() error {
+		if err := e.live("cuEventDestroy_v2"); err != nil {
+			return err
+		}
+		e.destroyed = true
+		return e.c.l.check(e.c.l.cuEventDestroy(e.h), "cuEventDestroy_v2")
+	})
+}

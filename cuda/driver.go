@@ -1,0 +1,288 @@
+// Package cuda implements gpu.Driver over the NVIDIA driver library
+// libcuda.so.1, opened at run time with purego, so that one binary built
+// with CGO_ENABLED=0 runs with or without a GPU.
+//
+// A CUDA context is current per OS thread. The driver therefore makes every
+// library call on one goroutine locked to its OS thread (runtime.LockOSThread)
+// and hands calls to it over a channel; callers may use a Driver, and the
+// contexts, modules and events it creates, from any goroutine, including
+// several at once.
+//
+// Errors are *gpu.Error values whose Code is the CUresult the library
+// returned. A few misuses that the library would not catch reliably are
+// checked here first and reported with the code the simulator uses: a copy or
+// memset that leaves its allocation, a free of a pointer that Alloc did not
+// return, and a launch whose parameters do not match the kernel's .entry
+// declaration (all CUDA_ERROR_INVALID_VALUE).
+package cuda
+
+import (
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/gxbit/gxbit/gpu"
+)
+
+// Driver is the real-GPU back end. The zero value is not usable; call New.
+type Driver struct {
+	w *worker
+
+	once    sync.Once
+	initErr error
+	l       *lib // set by Init; read only on the worker
+}
+
+var _ gpu.Driver = (*Driver)(nil)
+
+// New returns a driver that has not loaded libcuda yet; Init loads it. The
+// driver starts one goroutine, locked to its OS thread, that lives as long as
+// the process.
+func New() *Driver {
+	return &Driver{w: newWorker()}
+}
+
+// worker runs functions on one goroutine locked to one OS thread.
+type worker struct {
+	calls chan func()
+	cur   uintptr // the CUcontext current on the worker thread
+}
+
+func newWorker() *worker {
+	w := &worker{calls: make(chan func())}
+	go w.loop()
+	return w
+}
+
+func (w *worker) loop() {
+	runtime.LockOSThread()
+	// The thread stays locked for the goroutine's whole life, so that the
+	// CUDA context made current on it stays current.
+	for f := range w.calls {
+		f()
+	}
+}
+
+// do runs f on the worker thread and waits for it to finish.
+func (w *worker) do(f func()) {
+	done := make(chan struct{})
+	w.calls <- func() {
+		defer close(done)
+		f()
+	}
+	<-done
+}
+
+// Name reports "cuda".
+func (d *Driver) Name() string { return "cuda" }
+
+// Init loads libcuda.so.1 and calls cuInit. Without the library it returns a
+// *gpu.Error with code gpu.ErrNotInitialized whose message says the library
+// could not be loaded; without a device, the library's code (normally
+// gpu.ErrNoDevice). Later calls return the first call's result.
+func (d *Driver) Init() error {
+	d.once.Do(func() {
+		d.w.do(func() {
+			l, err := openLib()
+			if err != nil {
+				d.initErr = gpu.Errorf(gpu.ErrNotInitialized, "cuInit", "%v", err)
+				return
+			}
+			if r := l.cuInit(0); r != 0 {
+				d.initErr = l.wrap(r, "cuInit", "no usable CUDA device")
+				return
+			}
+			d.l = l
+		})
+	})
+	return d.initErr
+}
+
+// ready returns the loaded library, or an error when Init has not succeeded.
+// It must run on the worker.
+func (d *Driver) ready(op string) (*lib, error) {
+	if d.l == nil {
+		return nil, gpu.Errorf(gpu.ErrNotInitialized, op, "driver not initialised (call Init first)")
+	}
+	return d.l, nil
+}
+
+// DeviceCount reports the number of CUDA devices (cuDeviceGetCount).
+func (d *Driver) DeviceCount() (int, error) {
+	var n int32
+	var err error
+	d.w.do(func() {
+		l, e := d.ready("cuDeviceGetCount")
+		if e != nil {
+			err = e
+			return
+		}
+		err = l.check(l.cuDeviceGetCount(&n), "cuDeviceGetCount")
+	})
+	return int(n), err
+}
+
+// CUdevice_attribute values (cuda.h).
+const (
+	attrMaxThreadsPerBlock     = 1
+	attrMaxBlockDimX           = 2
+	attrMaxGridDimX            = 5
+	attrMaxSharedPerBlock      = 8
+	attrWarpSize               = 10
+	attrRegistersPerBlock      = 12
+	attrClockRate              = 13
+	attrMultiProcessors        = 16
+	attrIntegrated             = 18
+	attrCanMapHostMemory       = 19
+	attrComputeMode            = 20
+	attrConcurrentKernels      = 31
+	attrECCEnabled             = 32
+	attrPCIBusID               = 33
+	attrPCIDeviceID            = 34
+	attrMemoryClockRate        = 36
+	attrMemoryBusWidth         = 37
+	attrL2CacheSize            = 38
+	attrMaxThreadsPerSM        = 39
+	attrAsyncEngineCount       = 40
+	attrUnifiedAddressing      = 41
+	attrComputeMajor           = 75
+	attrComputeMinor           = 76
+	attrGlobalL1CacheSupported = 79
+	attrMaxSharedPerSM         = 81
+	attrMaxRegistersPerSM      = 82
+)
+
+// Device describes device ordinal i from cuDeviceGetName,
+// cuDeviceTotalMem_v2 and cuDeviceGetAttribute.
+func (d *Driver) Device(i int) (gpu.DeviceProps, error) {
+	var p gpu.DeviceProps
+	var err error
+	d.w.do(func() {
+		l, e := d.ready("cuDeviceGet")
+		if e != nil {
+			err = e
+			return
+		}
+		dev, e := l.device(i)
+		if e != nil {
+			err = e
+			return
+		}
+		var name [256]byte
+		if e := l.check(l.cuDeviceGetName(&name[0], int32(len(name)), dev), "cuDeviceGetName"); e != nil {
+			err = e
+			return
+		}
+		p.Name = cString(&name[0])
+		if e := l.check(l.cuDeviceTotalMem(&p.TotalMemory, dev), "cuDeviceTotalMem_v2"); e != nil {
+			err = e
+			return
+		}
+		attr := func(a int32) int {
+			if err != nil {
+				return 0
+			}
+			var v int32
+			err = l.check(l.cuDeviceGetAttribute(&v, a, dev), "cuDeviceGetAttribute")
+			return int(v)
+		}
+		p.ComputeMajor = attr(attrComputeMajor)
+		p.ComputeMinor = attr(attrComputeMinor)
+		p.MultiProcessors = attr(attrMultiProcessors)
+		p.MaxThreadsPerBlock = attr(attrMaxThreadsPerBlock)
+		for k := range 3 {
+			p.MaxBlockDim[k] = attr(attrMaxBlockDimX + int32(k))
+			p.MaxGridDim[k] = attr(attrMaxGridDimX + int32(k))
+		}
+		p.SharedMemPerBlock = attr(attrMaxSharedPerBlock)
+		p.WarpSize = attr(attrWarpSize)
+		p.ClockRateKHz = attr(attrClockRate)
+		p.MemoryBusWidthBits = attr(attrMemoryBusWidth)
+		p.MemoryClockRateKHz = attr(attrMemoryClockRate)
+		p.RegistersPerBlock = attr(attrRegistersPerBlock)
+		p.L2CacheBytes = attr(attrL2CacheSize)
+		p.ConcurrentKernels = attr(attrConcurrentKernels) != 0
+		p.UnifiedAddressing = attr(attrUnifiedAddressing) != 0
+		p.ECCEnabled = attr(attrECCEnabled) != 0
+		p.PCIBusID = attr(attrPCIBusID)
+		p.PCIDeviceID = attr(attrPCIDeviceID)
+		p.AsyncEngineCount = attr(attrAsyncEngineCount)
+		p.Integrated = attr(attrIntegrated) != 0
+		p.CanMapHostMemory = attr(attrCanMapHostMemory) != 0
+		p.ComputeMode = attr(attrComputeMode)
+		p.MaxSharedMemPerSM = attr(attrMaxSharedPerSM)
+		p.MaxRegistersPerSM = attr(attrMaxRegistersPerSM)
+		p.MaxThreadsPerSM = attr(attrMaxThreadsPerSM)
+		p.GlobalL1CacheSupported = attr(attrGlobalL1CacheSupported) != 0
+	})
+	if err != nil {
+		return gpu.DeviceProps{}, err
+	}
+	return p, nil
+}
+
+// device resolves ordinal i to a CUdevice. It must run on the worker.
+func (l *lib) device(i int) (int32, error) {
+	if i < 0 || i > 1<<30 {
+		return 0, gpu.Errorf(gpu.ErrInvalidDevice, "cuDeviceGet", "device ordinal %d out of range", i)
+	}
+	var dev int32
+	if err := l.check(l.cuDeviceGet(&dev, int32(i)), "cuDeviceGet"); err != nil {
+		return 0, err
+	}
+	return dev, nil
+}
+
+// NewContext creates a context on device ordinal i (cuCtxCreate_v2).
+func (d *Driver) NewContext(i int) (gpu.Context, error) {
+	var c *Context
+	var err error
+	d.w.do(func() {
+		l, e := d.ready("cuCtxCreate_v2")
+		if e != nil {
+			err = e
+			return
+		}
+		dev, e := l.device(i)
+		if e != nil {
+			err = e
+			return
+		}
+		var h uintptr
+		if e := l.check(l.cuCtxCreate(&h, 0, dev), "cuCtxCreate_v2"); e != nil {
+			err = e
+			return
+		}
+		d.w.cur = h // cuCtxCreate makes the new context current
+		c = &Context{d: d, l: l, h: h, allocs: map[gpu.DevicePtr]uint64{}}
+		if e := c.initStatsEvents(); e != nil {
+			_ = l.cuCtxDestroy(h)
+			d.w.cur = 0
+			err = e
+			c = nil
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// check turns a CUresult into nil or a *gpu.Error for op.
+func (l *lib) check(r cuResult, op string) error {
+	if r == 0 {
+		return nil
+	}
+	return l.wrap(r, op, "")
+}
+
+// wrap builds the *gpu.Error for a failed call, with the library's own name
+// for the code and an optional detail.
+func (l *lib) wrap(r cuResult, op, detail string) error {
+	msg := detail
+	if code := gpu.Result(r); strings.HasPrefix(code.String(), "CUresult(") {
+		// A code gpu does not name: keep the library's name for it.
+		msg = strings.TrimSuffix(l.errorName(r)+": "+detail, ": ")
+	}
+	return &gpu.Error{Code: gpu.Result(r), Op: op, Msg: msg}
+}

@@ -29,9 +29,10 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"run":  {cmdRun, "run a program under the translator"},
-		"lift": {cmdLift, "print the GVInst VBlocks of a program's code"},
-		"ptx":  {cmdPtx, "check a PTX module, or run one of its kernels on a GPU"},
+		"run":   {cmdRun, "run a program under the translator"},
+		"bench": {cmdBench, "time a program natively and under gxbit, side by side"},
+		"lift":  {cmdLift, "print the GVInst VBlocks of a program's code"},
+		"ptx":   {cmdPtx, "check a PTX module, or run one of its kernels on a GPU"},
 	}
 }
 

@@ -133,6 +133,12 @@ func (p *Process) rootFor(g string, write bool) (*os.Root, string, error) {
 	if hidden(g) {
 		return nil, "", ENOENT
 	}
+	for _, h := range p.cfg.Hide {
+		h = path.Clean("/" + h)
+		if g == h || strings.HasPrefix(g, strings.TrimSuffix(h, "/")+"/") {
+			return nil, "", ENOENT
+		}
+	}
 	for _, w := range p.writable {
 		if g == w.guest || strings.HasPrefix(g, strings.TrimSuffix(w.guest, "/")+"/") {
 			rel := strings.TrimPrefix(strings.TrimPrefix(g, w.guest), "/")

@@ -20,6 +20,9 @@ type Config struct {
 	// Writable lists guest directories (absolute, under Root) the guest may
 	// create, write and remove files in. Everything else is read-only.
 	Writable []string
+	// Hide lists guest paths (absolute, under Root) that the guest must not
+	// see: they and everything below them appear not to exist.
+	Hide []string
 	// Stdin, Stdout and Stderr are the guest's descriptors 0, 1 and 2. A
 	// nil Stdin reads as empty; a nil writer discards.
 	Stdin          io.Reader

@@ -24,7 +24,8 @@ import (
 
 // Config describes one run of a guest program.
 type Config struct {
-	Path     string   // the program, on the host
+	Path     string   // the program, on the host (or only its name, with Binary)
+	Binary   []byte   // the program's bytes; nil means read Path
 	Args     []string // argv, argv[0] included; nil means {Path}
 	Env      []string // the guest's environment
 	Stdin    io.Reader
@@ -33,6 +34,7 @@ type Config struct {
 	TTY      [3]bool  // whether the guest's fds 0, 1, 2 are terminals
 	Root     string   // the guest's view of the file system; "" is "/"
 	Writable []string // guest directories the guest may write in
+	Hide     []string // guest paths the guest must not see (they appear not to exist)
 	Sysroot  string   // where the dynamic loader is found; "" is Root
 	MaxMem   uint64   // bytes of guest memory; 0 is DefaultMaxMem
 	MaxInsns uint64   // guest instructions; 0 is no limit
@@ -152,9 +154,12 @@ type Guest struct {
 // Load reads cfg.Path and prepares a guest. Errors about the ELF file
 // itself wrap a *decode.FormatError.
 func Load(cfg Config) (*Guest, error) {
-	data, err := os.ReadFile(cfg.Path)
-	if err != nil {
-		return nil, err
+	data := cfg.Binary
+	if data == nil {
+		var err error
+		if data, err = os.ReadFile(cfg.Path); err != nil {
+			return nil, err
+		}
 	}
 	prog, err := decode.ParseELF(cfg.Path, data)
 	if err != nil {
@@ -182,9 +187,9 @@ func Load(cfg Config) (*Guest, error) {
 		return nil, err
 	}
 	proc, err := linux.New(mem, linux.Config{
-		Root: cfg.Root, Writable: cfg.Writable,
+		Root: cfg.Root, Writable: cfg.Writable, Hide: cfg.Hide,
 		Stdin: cfg.Stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr, TTY: cfg.TTY,
-		ExePath: guestExePath(cfg.Path), Brk: im.Brk,
+		ExePath: guestExePath(cfg), Brk: im.Brk,
 	})
 	if err != nil {
 		return nil, err
@@ -205,11 +210,16 @@ func InitState(cpu *gvinst.CPU) {
 	cpu.State[gvinst.FPTag] = 0xff
 }
 
-func guestExePath(p string) string {
-	if abs, err := filepath.Abs(p); err == nil {
+// guestExePath is what the guest reads from /proc/self/exe: the program's
+// absolute path, or its bare name when it came as bytes.
+func guestExePath(cfg Config) string {
+	if cfg.Binary != nil {
+		return "/" + filepath.Base(cfg.Path)
+	}
+	if abs, err := filepath.Abs(cfg.Path); err == nil {
 		return abs
 	}
-	return p
+	return cfg.Path
 }
 
 // Close releases the guest's host resources.

@@ -9,6 +9,9 @@
 //	gxbit lift [flags] PROG
 //	gxbit ptx check FILE.ptx
 //	gxbit ptx run FILE.ptx --kernel NAME --grid X[,Y[,Z]] --block X[,Y[,Z]] [flags] ARG...
+//	gxbit bench [-n N] PROG [ARGS...]
+//	gxbit submit --server ADDR [--mode MODE] [--gpu GPU] PROG [ARGS...]
+//	gxbit jobs|job|cancel|fetch --server ADDR ...
 //	gxbit help
 //
 // Run "gxbit help COMMAND" for a command's flags.
@@ -29,10 +32,15 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"run":   {cmdRun, "run a program under the translator"},
-		"bench": {cmdBench, "time a program natively and under gxbit, side by side"},
-		"lift":  {cmdLift, "print the GVInst VBlocks of a program's code"},
-		"ptx":   {cmdPtx, "check a PTX module, or run one of its kernels on a GPU"},
+		"run":    {cmdRun, "run a program under the translator"},
+		"bench":  {cmdBench, "time a program natively and under gxbit, side by side"},
+		"lift":   {cmdLift, "print the GVInst VBlocks of a program's code"},
+		"ptx":    {cmdPtx, "check a PTX module, or run one of its kernels on a GPU"},
+		"submit": {cmdSubmit, "submit a program to a gxbitd daemon and follow the job"},
+		"jobs":   {cmdJobs, "list a daemon's jobs"},
+		"job":    {cmdJob, "show one job of a daemon"},
+		"cancel": {cmdCancel, "cancel jobs on a daemon"},
+		"fetch":  {cmdFetch, "fetch a job's artifacts (report, profile, PTX)"},
 	}
 }
 

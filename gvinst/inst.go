@@ -32,6 +32,11 @@ type VBlock struct {
 	End   uint64 // guest address after the last instruction
 	Insts []Inst
 	Guest []GuestInst // the x86 instructions, in order
+	// FlagsDeadAtExit says that no successor of the block reads the x86
+	// status flags before setting them, so the flags the block leaves need
+	// not be computed (the lifter sets it when it knows; the flags pass
+	// then deletes the block's last FLAGS too).
+	FlagsDeadAtExit bool
 }
 
 // NumVRegs is one more than the highest virtual register any instruction of
@@ -87,6 +92,8 @@ func (in *Inst) srcType(i int) Type {
 		return U64
 	case in.Op == OpDivW && i < 2 || in.Op == OpRemW && i < 2:
 		return in.Type
+	case in.Op == OpJoin:
+		return U64
 	}
 	if info.Types == TVec {
 		return B128
@@ -117,7 +124,7 @@ func (b *VBlock) Successors() []uint64 {
 // for packed ops, the op's type otherwise.
 func (in *Inst) DstType() Type {
 	switch in.Op {
-	case OpCmp, OpGetCC, OpGetFlags, OpRdtsc, OpFClass:
+	case OpCmp, OpGetCC, OpGetFlags, OpRdtsc, OpFClass, OpFCmp, OpFXam:
 		return U64
 	case OpVExtract:
 		return in.Type

@@ -82,6 +82,10 @@ type page struct {
 
 const tlbSize = 256
 
+// tlbIndex is the TLB slot of page number pn. Mixing in the higher bits
+// keeps arrays that lie a multiple of 1 MiB apart from sharing slots.
+func tlbIndex(pn uint64) uint64 { return (pn ^ pn>>8 ^ pn>>16) % tlbSize }
+
 type tlbEntry struct {
 	tag uint64 // page number + 1; 0 is empty
 	p   *page
@@ -258,7 +262,16 @@ func (m *Memory) FindFree(size, lo, hi uint64) (uint64, bool) {
 func (m *Memory) MarkCode(addr uint64) {
 	if p, ok := m.pages[addr/PageSize]; ok && !p.code {
 		p.code = true
-		m.wtlb[(addr/PageSize)%tlbSize] = tlbEntry{}
+		m.wtlb[tlbIndex(addr/PageSize)] = tlbEntry{}
+	}
+}
+
+// ClearCode forgets that translated code was read from the page holding
+// addr (after its translations were dropped), so that writes to it no
+// longer call OnCodeWrite until MarkCode marks it again.
+func (m *Memory) ClearCode(addr uint64) {
+	if p, ok := m.pages[addr/PageSize]; ok {
+		p.code = false
 	}
 }
 
@@ -266,11 +279,11 @@ func (m *Memory) MarkCode(addr uint64) {
 func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 	pn := addr / PageSize
 	if a == AccessWrite {
-		if e := &m.wtlb[pn%tlbSize]; e.tag == pn+1 {
+		if e := &m.wtlb[tlbIndex(pn)]; e.tag == pn+1 {
 			return e.p, nil
 		}
 	} else if a == AccessRead {
-		if e := &m.rtlb[pn%tlbSize]; e.tag == pn+1 {
+		if e := &m.rtlb[tlbIndex(pn)]; e.tag == pn+1 {
 			return e.p, nil
 		}
 	}
@@ -283,7 +296,7 @@ func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 		if p.perm&PermRead == 0 {
 			return nil, &Fault{Addr: addr, Access: a}
 		}
-		m.rtlb[pn%tlbSize] = tlbEntry{tag: pn + 1, p: p}
+		m.rtlb[tlbIndex(pn)] = tlbEntry{tag: pn + 1, p: p}
 	case AccessWrite:
 		if p.perm&PermWrite == 0 {
 			return nil, &Fault{Addr: addr, Access: a}
@@ -293,7 +306,7 @@ func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 				m.OnCodeWrite(pn * PageSize)
 			}
 		} else {
-			m.wtlb[pn%tlbSize] = tlbEntry{tag: pn + 1, p: p}
+			m.wtlb[tlbIndex(pn)] = tlbEntry{tag: pn + 1, p: p}
 		}
 	case AccessExec:
 		if p.perm&PermExec == 0 {
@@ -397,7 +410,7 @@ func (m *Memory) Load(addr uint64, size int) (uint64, error) {
 	if off := addr & pageMask; off+uint64(size) <= PageSize {
 		pn := addr / PageSize
 		var p *page
-		if e := &m.rtlb[pn%tlbSize]; e.tag == pn+1 {
+		if e := &m.rtlb[tlbIndex(pn)]; e.tag == pn+1 {
 			p = e.p
 		} else {
 			var err error
@@ -429,7 +442,7 @@ func (m *Memory) Store(addr uint64, size int, v uint64) error {
 	if off := addr & pageMask; off+uint64(size) <= PageSize {
 		pn := addr / PageSize
 		var p *page
-		if e := &m.wtlb[pn%tlbSize]; e.tag == pn+1 {
+		if e := &m.wtlb[tlbIndex(pn)]; e.tag == pn+1 {
 			p = e.p
 		} else {
 			var err error

@@ -195,6 +195,9 @@ const (
 	OpFPtan   // FPTAN.f80 d, a: tan(a); C2 as FSIN
 	OpFXtSig  // FXTSIG.f80 d, a: the significand of a, as FXTRACT leaves in ST(0)
 	OpFXtExp  // FXTEXP.f80 d, a: the unbiased exponent of a, as FXTRACT leaves in ST(1)
+	OpFCmp    // FCMP.f80 d, a, b, q: compare a with b as FCOM (q = 0: any NaN raises IE) or FUCOM (q = 1: only a signaling NaN does); d (.u64) = the C3 C2 C0 bits FCOM sets, as bits 14 10 8 of a status word (greater 0, less C0, equal C3, unordered all three); raises IE/DE in fpsw, changes no condition code
+	OpFXam    // FXAM d, i: d (.u64) = FXAM's C3 C2 C1 C0 for ST(i), as bits 14 10 9 8 of a status word, "empty" included when ST(i) is tagged empty; no exception
+	OpFConst  // FCONST.f80 d, k: d = the x87 constant k, rounded per fpcw's rounding control: 0 = 1.0 (FLD1), 1 = log2(10) (FLDL2T), 2 = log2(e) (FLDL2E), 3 = pi (FLDPI), 4 = log10(2) (FLDLG2), 5 = ln(2) (FLDLN2), 6 = +0.0 (FLDZ), as the low 3 bits of their opcodes D9 E8…EE
 	OpFClass  // FCLASS.f80 d, a: FXAM's C3 C2 C1 C0 for a, as bits 14 10 9 8 of a status word
 
 	// Packed SSE operations on .b128 values; the type is the lane type.
@@ -244,6 +247,11 @@ const (
 	OpVCvt     // VCVT.r.t.s d, a: lane-wise conversion from lanes of s to lanes of t, as many lanes as the narrower count; unused high lanes of d are zero
 	OpVExt     // VEXT.t.s d, a: the low lanes of a widened from s to t, by s's signedness (pmovsx, pmovzx)
 	OpVRound   // VROUND.r.t d, a: lane-wise round to integral (roundps/pd)
+
+	// SSE4.2 string comparison (the core of pcmpestri/pcmpestrm/pcmpistri/
+	// pcmpistrm; the lifter computes the lengths, the index or mask
+	// register and the flags around it).
+	OpVPcmpStr // VPCMPSTR.t d, a, b, lens, imm: t is u8, u16, s8 or s16 (imm bits 1:0). la = lens.lo and lb = lens.hi (each already 0..n, n = 128/t.Bits()) are the valid lane counts of a and b. IntRes1 by imm bits 3:2: 00 equal any: bit j = j < lb and a[i] == b[j] for some i < la; 01 ranges: bit j = j < lb and a[i] <= b[j] <= a[i+1] for some even i with i+1 < la (order by t's signedness); 10 equal each: bit j = a[j] == b[j] if j < la and j < lb, 1 if j >= la and j >= lb, else 0; 11 equal ordered: bit j = for every i < n-j: i >= la, or j+i < lb and a[i] == b[j+i]. IntRes2 by imm bits 5:4: x0 IntRes1; 01 NOT IntRes1 (n bits); 11 bit j negated only for j < lb. d = IntRes2 zero-extended to 128 bits, or, if imm bit 6 is set, each bit j of IntRes2 widened to all ones or zero in lane j of d
 
 	numOps
 )
@@ -337,6 +345,9 @@ var opTable = [numOps]OpInfo{
 	OpFPtan:   {Name: "FPTAN", Operands: dA, Types: TFloat, Effects: EffStateRead | EffStateWrite},
 	OpFXtSig:  {Name: "FXTSIG", Operands: dA, Types: TFloat},
 	OpFXtExp:  {Name: "FXTEXP", Operands: dA, Types: TFloat},
+	OpFCmp:    {Name: "FCMP", Operands: []OperandKind{OpdDst, OpdSrc, OpdSrc, OpdImm}, Types: TFloat, Effects: EffStateRead | EffStateWrite},
+	OpFXam:    {Name: "FXAM", Operands: []OperandKind{OpdDst, OpdImm}, Effects: EffStateRead},
+	OpFConst:  {Name: "FCONST", Operands: []OperandKind{OpdDst, OpdImm}, Types: TFloat, Effects: EffStateRead},
 	OpFClass:  {Name: "FCLASS", Operands: dA, Types: TFloat},
 
 	OpVAdd:     {Name: "VADD", Operands: dABr, Types: TVec},
@@ -385,6 +396,8 @@ var opTable = [numOps]OpInfo{
 	OpVCvt:     {Name: "VCVT", Operands: dA, Mod: ModRound, Types: TVec, SrcType: TVec},
 	OpVExt:     {Name: "VEXT", Operands: dA, Types: TVec, SrcType: TVec},
 	OpVRound:   {Name: "VROUND", Operands: dA, Mod: ModRound, Types: TVec},
+
+	OpVPcmpStr: {Name: "VPCMPSTR", Operands: []OperandKind{OpdDst, OpdSrc, OpdSrc, OpdSrc, OpdImm}, Types: TVec},
 }
 
 // Info returns the definition of op.

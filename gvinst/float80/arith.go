@@ -1,7 +1,7 @@
 package float80
 
 import (
-	"math/big"
+	"math"
 	"math/bits"
 )
 
@@ -208,25 +208,47 @@ func (e *Env) Sqrt(a F80) F80 {
 	}
 	e.denormal(ka)
 	_, exp, m := unpack(a)
-	// value = m * 2^(exp-63); make the power of two even.
-	var n big.Int
-	n.SetUint64(m)
-	shift := uint(127)
-	if (exp-63-int32(shift))&1 != 0 {
-		shift = 128
+	// a = m * 2^(exp-63) = N * 2^(exp-63-k) with N = m * 2^k in [2^126,
+	// 2^128) and exp-63-k even; sqrt(a) = sqrt(N) * 2^((exp-63-k)/2).
+	k := uint(64)
+	if (exp-63-64)&1 != 0 {
+		k = 63
 	}
-	n.Lsh(&n, shift) // n in [2^190, 2^192)
-	var s, r big.Int
-	s.Sqrt(&n) // s in [2^95, 2^96)
-	r.Mul(&s, &s)
-	sticky := r.Cmp(&n) != 0
-	// s has 96 significant bits (leading bit 2^95); place them at the top
-	// of 128 bits. sqrt(a) = s * 2^((exp-63-shift)/2).
-	var t big.Int
-	lo := t.And(&s, big.NewInt(0xFFFFFFFF)).Uint64() << 32
-	hi := t.Rsh(&s, 32).Uint64()
-	if sticky {
-		lo |= 1
+	nh, nl := m>>(64-k), m<<k
+	s := isqrt128(nh, nl) // in [2^63, 2^64)
+	ph, pl := bits.Mul64(s, s)
+	rl, bw := bits.Sub64(nl, pl, 0)
+	rh, _ := bits.Sub64(nh, ph, bw)
+	// The root's fraction is >= 1/2 iff N - s^2 > s (it is never exactly
+	// 1/2), and non-zero iff N != s^2.
+	var lo uint64
+	if rh != 0 || rl > s {
+		lo = 1<<63 | 1
+	} else if rl != 0 {
+		lo = 1
 	}
-	return e.roundPack(false, (exp-63-int32(shift))/2+95, hi, lo, e.extFormat())
+	return e.roundPack(false, (exp-63-int32(k))/2+63, s, lo, e.extFormat())
+}
+
+// isqrt128 returns floor(sqrt(hi:lo)) for hi >= 2^62.
+func isqrt128(hi, lo uint64) uint64 {
+	est := math.Sqrt(float64(hi)*0x1p64 + float64(lo))
+	s := ^uint64(0)
+	if est < 0x1p64-0x1p13 {
+		s = uint64(est) + 1<<12 // above the root
+	}
+	if hi < s {
+		// One integer Newton step from above lands on the root or one
+		// above it.
+		q, _ := bits.Div64(hi, lo, s)
+		sum, c := bits.Add64(s, q, 0)
+		s = sum>>1 | c<<63
+	}
+	for {
+		ph, pl := bits.Mul64(s, s)
+		if ph < hi || (ph == hi && pl <= lo) {
+			return s
+		}
+		s--
+	}
 }

@@ -13,16 +13,17 @@ const (
 	RoundZero    Rounding = 3 // round toward zero (truncate)
 )
 
-// Precision is the x87 precision control (control word bits 8-9). It limits
-// the significand of the results of Add, Sub, Mul, Div and Sqrt only.
+// Precision is the x87 precision control (control word bits 8-9): the
+// significand width of the results of Add, Sub, Mul, Div and Sqrt. Its zero
+// value is Prec64, the x87's state after FNINIT, so that the zero Env
+// behaves as the x87 does by default; NewEnv decodes the control word field.
 type Precision uint8
 
-// Precision control values, numbered as in the x87 PC field. The reserved
-// value 1 is treated as Prec64.
+// Precision control settings.
 const (
-	Prec24 Precision = 0 // single precision significand (24 bits)
-	Prec53 Precision = 2 // double precision significand (53 bits)
-	Prec64 Precision = 3 // extended precision significand (64 bits)
+	Prec64 Precision = iota // extended precision significand (64 bits); PC=3
+	Prec53                  // double precision significand (53 bits); PC=2
+	Prec24                  // single precision significand (24 bits); PC=0
 )
 
 func (p Precision) bits() int {
@@ -55,20 +56,32 @@ const (
 )
 
 // Env is the x87 control state an operation runs under and the flags it
-// raises. Methods OR the flags they raise into Flags and never clear it; a
+// raises. The zero Env rounds to nearest with 64-bit precision and has no
+// flags set, like the x87 after FNINIT. Methods OR the flags they raise into Flags and never clear it; a
 // caller that needs one instruction's flags (for C1, or to check them against
 // the exception masks) clears Flags before the call. Results are always the
 // masked responses: the caller raises #MF itself if an unmasked flag is set.
 type Env struct {
-	Rounding  Rounding
+	// Rounding is the rounding control (RC).
+	Rounding Rounding
+	// Precision is the precision control (PC).
 	Precision Precision
-	Flags     Flags
+	// Flags accumulates the exceptions raised, in status word layout.
+	Flags Flags
 }
 
 // NewEnv returns an Env with the rounding and precision control of the x87
-// control word cw and no flags set. The exception mask bits of cw are ignored.
+// control word cw and no flags set. The exception mask bits of cw are
+// ignored; the reserved precision control value 1 is treated as 64 bits.
 func NewEnv(cw uint16) Env {
-	return Env{Rounding: Rounding(cw >> 10 & 3), Precision: Precision(cw >> 8 & 3)}
+	p := Prec64
+	switch cw >> 8 & 3 {
+	case 0:
+		p = Prec24
+	case 2:
+		p = Prec53
+	}
+	return Env{Rounding: Rounding(cw >> 10 & 3), Precision: p}
 }
 
 // format describes the precision and exponent range a result is rounded to.

@@ -27,7 +27,7 @@ func (e *Env) rem(a, b F80, ieee bool) (F80, uint8, bool) {
 		return a, 0, false
 	case kb == kInf:
 		e.denormal(ka)
-		return e.pack(unpackOrZero(a)), 0, false
+		return e.pack(unpackExt(a)), 0, false
 	}
 	e.denormal(ka, kb)
 	neg, ea, ma := unpack(a)
@@ -54,8 +54,7 @@ func (e *Env) rem(a, b F80, ieee bool) (F80, uint8, bool) {
 	if d > 0 {
 		hi, lo = ma>>(64-uint(d)), ma<<uint(d)
 	}
-	quo, rm := bits.Div64(hi%mb, lo, mb)
-	// hi < mb always holds here since d <= 63, so hi%mb == hi.
+	quo, rm := bits.Div64(hi, lo, mb) // hi < 2^63 <= mb since d <= 63
 	if ieee {
 		if rm > mb-rm || (rm == mb-rm && quo&1 != 0) {
 			rm = mb - rm
@@ -77,9 +76,9 @@ func (e *Env) packNorm(neg bool, exp int32, m uint64) F80 {
 	return e.pack(neg, exp-int32(nz), m<<uint(nz), ext64())
 }
 
-// unpackOrZero returns pack's arguments for a finite non-zero a in the
-// extended format.
-func unpackOrZero(a F80) (bool, int32, uint64, format) {
+// unpackExt returns pack's arguments for a finite non-zero a in the
+// extended format with 64-bit precision.
+func unpackExt(a F80) (bool, int32, uint64, format) {
 	neg, exp, m := unpack(a)
 	return neg, exp, m, ext64()
 }

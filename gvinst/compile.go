@@ -1,0 +1,506 @@
+package gvinst
+
+import "fmt"
+
+// cinst is one compiled instruction. Register operands are frame slots.
+type cinst struct {
+	op         iop
+	d, a, b, c uint16
+	mod        uint8
+	sz         uint8
+	idx        uint32 // index of the source instruction in cblock.insts
+	imm        uint64
+}
+
+// cblock is a compiled VBlock.
+type cblock struct {
+	addr, end uint64
+	code      []cinst
+	insts     []Inst // the instructions code was compiled from (after coalescing)
+	vb        *VBlock
+	nguest    uint64     // guest instructions in the block
+	target    [2]uint64  // the static successors of the last instruction
+	succ      [2]*cblock // their compiled blocks, once known (chaining)
+	dead      bool       // invalidated: must not be entered again
+	bp        bool       // a breakpoint is set at addr
+}
+
+// compileBlock compiles vb. With fast set, it coalesces guest state copies
+// into direct slot accesses and uses the specialised opcodes; otherwise
+// every instruction but the control transfer runs through the reference
+// path.
+func compileBlock(vb *VBlock, fast bool) (*cblock, error) {
+	insts := append([]Inst(nil), vb.Insts...)
+	if fast {
+		insts = coalesce(insts)
+	}
+	b := &cblock{addr: vb.Addr, end: vb.End, insts: insts, vb: vb}
+	b.nguest = uint64(len(vb.Guest))
+	if b.nguest == 0 {
+		b.nguest = b.guestBefore(^uint64(0))
+	}
+	if n := NumGuestSlots + Reg(vb.NumVRegs()); n > maxFrameReg {
+		return nil, fmt.Errorf("vblock %#x uses %d virtual registers, more than the interpreter's frame holds", vb.Addr, vb.NumVRegs())
+	}
+	b.code = make([]cinst, 0, len(insts))
+	var reads map[Reg]int
+	if fast {
+		reads = readCounts(insts)
+	}
+	for i := 0; i < len(insts); i++ {
+		in := &insts[i]
+		if fast {
+			if c, n, ok := fuseAddress(insts[i:], reads, i); ok {
+				b.code = append(b.code, c)
+				i += n - 1
+				continue
+			}
+		}
+		c := cinst{op: iSlow, idx: uint32(i), d: uint16(in.Dst), a: uint16(in.Src[0]), b: uint16(in.Src[1]), c: uint16(in.Src[2]), mod: in.Mod}
+		if in.Op.EndsBlock() {
+			lowerControl(&c, in, b)
+		} else if fast {
+			// CMP fused with the BRANCH that ends the block.
+			if in.Op == OpCmp && i == len(insts)-2 && in.Dst.IsVirtual() {
+				if br := &insts[i+1]; br.Op == OpBranch && br.Src[0] == in.Dst {
+					if op, ok := cmpIop(in, iBrEq64); ok {
+						c.op = op
+						c.imm = uint64(in.Imm)
+						b.target = br.Target
+						b.code = append(b.code, c)
+						break
+					}
+				}
+			}
+			lower(&c, in)
+		}
+		b.code = append(b.code, c)
+	}
+	return b, nil
+}
+
+// lowerControl compiles the instruction that ends a block.
+func lowerControl(c *cinst, in *Inst, b *cblock) {
+	switch in.Op {
+	case OpJmp, OpCall:
+		c.op = iJmp
+		b.target[0] = in.Target[0]
+	case OpBranch:
+		c.op = iBranch
+		b.target = in.Target
+	case OpJmpR, OpCallR, OpRet:
+		c.op = iJmpR
+	case OpSyscall:
+		c.op = iSyscall
+		b.target[0] = in.Target[0]
+	case OpTrap:
+		c.op = iTrap
+		c.imm = uint64(in.Imm)
+	}
+}
+
+// lower picks the specialised opcode for a non-control instruction, leaving
+// iSlow where there is none.
+func lower(c *cinst, in *Inst) {
+	t := in.Type
+	c.imm = uint64(in.Imm)
+	sz := t.Size()
+	switch in.Op {
+	case OpGet, OpPut, OpMov:
+		switch {
+		case t.IsWide():
+			c.op = iMov2
+		case sz == 8 || in.Op == OpMov:
+			c.op = iMov
+		default:
+			c.op, c.imm = iMovMask, t.Mask()
+		}
+	case OpLi:
+		if !t.IsWide() {
+			c.op, c.imm = iLi, uint64(in.Imm)&t.Mask()
+		}
+	case OpJoin:
+		c.op = iJoin
+	case OpLd:
+		c.sz = uint8(sz)
+		switch sz {
+		case 1:
+			c.op = iLd8
+		case 2:
+			c.op = iLd16
+		case 4:
+			c.op = iLd32
+		case 8:
+			c.op = iLd64
+		}
+	case OpSt:
+		c.sz = uint8(sz)
+		switch sz {
+		case 1:
+			c.op = iSt8
+		case 2:
+			c.op = iSt16
+		case 4:
+			c.op = iSt32
+		case 8:
+			c.op = iSt64
+		}
+	case OpAdd, OpSub, OpMul, OpAnd, OpOr, OpXor, OpShl, OpShr, OpSar:
+		if t.IsFloat() {
+			if in.HasImm || t == F80 {
+				return
+			}
+			base := map[Op]iop{OpAdd: iAddF64, OpSub: iSubF64, OpMul: iMulF64}[in.Op]
+			if base == 0 {
+				return
+			}
+			if t == F32 {
+				base += iAddF32 - iAddF64
+			}
+			c.op = base
+			return
+		}
+		var base iop
+		switch sz {
+		case 8:
+			base = iAdd64
+		case 4:
+			base = iAdd32
+		default:
+			return
+		}
+		k := map[Op]iop{OpAdd: 0, OpSub: 2, OpMul: 4, OpAnd: 6, OpOr: 8, OpXor: 10, OpShl: 12, OpShr: 14, OpSar: 16}[in.Op]
+		c.op = base + k
+		if in.HasImm {
+			c.op++
+		}
+	case OpDiv:
+		if !in.HasImm && (t == F64 || t == F32) {
+			c.op = iDivF64
+			if t == F32 {
+				c.op = iDivF32
+			}
+		}
+	case OpCmp:
+		if op, ok := cmpIop(in, iCmpEq64); ok {
+			c.op = op
+		}
+	case OpSelect:
+		if !t.IsWide() {
+			c.op, c.a, c.b, c.c = iSelect, uint16(in.Src[0]), uint16(in.Src[1]), uint16(in.Src[2])
+		}
+	case OpFlags:
+		switch FlagKind(in.Mod) {
+		case FlagsAdd, FlagsSub, FlagsAdc, FlagsSbb, FlagsLogic, FlagsNeg, FlagsMul:
+			c.op = iFlags
+			c.imm = CCOpValue(FlagKind(in.Mod), t)
+			c.d = uint16(in.Src[3])
+		}
+	case OpGetCC:
+		c.op = iGetCC
+	case OpCvt:
+		lowerCvt(c, in)
+	case OpVAnd:
+		c.op = iVAnd
+	case OpVOr:
+		c.op = iVOr
+	case OpVXor:
+		c.op = iVXor
+	case OpVAndN:
+		c.op = iVAndN
+	case OpVCmp:
+		if Cmp(in.Mod) == CmpEq && (t == U8 || t == S8 || t == B8) {
+			c.op = iVCmpEqU8
+		}
+	case OpVMovMsk:
+		if t.Size() == 1 {
+			c.op = iVMovMskU8
+		}
+	}
+}
+
+// cmpIop picks the compiled CMP (base iCmpEq64) or fused CMP and BRANCH
+// (base iBrEq64) form of an integer CMP of 32 or 64 bits.
+func cmpIop(in *Inst, base iop) (iop, bool) {
+	t := in.Type
+	if !t.IsInt() || (t.Size() != 8 && t.Size() != 4) {
+		return 0, false
+	}
+	var ci int
+	switch Cmp(in.Mod) {
+	case CmpEq, CmpEqu:
+		ci = 0
+	case CmpNe, CmpNeu:
+		ci = 1
+	case CmpLt, CmpLtu:
+		ci = 2
+	case CmpLe, CmpLeu:
+		ci = 3
+	case CmpGt, CmpGtu:
+		ci = 4
+	case CmpGe, CmpGeu:
+		ci = 5
+	default:
+		return 0, false
+	}
+	if ci >= 2 && !t.IsSigned() {
+		ci += 4
+	}
+	op := base + iop(ci*4)
+	if t.Size() == 4 {
+		op += 2
+	}
+	if in.HasImm {
+		op++
+	}
+	return op, true
+}
+
+// coalesce removes guest state copies a compiled block does not need: a
+// 64-bit GET (or a one-slot MOV) whose source is not written while its value is still read is
+// dropped and its readers read the guest slot directly; a 64-bit PUT of a
+// value computed earlier in the block, when nothing in between touches the
+// slot, becomes the computing instruction writing the slot directly. Guest
+// state at a trap between the two may then already hold the new value,
+// which gxbit allows (it reports faults, it does not deliver signals to
+// guest handlers).
+func coalesce(insts []Inst) []Inst {
+	dead := make([]bool, len(insts))
+	for i := range insts {
+		in := &insts[i]
+		switch {
+		case !in.Dst.IsVirtual() || in.Type.IsWide():
+			continue
+		case in.Op == OpGet && in.Type.Size() == 8, in.Op == OpMov:
+		default:
+			continue
+		}
+		v, g := in.Dst, in.Src[0]
+		end, ok := aliasEnd(insts, dead, i, v, g)
+		if !ok {
+			continue
+		}
+		renameReads(insts, dead, i+1, end, v, g)
+		dead[i] = true
+	}
+	for j := range insts {
+		in := &insts[j]
+		if dead[j] || in.Op != OpPut || in.Type.Size() != 8 || !in.Src[0].IsVirtual() {
+			continue
+		}
+		g, v := in.Dst, in.Src[0]
+		i := j - 1
+		for ; i >= 0; i-- {
+			if !dead[i] && writesReg(&insts[i], v) {
+				break
+			}
+		}
+		if i < 0 {
+			continue
+		}
+		def := &insts[i]
+		if d, ok := destReg(def); !ok || d.r != v || d.n != 1 {
+			continue
+		}
+		if _, wr := implicitSlots(def); wr.has(g) {
+			continue
+		}
+		ok := true
+		for k := i + 1; k < j && ok; k++ {
+			if dead[k] {
+				continue
+			}
+			rg, _ := readsReg(&insts[k], g)
+			_, wide := readsReg(&insts[k], v)
+			if rg || wide || writesReg(&insts[k], g) {
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
+		end, ok := aliasEnd(insts, dead, j, v, g)
+		if !ok {
+			continue
+		}
+		def.Dst = g
+		renameReads(insts, dead, i+1, end, v, g)
+		dead[j] = true
+	}
+	out := insts[:0]
+	for i := range insts {
+		if !dead[i] {
+			out = append(out, insts[i])
+		}
+	}
+	return out
+}
+
+// aliasEnd checks that guest slot g holds the value of virtual register v
+// after instruction i for as long as v is read: no read of v comes after a
+// write of g, and no read of v is part of a wide value. It returns the end
+// (exclusive) of the range of instructions whose reads of v are to be
+// renamed.
+func aliasEnd(insts []Inst, dead []bool, i int, v, g Reg) (int, bool) {
+	gw := false
+	for j := i + 1; j < len(insts); j++ {
+		if dead[j] {
+			continue
+		}
+		in := &insts[j]
+		if rd, wide := readsReg(in, v); rd && (gw || wide) {
+			return 0, false
+		}
+		if writesReg(in, g) {
+			gw = true
+		}
+		if writesReg(in, v) {
+			return j + 1, true
+		}
+	}
+	return len(insts), true
+}
+
+// renameReads replaces the reads of v by reads of g in insts[from:to].
+func renameReads(insts []Inst, dead []bool, from, to int, v, g Reg) {
+	for j := from; j < to; j++ {
+		if dead[j] {
+			continue
+		}
+		in := &insts[j]
+		for _, si := range srcIndexes(in) {
+			if in.Src[si] == v {
+				in.Src[si] = g
+			}
+		}
+	}
+}
+
+// readCounts counts the reads of each virtual register in insts.
+func readCounts(insts []Inst) map[Reg]int {
+	n := map[Reg]int{}
+	var buf [4]regUse
+	for i := range insts {
+		for _, u := range sourceRegs(buf[:0], &insts[i]) {
+			for s := 0; s < u.n; s++ {
+				if r := u.r + Reg(s); r.IsVirtual() {
+					n[r]++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// is64Int reports whether in is a one-slot 64-bit integer op.
+func is64Int(in *Inst) bool { return in.Type.IsInt() && in.Type.Size() == 8 }
+
+// fuseAddress compiles an address computation and the 32- or 64-bit LD or
+// ST that uses it into one indexed memory instruction, when the
+// intermediate registers are read nowhere else:
+//
+//	SHL t, x, k; ADD a, base, t; LD d, a(disp)  → d = load(base + x<<k + disp)
+//	ADD a, base, x; LD d, a(disp)               → d = load(base + x + disp)
+//	ADD a, base, imm; LD d, a(disp)             → d = load(base + imm + disp)
+//
+// (and the same for ST). It returns the instruction and how many source
+// instructions it covers.
+func fuseAddress(s []Inst, reads map[Reg]int, at int) (cinst, int, bool) {
+	single := func(r Reg) bool { return r.IsVirtual() && reads[r] == 1 }
+	var shift uint8
+	var base, index Reg
+	var disp uint64
+	n := 0
+	hasIndex := true
+	switch {
+	case len(s) >= 3 && s[0].Op == OpShl && is64Int(&s[0]) && s[0].HasImm && uint64(s[0].Imm) < 64 &&
+		s[1].Op == OpAdd && is64Int(&s[1]) && !s[1].HasImm && single(s[0].Dst):
+		t := s[0].Dst
+		switch t {
+		case s[1].Src[1]:
+			base = s[1].Src[0]
+		case s[1].Src[0]:
+			base = s[1].Src[1]
+		default:
+			return cinst{}, 0, false
+		}
+		if base == t || s[0].Src[0] == t {
+			return cinst{}, 0, false
+		}
+		index, shift, n = s[0].Src[0], uint8(s[0].Imm), 2
+	case len(s) >= 2 && s[0].Op == OpAdd && is64Int(&s[0]):
+		if s[0].HasImm {
+			base, disp, hasIndex = s[0].Src[0], uint64(s[0].Imm), false
+		} else {
+			base, index = s[0].Src[0], s[0].Src[1]
+		}
+		n = 1
+	default:
+		return cinst{}, 0, false
+	}
+	a := s[n-1].Dst
+	mem := &s[n]
+	if !single(a) || a == base || a == index || mem.Src[0] != a {
+		return cinst{}, 0, false
+	}
+	sz := mem.Type.Size()
+	if mem.Type.IsWide() || (sz != 4 && sz != 8) {
+		return cinst{}, 0, false
+	}
+	c := cinst{idx: uint32(at + n), a: uint16(base), b: uint16(index), mod: shift, imm: disp + uint64(mem.Imm), sz: uint8(sz)}
+	switch mem.Op {
+	case OpLd:
+		c.d = uint16(mem.Dst)
+		switch {
+		case !hasIndex && sz == 8:
+			c.op = iLd64
+		case !hasIndex:
+			c.op = iLd32
+		case sz == 8:
+			c.op = iLdX64
+		default:
+			c.op = iLdX32
+		}
+	case OpSt:
+		v := mem.Src[1]
+		if n == 2 && v == s[0].Dst || v == a {
+			return cinst{}, 0, false
+		}
+		c.c = uint16(v)
+		switch {
+		case !hasIndex && sz == 8:
+			c.op, c.b = iSt64, uint16(v)
+		case !hasIndex:
+			c.op, c.b = iSt32, uint16(v)
+		case sz == 8:
+			c.op = iStX64
+		default:
+			c.op = iStX32
+		}
+	default:
+		return cinst{}, 0, false
+	}
+	return c, n + 1, true
+}
+
+// lowerCvt picks a specialised form for the common conversions: integer
+// extension and truncation (movsx, movzx), signed integer to f64
+// (cvtsi2sd) and f64 to s32/s64 by truncation (cvttsd2si).
+func lowerCvt(c *cinst, in *Inst) {
+	t, s := in.Type, in.SrcType
+	switch {
+	case t.IsInt() && s.IsInt():
+		if s.IsSigned() {
+			c.op, c.mod, c.imm = iSext, uint8(64-s.Bits()), t.Mask()
+		} else {
+			c.op, c.imm = iMovMask, s.Mask()&t.Mask()
+		}
+	case t == F64 && s.IsSigned() && (s.Bits() <= 32 || Rounding(in.Mod) == RoundNearest):
+		// Exact for s32 whatever the rounding; s64 only rounding to nearest.
+		c.op, c.mod = iCvtF64FromS64, uint8(64-s.Bits())
+	case s == F64 && Rounding(in.Mod) == RoundZero && t.IsSigned() && t.Bits() == 64:
+		c.op, c.imm = iCvtS64FromF64, t.Mask()
+	case s == F64 && Rounding(in.Mod) == RoundZero && t.IsSigned() && t.Bits() == 32:
+		c.op = iCvtS32FromF64
+	}
+}

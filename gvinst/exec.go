@@ -1,0 +1,865 @@
+package gvinst
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// iop is the opcode of a compiled instruction: a dense enumeration of
+// specialised forms (ADD.u64 reg/reg, ADD.u64 reg/imm, CMP.lt.s64 fused with
+// BRANCH, …) so that the interpreter's loop is one switch. iSlow runs any
+// instruction through the reference semantics in slow.go.
+type iop uint16
+
+// The compiled opcodes. Names: I for an immediate second operand, 32 for
+// .u32/.s32/.b32 forms (results zero-extended), 64 for 64-bit forms.
+const (
+	iSlow    iop = iota
+	iMov         // d = a
+	iMov2        // d, d+1 = a, a+1
+	iMovMask     // d = a & imm
+	iLi          // d = imm
+	iJoin        // d, d+1 = a, b
+	iAdd64
+	iAdd64I
+	iSub64
+	iSub64I
+	iMul64
+	iMul64I
+	iAnd64
+	iAnd64I
+	iOr64
+	iOr64I
+	iXor64
+	iXor64I
+	iShl64
+	iShl64I
+	iShr64
+	iShr64I
+	iSar64
+	iSar64I
+	iAdd32
+	iAdd32I
+	iSub32
+	iSub32I
+	iMul32
+	iMul32I
+	iAnd32
+	iAnd32I
+	iOr32
+	iOr32I
+	iXor32
+	iXor32I
+	iShl32
+	iShl32I
+	iShr32
+	iShr32I
+	iSar32
+	iSar32I
+	iSelect // d = a != 0 ? b : c
+	iLd8
+	iLd16
+	iLd32
+	iLd64
+	iSt8
+	iSt16
+	iSt32
+	iSt64
+	iLdX32         // d = 32-bit load at a + b<<mod + imm
+	iLdX64         // d = 64-bit load at a + b<<mod + imm
+	iStX32         // 32-bit store of c at a + b<<mod + imm
+	iStX64         // 64-bit store of c at a + b<<mod + imm
+	iSext          // d = sign-extension of a's low 64-mod bits, & imm
+	iCvtF64FromS64 // d = float64 of a's low 64-mod bits, sign-extended
+	iCvtS64FromF64 // d = int64 of truncated float64 a (indefinite when out of range), & imm
+	iCvtS32FromF64 // d = int32 of truncated float64 a (indefinite when out of range)
+	iVAnd          // d, d+1 = a AND b (128 bits)
+	iVOr           // d, d+1 = a OR b
+	iVXor          // d, d+1 = a XOR b
+	iVAndN         // d, d+1 = NOT a AND b
+	iVCmpEqU8      // pcmpeqb
+	iVMovMskU8     // pmovmskb
+	iFlags         // lazy flags of kind and type imm: CCA, CCB, CCR, CCC = a, b, c, d
+	iGetCC         // d = condition mod on the flags
+	iAddF64
+	iSubF64
+	iMulF64
+	iDivF64
+	iAddF32
+	iSubF32
+	iMulF32
+	iDivF32
+	iJmp    // to target 0
+	iBranch // to target 0 if a != 0, else target 1
+	iJmpR   // to the address in a (JMPR, CALLR, RET)
+	iSyscall
+	iTrap
+
+	// CMP, by condition, width and form (the order is used by cmpIop).
+	iCmpEq64
+	iCmpEq64I
+	iCmpEq32
+	iCmpEq32I
+	iCmpNe64
+	iCmpNe64I
+	iCmpNe32
+	iCmpNe32I
+	iCmpLtS64
+	iCmpLtS64I
+	iCmpLtS32
+	iCmpLtS32I
+	iCmpLeS64
+	iCmpLeS64I
+	iCmpLeS32
+	iCmpLeS32I
+	iCmpGtS64
+	iCmpGtS64I
+	iCmpGtS32
+	iCmpGtS32I
+	iCmpGeS64
+	iCmpGeS64I
+	iCmpGeS32
+	iCmpGeS32I
+	iCmpLtU64
+	iCmpLtU64I
+	iCmpLtU32
+	iCmpLtU32I
+	iCmpLeU64
+	iCmpLeU64I
+	iCmpLeU32
+	iCmpLeU32I
+	iCmpGtU64
+	iCmpGtU64I
+	iCmpGtU32
+	iCmpGtU32I
+	iCmpGeU64
+	iCmpGeU64I
+	iCmpGeU32
+	iCmpGeU32I
+
+	// CMP fused with the BRANCH that follows it, in the same order.
+	iBrEq64
+	iBrEq64I
+	iBrEq32
+	iBrEq32I
+	iBrNe64
+	iBrNe64I
+	iBrNe32
+	iBrNe32I
+	iBrLtS64
+	iBrLtS64I
+	iBrLtS32
+	iBrLtS32I
+	iBrLeS64
+	iBrLeS64I
+	iBrLeS32
+	iBrLeS32I
+	iBrGtS64
+	iBrGtS64I
+	iBrGtS32
+	iBrGtS32I
+	iBrGeS64
+	iBrGeS64I
+	iBrGeS32
+	iBrGeS32I
+	iBrLtU64
+	iBrLtU64I
+	iBrLtU32
+	iBrLtU32I
+	iBrLeU64
+	iBrLeU64I
+	iBrLeU32
+	iBrLeU32I
+	iBrGtU64
+	iBrGtU64I
+	iBrGtU32
+	iBrGtU32I
+	iBrGeU64
+	iBrGeU64I
+	iBrGeU32
+	iBrGeU32I
+)
+
+// exec runs compiled block blk on frame f, and then its cached successors
+// while no breakpoint, dead block or spent budget stops it (executed counts
+// the guest instructions of the Run). It returns how the last block exited,
+// the next guest address, the index of the successor taken (-1 for a
+// computed address), and the last block.
+func (it *Interpreter) exec(f *frame, blk *cblock, budget uint64, executed *uint64) (exit int, next uint64, succ int, last *cblock) {
+	mem := it.mem
+again:
+	code := blk.code
+	for i := range code {
+		in := &code[i]
+		switch in.op {
+		case iMov:
+			f[in.d] = f[in.a]
+		case iMov2:
+			lo, hi := f[in.a], f[uint16(in.a+1)]
+			f[in.d], f[uint16(in.d+1)] = lo, hi
+		case iMovMask:
+			f[in.d] = f[in.a] & in.imm
+		case iLi:
+			f[in.d] = in.imm
+		case iJoin:
+			lo, hi := f[in.a], f[in.b]
+			f[in.d], f[uint16(in.d+1)] = lo, hi
+		case iAdd64:
+			f[in.d] = f[in.a] + f[in.b]
+		case iAdd64I:
+			f[in.d] = f[in.a] + in.imm
+		case iSub64:
+			f[in.d] = f[in.a] - f[in.b]
+		case iSub64I:
+			f[in.d] = f[in.a] - in.imm
+		case iMul64:
+			f[in.d] = f[in.a] * f[in.b]
+		case iMul64I:
+			f[in.d] = f[in.a] * in.imm
+		case iAnd64:
+			f[in.d] = f[in.a] & f[in.b]
+		case iAnd64I:
+			f[in.d] = f[in.a] & in.imm
+		case iOr64:
+			f[in.d] = f[in.a] | f[in.b]
+		case iOr64I:
+			f[in.d] = f[in.a] | in.imm
+		case iXor64:
+			f[in.d] = f[in.a] ^ f[in.b]
+		case iXor64I:
+			f[in.d] = f[in.a] ^ in.imm
+		case iShl64:
+			f[in.d] = f[in.a] << f[in.b]
+		case iShl64I:
+			f[in.d] = f[in.a] << in.imm
+		case iShr64:
+			f[in.d] = f[in.a] >> f[in.b]
+		case iShr64I:
+			f[in.d] = f[in.a] >> in.imm
+		case iSar64:
+			f[in.d] = uint64(int64(f[in.a]) >> f[in.b])
+		case iSar64I:
+			f[in.d] = uint64(int64(f[in.a]) >> in.imm)
+		case iAdd32:
+			f[in.d] = uint64(uint32(f[in.a]) + uint32(f[in.b]))
+		case iAdd32I:
+			f[in.d] = uint64(uint32(f[in.a]) + uint32(in.imm))
+		case iSub32:
+			f[in.d] = uint64(uint32(f[in.a]) - uint32(f[in.b]))
+		case iSub32I:
+			f[in.d] = uint64(uint32(f[in.a]) - uint32(in.imm))
+		case iMul32:
+			f[in.d] = uint64(uint32(f[in.a]) * uint32(f[in.b]))
+		case iMul32I:
+			f[in.d] = uint64(uint32(f[in.a]) * uint32(in.imm))
+		case iAnd32:
+			f[in.d] = uint64(uint32(f[in.a]) & uint32(f[in.b]))
+		case iAnd32I:
+			f[in.d] = uint64(uint32(f[in.a]) & uint32(in.imm))
+		case iOr32:
+			f[in.d] = uint64(uint32(f[in.a]) | uint32(f[in.b]))
+		case iOr32I:
+			f[in.d] = uint64(uint32(f[in.a]) | uint32(in.imm))
+		case iXor32:
+			f[in.d] = uint64(uint32(f[in.a]) ^ uint32(f[in.b]))
+		case iXor32I:
+			f[in.d] = uint64(uint32(f[in.a]) ^ uint32(in.imm))
+		case iShl32:
+			f[in.d] = uint64(uint32(f[in.a]) << uint32(f[in.b]))
+		case iShl32I:
+			f[in.d] = uint64(uint32(f[in.a]) << uint32(in.imm))
+		case iShr32:
+			f[in.d] = uint64(uint32(f[in.a]) >> uint32(f[in.b]))
+		case iShr32I:
+			f[in.d] = uint64(uint32(f[in.a]) >> uint32(in.imm))
+		case iSar32:
+			f[in.d] = uint64(uint32(int32(uint32(f[in.a])) >> uint32(f[in.b])))
+		case iSar32I:
+			f[in.d] = uint64(uint32(int32(uint32(f[in.a])) >> uint32(in.imm)))
+		case iSelect:
+			if f[in.a] != 0 {
+				f[in.d] = f[in.b]
+			} else {
+				f[in.d] = f[in.c]
+			}
+		case iLd64:
+			addr := f[in.a] + in.imm
+			pn := addr / PageSize
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-8 {
+				f[in.d] = binary.LittleEndian.Uint64(e.p.data[addr&pageMask:])
+			} else if v, err := mem.Load(addr, 8); err == nil {
+				f[in.d] = v
+			} else {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+		case iLd32:
+			addr := f[in.a] + in.imm
+			pn := addr / PageSize
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-4 {
+				f[in.d] = uint64(binary.LittleEndian.Uint32(e.p.data[addr&pageMask:]))
+			} else if v, err := mem.Load(addr, 4); err == nil {
+				f[in.d] = v
+			} else {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+		case iLd8:
+			addr := f[in.a] + in.imm
+			pn := addr / PageSize
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 {
+				f[in.d] = uint64(e.p.data[addr&pageMask])
+			} else if v, err := mem.Load(addr, 1); err == nil {
+				f[in.d] = v
+			} else {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+		case iLd16:
+			addr := f[in.a] + in.imm
+			pn := addr / PageSize
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-2 {
+				f[in.d] = uint64(binary.LittleEndian.Uint16(e.p.data[addr&pageMask:]))
+			} else if v, err := mem.Load(addr, 2); err == nil {
+				f[in.d] = v
+			} else {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+		case iSt64:
+			addr := f[in.a] + in.imm
+			pn := addr / PageSize
+			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-8 {
+				binary.LittleEndian.PutUint64(e.p.data[addr&pageMask:], f[in.b])
+			} else if err := mem.Store(addr, 8, f[in.b]); err != nil {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+		case iSt32:
+			addr := f[in.a] + in.imm
+			pn := addr / PageSize
+			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-4 {
+				binary.LittleEndian.PutUint32(e.p.data[addr&pageMask:], uint32(f[in.b]))
+			} else if err := mem.Store(addr, 4, f[in.b]); err != nil {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+		case iSt8:
+			addr := f[in.a] + in.imm
+			pn := addr / PageSize
+			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == pn+1 {
+				e.p.data[addr&pageMask] = byte(f[in.b])
+			} else if err := mem.Store(addr, 1, f[in.b]); err != nil {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+		case iSt16:
+			if err := mem.Store(f[in.a]+in.imm, 2, f[in.b]); err != nil {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+		case iSext:
+			f[in.d] = uint64(int64(f[in.a]<<in.mod)>>in.mod) & in.imm
+		case iCvtF64FromS64:
+			f[in.d] = math.Float64bits(float64(int64(f[in.a]<<in.mod) >> in.mod))
+		case iCvtS64FromF64:
+			x := math.Float64frombits(f[in.a])
+			if x >= -0x1p63 && x < 0x1p63 {
+				f[in.d] = uint64(int64(x)) & in.imm
+			} else {
+				f[in.d] = uint64(1<<63) & in.imm
+			}
+		case iCvtS32FromF64:
+			x := math.Float64frombits(f[in.a])
+			if x > -0x1p31-1 && x < 0x1p31 {
+				f[in.d] = uint64(uint32(int32(x)))
+			} else {
+				f[in.d] = 0x80000000
+			}
+		case iLdX64:
+			addr := f[in.a] + f[in.b]<<in.mod + in.imm
+			pn := addr / PageSize
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-8 {
+				f[in.d] = binary.LittleEndian.Uint64(e.p.data[addr&pageMask:])
+			} else if v, err := mem.Load(addr, 8); err == nil {
+				f[in.d] = v
+			} else {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+		case iLdX32:
+			addr := f[in.a] + f[in.b]<<in.mod + in.imm
+			pn := addr / PageSize
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-4 {
+				f[in.d] = uint64(binary.LittleEndian.Uint32(e.p.data[addr&pageMask:]))
+			} else if v, err := mem.Load(addr, 4); err == nil {
+				f[in.d] = v
+			} else {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+		case iStX64:
+			addr := f[in.a] + f[in.b]<<in.mod + in.imm
+			pn := addr / PageSize
+			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-8 {
+				binary.LittleEndian.PutUint64(e.p.data[addr&pageMask:], f[in.c])
+			} else if err := mem.Store(addr, 8, f[in.c]); err != nil {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+		case iStX32:
+			addr := f[in.a] + f[in.b]<<in.mod + in.imm
+			pn := addr / PageSize
+			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-4 {
+				binary.LittleEndian.PutUint32(e.p.data[addr&pageMask:], uint32(f[in.c]))
+			} else if err := mem.Store(addr, 4, f[in.c]); err != nil {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+		case iVAnd:
+			lo, hi := f[in.a]&f[in.b], f[uint16(in.a+1)]&f[uint16(in.b+1)]
+			f[in.d], f[uint16(in.d+1)] = lo, hi
+		case iVOr:
+			lo, hi := f[in.a]|f[in.b], f[uint16(in.a+1)]|f[uint16(in.b+1)]
+			f[in.d], f[uint16(in.d+1)] = lo, hi
+		case iVXor:
+			lo, hi := f[in.a]^f[in.b], f[uint16(in.a+1)]^f[uint16(in.b+1)]
+			f[in.d], f[uint16(in.d+1)] = lo, hi
+		case iVAndN:
+			lo, hi := ^f[in.a]&f[in.b], ^f[uint16(in.a+1)]&f[uint16(in.b+1)]
+			f[in.d], f[uint16(in.d+1)] = lo, hi
+		case iVCmpEqU8:
+			lo, hi := cmpEqBytes(f[in.a], f[in.b]), cmpEqBytes(f[uint16(in.a+1)], f[uint16(in.b+1)])
+			f[in.d], f[uint16(in.d+1)] = lo, hi
+		case iVMovMskU8:
+			f[in.d] = byteSigns(f[in.a]) | byteSigns(f[uint16(in.a+1)])<<8
+		case iFlags:
+			a, b, c, d := f[in.a], f[in.b], f[in.c], f[in.d]
+			f[CCOp], f[CCA], f[CCB], f[CCR], f[CCC] = in.imm, a, b, c, d
+		case iGetCC:
+			f[in.d] = b2u(getCC(f, Cond(in.mod)))
+		case iAddF64:
+			f[in.d] = math.Float64bits(float64(math.Float64frombits(f[in.a]) + math.Float64frombits(f[in.b])))
+		case iSubF64:
+			f[in.d] = math.Float64bits(float64(math.Float64frombits(f[in.a]) - math.Float64frombits(f[in.b])))
+		case iMulF64:
+			f[in.d] = math.Float64bits(float64(math.Float64frombits(f[in.a]) * math.Float64frombits(f[in.b])))
+		case iDivF64:
+			f[in.d] = math.Float64bits(float64(math.Float64frombits(f[in.a]) / math.Float64frombits(f[in.b])))
+		case iAddF32:
+			f[in.d] = uint64(math.Float32bits(float32(math.Float32frombits(uint32(f[in.a])) + math.Float32frombits(uint32(f[in.b])))))
+		case iSubF32:
+			f[in.d] = uint64(math.Float32bits(float32(math.Float32frombits(uint32(f[in.a])) - math.Float32frombits(uint32(f[in.b])))))
+		case iMulF32:
+			f[in.d] = uint64(math.Float32bits(float32(math.Float32frombits(uint32(f[in.a])) * math.Float32frombits(uint32(f[in.b])))))
+		case iDivF32:
+			f[in.d] = uint64(math.Float32bits(float32(math.Float32frombits(uint32(f[in.a])) / math.Float32frombits(uint32(f[in.b])))))
+		case iSlow:
+			if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
+				return exitTrap, 0, -1, blk
+			}
+		case iJmp:
+			next, succ = blk.target[0], 0
+			goto done
+		case iBranch:
+			if f[in.a] != 0 {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iJmpR:
+			next, succ = f[in.a], -1
+			goto done
+		case iSyscall:
+			return exitSyscall, blk.target[0], -1, blk
+		case iTrap:
+			addr := uint64(0)
+			if TrapKind(in.mod) == TrapSegv {
+				addr = in.imm
+			}
+			it.setTrap(int(in.idx), TrapKind(in.mod), addr, &GuestTrapError{Kind: TrapKind(in.mod), Detail: in.imm})
+			return exitTrap, 0, -1, blk
+		case iCmpEq64:
+			f[in.d] = b2u(f[in.a] == f[in.b])
+		case iCmpEq64I:
+			f[in.d] = b2u(f[in.a] == in.imm)
+		case iCmpEq32:
+			f[in.d] = b2u(uint32(f[in.a]) == uint32(f[in.b]))
+		case iCmpEq32I:
+			f[in.d] = b2u(uint32(f[in.a]) == uint32(in.imm))
+		case iCmpNe64:
+			f[in.d] = b2u(f[in.a] != f[in.b])
+		case iCmpNe64I:
+			f[in.d] = b2u(f[in.a] != in.imm)
+		case iCmpNe32:
+			f[in.d] = b2u(uint32(f[in.a]) != uint32(f[in.b]))
+		case iCmpNe32I:
+			f[in.d] = b2u(uint32(f[in.a]) != uint32(in.imm))
+		case iCmpLtS64:
+			f[in.d] = b2u(int64(f[in.a]) < int64(f[in.b]))
+		case iCmpLtS64I:
+			f[in.d] = b2u(int64(f[in.a]) < int64(in.imm))
+		case iCmpLtS32:
+			f[in.d] = b2u(int32(uint32(f[in.a])) < int32(uint32(f[in.b])))
+		case iCmpLtS32I:
+			f[in.d] = b2u(int32(uint32(f[in.a])) < int32(uint32(in.imm)))
+		case iCmpLeS64:
+			f[in.d] = b2u(int64(f[in.a]) <= int64(f[in.b]))
+		case iCmpLeS64I:
+			f[in.d] = b2u(int64(f[in.a]) <= int64(in.imm))
+		case iCmpLeS32:
+			f[in.d] = b2u(int32(uint32(f[in.a])) <= int32(uint32(f[in.b])))
+		case iCmpLeS32I:
+			f[in.d] = b2u(int32(uint32(f[in.a])) <= int32(uint32(in.imm)))
+		case iCmpGtS64:
+			f[in.d] = b2u(int64(f[in.a]) > int64(f[in.b]))
+		case iCmpGtS64I:
+			f[in.d] = b2u(int64(f[in.a]) > int64(in.imm))
+		case iCmpGtS32:
+			f[in.d] = b2u(int32(uint32(f[in.a])) > int32(uint32(f[in.b])))
+		case iCmpGtS32I:
+			f[in.d] = b2u(int32(uint32(f[in.a])) > int32(uint32(in.imm)))
+		case iCmpGeS64:
+			f[in.d] = b2u(int64(f[in.a]) >= int64(f[in.b]))
+		case iCmpGeS64I:
+			f[in.d] = b2u(int64(f[in.a]) >= int64(in.imm))
+		case iCmpGeS32:
+			f[in.d] = b2u(int32(uint32(f[in.a])) >= int32(uint32(f[in.b])))
+		case iCmpGeS32I:
+			f[in.d] = b2u(int32(uint32(f[in.a])) >= int32(uint32(in.imm)))
+		case iCmpLtU64:
+			f[in.d] = b2u(f[in.a] < f[in.b])
+		case iCmpLtU64I:
+			f[in.d] = b2u(f[in.a] < in.imm)
+		case iCmpLtU32:
+			f[in.d] = b2u(uint32(f[in.a]) < uint32(f[in.b]))
+		case iCmpLtU32I:
+			f[in.d] = b2u(uint32(f[in.a]) < uint32(in.imm))
+		case iCmpLeU64:
+			f[in.d] = b2u(f[in.a] <= f[in.b])
+		case iCmpLeU64I:
+			f[in.d] = b2u(f[in.a] <= in.imm)
+		case iCmpLeU32:
+			f[in.d] = b2u(uint32(f[in.a]) <= uint32(f[in.b]))
+		case iCmpLeU32I:
+			f[in.d] = b2u(uint32(f[in.a]) <= uint32(in.imm))
+		case iCmpGtU64:
+			f[in.d] = b2u(f[in.a] > f[in.b])
+		case iCmpGtU64I:
+			f[in.d] = b2u(f[in.a] > in.imm)
+		case iCmpGtU32:
+			f[in.d] = b2u(uint32(f[in.a]) > uint32(f[in.b]))
+		case iCmpGtU32I:
+			f[in.d] = b2u(uint32(f[in.a]) > uint32(in.imm))
+		case iCmpGeU64:
+			f[in.d] = b2u(f[in.a] >= f[in.b])
+		case iCmpGeU64I:
+			f[in.d] = b2u(f[in.a] >= in.imm)
+		case iCmpGeU32:
+			f[in.d] = b2u(uint32(f[in.a]) >= uint32(f[in.b]))
+		case iCmpGeU32I:
+			f[in.d] = b2u(uint32(f[in.a]) >= uint32(in.imm))
+		case iBrEq64:
+			if f[in.a] == f[in.b] {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrEq64I:
+			if f[in.a] == in.imm {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrEq32:
+			if uint32(f[in.a]) == uint32(f[in.b]) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrEq32I:
+			if uint32(f[in.a]) == uint32(in.imm) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrNe64:
+			if f[in.a] != f[in.b] {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrNe64I:
+			if f[in.a] != in.imm {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrNe32:
+			if uint32(f[in.a]) != uint32(f[in.b]) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrNe32I:
+			if uint32(f[in.a]) != uint32(in.imm) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrLtS64:
+			if int64(f[in.a]) < int64(f[in.b]) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrLtS64I:
+			if int64(f[in.a]) < int64(in.imm) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrLtS32:
+			if int32(uint32(f[in.a])) < int32(uint32(f[in.b])) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrLtS32I:
+			if int32(uint32(f[in.a])) < int32(uint32(in.imm)) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrLeS64:
+			if int64(f[in.a]) <= int64(f[in.b]) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrLeS64I:
+			if int64(f[in.a]) <= int64(in.imm) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrLeS32:
+			if int32(uint32(f[in.a])) <= int32(uint32(f[in.b])) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrLeS32I:
+			if int32(uint32(f[in.a])) <= int32(uint32(in.imm)) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrGtS64:
+			if int64(f[in.a]) > int64(f[in.b]) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrGtS64I:
+			if int64(f[in.a]) > int64(in.imm) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrGtS32:
+			if int32(uint32(f[in.a])) > int32(uint32(f[in.b])) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrGtS32I:
+			if int32(uint32(f[in.a])) > int32(uint32(in.imm)) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrGeS64:
+			if int64(f[in.a]) >= int64(f[in.b]) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrGeS64I:
+			if int64(f[in.a]) >= int64(in.imm) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrGeS32:
+			if int32(uint32(f[in.a])) >= int32(uint32(f[in.b])) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrGeS32I:
+			if int32(uint32(f[in.a])) >= int32(uint32(in.imm)) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrLtU64:
+			if f[in.a] < f[in.b] {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrLtU64I:
+			if f[in.a] < in.imm {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrLtU32:
+			if uint32(f[in.a]) < uint32(f[in.b]) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrLtU32I:
+			if uint32(f[in.a]) < uint32(in.imm) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrLeU64:
+			if f[in.a] <= f[in.b] {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrLeU64I:
+			if f[in.a] <= in.imm {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrLeU32:
+			if uint32(f[in.a]) <= uint32(f[in.b]) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrLeU32I:
+			if uint32(f[in.a]) <= uint32(in.imm) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrGtU64:
+			if f[in.a] > f[in.b] {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrGtU64I:
+			if f[in.a] > in.imm {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrGtU32:
+			if uint32(f[in.a]) > uint32(f[in.b]) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrGtU32I:
+			if uint32(f[in.a]) > uint32(in.imm) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrGeU64:
+			if f[in.a] >= f[in.b] {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrGeU64I:
+			if f[in.a] >= in.imm {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrGeU32:
+			if uint32(f[in.a]) >= uint32(f[in.b]) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		case iBrGeU32I:
+			if uint32(f[in.a]) >= uint32(in.imm) {
+				next, succ = blk.target[0], 0
+				goto done
+			}
+			next, succ = blk.target[1], 1
+			goto done
+		default:
+			it.curIdx = int(in.idx)
+			panic("unknown compiled opcode")
+		}
+	}
+	it.curIdx = len(blk.insts) - 1
+	panic("compiled block does not end with a control transfer")
+done:
+	// Follow a cached successor without going back to Run, when nothing
+	// stops before it.
+	if succ >= 0 {
+		if n := blk.succ[succ]; n != nil && !n.dead && !n.bp && (budget == 0 || *executed < budget) {
+			*executed += n.nguest
+			it.stats.GuestInsns += n.nguest
+			it.stats.BlocksExecuted++
+			it.stats.ChainHits++
+			it.cur, it.curIdx = n, -1
+			blk = n
+			goto again
+		}
+	}
+	return exitNext, next, succ, blk
+}

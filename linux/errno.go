@@ -51,6 +51,7 @@ const (
 	ERANGE       Errno = 34
 	ENAMETOOLONG Errno = 36
 	ENOSYS       Errno = 38
+	ENODATA      Errno = 61
 	ENOTEMPTY    Errno = 39
 	ELOOP        Errno = 40
 	EOPNOTSUPP   Errno = 95

@@ -78,10 +78,60 @@ func (s *stream) Write(p []byte) (int, error) {
 
 func (s *stream) Close() error { return nil }
 
+// dirent is one directory entry as getdents64 reports it.
+type dirent struct {
+	name string
+	ino  uint64
+	typ  byte // DT_* value
+}
+
+func inoOf(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
+}
+
+// readDirents lists a directory as Linux does: "." and ".." first, and
+// without the entries the sandbox hides.
+func (p *Process) readDirents(f *os.File, guestPath string) ([]dirent, error) {
+	root := p.root
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dirent, 0, len(ents)+2)
+	self, parent := uint64(0), uint64(0)
+	if fi, err := f.Stat(); err == nil {
+		self, parent = inoOf(fi), inoOf(fi)
+	}
+	if guestPath != "/" {
+		rel := strings.TrimPrefix(path.Dir(guestPath), "/")
+		if rel == "" {
+			rel = "."
+		}
+		if fi, err := root.Stat(rel); err == nil {
+			parent = inoOf(fi)
+		}
+	}
+	out = append(out, dirent{".", self, 4}, dirent{"..", parent, 4})
+	for _, e := range ents {
+		if p.isHidden(path.Join(guestPath, e.Name())) {
+			continue
+		}
+		ino := uint64(0)
+		if info, err := e.Info(); err == nil {
+			ino = inoOf(info)
+		}
+		out = append(out, dirent{e.Name(), ino, byte(modeBits(e.Type()) >> 12)})
+	}
+	return out, nil
+}
+
 // hostFile is a host file opened inside the sandbox.
 type hostFile struct {
 	*os.File
-	dirents []fs.DirEntry // pending getdents64 entries
+	dirents []dirent // pending getdents64 entries
 	dirDone bool
 }
 
@@ -120,24 +170,30 @@ func (p *Process) guestPath(dirfd uint64, name string) (string, error) {
 	return path.Clean(base + "/" + name), nil
 }
 
-// hidden reports guest paths the sandbox hides: /proc would show the
-// host's process, not the guest.
-func hidden(g string) bool {
-	return g == "/proc" || strings.HasPrefix(g, "/proc/")
+// isHidden reports guest paths the sandbox hides: /proc, which would show
+// the host's process rather than the guest, and Config.Hide.
+func (p *Process) isHidden(g string) bool {
+	under := func(dir string) bool {
+		dir = path.Clean("/" + dir)
+		return g == dir || strings.HasPrefix(g, strings.TrimSuffix(dir, "/")+"/")
+	}
+	if under("/proc") {
+		return true
+	}
+	for _, h := range p.cfg.Hide {
+		if under(h) {
+			return true
+		}
+	}
+	return false
 }
 
 // rootFor picks the os.Root a guest path is reached through and the path
 // relative to it: a writable directory for writes, the read-only root
 // otherwise.
 func (p *Process) rootFor(g string, write bool) (*os.Root, string, error) {
-	if hidden(g) {
+	if p.isHidden(g) {
 		return nil, "", ENOENT
-	}
-	for _, h := range p.cfg.Hide {
-		h = path.Clean("/" + h)
-		if g == h || strings.HasPrefix(g, strings.TrimSuffix(h, "/")+"/") {
-			return nil, "", ENOENT
-		}
 	}
 	for _, w := range p.writable {
 		if g == w.guest || strings.HasPrefix(g, strings.TrimSuffix(w.guest, "/")+"/") {
@@ -830,7 +886,8 @@ func (p *Process) Getdents64(_ *gvinst.CPU, a args) (uint64, error) {
 		return 0, ENOTDIR
 	}
 	if h.dirents == nil && !h.dirDone {
-		ents, err := h.ReadDir(-1)
+		d, _ := p.fd(a[0])
+		ents, err := p.readDirents(h.File, d.path)
 		if err != nil {
 			return 0, errnoOf(err)
 		}
@@ -840,8 +897,7 @@ func (p *Process) Getdents64(_ *gvinst.CPU, a args) (uint64, error) {
 	var out []byte
 	for len(h.dirents) > 0 {
 		e := h.dirents[0]
-		name := e.Name()
-		reclen := (19 + len(name) + 1 + 7) &^ 7
+		reclen := (19 + len(e.name) + 1 + 7) &^ 7
 		if uint64(len(out)+reclen) > a[2] {
 			if len(out) == 0 {
 				return 0, EINVAL
@@ -849,17 +905,11 @@ func (p *Process) Getdents64(_ *gvinst.CPU, a args) (uint64, error) {
 			break
 		}
 		rec := make([]byte, reclen)
-		ino := uint64(0)
-		if info, err := e.Info(); err == nil {
-			if st, ok := info.Sys().(*syscall.Stat_t); ok {
-				ino = st.Ino
-			}
-		}
-		binary.LittleEndian.PutUint64(rec[0:], ino)
+		binary.LittleEndian.PutUint64(rec[0:], e.ino)
 		binary.LittleEndian.PutUint64(rec[8:], uint64(len(out)+reclen))
 		binary.LittleEndian.PutUint16(rec[16:], uint16(reclen))
-		rec[18] = byte(modeBits(e.Type()) >> 12)
-		copy(rec[19:], name)
+		rec[18] = e.typ
+		copy(rec[19:], e.name)
 		out = append(out, rec...)
 		h.dirents = h.dirents[1:]
 	}

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gxbit/gxbit/decode"
@@ -189,7 +190,7 @@ func Load(cfg Config) (*Guest, error) {
 	proc, err := linux.New(mem, linux.Config{
 		Root: cfg.Root, Writable: cfg.Writable, Hide: cfg.Hide,
 		Stdin: cfg.Stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr, TTY: cfg.TTY,
-		ExePath: guestExePath(cfg), Brk: im.Brk,
+		ExePath: guestExePath(cfg), Brk: im.Brk, Cwd: guestCwd(cfg.Root),
 	})
 	if err != nil {
 		return nil, err
@@ -220,6 +221,27 @@ func guestExePath(cfg Config) string {
 		return abs
 	}
 	return cfg.Path
+}
+
+// guestCwd is the guest's initial working directory: the host's, seen
+// from inside root, or "/" when the host's lies outside it.
+func guestCwd(root string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "/"
+	}
+	if root == "" {
+		root = "/"
+	}
+	root, err = filepath.Abs(root)
+	if err != nil {
+		return "/"
+	}
+	rel, err := filepath.Rel(root, wd)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "/"
+	}
+	return filepath.ToSlash(filepath.Join("/", rel))
 }
 
 // Close releases the guest's host resources.

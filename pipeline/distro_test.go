@@ -1,0 +1,107 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDistroBinaries runs programs of the distribution (dynamically linked
+// against its glibc, built by people who never heard of gxbit) on files,
+// natively and under gxbit, and requires the same bytes and exit status.
+func TestDistroBinaries(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewSource(1))
+	random := make([]byte, 100_000)
+	rng.Read(random)
+	var lines strings.Builder
+	for i := 0; i < 5000; i++ {
+		lines.WriteString(strings.Repeat("x", rng.Intn(7)))
+		lines.WriteString(" ")
+		lines.WriteString(string(rune('a' + rng.Intn(26))))
+		lines.WriteString(" ")
+		lines.WriteString(time.Duration(rng.Int63n(1e12)).String())
+		lines.WriteByte('\n')
+	}
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	rnd := write("random.bin", random)
+	txt := write("lines.txt", []byte(lines.String()))
+	cases := []struct {
+		name  string
+		args  []string
+		stdin string
+	}{
+		{"sha256sum", []string{rnd, txt}, ""},
+		{"md5sum", []string{rnd}, ""},
+		{"wc", []string{txt, rnd}, ""},
+		{"sort", []string{"-k3", txt}, ""},
+		{"sort", []string{"-n", "-r", txt}, ""},
+		{"base64", []string{rnd}, ""},
+		{"gzip", []string{"-c", "-9", txt}, ""},
+		{"xz", []string{"-c", txt}, ""},
+		{"bzip2", []string{"-c", txt}, ""},
+		{"uniq", []string{"-c", txt}, ""},
+		{"tr", []string{"a-z", "A-Z"}, lines.String()},
+		{"od", []string{"-A", "x", "-t", "x1z", rnd}, ""},
+		{"grep", []string{"-c", "x a", txt}, ""},
+		{"sed", []string{"s/[0-9]/#/g", txt}, ""},
+		{"cut", []string{"-d", " ", "-f", "2", txt}, ""},
+		{"ls", []string{"-la", dir}, ""},
+		{"cat", []string{"/nonexistent"}, ""}, // an error message and status 1
+	}
+	for _, c := range cases {
+		bin, err := exec.LookPath(c.name)
+		if err != nil {
+			t.Logf("skipping %s: not installed", c.name)
+			continue
+		}
+		t.Run(c.name+" "+strings.Join(c.args, " "), func(t *testing.T) {
+			cmd := exec.Command(bin, c.args...)
+			cmd.Stdin = strings.NewReader(c.stdin)
+			cmd.Env = []string{"LC_ALL=C"}
+			var nout, nerr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &nout, &nerr
+			nstatus := 0
+			if err := cmd.Run(); err != nil {
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) {
+					t.Fatal(err)
+				}
+				nstatus = ee.ExitCode()
+			}
+			var gout, gerr bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			res, err := Run(ctx, Config{Path: bin, Args: append([]string{bin}, c.args...), Env: []string{"LC_ALL=C"},
+				Stdin: strings.NewReader(c.stdin), Stdout: &gout, Stderr: &gerr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := res.Diagnosis(); d != "" {
+				t.Fatalf("gxbit: %s", d)
+			}
+			if !bytes.Equal(nout.Bytes(), gout.Bytes()) {
+				t.Errorf("stdout differs: native %d bytes, gxbit %d bytes", nout.Len(), gout.Len())
+			}
+			if nerr.String() != gerr.String() {
+				t.Errorf("stderr differs:\nnative: %q\ngxbit:  %q", nerr.String(), gerr.String())
+			}
+			if res.ExitStatus != nstatus {
+				t.Errorf("exit status %d, native %d", res.ExitStatus, nstatus)
+			}
+		})
+	}
+}

@@ -49,7 +49,6 @@ const (
 	atExecfn   = 31
 )
 
-
 // LoadOptions configures Load.
 type LoadOptions struct {
 	Args      []string // argv, argv[0] included

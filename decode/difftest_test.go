@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -74,6 +75,8 @@ type dtCase struct {
 	// whole says the case's code is lifted as one block (Translate), not
 	// its first instruction alone (LiftInst).
 	whole bool
+	// parts names the templates of a sequence's instructions.
+	parts []string
 }
 
 // dtResult is what one side left after running a case.
@@ -100,8 +103,8 @@ type dtTemplate struct {
 }
 
 // dtKnown is a known lifter or interpreter mismatch: the cases of the
-// named templates (nil: of any template) for which when (nil: every case)
-// holds.
+// named templates (nil: of any template), or of sequences that contain
+// one, for which when (nil: every case) holds.
 type dtKnown struct {
 	templates []string
 	when      func(c *dtCase) bool
@@ -178,7 +181,7 @@ func dtAllowed(c *dtCase) (int, bool) {
 	for i, k := range dtAllow {
 		named := k.templates == nil
 		for _, n := range k.templates {
-			named = named || n == c.tmpl.name
+			named = named || n == c.tmpl.name || slices.Contains(c.parts, n)
 		}
 		if named && (k.when == nil || k.when(c)) {
 			return i, true
@@ -216,6 +219,11 @@ type dtGen struct {
 	c      *dtCase
 	legacy bool   // 8-bit registers are the REX-less set (ah…bh possible)
 	excl   uint16 // registers memory operands must not use for addressing
+	// In a sequence, avoid holds the registers kept for addressing: no
+	// operand names them and no allowed instruction writes them
+	// implicitly, so each memory operand gets one of its own.
+	avoid   uint16
+	seqUsed uint16 // reserved registers already given to a memory operand
 }
 
 func (g *dtGen) n(k int) int       { return g.r.IntN(k) }
@@ -310,7 +318,7 @@ func (g *dtGen) xmmVal() [2]uint64 {
 // reg picks a general register other than rsp and returns its number.
 func (g *dtGen) reg() int {
 	for {
-		if r := g.n(16); r != 4 {
+		if r := g.n(16); r != 4 && g.avoid&(1<<r) == 0 {
 			return r
 		}
 	}
@@ -343,6 +351,9 @@ func dtRegName(r, size int) string {
 func (g *dtGen) gpr(size int) (string, int) {
 	if size == 8 && g.legacy {
 		i := g.n(8)
+		for g.avoid&(1<<(i&3)) != 0 {
+			i = g.n(8)
+		}
 		if i == 4 { // spl is not in the set; ah is
 			return dtGPR8L[i], 0
 		}
@@ -408,6 +419,19 @@ func (g *dtGen) mem(size, align int) (text string, off int) {
 				return r
 			}
 		}
+	}
+	if g.avoid != 0 {
+		// In a sequence: [reserved+disp] with a register no other operand
+		// uses, or rip-relative once the reserved registers are used up.
+		for r := 0; r < 16; r++ {
+			if (g.avoid&^g.seqUsed)&(1<<r) != 0 {
+				d := int64(g.n(256) - 128)
+				g.c.in.GPR[r] = addr - uint64(d)
+				g.seqUsed |= 1 << r
+				return dtPtr(size) + fmt.Sprintf("[%s%+d]", dtGPR64[r], d), off
+			}
+		}
+		return dtPtr(size) + fmt.Sprintf("[rip+ds_scratch%+d]", off), off
 	}
 	var expr string
 	switch g.n(7) {
@@ -1603,13 +1627,61 @@ func dtPairs(all []*dtTemplate) []*dtTemplate {
 	}}}
 }
 
+// dtSeqs makes straight-line sequences of 2 to 5 instructions drawn from
+// the templates that neither read flags nor depend on a register value
+// set up for them (an earlier instruction may change it), lifted as one
+// block (through the optimization passes) or first instruction alone. The
+// flags are compared when the last instruction writes all of them.
+func dtSeqs(all []*dtTemplate) []*dtTemplate {
+	skip := []string{"adc", "sbb", "rcl", "rcr", "cmov", "set", "lahf", "clc", "div", "idiv", "bsf", "bsr",
+		"shld", "shrd", "movs", "stos", "lods", "cmps", "scas", "rep", "access", "ud2", "xlatb", "add/sub/and rsp",
+		"cmpxchg16b", "flag producer", "nop forms"}
+	full := []string{"add ", "sub ", "and ", "or ", "xor ", "cmp ", "test ", "neg ", "xadd ", "cmpxchg rm",
+		"popcnt", "lzcnt", "tzcnt", "mul ", "imul ", "ucomis", "comis", "ptest", "pcmpistri", "pcmpestri"}
+	has := func(list []string, name string) bool {
+		for _, p := range list {
+			if strings.HasPrefix(name, p) {
+				return true
+			}
+		}
+		return false
+	}
+	var pool []*dtTemplate
+	for _, t := range all {
+		if t.faults || has(skip, t.name) || strings.HasSuffix(t.name, ", cl") ||
+			strings.HasPrefix(t.name, "bt") && strings.HasSuffix(t.name, ", r") {
+			continue
+		}
+		pool = append(pool, t)
+	}
+	return []*dtTemplate{{name: "straight-line sequence", n: 1500, gen: func(g *dtGen) string {
+		const reserved = 1<<3 | 1<<5 | 1<<6 | 1<<7 // rbx rbp rsi rdi
+		var parts []string
+		var last *dtTemplate
+		for k := 2 + g.n(4); k > 0; k-- {
+			last = pool[g.n(len(pool))]
+			g.avoid = reserved
+			g.excl, g.legacy = 0, false
+			g.c.undef = last.undef
+			parts = append(parts, last.gen(g))
+			g.c.parts = append(g.c.parts, last.name)
+		}
+		g.avoid = 0
+		if !has(full, last.name) {
+			g.c.undef = dtStatus
+		}
+		g.c.whole = g.chance(2)
+		return strings.Join(parts, "\n\t")
+	}}}
+}
+
 // dtTemplates returns every template.
 func dtTemplates() []*dtTemplate {
 	var ts []*dtTemplate
 	for _, part := range [][]*dtTemplate{dtALU(), dtShifts(), dtMulDiv(), dtBits(), dtMoves(), dtLea(), dtStrings(), dtSSE()} {
 		ts = append(ts, part...)
 	}
-	return append(ts, dtPairs(ts)...)
+	return append(append(ts, dtPairs(ts)...), dtSeqs(ts)...)
 }
 
 // ---- native side ----

@@ -1,0 +1,784 @@
+package profile
+
+import (
+	"sort"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// BlockLifter lifts whole VBlocks; package decode's *Lifter satisfies it
+// (as it does Code).
+type BlockLifter interface {
+	Translate(addr uint64) (*gvinst.VBlock, error)
+}
+
+// CollectOptions bound the collector's cost.
+type CollectOptions struct {
+	// MaxSamplesPerSite caps the samples kept per access site (0: 4096).
+	MaxSamplesPerSite int
+	// MaxSnapshotsPerLoop caps the register snapshots kept per loop
+	// (0: 256); past it the loop's register probes are removed.
+	MaxSnapshotsPerLoop int
+	// MaxProbesPerNest is how many probe calls a nest may make while it
+	// is sampled (0: 1,000,000); past it the nest is re-translated
+	// without probes.
+	MaxProbesPerNest int64
+	// SliceInsns is how many guest instructions run between the
+	// collector's bookkeeping points, where it also samples the guest's
+	// position for the hotness of each nest (0: 1<<14).
+	SliceInsns uint64
+}
+
+// The kinds of instrumentation sites.
+const (
+	siteHeader     = iota // a loop header: a new iteration
+	siteReset             // an edge into a loop is about to be taken: restart its count
+	siteReg               // one register of a header snapshot
+	siteAccess            // a memory access
+	siteExit              // a loop's exit edge was taken (or its target reached)
+	siteRepCount          // the element count of the rep movs/stos that follows
+	siteCallTarget        // the target of an indirect call (lazy analysis of stripped programs)
+)
+
+type site struct {
+	kind int
+	nest int
+	loop int // index into the nest's loops
+	// For siteReg: the index of the register in the loop's snapshot.
+	reg int
+	// For siteAccess:
+	x86     uint64
+	ordinal int // the LD/ST's ordinal among the instruction's GVInst
+	block   uint64
+	index   int
+	write   bool
+	size    int
+	stack   operand // its static address when it is [rsp/rbp+disp]
+	samples int
+	// rep is set for the accesses of rep movs/stos: size is then the
+	// element size until the first sample sets the access's byte length
+	// (s1 elements); varSize records that the length changed.
+	rep, repSized, varSize bool
+}
+
+// sample is one recorded access.
+type sample struct {
+	site  int32
+	entry int32   // the nest entry (0-based)
+	iters []int32 // the counters of the loops from the nest root to the site's loop
+	addr  uint64
+}
+
+// snap is one header snapshot.
+type snap struct {
+	entry int32
+	iters []int32  // the counters from the root to the loop
+	vals  []uint64 // per snapshot slot
+}
+
+// tripSample is the trip count of one entry of a loop.
+type tripSample struct {
+	entry int32
+	iters []int32 // the counters of the enclosing loops
+	trips int64
+}
+
+type loopInfo struct {
+	loop     *Loop
+	parent   int
+	chain    []int     // loop indices from the root to this loop
+	liveIn   slots     // at the header
+	snapRegs []int     // tracked slot bits snapshot at the header
+	stack    []operand // stack slots read or written in the loop
+	snaps    []snap    // recorded
+	snapDone bool      // enough snapshots: its register probes are gone
+	trips    []tripSample
+}
+
+type nestState struct {
+	root     *Loop
+	loops    []*loopInfo
+	index    map[*Loop]int
+	counter  []int32
+	sel      []bool
+	entries  int32
+	sampling bool
+	probes   int64
+	samples  []sample
+	vblocks  map[uint64]uint64 // instrumented VBlocks: start → end
+	snapping int               // loop whose snapshot is being filled, or -1
+	buf      []uint64
+	rejected string // an instruction the collector cannot model
+}
+
+// xmmHigh+n in a snapshot list stands for the high 64 bits of xN.
+const xmmHigh = 64
+
+// probeRank orders the probes before one instruction: counters, exits,
+// resets, then each header followed by its registers.
+var probeRank = [...]int{siteExit: 1, siteReset: 2, siteHeader: 3, siteReg: 3, siteAccess: 4, siteRepCount: 4, siteCallTarget: 4}
+
+type probeSpec struct {
+	kind int
+	site int
+	imm  int64
+}
+
+// Collector instruments the candidate nests of a Program and records their
+// behaviour while the program runs. It is a gvinst.Translator (give it to
+// the interpreter) and a gvinst.Engine (give that to the pipeline), and
+// its Probe method is the interpreter's probe hook.
+type Collector struct {
+	prog        *Program
+	lift        BlockLifter
+	mem         *gvinst.Memory
+	opts        CollectOptions
+	inner       gvinst.Engine
+	nests       []*nestState
+	sites       []site
+	before      map[uint64][]probeSpec // x86 address → probes before its GVInst
+	access      map[uint64]int         // x86 address → nest, for LD/ST probes
+	accSite     map[[2]uint64]int      // (x86, ordinal) → site
+	pending     []int                  // scratch for flush
+	pendingNest []int                  // nests to re-translate (fewer probes)
+	// Hotness is sampled: between slices of SliceInsns instructions the
+	// collector notes which nest block the guest is about to run.
+	blockSamples map[uint64]uint64 // CFG block address (of a nest) → samples
+	pcSamples    uint64            // all samples
+	beforeAddrs  []uint64
+	repCount     uint64 // the last siteRepCount value
+	// In lazy mode (an != nil) a function is analysed when its entry is
+	// first translated; entries are the known function entries (symbols,
+	// direct call targets, and with callProbes the targets of indirect
+	// calls, reported by a probe before each CALLR).
+	an         *analyzer
+	entries    map[uint64]bool
+	callProbes bool
+	callSite   int // the keys of before, sorted
+	live       map[*Func]map[uint64]slots
+}
+
+// NewCollector prepares the instrumentation of the nests of p: every loop
+// of every nest root is instrumented, whether or not the nest is a
+// candidate, so that the report can say why a nest was not chosen from
+// what it did.
+func NewCollector(p *Program, lift BlockLifter, mem *gvinst.Memory, opts CollectOptions) *Collector {
+	if opts.MaxSamplesPerSite <= 0 {
+		opts.MaxSamplesPerSite = 4096
+	}
+	if opts.MaxSnapshotsPerLoop <= 0 {
+		opts.MaxSnapshotsPerLoop = 256
+	}
+	if opts.MaxProbesPerNest <= 0 {
+		opts.MaxProbesPerNest = 1_000_000
+	}
+	if opts.SliceInsns == 0 {
+		opts.SliceInsns = 1 << 14
+	}
+	c := &Collector{prog: p, lift: lift, mem: mem, opts: opts,
+		before: map[uint64][]probeSpec{}, access: map[uint64]int{}, accSite: map[[2]uint64]int{},
+		live: map[*Func]map[uint64]slots{}, blockSamples: map[uint64]uint64{}}
+	for _, f := range p.Funcs {
+		if len(f.Nests) == 0 {
+			continue
+		}
+		live := f.liveness()
+		c.live[f] = live
+		for _, root := range f.Nests {
+			c.addNest(root, live)
+		}
+	}
+	return c
+}
+
+// newLazyCollector is a collector that analyses each function when its
+// entry is first translated.
+func newLazyCollector(an *analyzer, lift BlockLifter, mem *gvinst.Memory, opts CollectOptions, entries []uint64) *Collector {
+	c := NewCollector(an.prog, lift, mem, opts)
+	c.an = an
+	c.entries = map[uint64]bool{}
+	for _, e := range entries {
+		c.entries[e] = true
+	}
+	for a := range an.syms {
+		c.entries[a] = true
+	}
+	if len(an.syms) == 0 {
+		c.callProbes = true
+		c.sites = append(c.sites, site{kind: siteCallTarget})
+		c.callSite = len(c.sites) - 1
+	}
+	return c
+}
+
+// analyse recovers the function at entry a, if not done yet, and
+// instruments its nests.
+func (c *Collector) analyse(a uint64) {
+	if _, done := c.an.prog.ByAddr[a]; done {
+		return
+	}
+	f, _ := c.an.function(a)
+	if f == nil || len(f.Nests) == 0 {
+		return
+	}
+	live := f.liveness()
+	c.live[f] = live
+	for _, root := range f.Nests {
+		c.addNest(root, live)
+	}
+	// Translations made before cover none of f's code (its entry is
+	// translated only now), except blocks running into it from before.
+	for _, b := range f.Blocks {
+		if b.Addr < a && c.inner != nil {
+			c.inner.Invalidate(b.Addr, b.End-b.Addr)
+		}
+	}
+}
+
+// SetEngine gives the collector the engine it wraps (the interpreter made
+// with the collector as its translator and Probe as its hook).
+func (c *Collector) SetEngine(e gvinst.Engine) { c.inner = e }
+
+func (c *Collector) addNest(root *Loop, live map[uint64]slots) {
+	ni := len(c.nests)
+	n := &nestState{root: root, index: map[*Loop]int{}, sampling: true, vblocks: map[uint64]uint64{}, snapping: -1}
+	var add func(l *Loop, parent int)
+	add = func(l *Loop, parent int) {
+		li := &loopInfo{loop: l, parent: parent}
+		idx := len(n.loops)
+		n.index[l] = idx
+		if parent >= 0 {
+			li.chain = append(append([]int{}, n.loops[parent].chain...), idx)
+		} else {
+			li.chain = []int{idx}
+		}
+		li.liveIn = l.carriedIn()
+		seen := map[[3]int64]bool{}
+		for _, b := range l.Blocks {
+			for _, x := range b.Insns {
+				for j := range x.Code {
+					in := &x.Code[j]
+					if in.Op != gvinst.OpLd && in.Op != gvinst.OpSt {
+						continue
+					}
+					a := addrOf(x, j)
+					if a.kind == opdSlot && isStackBase(a.slot) {
+						a.size = in.Type.Size()
+						k := [3]int64{int64(a.slot), a.disp, int64(a.size)}
+						if !seen[k] {
+							seen[k] = true
+							li.stack = append(li.stack, a)
+						}
+					}
+				}
+			}
+		}
+		regs := li.liveIn | 1<<4 | 1<<5 // rsp and rbp locate the stack slots
+		for b := 0; b < 32; b++ {
+			if regs&(1<<b) != 0 {
+				li.snapRegs = append(li.snapRegs, b)
+			}
+		}
+		// The high halves of the SSE registers, as xmmHigh+n.
+		for b := 16; b < 32; b++ {
+			if regs&(1<<b) != 0 {
+				li.snapRegs = append(li.snapRegs, xmmHigh+b-16)
+			}
+		}
+		n.loops = append(n.loops, li)
+		for _, ch := range l.Children {
+			add(ch, idx)
+		}
+	}
+	add(root, -1)
+	n.counter = make([]int32, len(n.loops))
+	n.sel = make([]bool, len(n.loops))
+	for i := range n.counter {
+		n.counter[i] = -1
+	}
+	c.nests = append(c.nests, n)
+	newSite := func(s site) int {
+		s.nest = ni
+		c.sites = append(c.sites, s)
+		return len(c.sites) - 1
+	}
+	// Counters at every block of the nest.
+	for _, b := range root.Blocks {
+		c.blockSamples[b.Addr] += 0
+		for _, x := range b.Insns {
+			c.access[x.Addr] = ni
+		}
+	}
+	for li, info := range n.loops {
+		l := info.loop
+		// Resets before the last instruction of each block entering the loop.
+		for _, p := range l.Header.Preds {
+			if l.Contains(p) {
+				continue
+			}
+			id := newSite(site{kind: siteReset, loop: li})
+			a := p.Last().Addr
+			c.before[a] = append(c.before[a], probeSpec{kind: siteReset, site: id})
+		}
+		for _, e := range l.Exits {
+			id := newSite(site{kind: siteExit, loop: li})
+			c.before[e.To.Addr] = append(c.before[e.To.Addr], probeSpec{kind: siteExit, site: id})
+		}
+		id := newSite(site{kind: siteHeader, loop: li})
+		h := l.Header.Addr
+		c.before[h] = append(c.before[h], probeSpec{kind: siteHeader, site: id})
+		for k := range info.snapRegs {
+			rid := newSite(site{kind: siteReg, loop: li, reg: k})
+			c.before[h] = append(c.before[h], probeSpec{kind: siteReg, site: rid, imm: int64(info.snapRegs[k])})
+		}
+	}
+	c.beforeAddrs = c.beforeAddrs[:0]
+	for a := range c.before {
+		c.beforeAddrs = append(c.beforeAddrs, a)
+	}
+	sort.Slice(c.beforeAddrs, func(i, j int) bool { return c.beforeAddrs[i] < c.beforeAddrs[j] })
+	// Order the probes at each address: counters, resets, headers (each
+	// header followed by its registers).
+	for _, b := range root.Blocks {
+		for _, x := range b.Insns {
+			ps := c.before[x.Addr]
+			sort.SliceStable(ps, func(i, j int) bool { return probeRank[ps[i].kind] < probeRank[ps[j].kind] })
+		}
+	}
+}
+
+// innermost returns the innermost loop of nest n containing the block at
+// x86 address a.
+func (c *Collector) innermost(n *nestState, a uint64) int {
+	best := 0
+	for i, info := range n.loops {
+		l := info.loop
+		for _, b := range l.Blocks {
+			if a >= b.Addr && a < b.End {
+				if len(info.chain) > len(n.loops[best].chain) {
+					best = i
+				}
+				break
+			}
+		}
+	}
+	return best
+}
+
+// Translate implements gvinst.Translator: it lifts the block at addr and
+// adds the probes of the nests it overlaps.
+func (c *Collector) Translate(addr uint64) (*gvinst.VBlock, error) {
+	if c.an != nil && c.entries[addr] {
+		c.analyse(addr)
+	}
+	vb, err := c.lift.Translate(addr)
+	if err != nil || vb == nil || len(vb.Insts) == 0 {
+		return vb, err
+	}
+	if c.an != nil {
+		last := &vb.Insts[len(vb.Insts)-1]
+		switch {
+		case last.Op == gvinst.OpCall:
+			c.entries[last.Target[0]] = true
+		case last.Op == gvinst.OpCallR && c.callProbes:
+			cp := *vb
+			cp.Insts = append(append([]gvinst.Inst(nil), vb.Insts[:len(vb.Insts)-1]...),
+				gvinst.Inst{Op: gvinst.OpProbe, Type: gvinst.U8, Src: [4]gvinst.Reg{last.Src[0]}, Target: [2]uint64{uint64(c.callSite)}, X86: last.X86},
+				*last)
+			vb = &cp
+		}
+	}
+	k := sort.Search(len(c.beforeAddrs), func(k int) bool { return c.beforeAddrs[k] >= vb.Addr })
+	touched := k < len(c.beforeAddrs) && c.beforeAddrs[k] < vb.End
+	for i := range vb.Insts {
+		if _, ok := c.access[vb.Insts[i].X86]; ok {
+			touched = true
+			break
+		}
+	}
+	if !touched {
+		return vb, nil
+	}
+	cp := *vb
+	cp.Insts = make([]gvinst.Inst, 0, len(vb.Insts)+16)
+	out := &cp
+	nv := vb.NumVRegs()
+	newV := func() gvinst.Reg { nv++; return gvinst.VReg(nv - 1) }
+	ordinal := 0
+	for i := range vb.Insts {
+		in := vb.Insts[i]
+		ni, inNest := c.access[in.X86]
+		if i == 0 || vb.Insts[i-1].X86 != in.X86 {
+			ordinal = 0
+		}
+		// The probes of every guest instruction up to this one (an
+		// instruction with no GVInst of its own, a nop, gets its probes
+		// before the next one's).
+		if i == 0 || vb.Insts[i-1].X86 != in.X86 {
+			c.insertProbes(out, vb, i, newV)
+		}
+		if inNest && c.nests[ni].sampling {
+			n := c.nests[ni]
+			switch in.Op {
+			case gvinst.OpLd, gvinst.OpSt:
+				key := [2]uint64{in.X86, uint64(ordinal)}
+				id, ok := c.accSite[key]
+				if !ok {
+					s := site{kind: siteAccess, nest: ni, x86: in.X86, ordinal: ordinal, block: vb.Addr, index: i,
+						write: in.Op == gvinst.OpSt, size: in.Type.Size()}
+					s.loop = c.innermost(n, in.X86)
+					if x := c.insnAt(n, in.X86); x != nil {
+						for j := range x.Code {
+							if x.Code[j].Op == in.Op && x.Code[j].Type == in.Type {
+								if a := addrOf(x, j); a.kind == opdSlot && isStackBase(a.slot) {
+									s.stack = a
+								}
+								break
+							}
+						}
+					}
+					c.sites = append(c.sites, s)
+					id = len(c.sites) - 1
+					c.accSite[key] = id
+				}
+				ordinal++
+				n.vblocks[vb.Addr] = vb.End
+				out.Insts = append(out.Insts, gvinst.Inst{Op: gvinst.OpProbe, Type: in.Type, Src: [4]gvinst.Reg{in.Src[0]}, Imm: in.Imm, Target: [2]uint64{uint64(id)}, X86: in.X86})
+			case gvinst.OpRepMovs, gvinst.OpRepStos:
+				// rep movs / rep stos: s1 elements at [s7] (and from [s6]),
+				// recorded as one access each of s1 times the element size.
+				cid, ok := c.accSite[[2]uint64{in.X86, 99}]
+				if !ok {
+					c.sites = append(c.sites, site{kind: siteRepCount, nest: ni})
+					cid = len(c.sites) - 1
+					c.accSite[[2]uint64{in.X86, 99}] = cid
+				}
+				emit := func(slot gvinst.Reg, id int, t gvinst.Type) {
+					z := newV()
+					out.Insts = append(out.Insts, gvinst.Inst{Op: gvinst.OpGet, Type: gvinst.U64, Dst: z, Src: [4]gvinst.Reg{slot}, X86: in.X86})
+					out.Insts = append(out.Insts, gvinst.Inst{Op: gvinst.OpProbe, Type: t, Src: [4]gvinst.Reg{z}, Target: [2]uint64{uint64(id)}, X86: in.X86})
+				}
+				emit(gvinst.S1, cid, gvinst.U8)
+				rep := func(ord int, write bool, slot gvinst.Reg) {
+					key := [2]uint64{in.X86, uint64(100 + ord)}
+					id, ok := c.accSite[key]
+					if !ok {
+						s := site{kind: siteAccess, nest: ni, x86: in.X86, ordinal: 100 + ord, block: vb.Addr, index: i,
+							write: write, size: in.Type.Size(), rep: true}
+						s.loop = c.innermost(n, in.X86)
+						c.sites = append(c.sites, s)
+						id = len(c.sites) - 1
+						c.accSite[key] = id
+					}
+					emit(slot, id, in.Type)
+				}
+				if in.Op == gvinst.OpRepMovs {
+					rep(0, false, gvinst.S6)
+				}
+				rep(1, true, gvinst.S7)
+				n.vblocks[vb.Addr] = vb.End
+			case gvinst.OpRepCmps, gvinst.OpRepScas, gvinst.OpFxsave, gvinst.OpFxrstor, gvinst.OpFnstenv, gvinst.OpFldenv:
+				if n.rejected == "" {
+					n.rejected = "memory access the collector cannot model (" + in.Op.String() + ")"
+				}
+			}
+		}
+		out.Insts = append(out.Insts, in)
+	}
+	return out, nil
+}
+
+// insertProbes appends to out the probes of every guest instruction from
+// the one after the previous GVInst's up to GVInst i's own (an instruction
+// with no GVInst of its own, a nop, gets its probes before the next one).
+func (c *Collector) insertProbes(out, vb *gvinst.VBlock, i int, newV func() gvinst.Reg) {
+	in := &vb.Insts[i]
+	lo := vb.Addr
+	if i > 0 {
+		lo = vb.Insts[i-1].X86 + 1
+	}
+	for gi := sort.Search(len(c.beforeAddrs), func(k int) bool { return c.beforeAddrs[k] >= lo }); gi < len(c.beforeAddrs) && c.beforeAddrs[gi] <= in.X86; gi++ {
+		g := c.beforeAddrs[gi]
+		for _, p := range c.before[g] {
+			s := &c.sites[p.site]
+			if !c.nests[s.nest].sampling && !c.keepCounting(s) {
+				continue
+			}
+			c.nests[s.nest].vblocks[vb.Addr] = vb.End
+			z := newV()
+			switch p.kind {
+			case siteReg:
+				if b := int(p.imm); b >= xmmHigh {
+					// The high half of xN: read the pair, probe its second slot.
+					newV()
+					out.Insts = append(out.Insts, gvinst.Inst{Op: gvinst.OpGet, Type: gvinst.B128, Dst: z, Src: [4]gvinst.Reg{gvinst.XReg(b - xmmHigh)}, X86: in.X86})
+					z++
+				} else {
+					out.Insts = append(out.Insts, gvinst.Inst{Op: gvinst.OpGet, Type: gvinst.U64, Dst: z, Src: [4]gvinst.Reg{bitSlot(b)}, X86: in.X86})
+				}
+				out.Insts = append(out.Insts, gvinst.Inst{Op: gvinst.OpProbe, Type: gvinst.U8, Src: [4]gvinst.Reg{z}, Target: [2]uint64{uint64(p.site)}, X86: in.X86})
+			default:
+				out.Insts = append(out.Insts, gvinst.Inst{Op: gvinst.OpLi, Type: gvinst.U64, Dst: z, X86: in.X86})
+				out.Insts = append(out.Insts, gvinst.Inst{Op: gvinst.OpProbe, Type: gvinst.U8, Src: [4]gvinst.Reg{z}, Imm: p.imm, Target: [2]uint64{uint64(p.site)}, X86: in.X86})
+			}
+		}
+	}
+}
+
+// nestIndex returns n's index.
+func (c *Collector) nestIndex(n *nestState) int {
+	for i, m := range c.nests {
+		if m == n {
+			return i
+		}
+	}
+	return -1
+}
+
+// keepCounting reports whether probe site s stays when its nest stops
+// sampling: the headers, resets and exits of loops with inner loops, so
+// that the trip counts of outer loops are known (an outer loop runs once
+// while its inner loops run many times).
+func (c *Collector) keepCounting(s *site) bool {
+	switch s.kind {
+	case siteHeader, siteReset, siteExit:
+		return len(c.nests[s.nest].loops[s.loop].loop.Children) > 0
+	}
+	return false
+}
+
+// insnAt finds the instruction at a in nest n.
+func (c *Collector) insnAt(n *nestState, a uint64) *Insn {
+	for _, b := range n.root.Blocks {
+		if a >= b.Addr && a < b.End {
+			for _, x := range b.Insns {
+				if x.Addr == a {
+					return x
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func selected(t int32) bool { return t < 4 || t&(t-1) == 0 }
+
+// Probe is the interpreter's probe hook.
+func (c *Collector) Probe(id uint32, addr uint64, size int) {
+	s := &c.sites[id]
+	if s.kind == siteCallTarget {
+		c.entries[addr] = true
+		return
+	}
+	n := c.nests[s.nest]
+	if !n.sampling {
+		// Counting: only the outer loops' iterations, for their trip counts.
+		switch s.kind {
+		case siteHeader:
+			for k := s.loop + 1; k < len(n.loops); k++ {
+				if n.counter[k] >= 0 && c.isDescendant(n, k, s.loop) {
+					c.finishTrips(n, k)
+				}
+			}
+			n.counter[s.loop]++
+		case siteReset, siteExit:
+			c.finishTrips(n, s.loop)
+		}
+		return
+	}
+	n.probes++
+	if n.probes == c.opts.MaxProbesPerNest {
+		n.sampling = false
+		c.pendingNest = append(c.pendingNest, s.nest)
+	}
+	switch s.kind {
+	case siteHeader:
+		l := s.loop
+		if n.counter[l] < 0 && l == 0 {
+			n.entries++
+		}
+		// Inner loops start afresh in this iteration.
+		for k := l + 1; k < len(n.loops); k++ {
+			if n.counter[k] >= 0 && c.isDescendant(n, k, l) {
+				c.finishTrips(n, k)
+			}
+		}
+		n.counter[l]++
+		n.sel[l] = selected(n.counter[l])
+		n.snapping = -1
+		info := n.loops[l]
+		if c.chainSelected(n, l) && !info.snapDone {
+			n.snapping = l
+			if cap(n.buf) < len(info.snapRegs) {
+				n.buf = make([]uint64, len(info.snapRegs))
+			}
+			n.buf = n.buf[:len(info.snapRegs)]
+			if len(info.snapRegs) == 0 {
+				c.commitSnap(n, l)
+			}
+		}
+	case siteReg:
+		if n.snapping != s.loop {
+			return
+		}
+		n.buf[s.reg] = addr
+		if s.reg == len(n.buf)-1 {
+			c.commitSnap(n, s.loop)
+		}
+	case siteReset, siteExit:
+		c.finishTrips(n, s.loop)
+	case siteRepCount:
+		c.repCount = addr
+	case siteAccess:
+		if s.samples >= c.opts.MaxSamplesPerSite || n.entries == 0 || !c.chainSelected(n, s.loop) {
+			return
+		}
+		if s.rep {
+			if c.repCount == 0 {
+				return
+			}
+			bytes := int(c.repCount) * size
+			if !s.repSized {
+				s.size, s.repSized = bytes, true
+			} else if s.size != bytes {
+				s.varSize = true
+			}
+		}
+		s.samples++
+		n.samples = append(n.samples, sample{site: int32(id), entry: n.entries - 1, iters: c.iters(n, s.loop), addr: addr})
+	}
+}
+
+func (c *Collector) isDescendant(n *nestState, k, l int) bool {
+	for p := n.loops[k].parent; p >= 0; p = n.loops[p].parent {
+		if p == l {
+			return true
+		}
+	}
+	return false
+}
+
+// finishTrips ends the current entry of loop l, recording its trip count.
+func (c *Collector) finishTrips(n *nestState, l int) {
+	// Once a nest only counts, its innermost loops run without probes
+	// and their counters mean nothing.
+	if n.counter[l] >= 0 && (n.sampling || len(n.loops[l].loop.Children) > 0) {
+		info := n.loops[l]
+		p := info.parent
+		ok := n.entries > 0
+		if p >= 0 {
+			ok = ok && c.chainSelected(n, p)
+		}
+		if ok && len(info.trips) < c.opts.MaxSamplesPerSite {
+			var outer []int32
+			if p >= 0 {
+				outer = c.iters(n, p)
+			}
+			info.trips = append(info.trips, tripSample{entry: n.entries - 1, iters: outer, trips: int64(n.counter[l]) + 1})
+		}
+	}
+	n.counter[l] = -1
+	for k := l + 1; k < len(n.loops); k++ {
+		if c.isDescendant(n, k, l) && n.counter[k] >= 0 {
+			c.finishTrips(n, k)
+		}
+	}
+}
+
+func (c *Collector) chainSelected(n *nestState, l int) bool {
+	for _, k := range n.loops[l].chain {
+		if n.counter[k] < 0 || !n.sel[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Collector) iters(n *nestState, l int) []int32 {
+	ch := n.loops[l].chain
+	out := make([]int32, len(ch))
+	for i, k := range ch {
+		out[i] = n.counter[k]
+	}
+	return out
+}
+
+func (c *Collector) commitSnap(n *nestState, l int) {
+	info := n.loops[l]
+	vals := make([]uint64, len(info.snapRegs)+len(info.stack))
+	copy(vals, n.buf)
+	var rsp, rbp uint64
+	for k, b := range info.snapRegs {
+		switch b {
+		case 4:
+			rsp = n.buf[k]
+		case 5:
+			rbp = n.buf[k]
+		}
+	}
+	for k, s := range info.stack {
+		base := rsp
+		if s.slot == gvinst.S5 {
+			base = rbp
+		}
+		v, err := c.mem.Load(base+uint64(s.disp), min(s.size, 8))
+		if err != nil {
+			v = 0
+		}
+		vals[len(info.snapRegs)+k] = v
+	}
+	info.snaps = append(info.snaps, snap{entry: n.entries - 1, iters: c.iters(n, l), vals: vals})
+	n.snapping = -1
+	if len(info.snaps) >= c.opts.MaxSnapshotsPerLoop && !info.snapDone {
+		// Enough: re-translate the nest without this loop's register probes.
+		info.snapDone = true
+		c.pendingNest = append(c.pendingNest, c.nestIndex(n))
+	}
+}
+
+// Run implements gvinst.Engine: it runs the wrapped engine in slices and,
+// between slices, re-translates the nests that have sampled enough.
+func (c *Collector) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
+	start := c.inner.Stats().GuestInsns
+	for {
+		slice := c.opts.SliceInsns
+		if budget != 0 {
+			used := c.inner.Stats().GuestInsns - start
+			if used >= budget {
+				return gvinst.Stop{Kind: gvinst.StopBudget, PC: cpu.PC}
+			}
+			slice = min(slice, budget-used)
+		}
+		st := c.inner.Run(cpu, slice)
+		c.flush()
+		if st.Kind == gvinst.StopBudget {
+			c.pcSamples++
+			if n, ok := c.blockSamples[cpu.PC]; ok {
+				c.blockSamples[cpu.PC] = n + 1
+			}
+		}
+		if st.Kind != gvinst.StopBudget {
+			return st
+		}
+	}
+}
+
+// flush switches the pending nests to counting only.
+func (c *Collector) flush() {
+	c.pending = append(c.pending[:0], c.pendingNest...)
+	c.pendingNest = c.pendingNest[:0]
+	for _, ni := range c.pending {
+		n := c.nests[ni]
+		for a, end := range n.vblocks {
+			c.inner.Invalidate(a, end-a)
+		}
+		n.vblocks = map[uint64]uint64{}
+	}
+	c.pending = c.pending[:0]
+}
+
+// Invalidate implements gvinst.Engine.
+func (c *Collector) Invalidate(addr, size uint64) { c.inner.Invalidate(addr, size) }
+
+// Stats implements gvinst.Engine.
+func (c *Collector) Stats() gvinst.EngineStats { return c.inner.Stats() }

@@ -1,0 +1,153 @@
+package profile
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// point is one observation for an affine fit: in the nest entry (group)
+// key, at iteration vector vec, the value val.
+type point struct {
+	key string
+	vec []int32
+	val uint64
+}
+
+// affineFit is val = base[key] + Σ coeffs[l]·vec[l], modulo 2^64.
+type affineFit struct {
+	coeffs []int64
+	bases  map[string]uint64
+	keys   []string // group keys in first-seen order
+	varied []bool   // whether level l took two values in some group
+}
+
+// fitAffine fits points of nl levels. Coefficients are shared by all
+// groups; each group has its own base. It fails, saying why, when some
+// point does not fit or a varying level has no pair of points to fix its
+// coefficient.
+func fitAffine(pts []point, nl int) (*affineFit, error) {
+	f := &affineFit{coeffs: make([]int64, nl), bases: map[string]uint64{}, varied: make([]bool, nl)}
+	known := make([]bool, nl)
+	type gk struct {
+		key string
+		vec string
+	}
+	vkey := func(v []int32) string {
+		var sb strings.Builder
+		for _, x := range v {
+			sb.WriteString(strconv.Itoa(int(x)))
+			sb.WriteByte(',')
+		}
+		return sb.String()
+	}
+	at := map[gk]uint64{}
+	first := map[string][]int32{}
+	for _, p := range pts {
+		k := gk{p.key, vkey(p.vec)}
+		if v, ok := at[k]; ok && v != p.val {
+			return nil, fmt.Errorf("two values (%#x and %#x) at %s", v, p.val, fmtVec(p.vec))
+		}
+		at[k] = p.val
+		if fv, ok := first[p.key]; !ok {
+			first[p.key] = p.vec
+			f.keys = append(f.keys, p.key)
+		} else {
+			for l := 0; l < nl && l < len(p.vec); l++ {
+				if p.vec[l] != fv[l] {
+					f.varied[l] = true
+				}
+			}
+		}
+	}
+	tmp := make([]int32, nl)
+	for _, p := range pts {
+		for l := 0; l < nl && l < len(p.vec); l++ {
+			if p.vec[l] == 0 {
+				continue
+			}
+			copy(tmp, p.vec)
+			tmp[l] = 0
+			v0, ok := at[gk{p.key, vkey(tmp[:len(p.vec)])}]
+			if !ok {
+				continue
+			}
+			diff := int64(p.val - v0)
+			if diff%int64(p.vec[l]) != 0 {
+				return nil, fmt.Errorf("%#x at %s is not a whole step from %#x at %s", p.val, fmtVec(p.vec), v0, fmtVec(tmp[:len(p.vec)]))
+			}
+			c := diff / int64(p.vec[l])
+			if known[l] && f.coeffs[l] != c {
+				return nil, fmt.Errorf("level %d steps by %d and by %d", l, f.coeffs[l], c)
+			}
+			f.coeffs[l], known[l] = c, true
+		}
+	}
+	for l := 0; l < nl; l++ {
+		if f.varied[l] && !known[l] {
+			return nil, fmt.Errorf("too few samples to fit level %d", l)
+		}
+	}
+	for _, p := range pts {
+		b := p.val
+		for l := 0; l < nl && l < len(p.vec); l++ {
+			b -= uint64(f.coeffs[l] * int64(p.vec[l]))
+		}
+		if ob, ok := f.bases[p.key]; ok && ob != b {
+			return nil, fmt.Errorf("%#x at %s does not fit base %#x + %s", p.val, fmtVec(p.vec), ob, fmtCoeffs(f.coeffs, nil))
+		}
+		f.bases[p.key] = b
+	}
+	return f, nil
+}
+
+func fmtVec(v []int32) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%s=%d", indexName(i), x)
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// indexName is the paper's name of level l's index: i, j, k, then l, m,
+// n, then i6, i7, ….
+func indexName(l int) string {
+	names := []string{"i", "j", "k", "l", "m", "n"}
+	if l < len(names) {
+		return names[l]
+	}
+	return fmt.Sprintf("i%d", l)
+}
+
+// fmtCoeffs prints Σ coeffs[l]·index_l with base first when given.
+func fmtCoeffs(c []int64, base *string) string {
+	var parts []string
+	if base != nil && *base != "" {
+		parts = append(parts, *base)
+	}
+	for l, k := range c {
+		switch {
+		case k == 0:
+			continue
+		case k == 1:
+			parts = append(parts, indexName(l))
+		default:
+			parts = append(parts, fmt.Sprintf("%d*%s", k, indexName(l)))
+		}
+	}
+	if len(parts) == 0 {
+		return "0"
+	}
+	return strings.ReplaceAll(strings.Join(parts, " + "), "+ -", "- ")
+}
+
+// sortedKeys returns the map's keys sorted.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

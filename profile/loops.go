@@ -1,0 +1,239 @@
+package profile
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Loop is a natural loop: a header and the blocks that reach a back edge
+// to it without passing it. Loops with the same header are merged.
+type Loop struct {
+	Func    *Func
+	Header  *Block
+	Blocks  []*Block // in address order, the header included
+	Latches []*Block // sources of back edges
+	// Exits are the edges that leave the loop: From inside, To outside.
+	Exits    []Edge
+	Parent   *Loop
+	Children []*Loop // in address order
+	Depth    int     // 1 for a root of the forest
+	body     map[*Block]bool
+}
+
+// Edge is a control flow edge.
+type Edge struct{ From, To *Block }
+
+// Contains reports whether b is in the loop.
+func (l *Loop) Contains(b *Block) bool { return l.body[b] }
+
+// Levels returns the loop's nest shape below it: the loop, then its only
+// child, and so on, as long as each level has exactly one child. A nest
+// with siblings at some level is cut there (the returned levels are a
+// perfect-or-imperfect chain).
+func (l *Loop) Levels() []*Loop {
+	out := []*Loop{l}
+	for x := l; len(x.Children) == 1; x = x.Children[0] {
+		out = append(out, x.Children[0])
+	}
+	return out
+}
+
+// findLoops finds the natural loops of f and builds the nest forest.
+func (f *Func) findLoops() {
+	byHeader := map[*Block]*Loop{}
+	var headers []*Block
+	for _, b := range f.rpo {
+		for _, s := range b.Succs {
+			if !Dominates(s, b) {
+				continue
+			}
+			l := byHeader[s]
+			if l == nil {
+				l = &Loop{Func: f, Header: s, body: map[*Block]bool{s: true}}
+				byHeader[s] = l
+				headers = append(headers, s)
+			}
+			l.Latches = append(l.Latches, b)
+			// Blocks reaching b without passing the header.
+			work := []*Block{b}
+			for len(work) > 0 {
+				x := work[len(work)-1]
+				work = work[:len(work)-1]
+				if l.body[x] {
+					continue
+				}
+				l.body[x] = true
+				for _, p := range x.Preds {
+					if p.RPO >= 0 {
+						work = append(work, p)
+					}
+				}
+			}
+		}
+	}
+	sort.Slice(headers, func(i, j int) bool { return headers[i].Addr < headers[j].Addr })
+	var loops []*Loop
+	for _, h := range headers {
+		l := byHeader[h]
+		for b := range l.body {
+			l.Blocks = append(l.Blocks, b)
+		}
+		sort.Slice(l.Blocks, func(i, j int) bool { return l.Blocks[i].Addr < l.Blocks[j].Addr })
+		sort.Slice(l.Latches, func(i, j int) bool { return l.Latches[i].Addr < l.Latches[j].Addr })
+		for _, b := range l.Blocks {
+			for _, s := range b.Succs {
+				if !l.body[s] {
+					l.Exits = append(l.Exits, Edge{b, s})
+				}
+			}
+		}
+		loops = append(loops, l)
+	}
+	// Parent: the smallest other loop containing the header.
+	for _, l := range loops {
+		for _, m := range loops {
+			if m == l || !m.body[l.Header] || len(m.body) < len(l.body) {
+				continue
+			}
+			if len(m.body) == len(l.body) && m.Header.Addr > l.Header.Addr {
+				continue
+			}
+			if l.Parent == nil || len(m.body) < len(l.Parent.body) {
+				l.Parent = m
+			}
+		}
+	}
+	for _, l := range loops {
+		if l.Parent != nil {
+			l.Parent.Children = append(l.Parent.Children, l)
+		} else {
+			f.Nests = append(f.Nests, l)
+		}
+	}
+	var order func(l *Loop, d int)
+	order = func(l *Loop, d int) {
+		l.Depth = d
+		f.Loops = append(f.Loops, l)
+		for _, c := range l.Children {
+			order(c, d+1)
+		}
+	}
+	for _, l := range f.Nests {
+		order(l, 1)
+	}
+}
+
+// FormatLoops prints the functions' loop-nest forests, one loop a line,
+// indented by depth, for golden tests and people:
+//
+//	main 0x401136
+//	  loop 0x401150 blocks=3 latches=0x40116a exits=0x401170
+//	    loop 0x401158 …
+func FormatLoops(p *Program, only func(*Func) bool) string {
+	var sb strings.Builder
+	for _, f := range p.Funcs {
+		if only != nil && !only(f) {
+			continue
+		}
+		fmt.Fprintf(&sb, "%s %#x blocks=%d", f.Name, f.Entry, len(f.Blocks))
+		if f.Indirect {
+			sb.WriteString(" indirect")
+		}
+		sb.WriteString("\n")
+		var pr func(l *Loop)
+		pr = func(l *Loop) {
+			sb.WriteString(strings.Repeat("  ", l.Depth))
+			fmt.Fprintf(&sb, "loop %#x blocks=%d latches=", l.Header.Addr, len(l.Blocks))
+			for i, b := range l.Latches {
+				if i > 0 {
+					sb.WriteString(",")
+				}
+				fmt.Fprintf(&sb, "%#x", b.Last().Addr)
+			}
+			sb.WriteString(" exits=")
+			for i, e := range l.Exits {
+				if i > 0 {
+					sb.WriteString(",")
+				}
+				fmt.Fprintf(&sb, "%#x->%#x", e.From.Last().Addr, e.To.Addr)
+			}
+			if r := l.staticReject(); r != "" {
+				sb.WriteString(" [" + r + "]")
+			}
+			sb.WriteString("\n")
+			for _, c := range l.Children {
+				pr(c)
+			}
+		}
+		for _, l := range f.Nests {
+			pr(l)
+		}
+	}
+	return sb.String()
+}
+
+// staticReject says why the nest rooted at l is no candidate, or "".
+func (l *Loop) staticReject() string {
+	for _, b := range l.Blocks {
+		last := b.Last()
+		switch last.Term {
+		case TermCall:
+			name := fmt.Sprintf("%#x", last.Targets[0])
+			if f := l.Func; f != nil && last.Targets[0] == f.Entry {
+				name = f.Name
+			}
+			return fmt.Sprintf("calls %s at %#x", name, last.Addr)
+		case TermCallR:
+			return fmt.Sprintf("indirect call at %#x", last.Addr)
+		case TermJumpR:
+			return fmt.Sprintf("indirect jump at %#x", last.Addr)
+		case TermRet:
+			return fmt.Sprintf("returns from inside the loop at %#x", last.Addr)
+		case TermSyscall:
+			return fmt.Sprintf("system call at %#x", last.Addr)
+		case TermTrap:
+			return fmt.Sprintf("trap at %#x", last.Addr)
+		}
+	}
+	return l.shapeReject()
+}
+
+// shapeReject checks that each loop of the nest leaves only from one block,
+// its header or its latch (a counted loop tested at the top or the
+// bottom), and that an inner loop leaves only into its parent.
+func (l *Loop) shapeReject() string {
+	var check func(x *Loop) string
+	check = func(x *Loop) string {
+		var from *Block
+		for _, e := range x.Exits {
+			if from != nil && e.From != from {
+				return fmt.Sprintf("loop %#x leaves from two places (%#x and %#x): early exit, trip count unknown on entry", x.Header.Addr, from.Last().Addr, e.From.Last().Addr)
+			}
+			from = e.From
+			if x.Parent != nil && !x.Parent.Contains(e.To) && x != l {
+				return fmt.Sprintf("loop %#x leaves its parent loop directly at %#x", x.Header.Addr, e.From.Last().Addr)
+			}
+		}
+		if from == nil {
+			return fmt.Sprintf("loop %#x never exits", x.Header.Addr)
+		}
+		// The exit test must run in every iteration: its block dominates
+		// every latch.
+		for _, lt := range x.Latches {
+			if !Dominates(from, lt) {
+				return fmt.Sprintf("loop %#x leaves from %#x, which some iterations skip: early exit", x.Header.Addr, from.Last().Addr)
+			}
+		}
+		if from.Last().Term != TermBranch {
+			return fmt.Sprintf("loop %#x leaves at %#x without a conditional branch", x.Header.Addr, from.Last().Addr)
+		}
+		for _, c := range x.Children {
+			if r := check(c); r != "" {
+				return r
+			}
+		}
+		return ""
+	}
+	return check(l)
+}

@@ -1,0 +1,679 @@
+package profile
+
+import (
+	"math/bits"
+	"strings"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// slots is a set of the guest state the analyses track: the 16 general
+// registers (bits 0-15), the 16 SSE registers (bits 16-31) and the flags
+// (bit 32).
+type slots uint64
+
+const (
+	flagsBit = 32
+	allGPR   = slots(1<<16 - 1)
+	allXMM   = slots(1<<16-1) << 16
+	allSlots = allGPR | allXMM | 1<<flagsBit
+)
+
+// slotBit maps a guest slot to its bit, or -1 for state not tracked.
+func slotBit(r gvinst.Reg) int {
+	switch {
+	case r < gvinst.X0:
+		return int(r)
+	case r < gvinst.FSBase:
+		return 16 + int(r-gvinst.X0)/2
+	case r >= gvinst.CCOp && r <= gvinst.RFLAGS:
+		return flagsBit
+	}
+	return -1
+}
+
+// bitSlot is the first guest slot of bit b.
+func bitSlot(b int) gvinst.Reg {
+	switch {
+	case b < 16:
+		return gvinst.Reg(b)
+	case b < 32:
+		return gvinst.XReg(b - 16)
+	}
+	return gvinst.CCOp
+}
+
+// bitName names a tracked slot: s0…s15, x0…x15, flags.
+func bitName(b int) string {
+	if b == flagsBit {
+		return "flags"
+	}
+	return bitSlot(b).String()
+}
+
+// names lists the set's members by name.
+func (s slots) names() []string {
+	out := []string{}
+	for s != 0 {
+		b := bits.TrailingZeros64(uint64(s))
+		s &^= 1 << b
+		out = append(out, bitName(b))
+	}
+	return out
+}
+
+func (s slots) String() string { return strings.Join(s.names(), " ") }
+
+// srcRegs returns the registers instruction in reads as operands.
+func srcRegs(in *gvinst.Inst) []gvinst.Reg {
+	var out []gvinst.Reg
+	si := 0
+	for _, k := range in.Op.Info().Operands {
+		switch k {
+		case gvinst.OpdSrc, gvinst.OpdMem:
+			out = append(out, in.Src[si])
+			si++
+		case gvinst.OpdSrcImm:
+			if !in.HasImm {
+				out = append(out, in.Src[si])
+			}
+			si++
+		}
+	}
+	return out
+}
+
+// hasDst reports whether in writes its Dst register.
+func hasDst(in *gvinst.Inst) bool {
+	for _, k := range in.Op.Info().Operands {
+		if k == gvinst.OpdDst {
+			return true
+		}
+	}
+	return false
+}
+
+// System V argument, return and callee-saved registers.
+var (
+	argRegs     = slots(1<<7 | 1<<6 | 1<<2 | 1<<1 | 1<<8 | 1<<9 | 1<<0 | 1<<4 | 0xff<<16)
+	retRegs     = slots(1<<0 | 1<<2 | 1<<4 | 3<<16)
+	calleeSaved = slots(1<<3 | 1<<5 | 1<<12 | 1<<13 | 1<<14 | 1<<15 | 1<<4)
+	callerSaved = slots(1<<0|1<<1|1<<2|1<<6|1<<7|1<<8|1<<9|1<<10|1<<11) | allXMM | 1<<flagsBit
+	syscallUse  = slots(1<<0 | 1<<7 | 1<<6 | 1<<2 | 1<<10 | 1<<8 | 1<<9 | 1<<4)
+	syscallDef  = slots(1<<0 | 1<<1 | 1<<11)
+)
+
+// useDef returns the tracked slots the instruction reads before writing
+// (use) and the slots it writes entirely (def).
+func useDef(x *Insn) (use, def slots) {
+	read := func(r gvinst.Reg) {
+		if b := slotBit(r); b >= 0 && def&(1<<b) == 0 {
+			use |= 1 << b
+		}
+	}
+	for i := range x.Code {
+		in := &x.Code[i]
+		switch in.Op {
+		case gvinst.OpGetCC, gvinst.OpGetFlags:
+			read(gvinst.CCOp)
+		case gvinst.OpFlags, gvinst.OpSetFlags:
+			def |= 1 << flagsBit
+		}
+		for _, r := range srcRegs(in) {
+			if r < gvinst.NumGuestSlots {
+				read(r)
+			}
+		}
+		if in.Op == gvinst.OpGet {
+			read(in.Src[0])
+		}
+		if in.Op == gvinst.OpPut || hasDst(in) && in.Dst < gvinst.NumGuestSlots {
+			r := in.Dst
+			if b := slotBit(r); b >= 0 {
+				if b >= 16 && b < 32 && in.Type != gvinst.B128 {
+					read(r) // a partial write of an SSE register keeps its high half
+				}
+				def |= 1 << b
+			}
+		}
+	}
+	switch x.Term {
+	case TermCall, TermCallR:
+		use |= argRegs
+		def |= callerSaved &^ retRegs
+	case TermSyscall:
+		use |= syscallUse
+		def |= syscallDef
+	}
+	return use, def
+}
+
+// liveness computes the tracked slots live at the start of every
+// instruction of f (by address).
+func (f *Func) liveness() map[uint64]slots {
+	type bl struct{ use, def, in, out slots }
+	info := make([]bl, len(f.Blocks))
+	for i, b := range f.Blocks {
+		var use, def slots
+		for _, x := range b.Insns {
+			u, d := useDef(x)
+			use |= u &^ def
+			def |= d
+		}
+		info[i] = bl{use: use, def: def}
+	}
+	exitLive := func(b *Block) slots {
+		switch l := b.Last(); l.Term {
+		case TermRet:
+			return retRegs | calleeSaved
+		case TermJumpR, TermTrap:
+			return allSlots
+		case TermJump, TermBranch:
+			// A jump out of the function is a tail call.
+			for _, t := range l.Targets[:1+btoi(l.Term == TermBranch)] {
+				if _, ok := f.ByAddr[t]; !ok {
+					return argRegs | calleeSaved
+				}
+			}
+		}
+		return 0
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := len(f.rpo) - 1; i >= 0; i-- {
+			b := f.rpo[i]
+			out := exitLive(b)
+			for _, s := range b.Succs {
+				out |= info[s.ID].in
+			}
+			in := info[b.ID].use | out&^info[b.ID].def
+			if in != info[b.ID].in || out != info[b.ID].out {
+				info[b.ID].in, info[b.ID].out = in, out
+				changed = true
+			}
+		}
+	}
+	live := map[uint64]slots{}
+	for _, b := range f.Blocks {
+		l := info[b.ID].out
+		for i := len(b.Insns) - 1; i >= 0; i-- {
+			u, d := useDef(b.Insns[i])
+			l = u | l&^d
+			live[b.Insns[i].Addr] = l
+		}
+	}
+	return live
+}
+
+// carriedIn returns the tracked slots an iteration of loop l reads before
+// writing them: liveness inside the loop, with the back edges to its
+// header and the exits cut. These are the values one iteration may take
+// from the one before; the others are recomputed in every iteration.
+func (l *Loop) carriedIn() slots {
+	in := map[*Block]slots{}
+	ud := map[*Block][2]slots{}
+	for _, b := range l.Blocks {
+		var use, def slots
+		for _, x := range b.Insns {
+			u, d := useDef(x)
+			use |= u &^ def
+			def |= d
+		}
+		ud[b] = [2]slots{use, def}
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := len(l.Blocks) - 1; i >= 0; i-- {
+			b := l.Blocks[i]
+			var out slots
+			for _, s := range b.Succs {
+				if s != l.Header && l.Contains(s) {
+					out |= in[s]
+				}
+			}
+			v := ud[b][0] | out&^ud[b][1]
+			if v != in[b] {
+				in[b] = v
+				changed = true
+			}
+		}
+	}
+	return in[l.Header]
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// valueOf describes where the value of register r at instruction index i
+// of x came from, within x: a guest slot read (slot >= 0), a load from
+// [slot+disp], or a constant.
+type operand struct {
+	kind  int // 0 unknown, 1 slot, 2 load from [base+disp], 3 constant
+	slot  gvinst.Reg
+	disp  int64
+	size  int
+	value int64
+}
+
+const (
+	opdUnknown = iota
+	opdSlot
+	opdLoad
+	opdConst
+)
+
+// trace follows r back through x's GVInst before index i.
+func trace(x *Insn, i int, r gvinst.Reg) operand {
+	if r < gvinst.NumGuestSlots {
+		return operand{kind: opdSlot, slot: r}
+	}
+	for j := i - 1; j >= 0; j-- {
+		in := &x.Code[j]
+		if !hasDst(in) || in.Dst != r {
+			continue
+		}
+		switch in.Op {
+		case gvinst.OpGet:
+			return operand{kind: opdSlot, slot: in.Src[0]}
+		case gvinst.OpLi:
+			return operand{kind: opdConst, value: in.Imm}
+		case gvinst.OpMov:
+			return trace(x, j, in.Src[0])
+		case gvinst.OpCvt:
+			// A width change of an integer keeps the identity of the value.
+			if in.Type.IsInt() && in.SrcType.IsInt() {
+				return trace(x, j, in.Src[0])
+			}
+		case gvinst.OpLd:
+			b := addrOf(x, j)
+			if b.kind == opdSlot {
+				return operand{kind: opdLoad, slot: b.slot, disp: b.disp, size: in.Type.Size()}
+			}
+		case gvinst.OpAnd:
+			if in.HasImm && (in.Imm == 0xffffffff || in.Imm == -1) {
+				return trace(x, j, in.Src[0])
+			}
+		}
+		return operand{}
+	}
+	return operand{}
+}
+
+// addrOf returns the address operand of the LD, ST or PROBE at index i of
+// x as a guest slot plus displacement (kind opdSlot) when it is one.
+func addrOf(x *Insn, i int) operand {
+	in := &x.Code[i]
+	disp := in.Imm
+	r := in.Src[0]
+	for k := 0; k < 8; k++ {
+		if r < gvinst.NumGuestSlots {
+			return operand{kind: opdSlot, slot: r, disp: disp}
+		}
+		j := i - 1
+		for ; j >= 0; j-- {
+			if hasDst(&x.Code[j]) && x.Code[j].Dst == r {
+				break
+			}
+		}
+		if j < 0 {
+			return operand{}
+		}
+		d := &x.Code[j]
+		switch {
+		case d.Op == gvinst.OpGet:
+			return operand{kind: opdSlot, slot: d.Src[0], disp: disp}
+		case d.Op == gvinst.OpAdd && d.HasImm:
+			disp += d.Imm
+			r, i = d.Src[0], j
+		case d.Op == gvinst.OpSub && d.HasImm:
+			disp -= d.Imm
+			r, i = d.Src[0], j
+		case d.Op == gvinst.OpMov:
+			r, i = d.Src[0], j
+		case d.Op == gvinst.OpLi:
+			return operand{kind: opdConst, value: d.Imm + disp}
+		default:
+			return operand{}
+		}
+	}
+	return operand{}
+}
+
+// isStackBase reports whether slot is rsp or rbp.
+func isStackBase(r gvinst.Reg) bool { return r == gvinst.S4 || r == gvinst.S5 }
+
+// cmpFromCond maps an x86 condition on the flags of "cmp a, b" to the
+// relation a ? b it tests: the gvinst.Cmp name and its signedness.
+func cmpFromCond(c gvinst.Cond) (rel string, signed, ok bool) {
+	switch c {
+	case gvinst.CondL:
+		return "lt", true, true
+	case gvinst.CondLE:
+		return "le", true, true
+	case gvinst.CondG:
+		return "gt", true, true
+	case gvinst.CondGE:
+		return "ge", true, true
+	case gvinst.CondB:
+		return "lt", false, true
+	case gvinst.CondBE:
+		return "le", false, true
+	case gvinst.CondA:
+		return "gt", false, true
+	case gvinst.CondAE:
+		return "ge", false, true
+	case gvinst.CondE:
+		return "eq", false, true
+	case gvinst.CondNE:
+		return "ne", false, true
+	}
+	return "", false, false
+}
+
+var negRel = map[string]string{"lt": "ge", "ge": "lt", "le": "gt", "gt": "le", "eq": "ne", "ne": "eq"}
+var swapRel = map[string]string{"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
+
+// staticBound is the compare that ends a loop, as found in its exiting
+// block: the loop continues while A rel B.
+type staticBound struct {
+	a, b   operand
+	rel    string
+	signed bool
+	x86    uint64
+}
+
+// findBound looks at the exiting block of loop l for "cmp a, b; jcc".
+func findBound(l *Loop) (staticBound, bool) {
+	if len(l.Exits) == 0 {
+		return staticBound{}, false
+	}
+	blk := l.Exits[0].From
+	br := blk.Last()
+	if br.Term != TermBranch {
+		return staticBound{}, false
+	}
+	// The branch's condition: BRANCH c where c = GETCC.cond.
+	last := &br.Code[len(br.Code)-1]
+	var cond gvinst.Cond
+	found := false
+	for j := len(br.Code) - 2; j >= 0; j-- {
+		in := &br.Code[j]
+		if hasDst(in) && in.Dst == last.Src[0] && in.Op == gvinst.OpGetCC {
+			cond, found = gvinst.Cond(in.Mod), true
+			break
+		}
+	}
+	if !found {
+		return staticBound{}, false
+	}
+	rel, signed, ok := cmpFromCond(cond)
+	if !ok {
+		return staticBound{}, false
+	}
+	taken, _ := l.Func.ByAddr[last.Target[0]]
+	if taken == nil || !l.Contains(taken) {
+		rel = negRel[rel]
+	}
+	// The flags: the last FLAGS before the branch in the block.
+	for k := len(blk.Insns) - 1; k >= 0; k-- {
+		x := blk.Insns[k]
+		for j := len(x.Code) - 1; j >= 0; j-- {
+			in := &x.Code[j]
+			if in.Op == gvinst.OpSetFlags {
+				return staticBound{}, false
+			}
+			if in.Op != gvinst.OpFlags {
+				continue
+			}
+			sb := staticBound{rel: rel, signed: signed, x86: x.Addr}
+			resolve := func(o operand) operand {
+				if o.kind != opdSlot || o.slot >= 16 {
+					return o
+				}
+				// The register's last write before, in this block.
+				for kk := k - 1; kk >= 0; kk-- {
+					y := blk.Insns[kk]
+					for jj := len(y.Code) - 1; jj >= 0; jj-- {
+						w := &y.Code[jj]
+						if w.Op == gvinst.OpPut && w.Dst == o.slot {
+							if t := trace(y, jj, w.Src[0]); t.kind == opdLoad || t.kind == opdConst {
+								return t
+							}
+							return o
+						}
+					}
+				}
+				return o
+			}
+
+			switch gvinst.FlagKind(in.Mod & 0x7f) {
+			case gvinst.FlagsSub:
+				sb.a, sb.b = resolve(trace(x, j, in.Src[0])), resolve(trace(x, j, in.Src[1]))
+			case gvinst.FlagsLogic:
+				if in.Src[0] != in.Src[1] {
+					return staticBound{}, false
+				}
+				sb.a, sb.b = resolve(trace(x, j, in.Src[0])), operand{kind: opdConst}
+			default:
+				// add, inc, dec…: the result compared with 0; the result
+				// is what the instruction writes back.
+				return staticBound{}, false
+			}
+			return sb, true
+		}
+	}
+	return staticBound{}, false
+}
+
+// accumulates reports whether the value loaded by the LD at (ld, li) flows
+// to the value stored by the ST at (st, si), in block b, through exactly
+// one associative update x = x op e (op add or mul, e independent of x),
+// and nowhere else. It returns the op ("add" or "mul").
+func accumulates(b *Block, ld *Insn, li int, st *Insn, si int) (string, bool) {
+	start, end := -1, -1
+	for k, x := range b.Insns {
+		if x == ld {
+			start = k
+		}
+		if x == st {
+			end = k
+		}
+	}
+	if start < 0 || end < start {
+		return "", false
+	}
+	var tslots map[gvinst.Reg]int // tainted guest slots: number of updates so far
+	tslots = map[gvinst.Reg]int{}
+	op := ""
+	for k := start; k <= end; k++ {
+		x := b.Insns[k]
+		tv := map[gvinst.Reg]int{} // tainted virtual registers
+		first := 0
+		if k == start {
+			first = li + 1
+			tv[x.Code[li].Dst] = 0
+		}
+		taint := func(r gvinst.Reg) (int, bool) {
+			if r < gvinst.NumGuestSlots {
+				n, ok := tslots[r]
+				return n, ok
+			}
+			n, ok := tv[r]
+			return n, ok
+		}
+		last := len(x.Code)
+		if k == end {
+			last = si + 1
+		}
+		for j := first; j < last; j++ {
+			in := &x.Code[j]
+			if in.Op == gvinst.OpFlags {
+				continue
+			}
+			if k == end && j == si {
+				n, ok := taint(in.Src[1])
+				if _, bad := taint(in.Src[0]); bad {
+					return "", false
+				}
+				return op, ok && n == 1
+			}
+			var tn []int
+			var tpos []int
+			for p, r := range srcRegs(in) {
+				if n, ok := taint(r); ok {
+					tn = append(tn, n)
+					tpos = append(tpos, p)
+				}
+			}
+			if in.Op == gvinst.OpGet {
+				if n, ok := tslots[in.Src[0]]; ok {
+					tn, tpos = []int{n}, []int{0}
+				}
+			}
+			if len(tn) == 0 {
+				if hasDst(in) {
+					delete(tv, in.Dst)
+				}
+				if in.Op == gvinst.OpPut {
+					delete(tslots, in.Dst)
+				}
+				continue
+			}
+			if len(tn) > 1 {
+				return "", false
+			}
+			n := tn[0]
+			switch in.Op {
+			case gvinst.OpGet, gvinst.OpMov:
+				tv[in.Dst] = n
+			case gvinst.OpJoin:
+				if tpos[0] != 0 {
+					return "", false
+				}
+				tv[in.Dst] = n
+			case gvinst.OpPut:
+				tslots[in.Dst] = n
+			case gvinst.OpAdd, gvinst.OpVAdd, gvinst.OpMul, gvinst.OpVMul, gvinst.OpSub, gvinst.OpVSub,
+				gvinst.OpAnd, gvinst.OpOr, gvinst.OpVAnd, gvinst.OpVOr, gvinst.OpMin, gvinst.OpMax, gvinst.OpVMin, gvinst.OpVMax:
+				o := reductionOp(in.Op)
+				if (in.Op == gvinst.OpSub || in.Op == gvinst.OpVSub) && tpos[0] != 0 {
+					return "", false
+				}
+				if op != "" && op != o || n != 0 {
+					return "", false
+				}
+				op = o
+				tv[in.Dst] = n + 1
+			default:
+				return "", false
+			}
+		}
+	}
+	return "", false
+}
+
+// regAccumulates reports whether the carried register bit b of loop l is
+// an accumulator: every instruction of the loop that reads it is
+// b = b op e, with one op for all of them (gcc -O3 unrolls a sum into
+// several such instructions).
+func regAccumulates(l *Loop, b int) (string, bool) {
+	op := ""
+	n := 0
+	for _, blk := range l.Blocks {
+		for _, x := range blk.Insns {
+			u, _ := useDef(x)
+			if u&(1<<b) == 0 {
+				continue
+			}
+			o, ok := insnAccumulates(x, bitSlot(b))
+			if !ok || op != "" && o != op {
+				return "", false
+			}
+			op = o
+			n++
+		}
+	}
+	return op, n > 0
+}
+
+// insnAccumulates reports whether instruction x is slot = slot op e with
+// e independent of slot, and returns op.
+func insnAccumulates(x *Insn, slot gvinst.Reg) (string, bool) {
+	tv := map[gvinst.Reg]int{}
+	op := ""
+	ok := false
+	for j := range x.Code {
+		in := &x.Code[j]
+		if in.Op == gvinst.OpGet && in.Src[0] == slot {
+			tv[in.Dst] = 0
+			continue
+		}
+		if in.Op == gvinst.OpFlags {
+			continue
+		}
+		var tn []int
+		var tpos []int
+		for p, r := range srcRegs(in) {
+			if r == slot {
+				return "", false
+			}
+			if n, t := tv[r]; t {
+				tn = append(tn, n)
+				tpos = append(tpos, p)
+			}
+		}
+		if len(tn) == 0 {
+			continue
+		}
+		if len(tn) > 1 {
+			return "", false
+		}
+		n := tn[0]
+		switch in.Op {
+		case gvinst.OpMov:
+			tv[in.Dst] = n
+		case gvinst.OpJoin:
+			if tpos[0] != 0 {
+				return "", false
+			}
+			tv[in.Dst] = n
+		case gvinst.OpPut:
+			if in.Dst != slot || n != 1 {
+				return "", false
+			}
+			ok = true
+		case gvinst.OpAdd, gvinst.OpVAdd, gvinst.OpMul, gvinst.OpVMul, gvinst.OpSub, gvinst.OpVSub,
+			gvinst.OpAnd, gvinst.OpOr, gvinst.OpVAnd, gvinst.OpVOr, gvinst.OpMin, gvinst.OpMax, gvinst.OpVMin, gvinst.OpVMax:
+			o := reductionOp(in.Op)
+			if (in.Op == gvinst.OpSub || in.Op == gvinst.OpVSub) && tpos[0] != 0 || n != 0 || op != "" {
+				return "", false
+			}
+			op = o
+			tv[in.Dst] = 1
+		default:
+			return "", false
+		}
+	}
+	return op, ok
+}
+
+// reductionOp names the associative operator of an accumulating op.
+func reductionOp(op gvinst.Op) string {
+	switch op {
+	case gvinst.OpMul, gvinst.OpVMul:
+		return "mul"
+	case gvinst.OpAnd, gvinst.OpVAnd:
+		return "and"
+	case gvinst.OpOr, gvinst.OpVOr:
+		return "or"
+	case gvinst.OpMin, gvinst.OpVMin:
+		return "min"
+	case gvinst.OpMax, gvinst.OpVMax:
+		return "max"
+	}
+	return "add"
+}

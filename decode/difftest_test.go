@@ -10,6 +10,7 @@ package decode
 import (
 	"bytes"
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"math"
 	"math/big"
@@ -37,7 +38,7 @@ const (
 	dtMapSize     = 0x4000
 	dtStackTop    = dtScratch + 0x3000
 	dtStateSize   = 400
-	dtCodeMax     = 48 // the most code bytes of one case (harness.c's CODE_MAX)
+	dtCodeMax     = 48           // the most code bytes of one case (harness.c's CODE_MAX)
 	dtSeed        = 0x6778626974 // "gxbit"
 )
 
@@ -52,6 +53,8 @@ const (
 	dtOF     = gvinst.FlagOF
 	dtStatus = gvinst.FlagsArith
 )
+
+var dtSeedFlag = flag.Uint64("difftest.seed", dtSeed, "random seed of TestDifferential's cases")
 
 // dtState is a register state, laid out as testdata/difftest/harness.S
 // reads and writes it.
@@ -122,7 +125,7 @@ func dtNonDefaultRounding(c *dtCase) bool { return c.in.MXCSR>>13&3 != 0 }
 var dtAllow = []dtKnown{
 	{templates: []string{"dppd xmm, xmm/m, imm8", "dpps xmm, xmm/m, imm8"},
 		when:   dtNaNOperands,
-		reason: "lifter: dppd with NaNs in both products: the hardware gives each destination lane its own product's NaN, gxbit broadcasts one sum"},
+		reason: "lifter: dppd/dpps with NaNs in two products: the hardware gives each destination lane the NaN of its own lane's product, gxbit broadcasts one sum"},
 	{templates: dtFloatArith,
 		when:   dtNonDefaultRounding,
 		reason: "gvinst: float ADD/SUB/MUL/DIV/SQRT (and the V forms) carry no rounding mode; the interpreter rounds to nearest whatever MXCSR.RC says"},
@@ -1667,6 +1670,11 @@ func dtSeqs(all []*dtTemplate) []*dtTemplate {
 			g.c.parts = append(g.c.parts, last.name)
 		}
 		g.avoid = 0
+		if !g.chance(5) {
+			// Mostly the default SSE mode, so that few sequences fall
+			// under the rounding-mode allowlist entries.
+			g.c.in.MXCSR = 0x1f80
+		}
 		if !has(full, last.name) {
 			g.c.undef = dtStatus
 		}
@@ -2034,7 +2042,7 @@ func TestDifferential(t *testing.T) {
 		t.Skipf("the native half needs linux/amd64, not %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
 	cpu := dtCPUFlags(t)
-	r := rand.New(rand.NewPCG(dtSeed, 1))
+	r := rand.New(rand.NewPCG(*dtSeedFlag, 1))
 	var cases []*dtCase
 	skipped := map[string]bool{}
 	for _, tm := range dtTemplates() {
@@ -2066,7 +2074,7 @@ func TestDifferential(t *testing.T) {
 	if err != nil {
 		t.Fatalf("setting up guest memory: %v", err)
 	}
-	type tally struct{ cases, bad int }
+	type tally struct{ cases, bad, logged, failed int }
 	perTmpl := map[string]*tally{}
 	failed := 0
 	allowHits := make([]int, len(dtAllow))
@@ -2095,15 +2103,17 @@ func TestDifferential(t *testing.T) {
 			if allowed {
 				allowHits[k]++
 			}
+			// Two examples of each kind per template are enough.
 			switch {
-			case tl.bad >= 2: // two examples per template are enough
 			case allowed:
-				t.Logf("allowlisted (%s):\n%s", dtAllow[k].reason, msg)
+				if tl.logged++; tl.logged <= 2 {
+					t.Logf("allowlisted (%s):\n%s", dtAllow[k].reason, msg)
+				}
 			default:
-				t.Errorf("mismatch:\n%s", msg)
-			}
-			if !allowed {
 				failed++
+				if tl.failed++; tl.failed <= 2 {
+					t.Errorf("mismatch:\n%s", msg)
+				}
 			}
 			break
 		}

@@ -360,35 +360,16 @@ func (p *Process) iovecs(addr, count uint64) ([][2]uint64, error) {
 	return v, nil
 }
 
-// Writev implements linux syscall writev(2).
-func (p *Process) Writev(cpu *gvinst.CPU, a args) (uint64, error) {
+// vectorIO runs one read or write per struct iovec, stopping at the first
+// short transfer; an error after some bytes moved reports those bytes.
+func (p *Process) vectorIO(cpu *gvinst.CPU, a args, op func(*gvinst.CPU, args) (uint64, error)) (uint64, error) {
 	vs, err := p.iovecs(a[1], a[2])
 	if err != nil {
 		return 0, err
 	}
 	total := uint64(0)
 	for _, v := range vs {
-		n, err := p.Write(cpu, args{a[0], v[0], v[1]})
-		total += n
-		if err != nil {
-			if total > 0 {
-				return total, nil
-			}
-			return 0, err
-		}
-	}
-	return total, nil
-}
-
-// Readv implements linux syscall readv(2).
-func (p *Process) Readv(cpu *gvinst.CPU, a args) (uint64, error) {
-	vs, err := p.iovecs(a[1], a[2])
-	if err != nil {
-		return 0, err
-	}
-	total := uint64(0)
-	for _, v := range vs {
-		n, err := p.Read(cpu, args{a[0], v[0], v[1]})
+		n, err := op(cpu, args{a[0], v[0], v[1]})
 		total += n
 		if err != nil {
 			if total > 0 {
@@ -402,6 +383,12 @@ func (p *Process) Readv(cpu *gvinst.CPU, a args) (uint64, error) {
 	}
 	return total, nil
 }
+
+// Writev implements linux syscall writev(2).
+func (p *Process) Writev(cpu *gvinst.CPU, a args) (uint64, error) { return p.vectorIO(cpu, a, p.Write) }
+
+// Readv implements linux syscall readv(2).
+func (p *Process) Readv(cpu *gvinst.CPU, a args) (uint64, error) { return p.vectorIO(cpu, a, p.Read) }
 
 func (p *Process) hostFD(n uint64) (*hostFile, error) {
 	d, err := p.fd(n)

@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/internal/corpus"
 	"github.com/gxbit/gxbit/pipeline"
 	"github.com/gxbit/gxbit/profile"
 )
@@ -152,5 +154,40 @@ func TestProfileRoundTrip(t *testing.T) {
 		if _, err := gvinst.Parse(b.GVInst); err != nil {
 			t.Errorf("block %s: %v", b.Addr, err)
 		}
+	}
+}
+
+// TestStrippedProfile profiles a stripped static glibc program: main is
+// found as the target of __libc_start_call_main's indirect call, and its
+// nests get the same verdicts as with symbols.
+func TestStrippedProfile(t *testing.T) {
+	strip, err := exec.LookPath("strip")
+	if err != nil {
+		t.Skip("no strip tool")
+	}
+	dir := corpus.Build(t)
+	src := filepath.Join(dir, "O2-static", "matmul")
+	bin := filepath.Join(t.TempDir(), "matmul")
+	if out, err := exec.Command(strip, "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("strip: %v %s", err, out)
+	}
+	verdicts := func(f *profile.File) []string {
+		var vs []string
+		for _, h := range f.HotSpots {
+			if h.Depth == 3 {
+				vs = append(vs, fmt.Sprintf("%s %v", h.Entry, h.Levels[0].Verdict+","+h.Levels[1].Verdict+","+h.Levels[2].Verdict))
+			}
+		}
+		sort.Strings(vs)
+		return vs
+	}
+	withSyms, _, _ := profileRun(t, src, "24")
+	stripped, res, _ := profileRun(t, bin, "24")
+	if res.Outcome != pipeline.Exited {
+		t.Fatalf("stripped run: %s", res.Diagnosis())
+	}
+	a, b := verdicts(withSyms), verdicts(stripped)
+	if len(a) == 0 || strings.Join(a, ";") != strings.Join(b, ";") {
+		t.Errorf("depth-3 nests with symbols %v, stripped %v", a, b)
 	}
 }

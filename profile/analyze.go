@@ -38,6 +38,11 @@ func (c *Collector) Finish(run RunInfo) *File {
 			}
 		}
 	}
+	for _, fn := range c.rejectedFuncs {
+		for _, l := range fn.Loops {
+			sums = append(sums, c.rejectedSummary(l, run.GuestInstructions))
+		}
+	}
 	order := make([]int, len(hots))
 	for i := range order {
 		order[i] = i
@@ -55,7 +60,28 @@ func (c *Collector) Finish(run RunInfo) *File {
 		}
 		f.Loops = append(f.Loops, *s)
 	}
+	// Hottest first; the rest in address order.
+	sort.SliceStable(f.Loops, func(a, b int) bool { return f.Loops[a].Share > f.Loops[b].Share })
 	return f
+}
+
+// rejectedSummary lists a loop of a function that has no candidate.
+func (c *Collector) rejectedSummary(L *Loop, total uint64) *LoopSummary {
+	var samples uint64
+	for _, b := range L.Blocks {
+		samples += c.blockSamples[b.Addr]
+	}
+	share := 0.0
+	if c.pcSamples > 0 {
+		share = float64(samples) / float64(c.pcSamples)
+	}
+	d := len(L.Levels())
+	sum := &LoopSummary{Entry: Hex(L.Header.Addr), Function: L.Func.Name, Depth: d, ParallelLevels: []int{}, Share: share,
+		HotSpot: -1, Verdict: VerdictRejected, Reason: L.staticReject()}
+	for i := 0; i < d; i++ {
+		sum.Levels = append(sum.Levels, VerdictRejected)
+	}
+	return sum
 }
 
 // chain is one candidate hot spot being analysed: the nest's loops from
@@ -132,7 +158,7 @@ func (c *Collector) analyzeChain(ni, r int, total uint64) (*LoopSummary, *HotSpo
 		return sum, nil
 	}
 	hs := &HotSpot{Function: L.Func.Name, Entry: Hex(L.Header.Addr), Depth: d, Share: share, Instructions: insns,
-		ParallelLevels: []int{}, Vars: []Var{}, Accesses: []Access{}, Arrays: []Array{}, Scalars: []Scalar{}, Blocks: []BlockText{}}
+		ParallelLevels: []int{}, Vars: []Var{}, Accesses: []Access{}, Arrays: []Array{}, Scalars: []Scalar{}, Blocks: []BlockText{}, Unobserved: []Hex{}}
 	ch.hs = hs
 	ch.static()
 	ch.dynamic()
@@ -412,6 +438,14 @@ func (ch *chain) dynamic() {
 		}
 		fits = append(fits, sf)
 	}
+	// Every memory access of the chain must have been observed: one that
+	// ran only between the sampled iterations, or not at all, could carry
+	// a dependence nothing here sees.
+	if nonAffine == "" {
+		if a := ch.unobserved(pts); a != 0 {
+			nonAffine = fmt.Sprintf("the access at %#x ran but was not observed in the sampled iterations", a)
+		}
+	}
 	// Scalars and induction variables per level.
 	scalarBlock := make([]string, d)   // a carried scalar that makes the level sequential
 	scalarRed := make([][]string, d)   // reductions carried by the level
@@ -447,6 +481,14 @@ func (ch *chain) dynamic() {
 					sc.kind = "varying"
 				}
 			}
+			// The snapshots see only some iterations: a register the loop
+			// writes is never taken for an invariant on their word (a
+			// conditional update may fall between them).
+			if writes(lp, b) && (sc.kind == "invariant" || sc.kind == "unknown") {
+				sc.kind = "varying"
+			} else if sc.kind == "unknown" {
+				sc.kind = "invariant"
+			}
 			switch sc.kind {
 			case "invariant":
 				lev.Invariants = append(lev.Invariants, loc)
@@ -468,6 +510,10 @@ func (ch *chain) dynamic() {
 					}
 				}
 			}
+		}
+		if info.liveIn&(1<<flagsBit) != 0 && scalarBlock[l] == "" {
+			// Flags carried from one iteration to the next (an adc chain).
+			scalarBlock[l] = "the x86 flags carry a value from one iteration to the next"
 		}
 		for j, st := range info.stack {
 			loc := Loc{Base: st.slot.String(), Disp: st.disp, Size: st.size}
@@ -517,7 +563,7 @@ func (ch *chain) dynamic() {
 	for l, k := range ch.lv {
 		var tp []point
 		for _, t := range n.loops[k].trips {
-			if len(t.iters) < ch.p || (ch.p > 0 && !ch.inChain(t.iters[:ch.p])) {
+			if len(t.iters) < ch.p {
 				continue
 			}
 			tp = append(tp, point{key: groupKey(t.entry, t.iters[:ch.p]), vec: t.iters[ch.p:], val: uint64(t.trips)})
@@ -623,9 +669,53 @@ func (ch *chain) dynamic() {
 	}
 }
 
-// inChain reports whether counters outer lead to the chain's root (always
-// true: the samples were chosen by their site's loop).
-func (ch *chain) inChain(outer []int32) bool { return len(outer) == ch.p }
+// unobserved returns the address of a load or store of the chain's code
+// that is not a stack slot, ran, and has no sample, or 0. Those that never
+// ran go to the hot spot's Unobserved list.
+func (ch *chain) unobserved(pts map[int][]point) uint64 {
+	L := ch.n.loops[ch.r].loop
+	for _, b := range L.Blocks {
+		for _, x := range b.Insns {
+			ord := 0
+			for j := range x.Code {
+				in := &x.Code[j]
+				if in.Op != gvinst.OpLd && in.Op != gvinst.OpSt {
+					continue
+				}
+				k := ord
+				ord++
+				if a := addrOf(x, j); a.kind == opdSlot && isStackBase(a.slot) {
+					continue
+				}
+				id, ok := ch.c.accSite[[2]uint64{x.Addr, uint64(k)}]
+				if ok && len(pts[id]) > 0 {
+					continue
+				}
+				if ch.c.executed[x.Addr] {
+					return x.Addr
+				}
+				// Code that never ran: listed for phase 2, which must not
+				// run it (reaching it fails the hot spot's guard).
+				if n := len(ch.hs.Unobserved); n == 0 || ch.hs.Unobserved[n-1] != Hex(x.Addr) {
+					ch.hs.Unobserved = append(ch.hs.Unobserved, Hex(x.Addr))
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// writes reports whether some instruction of loop l writes tracked slot b.
+func writes(l *Loop, b int) bool {
+	for _, blk := range l.Blocks {
+		for _, x := range blk.Insns {
+			if _, d := useDef(x); d&(1<<b) != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // blockOf returns the CFG block of the nest holding x86 address a.
 func (ch *chain) blockOf(a uint64) *Block {
@@ -738,21 +828,49 @@ func (ch *chain) ivOf(loc Loc, sc scalarClass, l int) IV {
 			iv.InitObserved = append(iv.InitObserved, int64(sc.init[k]))
 		}
 	}
-	// Init as a constant when it is the same at every entry of the level.
-	same := true
-	var v0 uint64
-	firstV := true
-	for _, v := range sc.init {
-		if firstV {
-			v0, firstV = v, false
-		} else if v != v0 {
-			same = false
-		}
-	}
-	if same && !firstV {
-		iv.Init = strconv.FormatInt(int64(v0), 10)
-	}
+	iv.Init = ch.initExpr(sc, l)
 	return iv
+}
+
+// initExpr writes an IV's value at iteration 0 of level l as an affine
+// expression of the outer indices and an entry-state slot (or a
+// constant), fitted on every level entry seen; "" when none fits.
+func (ch *chain) initExpr(sc scalarClass, l int) string {
+	k := ch.lv[l]
+	var pts []point
+	for _, s := range ch.n.loops[k].snaps {
+		if s.iters[len(s.iters)-1] != 0 {
+			continue
+		}
+		key := groupKey(s.entry, s.iters[:len(s.iters)-1])
+		v, ok := sc.init[key]
+		if !ok {
+			continue
+		}
+		if sc.bits == 32 {
+			v = uint64(uint32(v))
+		}
+		pts = append(pts, point{key: groupKey(s.entry, s.iters[:ch.p]), vec: s.iters[ch.p : len(s.iters)-1], val: v})
+	}
+	f, err := fitAffine(pts, l)
+	if err != nil || len(pts) == 0 {
+		return ""
+	}
+	bases := map[string]uint64{}
+	for _, key := range f.keys {
+		bases[key] = f.bases[key]
+	}
+	base := ""
+	if c, same := sameValue(bases); same && (len(bases) > 1 || c < 1<<32) {
+		base = strconv.FormatInt(int64(c), 10)
+	} else if loc, off, ok := ch.matchSlot(bases, 1<<20); ok {
+		base = withOffset(ch.varFor(loc, "value", l, bases, off), off)
+	} else if same {
+		base = strconv.FormatInt(int64(c), 10)
+	} else {
+		return ""
+	}
+	return fmtCoeffs(f.coeffs, &base)
 }
 
 // stepLoc finds a slot of level l's snapshots that holds an IV's step in
@@ -815,44 +933,145 @@ func (ch *chain) boundOf(sb staticBound, lev *Level) *Bound {
 		}
 		return false
 	}
-	la, sa := locOf(sb.a)
-	lb, sbs := locOf(sb.b)
+	ivLoc, _ := locOf(sb.a)
+	other, limit := locOf(sb.b)
 	rel := sb.rel
-	if !isIV(la) && isIV(lb) {
-		la, lb, sa, sbs = lb, la, sbs, sa
+	if !isIV(ivLoc) && isIV(other) {
+		ivLoc, _ = locOf(sb.b)
+		_, limit = locOf(sb.a)
 		rel = swapRel[rel]
 	}
-	_ = sa
-	_ = lb
-	return &Bound{IV: la, Cond: rel, Signed: sb.signed, Limit: sbs, X86: Hex(sb.x86)}
+	return &Bound{IV: ivLoc, Cond: rel, Signed: sb.signed, Limit: limit, X86: Hex(sb.x86)}
 }
 
-// tripExpr writes a fitted trip count: a constant plus outer indices, or
-// a bound variable when the constant differs between entries.
+// tripExpr writes a fitted trip count: outer indices plus, per chain
+// entry, a value that is an entry-state slot plus a small constant (a
+// bound variable with its location), a bound variable seen to differ
+// between entries, or a constant.
 func (ch *chain) tripExpr(f *affineFit, l int) string {
-	hs := ch.hs
-	same := true
-	var b0 uint64
-	for i, k := range f.keys {
-		if i == 0 {
-			b0 = f.bases[k]
-		} else if f.bases[k] != b0 {
-			same = false
-		}
+	bases := map[string]uint64{}
+	for _, k := range f.keys {
+		bases[k] = f.bases[k]
 	}
-	base := strconv.FormatInt(int64(b0), 10)
-	if !same {
-		name := fmt.Sprintf("bound%d", countKind(hs.Vars, "bound"))
+	// A slot is named only when entries with different values confirm
+	// it: one value matches too many slots by chance.
+	base := ""
+	if c, same := sameValue(bases); same {
+		base = strconv.FormatInt(int64(c), 10)
+	} else if loc, off, ok := ch.matchSlot(bases, 2); ok {
+		name := ch.varFor(loc, "bound", l, bases, off)
+		base = withOffset(name, off)
+	} else {
+		name := fmt.Sprintf("bound%d", countKind(ch.hs.Vars, "bound"))
 		v := Var{Name: name, Kind: "bound", Level: l}
 		for _, k := range f.keys {
 			if len(v.Observed) < 8 {
 				v.Observed = append(v.Observed, int64(f.bases[k]))
 			}
 		}
-		hs.Vars = append(hs.Vars, v)
+		ch.hs.Vars = append(ch.hs.Vars, v)
 		base = name
 	}
 	return fmtCoeffs(f.coeffs, &base)
+}
+
+// sameValue reports whether every value of m is the same one.
+func sameValue(m map[string]uint64) (uint64, bool) {
+	first := true
+	var v0 uint64
+	for _, v := range m {
+		if first {
+			v0, first = v, false
+		} else if v != v0 {
+			return 0, false
+		}
+	}
+	return v0, !first
+}
+
+// withOffset writes name + off.
+func withOffset(name string, off int64) string {
+	switch {
+	case off == 0:
+		return name
+	case off < 0:
+		return fmt.Sprintf("%s - %d", name, -off)
+	}
+	return fmt.Sprintf("%s + %d", name, off)
+}
+
+// matchSlot finds the slot of the chain root's snapshot at iteration 0 of
+// each chain entry that, plus one constant off (|off| <= maxOff), gives
+// vals in every entry; the smallest |off| wins.
+func (ch *chain) matchSlot(vals map[string]uint64, maxOff int64) (Loc, int64, bool) {
+	info := ch.n.loops[ch.r]
+	at0 := map[string][]uint64{}
+	for _, s := range info.snaps {
+		if s.iters[len(s.iters)-1] == 0 {
+			at0[groupKey(s.entry, s.iters[:ch.p])] = s.vals
+		}
+	}
+	best, bestOff := -1, int64(0)
+	nslots := len(info.snapRegs) + len(info.stack)
+	for si := 0; si < nslots; si++ {
+		if si < len(info.snapRegs) && info.snapRegs[si] >= 32 {
+			continue // the high half of an SSE register
+		}
+		ok := len(vals) > 0
+		var off int64
+		first := true
+		for k, v := range vals {
+			sv, has := at0[k]
+			if !has {
+				ok = false
+				break
+			}
+			o := int64(v - sv[si])
+			if first {
+				off, first = o, false
+			} else if o != off {
+				ok = false
+				break
+			}
+		}
+		if !ok || off < -maxOff || off > maxOff {
+			continue
+		}
+		if best < 0 || abs64(off) < abs64(bestOff) {
+			best, bestOff = si, off
+		}
+	}
+	if best < 0 {
+		return Loc{}, 0, false
+	}
+	if best < len(info.snapRegs) {
+		return Loc{Reg: bitName(info.snapRegs[best])}, bestOff, true
+	}
+	st := info.stack[best-len(info.snapRegs)]
+	return Loc{Base: st.slot.String(), Disp: st.disp, Size: st.size}, bestOff, true
+}
+
+// varFor names the entry value at loc: an existing variable of that kind
+// and place, or a new one (bound0…, var0…) with the values seen.
+func (ch *chain) varFor(loc Loc, kind string, level int, vals map[string]uint64, off int64) string {
+	for _, v := range ch.hs.Vars {
+		if v.Kind == kind && v.Loc != nil && *v.Loc == loc {
+			return v.Name
+		}
+	}
+	prefix := "var"
+	if kind == "bound" {
+		prefix = "bound"
+	}
+	name := fmt.Sprintf("%s%d", prefix, countKind(ch.hs.Vars, kind))
+	v := Var{Name: name, Kind: kind, Loc: &loc, Level: level}
+	for _, k := range sortedKeys(vals) {
+		if len(v.Observed) < 8 {
+			v.Observed = append(v.Observed, int64(vals[k]-uint64(off)))
+		}
+	}
+	ch.hs.Vars = append(ch.hs.Vars, v)
+	return name
 }
 
 func countKind(vs []Var, kind string) int {
@@ -940,88 +1159,23 @@ func (ch *chain) accesses(fits []*siteFit) {
 }
 
 // baseExpr names a site's base: a constant when it is the same at every
-// entry, else a register or stack slot of the chain's entry snapshot plus
-// a constant, named var0, var1, ….
+// entry (or a small address, a global of a non-PIE program), else a slot
+// of the chain's entry state plus a constant, named var0, var1, ….
 func (ch *chain) baseExpr(sf *siteFit) string {
 	f := sf.fit
-	b0 := f.bases[f.keys[0]]
-	same := true
-	for _, k := range f.keys[1:] {
-		if f.bases[k] != b0 {
-			same = false
-		}
+	bases := map[string]uint64{}
+	for _, k := range f.keys {
+		bases[k] = f.bases[k]
 	}
+	b0, same := sameValue(bases)
 	if same && len(f.keys) > 1 || sf.s.stack.kind != opdSlot && b0 < 1<<32 {
 		return fmt.Sprintf("%#x", b0)
 	}
-	// Match against the root's snapshot at iteration 0.
-	info := ch.n.loops[ch.r]
-	at0 := map[string][]uint64{}
-	for _, s := range info.snaps {
-		if s.iters[len(s.iters)-1] == 0 {
-			at0[groupKey(s.entry, s.iters[:ch.p])] = s.vals
-		}
-	}
-	bestSlot, bestOff := -1, int64(0)
-	nslots := len(info.snapRegs) + len(info.stack)
-	for si := 0; si < nslots; si++ {
-		ok := true
-		var off int64
-		firstK := true
-		for _, k := range f.keys {
-			vals, has := at0[k]
-			if !has {
-				ok = false
-				break
-			}
-			o := int64(f.bases[k] - vals[si])
-			if firstK {
-				off, firstK = o, false
-			} else if o != off {
-				ok = false
-				break
-			}
-		}
-		if !ok || firstK || off < -1<<20 || off > 1<<20 {
-			continue
-		}
-		if bestSlot < 0 || abs64(off) < abs64(bestOff) {
-			bestSlot, bestOff = si, off
-		}
-	}
-	if bestSlot < 0 {
+	loc, off, ok := ch.matchSlot(bases, 1<<20)
+	if !ok {
 		return fmt.Sprintf("%#x", b0)
 	}
-	var loc Loc
-	if bestSlot < len(info.snapRegs) {
-		loc = Loc{Reg: bitName(info.snapRegs[bestSlot])}
-	} else {
-		st := info.stack[bestSlot-len(info.snapRegs)]
-		loc = Loc{Base: st.slot.String(), Disp: st.disp, Size: st.size}
-	}
-	name := ""
-	for _, v := range ch.hs.Vars {
-		if v.Kind == "value" && v.Loc != nil && *v.Loc == loc {
-			name = v.Name
-		}
-	}
-	if name == "" {
-		name = fmt.Sprintf("var%d", countKind(ch.hs.Vars, "value"))
-		v := Var{Name: name, Kind: "value", Loc: &loc}
-		for _, k := range f.keys {
-			if vals, ok := at0[k]; ok && len(v.Observed) < 8 {
-				v.Observed = append(v.Observed, int64(vals[bestSlot]))
-			}
-		}
-		ch.hs.Vars = append(ch.hs.Vars, v)
-	}
-	if bestOff == 0 {
-		return name
-	}
-	if bestOff < 0 {
-		return fmt.Sprintf("%s - %d", name, -bestOff)
-	}
-	return fmt.Sprintf("%s + %d", name, bestOff)
+	return withOffset(ch.varFor(loc, "value", 0, bases, off), off)
 }
 
 func abs64(v int64) int64 {
@@ -1254,8 +1408,10 @@ func (ch *chain) traceCheck(fits []*siteFit, private map[[3]int64]bool, verdicts
 		if verdicts[l] == VerdictSequential {
 			continue
 		}
+		// The outer iterations are hashed: a collision can only add a
+		// false conflict (a safe "sequential"), never hide one.
 		type key struct {
-			outer string
+			outer uint64
 			addr  uint64
 		}
 		type acc struct {
@@ -1274,7 +1430,7 @@ func (ch *chain) traceCheck(fits []*siteFit, private map[[3]int64]bool, verdicts
 			if len(chn) <= ch.p || chn[ch.p] != ch.r {
 				continue
 			}
-			outer := groupKey(smp.entry, smp.iters[:ch.p+l])
+			outer := hashIters(smp.entry, smp.iters[:ch.p+l])
 			t := smp.iters[ch.p+l]
 			for b := uint64(0); b < uint64(s.size); b++ {
 				k := key{outer, smp.addr + b}
@@ -1298,6 +1454,22 @@ func (ch *chain) traceCheck(fits []*siteFit, private map[[3]int64]bool, verdicts
 			}
 		}
 	}
+}
+
+// hashIters hashes a nest entry and iteration counters (FNV-1a).
+func hashIters(entry int32, iters []int32) uint64 {
+	h := uint64(14695981039346656037)
+	mix := func(v int32) {
+		for k := 0; k < 4; k++ {
+			h ^= uint64(byte(v >> (8 * k)))
+			h *= 1099511628211
+		}
+	}
+	mix(entry)
+	for _, x := range iters {
+		mix(x)
+	}
+	return h
 }
 
 // reductionPair reports whether both sites take part in accumulations

@@ -42,7 +42,8 @@ func benchRun(b *testing.B, path string, args []string, prof bool) time.Duration
 
 // BenchmarkProfile measures the cost of profiling against a plain run of
 // the same program, side by side, and reports their ratio (the target is
-// at most 2).
+// at most 2). The programs run with their .args; GXBIT_BENCH_ARGS_<name>
+// (e.g. GXBIT_BENCH_ARGS_matmul="200") gives others, for long runs.
 func BenchmarkProfile(b *testing.B) {
 	dir := corpus.Build(b)
 	for _, name := range []string{"matmul", "stencil2d", "sumreduce", "histogram"} {

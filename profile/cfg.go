@@ -183,7 +183,7 @@ func (an *analyzer) function(a uint64) (*Func, []uint64) {
 	buildCFG(f, insns)
 	f.dominators()
 	f.findLoops()
-	if len(f.Loops) > 0 {
+	if f.hasCandidates() {
 		if err := refine(an.code, f); err != nil && f.Err == nil {
 			f.Err = fmt.Errorf("function %s: %w", f.Name, err)
 		}
@@ -333,6 +333,17 @@ func liftBlock(code Code, a uint64, pre map[uint64]*Insn) error {
 		}
 	}
 	return nil
+}
+
+// hasCandidates reports whether some loop of f may be analysed: one that
+// is not rejected on sight (calls, indirect jumps, early exits, x87).
+func (f *Func) hasCandidates() bool {
+	for _, l := range f.Loops {
+		if l.staticReject() == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // refine replaces the GVInst of f's instructions by each one lifted on its

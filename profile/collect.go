@@ -146,7 +146,8 @@ type Collector struct {
 	blockSamples map[uint64]uint64 // CFG block address (of a nest) → samples
 	pcSamples    uint64            // all samples
 	beforeAddrs  []uint64
-	repCount     uint64 // the last siteRepCount value
+	executed     map[uint64]bool // nest instructions of translated (so executed) VBlocks
+	repCount     uint64          // the last siteRepCount value
 	// In lazy mode (an != nil) a function is analysed when its entry is
 	// first translated; entries are the known function entries (symbols,
 	// direct call targets, and with callProbes the targets of indirect
@@ -154,8 +155,16 @@ type Collector struct {
 	an         *analyzer
 	entries    map[uint64]bool
 	callProbes bool
-	callSite   int // the keys of before, sorted
-	live       map[*Func]map[uint64]slots
+	// With a symbol table, functions first run before main (the C
+	// library's start-up) are not analysed: started is set when main is
+	// first translated. Without one, started is always set.
+	mainAddr uint64
+	started  bool
+	// rejectedFuncs have loops, none of them a candidate: they are not
+	// instrumented, only listed.
+	rejectedFuncs []*Func
+	callSite      int // the keys of before, sorted
+	live          map[*Func]map[uint64]slots
 }
 
 // NewCollector prepares the instrumentation of the nests of p: every loop
@@ -177,7 +186,7 @@ func NewCollector(p *Program, lift BlockLifter, mem *gvinst.Memory, opts Collect
 	}
 	c := &Collector{prog: p, lift: lift, mem: mem, opts: opts,
 		before: map[uint64][]probeSpec{}, access: map[uint64]int{}, accSite: map[[2]uint64]int{},
-		live: map[*Func]map[uint64]slots{}, blockSamples: map[uint64]uint64{}}
+		live: map[*Func]map[uint64]slots{}, blockSamples: map[uint64]uint64{}, executed: map[uint64]bool{}}
 	for _, f := range p.Funcs {
 		if len(f.Nests) == 0 {
 			continue
@@ -200,8 +209,12 @@ func newLazyCollector(an *analyzer, lift BlockLifter, mem *gvinst.Memory, opts C
 	for _, e := range entries {
 		c.entries[e] = true
 	}
-	for a := range an.syms {
+	c.started = true
+	for a, sym := range an.syms {
 		c.entries[a] = true
+		if sym.Name == "main" {
+			c.mainAddr, c.started = a, false
+		}
 	}
 	if len(an.syms) == 0 {
 		c.callProbes = true
@@ -219,6 +232,18 @@ func (c *Collector) analyse(a uint64) {
 	}
 	f, _ := c.an.function(a)
 	if f == nil || len(f.Nests) == 0 {
+		return
+	}
+	if !f.hasCandidates() {
+		// Nothing to instrument: only the hotness samples.
+		for _, b := range f.Blocks {
+			for _, l := range f.Loops {
+				if l.Contains(b) {
+					c.blockSamples[b.Addr] += 0
+				}
+			}
+		}
+		c.rejectedFuncs = append(c.rejectedFuncs, f)
 		return
 	}
 	live := f.liveness()
@@ -368,7 +393,10 @@ func (c *Collector) innermost(n *nestState, a uint64) int {
 // Translate implements gvinst.Translator: it lifts the block at addr and
 // adds the probes of the nests it overlaps.
 func (c *Collector) Translate(addr uint64) (*gvinst.VBlock, error) {
-	if c.an != nil && c.entries[addr] {
+	if c.an != nil && addr == c.mainAddr {
+		c.started = true
+	}
+	if c.an != nil && c.started && c.entries[addr] {
 		c.analyse(addr)
 	}
 	vb, err := c.lift.Translate(addr)
@@ -398,6 +426,11 @@ func (c *Collector) Translate(addr uint64) (*gvinst.VBlock, error) {
 	}
 	if !touched {
 		return vb, nil
+	}
+	for i := range vb.Insts {
+		if _, ok := c.access[vb.Insts[i].X86]; ok {
+			c.executed[vb.Insts[i].X86] = true
+		}
 	}
 	cp := *vb
 	cp.Insts = make([]gvinst.Inst, 0, len(vb.Insts)+16)
@@ -477,8 +510,8 @@ func (c *Collector) Translate(addr uint64) (*gvinst.VBlock, error) {
 				}
 				rep(1, true, gvinst.S7)
 				n.vblocks[vb.Addr] = vb.End
-			case gvinst.OpRepCmps, gvinst.OpRepScas, gvinst.OpFxsave, gvinst.OpFxrstor, gvinst.OpFnstenv, gvinst.OpFldenv:
-				if n.rejected == "" {
+			default:
+				if in.Op.Info().Effects&(gvinst.EffLoad|gvinst.EffStore) != 0 && n.rejected == "" {
 					n.rejected = "memory access the collector cannot model (" + in.Op.String() + ")"
 				}
 			}

@@ -116,7 +116,12 @@ type HotSpot struct {
 	Accesses []Access    `json:"accesses"`
 	Arrays   []Array     `json:"arrays"`
 	Blocks   []BlockText `json:"blocks"`
-	Scalars  []Scalar    `json:"scalars"`
+	// Unobserved are the x86 addresses of loads and stores of the nest
+	// that never ran during profiling (an epilogue the input did not
+	// need): nothing is known of their addresses, so a kernel must not
+	// run them — reaching one must fail the hot spot's guard.
+	Unobserved []Hex    `json:"unobserved"`
+	Scalars    []Scalar `json:"scalars"`
 }
 
 // Level is one loop of a hot spot's nest, outermost first. Its iterations

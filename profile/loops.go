@@ -2,6 +2,8 @@ package profile
 
 import (
 	"fmt"
+
+	"github.com/gxbit/gxbit/gvinst"
 	"sort"
 	"strings"
 )
@@ -196,7 +198,36 @@ func (l *Loop) staticReject() string {
 			return fmt.Sprintf("trap at %#x", last.Addr)
 		}
 	}
+	if r := l.x87Reject(); r != "" {
+		return r
+	}
 	return l.shapeReject()
+}
+
+// x87Reject rejects loops that use the x87 register stack: values carried
+// in it are outside the slots the analyses track.
+func (l *Loop) x87Reject() string {
+	for _, b := range l.Blocks {
+		for _, x := range b.Insns {
+			for i := range x.Code {
+				in := &x.Code[i]
+				uses := in.Op == gvinst.OpFPush || in.Op == gvinst.OpFPop || in.Op == gvinst.OpFGetST || in.Op == gvinst.OpFPutST
+				for _, r := range srcRegs(in) {
+					if r >= gvinst.FPCW && r < gvinst.NumGuestSlots {
+						uses = true
+					}
+				}
+				if (in.Op == gvinst.OpGet) && in.Src[0] >= gvinst.FPCW && in.Src[0] < gvinst.NumGuestSlots ||
+					(in.Op == gvinst.OpPut) && in.Dst >= gvinst.FPCW && in.Dst < gvinst.NumGuestSlots {
+					uses = true
+				}
+				if uses {
+					return fmt.Sprintf("x87 code at %#x: values in the x87 register stack are not analysed", x.Addr)
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // shapeReject checks that each loop of the nest leaves only from one block,

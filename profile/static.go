@@ -62,6 +62,7 @@ func (s slots) names() []string {
 	return out
 }
 
+// String lists the set's members.
 func (s slots) String() string { return strings.Join(s.names(), " ") }
 
 // srcRegs returns the registers instruction in reads as operands.

@@ -7,6 +7,10 @@
 //
 //	gxbit run [flags] PROG [ARGS...]
 //	gxbit lift [flags] PROG
+//	gxbit profile [-o FILE] [--report FILE.json] PROG [ARGS...]
+//	gxbit profile --print FILE
+//	gxbit accelerate --profile FILE [--gpu sim|cuda|auto] [--ptx-dir DIR] [--report FILE.json] PROG [ARGS...]
+//	gxbit ptx gen --profile FILE PROG
 //	gxbit ptx check FILE.ptx
 //	gxbit ptx run FILE.ptx --kernel NAME --grid X[,Y[,Z]] --block X[,Y[,Z]] [flags] ARG...
 //	gxbit bench [-n N] PROG [ARGS...]
@@ -32,15 +36,17 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"run":    {cmdRun, "run a program under the translator"},
-		"bench":  {cmdBench, "time a program natively and under gxbit, side by side"},
-		"lift":   {cmdLift, "print the GVInst VBlocks of a program's code"},
-		"ptx":    {cmdPtx, "check a PTX module, or run one of its kernels on a GPU"},
-		"submit": {cmdSubmit, "submit a program to a gxbitd daemon and follow the job"},
-		"jobs":   {cmdJobs, "list a daemon's jobs"},
-		"job":    {cmdJob, "show one job of a daemon"},
-		"cancel": {cmdCancel, "cancel jobs on a daemon"},
-		"fetch":  {cmdFetch, "fetch a job's artifacts (report, profile, PTX)"},
+		"run":        {cmdRun, "run a program under the translator"},
+		"bench":      {cmdBench, "time a program natively and under gxbit, side by side"},
+		"lift":       {cmdLift, "print the GVInst VBlocks of a program's code"},
+		"profile":    {cmdProfile, "phase 1: run a program and find its parallel loop nests"},
+		"accelerate": {cmdAccelerate, "phase 2: run a program with its parallel loop nests on a GPU"},
+		"ptx":        {cmdPtx, "check a PTX module, or run one of its kernels on a GPU"},
+		"submit":     {cmdSubmit, "submit a program to a gxbitd daemon and follow the job"},
+		"jobs":       {cmdJobs, "list a daemon's jobs"},
+		"job":        {cmdJob, "show one job of a daemon"},
+		"cancel":     {cmdCancel, "cancel jobs on a daemon"},
+		"fetch":      {cmdFetch, "fetch a job's artifacts (report, profile, PTX)"},
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 )
 
 func cmdPtx(args []string) int {
-	sub := map[string]func([]string) int{"check": cmdPtxCheck, "run": cmdPtxRun}
+	sub := map[string]func([]string) int{"check": cmdPtxCheck, "run": cmdPtxRun, "gen": cmdPtxGen}
 	if len(args) == 0 || sub[args[0]] == nil {
 		fmt.Fprintln(os.Stderr, "usage: gxbit ptx check FILE.ptx\n       gxbit ptx run FILE.ptx --kernel NAME --grid X[,Y[,Z]] --block X[,Y[,Z]] [flags] ARG...\n       gxbit ptx gen --profile FILE PROG")
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "help") {

@@ -6,10 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
+	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/pipeline"
+	"github.com/gxbit/gxbit/profile"
 	"github.com/gxbit/gxbit/service"
 	"github.com/gxbit/gxbit/service/daemon"
 )
@@ -17,7 +21,9 @@ import (
 // executor runs jobs over the gxbit pipeline. Each job's guest sees the
 // host file system read-only, without the daemon's data directory.
 type executor struct {
-	hide []string
+	hide    []string
+	cuda    gpu.Driver // the real GPU, shared by all jobs; nil without one
+	cudaErr error      // why there is none
 }
 
 // newExecutor returns the service.Executor over the translator pipeline.
@@ -26,7 +32,9 @@ func newExecutor(cfg daemon.Config) (service.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &executor{hide: []string{abs}}, nil
+	e := &executor{hide: []string{abs}}
+	e.cuda, e.cudaErr = pipeline.OpenGPU("cuda")
+	return e, nil
 }
 
 // Execute runs one job.
@@ -44,8 +52,185 @@ func (e *executor) Execute(ctx context.Context, job service.JobSpec, stdout, std
 	switch job.Mode {
 	case service.ModeRun:
 		return e.run(ctx, cfg, stderr, progress)
+	case service.ModeProfile:
+		out, _, err := e.profile(ctx, cfg, stderr, progress)
+		return out, err
+	case service.ModeAccelerate:
+		if job.Profile == nil {
+			return service.Outcome{}, fmt.Errorf("accelerate needs a profile: submit with --profile-from a profile job, or use mode both")
+		}
+		f, err := profile.Read(bytes.NewReader(job.Profile))
+		if err != nil {
+			return service.Outcome{}, fmt.Errorf("the profile: %w", err)
+		}
+		return e.accelerate(ctx, cfg, job.GPU, f, stderr, progress, nil)
+	case service.ModeBoth:
+		// Phase 1's run only finds the hot spots; the guest's output comes
+		// from the accelerated run.
+		quiet := cfg
+		quiet.Stdout, quiet.Stderr = io.Discard, io.Discard
+		quiet.Stdin = bytes.NewReader(job.Stdin)
+		pout, f, err := e.profile(ctx, quiet, io.Discard, progress)
+		if err != nil {
+			return service.Outcome{}, err
+		}
+		return e.accelerate(ctx, cfg, job.GPU, f, stderr, progress, &pout)
 	}
-	return service.Outcome{}, fmt.Errorf("mode %s is not available in this build", job.Mode)
+	return service.Outcome{}, fmt.Errorf("unknown mode %s", job.Mode)
+}
+
+// limitErr turns a run that hit a limit into the error the job manager
+// expects, and reports the diagnosis of a faulting guest on its stderr.
+func limitErr(ctx context.Context, res *pipeline.Result, stderr io.Writer) error {
+	switch res.Outcome {
+	case pipeline.OverBudget:
+		return fmt.Errorf("after %d guest instructions: %w", res.Stats.GuestInstructions, service.ErrInstructionLimit)
+	case pipeline.Cancelled:
+		return ctx.Err()
+	}
+	if d := res.Diagnosis(); d != "" {
+		fmt.Fprintf(stderr, "gxbit: %s\n", d)
+	}
+	return nil
+}
+
+// profile runs phase 1 and returns the profile as an artifact.
+func (e *executor) profile(ctx context.Context, cfg pipeline.Config, stderr io.Writer, progress service.ProgressFunc) (service.Outcome, *profile.File, error) {
+	progress(service.Progress{Phase: service.PhaseProfile})
+	start := time.Now()
+	res, f, err := pipeline.Profile(ctx, cfg, profile.Options{})
+	if err != nil {
+		return service.Outcome{}, nil, err
+	}
+	wall := time.Since(start)
+	if err := limitErr(ctx, res, stderr); err != nil {
+		return service.Outcome{}, nil, err
+	}
+	var pf, report bytes.Buffer
+	if err := profile.Write(&pf, f); err != nil {
+		return service.Outcome{}, nil, err
+	}
+	enc := json.NewEncoder(&report)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(profile.Report{Loops: f.Loops}); err != nil {
+		return service.Outcome{}, nil, err
+	}
+	out := outcomeOf(res)
+	out.Report = report.Bytes()
+	out.Artifacts = []service.Artifact{{Name: "profile.json", Kind: service.ArtifactProfile, Data: pf.Bytes()}}
+	for _, l := range f.Loops {
+		if l.Verdict == "parallel" {
+			out.Stats.HotSpotsFound++
+		}
+	}
+	out.Stats.Phases = []service.PhaseTime{{Phase: service.PhaseProfile, Duration: wall}}
+	progress(service.Progress{Phase: service.PhaseProfile, GuestInstructions: res.Stats.GuestInstructions, HotSpotsFound: out.Stats.HotSpotsFound})
+	return out, f, nil
+}
+
+// accelerate runs phase 2 with profile f. before, for mode both, is the
+// outcome of the profiling run, whose artifacts and phase time it keeps.
+func (e *executor) accelerate(ctx context.Context, cfg pipeline.Config, choice service.GPU, f *profile.File, stderr io.Writer, progress service.ProgressFunc, before *service.Outcome) (service.Outcome, error) {
+	drv, err := e.driver(choice)
+	if err != nil {
+		return service.Outcome{}, err
+	}
+	ptxDir, err := os.MkdirTemp("", "gxbitd-ptx-")
+	if err != nil {
+		return service.Outcome{}, err
+	}
+	defer os.RemoveAll(ptxDir)
+	progress(service.Progress{Phase: service.PhaseAccelerate})
+	start := time.Now()
+	res, rep, err := pipeline.Accelerate(ctx, cfg, pipeline.AccelOptions{Profile: f, Driver: drv, PTXDir: ptxDir})
+	if err != nil {
+		return service.Outcome{}, err
+	}
+	wall := time.Since(start)
+	if err := limitErr(ctx, res, stderr); err != nil {
+		return service.Outcome{}, err
+	}
+	out := outcomeOf(res)
+	if before != nil {
+		out.Artifacts = before.Artifacts
+		out.Stats.Phases = before.Stats.Phases
+		out.Stats.GuestInstructions += before.Stats.GuestInstructions
+	}
+	out.Stats.Phases = append(out.Stats.Phases, service.PhaseTime{Phase: service.PhaseAccelerate, Duration: wall})
+	out.Stats.GPUBackend = drv.Name()
+	out.Stats.AcceleratedTime = wall
+	out.Stats.Fallbacks = map[string]uint64{}
+	cpuEstimate := wall
+	for _, h := range rep.HotSpots {
+		if h.Offloadable {
+			out.Stats.HotSpotsFound++
+		}
+		if h.Launches > 0 {
+			out.Stats.HotSpotsOffloaded++
+			if sp := h.KernelSpeedup(); sp > 0 {
+				out.Stats.KernelSpeedups = append(out.Stats.KernelSpeedups, sp)
+			}
+		}
+		out.Stats.KernelLaunches += uint64(h.Launches)
+		out.Stats.KernelTime += seconds(h.KernelSeconds)
+		out.Stats.CopyTime += seconds(h.CopySeconds)
+		out.Stats.TranslationTime += seconds(h.TranslateSeconds)
+		for reason, n := range h.FallbackReasons {
+			out.Stats.Fallbacks[reason] += uint64(n)
+		}
+		// What the plain CPU engine would have taken: the accelerated run
+		// without its GPU work, plus the CPU time the offloaded loops need.
+		cpuEstimate += seconds(h.CPUSecondsEstimate - h.KernelSeconds - h.CopySeconds - h.TranslateSeconds)
+	}
+	out.Stats.CPUEngineTime = cpuEstimate
+	report, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return service.Outcome{}, err
+	}
+	out.Report = report
+	ptx, err := os.ReadDir(ptxDir)
+	if err != nil {
+		return service.Outcome{}, err
+	}
+	sort.Slice(ptx, func(i, j int) bool { return ptx[i].Name() < ptx[j].Name() })
+	for _, p := range ptx {
+		data, err := os.ReadFile(filepath.Join(ptxDir, p.Name()))
+		if err != nil {
+			return service.Outcome{}, err
+		}
+		out.Artifacts = append(out.Artifacts, service.Artifact{Name: p.Name(), Kind: service.ArtifactPTX, Data: data})
+	}
+	progress(service.Progress{Phase: service.PhaseAccelerate, GuestInstructions: res.Stats.GuestInstructions,
+		HotSpotsFound: out.Stats.HotSpotsFound, HotSpotsOffloaded: out.Stats.HotSpotsOffloaded, KernelLaunches: out.Stats.KernelLaunches})
+	return out, nil
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// driver returns the GPU driver for a job: a fresh simulator per job, or
+// the daemon's one real GPU driver.
+func (e *executor) driver(choice service.GPU) (gpu.Driver, error) {
+	switch choice {
+	case service.GPUSim:
+		return pipeline.OpenGPU("sim")
+	case service.GPUCUDA:
+		if e.cuda == nil {
+			return nil, fmt.Errorf("no CUDA GPU on this host: %v", e.cudaErr)
+		}
+		return e.cuda, nil
+	}
+	if e.cuda != nil {
+		return e.cuda, nil
+	}
+	return pipeline.OpenGPU("sim")
+}
+
+// GPUBackend reports the driver "auto" jobs use: "cuda" or "sim".
+func (e *executor) GPUBackend() string {
+	if e.cuda != nil {
+		return "cuda"
+	}
+	return "sim"
 }
 
 func (e *executor) run(ctx context.Context, cfg pipeline.Config, stderr io.Writer, progress service.ProgressFunc) (service.Outcome, error) {
@@ -56,14 +241,8 @@ func (e *executor) run(ctx context.Context, cfg pipeline.Config, stderr io.Write
 		return service.Outcome{}, err
 	}
 	wall := time.Since(start)
-	if res.Outcome == pipeline.OverBudget {
-		return service.Outcome{}, fmt.Errorf("after %d guest instructions: %w", res.Stats.GuestInstructions, service.ErrInstructionLimit)
-	}
-	if res.Outcome == pipeline.Cancelled {
-		return service.Outcome{}, ctx.Err()
-	}
-	if d := res.Diagnosis(); d != "" {
-		fmt.Fprintf(stderr, "gxbit: %s\n", d)
+	if err := limitErr(ctx, res, stderr); err != nil {
+		return service.Outcome{}, err
 	}
 	out := outcomeOf(res)
 	out.Stats.CPUEngineTime = wall

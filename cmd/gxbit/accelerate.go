@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/gxbit/gxbit/pipeline"
+	"github.com/gxbit/gxbit/profile"
+)
+
+// cmdAccelerate is "gxbit accelerate": run a program with the parallel hot
+// spots of its profile offloaded to a GPU.
+func cmdAccelerate(args []string) int {
+	fs := flag.NewFlagSet("gxbit accelerate", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: gxbit accelerate --profile FILE [--gpu sim|cuda|auto] [--ptx-dir DIR] [--report FILE.json] [flags] PROG [ARGS...]\n\nRuns PROG under the translator with the parallel loop nests of FILE (from gxbit\nprofile) running as PTX kernels on a GPU. The program's output passes through\nand gxbit exits with its status; a nest whose guards fail runs on the CPU.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	var g guestFlags
+	g.register(fs)
+	profPath := fs.String("profile", "", "the profile written by gxbit profile (required)")
+	gpuName := fs.String("gpu", "auto", "GPU back end: sim, cuda or auto (cuda when present)")
+	ptxDir := fs.String("ptx-dir", "", "write every generated kernel to DIR/<entry>.ptx")
+	reportPath := fs.String("report", "", "write the per-hot-spot report as JSON to this file")
+	minIters := fs.Uint64("min-iterations", 0, "least iterations worth a launch (0: the default)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() < 1 || *profPath == "" {
+		fs.Usage()
+		return 2
+	}
+	prof, err := readProfile(*profPath)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gxbit accelerate: %v\n", err)
+		return 2
+	}
+	drv, err := openGPU(*gpuName)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gxbit accelerate: %v\n", err)
+		return 1
+	}
+	if *ptxDir != "" {
+		if err := os.MkdirAll(*ptxDir, 0o755); err != nil {
+			fmt.Fprintf(os.Stderr, "gxbit accelerate: %v\n", err)
+			return 1
+		}
+	}
+	cfg, err := g.config(fs.Arg(0), fs.Args()[1:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gxbit accelerate: %v\n", err)
+		return 2
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	res, rep, err := pipeline.Accelerate(ctx, cfg, pipeline.AccelOptions{Profile: prof, Driver: drv, PTXDir: *ptxDir, MinIterations: *minIters})
+	if err != nil {
+		return loadError(err)
+	}
+	if *reportPath != "" {
+		data, err := json.MarshalIndent(rep, "", "  ")
+		if err == nil {
+			err = os.WriteFile(*reportPath, append(data, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "gxbit accelerate: writing the report: %v\n", err)
+		}
+	}
+	if g.stats {
+		fmt.Fprint(os.Stderr, pipeline.FormatReport(rep))
+	}
+	return finish(res, g.stats)
+}
+
+// readProfile reads and checks a profile file.
+func readProfile(path string) (*profile.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := profile.Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}

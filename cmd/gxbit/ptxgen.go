@@ -1,0 +1,58 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/gxbit/gxbit/pipeline"
+)
+
+// cmdPtxGen is "gxbit ptx gen": print the kernels phase 2 would generate
+// for a program's profile, without running the program.
+func cmdPtxGen(args []string) int {
+	fs := flag.NewFlagSet("gxbit ptx gen", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: gxbit ptx gen --profile FILE [--sysroot DIR] PROG\n\nPrints the PTX kernel of every parallel hot spot in FILE, as gxbit accelerate\nwould launch it, or why the nest cannot be offloaded. Nothing is executed.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	profPath := fs.String("profile", "", "the profile written by gxbit profile (required)")
+	sysroot := fs.String("sysroot", "", "where the dynamic loader is found")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 1 || *profPath == "" {
+		fs.Usage()
+		return 2
+	}
+	prof, err := readProfile(*profPath)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gxbit ptx gen: %v\n", err)
+		return 2
+	}
+	g, err := pipeline.Load(pipeline.Config{Path: fs.Arg(0), Sysroot: *sysroot})
+	if err != nil {
+		return loadError(err)
+	}
+	defer g.Close()
+	status := 0
+	ks := pipeline.GenerateKernels(g, prof)
+	if len(ks) == 0 {
+		fmt.Fprintln(os.Stderr, "gxbit ptx gen: the profile has no parallel hot spot")
+		return 1
+	}
+	for _, k := range ks {
+		if k.Err != nil {
+			fmt.Printf("// hot spot %#x (%s): not offloadable: %v\n\n", k.Entry, k.Function, k.Err)
+			status = 1
+			continue
+		}
+		fmt.Printf("// hot spot %#x (%s), loop level at %#x; launch plan: %s\n", k.Entry, k.Function, k.Header, k.Kernel.Plan.Reason)
+		fmt.Println(k.Kernel.PTX)
+	}
+	return status
+}

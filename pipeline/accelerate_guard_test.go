@@ -1,0 +1,127 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/gxbit/gxbit/gpusim"
+)
+
+// buildC compiles a C file of testdata with gcc -O2 -static.
+func buildC(t *testing.T, name string, flags ...string) string {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not found")
+	}
+	out := filepath.Join(t.TempDir(), name)
+	args := append([]string{"-O2", "-static", "-o", out, filepath.Join("testdata", name+".c")}, flags...)
+	if b, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+		t.Skipf("gcc: %v\n%s", err, b)
+	}
+	return out
+}
+
+func runNative(t *testing.T, path string, args ...string) string {
+	t.Helper()
+	b, err := exec.Command(path, args...).Output()
+	if err != nil {
+		t.Fatalf("native %s: %v", path, err)
+	}
+	return string(b)
+}
+
+// TestGuards profiles a binary with one input and accelerates it with
+// others: arrays that alias, and bounds that differ. The output stays the
+// native one, and the report says which guard sent the loop to the CPU.
+func TestGuards(t *testing.T) {
+	path := buildC(t, "alias", "-fno-tree-vectorize")
+	prof := phase1(t, Config{Path: path, Args: []string{path, "1000", "0", "1000"}})
+	kern := ""
+	for _, h := range prof.HotSpots {
+		if h.Function == "kern" {
+			kern = h.Entry.String()
+			if h.Verdict != "parallel" {
+				t.Fatalf("phase 1 did not find kern's loop parallel: %s (%s)", h.Verdict, h.Reason)
+			}
+		}
+	}
+	if kern == "" {
+		t.Fatal("no hot spot in kern")
+	}
+	for _, c := range []struct {
+		name     string
+		args     []string
+		launched bool
+		reason   string
+	}{
+		{"profiled input", []string{"2000", "0", "2000"}, true, ""},
+		{"larger", []string{"50000", "0", "50000"}, true, ""},
+		{"shifted", []string{"3000", "7", "5000"}, true, ""},
+		{"overlap read ahead", []string{"1000", "1", "0"}, false, ReasonAliasing},
+		{"overlap write ahead", []string{"1000", "0", "1"}, false, ReasonAliasing},
+		{"in place", []string{"1000", "0", "0"}, false, ReasonAliasing},
+		{"too short", []string{"6", "0", "6"}, false, ReasonTripCount},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want := runNative(t, path, c.args...)
+			var out bytes.Buffer
+			res, rep, err := Accelerate(context.Background(), Config{Path: path, Args: append([]string{path}, c.args...), Stdout: &out, Stderr: &out},
+				AccelOptions{Profile: prof, Driver: gpusim.New(gpusim.Options{})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != want || res.ExitStatus != 0 {
+				t.Errorf("accelerated %q (status %d), native %q", out.String(), res.ExitStatus, want)
+			}
+			for _, h := range rep.HotSpots {
+				if h.Entry != kern {
+					continue
+				}
+				if c.launched && (h.Launches != 1 || h.Fallbacks != 0) {
+					t.Errorf("kern: %d launches, fallbacks %v; want one launch", h.Launches, h.FallbackReasons)
+				}
+				if !c.launched && (h.Launches != 0 || h.FallbackReasons[c.reason] != 1) {
+					t.Errorf("kern: %d launches, fallbacks %v; want one fallback for %q", h.Launches, h.FallbackReasons, c.reason)
+				}
+				t.Logf("kern: launches %d, fallbacks %v (%s)", h.Launches, h.FallbackReasons, h.LastFallback)
+			}
+		})
+	}
+}
+
+// TestRunOnline profiles the first time steps of a stencil and offloads
+// the later ones in the same run.
+func TestRunOnline(t *testing.T) {
+	dir := buildLoops(t, "stencil2d", "O2-static")
+	path := filepath.Join(dir, "O2-static", "stencil2d")
+	args := []string{path, "48", "12"}
+	want, _ := runPlain(t, path, args[1:]...)
+	var out bytes.Buffer
+	res, on, err := RunOnline(context.Background(), Config{Path: path, Args: args, Stdout: &out, Stderr: &out},
+		OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 150_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want || res.ExitStatus != 0 {
+		t.Errorf("online run %q (status %d), plain %q", out.String(), res.ExitStatus, want)
+	}
+	if on.Why != nil {
+		t.Fatalf("phase 2 did not run: %v", on.Why)
+	}
+	t.Logf("%s", FormatReport(on.Report))
+	// A run that ends within the profiling phase says so.
+	out.Reset()
+	_, on, err = RunOnline(context.Background(), Config{Path: path, Args: args, Stdout: &out, Stderr: &out},
+		OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 1 << 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want || !errors.Is(on.Why, ErrNoPhase2) {
+		t.Errorf("long profile: output %q, why %v", out.String(), on.Why)
+	}
+}

@@ -1,0 +1,62 @@
+// Package ptxgen translates one loop level of a hot spot, given as GVInst
+// VBlocks, into a PTX kernel and the plan for launching it.
+//
+// The input is a Nest: the VBlocks of one loop (its header and every block
+// of its body, inner loops included), after gvinst.Optimize. The output is a
+// Kernel: the PTX module text, the kernel's parameters in order (what the
+// runtime must pass for each), the memory access sites, the live-in guest
+// state, and the loop's exit test, from which the runtime computes the trip
+// count on the live state.
+//
+// Each GPU thread runs one iteration of the mapped level: thread u starts at
+// the header with every live-in value set to entry + step·u (a loop
+// invariant has step 0, an induction variable its per-iteration step) and
+// runs the level's blocks as the CPU would, inner loops as loops, until
+// control returns to the header along a back edge (the thread is done) or
+// leaves the level (an error: the trip count was wrong). Threads whose index
+// is at least the launch's count retire at once (the paper's setp.ge +
+// exit).
+//
+// # RATIONALE
+//
+// Exactness first. Every GVInst value lives in a 64-bit PTX register, as it
+// does in the interpreter's frame; narrower operations compute in 64 bits on
+// operands zero- or sign-extended as the type says and mask the result, which
+// is exactly GVInst's "t-width result, zero-extended" rule. Floats go through
+// .f32/.f64 registers with mov.b64/mov.b32 and use add.rn, sub.rn, mul.rn,
+// div.rn and sqrt.rn separately (never a fused multiply-add the x86 code did
+// not have); conversions reproduce SSE's out-of-range "integer indefinite".
+//
+// Memory safety without trusting the footprint estimate: every access to
+// guest arrays checks its address against the footprint the runtime computed
+// for its site (and natural alignment, which the GPU requires and x86 does
+// not) and, outside it, records an error code and ends the thread. Device
+// writes reach guest memory only after a launch that reported no error, so a
+// failed check costs a CPU fallback, never a wrong result.
+//
+// Stack slots of the guest frame addressed from an rsp or rbp that the loop
+// does not change are private to each iteration (spills, gcc -O0 locals):
+// they become registers, initialised from the live state like guest
+// registers.
+//
+// Two dimensions: when the level right inside is parallel too (Nest.Inner),
+// thread (x, y) runs outer iteration y as far as the inner loop, moves the
+// inner loop's live values by x inner steps (each step an affine function
+// of y, so i*j-style indices work) and runs one inner iteration; x past the
+// row's inner trip count (an affine function of y: triangular nests work)
+// retires, and the kernel checks that exactly the row's last x leaves the
+// inner loop, so a wrong trip count is an error, never a wrong result. The
+// outer body outside the inner loop may not store to memory.
+//
+// Block shape: one dimension, 256 threads per CTA (8 warps: enough resident
+// warps to hide global memory latency, few enough registers per CTA for the
+// large bodies of -O0 code); 128 when the level has fewer than 32768
+// iterations, so that small launches still spread over every SM. Two
+// dimensions: 32x8 tiles, a warp along x, so that the unit-stride accesses
+// of consecutive inner iterations coalesce.
+//
+// Code shape: a CMP feeding the block's BRANCH becomes the branch's
+// predicate, immediates go straight into the instructions, and a GET or
+// MOV copy is not emitted when its source stays unchanged while it is read;
+// ptxas does the rest of the register allocation.
+package ptxgen

@@ -1,0 +1,50 @@
+package ptxgen
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/ptx"
+)
+
+// FuzzGenerate feeds GVInst text to the generator: it must never panic,
+// and every kernel it produces must parse as PTX.
+func FuzzGenerate(f *testing.F) {
+	for _, s := range []string{saxpyO2, intO0, matmul2D, opLoop("VSHUFP.f32 v6, v0, v2, 27"), opLoop("DIVW.s32 v6, v4, v0, v2"), opLoop("CVT.rz.s32.f64 v6, v0")} {
+		f.Add(s)
+	}
+	if names, err := filepath.Glob(filepath.Join("testdata", "fuzz-regressions", "*.gvinst")); err == nil {
+		for _, n := range names {
+			if b, err := os.ReadFile(n); err == nil {
+				f.Add(string(b))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		bs, err := gvinst.Parse(src)
+		if err != nil || len(bs) == 0 {
+			return
+		}
+		n := &Nest{Header: bs[0].Addr, Blocks: map[uint64]*gvinst.VBlock{}}
+		for _, b := range bs {
+			n.Blocks[b.Addr] = b
+		}
+		for _, inner := range []bool{false, true} {
+			if inner {
+				if len(bs) < 2 {
+					return
+				}
+				n.Inner, n.InnerBlocks = bs[1].Addr, map[uint64]bool{bs[1].Addr: true}
+			}
+			k, err := Generate(n)
+			if err != nil {
+				continue
+			}
+			if _, err := ptx.Parse(k.PTX); err != nil {
+				t.Fatalf("generated PTX does not parse: %v\n%s", err, numbered(k.PTX))
+			}
+		}
+	})
+}

@@ -1,0 +1,223 @@
+package ptxgen
+
+import (
+	"fmt"
+
+	"github.com/gxbit/gxbit/gpu"
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// ParamKind says what the runtime passes for one kernel parameter. Every
+// parameter is a .u64.
+type ParamKind uint8
+
+// The parameter kinds.
+const (
+	ParamCount         ParamKind = iota + 1 // iterations to run (threads with a larger index retire)
+	ParamErr                                // device address of the 16-byte error record (u32 code, u64 x86 address at +8)
+	ParamLiveValue                          // LiveIns[Index]'s value at thread 0
+	ParamLiveStep                           // LiveIns[Index]'s change per iteration
+	ParamSiteDelta                          // device address minus guest address for Sites[Index]
+	ParamSiteLo                             // lowest guest address Sites[Index] may touch
+	ParamSiteHi                             // one past the highest
+	ParamInnerTrip0                         // 2D: inner trip count (header arrivals) of row 0
+	ParamInnerTripStep                      // 2D: its change per row
+	ParamInnerStep                          // 2D: InnerLiveIns[Index]'s change per inner iteration, in row 0
+	ParamInnerStepRow                       // 2D: how much that change changes per row
+)
+
+// Param is one kernel parameter, in declaration order.
+type Param struct {
+	Name  string
+	Kind  ParamKind
+	Index int // into Kernel.LiveIns or Kernel.Sites, per Kind
+}
+
+// The error codes a kernel stores in its error record (0: none).
+const (
+	ErrCodeFootprint = 1 // an access fell outside its site's footprint
+	ErrCodeExit      = 2 // a thread left the loop: the trip count was wrong
+	ErrCodeDivide    = 3 // an integer division would trap (#DE) on x86
+	ErrCodeAlign     = 4 // an access is not naturally aligned (legal on x86, not on the GPU)
+)
+
+// ErrorRecordSize is the size in bytes of the error record a kernel writes.
+const ErrorRecordSize = 16
+
+// Kernel is a generated kernel: its PTX module text and everything the
+// runtime needs to launch it.
+type Kernel struct {
+	Name    string
+	PTX     string
+	Params  []Param
+	LiveIns []LiveIn
+	// Private are all the stack slots the kernel keeps in registers (the
+	// live-in ones included); the runtime checks that they do not overlap
+	// each other or any site's footprint.
+	Private []LiveIn
+	Sites   []Site
+	Exit    ExitTest
+	// DynRounding is true when the kernel rounds as MXCSR says; it rounds
+	// to nearest, so the runtime must check MXCSR's rounding control is 0.
+	DynRounding bool
+	// ClearDF is true when the kernel assumes the x86 direction flag is
+	// clear (rep stos runs upward); the runtime checks it.
+	ClearDF bool
+	Plan    LaunchPlan
+	// TwoD is true for a kernel that maps the inner level to x: thread
+	// (x, y) runs inner iteration x of outer iteration y; InnerLiveIns are
+	// the values live at the inner header, advanced by x steps there.
+	TwoD         bool
+	InnerLiveIns []LiveIn
+}
+
+// LaunchPlan is how to shape a launch of the kernel.
+type LaunchPlan struct {
+	BlockX int    // threads per CTA for large launches
+	SmallX int    // threads per CTA below SmallBelow iterations
+	Small  uint64 // the iteration count below which SmallX is used
+	TileX  int    // 2D: threads per CTA along x (the inner level)
+	TileY  int    // 2D: along y (the outer level)
+	Reason string // why this shape
+}
+
+// Config2D returns the grid and block of a 2D launch: rows outer
+// iterations of at most cols inner iterations each.
+func (p LaunchPlan) Config2D(rows, cols uint64) gpu.LaunchConfig {
+	bx, by := uint64(p.TileX), uint64(p.TileY)
+	gx, gy := max((cols+bx-1)/bx, 1), max((rows+by-1)/by, 1)
+	return gpu.LaunchConfig{Grid: gpu.Dim3{X: uint32(gx), Y: uint32(gy), Z: 1}, Block: gpu.Dim3{X: uint32(bx), Y: uint32(by), Z: 1}}
+}
+
+// Config returns the grid and block for a launch of count iterations.
+func (p LaunchPlan) Config(count uint64) gpu.LaunchConfig {
+	bx := uint64(p.BlockX)
+	if count < p.Small && p.SmallX > 0 {
+		bx = uint64(p.SmallX)
+	}
+	grid := (count + bx - 1) / bx
+	if grid == 0 {
+		grid = 1
+	}
+	return gpu.LaunchConfig{Grid: gpu.Dim3{X: uint32(grid), Y: 1, Z: 1}, Block: gpu.Dim3{X: uint32(bx), Y: 1, Z: 1}}
+}
+
+func defaultPlan() LaunchPlan {
+	return LaunchPlan{BlockX: 256, SmallX: 128, Small: 32768, TileX: 32, TileY: 8,
+		Reason: "1D over the mapped level: 256 threads (8 warps) per CTA hide global memory latency with modest registers per CTA; 128 below 32768 iterations so small launches still cover every SM"}
+}
+
+// Generate translates the nest into a kernel. A nest that cannot run on the
+// GPU yields an error wrapping ErrNotOffloadable (a *RejectError).
+func Generate(n *Nest) (*Kernel, error) {
+	a, err := analyze(n)
+	if err != nil {
+		return nil, err
+	}
+	name := n.Name
+	if name == "" {
+		name = fmt.Sprintf("gx_%x", n.Header)
+	}
+	k := &Kernel{Name: name, LiveIns: a.liveIns, Private: a.privateSlots(), Sites: a.sites, Exit: a.exit, DynRounding: a.usesDyn, ClearDF: a.usesDF, Plan: defaultPlan()}
+	k.Params = append(k.Params, Param{Name: "count", Kind: ParamCount}, Param{Name: "errrec", Kind: ParamErr})
+	for i, l := range a.liveIns {
+		nm := paramName(l)
+		k.Params = append(k.Params, Param{Name: "in_" + nm, Kind: ParamLiveValue, Index: i}, Param{Name: "step_" + nm, Kind: ParamLiveStep, Index: i})
+	}
+	if a.inner != nil {
+		k.TwoD, k.InnerLiveIns = true, a.innerLive
+		k.Plan.Reason = "2D: 32x8 tiles, x over the inner level (a warp covers 32 consecutive inner iterations, so unit-stride accesses coalesce), y over the outer level; 256 threads per CTA"
+		k.Params = append(k.Params, Param{Name: "itrip0", Kind: ParamInnerTrip0}, Param{Name: "itripstep", Kind: ParamInnerTripStep})
+		for i, l := range a.innerLive {
+			k.Params = append(k.Params, Param{Name: "istep_" + paramName(l), Kind: ParamInnerStep, Index: i},
+				Param{Name: "istepd_" + paramName(l), Kind: ParamInnerStepRow, Index: i})
+		}
+	}
+	for i := range a.sites {
+		k.Params = append(k.Params,
+			Param{Name: fmt.Sprintf("site%d_delta", i), Kind: ParamSiteDelta, Index: i},
+			Param{Name: fmt.Sprintf("site%d_lo", i), Kind: ParamSiteLo, Index: i},
+			Param{Name: fmt.Sprintf("site%d_hi", i), Kind: ParamSiteHi, Index: i})
+	}
+	src, err := emit(a, k)
+	if err != nil {
+		return nil, err
+	}
+	k.PTX = src
+	return k, nil
+}
+
+func paramName(l LiveIn) string {
+	if !l.Stack {
+		return l.Slot.String()
+	}
+	if l.Disp < 0 {
+		return fmt.Sprintf("%s_m%d", l.Base, -l.Disp)
+	}
+	return fmt.Sprintf("%s_p%d", l.Base, l.Disp)
+}
+
+// EvalExit reports whether the loop continues when its exit compare sees a
+// and b (b is ignored when the compare has an immediate).
+func (e ExitTest) EvalExit(a, b uint64) bool {
+	if e.BImm {
+		b = uint64(e.Imm)
+	}
+	return cmpInt(e.Cmp, e.Type, a, b) == e.ContinueIf
+}
+
+func sext(v uint64, n int) int64 {
+	if n >= 64 {
+		return int64(v)
+	}
+	s := 64 - uint(n)
+	return int64(v<<s) >> s
+}
+
+// cmpInt is GVInst's integer CMP.
+func cmpInt(c gvinst.Cmp, t gvinst.Type, a, b uint64) bool {
+	m := t.Mask()
+	a &= m
+	b &= m
+	if t.IsSigned() {
+		n := t.Bits()
+		sa, sb := sext(a, n), sext(b, n)
+		switch c {
+		case gvinst.CmpLt, gvinst.CmpLtu:
+			return sa < sb
+		case gvinst.CmpLe, gvinst.CmpLeu:
+			return sa <= sb
+		case gvinst.CmpGt, gvinst.CmpGtu:
+			return sa > sb
+		case gvinst.CmpGe, gvinst.CmpGeu:
+			return sa >= sb
+		}
+	}
+	switch c {
+	case gvinst.CmpEq, gvinst.CmpEqu:
+		return a == b
+	case gvinst.CmpNe, gvinst.CmpNeu:
+		return a != b
+	case gvinst.CmpLt, gvinst.CmpLtu:
+		return a < b
+	case gvinst.CmpLe, gvinst.CmpLeu:
+		return a <= b
+	case gvinst.CmpGt, gvinst.CmpGtu:
+		return a > b
+	case gvinst.CmpGe, gvinst.CmpGeu:
+		return a >= b
+	case gvinst.CmpNum:
+		return true
+	}
+	return false
+}
+
+// privateSlots lists the private stack slots in key order.
+func (a *analysis) privateSlots() []LiveIn {
+	out := make([]LiveIn, len(a.privIdx))
+	for key, i := range a.privIdx {
+		b, d := privBaseOff(key)
+		out[i] = LiveIn{Stack: true, Base: b, Disp: d, Size: a.privSize[key]}
+	}
+	return out
+}

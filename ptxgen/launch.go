@@ -1,0 +1,216 @@
+package ptxgen
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/gxbit/gxbit/gpu"
+)
+
+// GuestMemory is the guest memory a launch copies from and back to
+// (*gvinst.Memory implements it).
+type GuestMemory interface {
+	Read(addr uint64, buf []byte) error
+	Write(addr uint64, buf []byte) error
+}
+
+// Range is a guest byte range [Lo, Hi).
+type Range struct{ Lo, Hi uint64 }
+
+// Overlaps reports whether r and o share a byte.
+func (r Range) Overlaps(o Range) bool { return r.Lo < o.Hi && o.Lo < r.Hi }
+
+// LaunchInput is everything one launch needs from the live state.
+type LaunchInput struct {
+	Count  uint64   // iterations (threads)
+	Values []uint64 // per Kernel.LiveIns: value at thread 0
+	Steps  []uint64 // per Kernel.LiveIns: change per iteration
+	Sites  []Range  // per Kernel.Sites: the guest bytes the site may touch
+	// 2D kernels: the inner trip count of row 0 and its change per row,
+	// the largest of them (the grid's width), and per Kernel.InnerLiveIns
+	// the change per inner iteration in row 0 and its change per row.
+	InnerTrip0, InnerTripStep, InnerMax uint64
+	InnerSteps, InnerStepRows           []uint64
+}
+
+// Group is a set of sites whose footprints overlap: one device buffer.
+type Group struct {
+	Range   Range
+	Sites   []int
+	Written bool
+}
+
+// Groups merges the sites' footprints into groups, lowest address first.
+// Sites with an empty footprint belong to no group.
+func Groups(k *Kernel, sites []Range) []Group {
+	idx := make([]int, len(sites))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return sites[idx[a]].Lo < sites[idx[b]].Lo })
+	var gs []Group
+	for _, i := range idx {
+		if sites[i].Hi <= sites[i].Lo {
+			continue // an empty footprint: any access fails the kernel's check
+		}
+		r := Range{sites[i].Lo &^ 15, (sites[i].Hi + 15) &^ 15}
+		if n := len(gs); n > 0 && r.Lo < gs[n-1].Range.Hi {
+			g := &gs[n-1]
+			g.Range.Hi = max(g.Range.Hi, r.Hi)
+			g.Sites = append(g.Sites, i)
+			g.Written = g.Written || k.Sites[i].Store
+			continue
+		}
+		gs = append(gs, Group{Range: r, Sites: []int{i}, Written: k.Sites[i].Store})
+	}
+	return gs
+}
+
+// KernelError is a launch whose kernel reported an error: the code
+// (ErrCodeFootprint, …) and the x86 address of the instruction.
+type KernelError struct {
+	Code int
+	X86  uint64
+}
+
+func (e *KernelError) Error() string {
+	what := map[int]string{ErrCodeFootprint: "an access left its footprint", ErrCodeExit: "a thread left the loop (wrong trip count)",
+		ErrCodeDivide: "an integer division would trap", ErrCodeAlign: "an unaligned access"}[e.Code]
+	if what == "" {
+		what = fmt.Sprintf("error code %d", e.Code)
+	}
+	return fmt.Sprintf("kernel: %s at x86 %#x", what, e.X86)
+}
+
+// LaunchStats are the times and bytes of one launch.
+type LaunchStats struct {
+	Kernel, CopyIn, CopyOut time.Duration
+	BytesIn, BytesOut       uint64
+}
+
+// Launch runs one launch of k (loaded as fn in ctx): it copies every
+// group's footprint to the device, launches, checks the kernel's error
+// record and copies the written groups back. Guest memory is written only
+// when the kernel succeeded, so a failed launch leaves the guest as it was.
+func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in LaunchInput) (LaunchStats, error) {
+	var st LaunchStats
+	if len(in.Values) != len(k.LiveIns) || len(in.Steps) != len(k.LiveIns) || len(in.Sites) != len(k.Sites) || k.TwoD && len(in.InnerSteps) != len(k.InnerLiveIns) {
+		return st, errors.New("ptxgen: launch input does not match the kernel")
+	}
+	groups := Groups(k, in.Sites)
+	type buf struct {
+		dev  gpu.DevicePtr
+		data []byte
+	}
+	bufs := make([]buf, len(groups))
+	defer func() {
+		for _, b := range bufs {
+			if b.dev != 0 {
+				_ = ctx.Free(b.dev)
+			}
+		}
+	}()
+	delta := make([]uint64, len(k.Sites))
+	t0 := time.Now()
+	for gi, g := range groups {
+		n := g.Range.Hi - g.Range.Lo
+		data := make([]byte, n)
+		if err := mem.Read(g.Range.Lo, data); err != nil {
+			return st, fmt.Errorf("reading guest footprint [%#x,%#x): %w", g.Range.Lo, g.Range.Hi, err)
+		}
+		dev, err := ctx.Alloc(n)
+		if err != nil {
+			return st, err
+		}
+		bufs[gi] = buf{dev, data}
+		if err := ctx.CopyHtoD(dev, data); err != nil {
+			return st, err
+		}
+		st.BytesIn += n
+		for _, s := range g.Sites {
+			delta[s] = uint64(dev) - g.Range.Lo
+		}
+	}
+	errDev, err := ctx.Alloc(ErrorRecordSize)
+	if err != nil {
+		return st, err
+	}
+	defer func() { _ = ctx.Free(errDev) }()
+	if err := ctx.Memset(errDev, 0, ErrorRecordSize); err != nil {
+		return st, err
+	}
+	st.CopyIn = time.Since(t0)
+	params := make([][]byte, len(k.Params))
+	for i, p := range k.Params {
+		var v uint64
+		switch p.Kind {
+		case ParamCount:
+			v = in.Count
+		case ParamErr:
+			v = uint64(errDev)
+		case ParamLiveValue:
+			v = in.Values[p.Index]
+		case ParamLiveStep:
+			v = in.Steps[p.Index]
+		case ParamSiteDelta:
+			v = delta[p.Index]
+		case ParamSiteLo:
+			v = in.Sites[p.Index].Lo
+		case ParamSiteHi:
+			v = in.Sites[p.Index].Hi
+		case ParamInnerTrip0:
+			v = in.InnerTrip0
+		case ParamInnerTripStep:
+			v = in.InnerTripStep
+		case ParamInnerStep:
+			v = in.InnerSteps[p.Index]
+		case ParamInnerStepRow:
+			if in.InnerStepRows != nil {
+				v = in.InnerStepRows[p.Index]
+			}
+		}
+		params[i] = binary.LittleEndian.AppendUint64(nil, v)
+	}
+	t1 := time.Now()
+	cfg := k.Plan.Config(in.Count)
+	if k.TwoD {
+		cfg = k.Plan.Config2D(in.Count, in.InnerMax)
+	}
+	if err := ctx.Launch(fn, cfg, params); err != nil {
+		return st, err
+	}
+	if err := ctx.Synchronize(); err != nil {
+		return st, err
+	}
+	st.Kernel = time.Since(t1)
+	t2 := time.Now()
+	rec := make([]byte, ErrorRecordSize)
+	if err := ctx.CopyDtoH(rec, errDev); err != nil {
+		return st, err
+	}
+	if code := binary.LittleEndian.Uint32(rec); code != 0 {
+		return st, &KernelError{Code: int(code), X86: binary.LittleEndian.Uint64(rec[8:])}
+	}
+	for gi, g := range groups {
+		if !g.Written {
+			continue
+		}
+		if err := ctx.CopyDtoH(bufs[gi].data, bufs[gi].dev); err != nil {
+			return st, err
+		}
+	}
+	for gi, g := range groups {
+		if !g.Written {
+			continue
+		}
+		if err := mem.Write(g.Range.Lo, bufs[gi].data); err != nil {
+			return st, fmt.Errorf("writing back [%#x,%#x): %w", g.Range.Lo, g.Range.Hi, err)
+		}
+		st.BytesOut += uint64(len(bufs[gi].data))
+	}
+	st.CopyOut = time.Since(t2)
+	return st, nil
+}

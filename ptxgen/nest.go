@@ -1,0 +1,648 @@
+package ptxgen
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// Nest is one loop level of a hot spot, the input of Generate. The runtime
+// fills it from the profile (or a test by hand): the level's header and its
+// VBlocks after gvinst.Optimize, keyed by guest address. A successor address
+// that is a key of Blocks stays in the level, the header included (that edge
+// is a back edge); any other successor leaves the level.
+type Nest struct {
+	Name   string // the kernel's name; empty means "gx_<header in hex>"
+	Header uint64
+	Blocks map[uint64]*gvinst.VBlock
+	// Inner, when not 0, asks for a 2D kernel: the header of the parallel
+	// level right inside this one, mapped to x while this level maps to
+	// y. InnerBlocks are that level's blocks (keys of Blocks). No block
+	// may run into Inner without starting there (split them first), and
+	// the outer body may not store to memory outside the inner loop.
+	Inner       uint64
+	InnerBlocks map[uint64]bool
+}
+
+// ErrNotOffloadable is wrapped by Generate's error when the nest cannot run
+// on the GPU (an op with no PTX lowering, a call, a flags read the optimizer
+// did not fuse, …); the message says which instruction and why.
+var ErrNotOffloadable = errors.New("nest cannot be offloaded")
+
+// RejectError says why a nest cannot be offloaded, at which x86 address.
+type RejectError struct {
+	X86    uint64
+	Reason string
+}
+
+func (e *RejectError) Error() string {
+	if e.X86 == 0 {
+		return e.Reason
+	}
+	return fmt.Sprintf("at %#x: %s", e.X86, e.Reason)
+}
+
+// Unwrap lets errors.Is find ErrNotOffloadable.
+func (e *RejectError) Unwrap() error { return ErrNotOffloadable }
+
+func reject(x86 uint64, format string, args ...any) error {
+	return &RejectError{X86: x86, Reason: fmt.Sprintf(format, args...)}
+}
+
+// LiveIn is a value each thread needs at the header: a guest slot, or a
+// private stack slot [Base+Disp] of Size bytes. The runtime passes its
+// value at the first offloaded iteration and its step per iteration.
+type LiveIn struct {
+	Slot  gvinst.Reg // a guest slot, when Stack is false
+	Stack bool
+	Base  gvinst.Reg // s4 or s5, when Stack is true
+	Disp  int64
+	Size  int
+}
+
+// String names the value: "s3", "x1", "[s5-20]".
+func (l LiveIn) String() string {
+	if !l.Stack {
+		return l.Slot.String()
+	}
+	if l.Disp < 0 {
+		return fmt.Sprintf("[%s-%d]", l.Base, -l.Disp)
+	}
+	return fmt.Sprintf("[%s+%d]", l.Base, l.Disp)
+}
+
+// Site is one load or store of guest (non-private) memory in the kernel.
+type Site struct {
+	ID    int
+	Block uint64 // the VBlock
+	Index int    // the LD/ST's index in it
+	X86   uint64 // its x86 instruction
+	Size  int    // bytes
+	Store bool
+}
+
+// ExitTest is the compare that decides, once per iteration of the level,
+// whether the loop goes on: the loop continues while (CMP.Cmp.Type A, B) ==
+// ContinueIf. The runtime observes A and B on the CPU to compute the trip
+// count. The same x86 compare may be lifted into several blocks (a block
+// that runs through into the latch's code); Copies lists them all.
+type ExitTest struct {
+	X86        uint64 // the x86 branch
+	Cmp        gvinst.Cmp
+	Type       gvinst.Type
+	BImm       bool
+	Imm        int64
+	ContinueIf bool
+	Copies     []ExitCopy
+}
+
+// ExitCopy is one lifted copy of the exit compare: the CMP at Index in
+// Block, comparing registers A and B (B unused with an immediate).
+type ExitCopy struct {
+	Block uint64
+	Index int
+	A, B  gvinst.Reg
+}
+
+// privKey is a private stack slot: its offset from the frame base register.
+type privKey struct {
+	off int64
+}
+
+// analysis is what Generate learns about a nest before emitting PTX.
+type analysis struct {
+	n     *Nest
+	order []uint64     // blocks, header first then by address
+	bases []gvinst.Reg // frame base registers the level does not write
+	// priv maps (block, inst index) of private LD/ST to their slot offset.
+	priv     map[[2]int64]int64
+	privSize map[int64]int // offset → extent
+	privIdx  map[int64]int // offset → register number
+	sites    []Site
+	siteAt   map[[2]int64]int
+	liveIns  []LiveIn
+	exit     ExitTest
+	usesDyn  bool
+	usesDF   bool // REPSTOS: the kernel assumes the direction flag is clear
+	// 2D mapping: the inner level's blocks and live-in values.
+	inner     map[uint64]bool
+	innerLive []LiveIn
+}
+
+func key(block uint64, idx int) [2]int64 { return [2]int64{int64(block), int64(idx)} }
+
+// analyze checks that every instruction can be lowered and finds the
+// private stack slots, the memory sites, the live-in values and the exit
+// test.
+func analyze(n *Nest) (*analysis, error) {
+	if n.Blocks[n.Header] == nil {
+		return nil, reject(n.Header, "the header block %#x is not among the nest's blocks", n.Header)
+	}
+	a := &analysis{n: n, priv: map[[2]int64]int64{}, privSize: map[int64]int{}, privIdx: map[int64]int{}, siteAt: map[[2]int64]int{}}
+	for addr, b := range n.Blocks {
+		if b == nil {
+			return nil, reject(addr, "no block at %#x", addr)
+		}
+		if err := gvinst.Verify(b); err != nil {
+			return nil, fmt.Errorf("ptxgen: block %#x: %w", addr, err)
+		}
+		if addr != n.Header {
+			a.order = append(a.order, addr)
+		}
+	}
+	sort.Slice(a.order, func(i, j int) bool { return a.order[i] < a.order[j] })
+	a.order = append([]uint64{n.Header}, a.order...)
+	if err := a.checkOps(); err != nil {
+		return nil, err
+	}
+	a.findBase()
+	if err := a.findAccesses(); err != nil {
+		return nil, err
+	}
+	if err := a.findExit(); err != nil {
+		return nil, err
+	}
+	a.findLiveIns()
+	if n.Inner != 0 {
+		if err := a.check2D(); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// check2D checks that the nest can map its inner level to x and finds the
+// values live at the inner header.
+func (a *analysis) check2D() error {
+	n := a.n
+	if n.Blocks[n.Inner] == nil || !n.InnerBlocks[n.Inner] {
+		return reject(n.Inner, "2D: the inner header %#x is not among the blocks", n.Inner)
+	}
+	a.inner = n.InnerBlocks
+	var inner []uint64
+	for _, addr := range a.order {
+		if a.inner[addr] {
+			inner = append(inner, addr)
+		}
+	}
+	for _, s := range a.sites {
+		if s.Store && !a.inner[s.Block] {
+			return reject(s.X86, "2D: the outer loop body stores outside the inner loop")
+		}
+	}
+	for _, addr := range inner {
+		for _, t := range n.Blocks[addr].Successors() {
+			if _, ok := n.Blocks[t]; !ok {
+				return reject(n.Blocks[addr].Insts[len(n.Blocks[addr].Insts)-1].X86, "2D: the inner loop leaves the nest")
+			}
+		}
+	}
+	a.innerLive = a.liveAt(n.Inner, inner)
+	return nil
+}
+
+// checkOps rejects blocks with instructions the generator cannot lower.
+func (a *analysis) checkOps() error {
+	for _, addr := range a.order {
+		b := a.n.Blocks[addr]
+		if len(b.Insts) == 0 {
+			return reject(addr, "empty block")
+		}
+		for i := range b.Insts {
+			in := &b.Insts[i]
+			if in.Type == gvinst.F80 || in.SrcType == gvinst.F80 {
+				return reject(in.X86, "x87 extended precision (%s) has no GPU equivalent", in.Op)
+			}
+			switch in.Op {
+			case gvinst.OpFlags, gvinst.OpJoin:
+				continue
+			case gvinst.OpGetCC, gvinst.OpGetFlags, gvinst.OpSetFlags:
+				return reject(in.X86, "%s reads or writes the x86 flags across blocks (not fused into a CMP)", in.Op)
+			case gvinst.OpBswap:
+				if in.Type.Size() == 2 {
+					return reject(in.X86, "BSWAP of 16 bits is undefined on x86")
+				}
+			case gvinst.OpCvt, gvinst.OpRound, gvinst.OpVCvt:
+				switch gvinst.Rounding(in.Mod) {
+				case gvinst.RoundX87:
+					return reject(in.X86, "%s rounds by the x87 control word", in.Op)
+				case gvinst.RoundMXCSR:
+					a.usesDyn = true
+				}
+			}
+			info := in.Op.Info()
+			if vecSupported(in) || in.Op == gvinst.OpDivW || in.Op == gvinst.OpRemW {
+				continue
+			}
+			if in.Op == gvinst.OpRepStos {
+				a.usesDF = true
+				continue
+			}
+			if !info.GPU {
+				if info.Types == gvinst.TVec {
+					return reject(in.X86, "packed SSE op %s.%s is not lowered to PTX", in.Op, in.Type)
+				}
+				return reject(in.X86, "op %s has no GPU lowering", in.Op)
+			}
+			if in.Op.EndsBlock() && i != len(b.Insts)-1 {
+				return reject(in.X86, "control transfer in the middle of a block")
+			}
+		}
+		last := &b.Insts[len(b.Insts)-1]
+		if last.Op != gvinst.OpJmp && last.Op != gvinst.OpBranch {
+			return reject(last.X86, "block %#x ends in %s, which a kernel cannot do", addr, last.Op)
+		}
+	}
+	return nil
+}
+
+// writesSlot reports whether in writes guest slot r (explicitly).
+func writesSlot(in *gvinst.Inst, r gvinst.Reg) bool {
+	if in.Op == gvinst.OpRepStos && (r == gvinst.SReg(1) || r == gvinst.SReg(7)) {
+		return true
+	}
+	info := in.Op.Info()
+	for _, k := range info.Operands {
+		if k == gvinst.OpdDst {
+			t := in.DstType()
+			return in.Dst <= r && r < in.Dst+gvinst.Reg(t.Slots())
+		}
+	}
+	return false
+}
+
+// findBase finds the frame base registers (rsp, rbp) the level never
+// writes: stack slots addressed from them are private to each iteration.
+func (a *analysis) findBase() {
+	for _, cand := range []gvinst.Reg{gvinst.S4, gvinst.S5} {
+		ok := true
+		for _, addr := range a.order {
+			for i := range a.n.Blocks[addr].Insts {
+				if writesSlot(&a.n.Blocks[addr].Insts[i], cand) {
+					ok = false
+				}
+			}
+		}
+		if ok {
+			a.bases = append(a.bases, cand)
+		}
+	}
+}
+
+// A private slot is keyed by its offset from its base register, with rsp's
+// slots moved far from rbp's: privKeyOf(base, off).
+const rspBias = 1 << 40
+
+func privKeyOf(base gvinst.Reg, off int64) int64 {
+	if base == gvinst.S4 {
+		return off + rspBias
+	}
+	return off
+}
+
+func privBaseOff(key int64) (gvinst.Reg, int64) {
+	if key > rspBias/2 {
+		return gvinst.S4, key - rspBias
+	}
+	return gvinst.S5, key
+}
+
+// findAccesses splits the LD/ST instructions into private stack slots and
+// guest memory sites.
+func (a *analysis) findAccesses() error {
+	type acc struct {
+		k    [2]int64
+		off  int64
+		size int
+		x86  uint64
+	}
+	var privs []acc
+	for _, addr := range a.order {
+		b := a.n.Blocks[addr]
+		// Offsets are valid at each instruction: recompute incrementally.
+		off := map[gvinst.Reg]int64{}
+		for _, b := range a.bases {
+			off[b] = privKeyOf(b, 0)
+		}
+		for i := range b.Insts {
+			in := &b.Insts[i]
+			if in.Op == gvinst.OpRepStos {
+				s := Site{ID: len(a.sites), Block: addr, Index: i, X86: in.X86, Size: in.Type.Size(), Store: true}
+				a.siteAt[key(addr, i)] = s.ID
+				a.sites = append(a.sites, s)
+			}
+			if in.Op == gvinst.OpLd || in.Op == gvinst.OpSt {
+				srcIdx := 0
+				size := in.Type.Size()
+				if o, ok := off[in.Src[srcIdx]]; ok {
+					so := o + in.Imm
+					if size == 16 {
+						privs = append(privs, acc{key(addr, i), so, 8, in.X86}, acc{[2]int64{-1, 0}, so + 8, 8, in.X86})
+					} else {
+						privs = append(privs, acc{key(addr, i), so, size, in.X86})
+					}
+					a.priv[key(addr, i)] = so
+				} else {
+					s := Site{ID: len(a.sites), Block: addr, Index: i, X86: in.X86, Size: size, Store: in.Op == gvinst.OpSt}
+					a.siteAt[key(addr, i)] = s.ID
+					a.sites = append(a.sites, s)
+				}
+			}
+			if hasDst(in) {
+				delete(off, in.Dst)
+				if in.DstType().IsWide() {
+					delete(off, in.Dst+1)
+				}
+				switch in.Op {
+				case gvinst.OpGet, gvinst.OpMov:
+					if in.Type.Size() == 8 {
+						if o, ok := off[in.Src[0]]; ok {
+							off[in.Dst] = o
+						}
+					}
+				case gvinst.OpAdd, gvinst.OpSub:
+					if in.Type.Size() == 8 && in.Type.IsInt() && in.HasImm {
+						if o, ok := off[in.Src[0]]; ok {
+							if in.Op == gvinst.OpAdd {
+								off[in.Dst] = o + in.Imm
+							} else {
+								off[in.Dst] = o - in.Imm
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, p := range privs {
+		if p.size > a.privSize[p.off] {
+			a.privSize[p.off] = p.size
+		}
+	}
+	offs := make([]int64, 0, len(a.privSize))
+	for o := range a.privSize {
+		offs = append(offs, o)
+	}
+	sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
+	for i, o := range offs {
+		if i > 0 && offs[i-1]+int64(a.privSize[offs[i-1]]) > o {
+			b1, o1 := privBaseOff(offs[i-1])
+			b2, o2 := privBaseOff(o)
+			return reject(0, "overlapping stack slot accesses at [%s%+d] and [%s%+d]", b1, o1, b2, o2)
+		}
+		a.privIdx[o] = i
+	}
+	return nil
+}
+
+// hasDst reports whether in writes a destination register.
+func hasDst(in *gvinst.Inst) bool {
+	for _, k := range in.Op.Info().Operands {
+		if k == gvinst.OpdDst {
+			return true
+		}
+	}
+	return false
+}
+
+// findExit finds the branch of the level that leaves it, and the CMP
+// that decides it; copies of one x86 branch in several blocks are one exit.
+func (a *analysis) findExit() error {
+	found := false
+	for _, addr := range a.order {
+		b := a.n.Blocks[addr]
+		last := &b.Insts[len(b.Insts)-1]
+		var out []int
+		for k, t := range b.Successors() {
+			if _, in := a.n.Blocks[t]; !in {
+				out = append(out, k)
+			}
+		}
+		if len(out) == 0 {
+			continue
+		}
+		if last.Op != gvinst.OpBranch || len(out) != 1 {
+			return reject(last.X86, "block %#x leaves the loop unconditionally", addr)
+		}
+		ci := -1
+		for i := len(b.Insts) - 2; i >= 0; i-- {
+			if writesSlot(&b.Insts[i], last.Src[0]) {
+				ci = i
+				break
+			}
+		}
+		if ci < 0 || b.Insts[ci].Op != gvinst.OpCmp || !b.Insts[ci].Type.IsInt() {
+			return reject(last.X86, "the loop's exit branch does not test an integer CMP of its own block")
+		}
+		c := &b.Insts[ci]
+		for j := ci + 1; j < len(b.Insts)-1; j++ {
+			if writesSlot(&b.Insts[j], c.Dst) {
+				return reject(last.X86, "the exit condition is overwritten before the branch")
+			}
+		}
+		e := ExitTest{X86: last.X86, Cmp: gvinst.Cmp(c.Mod), Type: c.Type, BImm: c.HasImm, Imm: c.Imm, ContinueIf: out[0] == 1}
+		cp := ExitCopy{Block: addr, Index: ci, A: c.Src[0], B: c.Src[1]}
+		if found {
+			x := a.exit
+			if x.X86 != e.X86 || x.Cmp != e.Cmp || x.Type != e.Type || x.BImm != e.BImm || x.Imm != e.Imm || x.ContinueIf != e.ContinueIf {
+				return reject(last.X86, "the loop has more than one exit (another at %#x)", x.X86)
+			}
+			a.exit.Copies = append(a.exit.Copies, cp)
+			continue
+		}
+		found = true
+		e.Copies = []ExitCopy{cp}
+		a.exit = e
+	}
+	if !found {
+		return reject(a.n.Header, "the loop has no exit branch")
+	}
+	return nil
+}
+
+// resource numbers: guest slots 0..NumGuestSlots-1, then private slots.
+func (a *analysis) privRes(off int64) int { return int(gvinst.NumGuestSlots) + a.privIdx[off] }
+
+// blockUse computes the resources block b reads before writing them
+// (exposed) and those it writes.
+func (a *analysis) blockUse(addr uint64) (exposed, written map[int]bool) {
+	exposed, written = map[int]bool{}, map[int]bool{}
+	b := a.n.Blocks[addr]
+	read := func(r int) {
+		if !written[r] {
+			exposed[r] = true
+		}
+	}
+	for i := range b.Insts {
+		in := &b.Insts[i]
+		if o, ok := a.priv[key(addr, i)]; ok {
+			n := 1
+			if in.Type.Size() == 16 {
+				n = 2
+			}
+			for k := 0; k < n; k++ {
+				r := a.privRes(o + int64(8*k))
+				if in.Op == gvinst.OpLd {
+					read(r)
+				} else if in.Type.Size() == 8 || in.Type.Size() == 16 || in.Type.Size() == a.privSize[o] {
+					written[r] = true
+				} else {
+					read(r) // a partial store merges with the old bytes
+					written[r] = true
+				}
+			}
+		}
+		if in.Op == gvinst.OpRepStos {
+			// rep stos reads rax, rcx and rdi and leaves rcx and rdi
+			// advanced.
+			read(int(gvinst.S0))
+			read(int(gvinst.SReg(1)))
+			read(int(gvinst.SReg(7)))
+			written[int(gvinst.SReg(1))] = true
+			written[int(gvinst.SReg(7))] = true
+		}
+		info := in.Op.Info()
+		si := 0
+		for _, k := range info.Operands {
+			switch k {
+			case gvinst.OpdSrc, gvinst.OpdMem, gvinst.OpdSrcImm:
+				if k == gvinst.OpdSrcImm && in.HasImm {
+					si++
+					continue
+				}
+				r := in.Src[si]
+				t := in.SrcTypeOf(si)
+				si++
+				for s := 0; s < t.Slots(); s++ {
+					if rr := r + gvinst.Reg(s); rr < gvinst.NumGuestSlots {
+						read(int(rr))
+					}
+				}
+			}
+		}
+		if hasDst(in) {
+			t := in.DstType()
+			for s := 0; s < t.Slots(); s++ {
+				if rr := in.Dst + gvinst.Reg(s); rr < gvinst.NumGuestSlots {
+					written[int(rr)] = true
+				}
+			}
+		}
+	}
+	return exposed, written
+}
+
+// findLiveIns computes the values read on some path from the header before
+// being written (a must-write forward dataflow over the level's blocks).
+func (a *analysis) findLiveIns() {
+	a.liveIns = a.liveAt(a.n.Header, a.order)
+}
+
+// liveAt computes the values read on some path from header, through the
+// given blocks, before being written.
+func (a *analysis) liveAt(header uint64, blocks []uint64) []LiveIn {
+	inSet := map[uint64]bool{}
+	for _, b := range blocks {
+		inSet[b] = true
+	}
+	type use struct{ exp, wr map[int]bool }
+	uses := map[uint64]use{}
+	preds := map[uint64][]uint64{}
+	for _, addr := range blocks {
+		e, w := a.blockUse(addr)
+		uses[addr] = use{e, w}
+		for _, s := range a.n.Blocks[addr].Successors() {
+			if inSet[s] && s != header {
+				preds[s] = append(preds[s], addr)
+			}
+		}
+	}
+	// in[b] = nil means "everything" (not yet reached).
+	in := map[uint64]map[int]bool{header: {}}
+	outOf := func(b uint64) map[int]bool {
+		i, ok := in[b]
+		if !ok {
+			return nil
+		}
+		o := map[int]bool{}
+		for r := range i {
+			o[r] = true
+		}
+		for r := range uses[b].wr {
+			o[r] = true
+		}
+		return o
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, b := range blocks {
+			if b == header {
+				continue
+			}
+			var meet map[int]bool
+			reached := false
+			for _, p := range preds[b] {
+				o := outOf(p)
+				if o == nil {
+					continue
+				}
+				if !reached {
+					meet, reached = o, true
+					continue
+				}
+				for r := range meet {
+					if !o[r] {
+						delete(meet, r)
+					}
+				}
+			}
+			if !reached {
+				continue
+			}
+			old, ok := in[b]
+			if !ok || len(old) != len(meet) {
+				in[b] = meet
+				changed = true
+				continue
+			}
+			for r := range meet {
+				if !old[r] {
+					in[b] = meet
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	live := map[int]bool{}
+	for _, b := range blocks {
+		def := in[b]
+		for r := range uses[b].exp {
+			if !def[r] {
+				live[r] = true
+			}
+		}
+	}
+	var rs []int
+	for r := range live {
+		rs = append(rs, r)
+	}
+	sort.Ints(rs)
+	offOf := map[int]int64{}
+	for o, i := range a.privIdx {
+		offOf[int(gvinst.NumGuestSlots)+i] = o
+	}
+	var out []LiveIn
+	for _, r := range rs {
+		if r < int(gvinst.NumGuestSlots) {
+			out = append(out, LiveIn{Slot: gvinst.Reg(r)})
+		} else {
+			o := offOf[r]
+			b, d := privBaseOff(o)
+			out = append(out, LiveIn{Stack: true, Base: b, Disp: d, Size: a.privSize[o]})
+		}
+	}
+	return out
+}

@@ -1,0 +1,357 @@
+package ptxgen
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gxbit/gxbit/gpu"
+	"github.com/gxbit/gxbit/gpusim"
+	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/ptx"
+)
+
+// blockSet is a Translator over parsed blocks.
+type blockSet map[uint64]*gvinst.VBlock
+
+func (s blockSet) Translate(addr uint64) (*gvinst.VBlock, error) {
+	b, ok := s[addr]
+	if !ok {
+		return nil, fmt.Errorf("no block at %#x", addr)
+	}
+	c := *b
+	c.Insts = append([]gvinst.Inst(nil), b.Insts...)
+	return &c, nil
+}
+
+func parseBlocks(t *testing.T, src string) blockSet {
+	t.Helper()
+	bs, err := gvinst.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := blockSet{}
+	for _, b := range bs {
+		if err := gvinst.Verify(b); err != nil {
+			t.Fatalf("block %#x: %v", b.Addr, err)
+		}
+		s[b.Addr] = b
+	}
+	return s
+}
+
+// saxpyO2 is y[i] += x[i]*a as gcc -O2 shapes it: one rotated block, the
+// byte offset in s0 as the induction variable, n*8 in s2.
+const saxpyO2 = `
+vblock 0x1000..0x1030:
+  # 0x1000: movsd xmm1, qword ptr [rsi+rax]
+  GET.u64 v0, s0
+  GET.u64 v1, s6
+  ADD.u64 v2, v1, v0
+  LD.f64 v3, v2(0)
+  # 0x1005: mulsd xmm1, xmm0
+  GET.f64 v4, x0
+  MUL.f64 v5, v3, v4
+  # 0x1009: addsd xmm1, qword ptr [rdi+rax]
+  GET.u64 v6, s7
+  ADD.u64 v7, v6, v0
+  LD.f64 v8, v7(0)
+  ADD.f64 v9, v5, v8
+  PUT.f64 x1, v9
+  # 0x100e: movsd qword ptr [rdi+rax], xmm1
+  ST.f64 v7(0), v9
+  # 0x1013: add rax, 8
+  ADD.u64 v10, v0, 8
+  PUT.u64 s0, v10
+  # 0x1017: cmp rax, rdx
+  GET.u64 v11, s2
+  FLAGS.sub.u64 v10, v11, v10, v10
+  # 0x101a: jne 0x1000
+  CMP.ne.u64 v12, v10, v11
+  BRANCH v12, 0x1000, 0x1030
+vblock 0x1030..0x1032:
+  # 0x1030: syscall
+  SYSCALL 0x1032
+`
+
+// intO0 is an -O0-style nest: i and n in stack slots, an inner sequential
+// loop over j accumulating into a stack local, integer division, shifts,
+// conversions and a square root.
+const intO0 = `
+vblock 0x2000..0x2010:
+  # 0x2000: mov eax, [rbp-8]; cmp eax, [rbp-12]; jge 0x2100
+  GET.u64 v0, s5
+  LD.s32 v1, v0(-8)
+  LD.s32 v2, v0(-12)
+  CMP.lt.s32 v3, v1, v2
+  BRANCH v3, 0x2010, 0x2100
+vblock 0x2010..0x2020:
+  # 0x2010: mov dword ptr [rbp-16], 0; mov dword ptr [rbp-20], 1
+  GET.u64 v0, s5
+  LI.u32 v1, 0
+  ST.u32 v0(-16), v1
+  LI.u32 v2, 1
+  ST.u32 v0(-20), v2
+  JMP 0x2020
+vblock 0x2020..0x2030:
+  # 0x2020: cmp dword ptr [rbp-16], 6; jg 0x2040
+  GET.u64 v0, s5
+  LD.s32 v1, v0(-16)
+  CMP.le.s32 v2, v1, 6
+  BRANCH v2, 0x2030, 0x2040
+vblock 0x2030..0x2040:
+  # 0x2030: inner body
+  GET.u64 v0, s5
+  LD.s32 v1, v0(-8)
+  LD.s32 v2, v0(-16)
+  LD.s32 v3, v0(-20)
+  MUL.s32 v4, v3, 3
+  MUL.s32 v5, v1, v2
+  SAR.s32 v6, v1, 1
+  XOR.s32 v7, v5, v6
+  ADD.s32 v8, v2, 1
+  DIV.s32 v9, v7, v8
+  REM.s32 v13, v1, v8
+  SUB.s32 v14, v9, v13
+  ADD.s32 v10, v4, v14
+  ST.u32 v0(-20), v10
+  ADD.s32 v11, v2, 1
+  ST.u32 v0(-16), v11
+  # 0x2038: movzx, rol
+  GET.u64 v20, s3
+  LD.u8 v21, v20(-1)
+  ROL.u8 v22, v21, v2
+  MULHI.s16 v23, v22, v3
+  PUT.u16 s9, v23
+  JMP 0x2020
+vblock 0x2040..0x2100:
+  # 0x2040: out[i] = acc; out2[i] = sqrt((double)acc) / 3.0
+  GET.u64 v0, s5
+  LD.s32 v1, v0(-8)
+  LD.s32 v2, v0(-20)
+  CVT.rn.s64.s32 v3, v2
+  CVT.rn.s64.s32 v4, v1
+  SHL.u64 v5, v4, 3
+  GET.u64 v6, s3
+  ADD.u64 v7, v6, v5
+  ST.u64 v7(0), v3
+  CVT.dyn.f64.s32 v8, v2
+  ABS.f64 v30, v8
+  SQRT.f64 v9, v30
+  LI.f64 v31, 4613937818241073152
+  DIV.f64 v32, v9, v31
+  CVT.rn.f32.f64 v33, v32
+  CVT.rz.s32.f32 v34, v33
+  MIN.s32 v35, v34, v1
+  GET.u64 v10, s12
+  ADD.u64 v11, v10, v5
+  ST.f64 v11(0), v32
+  ST.u32 v11(0x800), v35
+  ADD.s32 v12, v1, 1
+  ST.u32 v0(-8), v12
+  JMP 0x2000
+vblock 0x2100..0x2102:
+  # 0x2100: syscall
+  SYSCALL 0x2102
+`
+
+// loopCase is one nest to run on the CPU and on the simulated GPU.
+type loopCase struct {
+	name     string
+	src      string
+	header   uint64
+	level    []uint64 // the level's blocks
+	arrivals uint64   // header arrivals of the whole loop
+	setup    func(mem *gvinst.Memory, cpu *gvinst.CPU)
+	data     Range // the guest bytes the arrays live in
+}
+
+const (
+	dataBase  = 0x100000
+	stackBase = 0x800000
+)
+
+func cases() []loopCase {
+	return []loopCase{
+		{
+			name: "saxpyO2", src: saxpyO2, header: 0x1000, level: []uint64{0x1000}, arrivals: 300,
+			setup: func(mem *gvinst.Memory, cpu *gvinst.CPU) {
+				for i := 0; i < 300; i++ {
+					_ = mem.Store(dataBase+uint64(8*i), 8, math.Float64bits(float64(i)*0.1+1/3.0))
+					_ = mem.Store(dataBase+0x1000+uint64(8*i), 8, math.Float64bits(float64(i*i)/7.0))
+				}
+				cpu.State[gvinst.S6] = dataBase
+				cpu.State[gvinst.S7] = dataBase + 0x1000
+				cpu.State[gvinst.S2] = 300 * 8
+				cpu.State[gvinst.XReg(0)] = math.Float64bits(1.0000001)
+			},
+			data: Range{dataBase, dataBase + 0x2000},
+		},
+		{
+			name: "intO0", src: intO0, header: 0x2000, level: []uint64{0x2000, 0x2010, 0x2020, 0x2030, 0x2040}, arrivals: 201,
+			setup: func(mem *gvinst.Memory, cpu *gvinst.CPU) {
+				cpu.State[gvinst.S5] = stackBase + 0x800
+				cpu.State[gvinst.S4] = stackBase + 0x700
+				_ = mem.Store(stackBase+0x800-8, 4, 0)
+				_ = mem.Store(stackBase+0x800-12, 4, 200)
+				cpu.State[gvinst.S3] = dataBase + 0x10
+				_ = mem.Store(dataBase+0xf, 1, 0xb7)
+				cpu.State[gvinst.SReg(12)] = dataBase + 0x1000
+			},
+			data: Range{dataBase, dataBase + 0x2000},
+		},
+	}
+}
+
+func newGuest(t *testing.T, c loopCase) (*gvinst.Memory, *gvinst.CPU) {
+	mem := gvinst.NewMemory(1 << 28)
+	if err := mem.Map(dataBase, 0x4000, gvinst.PermRead|gvinst.PermWrite); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.Map(stackBase, 0x1000, gvinst.PermRead|gvinst.PermWrite); err != nil {
+		t.Fatal(err)
+	}
+	cpu := &gvinst.CPU{PC: c.header}
+	cpu.State[gvinst.MXCSR] = 0x1f80
+	c.setup(mem, cpu)
+	return mem, cpu
+}
+
+func runToSyscall(t *testing.T, e gvinst.Engine, cpu *gvinst.CPU) {
+	t.Helper()
+	for {
+		st := e.Run(cpu, 0)
+		switch st.Kind {
+		case gvinst.StopSyscall:
+			return
+		case gvinst.StopBreakpoint:
+			continue
+		default:
+			t.Fatalf("engine stopped: %v", st)
+		}
+	}
+}
+
+// liveValue reads live-in l in the given state.
+func liveValue(mem *gvinst.Memory, cpu *gvinst.CPU, l LiveIn) uint64 {
+	if !l.Stack {
+		return cpu.State[l.Slot]
+	}
+	v, err := mem.Load(cpu.State[l.Base]+uint64(l.Disp), l.Size)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func setLive(mem *gvinst.Memory, cpu *gvinst.CPU, l LiveIn, v uint64) {
+	if !l.Stack {
+		cpu.State[l.Slot] = v
+		return
+	}
+	if err := mem.Store(cpu.State[l.Base]+uint64(l.Disp), l.Size, v); err != nil {
+		panic(err)
+	}
+}
+
+// TestKernelsMatchCPU runs each nest on the CPU engine alone, and again
+// with iterations 2..N-3 on gpusim, and compares memory and registers.
+func TestKernelsMatchCPU(t *testing.T) {
+	for _, c := range cases() {
+		t.Run(c.name, func(t *testing.T) {
+			bs := parseBlocks(t, c.src)
+			nest := &Nest{Header: c.header, Blocks: map[uint64]*gvinst.VBlock{}}
+			for _, a := range c.level {
+				nest.Blocks[a] = bs[a]
+			}
+			k, err := Generate(nest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mod, err := ptx.Parse(k.PTX)
+			if err != nil {
+				t.Fatalf("generated PTX does not parse: %v\n%s", err, numbered(k.PTX))
+			}
+			if err := ptx.Check(mod); err != nil {
+				t.Fatalf("generated PTX does not check: %v\n%s", err, numbered(k.PTX))
+			}
+
+			// Reference: the CPU alone.
+			refMem, refCPU := newGuest(t, c)
+			runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), refCPU)
+
+			// Accelerated: two iterations on the CPU to learn the steps,
+			// the GPU for all but the last two, the CPU for those.
+			mem, cpu := newGuest(t, c)
+			e := gvinst.NewInterpreter(mem, bs, gvinst.InterpOptions{Breakpoints: map[uint64]bool{c.header: true}})
+			var states [2][]uint64
+			for s := 0; s < 2; s++ {
+				if st := e.Run(cpu, 0); st.Kind != gvinst.StopBreakpoint {
+					t.Fatalf("expected a breakpoint, got %v", st)
+				}
+				for _, l := range k.LiveIns {
+					states[s] = append(states[s], liveValue(mem, cpu, l))
+				}
+			}
+			count := c.arrivals - 2 - 2
+			in := LaunchInput{Count: count, Values: states[1]}
+			for i := range k.LiveIns {
+				in.Steps = append(in.Steps, states[1][i]-states[0][i])
+			}
+			for range k.Sites {
+				in.Sites = append(in.Sites, c.data)
+			}
+			drv := gpusim.New(gpusim.Options{})
+			ctx, err := drv.NewContext(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ctx.Close()
+			m, err := ctx.LoadModule(k.PTX)
+			if err != nil {
+				t.Fatalf("gpusim rejects the kernel: %v\n%s", err, numbered(k.PTX))
+			}
+			fn, err := m.Function(k.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Launch(ctx, fn, k, mem, in); err != nil {
+				t.Fatalf("launch: %v\n%s", err, numbered(k.PTX))
+			}
+			for i, l := range k.LiveIns {
+				setLive(mem, cpu, l, in.Values[i]+in.Steps[i]*count)
+			}
+			runToSyscall(t, e, cpu)
+
+			want, got := make([]byte, c.data.Hi-c.data.Lo), make([]byte, c.data.Hi-c.data.Lo)
+			_ = refMem.Read(c.data.Lo, want)
+			_ = mem.Read(c.data.Lo, got)
+			if !bytes.Equal(want, got) {
+				for i := range want {
+					if want[i] != got[i] {
+						t.Fatalf("memory differs first at %#x: cpu %x, gpu %x", c.data.Lo+uint64(i), want[i:i+8], got[i:i+8])
+					}
+				}
+			}
+			for r := gvinst.Reg(0); r < gvinst.NumGuestSlots; r++ {
+				if refCPU.State[r] != cpu.State[r] {
+					t.Errorf("slot %s: cpu %#x, accelerated %#x", r, refCPU.State[r], cpu.State[r])
+				}
+			}
+		})
+	}
+}
+
+func numbered(s string) string {
+	var sb strings.Builder
+	for i, l := range strings.Split(s, "\n") {
+		fmt.Fprintf(&sb, "%4d %s\n", i+1, l)
+	}
+	return sb.String()
+}
+
+var _ = binary.LittleEndian
+var _ gpu.Context

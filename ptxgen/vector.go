@@ -1,0 +1,363 @@
+package ptxgen
+
+import (
+	"fmt"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// Packed SSE ops are scalarised: a .b128 value is two 64-bit registers
+// (the slot pair), and an op on 32- or 64-bit lanes becomes one PTX
+// instruction per lane. This is what lets gcc -O3's vectorised loops
+// (movupd/mulpd/addpd) run as kernels.
+
+// vecSupported reports whether packed op in can be scalarised.
+func vecSupported(in *gvinst.Inst) bool {
+	t := in.Type
+	ls := t.Size()
+	switch in.Op {
+	case gvinst.OpVAnd, gvinst.OpVOr, gvinst.OpVXor, gvinst.OpVAndN:
+		return true
+	case gvinst.OpVAdd, gvinst.OpVSub, gvinst.OpVMul:
+		return t.IsFloat() || ls == 4 || ls == 8
+	case gvinst.OpVDiv, gvinst.OpVSqrt:
+		return t == gvinst.F32 || t == gvinst.F64
+	case gvinst.OpVMin, gvinst.OpVMax:
+		return t.IsFloat() || ls == 4
+	case gvinst.OpVUnpackL, gvinst.OpVUnpackH:
+		return ls == 4 || ls == 8
+	case gvinst.OpVCmp:
+		return (t.IsFloat() || ls == 4 || ls == 8) && t != gvinst.F80
+	case gvinst.OpVShl, gvinst.OpVShr, gvinst.OpVSar:
+		return ls == 4 || ls == 8
+	case gvinst.OpVPerm:
+		return ls == 4
+	case gvinst.OpVMulW:
+		return ls == 4
+	case gvinst.OpVShufP:
+		return t == gvinst.F32 || t == gvinst.F64
+	case gvinst.OpVCvt:
+		s := in.SrcType
+		ok := func(x gvinst.Type) bool {
+			return x == gvinst.F32 || x == gvinst.F64 || x == gvinst.S32 || x == gvinst.U32
+		}
+		return ok(t) && ok(s) && (t.IsFloat() || s.IsFloat()) && gvinst.Rounding(in.Mod) != gvinst.RoundX87
+	}
+	return false
+}
+
+// lanesOf splits the .b128 value in slot pair r into lanes of ls bytes,
+// each zero-extended in a .b64 register.
+func (e *emitter) lanesOf(r gvinst.Reg, ls int) []string {
+	var out []string
+	for h := 0; h < 2; h++ {
+		if ls == 8 {
+			out = append(out, e.reg(r+gvinst.Reg(h)))
+			continue
+		}
+		w0, w1 := e.w(), e.w()
+		e.p("mov.b64 {%s, %s}, %s", w0, w1, e.reg(r+gvinst.Reg(h)))
+		for _, w := range []string{w0, w1} {
+			x := e.t()
+			e.p("cvt.u64.u32 %s, %s", x, w)
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// setLanes writes lanes (each in the low ls bytes of a .b64 register) into
+// slot pair d.
+func (e *emitter) setLanes(d gvinst.Reg, lanes []string, ls int) {
+	if ls == 8 {
+		x0, x1 := e.t(), e.t()
+		e.p("mov.b64 %s, %s", x0, lanes[0])
+		e.p("mov.b64 %s, %s", x1, lanes[1])
+		e.p("mov.b64 %s, %s", e.reg(d), x0)
+		e.p("mov.b64 %s, %s", e.reg(d+1), x1)
+		return
+	}
+	var ws []string
+	for _, l := range lanes {
+		w := e.w()
+		e.p("cvt.u32.u64 %s, %s", w, l)
+		ws = append(ws, w)
+	}
+	e.p("mov.b64 %s, {%s, %s}", e.reg(d), ws[0], ws[1])
+	e.p("mov.b64 %s, {%s, %s}", e.reg(d+1), ws[2], ws[3])
+}
+
+// vecMore lowers the packed ops that work lane by lane through lanesOf.
+func (e *emitter) vecMore(in *gvinst.Inst) {
+	t := in.Type
+	ls := t.Size()
+	switch in.Op {
+	case gvinst.OpVCmp:
+		a, b := e.lanesOf(in.Src[0], ls), e.lanesOf(in.Src[1], ls)
+		c := gvinst.Cmp(in.Mod)
+		out := make([]string, len(a))
+		for i := range a {
+			p := e.pred()
+			if t.IsFloat() {
+				fa, fb := e.fin(a[i], t), e.fin(b[i], t)
+				e.p("setp.%s.%s %s, %s, %s", c, ftype(t), p, fa, fb)
+			} else {
+				s := t.IsSigned()
+				x, y := e.ext(a[i], t, s), e.ext(b[i], t, s)
+				ty := "u64"
+				if s {
+					ty = "s64"
+				}
+				e.p("setp.%s.%s %s, %s, %s", intCmpName(c), ty, p, x, y)
+			}
+			out[i] = e.t()
+			e.p("selp.b64 %s, %s, 0, %s", out[i], lit(sizeMask(ls)), p)
+		}
+		e.setLanes(in.Dst, out, ls)
+	case gvinst.OpVShl, gvinst.OpVShr, gvinst.OpVSar:
+		a := e.lanesOf(in.Src[0], ls)
+		var cnt string
+		if in.HasImm {
+			cnt = e.t()
+			e.p("mov.b64 %s, %s", cnt, lit(uint64(in.Imm)))
+		} else {
+			cnt = e.reg(in.Src[1])
+		}
+		c := e.t()
+		e.p("min.u64 %s, %s, 64", c, cnt)
+		w := e.w()
+		e.p("cvt.u32.u64 %s, %s", w, c)
+		out := make([]string, len(a))
+		for i := range a {
+			out[i] = e.t()
+			switch in.Op {
+			case gvinst.OpVShl:
+				e.p("shl.b64 %s, %s, %s", out[i], a[i], w)
+			case gvinst.OpVShr:
+				e.p("shr.u64 %s, %s, %s", out[i], a[i], w)
+			default:
+				x := e.ext(a[i], t, true)
+				e.p("shr.s64 %s, %s, %s", out[i], x, w)
+			}
+			e.mask(out[i], t)
+		}
+		e.setLanes(in.Dst, out, ls)
+	case gvinst.OpVMulW:
+		// pmuludq/pmuldq: lanes 0 and 2 (the low half of each quadword)
+		// multiplied into full 64-bit products.
+		out := make([]string, 2)
+		for h := 0; h < 2; h++ {
+			x := e.ext(e.reg(in.Src[0]+gvinst.Reg(h)), t, t.IsSigned())
+			y := e.ext(e.reg(in.Src[1]+gvinst.Reg(h)), t, t.IsSigned())
+			out[h] = e.t()
+			e.p("mul.lo.u64 %s, %s, %s", out[h], x, y)
+		}
+		e.setLanes(in.Dst, out, 8)
+	case gvinst.OpVShufP:
+		// shufps/shufpd: the low half of d from a's lanes, the high half
+		// from b's, chosen by the immediate.
+		a, b := e.lanesOf(in.Src[0], ls), e.lanesOf(in.Src[1], ls)
+		if ls == 8 {
+			e.setLanes(in.Dst, []string{a[in.Imm&1], b[in.Imm>>1&1]}, 8)
+			return
+		}
+		e.setLanes(in.Dst, []string{a[in.Imm&3], a[in.Imm>>2&3], b[in.Imm>>4&3], b[in.Imm>>6&3]}, 4)
+	case gvinst.OpVPerm:
+		a := e.lanesOf(in.Src[0], 4)
+		out := make([]string, 4)
+		for i := range out {
+			out[i] = a[in.Imm>>(2*i)&3]
+		}
+		e.setLanes(in.Dst, out, 4)
+	case gvinst.OpVCvt:
+		s := in.SrcType
+		ns, nt := 16/s.Size(), 16/ls
+		n := min(ns, nt)
+		a := e.lanesOf(in.Src[0], s.Size())
+		out := make([]string, nt)
+		for i := range out {
+			out[i] = e.t()
+			if i >= n {
+				e.p("mov.b64 %s, 0", out[i])
+				continue
+			}
+			e.cvtReg(out[i], a[i], t, s, gvinst.Rounding(in.Mod))
+		}
+		e.setLanes(in.Dst, out, ls)
+	}
+}
+
+// vec lowers a supported packed op.
+func (e *emitter) vec(in *gvinst.Inst) {
+	t := in.Type
+	d, a := in.Dst, in.Src[0]
+	b := in.Src[1]
+	switch in.Op {
+	case gvinst.OpVAnd, gvinst.OpVOr, gvinst.OpVXor, gvinst.OpVAndN:
+		x := [2]string{e.t(), e.t()}
+		for h := 0; h < 2; h++ {
+			ra, rb := e.reg(a+gvinst.Reg(h)), e.reg(b+gvinst.Reg(h))
+			switch in.Op {
+			case gvinst.OpVAnd:
+				e.p("and.b64 %s, %s, %s", x[h], ra, rb)
+			case gvinst.OpVOr:
+				e.p("or.b64 %s, %s, %s", x[h], ra, rb)
+			case gvinst.OpVXor:
+				e.p("xor.b64 %s, %s, %s", x[h], ra, rb)
+			default:
+				e.p("not.b64 %s, %s", x[h], ra)
+				e.p("and.b64 %s, %s, %s", x[h], x[h], rb)
+			}
+		}
+		e.p("mov.b64 %s, %s", e.reg(d), x[0])
+		e.p("mov.b64 %s, %s", e.reg(d+1), x[1])
+		return
+	case gvinst.OpVCmp, gvinst.OpVShl, gvinst.OpVShr, gvinst.OpVSar, gvinst.OpVPerm, gvinst.OpVCvt, gvinst.OpVMulW, gvinst.OpVShufP:
+		e.vecMore(in)
+		return
+	case gvinst.OpVUnpackL, gvinst.OpVUnpackH:
+		off := gvinst.Reg(0)
+		if in.Op == gvinst.OpVUnpackH {
+			off = 1
+		}
+		x := [2]string{e.t(), e.t()}
+		if t.Size() == 8 {
+			e.p("mov.b64 %s, %s", x[0], e.reg(a+off))
+			e.p("mov.b64 %s, %s", x[1], e.reg(b+off))
+		} else {
+			a0, a1, b0, b1 := e.w(), e.w(), e.w(), e.w()
+			e.p("mov.b64 {%s, %s}, %s", a0, a1, e.reg(a+off))
+			e.p("mov.b64 {%s, %s}, %s", b0, b1, e.reg(b+off))
+			e.p("mov.b64 %s, {%s, %s}", x[0], a0, b0)
+			e.p("mov.b64 %s, {%s, %s}", x[1], a1, b1)
+		}
+		e.p("mov.b64 %s, %s", e.reg(d), x[0])
+		e.p("mov.b64 %s, %s", e.reg(d+1), x[1])
+		return
+	}
+	unary := in.Op == gvinst.OpVSqrt
+	res := [2]string{e.t(), e.t()}
+	for h := 0; h < 2; h++ {
+		ra := e.reg(a + gvinst.Reg(h))
+		rb := ""
+		if !unary {
+			rb = e.reg(b + gvinst.Reg(h))
+		}
+		if t.Size() == 8 {
+			e.lane(in.Op, t, res[h], ra, rb)
+			continue
+		}
+		// Two 32-bit lanes per half.
+		a0, a1 := e.w(), e.w()
+		e.p("mov.b64 {%s, %s}, %s", a0, a1, ra)
+		var b0, b1 string
+		if !unary {
+			b0, b1 = e.w(), e.w()
+			e.p("mov.b64 {%s, %s}, %s", b0, b1, rb)
+		}
+		r0, r1 := e.w(), e.w()
+		e.lane32(in.Op, t, r0, a0, b0)
+		e.lane32(in.Op, t, r1, a1, b1)
+		e.p("mov.b64 %s, {%s, %s}", res[h], r0, r1)
+	}
+	e.p("mov.b64 %s, %s", e.reg(d), res[0])
+	e.p("mov.b64 %s, %s", e.reg(d+1), res[1])
+}
+
+// lane computes one 64-bit lane into register r.
+func (e *emitter) lane(op gvinst.Op, t gvinst.Type, r, a, b string) {
+	if t == gvinst.F64 {
+		fa := e.fd()
+		e.p("mov.b64 %s, %s", fa, a)
+		var fb string
+		if b != "" {
+			fb = e.fd()
+			e.p("mov.b64 %s, %s", fb, b)
+		}
+		fr := e.fd()
+		switch op {
+		case gvinst.OpVMin, gvinst.OpVMax:
+			p := e.pred()
+			c := "lt"
+			if op == gvinst.OpVMax {
+				c = "gt"
+			}
+			e.p("setp.%s.f64 %s, %s, %s", c, p, fa, fb)
+			e.p("selp.b64 %s, %s, %s, %s", r, a, b, p)
+			return
+		case gvinst.OpVSqrt:
+			e.p("sqrt.rn.f64 %s, %s", fr, fa)
+		default:
+			e.p("%s.rn.f64 %s, %s, %s", vname(op), fr, fa, fb)
+		}
+		e.p("mov.b64 %s, %s", r, fr)
+		return
+	}
+	switch op {
+	case gvinst.OpVMul:
+		e.p("mul.lo.u64 %s, %s, %s", r, a, b)
+	default:
+		e.p("%s.u64 %s, %s, %s", vname(op), r, a, b)
+	}
+}
+
+// lane32 computes one 32-bit lane into .b32 register r.
+func (e *emitter) lane32(op gvinst.Op, t gvinst.Type, r, a, b string) {
+	if t == gvinst.F32 {
+		fa := e.fs()
+		e.p("mov.b32 %s, %s", fa, a)
+		var fb string
+		if b != "" {
+			fb = e.fs()
+			e.p("mov.b32 %s, %s", fb, b)
+		}
+		fr := e.fs()
+		switch op {
+		case gvinst.OpVMin, gvinst.OpVMax:
+			p := e.pred()
+			c := "lt"
+			if op == gvinst.OpVMax {
+				c = "gt"
+			}
+			e.p("setp.%s.f32 %s, %s, %s", c, p, fa, fb)
+			e.p("selp.b32 %s, %s, %s, %s", r, a, b, p)
+			return
+		case gvinst.OpVSqrt:
+			e.p("sqrt.rn.f32 %s, %s", fr, fa)
+		default:
+			e.p("%s.rn.f32 %s, %s, %s", vname(op), fr, fa, fb)
+		}
+		e.p("mov.b32 %s, %s", r, fr)
+		return
+	}
+	ty := "u32"
+	if t.IsSigned() {
+		ty = "s32"
+	}
+	switch op {
+	case gvinst.OpVMul:
+		e.p("mul.lo.u32 %s, %s, %s", r, a, b)
+	case gvinst.OpVMin, gvinst.OpVMax:
+		e.p("%s.%s %s, %s, %s", vname(op), ty, r, a, b)
+	default:
+		e.p("%s.u32 %s, %s, %s", vname(op), r, a, b)
+	}
+}
+
+func vname(op gvinst.Op) string {
+	switch op {
+	case gvinst.OpVAdd:
+		return "add"
+	case gvinst.OpVSub:
+		return "sub"
+	case gvinst.OpVMul:
+		return "mul"
+	case gvinst.OpVDiv:
+		return "div"
+	case gvinst.OpVMin:
+		return "min"
+	case gvinst.OpVMax:
+		return "max"
+	}
+	panic(fmt.Sprintf("ptxgen: no lane op for %s", op))
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Runs on the device machine (an NVIDIA GPU, nvcc, ptxas), from the repo
+# root, with out/device prepared by testdata/device/prepare.sh and carried.
+# Writes its logs to $OUT.
+set -u
+D=out/device
+OUT=${OUT:-/tmp/gxbit-device}
+mkdir -p "$OUT"
+exec > >(tee "$OUT/run.log") 2>&1
+say() { printf '\n== %s\n' "$*"; }
+
+say "device"
+nvidia-smi -L; nvcc --version | tail -1
+
+say "ptxas -arch=sm_90 on every generated kernel"
+ok=0; bad=0
+for f in $(find "$D/ptx" -name '*.ptx' | sort); do
+  if ptxas -arch=sm_90 -o /dev/null "$f" 2>"$OUT/ptxas.err"; then ok=$((ok+1)); else bad=$((bad+1)); echo "FAIL $f"; cat "$OUT/ptxas.err"; fi
+done
+echo "ptxas: $ok passed, $bad failed"
+
+say "gpusim: thread instructions per second, 1 worker and all cores"
+(cd gpusim && "../$D/gpusim.test" -test.run '^$' -test.bench BenchmarkGpusim -test.benchtime 3x 2>&1 | grep -E 'Benchmark|ok|FAIL|Error')
+
+say "loop programs: native vs gxbit accelerate --gpu cuda vs --gpu sim (output must be identical)"
+for b in "$D"/bin/*; do
+  name=$(basename "$b"); args=$(cat "$D/args/$name")
+  [ -f "$D/profiles/$name.profile" ] || { echo "$name: no profile"; continue; }
+  # shellcheck disable=SC2086
+  n=$("$b" $args 2>&1 | md5sum | cut -c1-8)
+  c=$("$D/gxbit" accelerate --profile "$D/profiles/$name.profile" --gpu cuda --report "$OUT/$name.cuda.json" "$b" $args 2>"$OUT/$name.cuda.err" | md5sum | cut -c1-8)
+  s=$("$D/gxbit" accelerate --profile "$D/profiles/$name.profile" --gpu sim "$b" $args 2>/dev/null | md5sum | cut -c1-8)
+  launches=$(grep -o '"launches": [0-9]*' "$OUT/$name.cuda.json" 2>/dev/null | awk '{s+=$2} END {print s+0}')
+  verdict=SAME; { [ "$n" = "$c" ] && [ "$n" = "$s" ]; } || verdict=DIFF
+  echo "$name: native $n cuda $c sim $s launches $launches $verdict"
+done
+
+say "matmul 2000x2000 (examples/matmul.c -O2): native vs gxbit accelerate --gpu cuda"
+P="$D/profiles/O2-examplematmul.profile"
+t0=$(date +%s.%N); "$D/bin/O2-examplematmul" 2000 > "$OUT/mm.native"; t1=$(date +%s.%N)
+"$D/gxbit" accelerate --profile "$P" --gpu cuda --ptx-dir "$OUT/mmptx" --report "$OUT/mm2000.json" "$D/bin/O2-examplematmul" 2000 > "$OUT/mm.accel"; t2=$(date +%s.%N)
+cmp "$OUT/mm.native" "$OUT/mm.accel" && echo "output identical: $(cat "$OUT/mm.native")"
+awk -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN { printf "native %.3f s; accelerated %.3f s; speedup %.2fx\n", b - a, c - b, (b - a) / (c - b) }'
+grep -E '"(kernel|copy|translate)_seconds"|launches' "$OUT/mm2000.json"
+
+tar czf "$OUT/reports.tgz" -C "$OUT" $(cd "$OUT" && ls *.json *.err 2>/dev/null) && rm -f "$OUT"/*.json "$OUT"/*.err
+
+say "the same nest in CUDA C, nvcc -O3"
+nvcc -O3 -arch=sm_90 -o "$OUT/matmul_ref" testdata/device/matmul_ref.cu && "$OUT/matmul_ref" 2000

@@ -53,13 +53,8 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 		return nil, nil, err
 	}
 	defer g.Close()
-	lo, hi := g.Image.Prog.Span()
-	im := profile.Image{Entry: g.Image.ProgramEntry(), Lo: lo + g.Image.Bias, Hi: hi + g.Image.Bias}
-	for _, s := range g.Image.Symbols {
-		if s.IsFun {
-			im.Symbols = append(im.Symbols, profile.Symbol{Name: s.Name, Addr: s.Addr, Size: s.Size})
-		}
-	}
+	im := g.ProfileImage()
+
 	sess := profile.NewSession(g.Lifter, g.Mem, im, profile.Options{})
 	sw := &switchEngine{first: sess.Engine(), limit: opts.ProfileInsns}
 	out := &OnlineResult{}

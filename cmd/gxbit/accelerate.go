@@ -22,7 +22,7 @@ func cmdAccelerate(args []string) int {
 	var g guestFlags
 	g.register(fs)
 	profPath := fs.String("profile", "", "the profile written by gxbit profile (required)")
-	gpuName := fs.String("gpu", "auto", "GPU back end: sim, cuda or auto (cuda when present)")
+	gpuName := fs.String("gpu", "sim", "GPU back end: sim (the simulated GPU), cuda (a real NVIDIA GPU) or auto (cuda when present)")
 	ptxDir := fs.String("ptx-dir", "", "write every generated kernel to DIR/<entry>.ptx")
 	reportPath := fs.String("report", "", "write the per-hot-spot report as JSON to this file")
 	minIters := fs.Uint64("min-iterations", 0, "least iterations worth a launch (0: the default)")

@@ -135,6 +135,8 @@ func cmdRun(args []string) int {
 	}
 	var g guestFlags
 	g.register(fs)
+	accel := fs.Bool("accelerate", false, "profile the first part of the run (phase 1) and offload the parallel loop nests of the rest (phase 2)")
+	gpuName := fs.String("gpu", "sim", "with --accelerate: GPU back end, sim, cuda or auto")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -152,9 +154,35 @@ func cmdRun(args []string) int {
 	}
 	ctx, stop := signalContext()
 	defer stop()
+	if *accel {
+		return runAccelerated(ctx, cfg, *gpuName, g.stats)
+	}
 	res, err := pipeline.Run(ctx, cfg)
 	if err != nil {
 		return loadError(err)
 	}
 	return finish(res, g.stats)
+}
+
+// runAccelerated is gxbit run --accelerate: phase 1 and phase 2 in one run.
+func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, stats bool) int {
+	drv, err := openGPU(gpuName)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
+		return 2
+	}
+	res, on, err := pipeline.RunOnline(ctx, cfg, pipeline.OnlineOptions{Driver: drv})
+	if err != nil {
+		return loadError(err)
+	}
+	if on.Why != nil {
+		fmt.Fprintf(os.Stderr, "gxbit: nothing was accelerated: %v\n", on.Why)
+	} else if stats && on.Report != nil {
+		launches := 0
+		for _, h := range on.Report.HotSpots {
+			launches += h.Launches
+		}
+		fmt.Fprintf(os.Stderr, "gxbit: %d hot spots, %d kernel launches on %s\n", len(on.Report.HotSpots), launches, on.Report.Device)
+	}
+	return finish(res, stats)
 }

@@ -102,6 +102,7 @@ type HotSpotReport struct {
 	KernelSpeedupEst   float64        `json:"kernel_speedup_estimate"` // CPU estimate over kernel and copy time
 	BytesIn            uint64         `json:"bytes_in"`
 	BytesOut           uint64         `json:"bytes_out"`
+	BytesReused        uint64         `json:"bytes_resident"` // bytes not copied in again: already on the device
 }
 
 // KernelSpeedup estimates how much faster the GPU ran the offloaded
@@ -148,6 +149,9 @@ type Accelerator struct {
 	order []*spot
 	main  *gvinst.Interpreter
 	aux   []*gvinst.Interpreter
+	// resident keeps device buffers across launches; a launch skips the
+	// copy in of an array the guest has not changed since.
+	resident ptxgen.Resident
 }
 
 // NewAccelerator prepares the hot spots of opts.Profile for guest g:
@@ -197,6 +201,7 @@ func NewAccelerator(g *Guest, opts AccelOptions) (*Accelerator, error) {
 // Close releases the device context.
 func (a *Accelerator) Close() {
 	if a.ctx != nil {
+		a.resident.Free(a.ctx)
 		_ = a.ctx.Close()
 		a.ctx = nil
 	}
@@ -258,8 +263,10 @@ type spot struct {
 	// exitHints are the profile's exit targets: blocks are cut there, so
 	// that leaving the level by falling through starts a block too.
 	exitHints []uint64
+	ivs       map[string]ivStep // the profile's induction variables of the level, by location
 	kernel    *ptxgen.Kernel
 	fn        gpu.Function
+	loadErr   error // why the kernel could not be loaded (it then never is)
 	// The 2D kernel, when the level inside is parallel too and the
 	// generator accepts the nest for it (nil otherwise).
 	inner    uint64
@@ -348,6 +355,10 @@ func newSpot(hs *profile.HotSpot, L int) *spot {
 	sp.level[sp.header] = true
 	for _, e := range lv.Exits {
 		sp.exitHints = append(sp.exitHints, uint64(e))
+	}
+	sp.ivs = map[string]ivStep{}
+	for _, iv := range lv.IVs {
+		sp.ivs[iv.Loc.String()] = ivStep{iv.Step, iv.Step == 0 && len(iv.StepObserved) > 0}
 	}
 	if L+1 < len(hs.Levels) {
 		for _, p := range hs.ParallelLevels {
@@ -490,39 +501,64 @@ func (sp *spot) generate(lifter *decode.Lifter) error {
 	return nil
 }
 
-// build generates and loads the kernel and makes the spot's engines.
+// loadKernel loads k's module into ctx and finds its function.
+func loadKernel(ctx gpu.Context, k *ptxgen.Kernel) (gpu.Function, error) {
+	mod, err := ctx.LoadModule(k.PTX)
+	if err != nil {
+		return nil, fmt.Errorf("loading the kernel: %w", err)
+	}
+	fn, err := mod.Function(k.Name)
+	if err != nil {
+		return nil, fmt.Errorf("loading the kernel: %w", err)
+	}
+	return fn, nil
+}
+
+// ensureLoaded loads the spot's kernels the first time a launch needs
+// them: a module costs the CUDA JIT tens of milliseconds, which hot spots
+// that never pass their guards should not pay.
+func (sp *spot) ensureLoaded() error {
+	if sp.fn != nil {
+		return nil
+	}
+	if sp.loadErr != nil {
+		return sp.loadErr
+	}
+	t0 := time.Now()
+	defer func() { sp.rep.TranslateSeconds += time.Since(t0).Seconds() }()
+	fn, err := loadKernel(sp.a.ctx, sp.kernel)
+	if err != nil {
+		sp.loadErr = err
+		sp.rep.Offloadable, sp.rep.Disarmed, sp.rep.Reason = false, true, err.Error()
+		return err
+	}
+	sp.fn = fn
+	if sp.kernel2 != nil {
+		if sp.fn2, err = loadKernel(sp.a.ctx, sp.kernel2); err != nil {
+			sp.kernel2 = nil
+			sp.rep.Note = "1D only: " + err.Error()
+		}
+	}
+	return nil
+}
+
+// build generates the kernels (loaded at their first launch) and makes the
+// spot's engines.
 func (sp *spot) build() error {
 	a := sp.a
 	if err := sp.generate(a.g.Lifter); err != nil {
 		return err
 	}
 	k := sp.kernel
-	load := func(k *ptxgen.Kernel, suffix string) (gpu.Function, error) {
-		if a.opts.PTXDir != "" {
+	if a.opts.PTXDir != "" {
+		for suffix, k := range map[string]*ptxgen.Kernel{"": sp.kernel, "_2d": sp.kernel2} {
+			if k == nil {
+				continue
+			}
 			name := filepath.Join(a.opts.PTXDir, fmt.Sprintf("%#x%s.ptx", sp.entry, suffix))
 			if err := os.WriteFile(name, []byte(k.PTX), 0o644); err != nil {
-				return nil, fmt.Errorf("writing %s: %w", name, err)
+				return fmt.Errorf("writing %s: %w", name, err)
 			}
-		}
-		mod, err := a.ctx.LoadModule(k.PTX)
-		if err != nil {
-			return nil, fmt.Errorf("loading the kernel: %w", err)
-		}
-		fn, err := mod.Function(k.Name)
-		if err != nil {
-			return nil, fmt.Errorf("loading the kernel: %w", err)
-		}
-		return fn, nil
-	}
-	fn, err := load(k, "")
-	if err != nil {
-		return err
-	}
-	sp.fn = fn
-	if sp.kernel2 != nil {
-		if sp.fn2, err = load(sp.kernel2, "_2d"); err != nil {
-			sp.kernel2 = nil
-			sp.rep.Note = "1D only: " + err.Error()
 		}
 	}
 	n := uint32(len(k.Sites))
@@ -692,6 +728,7 @@ type fallback struct {
 	reason, detail string
 }
 
+// Error is the reason and its detail.
 func (f *fallback) Error() string { return f.reason + ": " + f.detail }
 
 func fail(reason, format string, args ...any) *fallback {
@@ -839,6 +876,12 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		}
 		steps[i] = d1
 	}
+	// The values that move must be induction variables phase 1 saw, with
+	// the steps it saw: a carried scalar (an accumulator) may look affine
+	// over a few iterations.
+	if fb := sp.checkIVs(steps); fb != nil {
+		return false, fb
+	}
 	// Trip count from the exit test: arrival j (0 = the first probed one)
 	// compares a0 + da·j with b0 + db·j.
 	for it := 0; it < P; it++ {
@@ -960,6 +1003,9 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	if fb := sp.guards(cpu, sites); fb != nil {
 		return false, fb
 	}
+	if err := sp.ensureLoaded(); err != nil {
+		return false, fail(ReasonDriver, "%v", err)
+	}
 	in := ptxgen.LaunchInput{Count: count, Values: states[P], Steps: steps, Sites: sites}
 	fn := sp.fn
 	if k2 := sp.kernel2; k2 != nil && len(innerStates[0]) == 3 && len(innerStates[1]) == 3 && len(innerStates[2]) == 3 {
@@ -993,7 +1039,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			k, fn = k2, sp.fn2
 		}
 	}
-	st, err := ptxgen.Launch(sp.a.ctx, fn, k, sp.a.g.Mem, in)
+	st, err := ptxgen.Launch(sp.a.ctx, fn, k, sp.a.g.Mem, in, &sp.a.resident)
 	if err != nil {
 		var ke *ptxgen.KernelError
 		if errors.As(err, &ke) {
@@ -1009,6 +1055,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	sp.rep.KernelSeconds += st.Kernel.Seconds()
 	sp.rep.CopySeconds += (st.CopyIn + st.CopyOut).Seconds()
 	sp.rep.BytesIn += st.BytesIn
+	sp.rep.BytesReused += st.BytesReused
 	sp.rep.BytesOut += st.BytesOut
 	sp.rep.CPUSecondsEstimate += cpuPerIter * float64(count)
 	// The CPU runs the last two arrivals from the header.
@@ -1024,6 +1071,47 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	cpu.PC = sp.header
 	sp.skip = next
 	return true, nil
+}
+
+// ivStep is an induction variable's step as the profile gives it: fixed,
+// or varying between entries of the level (a step held in a register).
+type ivStep struct {
+	step   int64
+	varies bool
+}
+
+// checkIVs compares the observed steps of the live-in values with the
+// induction variables the profile found for the mapped level (when it
+// found any): a general or stack register that moves must be one of them,
+// with the same step. SSE registers (vectorised index vectors) are not
+// checked.
+func (sp *spot) checkIVs(steps []uint64) *fallback {
+	if len(sp.ivs) == 0 {
+		return nil
+	}
+	for i, l := range sp.kernel.LiveIns {
+		if steps[i] == 0 && l.Written && !l.Stack && l.Slot <= gvinst.S15 {
+			// The loop writes it, yet it did not move: an accumulator
+			// that happened to add zeros, unless it is an IV of step 0.
+			// (Stack slots are spared: compilers spill invariants to the
+			// same slot every iteration.)
+			if _, ok := sp.ivs[l.String()]; !ok {
+				return fail(ReasonNotAffine, "%s is carried from iteration to iteration but did not change while probed", l)
+			}
+			continue
+		}
+		if steps[i] == 0 || (!l.Stack && l.Slot > gvinst.S15) {
+			continue
+		}
+		want, ok := sp.ivs[l.String()]
+		if !ok {
+			return fail(ReasonNotAffine, "%s moves by %#x per iteration but is no induction variable of the profile", l, steps[i])
+		}
+		if !want.varies && steps[i] != uint64(want.step) && steps[i]&0xffffffff != uint64(want.step)&0xffffffff {
+			return fail(ReasonNotAffine, "%s moves by %#x per iteration, the profile says %d", l, steps[i], want.step)
+		}
+	}
+	return nil
 }
 
 // group is the profile's array of a site.

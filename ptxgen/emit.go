@@ -179,7 +179,7 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		e.alias = copies(b)
 		for i := range b.Insts {
 			in := &b.Insts[i]
-			if _, ok := e.alias[in.Dst]; ok && (in.Op == gvinst.OpGet || in.Op == gvinst.OpMov) && hasDst(in) {
+			if _, ok := e.alias[in.Dst]; ok && (in.Op == gvinst.OpGet || in.Op == gvinst.OpMov || in.Op == gvinst.OpJoin) {
 				continue // a copy: its readers read the source
 			}
 			if in.X86 != lastX86 {
@@ -843,12 +843,12 @@ func (e *emitter) mem(block uint64, idx int, in *gvinst.Inst) {
 	}
 	id := e.a.siteAt[key(block, idx)]
 	addr := e.t()
+	guest := e.reg(in.Src[0])
 	if in.Imm != 0 {
-		e.p("add.u64 %s, %s, %s", addr, e.reg(in.Src[0]), lit(uint64(in.Imm)))
-	} else {
-		e.p("mov.b64 %s, %s", addr, e.reg(in.Src[0]))
+		e.p("add.u64 %s, %s, %s", addr, guest, lit(uint64(in.Imm)))
+		guest = addr
 	}
-	e.siteCheck(id, addr, size, in.X86)
+	e.siteCheckTo(id, addr, guest, size, in.X86)
 	parts := 1
 	if size == 16 {
 		parts, size = 2, 8
@@ -891,11 +891,17 @@ func (e *emitter) repStos(block uint64, idx int, in *gvinst.Inst) {
 // bytes at site id against the site's footprint and the access's natural
 // alignment, then turns it into the device address in place.
 func (e *emitter) siteCheck(id int, addr string, size int, x86 uint64) {
+	e.siteCheckTo(id, addr, addr, size, x86)
+}
+
+// siteCheckTo checks guest address register guest as siteCheck does and
+// leaves the device address in register addr.
+func (e *emitter) siteCheckTo(id int, addr, guest string, size int, x86 uint64) {
 	// %sl is the site's lowest address and %sh the span it may start an
 	// access in (see the prologue): one unsigned compare checks both ends.
 	p := e.pred()
 	off := e.t()
-	e.p("sub.u64 %s, %s, %%sl%d", off, addr, id)
+	e.p("sub.u64 %s, %s, %%sl%d", off, guest, id)
 	e.p("setp.gt.u64 %s, %s, %%sh%d", p, off, id)
 	e.p("@%s bra $Lfp%x", p, x86)
 	e.stubs[fmt.Sprintf("$Lfp%x", x86)] = [2]uint64{ErrCodeFootprint, x86}
@@ -905,12 +911,12 @@ func (e *emitter) siteCheck(id int, addr string, size int, x86 uint64) {
 	}
 	if al > 1 {
 		x := e.t()
-		e.p("and.b64 %s, %s, %d", x, addr, al-1)
+		e.p("and.b64 %s, %s, %d", x, guest, al-1)
 		e.p("setp.ne.u64 %s, %s, 0", p, x)
 		e.p("@%s bra $Lal%x", p, x86)
 		e.stubs[fmt.Sprintf("$Lal%x", x86)] = [2]uint64{ErrCodeAlign, x86}
 	}
-	e.p("add.u64 %s, %s, %%sd%d", addr, addr, id)
+	e.p("add.u64 %s, %s, %%sd%d", addr, guest, id)
 }
 
 // load loads size bytes at device address at into register d,
@@ -1060,8 +1066,38 @@ func copies(b *gvinst.VBlock) map[gvinst.Reg]gvinst.Reg {
 		}
 	}
 	alias := map[gvinst.Reg]gvinst.Reg{}
+	free := func(dst, src gvinst.Reg, i int) bool {
+		// dst, written only at i, may name src's root while src's root
+		// is not written again before dst's last read.
+		if !dst.IsVirtual() || len(writes[dst]) != 1 {
+			return false
+		}
+		root := src
+		if to, ok := alias[root]; ok {
+			root = to
+		}
+		last := -1
+		for _, j := range reads[dst] {
+			last = max(last, j)
+		}
+		for _, j := range writes[root] {
+			if j > i && j <= last {
+				return false
+			}
+		}
+		alias[dst] = root
+		return true
+	}
 	for i := range b.Insts {
 		in := &b.Insts[i]
+		if in.Op == gvinst.OpJoin {
+			// Both halves, or neither (the JOIN is then emitted).
+			lo, hi := in.Src[0], in.Src[1]
+			if free(in.Dst, lo, i) && !free(in.Dst+1, hi, i) {
+				delete(alias, in.Dst)
+			}
+			continue
+		}
 		if in.Op != gvinst.OpGet && in.Op != gvinst.OpMov {
 			continue
 		}

@@ -31,7 +31,7 @@ func TestPTXShape(t *testing.T) {
 				`mul\.rn\.f64 %d\d+, %d\d+, %d\d+;`,
 				`add\.rn\.f64 %d\d+, %d\d+, %d\d+;`,
 				`// x86 0x1000: movsd xmm1, qword ptr \[rsi\+rax\]`,
-				`sub\.u64 %t\d+, %t\d+, %sl0;\s+setp\.gt\.u64 %p\d+, %t\d+, %sh0;\s+@%p\d+ bra \$Lfp1000;`, // footprint check of site 0
+				`sub\.u64 %t\d+, %[rt]\d+, %sl0;\s+setp\.gt\.u64 %p\d+, %t\d+, %sh0;\s+@%p\d+ bra \$Lfp1000;`, // footprint check of site 0
 				`\$Lfp1000:\s+mov\.b64 %xa, 4096;\s+bra \$Lerr1;`,
 				`setp\.ne\.u64 %pbr, %r\d+, %r\d+;`, // CMP fused into the loop's branch
 				`@%pbr bra \$Ldone;`,

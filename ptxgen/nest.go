@@ -37,6 +37,7 @@ type RejectError struct {
 	Reason string
 }
 
+// Error says why, with the x86 address when there is one.
 func (e *RejectError) Error() string {
 	if e.X86 == 0 {
 		return e.Reason
@@ -60,6 +61,10 @@ type LiveIn struct {
 	Base  gvinst.Reg // s4 or s5, when Stack is true
 	Disp  int64
 	Size  int
+	// Written says that the level also writes the value: it is carried
+	// from one iteration to the next, so it must move by a constant step
+	// (an induction variable) for the iterations to be independent.
+	Written bool
 }
 
 // String names the value: "s3", "x1", "[s5-20]".
@@ -634,14 +639,20 @@ func (a *analysis) liveAt(header uint64, blocks []uint64) []LiveIn {
 	for o, i := range a.privIdx {
 		offOf[int(gvinst.NumGuestSlots)+i] = o
 	}
+	written := map[int]bool{}
+	for _, b := range blocks {
+		for r := range uses[b].wr {
+			written[r] = true
+		}
+	}
 	var out []LiveIn
 	for _, r := range rs {
 		if r < int(gvinst.NumGuestSlots) {
-			out = append(out, LiveIn{Slot: gvinst.Reg(r)})
+			out = append(out, LiveIn{Slot: gvinst.Reg(r), Written: written[r]})
 		} else {
 			o := offOf[r]
 			b, d := privBaseOff(o)
-			out = append(out, LiveIn{Stack: true, Base: b, Disp: d, Size: a.privSize[o]})
+			out = append(out, LiveIn{Stack: true, Base: b, Disp: d, Size: a.privSize[o], Written: written[r]})
 		}
 	}
 	return out

@@ -186,7 +186,7 @@ func TestOpsMatchCPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err = Launch(ctx, fn, k, mem, in); err != nil {
+			if _, err = Launch(ctx, fn, k, mem, in, nil); err != nil {
 				t.Fatalf("%v\n%s", err, numbered(k.PTX))
 			}
 			want, got := make([]byte, opIters*48), make([]byte, opIters*48)
@@ -267,7 +267,7 @@ func TestDivideTraps(t *testing.T) {
 			t.Fatal(err)
 		}
 		fn, _ := m.Function(k.Name)
-		_, err = Launch(ctx, fn, k, mem, in)
+		_, err = Launch(ctx, fn, k, mem, in, nil)
 		ke, ok := err.(*KernelError)
 		if !ok || ke.Code != ErrCodeDivide || ke.X86 != 0x1000 {
 			t.Errorf("%s: got %v, want a divide error at 0x1000", c.op, err)

@@ -318,7 +318,7 @@ func TestKernelsMatchCPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := Launch(ctx, fn, k, mem, in); err != nil {
+			if _, err := Launch(ctx, fn, k, mem, in, nil); err != nil {
 				t.Fatalf("launch: %v\n%s", err, numbered(k.PTX))
 			}
 			for i, l := range k.LiveIns {

@@ -178,7 +178,7 @@ func TestKernel2D(t *testing.T) {
 				t.Fatalf("%v\n%s", err, numbered(k.PTX))
 			}
 			fn, _ := m.Function(k.Name)
-			if _, err := Launch(ctx, fn, k, mem, in); err != nil {
+			if _, err := Launch(ctx, fn, k, mem, in, nil); err != nil {
 				t.Fatalf("launch: %v\n%s", err, numbered(k.PTX))
 			}
 			for i, l := range k.LiveIns {
@@ -198,7 +198,7 @@ func TestKernel2D(t *testing.T) {
 			// A wrong inner trip count is caught by the kernel.
 			mem2, _ := setup()
 			in.InnerTrip0++
-			if _, err := Launch(ctx, fn, k, mem2, in); err == nil {
+			if _, err := Launch(ctx, fn, k, mem2, in, nil); err == nil {
 				t.Error("a launch with a wrong inner trip count succeeded")
 			}
 		})

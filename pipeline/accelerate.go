@@ -55,6 +55,10 @@ type AccelOptions struct {
 // hot spot that never launched stop probing.
 const disarmAfter = 8
 
+// ErrProfileMismatch is returned when a profile is applied to a program
+// other than the one it was made for.
+var ErrProfileMismatch = errors.New("the profile does not belong to this program")
+
 // DefaultMinIterations is the smallest offloaded iteration count when
 // AccelOptions.MinIterations is 0: below it a launch and its copies cost
 // more than the CPU engine takes.
@@ -161,6 +165,9 @@ type Accelerator struct {
 func NewAccelerator(g *Guest, opts AccelOptions) (*Accelerator, error) {
 	if opts.Profile == nil || opts.Driver == nil {
 		return nil, errors.New("accelerate: a profile and a driver are needed")
+	}
+	if sum := opts.Profile.ProgramSHA256; sum != "" && sum != g.SHA256 {
+		return nil, fmt.Errorf("%w: it was made for %s (sha256 %.12s…), not this program (sha256 %.12s…)", ErrProfileMismatch, opts.Profile.Program, sum, g.SHA256)
 	}
 	if opts.MinIterations == 0 {
 		opts.MinIterations = DefaultMinIterations

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gxbit/gxbit/gpusim"
+	"github.com/gxbit/gxbit/profile"
 )
 
 // buildC compiles a C file of testdata with gcc -O2 -static.
@@ -123,5 +125,19 @@ func TestRunOnline(t *testing.T) {
 	}
 	if out.String() != want || !errors.Is(on.Why, ErrNoPhase2) {
 		t.Errorf("long profile: output %q, why %v", out.String(), on.Why)
+	}
+}
+
+// TestProfileMismatch checks that a profile is refused for a program other
+// than the one it was made for.
+func TestProfileMismatch(t *testing.T) {
+	f := &profile.File{Version: profile.FormatVersion, Program: "/other", ProgramSHA256: strings.Repeat("ab", 32)}
+	drv, err := OpenGPU("sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = Accelerate(context.Background(), Config{Path: "/usr/bin/true"}, AccelOptions{Profile: f, Driver: drv})
+	if !errors.Is(err, ErrProfileMismatch) {
+		t.Errorf("accelerate with another program's profile: %v", err)
 	}
 }

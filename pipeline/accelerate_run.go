@@ -60,7 +60,7 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	out := &OnlineResult{}
 	var acc *Accelerator
 	sw.change = func() error {
-		out.Profile = sess.Finish(profile.RunInfo{Program: cfg.Path, Args: cfg.Args, LoadBias: g.Image.Bias, GuestInstructions: sw.first.Stats().GuestInsns})
+		out.Profile = sess.Finish(profile.RunInfo{Program: cfg.Path, ProgramSHA256: g.SHA256, Args: cfg.Args, LoadBias: g.Image.Bias, GuestInstructions: sw.first.Stats().GuestInsns})
 		a, err := NewAccelerator(g, AccelOptions{Profile: out.Profile, Driver: opts.Driver, MinIterations: opts.MinIterations})
 		if err != nil {
 			return err

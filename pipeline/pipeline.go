@@ -10,6 +10,8 @@ package pipeline
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -149,6 +151,8 @@ type Guest struct {
 	Image  *decode.Image
 	Proc   *linux.Process
 	Lifter *decode.Lifter
+	// SHA256 is the hex SHA-256 of the program file.
+	SHA256 string
 	cfg    Config
 }
 
@@ -198,7 +202,8 @@ func Load(cfg Config) (*Guest, error) {
 	cpu := &gvinst.CPU{PC: im.Entry}
 	cpu.State[gvinst.S4] = im.SP
 	InitState(cpu)
-	g := &Guest{Mem: mem, CPU: cpu, Image: im, Proc: proc, Lifter: decode.NewLifter(mem), cfg: cfg}
+	sum := sha256.Sum256(data)
+	g := &Guest{Mem: mem, CPU: cpu, Image: im, Proc: proc, Lifter: decode.NewLifter(mem), SHA256: hex.EncodeToString(sum[:]), cfg: cfg}
 	return g, nil
 }
 

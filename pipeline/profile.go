@@ -34,6 +34,6 @@ func Profile(ctx context.Context, cfg Config, opts profile.Options) (*Result, *p
 	if err != nil {
 		return nil, nil, err
 	}
-	f := sess.Finish(profile.RunInfo{Program: cfg.Path, Args: cfg.Args, LoadBias: g.Image.Bias, GuestInstructions: res.Stats.GuestInstructions})
+	f := sess.Finish(profile.RunInfo{Program: cfg.Path, ProgramSHA256: g.SHA256, Args: cfg.Args, LoadBias: g.Image.Bias, GuestInstructions: res.Stats.GuestInstructions})
 	return res, f, nil
 }

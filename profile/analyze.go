@@ -13,6 +13,7 @@ import (
 // RunInfo describes the profiled run for the profile file.
 type RunInfo struct {
 	Program           string
+	ProgramSHA256     string // hex SHA-256 of the program file
 	Args              []string
 	LoadBias          uint64
 	GuestInstructions uint64
@@ -24,7 +25,7 @@ const maxAnalysedEntries = 3
 
 // Finish analyses what the collector recorded and returns the profile.
 func (c *Collector) Finish(run RunInfo) *File {
-	f := &File{Version: FormatVersion, Program: run.Program, Args: run.Args, LoadBias: Hex(run.LoadBias),
+	f := &File{Version: FormatVersion, Program: run.Program, ProgramSHA256: run.ProgramSHA256, Args: run.Args, LoadBias: Hex(run.LoadBias),
 		GuestInstructions: run.GuestInstructions, Functions: len(c.prog.Funcs), Loops: []LoopSummary{}, HotSpots: []HotSpot{}}
 	var hots []*HotSpot
 	var sums []*LoopSummary

@@ -44,9 +44,12 @@ func (h Hex) String() string { return "0x" + strconv.FormatUint(uint64(h), 16) }
 // File is a profile: what one profiled run of a program found. It is
 // written as JSON; SCHEMA.md documents every field.
 type File struct {
-	Version int      `json:"version"`
-	Program string   `json:"program"` // the program's host path
-	Args    []string `json:"args"`    // argv, argv[0] included
+	Version int    `json:"version"`
+	Program string `json:"program"` // the program's host path
+	// ProgramSHA256 is the hex SHA-256 of the program file, so that a
+	// profile is never applied to another program ("" in older files).
+	ProgramSHA256 string   `json:"program_sha256,omitempty"`
+	Args          []string `json:"args"` // argv, argv[0] included
 	// LoadBias is the main program's load bias (0 for ET_EXEC). All
 	// addresses are run-time guest addresses; gxbit's loader places a PIE
 	// at the same base every run.

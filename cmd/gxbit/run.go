@@ -86,7 +86,7 @@ func loadError(err error) int {
 	fmt.Fprintf(os.Stderr, "gxbit: %v\n", err)
 	var fe *decode.FormatError
 	var pe *os.PathError
-	if errors.As(err, &fe) || errors.As(err, &pe) {
+	if errors.As(err, &fe) || errors.As(err, &pe) || errors.Is(err, pipeline.ErrProfileMismatch) {
 		return 2
 	}
 	return 1

@@ -126,11 +126,6 @@ var dtAllow = []dtKnown{
 	{templates: []string{"dppd xmm, xmm/m, imm8", "dpps xmm, xmm/m, imm8"},
 		when:   dtNaNOperands,
 		reason: "lifter: dppd/dpps with NaNs in two products: the hardware gives each destination lane the NaN of its own lane's product, gxbit broadcasts one sum"},
-	{templates: dtFloatArith,
-		when:   dtNonDefaultRounding,
-		reason: "gvinst: float ADD/SUB/MUL/DIV/SQRT (and the V forms) carry no rounding mode; the interpreter rounds to nearest whatever MXCSR.RC says"},
-	{when: func(c *dtCase) bool { return c.in.MXCSR&(dtFTZ|dtDAZ) != 0 },
-		reason: "interpreter: MXCSR.FTZ and MXCSR.DAZ are ignored (denormal inputs and results are kept)"},
 }
 
 // dtFloatArith lists the templates of rounded float arithmetic.

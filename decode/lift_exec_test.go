@@ -38,6 +38,7 @@ func run(t *testing.T, code string, regs map[gvinst.Reg]uint64, setup func(mem *
 	cpu := &gvinst.CPU{PC: testCode}
 	cpu.State[rsp] = testStack - 64
 	cpu.State[gvinst.RFLAGS] = 0x202
+	cpu.State[gvinst.MXCSR] = 0x1f80 // the reset value: SSE exceptions masked
 	for r, v := range regs {
 		cpu.State[r] = v
 	}

@@ -108,8 +108,23 @@ func x86FlagEffect(in *x86asm.Inst) flagEffect {
 		x86asm.CVTSI2SD, x86asm.CVTSI2SS, x86asm.ADDSD, x86asm.ADDSS, x86asm.MULSD, x86asm.MULSS,
 		x86asm.SUBSD, x86asm.SUBSS, x86asm.DIVSD, x86asm.DIVSS, x86asm.PCMPEQB, x86asm.PMOVMSKB:
 		return flagsNeutral
+	case x86asm.FCOMI, x86asm.FCOMIP, x86asm.FUCOMI, x86asm.FUCOMIP:
+		return flagsWrite // ZF PF CF from the comparison; OF SF AF cleared
+	case x86asm.FCMOVB, x86asm.FCMOVE, x86asm.FCMOVBE, x86asm.FCMOVU,
+		x86asm.FCMOVNB, x86asm.FCMOVNE, x86asm.FCMOVNBE, x86asm.FCMOVNU:
+		return flagsRead
+	}
+	if isX87(in.Op) {
+		return flagsNeutral // the rest of x87 keeps its condition codes in the status word
 	}
 	return flagsRead
+}
+
+// isX87 reports whether op is an x87 floating-point instruction (or one of
+// the FPU state instructions such as FXSAVE): every x86asm op named F….
+func isX87(op x86asm.Op) bool {
+	s := op.String()
+	return len(s) > 1 && s[0] == 'F'
 }
 
 // dropDeadFlags removes FLAGS whose flags are overwritten before anything

@@ -88,10 +88,7 @@ func TestX87Native(t *testing.T) {
 
 // knownX87Mismatches lists the runs that differ from native today, with the
 // reason; a listed run that starts passing fails the test.
-var knownX87Mismatches = map[string]string{
-	"musl-gcc/ldmath.c/-O2-lm": "musl's cbrtl uses double arithmetic under fesetround, and the interpreter's SSE arithmetic ignores MXCSR.RC (gvinst/float.go)",
-	"musl-gcc/ldmath.c/-O0-lm": "musl's cbrtl uses double arithmetic under fesetround, and the interpreter's SSE arithmetic ignores MXCSR.RC (gvinst/float.go)",
-}
+var knownX87Mismatches = map[string]string{}
 
 // compareX87Output compares outputs line by line, allowing 1 ulp (and a
 // different C1 or PE) on lines that start with '~'. It reports the

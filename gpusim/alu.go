@@ -334,6 +334,70 @@ func opFmaF64(w *warp, in *inst, m uint32) {
 	}
 }
 
+// opAddF64, opSubF64 and opMulF64 are add, sub and mul.f64 rounding to
+// nearest without .ftz or .sat: the host's arithmetic, with the
+// simulator's NaN rule (selectF64's f2).
+func opAddF64(w *warp, in *inst, m uint32) {
+	d, a, b := &w.r[in.d], &w.r[in.a], &w.r[in.b]
+	if m == fullMask {
+		for l := range d {
+			r := f64(a[l]) + f64(b[l])
+			if r != r {
+				d[l] = nan64(a[l], b[l])
+				continue
+			}
+			d[l] = math.Float64bits(r)
+		}
+		return
+	}
+	for ; m != 0; m &= m - 1 {
+		l := bits.TrailingZeros32(m) & 31
+		r := f64(a[l]) + f64(b[l])
+		if r != r {
+			d[l] = nan64(a[l], b[l])
+			continue
+		}
+		d[l] = math.Float64bits(r)
+	}
+}
+
+func opSubF64(w *warp, in *inst, m uint32) {
+	d, a, b := &w.r[in.d], &w.r[in.a], &w.r[in.b]
+	for ; m != 0; m &= m - 1 {
+		l := bits.TrailingZeros32(m) & 31
+		r := f64(a[l]) - f64(b[l])
+		if r != r {
+			d[l] = nan64(a[l], b[l])
+			continue
+		}
+		d[l] = math.Float64bits(r)
+	}
+}
+
+func opMulF64(w *warp, in *inst, m uint32) {
+	d, a, b := &w.r[in.d], &w.r[in.a], &w.r[in.b]
+	if m == fullMask {
+		for l := range d {
+			r := f64(a[l]) * f64(b[l])
+			if r != r {
+				d[l] = nan64(a[l], b[l])
+				continue
+			}
+			d[l] = math.Float64bits(r)
+		}
+		return
+	}
+	for ; m != 0; m &= m - 1 {
+		l := bits.TrailingZeros32(m) & 31
+		r := f64(a[l]) * f64(b[l])
+		if r != r {
+			d[l] = nan64(a[l], b[l])
+			continue
+		}
+		d[l] = math.Float64bits(r)
+	}
+}
+
 func opBfi(w *warp, in *inst, m uint32) {
 	d, a, b, c, e := &w.r[in.d], &w.r[in.a], &w.r[in.b], &w.r[in.c], &w.r[in.e]
 	width := uint(in.typ.Bits())
@@ -574,6 +638,18 @@ func compareFunc(t ptx.Type, ftz bool) func(w *warp, in *inst, m uint32) uint32 
 	return func(w *warp, in *inst, m uint32) uint32 {
 		a, b := &w.r[in.a], &w.r[in.b]
 		var lt, eq uint32
+		if m == fullMask {
+			for l := range a {
+				x, y := a[l]<<sh, b[l]<<sh
+				if x < y {
+					lt |= 1 << uint(l)
+				}
+				if x == y {
+					eq |= 1 << uint(l)
+				}
+			}
+			return relMask(in.cmp, m, lt, eq, 0)
+		}
 		for mm := m; mm != 0; mm &= mm - 1 {
 			l := bits.TrailingZeros32(mm) & 31
 			x, y := a[l]<<sh, b[l]<<sh

@@ -587,12 +587,25 @@ func selectF64(x *inst, in *ptx.Inst) error {
 		}
 		return nil
 	}
+	plain := !ftz && !sat && (rnd == rndRN || rnd == rndNone)
 	switch in.Op {
 	case "add":
+		if plain {
+			x.fn = opAddF64
+			return nil
+		}
 		return f2(func(a, b float64) float64 { return add64(a, b, rnd) })
 	case "sub":
+		if plain {
+			x.fn = opSubF64
+			return nil
+		}
 		return f2(func(a, b float64) float64 { return add64(a, -b, rnd) })
 	case "mul":
+		if plain {
+			x.fn = opMulF64
+			return nil
+		}
 		return f2(func(a, b float64) float64 { return mul64(a, b, rnd) })
 	case "fma", "mad":
 		if rnd == rndNone && in.Op == "mad" {

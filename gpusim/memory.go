@@ -200,12 +200,18 @@ func loadHandler(in *inst) handler {
 	if len(in.vec) == 1 && in.space == msGlobal && in.size == 4 && in.base >= 0 {
 		return opLoadGlobal32
 	}
+	if len(in.vec) == 1 && in.space == msGlobal && in.size == 8 && in.base >= 0 {
+		return opLoadGlobal64
+	}
 	return opLoad
 }
 
 func storeHandler(in *inst) handler {
 	if len(in.vec) == 1 && in.space == msGlobal && in.size == 4 && in.base >= 0 {
 		return opStoreGlobal32
+	}
+	if len(in.vec) == 1 && in.space == msGlobal && in.size == 8 && in.base >= 0 {
+		return opStoreGlobal64
 	}
 	return opStore
 }
@@ -214,6 +220,24 @@ func storeHandler(in *inst) handler {
 // same for every lane, so it is read once.
 func opLoadParam(w *warp, in *inst, m uint32) {
 	n := uint64(in.size) * uint64(len(in.vec))
+	if ps := w.cta.l.params; in.space == msKParam && len(in.vec) == 1 && in.size == 8 && !in.signed {
+		// The common ld.param.u64 of a kernel parameter: no window to
+		// resolve, aligned by the parameter layout when in.off is.
+		if off := uint64(in.off); off&7 == 0 && off+8 <= uint64(len(ps)) && off+8 > off {
+			v := binary.LittleEndian.Uint64(ps[off : off+8])
+			row := &w.r[in.vec[0]]
+			if m == fullMask {
+				for l := range row {
+					row[l] = v
+				}
+				return
+			}
+			for ; m != 0; m &= m - 1 {
+				row[bits.TrailingZeros32(m)&31] = v
+			}
+			return
+		}
+	}
 	lane := bits.TrailingZeros32(m) & 31
 	mem, _ := w.access(in, lane, n)
 	if mem == nil {
@@ -381,6 +405,76 @@ func opStoreGlobal32(w *warp, in *inst, m uint32) {
 			return
 		}
 		binary.LittleEndian.PutUint32(b, uint32(src[l]))
+		if a := w.cta.l.mem.find(addr); a != nil {
+			cs.base, cs.data = a.base, a.data
+			gb, gdata = a.base, a.data
+		}
+	}
+}
+
+// opLoadGlobal64 is opLoadGlobal32 for one 64-bit value.
+func opLoadGlobal64(w *warp, in *inst, m uint32) {
+	base := &w.r[in.base]
+	dst := &w.r[in.vec[0]]
+	off := uint64(in.off)
+	cs := &w.cta.gcache[in.idx]
+	gb, gdata := cs.base, cs.data
+	if m == fullMask && in.vec[0] != in.base && loadFull64(base, dst, off, gb, gdata) {
+		return
+	}
+	for ; m != 0; m &= m - 1 {
+		l := bits.TrailingZeros32(m) & 31
+		addr := base[l] + off
+		o := addr - gb
+		if o < uint64(len(gdata)) && uint64(len(gdata))-o >= 8 && addr&7 == 0 {
+			dst[l] = binary.LittleEndian.Uint64(gdata[o : o+8])
+			continue
+		}
+		b, _ := w.access(in, l, 8)
+		if b == nil {
+			return
+		}
+		dst[l] = binary.LittleEndian.Uint64(b)
+		if a := w.cta.l.mem.find(addr); a != nil {
+			cs.base, cs.data = a.base, a.data
+			gb, gdata = a.base, a.data
+		}
+	}
+}
+
+// loadFull64 is loadFull32 for 64-bit values.
+func loadFull64(base, dst *[32]uint64, off, gb uint64, data []byte) bool {
+	n := uint64(len(data))
+	for l := range base {
+		addr := base[l] + off
+		o := addr - gb
+		if o >= n || n-o < 8 || addr&7 != 0 {
+			return false
+		}
+		dst[l] = binary.LittleEndian.Uint64(data[o : o+8])
+	}
+	return true
+}
+
+func opStoreGlobal64(w *warp, in *inst, m uint32) {
+	base := &w.r[in.base]
+	src := &w.r[in.vec[0]]
+	off := uint64(in.off)
+	cs := &w.cta.gcache[in.idx]
+	gb, gdata := cs.base, cs.data
+	for ; m != 0; m &= m - 1 {
+		l := bits.TrailingZeros32(m) & 31
+		addr := base[l] + off
+		o := addr - gb
+		if o < uint64(len(gdata)) && uint64(len(gdata))-o >= 8 && addr&7 == 0 {
+			binary.LittleEndian.PutUint64(gdata[o:o+8], src[l])
+			continue
+		}
+		b, _ := w.access(in, l, 8)
+		if b == nil {
+			return
+		}
+		binary.LittleEndian.PutUint64(b, src[l])
 		if a := w.cta.l.mem.find(addr); a != nil {
 			cs.base, cs.data = a.base, a.data
 			gb, gdata = a.base, a.data

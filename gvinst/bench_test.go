@@ -131,6 +131,7 @@ func newBenchMachine(tb testing.TB, loop string, optimize, noFast bool) (*Interp
 	return it, func() *CPU {
 		cpu := &CPU{PC: 0x1000}
 		cpu.State[S6], cpu.State[S7], cpu.State[SReg(8)] = a, b, benchN
+		cpu.State[MXCSR] = 0x1f80 // the reset value, as a guest starts
 		return cpu
 	}
 }

@@ -56,6 +56,63 @@ func compileBlock(vb *VBlock, fast bool) (*cblock, error) {
 				continue
 			}
 		}
+		if fast && i+2 < len(insts) {
+			// LD.u64 v, a(disp); LI.u64 z, 0; JOIN.b128 d, v, z (movsd and
+			// movq from memory) → one load that zeroes d's high half.
+			li, join := &insts[i+1], &insts[i+2]
+			if in.Op == OpLd && in.Type.Size() == 8 && !in.Type.IsWide() && li.Op == OpLi && !li.Type.IsWide() && li.Imm == 0 &&
+				join.Op == OpJoin && join.Src[0] == in.Dst && join.Src[1] == li.Dst && in.Dst != li.Dst &&
+				in.Dst.IsVirtual() && li.Dst.IsVirtual() && reads[in.Dst] == 1 && reads[li.Dst] == 1 && in.Src[0] != join.Dst {
+				c := cinst{op: iLd64Z, idx: uint32(i), d: uint16(join.Dst), a: uint16(in.Src[0]), imm: uint64(in.Imm)}
+				i += 2
+				if g, ok := putOfJoin(insts, i); ok {
+					c.mod, c.b = 1, uint16(g)
+					i++
+				}
+				b.code = append(b.code, c)
+				continue
+			}
+		}
+		if fast && i+1 < len(insts) {
+			// LD.u64 v, b(disp); OP.f64 d, a, v → one load-op (addsd xmm,
+			// [mem] and the like).
+			op := &insts[i+1]
+			if in.Op == OpLd && in.Type.Size() == 8 && !in.Type.IsWide() && in.Dst.IsVirtual() && reads[in.Dst] == 1 &&
+				op.Type == F64 && !op.HasImm && op.Src[1] == in.Dst && op.Src[0] != in.Dst {
+				var k iop
+				switch op.Op {
+				case OpAdd:
+					k = iAddF64M
+				case OpSub:
+					k = iSubF64M
+				case OpMul:
+					k = iMulF64M
+				case OpDiv:
+					k = iDivF64M
+				}
+				if k != 0 {
+					b.code = append(b.code, cinst{op: k, idx: uint32(i), d: uint16(op.Dst), a: uint16(op.Src[0]), b: uint16(in.Src[0]), c: uint16(in.Dst), imm: uint64(in.Imm)})
+					i++
+					continue
+				}
+			}
+		}
+		if fast && i+1 < len(insts) {
+			// LI.u64 z, 0; JOIN.b128 d, v, z (and PUT.b128 g, d): the
+			// zero-extension of a scalar into an xmm register.
+			join := &insts[i+1]
+			if in.Op == OpLi && !in.Type.IsWide() && in.Imm == 0 && in.Dst.IsVirtual() && reads[in.Dst] == 1 &&
+				join.Op == OpJoin && join.Src[1] == in.Dst && join.Src[0] != in.Dst {
+				c := cinst{op: iJoinZ, idx: uint32(i + 1), d: uint16(join.Dst), a: uint16(join.Src[0])}
+				i++
+				if g, ok := putOfJoin(insts, i); ok {
+					c.mod, c.b = 1, uint16(g)
+					i++
+				}
+				b.code = append(b.code, c)
+				continue
+			}
+		}
 		c := cinst{op: iSlow, idx: uint32(i), d: uint16(in.Dst), a: uint16(in.Src[0]), b: uint16(in.Src[1]), c: uint16(in.Src[2]), mod: in.Mod}
 		if in.Op.EndsBlock() {
 			lowerControl(&c, in, b)
@@ -132,6 +189,8 @@ func lower(c *cinst, in *Inst) {
 			c.op = iLd32
 		case 8:
 			c.op = iLd64
+		case 16:
+			c.op = iLd128
 		}
 	case OpSt:
 		c.sz = uint8(sz)
@@ -144,6 +203,8 @@ func lower(c *cinst, in *Inst) {
 			c.op = iSt32
 		case 8:
 			c.op = iSt64
+		case 16:
+			c.op = iSt128
 		}
 	case OpAdd, OpSub, OpMul, OpAnd, OpOr, OpXor, OpShl, OpShr, OpSar:
 		if t.IsFloat() {
@@ -174,6 +235,16 @@ func lower(c *cinst, in *Inst) {
 		if in.HasImm {
 			c.op++
 		}
+	case OpMulHi:
+		if t.Size() == 8 && !t.IsWide() {
+			c.op = iMulHiU64
+			if t.IsSigned() {
+				c.op = iMulHiS64
+			}
+			if in.HasImm {
+				c.b, c.mod = 0, 1
+			}
+		}
 	case OpDiv:
 		if !in.HasImm && (t == F64 || t == F32) {
 			c.op = iDivF64
@@ -200,6 +271,20 @@ func lower(c *cinst, in *Inst) {
 		c.op = iGetCC
 	case OpCvt:
 		lowerCvt(c, in)
+	case OpVAdd, OpVSub, OpVMul, OpVDiv:
+		if t == F64 || t == F32 {
+			c.op = map[Op]iop{OpVAdd: iVAddF64, OpVSub: iVSubF64, OpVMul: iVMulF64, OpVDiv: iVDivF64}[in.Op]
+			if t == F32 {
+				c.op += iVAddF32 - iVAddF64
+			}
+		}
+	case OpVUnpackL, OpVUnpackH:
+		if t.Size() == 8 {
+			c.op = iVUnpackL64
+			if in.Op == OpVUnpackH {
+				c.op = iVUnpackH64
+			}
+		}
 	case OpVAnd:
 		c.op = iVAnd
 	case OpVOr:
@@ -444,7 +529,7 @@ func fuseAddress(s []Inst, reads map[Reg]int, at int) (cinst, int, bool) {
 		return cinst{}, 0, false
 	}
 	sz := mem.Type.Size()
-	if mem.Type.IsWide() || (sz != 4 && sz != 8) {
+	if sz != 4 && sz != 8 && sz != 16 || mem.Type.IsWide() && sz != 16 {
 		return cinst{}, 0, false
 	}
 	c := cinst{idx: uint32(at + n), a: uint16(base), b: uint16(index), mod: shift, imm: disp + uint64(mem.Imm), sz: uint8(sz)}
@@ -452,6 +537,10 @@ func fuseAddress(s []Inst, reads map[Reg]int, at int) (cinst, int, bool) {
 	case OpLd:
 		c.d = uint16(mem.Dst)
 		switch {
+		case sz == 16 && hasIndex:
+			c.op = iLdX128
+		case sz == 16:
+			c.op = iLd128
 		case !hasIndex && sz == 8:
 			c.op = iLd64
 		case !hasIndex:
@@ -468,6 +557,10 @@ func fuseAddress(s []Inst, reads map[Reg]int, at int) (cinst, int, bool) {
 		}
 		c.c = uint16(v)
 		switch {
+		case sz == 16 && hasIndex:
+			c.op = iStX128
+		case sz == 16:
+			c.op, c.b = iSt128, uint16(v)
 		case !hasIndex && sz == 8:
 			c.op, c.b = iSt64, uint16(v)
 		case !hasIndex:
@@ -495,12 +588,26 @@ func lowerCvt(c *cinst, in *Inst) {
 		} else {
 			c.op, c.imm = iMovMask, s.Mask()&t.Mask()
 		}
-	case t == F64 && s.IsSigned() && (s.Bits() <= 32 || Rounding(in.Mod) == RoundNearest):
-		// Exact for s32 whatever the rounding; s64 only rounding to nearest.
+	case t == F64 && s.IsSigned() && (s.Bits() <= 32 || Rounding(in.Mod) == RoundNearest || Rounding(in.Mod) == RoundMXCSR):
+		// Exact for s32 whatever the rounding; an inexact s64 takes the
+		// reference path unless MXCSR rounds to nearest with PE set.
 		c.op, c.mod = iCvtF64FromS64, uint8(64-s.Bits())
 	case s == F64 && Rounding(in.Mod) == RoundZero && t.IsSigned() && t.Bits() == 64:
 		c.op, c.imm = iCvtS64FromF64, t.Mask()
 	case s == F64 && Rounding(in.Mod) == RoundZero && t.IsSigned() && t.Bits() == 32:
 		c.op = iCvtS32FromF64
 	}
+}
+
+// putOfJoin reports whether insts[i+1] is a PUT.b128 of the value the JOIN
+// at insts[i] made, and returns the guest register it writes.
+func putOfJoin(insts []Inst, i int) (Reg, bool) {
+	if i+1 >= len(insts) {
+		return 0, false
+	}
+	put := &insts[i+1]
+	if put.Op != OpPut || put.Type.Size() != 16 || put.Src[0] != insts[i].Dst {
+		return 0, false
+	}
+	return put.Dst, true
 }

@@ -34,6 +34,11 @@ func implicitSlots(in *Inst) (reads, writes slotSet) {
 	if usesX87Hook(in) {
 		return allSlots(), allSlots()
 	}
+	if isSSEFloat(in) {
+		// MXCSR's rounding, DAZ and FTZ in, its exception flags out.
+		reads.add(MXCSR, 1)
+		writes.add(MXCSR, 1)
+	}
 	switch in.Op {
 	case OpFlags, OpSetFlags:
 		return ccSlots(), ccSlots()

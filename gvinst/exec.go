@@ -3,6 +3,7 @@ package gvinst
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 )
 
 // iop is the opcode of a compiled instruction: a dense enumeration of
@@ -89,9 +90,31 @@ const (
 	iSubF32
 	iMulF32
 	iDivF32
-	iJmp    // to target 0
-	iBranch // to target 0 if a != 0, else target 1
-	iJmpR   // to the address in a (JMPR, CALLR, RET)
+	iLd128      // d, d+1 = 128-bit load at a + imm
+	iSt128      // 128-bit store of b, b+1 at a + imm
+	iLdX128     // d, d+1 = 128-bit load at a + b<<mod + imm
+	iStX128     // 128-bit store of c, c+1 at a + b<<mod + imm
+	iVAddF64    // packed .f64 and .f32 arithmetic, fast path as iAddF64
+	iVSubF64    //
+	iVMulF64    //
+	iVDivF64    //
+	iVAddF32    //
+	iVSubF32    //
+	iVMulF32    //
+	iVDivF32    //
+	iVUnpackL64 // d, d+1 = a, b
+	iVUnpackH64 // d, d+1 = a+1, b+1
+	iLd64Z      // d = 64-bit load at a + imm, d+1 = 0 (movsd, movq from memory); with mod 1, b and b+1 too
+	iJoinZ      // d = a, d+1 = 0; with mod 1, b and b+1 too
+	iMulHiU64   // d = high 64 bits of a * b (of a * imm with mod 1)
+	iMulHiS64   // the same, signed
+	iAddF64M    // d = a + the .f64 at b + imm (the LD at idx into c, then the op at idx+1)
+	iSubF64M    //
+	iMulF64M    //
+	iDivF64M    //
+	iJmp        // to target 0
+	iBranch     // to target 0 if a != 0, else target 1
+	iJmpR       // to the address in a (JMPR, CALLR, RET)
 	iSyscall
 	iTrap
 
@@ -361,20 +384,31 @@ again:
 		case iSext:
 			f[in.d] = uint64(int64(f[in.a]<<in.mod)>>in.mod) & in.imm
 		case iCvtF64FromS64:
-			f[in.d] = math.Float64bits(float64(int64(f[in.a]<<in.mod) >> in.mod))
+			v := int64(f[in.a]<<in.mod) >> in.mod
+			x := float64(v)
+			if in.mod == 0 && f[MXCSR]&(mxPE|mxPM|0x6000) != mxPE|mxPM && !(x < 0x1p63 && int64(x) == v) {
+				// Inexact, with PE to set or unmasked, or MXCSR not
+				// rounding to nearest.
+				if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d] = math.Float64bits(x)
 		case iCvtS64FromF64:
 			x := math.Float64frombits(f[in.a])
-			if x >= -0x1p63 && x < 0x1p63 {
+			if x >= -0x1p63 && x < 0x1p63 && (float64(int64(x)) == x || f[MXCSR]&(mxPE|mxPM) == mxPE|mxPM) {
 				f[in.d] = uint64(int64(x)) & in.imm
-			} else {
-				f[in.d] = uint64(1<<63) & in.imm
+			} else if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
+				// Out of range (IE), or inexact with PE to set.
+				return exitTrap, 0, -1, blk
 			}
 		case iCvtS32FromF64:
 			x := math.Float64frombits(f[in.a])
-			if x > -0x1p31-1 && x < 0x1p31 {
+			if x > -0x1p31-1 && x < 0x1p31 && (float64(int32(x)) == x || f[MXCSR]&(mxPE|mxPM) == mxPE|mxPM) {
 				f[in.d] = uint64(uint32(int32(x)))
-			} else {
-				f[in.d] = 0x80000000
+			} else if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
+				return exitTrap, 0, -1, blk
 			}
 		case iLdX64:
 			addr := f[in.a] + f[in.b]<<in.mod + in.imm
@@ -439,21 +473,349 @@ again:
 		case iGetCC:
 			f[in.d] = b2u(getCC(f, Cond(in.mod)))
 		case iAddF64:
-			f[in.d] = math.Float64bits(float64(math.Float64frombits(f[in.a]) + math.Float64frombits(f[in.b])))
+			x, y := f[in.a], f[in.b]
+			r := math.Float64bits(float64(math.Float64frombits(x) + math.Float64frombits(y)))
+			if max(r>>52&0x7ff-1, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fe &&
+				!(f[MXCSR]&(mxFastMask&^mxPE) == mxFastVal&^mxPE && ord64(x) && ord64(y) && ord64(r) && (f[MXCSR]&mxPE != 0 || exactSum64(x, y, r, in.op == iSubF64))) {
+				if !it.sseSlowOp(f, blk, in) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d] = r
 		case iSubF64:
-			f[in.d] = math.Float64bits(float64(math.Float64frombits(f[in.a]) - math.Float64frombits(f[in.b])))
+			x, y := f[in.a], f[in.b]
+			r := math.Float64bits(float64(math.Float64frombits(x) - math.Float64frombits(y)))
+			if max(r>>52&0x7ff-1, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fe &&
+				!(f[MXCSR]&(mxFastMask&^mxPE) == mxFastVal&^mxPE && ord64(x) && ord64(y) && ord64(r) && (f[MXCSR]&mxPE != 0 || exactSum64(x, y, r, in.op == iSubF64))) {
+				if !it.sseSlowOp(f, blk, in) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d] = r
 		case iMulF64:
-			f[in.d] = math.Float64bits(float64(math.Float64frombits(f[in.a]) * math.Float64frombits(f[in.b])))
+			x, y := f[in.a], f[in.b]
+			r := math.Float64bits(float64(math.Float64frombits(x) * math.Float64frombits(y)))
+			if max(r>>52&0x7ff-2, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fd &&
+				!(f[MXCSR]&(mxFastMask&^mxPE) == mxFastVal&^mxPE && ord64(x) && ord64(y) && prod64(r, x, y) && (f[MXCSR]&mxPE != 0 || in.op == iMulF64 && exactProd64(x, y, r))) {
+				if !it.sseSlowOp(f, blk, in) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d] = r
 		case iDivF64:
-			f[in.d] = math.Float64bits(float64(math.Float64frombits(f[in.a]) / math.Float64frombits(f[in.b])))
+			x, y := f[in.a], f[in.b]
+			r := math.Float64bits(float64(math.Float64frombits(x) / math.Float64frombits(y)))
+			if max(r>>52&0x7ff-2, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fd &&
+				!(f[MXCSR]&mxFastMask == mxFastVal && ord64(x) && ord64(y) && prod64(r, x, y)) {
+				if !it.sseSlowOp(f, blk, in) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d] = r
 		case iAddF32:
-			f[in.d] = uint64(math.Float32bits(float32(math.Float32frombits(uint32(f[in.a])) + math.Float32frombits(uint32(f[in.b])))))
+			x, y := f[in.a], f[in.b]
+			r := uint64(math.Float32bits(float32(math.Float32frombits(uint32(x)) + math.Float32frombits(uint32(y)))))
+			if max(r>>23&0xff-1, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0xfe &&
+				!(f[MXCSR]&mxFastMask == mxFastVal && ord32(x) && ord32(y) && ord32(r)) {
+				if !it.sseSlowOp(f, blk, in) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d] = r
 		case iSubF32:
-			f[in.d] = uint64(math.Float32bits(float32(math.Float32frombits(uint32(f[in.a])) - math.Float32frombits(uint32(f[in.b])))))
+			x, y := f[in.a], f[in.b]
+			r := uint64(math.Float32bits(float32(math.Float32frombits(uint32(x)) - math.Float32frombits(uint32(y)))))
+			if max(r>>23&0xff-1, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0xfe &&
+				!(f[MXCSR]&mxFastMask == mxFastVal && ord32(x) && ord32(y) && ord32(r)) {
+				if !it.sseSlowOp(f, blk, in) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d] = r
 		case iMulF32:
-			f[in.d] = uint64(math.Float32bits(float32(math.Float32frombits(uint32(f[in.a])) * math.Float32frombits(uint32(f[in.b])))))
+			x, y := f[in.a], f[in.b]
+			r := uint64(math.Float32bits(float32(math.Float32frombits(uint32(x)) * math.Float32frombits(uint32(y)))))
+			if max(r>>23&0xff-2, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0xfd &&
+				!(f[MXCSR]&mxFastMask == mxFastVal && ord32(x) && ord32(y) && prod32(r, x, y)) {
+				if !it.sseSlowOp(f, blk, in) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d] = r
 		case iDivF32:
-			f[in.d] = uint64(math.Float32bits(float32(math.Float32frombits(uint32(f[in.a])) / math.Float32frombits(uint32(f[in.b])))))
+			x, y := f[in.a], f[in.b]
+			r := uint64(math.Float32bits(float32(math.Float32frombits(uint32(x)) / math.Float32frombits(uint32(y)))))
+			if max(r>>23&0xff-2, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0xfd &&
+				!(f[MXCSR]&mxFastMask == mxFastVal && ord32(x) && ord32(y) && prod32(r, x, y)) {
+				if !it.sseSlowOp(f, blk, in) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d] = r
+		case iVAddF64:
+			x0, x1, y0, y1 := f[in.a], f[uint16(in.a+1)], f[in.b], f[uint16(in.b+1)]
+			r0 := math.Float64bits(math.Float64frombits(x0) + math.Float64frombits(y0))
+			r1 := math.Float64bits(math.Float64frombits(x1) + math.Float64frombits(y1))
+			if max(r0>>52&0x7ff-1, r1>>52&0x7ff-1, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fe &&
+				!(f[MXCSR]&mxFastMask == mxFastVal && ord64(x0) && ord64(y0) && ord64(r0) && ord64(x1) && ord64(y1) && ord64(r1)) {
+				if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d], f[uint16(in.d+1)] = r0, r1
+		case iVSubF64:
+			x0, x1, y0, y1 := f[in.a], f[uint16(in.a+1)], f[in.b], f[uint16(in.b+1)]
+			r0 := math.Float64bits(math.Float64frombits(x0) - math.Float64frombits(y0))
+			r1 := math.Float64bits(math.Float64frombits(x1) - math.Float64frombits(y1))
+			if max(r0>>52&0x7ff-1, r1>>52&0x7ff-1, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fe &&
+				!(f[MXCSR]&mxFastMask == mxFastVal && ord64(x0) && ord64(y0) && ord64(r0) && ord64(x1) && ord64(y1) && ord64(r1)) {
+				if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d], f[uint16(in.d+1)] = r0, r1
+		case iVMulF64:
+			x0, x1, y0, y1 := f[in.a], f[uint16(in.a+1)], f[in.b], f[uint16(in.b+1)]
+			r0 := math.Float64bits(math.Float64frombits(x0) * math.Float64frombits(y0))
+			r1 := math.Float64bits(math.Float64frombits(x1) * math.Float64frombits(y1))
+			if max(r0>>52&0x7ff-2, r1>>52&0x7ff-2, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fd &&
+				!(f[MXCSR]&mxFastMask == mxFastVal && ord64(x0) && ord64(y0) && prod64(r0, x0, y0) && ord64(x1) && ord64(y1) && prod64(r1, x1, y1)) {
+				if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d], f[uint16(in.d+1)] = r0, r1
+		case iVDivF64:
+			x0, x1, y0, y1 := f[in.a], f[uint16(in.a+1)], f[in.b], f[uint16(in.b+1)]
+			r0 := math.Float64bits(math.Float64frombits(x0) / math.Float64frombits(y0))
+			r1 := math.Float64bits(math.Float64frombits(x1) / math.Float64frombits(y1))
+			if max(r0>>52&0x7ff-2, r1>>52&0x7ff-2, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fd &&
+				!(f[MXCSR]&mxFastMask == mxFastVal && ord64(x0) && ord64(y0) && prod64(r0, x0, y0) && ord64(x1) && ord64(y1) && prod64(r1, x1, y1)) {
+				if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d], f[uint16(in.d+1)] = r0, r1
+		case iVAddF32:
+			x0, x1, y0, y1 := f[in.a], f[uint16(in.a+1)], f[in.b], f[uint16(in.b+1)]
+			r0, ok0 := f32x2(x0, y0, '+')
+			r1, ok1 := f32x2(x1, y1, '+')
+			if f[MXCSR]&mxFastMask != mxFastVal || !ok0 || !ok1 {
+				if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d], f[uint16(in.d+1)] = r0, r1
+		case iVSubF32:
+			x0, x1, y0, y1 := f[in.a], f[uint16(in.a+1)], f[in.b], f[uint16(in.b+1)]
+			r0, ok0 := f32x2(x0, y0, '-')
+			r1, ok1 := f32x2(x1, y1, '-')
+			if f[MXCSR]&mxFastMask != mxFastVal || !ok0 || !ok1 {
+				if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d], f[uint16(in.d+1)] = r0, r1
+		case iVMulF32:
+			x0, x1, y0, y1 := f[in.a], f[uint16(in.a+1)], f[in.b], f[uint16(in.b+1)]
+			r0, ok0 := f32x2(x0, y0, '*')
+			r1, ok1 := f32x2(x1, y1, '*')
+			if f[MXCSR]&mxFastMask != mxFastVal || !ok0 || !ok1 {
+				if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d], f[uint16(in.d+1)] = r0, r1
+		case iVDivF32:
+			x0, x1, y0, y1 := f[in.a], f[uint16(in.a+1)], f[in.b], f[uint16(in.b+1)]
+			r0, ok0 := f32x2(x0, y0, '/')
+			r1, ok1 := f32x2(x1, y1, '/')
+			if f[MXCSR]&mxFastMask != mxFastVal || !ok0 || !ok1 {
+				if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d], f[uint16(in.d+1)] = r0, r1
+		case iVUnpackL64:
+			lo, hi := f[in.a], f[in.b]
+			f[in.d], f[uint16(in.d+1)] = lo, hi
+		case iVUnpackH64:
+			lo, hi := f[uint16(in.a+1)], f[uint16(in.b+1)]
+			f[in.d], f[uint16(in.d+1)] = lo, hi
+		case iLd64Z:
+			addr := f[in.a] + in.imm
+			pn := addr / PageSize
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-8 {
+				f[in.d] = binary.LittleEndian.Uint64(e.p.data[addr&pageMask:])
+			} else if v, err := mem.Load(addr, 8); err == nil {
+				f[in.d] = v
+			} else {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+			f[uint16(in.d+1)] = 0
+			if in.mod == 1 {
+				f[in.b], f[uint16(in.b+1)] = f[in.d], 0
+			}
+		case iJoinZ:
+			v := f[in.a]
+			f[in.d], f[uint16(in.d+1)] = v, 0
+			if in.mod == 1 {
+				f[in.b], f[uint16(in.b+1)] = v, 0
+			}
+		case iLd128, iLdX128:
+			addr := f[in.a] + in.imm
+			if in.op == iLdX128 {
+				addr += f[in.b] << in.mod
+			}
+			pn := addr / PageSize
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-16 {
+				p := e.p.data[addr&pageMask:]
+				f[in.d], f[uint16(in.d+1)] = binary.LittleEndian.Uint64(p), binary.LittleEndian.Uint64(p[8:])
+			} else if err := it.loadWide(f, B128, in.d, addr); err != nil {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+		case iSt128, iStX128:
+			addr := f[in.a] + in.imm
+			v := in.b
+			if in.op == iStX128 {
+				addr += f[in.b] << in.mod
+				v = in.c
+			}
+			pn := addr / PageSize
+			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-16 {
+				p := e.p.data[addr&pageMask:]
+				binary.LittleEndian.PutUint64(p, f[v])
+				binary.LittleEndian.PutUint64(p[8:], f[uint16(v+1)])
+			} else if err := it.storeWide(f, B128, v, addr); err != nil {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+		case iAddF64M:
+			addr := f[in.b] + in.imm
+			pn := addr / PageSize
+			var y uint64
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-8 {
+				y = binary.LittleEndian.Uint64(e.p.data[addr&pageMask:])
+			} else if v, err := mem.Load(addr, 8); err == nil {
+				y = v
+			} else {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+			x := f[in.a]
+			r := math.Float64bits(float64(math.Float64frombits(x) + math.Float64frombits(y)))
+			if max(r>>52&0x7ff-1, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fe &&
+				!(f[MXCSR]&(mxFastMask&^mxPE) == mxFastVal&^mxPE && ord64(x) && ord64(y) && ord64(r) && (f[MXCSR]&mxPE != 0 || exactSum64(x, y, r, false))) {
+				f[in.c] = y
+				if !it.sseSlowInst(f, blk, int(in.idx)+1) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d] = r
+		case iSubF64M:
+			addr := f[in.b] + in.imm
+			pn := addr / PageSize
+			var y uint64
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-8 {
+				y = binary.LittleEndian.Uint64(e.p.data[addr&pageMask:])
+			} else if v, err := mem.Load(addr, 8); err == nil {
+				y = v
+			} else {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+			x := f[in.a]
+			r := math.Float64bits(float64(math.Float64frombits(x) - math.Float64frombits(y)))
+			if max(r>>52&0x7ff-1, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fe &&
+				!(f[MXCSR]&(mxFastMask&^mxPE) == mxFastVal&^mxPE && ord64(x) && ord64(y) && ord64(r) && (f[MXCSR]&mxPE != 0 || exactSum64(x, y, r, true))) {
+				f[in.c] = y
+				if !it.sseSlowInst(f, blk, int(in.idx)+1) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d] = r
+		case iMulF64M:
+			addr := f[in.b] + in.imm
+			pn := addr / PageSize
+			var y uint64
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-8 {
+				y = binary.LittleEndian.Uint64(e.p.data[addr&pageMask:])
+			} else if v, err := mem.Load(addr, 8); err == nil {
+				y = v
+			} else {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+			x := f[in.a]
+			r := math.Float64bits(float64(math.Float64frombits(x) * math.Float64frombits(y)))
+			if max(r>>52&0x7ff-2, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fd &&
+				!(f[MXCSR]&(mxFastMask&^mxPE) == mxFastVal&^mxPE && ord64(x) && ord64(y) && prod64(r, x, y) && (f[MXCSR]&mxPE != 0 || exactProd64(x, y, r))) {
+				f[in.c] = y
+				if !it.sseSlowInst(f, blk, int(in.idx)+1) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d] = r
+		case iDivF64M:
+			addr := f[in.b] + in.imm
+			pn := addr / PageSize
+			var y uint64
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-8 {
+				y = binary.LittleEndian.Uint64(e.p.data[addr&pageMask:])
+			} else if v, err := mem.Load(addr, 8); err == nil {
+				y = v
+			} else {
+				it.memTrap(int(in.idx), err)
+				return exitTrap, 0, -1, blk
+			}
+			x := f[in.a]
+			r := math.Float64bits(float64(math.Float64frombits(x) / math.Float64frombits(y)))
+			if max(r>>52&0x7ff-2, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fd &&
+				!(f[MXCSR]&mxFastMask == mxFastVal && ord64(x) && ord64(y) && prod64(r, x, y)) {
+				f[in.c] = y
+				if !it.sseSlowInst(f, blk, int(in.idx)+1) {
+					return exitTrap, 0, -1, blk
+				}
+				break
+			}
+			f[in.d] = r
+		case iMulHiU64:
+			y := f[in.b]
+			if in.mod == 1 {
+				y = in.imm
+			}
+			f[in.d], _ = bits.Mul64(f[in.a], y)
+		case iMulHiS64:
+			x, y := f[in.a], f[in.b]
+			if in.mod == 1 {
+				y = in.imm
+			}
+			hi, _ := bits.Mul64(x, y)
+			// Signed high half: subtract the other operand for each negative one.
+			hi -= x & uint64(int64(y)>>63)
+			hi -= y & uint64(int64(x)>>63)
+			f[in.d] = hi
 		case iSlow:
 			if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
 				return exitTrap, 0, -1, blk
@@ -862,4 +1224,118 @@ done:
 		}
 	}
 	return exitNext, next, succ, blk
+}
+
+// ord64 reports whether .f64 x is a zero or a normal number.
+func ord64(x uint64) bool { u := x << 1; return u-1<<53 < 0x7fe<<53 || u == 0 }
+
+// prod64 reports whether r, the host's .f64 product or quotient of the
+// zero or normal x and y, needs nothing but PE from MXCSR: it lies clear of
+// the smallest binade (where it may be tiny before the host rounds it) and
+// of the infinities, or it is a zero that comes from a zero operand.
+func prod64(r, x, y uint64) bool {
+	u := r << 1
+	return u-2<<53 < 0x7fd<<53 || u == 0 && (x<<1 == 0 || y<<1 == 0)
+}
+
+// ord32 is ord64 for .f32.
+func ord32(x uint64) bool { u := uint32(x) << 1; return u-1<<24 < 0xfe<<24 || u == 0 }
+
+// prod32 is prod64 for .f32.
+func prod32(r, x, y uint64) bool {
+	u := uint32(r) << 1
+	return u-2<<24 < 0xfd<<24 || u == 0 && (uint32(x)<<1 == 0 || uint32(y)<<1 == 0)
+}
+
+// The fast paths of the compiled float ops first check, with one branch,
+// that MXCSR has its default control bits (DAZ and FTZ clear) and PE set
+// (mxFastMaskDE) and that the result is a normal number, clear of the
+// smallest binade for products and quotients (where it may be tiny before
+// the host rounds it): then the host's SSE result, rounded to nearest, is
+// the guest's and no flag but PE (already set) or DE can change. Failing
+// that, the precise test of every operand (ord64, prod64) lets zeros
+// through; anything else runs sseArith. RATIONALE: the first test does not
+// look at the operands, so a denormal operand with a normal result leaves
+// MXCSR.DE unset (the value is right: DAZ is clear); checking both
+// operands there cost a third of a float op, and DE, unlike the C99
+// exceptions, is not something fetestexcept reports.
+
+// sseSlowOp runs a compiled float ADD, SUB, MUL or DIV the exact
+// way (sseArith) when the fast path may not, and writes its result. It
+// returns false when an unmasked exception stops the guest.
+func (it *Interpreter) sseSlowOp(f *frame, blk *cblock, in *cinst) bool {
+	src := &blk.insts[in.idx]
+	r, fl := sseArith(src.Op, src.Type, f[in.a], f[in.b], f[MXCSR])
+	if fl != 0 && !it.sseFlags(f, src, int(in.idx), fl) {
+		return false
+	}
+	f[in.d] = r
+	return true
+}
+
+// f32x2 computes op on the two .f32 lanes of x and y with the host's SSE
+// and reports whether the fast path holds for both (see ord64).
+func f32x2(x, y uint64, op byte) (uint64, bool) {
+	ok := true
+	var r uint64
+	for h := uint(0); h < 64; h += 32 {
+		a, b := x>>h, y>>h
+		p, q := math.Float32frombits(uint32(a)), math.Float32frombits(uint32(b))
+		var v float32
+		switch op {
+		case '+':
+			v = float32(p + q)
+		case '-':
+			v = float32(p - q)
+		case '*':
+			v = float32(p * q)
+		default:
+			v = float32(p / q)
+		}
+		c := uint64(math.Float32bits(v))
+		r |= c << h
+		if op == '+' || op == '-' {
+			ok = ok && ord32(a) && ord32(b) && ord32(c)
+		} else {
+			ok = ok && ord32(a) && ord32(b) && prod32(c, a, b)
+		}
+	}
+	return r, ok
+}
+
+// sseSlowInst runs the float ADD, SUB, MUL or DIV at blk.insts[idx] the
+// exact way (sseArith) and writes its result. It returns false when an
+// unmasked exception stops the guest.
+func (it *Interpreter) sseSlowInst(f *frame, blk *cblock, idx int) bool {
+	src := &blk.insts[idx]
+	r, fl := sseArith(src.Op, src.Type, f[uint16(src.Src[0])], f[uint16(src.Src[1])], f[MXCSR])
+	if fl != 0 && !it.sseFlags(f, src, idx, fl) {
+		return false
+	}
+	f[uint16(src.Dst)] = r
+	return true
+}
+
+// exactSum64 reports whether r, the host's sum (or difference, for sub) of
+// the .f64 values x and y, is exact (TwoSum; exact for any finite r).
+func exactSum64(x, y, r uint64, sub bool) bool {
+	a, b, z := math.Float64frombits(x), math.Float64frombits(y), math.Float64frombits(r)
+	if sub {
+		b = -b
+	}
+	bb := z - a
+	return (a-(z-bb))+(b-bb) == 0
+}
+
+// exactProd64 reports whether r, the host's product of the .f64 values x
+// and y, is exact; false (the exact path decides) when r is so small that
+// the error term could underflow.
+func exactProd64(x, y, r uint64) bool {
+	if r<<1 == 0 {
+		return true
+	}
+	if r>>52&0x7ff < 124 { // |r| < 2^-900
+		return false
+	}
+	return math.FMA(math.Float64frombits(x), math.Float64frombits(y), -math.Float64frombits(r)) == 0
 }

@@ -6,7 +6,9 @@ import "math"
 // bits in the low 32 bits of a slot. Arithmetic uses Go's float32 and
 // float64 operations, which on amd64 are the SSE instructions themselves, so
 // NaN propagation and default NaNs match the guest's SSE exactly; the
-// explicit conversions prevent any fused multiply-add.
+// explicit conversions prevent any fused multiply-add. These functions
+// round to nearest and set no flags; sse.go applies MXCSR (rounding, DAZ,
+// FTZ, exception flags) around them.
 
 func f32(v uint64) float32   { return math.Float32frombits(uint32(v)) }
 func f64(v uint64) float64   { return math.Float64frombits(v) }

@@ -50,7 +50,9 @@ func newMachine(t testing.TB, e engineConfig, body string) *machine {
 	tr := newTextTranslator(t, mem, src)
 	it := NewInterpreter(mem, tr, InterpOptions{Optimize: e.optimize})
 	it.noFast = e.noFast
-	return &machine{mem: mem, it: it, cpu: &CPU{PC: 0x1000}}
+	cpu := &CPU{PC: 0x1000}
+	cpu.State[MXCSR] = 0x1f80 // the reset value: every SSE exception masked
+	return &machine{mem: mem, it: it, cpu: cpu}
 }
 
 // run runs the machine until it stops.

@@ -51,7 +51,12 @@ type InterpOptions struct {
 // register or an immediate operand, loads and stores by size with the
 // Memory TLB probed inline, SHL/ADD/LD address arithmetic fused into one
 // indexed load or store, a CMP fused with the BRANCH that ends the block,
-// FLAGS of the common kinds as five slot writes. Everything else runs
+// FLAGS of the common kinds as five slot writes, 128-bit loads and stores
+// (indexed too), packed .f32/.f64 ADD SUB MUL DIV and 64-bit unpacks, a
+// 64-bit load or a scalar zero-extended into an xmm register together with
+// the JOIN and PUT.b128 that follow (movsd, movq). Float ops use the host's
+// SSE result when MXCSR and the values allow it and sse.go's exact
+// MXCSR-aware path otherwise. Everything else runs
 // through the reference semantics in slow.go, alu.go, flags.go, float.go,
 // vec.go and sys.go, which the tests compare the fast forms with.
 //

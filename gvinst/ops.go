@@ -105,12 +105,16 @@ const (
 
 	// Integer and float computation. Results of a .t op are t's bits,
 	// zero-extended to the slot; sources are read as their low t bits
-	// (sign-extended for .sN where it matters).
-	OpAdd   // ADD.t d, a, b: d = a + b (integers wrap; floats round to nearest even)
+	// (sign-extended for .sN where it matters). Every .f32/.f64 op that
+	// rounds or inspects its operands (ADD SUB MUL DIV SQRT MIN MAX CMP CVT
+	// ROUND and the packed V forms) runs as SSE under the guest's MXCSR:
+	// rounding per RC, DAZ and FTZ honoured, the exception flags IE DE ZE
+	// OE UE PE set, an unmasked exception stops the guest (see sse.go).
+	OpAdd   // ADD.t d, a, b: d = a + b (integers wrap; floats round per MXCSR)
 	OpSub   // SUB.t d, a, b: d = a - b
-	OpMul   // MUL.t d, a, b: d = low half of a * b; floats: rounded product
+	OpMul   // MUL.t d, a, b: d = low half of a * b; floats: the product rounded per MXCSR
 	OpMulHi // MULHI.t d, a, b: high t-width half of the full 2t-bit product (signed for .sN)
-	OpDiv   // DIV.t d, a, b: integers truncate toward zero and trap (#DE) on b == 0 or signed overflow; floats round
+	OpDiv   // DIV.t d, a, b: integers truncate toward zero and trap (#DE) on b == 0 or signed overflow; floats round per MXCSR
 	OpRem   // REM.t d, a, b: integer remainder with the sign of a; traps as DIV
 	OpDivW  // DIVW.t d, hi, lo, b: quotient of the 2t-bit dividend hi:lo by b; traps (#DE) when b == 0 or the quotient does not fit t
 	OpRemW  // REMW.t d, hi, lo, b: remainder of the same division
@@ -122,23 +126,23 @@ const (
 	OpSar   // SAR.t d, a, b: arithmetic a >> b; b ≥ t.Bits() gives the sign in every bit
 	OpRol   // ROL.t d, a, b: rotate left by b mod t.Bits()
 	OpRor   // ROR.t d, a, b: rotate right by b mod t.Bits()
-	OpMin   // MIN.t d, a, b: integers by signedness; floats as SSE MINSS: b if either is NaN or both are zero, else the smaller
+	OpMin   // MIN.t d, a, b: integers by signedness; floats as SSE MINSS: b if either is NaN (raising IE) or both are zero, else the smaller (DAZ applies)
 	OpMax   // MAX.t d, a, b: as MIN, the larger
 	OpNot   // NOT.t d, a: bitwise complement
 	OpNeg   // NEG.t d, a: two's complement negation; floats flip the sign bit
 	OpAbs   // ABS.t d, a: integers: absolute value (wrapping); floats clear the sign bit
-	OpSqrt  // SQRT.t d, a: correctly rounded square root (.f80 rounds per fpcw)
+	OpSqrt  // SQRT.t d, a: correctly rounded square root (.f32/.f64 per MXCSR, .f80 per fpcw)
 	OpClz   // CLZ.t d, a: count of leading zero bits (t.Bits() for 0)
 	OpCtz   // CTZ.t d, a: count of trailing zero bits (t.Bits() for 0)
 	OpPopc  // POPC.t d, a: count of set bits
 	OpBswap // BSWAP.t d, a: byte order reversed
 
 	// Conversions.
-	OpCvt   // CVT.r.t.s d, a: convert a of type s to type t. Integer to integer: truncate or extend by s's signedness. Float to integer: round by r; NaN or out of range gives the x86 "integer indefinite" (only the sign bit set). Others round by r.
-	OpRound // ROUND.r.t d, a: round float a to an integral value of the same type, by r
+	OpCvt   // CVT.r.t.s d, a: convert a of type s to type t. Integer to integer: truncate or extend by s's signedness. Float to integer: round by r; NaN or out of range gives the x86 "integer indefinite" (only the sign bit set) and raises IE. Others round by r. SSE flags and DAZ/FTZ as above (a float-to-integer conversion raises no DE).
+	OpRound // ROUND.r.t d, a: round float a to an integral value of the same type, by r (DAZ applies; IE on a signaling NaN; never PE, as roundss with immediate bit 3 set)
 
 	// Comparison and selection.
-	OpCmp    // CMP.c.t d, a, b: d = 1 if a c b else 0 (integer order by t's signedness; float conditions as PTX)
+	OpCmp    // CMP.c.t d, a, b: d = 1 if a c b else 0 (integer order by t's signedness; float conditions as PTX; lt le gt ge gtu geu raise IE on any NaN, as SSE's signaling predicates LT LE NLT NLE, the others on a signaling NaN only)
 	OpSelect // SELECT.t d, c, a, b: d = a if c != 0 else b
 
 	// x86 flags, computed lazily.
@@ -201,7 +205,7 @@ const (
 	OpFClass  // FCLASS.f80 d, a: FXAM's C3 C2 C1 C0 for a, as bits 14 10 9 8 of a status word
 
 	// Packed SSE operations on .b128 values; the type is the lane type.
-	OpVAdd     // VADD.t d, a, b: lane-wise a + b (floats rounded; integers wrap)
+	OpVAdd     // VADD.t d, a, b: lane-wise a + b (floats rounded per MXCSR, flags of all lanes; integers wrap)
 	OpVSub     // VSUB.t d, a, b
 	OpVMul     // VMUL.t d, a, b: floats; integers keep the low half (pmullw, pmulld)
 	OpVDiv     // VDIV.t d, a, b: floats

@@ -335,8 +335,8 @@ func commutative(op Op) bool {
 
 // pure reports whether deleting in changes nothing but its destination.
 func pure(in *Inst) bool {
-	if usesX87Hook(in) {
-		return false
+	if usesX87Hook(in) || isSSEFloat(in) {
+		return false // sets the x87 or MXCSR exception flags
 	}
 	eff := in.Op.Info().Effects
 	return eff&^EffStateRead == 0 && in.Op != OpFlags && in.Op != OpPut

@@ -120,7 +120,20 @@ func (it *Interpreter) slow(f *frame, in *Inst, idx int) bool {
 	case OpAdd, OpSub, OpMul, OpMulHi, OpDiv, OpRem, OpAnd, OpOr, OpXor, OpShl, OpShr, OpSar, OpRol, OpRor, OpMin, OpMax:
 		a, bv := r(0), b()
 		if t.IsFloat() {
-			f[d] = floatBinary(in.Op, t, a, bv)
+			var v, fl uint64
+			mx := f[MXCSR]
+			switch in.Op {
+			case OpAdd, OpSub, OpMul, OpDiv:
+				v, fl = sseArith(in.Op, t, a, bv, mx)
+			case OpMin, OpMax:
+				v, fl = sseMinMax(in.Op, t, a, bv, mx)
+			default:
+				v = floatBinary(in.Op, t, a, bv)
+			}
+			if !it.sseFlags(f, in, idx, fl) {
+				return false
+			}
+			f[d] = v
 			return true
 		}
 		v, ok := intBinary(in.Op, t, a, bv)
@@ -137,19 +150,42 @@ func (it *Interpreter) slow(f *frame, in *Inst, idx int) bool {
 		}
 		f[d] = v
 	case OpNot, OpNeg, OpAbs, OpClz, OpCtz, OpPopc, OpBswap, OpSqrt:
-		if t.IsFloat() {
+		if in.Op == OpSqrt {
+			v, fl := sseArith(OpSqrt, t, r(0), 0, f[MXCSR])
+			if !it.sseFlags(f, in, idx, fl) {
+				return false
+			}
+			f[d] = v
+		} else if t.IsFloat() {
 			f[d] = floatUnary(in.Op, t, r(0))
 		} else {
 			f[d] = intUnary(in.Op, t, r(0))
 		}
 	case OpCvt:
-		f[d] = convert(t, in.SrcType, r(0), resolveRounding(Rounding(in.Mod), f))
+		rm := resolveRounding(Rounding(in.Mod), f)
+		if !isSSEFloat(in) {
+			f[d] = convert(t, in.SrcType, r(0), rm)
+			break
+		}
+		v, fl := sseConvert(t, in.SrcType, r(0), rm, f[MXCSR])
+		if !it.sseFlags(f, in, idx, fl) {
+			return false
+		}
+		f[d] = v
 	case OpRound:
-		f[d] = roundFloat(t, r(0), resolveRounding(Rounding(in.Mod), f))
+		v, fl := sseRound(t, r(0), resolveRounding(Rounding(in.Mod), f), f[MXCSR])
+		if !it.sseFlags(f, in, idx, fl) {
+			return false
+		}
+		f[d] = v
 	case OpCmp:
 		a, bv := r(0), b()
 		if t.IsFloat() {
-			f[d] = b2u(cmpFloat(Cmp(in.Mod), floatVal(t, a), floatVal(t, bv)))
+			v, fl := sseCmp(Cmp(in.Mod), t, a, bv, f[MXCSR])
+			if !it.sseFlags(f, in, idx, fl) {
+				return false
+			}
+			f[d] = b2u(v)
 		} else {
 			f[d] = b2u(cmpInt(Cmp(in.Mod), t, a, bv))
 		}
@@ -227,3 +263,16 @@ func usesX87Hook(in *Inst) bool {
 
 // isVecOp reports whether op is one of the packed SSE ops.
 func isVecOp(op Op) bool { return op >= OpVAdd && op <= OpVRound || op == OpVPcmpStr }
+
+// sseFlags ORs the exception flags fl of SSE instruction in into MXCSR. It
+// returns false, with the trap recorded, when one of them is unmasked: the
+// instruction then writes no result.
+func (it *Interpreter) sseFlags(f *frame, in *Inst, idx int, fl uint64) bool {
+	mx := f[MXCSR]
+	f[MXCSR] = mx | fl
+	if unmaskedSSE(fl, mx) {
+		it.setTrap(idx, TrapUnsupported, 0, fmt.Errorf("%s: %w: MXCSR %#x", FormatInst(in), errSSEUnmasked, mx|fl))
+		return false
+	}
+	return true
+}

@@ -58,6 +58,8 @@ func execVec(f *frame, in *Inst) error {
 	var d v128
 	isF := t == F32 || t == F64
 	signed := t.IsSigned()
+	mx := f[MXCSR]
+	var fl uint64 // SSE exception flags raised by the lanes
 	switch in.Op {
 	case OpVAdd, OpVSub, OpVMul, OpVDiv, OpVMin, OpVMax:
 		op := scalarOf(in.Op)
@@ -66,23 +68,27 @@ func execVec(f *frame, in *Inst) error {
 		}
 		for i := 0; i < lanes; i++ {
 			x, y := a.lane(i, n), b.lane(i, n)
-			var r uint64
-			if isF {
-				r = floatBinary(op, t, x, y)
-			} else {
+			var r, lf uint64
+			switch {
+			case isF && (op == OpMin || op == OpMax):
+				r, lf = sseMinMax(op, t, x, y, mx)
+			case isF:
+				r, lf = sseArith(op, t, x, y, mx)
+			default:
 				r, _ = intBinary(op, t, x, y)
 			}
+			fl |= lf
 			d.setLane(i, n, r)
 		}
 	case OpVSqrt, OpVAbs, OpVRound:
 		for i := 0; i < lanes; i++ {
 			x := a.lane(i, n)
-			var r uint64
+			var r, lf uint64
 			switch {
 			case in.Op == OpVRound:
-				r = roundFloat(t, x, resolveRounding(Rounding(in.Mod), f))
+				r, lf = sseRound(t, x, resolveRounding(Rounding(in.Mod), f), mx)
 			case isF && in.Op == OpVSqrt:
-				r = floatUnary(OpSqrt, t, x)
+				r, lf = sseArith(OpSqrt, t, x, 0, mx)
 			case isF:
 				r = floatUnary(OpAbs, t, x)
 			case in.Op == OpVAbs:
@@ -90,6 +96,7 @@ func execVec(f *frame, in *Inst) error {
 			default:
 				return fmt.Errorf("integer VSQRT: %w", errUnsupported)
 			}
+			fl |= lf
 			d.setLane(i, n, r)
 		}
 	case OpVAnd:
@@ -171,7 +178,9 @@ func execVec(f *frame, in *Inst) error {
 			x, y := src.lane(2*j, n), src.lane(2*j+1, n)
 			var r uint64
 			if isF {
-				r = floatBinary(op, t, x, y)
+				var lf uint64
+				r, lf = sseArith(op, t, x, y, mx)
+				fl |= lf
 			} else {
 				r, _ = intBinary(op, t, x, y)
 			}
@@ -193,7 +202,9 @@ func execVec(f *frame, in *Inst) error {
 			x, y := a.lane(i, n), b.lane(i, n)
 			var ok bool
 			if isF {
-				ok = cmpFloat(Cmp(in.Mod), floatVal(t, x), floatVal(t, y))
+				var lf uint64
+				ok, lf = sseCmp(Cmp(in.Mod), t, x, y, mx)
+				fl |= lf
 			} else {
 				ok = cmpInt(Cmp(in.Mod), t, x, y)
 			}
@@ -337,8 +348,16 @@ func execVec(f *frame, in *Inst) error {
 		s := in.SrcType
 		cnt := min(lanes, 128/s.Bits())
 		r := resolveRounding(Rounding(in.Mod), f)
+		sse := isSSEFloat(in)
 		for i := 0; i < cnt; i++ {
-			d.setLane(i, n, convert(t, s, a.lane(i, s.Bits()), r))
+			x := a.lane(i, s.Bits())
+			if !sse {
+				d.setLane(i, n, convert(t, s, x, r))
+				continue
+			}
+			v, lf := sseConvert(t, s, x, r, mx)
+			fl |= lf
+			d.setLane(i, n, v)
 		}
 	case OpVExt:
 		s := in.SrcType
@@ -349,6 +368,12 @@ func execVec(f *frame, in *Inst) error {
 		d = pcmpStr(t, a, b, get(in.Src[2]), uint64(in.Imm))
 	default:
 		return fmt.Errorf("%s: %w", info.Name, errUnsupported)
+	}
+	if fl != 0 {
+		f[MXCSR] = mx | fl
+		if unmaskedSSE(fl, mx) {
+			return fmt.Errorf("%w: MXCSR %#x", errSSEUnmasked, mx|fl)
+		}
 	}
 	f[uint16(in.Dst)], f[uint16(in.Dst+1)] = d[0], d[1]
 	return nil

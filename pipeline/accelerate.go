@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -506,6 +507,18 @@ func (sp *spot) generate(lifter *decode.Lifter) error {
 		}
 	}
 	return nil
+}
+
+// prefer1D reports whether a launch of count outer iterations should use
+// the 1D kernel k though a 2D one exists: on the simulator, whose "SMs"
+// are the host's cores, once the outer level alone gives every core a CTA
+// of its own. There a thread's prologue costs as much as many inner
+// iterations, and the 1D kernel pays it once per row, with the inner
+// loop's footprint checks hoisted to its entry; a real GPU needs the 2D
+// kernel's parallelism.
+func (a *Accelerator) prefer1D(k *ptxgen.Kernel, count uint64) bool {
+	bx := uint64(max(k.Plan.Config(count).Block.X, 1))
+	return a.opts.Driver != nil && a.opts.Driver.Name() == "sim" && (count+bx-1)/bx >= uint64(runtime.NumCPU())
 }
 
 // loadKernel loads k's module into ctx and finds its function.
@@ -1015,7 +1028,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	}
 	in := ptxgen.LaunchInput{Count: count, Values: states[P], Steps: steps, Sites: sites}
 	fn := sp.fn
-	if k2 := sp.kernel2; k2 != nil && len(innerStates[0]) == 3 && len(innerStates[1]) == 3 && len(innerStates[2]) == 3 {
+	if k2 := sp.kernel2; k2 != nil && !sp.a.prefer1D(sp.kernel, count) && len(innerStates[0]) == 3 && len(innerStates[1]) == 3 && len(innerStates[2]) == 3 {
 		// 2D: the inner trip count of outer arrival j is n0 + dn·j, and
 		// each inner step is s0 + ds·j (an inner index whose step is the
 		// outer index, i*j, say); three probed rows check both.

@@ -32,7 +32,11 @@
 // for its site (and natural alignment, which the GPU requires and x86 does
 // not) and, outside it, records an error code and ends the thread. Device
 // writes reach guest memory only after a launch that reported no error, so a
-// failed check costs a CPU fallback, never a wrong result.
+// failed check costs a CPU fallback, never a wrong result. The two tests
+// share one branch (off = addr - lo, with the host passing span = hi - lo -
+// size: off > span, or-ed with the alignment test). Inside a one-block
+// counted loop the checks of addresses that step with an induction
+// variable are proven once at the loop's entry instead (hoist.go).
 //
 // Stack slots of the guest frame addressed from an rsp or rbp that the loop
 // does not change are private to each iteration (spills, gcc -O0 locals):
@@ -57,6 +61,9 @@
 //
 // Code shape: a CMP feeding the block's BRANCH becomes the branch's
 // predicate, immediates go straight into the instructions, and a GET or
-// MOV copy is not emitted when its source stays unchanged while it is read;
-// ptxas does the rest of the register allocation.
+// MOV copy is not emitted when its source stays unchanged while it is read.
+// A peephole pass over the emitted text (peephole.go) then propagates
+// copies, coalesces moves, removes dead code with liveness over the whole
+// kernel and folds displacements into addresses: ptxas would do that for a
+// real GPU, but gpusim runs exactly the instructions it is given.
 package ptxgen

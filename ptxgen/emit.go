@@ -23,7 +23,18 @@ type emitter struct {
 	stubs                              map[string][2]uint64      // error stub label: error code, x86 address
 	alias                              map[gvinst.Reg]gvinst.Reg // copies in the block being lowered
 	block                              uint64                    // the block being lowered
+	checks                             []check                   // the error stubs of the combined footprint and alignment checks
 	err                                error
+}
+
+// check is the error stub of one access's combined check: the access at
+// x86 failed its footprint test when off (a register still holding its
+// offset in the site) exceeds the site's span, else its alignment test.
+type check struct {
+	label string
+	x86   uint64
+	off   string
+	site  int
 }
 
 func (e *emitter) p(format string, args ...any) {
@@ -129,17 +140,12 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		e.p("ld.param.u64 %%t1, [step_%s]", nm)
 		e.p("mad.lo.u64 %s, %%t1, %%idx, %s", dst, dst)
 	}
-	for i, s := range a.sites {
+	for i := range a.sites {
 		e.p("ld.param.u64 %%sd%d, [site%d_delta]", i, i)
+		// The host passes the span an access of this site may start in
+		// (hi-lo-size), so one unsigned compare checks both ends.
 		e.p("ld.param.u64 %%sl%d, [site%d_lo]", i, i)
-		e.p("ld.param.u64 %%sh%d, [site%d_hi]", i, i)
-		// The span an access of this site may start in: hi-lo-size; a
-		// footprint smaller than one access admits no address.
-		e.p("sub.u64 %%sh%d, %%sh%d, %%sl%d", i, i, i)
-		e.p("setp.lt.u64 %%p0, %%sh%d, %d", i, s.Size)
-		e.p("sub.u64 %%sh%d, %%sh%d, %d", i, i, s.Size)
-		e.p("selp.b64 %%sh%d, 0, %%sh%d, %%p0", i, i)
-		e.p("selp.b64 %%sl%d, %s, %%sl%d, %%p0", i, lit(^uint64(0)), i)
+		e.p("ld.param.u64 %%sh%d, [site%d_span]", i, i)
 	}
 	e.p("bra %s", label(a.n.Header))
 	if a.inner != nil {
@@ -207,6 +213,13 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		e.p("mov.b64 %%xa, %s", lit(e.stubs[l][1]))
 		e.p("bra $Lerr%d", e.stubs[l][0])
 	}
+	for _, c := range e.checks {
+		fmt.Fprintf(&e.sb, "%s:\n", c.label)
+		e.p("mov.b64 %%xa, %s", lit(c.x86))
+		e.p("setp.gt.u64 %%p0, %s, %%sh%d", c.off, c.site)
+		e.p("@%%p0 bra $Lerr%d", ErrCodeFootprint)
+		e.p("bra $Lerr%d", ErrCodeAlign)
+	}
 	for _, code := range []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign} {
 		fmt.Fprintf(&e.sb, "$Lerr%d:\n", code)
 		e.p("ld.param.u64 %%t0, [errrec]")
@@ -253,8 +266,12 @@ func emit(a *analysis, k *Kernel) (string, error) {
 	if a.inner != nil {
 		body.WriteString("\t.reg .b64 %xi;\n\t.reg .b64 %ib;\n")
 	}
+	text, hoisted := optimizeBody(e.sb.String())
+	if hoisted {
+		fmt.Fprintf(&body, "\t.reg .b64 %%hq<%d>;\n\t.reg .pred %%hp;\n", hoistRegs)
+	}
 	body.WriteString("\n")
-	body.WriteString(e.sb.String())
+	body.WriteString(text)
 	body.WriteString("}\n")
 	return body.String(), nil
 }
@@ -898,23 +915,27 @@ func (e *emitter) siteCheck(id int, addr string, size int, x86 uint64) {
 // leaves the device address in register addr.
 func (e *emitter) siteCheckTo(id int, addr, guest string, size int, x86 uint64) {
 	// %sl is the site's lowest address and %sh the span it may start an
-	// access in (see the prologue): one unsigned compare checks both ends.
+	// access in (see the prologue): one unsigned compare checks both ends,
+	// and the alignment test joins the same predicate, so an access costs
+	// one branch; the error stub tells the two failures apart.
 	p := e.pred()
 	off := e.t()
 	e.p("sub.u64 %s, %s, %%sl%d", off, guest, id)
 	e.p("setp.gt.u64 %s, %s, %%sh%d", p, off, id)
-	e.p("@%s bra $Lfp%x", p, x86)
-	e.stubs[fmt.Sprintf("$Lfp%x", x86)] = [2]uint64{ErrCodeFootprint, x86}
 	al := size
 	if al > 8 {
 		al = 8
 	}
-	if al > 1 {
+	if al == 1 {
+		e.p("@%s bra $Lfp%x", p, x86)
+		e.stubs[fmt.Sprintf("$Lfp%x", x86)] = [2]uint64{ErrCodeFootprint, x86}
+	} else {
 		x := e.t()
 		e.p("and.b64 %s, %s, %d", x, guest, al-1)
-		e.p("setp.ne.u64 %s, %s, 0", p, x)
-		e.p("@%s bra $Lal%x", p, x86)
-		e.stubs[fmt.Sprintf("$Lal%x", x86)] = [2]uint64{ErrCodeAlign, x86}
+		e.p("setp.ne.or.u64 %s, %s, 0, %s", p, x, p)
+		l := fmt.Sprintf("$Lck%x_%d", x86, len(e.checks))
+		e.p("@%s bra %s", p, l)
+		e.checks = append(e.checks, check{label: l, x86: x86, off: off, site: id})
 	}
 	e.p("add.u64 %s, %s, %%sd%d", addr, guest, id)
 }

@@ -31,11 +31,12 @@ func TestPTXShape(t *testing.T) {
 				`mul\.rn\.f64 %d\d+, %d\d+, %d\d+;`,
 				`add\.rn\.f64 %d\d+, %d\d+, %d\d+;`,
 				`// x86 0x1000: movsd xmm1, qword ptr \[rsi\+rax\]`,
-				`sub\.u64 %t\d+, %[rt]\d+, %sl0;\s+setp\.gt\.u64 %p\d+, %t\d+, %sh0;\s+@%p\d+ bra \$Lfp1000;`, // footprint check of site 0
-				`\$Lfp1000:\s+mov\.b64 %xa, 4096;\s+bra \$Lerr1;`,
+				// footprint and alignment check of site 0, one branch
+				`sub\.u64 (%t\d+), %[rt]\d+, %sl0;\s+setp\.gt\.u64 (%p\d+), %t\d+, %sh0;\s+and\.b64 (%t\d+), %[rt]\d+, 7;\s+setp\.ne\.or\.u64 %p\d+, %t\d+, 0, %p\d+;\s+@%p\d+ bra \$Lck1000_0;`,
+				`\$Lck1000_0:\s+mov\.b64 %xa, 4096;\s+setp\.gt\.u64 %p0, %t\d+, %sh0;\s+@%p0 bra \$Lerr1;\s+bra \$Lerr4;`,
 				`setp\.ne\.u64 %pbr, %r\d+, %r\d+;`, // CMP fused into the loop's branch
 				`@%pbr bra \$Ldone;`,
-				`ld\.global\.u64 %r\d+, \[%t\d+\];`,
+				`ld\.global\.[ub]64 %[rd]\d+, \[%t\d+\];`,
 				`st\.global\.u64 \[%t\d+\], %r\d+;`,
 				`bra \$Ldone;`, // the back edge ends the thread
 			},

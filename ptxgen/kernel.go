@@ -18,8 +18,8 @@ const (
 	ParamLiveValue                          // LiveIns[Index]'s value at thread 0
 	ParamLiveStep                           // LiveIns[Index]'s change per iteration
 	ParamSiteDelta                          // device address minus guest address for Sites[Index]
-	ParamSiteLo                             // lowest guest address Sites[Index] may touch
-	ParamSiteHi                             // one past the highest
+	ParamSiteLo                             // lowest guest address Sites[Index] may touch (all ones when no access fits)
+	ParamSiteSpan                           // the highest offset from that an access of the site may start at: the footprint's size less the access's (0 when none fits)
 	ParamInnerTrip0                         // 2D: inner trip count (header arrivals) of row 0
 	ParamInnerTripStep                      // 2D: its change per row
 	ParamInnerStep                          // 2D: InnerLiveIns[Index]'s change per inner iteration, in row 0
@@ -137,7 +137,7 @@ func Generate(n *Nest) (*Kernel, error) {
 		k.Params = append(k.Params,
 			Param{Name: fmt.Sprintf("site%d_delta", i), Kind: ParamSiteDelta, Index: i},
 			Param{Name: fmt.Sprintf("site%d_lo", i), Kind: ParamSiteLo, Index: i},
-			Param{Name: fmt.Sprintf("site%d_hi", i), Kind: ParamSiteHi, Index: i})
+			Param{Name: fmt.Sprintf("site%d_span", i), Kind: ParamSiteSpan, Index: i})
 	}
 	src, err := emit(a, k)
 	if err != nil {

@@ -37,6 +37,18 @@ type LaunchInput struct {
 	InnerSteps, InnerStepRows           []uint64
 }
 
+// siteSpan returns the two values a kernel checks an access of size bytes
+// against: off = addr - lo must be at most span. A footprint smaller than
+// one access admits no address: lo all ones and span 0 (only address
+// all ones passes that compare, and its site has no device buffer, so the
+// device faults on it and the launch fails).
+func siteSpan(r Range, size int) (lo, span uint64) {
+	if r.Hi < r.Lo || r.Hi-r.Lo < uint64(size) {
+		return ^uint64(0), 0
+	}
+	return r.Lo, r.Hi - r.Lo - uint64(size)
+}
+
 // Group is a set of sites whose footprints overlap: one device buffer.
 type Group struct {
 	Range   Range
@@ -186,10 +198,12 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			v = in.Steps[p.Index]
 		case ParamSiteDelta:
 			v = delta[p.Index]
-		case ParamSiteLo:
-			v = in.Sites[p.Index].Lo
-		case ParamSiteHi:
-			v = in.Sites[p.Index].Hi
+		case ParamSiteLo, ParamSiteSpan:
+			lo, span := siteSpan(in.Sites[p.Index], k.Sites[p.Index].Size)
+			v = lo
+			if p.Kind == ParamSiteSpan {
+				v = span
+			}
 		case ParamInnerTrip0:
 			v = in.InnerTrip0
 		case ParamInnerTripStep:

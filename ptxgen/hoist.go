@@ -1,0 +1,629 @@
+package ptxgen
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+)
+
+// Hoisting the footprint checks out of counted loops (RATIONALE).
+//
+// A sequential loop that stays in the kernel (matmul's k loop) checks
+// every access against its site's footprint. When the loop is one block
+// whose exit compare is an induction variable with a power-of-two step
+// against a loop-invariant bound, and an access's address is an induction
+// variable (any invariant step) or an invariant, the kernel can compute
+// at the loop's entry how many iterations run and the first and last
+// address of the access, and check those once: a monotone sequence whose
+// ends lie in the footprint, aligned at its start and by its step, and
+// whose whole extent is no more than the footprint's span, stays inside
+// it (the proof is in hoistLoop). A failed entry check reports a
+// footprint error, so the runtime runs the instance on the CPU, as a
+// failed access check would.
+
+// The registers the hoisted checks use.
+const (
+	hoistRegs = 16 // %hq0..%hq3 for the checks, %hq4..%hq15 for addresses computed in the loop
+)
+
+// iv is an induction variable of a one-block loop: defined once, by
+// "add.u64 R, R, step" with an invariant step.
+type iv struct {
+	line int    // the add's line
+	step string // an immediate or an invariant register
+}
+
+// hoistChecks rewrites the one-block counted loops of ls; it reports
+// whether it used the %hq and %hp registers.
+func hoistChecks(ls []*pline) ([]*pline, bool) {
+	used := false
+	for {
+		v := liveness(ls)
+		out, ok := hoistOne(ls, v)
+		if !ok {
+			return ls, used
+		}
+		ls, used = out, true
+	}
+}
+
+// hoistOne hoists the checks of the first loop it can and returns the new
+// lines; false when there is none.
+func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
+	for b, lab := range ls {
+		if lab.label == "" || !strings.HasPrefix(lab.label, "$Lx") || strings.HasSuffix(lab.label, "_loop") {
+			continue
+		}
+		x86, err := strconv.ParseUint(strings.TrimPrefix(lab.label, "$Lx"), 16, 64)
+		if err != nil {
+			continue
+		}
+		// The block: b+1 up to the next label.
+		end := b + 1
+		for end < len(ls) && ls[end].label == "" {
+			end++
+		}
+		var body []int
+		for k := b + 1; k < end; k++ {
+			if ls[k].isInst() {
+				body = append(body, k)
+			}
+		}
+		if len(body) < 2 {
+			continue
+		}
+		// It ends "setp.ne.u64 %pbr, E, INV; @%pbr bra L" and falls
+		// through to the next label.
+		br, cmp := ls[body[len(body)-1]], ls[body[len(body)-2]]
+		if br.guard != "@%pbr" || br.op != "bra" || br.args[0] != lab.label ||
+			cmp.op != "setp.ne.u64" || cmp.guard != "" || cmp.args[0] != "%pbr" {
+			continue
+		}
+		defs := map[string][]int{}
+		ok := true
+		for _, k := range body {
+			l := ls[k]
+			if strings.HasPrefix(l.op, "bra") && l != br && !(l.guard != "" && strings.HasPrefix(l.args[0], "$Lck")) && !(l.guard != "" && strings.HasPrefix(l.args[0], "$Lfp")) {
+				ok = false // another way out or a call: not handled
+			}
+			if l.op == "exit" || l.op == "ret" {
+				ok = false
+			}
+			for _, d := range l.defs() {
+				defs[d] = append(defs[d], k)
+			}
+		}
+		if !ok {
+			continue
+		}
+		invariant := func(s string) bool { return isImm(s) || (isReg(s) && len(defs[s]) == 0) }
+		ivs := map[string]iv{}
+		for r, ks := range defs {
+			if len(ks) != 1 {
+				continue
+			}
+			l := ls[ks[0]]
+			if l.guard == "" && l.op == "add.u64" && l.args[0] == r && l.args[1] == r && invariant(l.args[2]) && l.args[2] != r {
+				ivs[r] = iv{ks[0], l.args[2]}
+			}
+		}
+		// The exit induction variable and the trip count: trip writes
+		// the code leaving T-1 in %hq0.
+		var trip func(add func(guard, op string, args ...string), check func(op string, args ...string))
+		if e, inv, step, ok := exit64(cmp, ivs, invariant); ok {
+			trip = func(add func(guard, op string, args ...string), check func(op string, args ...string)) {
+				emitTrip64(add, check, e, inv, step, ivs[e].line < body[len(body)-2])
+			}
+		} else if r, inv, step, ok := exit32(ls, defs, invariant, cmp, body[len(body)-2]); ok {
+			trip = func(add func(guard, op string, args ...string), check func(op string, args ...string)) {
+				emitTrip32(add, check, r, inv, step)
+			}
+		} else {
+			continue
+		}
+		// The checks to hoist.
+		type site struct {
+			lines  []int // the check's lines, removed from the loop
+			g      string
+			id     string // the site's register suffix
+			al     uint64
+			gOff   int
+			step   string // "" for an invariant address
+			absImm uint64
+			expr   *expr // the address, when the loop computes it
+		}
+		var sites []site
+		for _, k := range body {
+			l := ls[k]
+			if l.op != "sub.u64" || len(l.args) != 3 || !strings.HasPrefix(l.args[2], "%sl") {
+				continue
+			}
+			id := strings.TrimPrefix(l.args[2], "%sl")
+			g, a := l.args[1], l.args[0]
+			st := site{g: g, id: id, al: 1, lines: []int{k}}
+			n := nextInst(ls, k, end)
+			if n < 0 || ls[n].op != "setp.gt.u64" || len(ls[n].args) != 3 || ls[n].args[1] != a || ls[n].args[2] != "%sh"+id {
+				continue
+			}
+			p := ls[n].args[0]
+			st.lines = append(st.lines, n)
+			n = nextInst(ls, n, end)
+			if n >= 0 && ls[n].op == "and.b64" && ls[n].args[1] == g {
+				m, err := strconv.ParseUint(ls[n].args[2], 0, 64)
+				bq := ls[n].args[0]
+				n2 := nextInst(ls, n, end)
+				if err != nil || m&(m+1) != 0 || n2 < 0 || ls[n2].op != "setp.ne.or.u64" || ls[n2].args[0] != p || ls[n2].args[1] != bq || ls[n2].args[3] != p {
+					continue
+				}
+				st.al = m + 1
+				st.lines = append(st.lines, n, n2)
+				n = nextInst(ls, n2, end)
+			}
+			if n < 0 || ls[n].guard != "@"+p || ls[n].op != "bra" {
+				continue
+			}
+			st.lines = append(st.lines, n)
+			if r, isIV := ivs[g]; isIV {
+				st.step = r.step
+				if r.line < k {
+					st.gOff = 1
+				}
+			} else if !invariant(g) {
+				// An address computed in the loop from one induction
+				// variable and invariants: recomputed at the entry.
+				x, ok := derive(ls, defs, ivs, invariant, g, k, 0)
+				if !ok {
+					continue
+				}
+				st.expr = x
+				if x.iv != "" {
+					st.step = ivs[x.iv].step
+				}
+			}
+			if isImm(st.step) {
+				svu, err := strconv.ParseUint(st.step, 0, 64)
+				sv := int64(svu)
+				if err != nil || uint64(sv)&(st.al-1) != 0 || sv >= 1<<32 || sv <= -(1<<32) {
+					continue
+				}
+				st.absImm = uint64(sv)
+				if sv < 0 {
+					st.absImm = uint64(-sv)
+				}
+			}
+			// The check's temporaries must not be read after it (but by
+			// its error stub).
+			fine := true
+			for _, li := range st.lines[:len(st.lines)-1] {
+				for _, d := range ls[li].defs() {
+					if readLater(ls, st.lines[len(st.lines)-1], end, d) || v.has(v.out[body[len(body)-1]], d) {
+						fine = false
+					}
+				}
+			}
+			if fine {
+				sites = append(sites, st)
+			}
+		}
+		if len(sites) == 0 {
+			continue
+		}
+		// The entry checks.
+		fail := fmt.Sprintf("$Lhc%x", x86)
+		var pre []*pline
+		add := func(guard, op string, args ...string) {
+			pre = append(pre, &pline{guard: guard, op: op, args: args})
+		}
+		check := func(op string, args ...string) {
+			add("", op, append([]string{"%hp"}, args...)...)
+			add("@%hp", "bra", fail)
+		}
+		pre = append(pre, &pline{comment: "\t// the loop's footprint checks, once at its entry (see hoist.go)"})
+		trip(add, check)
+		// %hq0 is T-1 now. Per site: F = G0 + gOff*step aligned and in
+		// the footprint; the span below 2^62; |step| < 2^32, aligned, and
+		// |step|*(T-1) <= span; the last address F + step*(T-1) in the
+		// footprint. Then every F + k*step, 0 <= k < T, is: the exact
+		// integer last address lies within span of F, and so does the one
+		// in the footprint congruent to it, so they are equal (2*span <
+		// 2^64), and the sequence runs monotonely between the two ends.
+		for _, st := range sites {
+			sl, sh := "%sl"+st.id, "%sh"+st.id
+			switch {
+			case st.expr != nil:
+				n := 4
+				r, ok := st.expr.emit(add, &n)
+				if !ok {
+					return ls, false // cannot happen: derive bounds the size
+				}
+				add("", "mov.b64", "%hq1", r)
+			case st.gOff == 1:
+				add("", "add.u64", "%hq1", st.g, st.step)
+			default:
+				add("", "mov.b64", "%hq1", st.g)
+			}
+			if st.al > 1 {
+				add("", "and.b64", "%hq2", "%hq1", lit(st.al-1))
+				check("setp.ne.u64", "%hq2", "0")
+			}
+			add("", "sub.u64", "%hq2", "%hq1", sl)
+			check("setp.gt.u64", "%hq2", sh)
+			if st.step == "" {
+				continue
+			}
+			check("setp.gt.u64", sh, lit(1<<62-1))
+			if isImm(st.step) {
+				add("", "mul.lo.u64", "%hq3", "%hq0", lit(st.absImm))
+				add("", "mul.lo.u64", "%hq2", "%hq0", st.step)
+			} else {
+				if st.al > 1 {
+					add("", "and.b64", "%hq2", st.step, lit(st.al-1))
+					check("setp.ne.u64", "%hq2", "0")
+				}
+				add("", "abs.s64", "%hq3", st.step)
+				check("setp.gt.u64", "%hq3", "4294967295")
+				add("", "mul.lo.u64", "%hq3", "%hq3", "%hq0")
+				add("", "mul.lo.u64", "%hq2", st.step, "%hq0")
+			}
+			check("setp.gt.u64", "%hq3", sh)
+			add("", "add.u64", "%hq2", "%hq2", "%hq1")
+			add("", "sub.u64", "%hq2", "%hq2", sl)
+			check("setp.gt.u64", "%hq2", sh)
+		}
+		loop := lab.label + "_loop"
+		for _, st := range sites {
+			for _, li := range st.lines {
+				ls[li].dead = true
+			}
+		}
+		// Loop-invariant instructions move to the entry too: defined once
+		// in the loop, from invariants only, and not read in the loop
+		// before that (the loop runs at least once, so the value after
+		// it is the same).
+		moved := map[string]bool{}
+		for _, k := range body {
+			l := ls[k]
+			if l.dead || l.guard != "" || !pure(l.op) || (strings.HasPrefix(l.op, "ld.") && !strings.HasPrefix(l.op, "ld.param")) {
+				continue
+			}
+			ds := l.defs()
+			if len(ds) != 1 || !isReg(l.args[0]) || len(defs[ds[0]]) != 1 || strings.HasPrefix(ds[0], "%p") {
+				continue
+			}
+			inv := true
+			for _, u := range l.uses() {
+				if len(defs[u]) > 0 && !moved[u] {
+					inv = false
+				}
+			}
+			for _, k2 := range body {
+				if k2 < k && has(ls[k2].uses(), ds[0]) {
+					inv = false
+				}
+			}
+			if !inv {
+				continue
+			}
+			moved[ds[0]] = true
+			pre = append(pre, &pline{op: l.op, args: append([]string(nil), l.args...)})
+			l.dead = true
+		}
+		br.args[0] = loop
+		br.touch()
+		var out []*pline
+		out = append(out, ls[:b+1]...)
+		out = append(out, pre...)
+		out = append(out, &pline{label: loop})
+		out = append(out, ls[b+1:]...)
+		out = append(out, &pline{label: fail})
+		out = append(out, &pline{op: "mov.b64", args: []string{"%xa", lit(x86)}}, &pline{op: "bra", args: []string{fmt.Sprintf("$Lerr%d", ErrCodeFootprint)}})
+		return out, true
+	}
+	return ls, false
+}
+
+// expr is an address a loop computes: a leaf (an invariant register, an
+// immediate, or an induction variable read ivOff updates into the
+// iteration) or op applied to a and b.
+type expr struct {
+	op    string // "", add.u64, sub.u64, shl.b64 or mov.b64
+	a, b  *expr
+	leaf  string
+	ivOff int
+	isIV  bool
+	iv    string // the one induction variable the value depends on, or ""
+	step  string // a leaf induction variable's step
+	size  int    // nodes
+}
+
+// derive builds the expression of register r as line at reads it: r
+// is defined in the loop before at (its last such definition counts), from induction variables,
+// invariants and such values, with the value's one induction variable
+// added (never subtracted or shifted), so that the value steps as that
+// variable does.
+func derive(ls []*pline, defs map[string][]int, ivs map[string]iv, invariant func(string) bool, r string, at, depth int) (*expr, bool) {
+	if depth > 4 {
+		return nil, false
+	}
+	if invariant(r) {
+		return &expr{leaf: r, size: 1}, true
+	}
+	if v, ok := ivs[r]; ok {
+		x := &expr{leaf: r, isIV: true, iv: r, step: v.step, size: 1}
+		if v.line < at {
+			x.ivOff = 1
+		}
+		return x, true
+	}
+	// The definition that reaches at in the straight-line block: the
+	// last before it (none: the value comes from the last iteration).
+	d := -1
+	for _, k := range defs[r] {
+		if k < at {
+			d = max(d, k)
+		}
+	}
+	if d < 0 {
+		return nil, false
+	}
+	ds := []int{d}
+	l := ls[d]
+	if l.guard != "" || len(l.args) < 2 || l.args[0] != r {
+		return nil, false
+	}
+	switch l.op {
+	case "mov.b64":
+		if len(l.args) != 2 || (!isReg(l.args[1]) && !isImm(l.args[1])) {
+			return nil, false
+		}
+		return derive(ls, defs, ivs, invariant, l.args[1], ds[0], depth+1)
+	case "add.u64", "sub.u64", "shl.b64":
+		if len(l.args) != 3 {
+			return nil, false
+		}
+		a, ok := derive(ls, defs, ivs, invariant, l.args[1], ds[0], depth+1)
+		if !ok {
+			return nil, false
+		}
+		b, ok := derive(ls, defs, ivs, invariant, l.args[2], ds[0], depth+1)
+		if !ok {
+			return nil, false
+		}
+		x := &expr{op: l.op, a: a, b: b, size: a.size + b.size + 1}
+		switch {
+		case a.iv != "" && b.iv != "":
+			return nil, false
+		case l.op == "add.u64":
+			x.iv = a.iv + b.iv
+		case l.op == "sub.u64" && b.iv == "":
+			x.iv = a.iv
+		case l.op == "shl.b64" && a.iv == "" && b.iv == "" && isImm(b.leaf):
+		default:
+			return nil, false
+		}
+		if x.size > 11 {
+			return nil, false
+		}
+		return x, true
+	}
+	return nil, false
+}
+
+// emit writes the code computing x at the loop's entry (an induction
+// variable leaf read as its entry value advanced by ivOff steps) into the
+// registers from %hq<*n>, and returns the operand holding it.
+func (x *expr) emit(add func(guard, op string, args ...string), n *int) (string, bool) {
+	next := func() (string, bool) {
+		if *n >= hoistRegs {
+			return "", false
+		}
+		r := fmt.Sprintf("%%hq%d", *n)
+		*n++
+		return r, true
+	}
+	if x.op == "" {
+		if x.isIV && x.ivOff == 1 {
+			r, ok := next()
+			add("", "add.u64", r, x.leaf, x.step)
+			return r, ok
+		}
+		return x.leaf, true
+	}
+	a, ok := x.a.emit(add, n)
+	if !ok {
+		return "", false
+	}
+	if isImm(a) {
+		r, ok := next()
+		if !ok {
+			return "", false
+		}
+		add("", "mov.b64", r, a)
+		a = r
+	}
+	b, ok := x.b.emit(add, n)
+	if !ok {
+		return "", false
+	}
+	r, ok := next()
+	if !ok {
+		return "", false
+	}
+	add("", x.op, r, a, b)
+	return r, true
+}
+
+// exit64 recognises the exit compare "setp.ne.u64 %pbr, E, INV" of a
+// 64-bit induction variable E with a power-of-two step and an invariant
+// INV.
+func exit64(cmp *pline, ivs map[string]iv, invariant func(string) bool) (e, inv string, s int64, ok bool) {
+	e, inv = cmp.args[1], cmp.args[2]
+	if _, isIV := ivs[e]; !isIV {
+		e, inv = inv, e
+	}
+	eiv, isIV := ivs[e]
+	if !isIV || !isReg(inv) || !invariant(inv) {
+		return "", "", 0, false
+	}
+	su, err := strconv.ParseUint(eiv.step, 0, 64)
+	s = int64(su)
+	if err != nil || s == 0 || s == -s {
+		return "", "", 0, false
+	}
+	as := uint64(s)
+	if s < 0 {
+		as = uint64(-s)
+	}
+	return e, inv, s, as&(as-1) == 0
+}
+
+// emitTrip64 writes the trip count code of exit64's loop: T-1 = q - eOff,
+// where q is the least k >= 0 with E0 + k*s = INV (mod 2^64) and eOff is 1
+// when the compare sees E after its update: s = ±2^j, so D = ±(INV-E0)
+// must be a multiple of 2^j, and q = D >> j.
+func emitTrip64(add func(guard, op string, args ...string), check func(op string, args ...string), e, inv string, s int64, after bool) {
+	as := uint64(s)
+	if s < 0 {
+		as = uint64(-s)
+	}
+	add("", "sub.u64", "%hq0", inv, e)
+	if s < 0 {
+		add("", "neg.s64", "%hq0", "%hq0")
+	}
+	if as > 1 {
+		add("", "and.b64", "%hq1", "%hq0", lit(as-1))
+		check("setp.ne.u64", "%hq1", "0")
+		add("", "shr.u64", "%hq0", "%hq0", strconv.Itoa(bits.TrailingZeros64(as)))
+	}
+	check("setp.gt.u64", "%hq0", "2147483648")
+	if after {
+		check("setp.eq.u64", "%hq0", "0")
+		add("", "sub.u64", "%hq0", "%hq0", "1")
+	}
+}
+
+const mask32 = "4294967295"
+
+// iv32 recognises a 32-bit induction variable R: "add.u64 X, R, imm" then
+// "and.b64 R, X, 0xffffffff", each X's and R's one definition in the loop;
+// it returns the step.
+func iv32(ls []*pline, defs map[string][]int, r string, before int) (uint64, bool) {
+	ds := defs[r]
+	if len(ds) != 1 || ds[0] >= before {
+		return 0, false
+	}
+	a := ls[ds[0]]
+	if a.guard != "" || a.op != "and.b64" || len(a.args) != 3 || a.args[2] != mask32 || !isReg(a.args[1]) {
+		return 0, false
+	}
+	x := a.args[1]
+	xs := defs[x]
+	if len(xs) != 1 || xs[0] >= ds[0] {
+		return 0, false
+	}
+	b := ls[xs[0]]
+	if b.guard != "" || b.op != "add.u64" || len(b.args) != 3 || b.args[1] != r || !isImm(b.args[2]) {
+		return 0, false
+	}
+	s, err := strconv.ParseUint(b.args[2], 0, 64)
+	return s, err == nil
+}
+
+// exit32 recognises the exit compare of a 32-bit counter: "setp.ne.u64
+// %pbr, A, B" where one side is a 32-bit induction variable R (or R masked
+// to 32 bits) and the other an invariant Z masked to 32 bits, the masks
+// the last definitions before the compare.
+func exit32(ls []*pline, defs map[string][]int, invariant func(string) bool, cmp *pline, at int) (r, z string, s uint64, ok bool) {
+	classify := func(op string) (isIV bool, name string, step uint64, ok bool) {
+		if st, ok := iv32(ls, defs, op, at); ok {
+			return true, op, st, true
+		}
+		d := -1
+		for _, k := range defs[op] {
+			if k < at {
+				d = max(d, k)
+			}
+		}
+		if d < 0 {
+			return false, "", 0, false
+		}
+		l := ls[d]
+		if l.guard != "" || l.op != "and.b64" || len(l.args) != 3 || l.args[2] != mask32 || !isReg(l.args[1]) {
+			return false, "", 0, false
+		}
+		b := l.args[1]
+		if invariant(b) {
+			return false, b, 0, true
+		}
+		if st, ok := iv32(ls, defs, b, d); ok {
+			return true, b, st, true
+		}
+		return false, "", 0, false
+	}
+	ia, na, sa, oka := classify(cmp.args[1])
+	ib, nb, sb, okb := classify(cmp.args[2])
+	switch {
+	case !oka || !okb || ia == ib:
+		return "", "", 0, false
+	case ia:
+		r, z, s = na, nb, sa
+	default:
+		r, z, s = nb, na, sb
+	}
+	return r, z, s, uint32(s) != 0
+}
+
+// emitTrip32 writes the trip count code of exit32's loop, whose compare
+// sees R after its update: T is the least k >= 1 with
+// R0 + k*s = Z (mod 2^32). With s = 2^j*o (o odd), D = Z - R0 must be a
+// multiple of 2^j, and the least k >= 0 is (D >> j) * o^-1 mod 2^(32-j);
+// 0 would mean 2^(32-j) iterations, refused like any T above 2^31.
+func emitTrip32(add func(guard, op string, args ...string), check func(op string, args ...string), r, z string, s uint64) {
+	s32 := uint32(s)
+	j := bits.TrailingZeros32(s32)
+	o := s32 >> j
+	inv := o // Newton's iteration doubles the correct low bits each time.
+	for range 5 {
+		inv *= 2 - o*inv
+	}
+	add("", "and.b64", "%hq0", z, mask32)
+	add("", "and.b64", "%hq1", r, mask32)
+	add("", "sub.u64", "%hq0", "%hq0", "%hq1")
+	add("", "and.b64", "%hq0", "%hq0", mask32)
+	if j > 0 {
+		add("", "and.b64", "%hq1", "%hq0", lit(uint64(1)<<j-1))
+		check("setp.ne.u64", "%hq1", "0")
+		add("", "shr.u64", "%hq0", "%hq0", strconv.Itoa(j))
+	}
+	add("", "mul.lo.u64", "%hq0", "%hq0", lit(uint64(inv)))
+	add("", "and.b64", "%hq0", "%hq0", lit(uint64(1)<<(32-j)-1))
+	check("setp.eq.u64", "%hq0", "0")
+	check("setp.gt.u64", "%hq0", "2147483648")
+	add("", "sub.u64", "%hq0", "%hq0", "1")
+}
+
+// nextInst returns the next live instruction after line k before end, or
+// -1.
+func nextInst(ls []*pline, k, end int) int {
+	for n := k + 1; n < end; n++ {
+		if ls[n].isInst() {
+			return n
+		}
+	}
+	return -1
+}
+
+// readLater says whether register r is read after line k, before it is
+// written again, up to the block's end (end, exclusive).
+func readLater(ls []*pline, k, end int, r string) bool {
+	for n := k + 1; n < end; n++ {
+		if has(ls[n].uses(), r) {
+			return true
+		}
+		if ls[n].guard == "" && has(ls[n].defs(), r) {
+			return false
+		}
+	}
+	return false
+}

@@ -899,7 +899,8 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// The values that move must be induction variables phase 1 saw, with
 	// the steps it saw: a carried scalar (an accumulator) may look affine
 	// over a few iterations.
-	if fb := sp.checkIVs(steps); fb != nil {
+	restride := ""
+	if fb := sp.checkIVs(steps, &restride); fb != nil {
 		return false, fb
 	}
 	// Trip count from the exit test: arrival j (0 = the first probed one)
@@ -943,11 +944,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// linearly over the offloaded ones.
 	// Copies of one x86 instruction in several blocks share one access
 	// function: merge what each iteration saw of them.
-	type obs struct {
-		seen   [2]bool
-		lo, hi [2]uint64
-	}
-	byX86 := map[[2]uint64]*obs{}
+	byX86 := map[[2]uint64]*siteObs{}
 	xkey := func(s ptxgen.Site) [2]uint64 {
 		if s.Store {
 			return [2]uint64{s.X86, 1}
@@ -957,7 +954,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	for s := 0; s < ns; s++ {
 		o := byX86[xkey(k.Sites[s])]
 		if o == nil {
-			o = &obs{}
+			o = &siteObs{}
 			byX86[xkey(k.Sites[s])] = o
 		}
 		for it := 0; it < 2; it++ {
@@ -969,6 +966,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 				continue
 			}
 			o.lo[it], o.hi[it] = min(o.lo[it], recs[it].lo[s]), max(o.hi[it], recs[it].hi[s])
+		}
+	}
+	if restride != "" {
+		if why := sp.disjointIterations(byX86); why != "" {
+			return false, fail(ReasonNotAffine, "%s, and %s", restride, why)
 		}
 	}
 	sites := make([]ptxgen.Range, ns)
@@ -1105,7 +1107,7 @@ type ivStep struct {
 // found any): a general or stack register that moves must be one of them,
 // with the same step. SSE registers (vectorised index vectors) are not
 // checked.
-func (sp *spot) checkIVs(steps []uint64) *fallback {
+func (sp *spot) checkIVs(steps []uint64, restride *string) *fallback {
 	if len(sp.ivs) == 0 {
 		return nil
 	}
@@ -1128,7 +1130,11 @@ func (sp *spot) checkIVs(steps []uint64) *fallback {
 			return fail(ReasonNotAffine, "%s moves by %#x per iteration but is no induction variable of the profile", l, steps[i])
 		}
 		if !want.varies && steps[i] != uint64(want.step) && steps[i]&0xffffffff != uint64(want.step)&0xffffffff {
-			return fail(ReasonNotAffine, "%s moves by %#x per iteration, the profile says %d", l, steps[i], want.step)
+			// The same induction variable with another stride (the
+			// program runs on another size than when profiled): the
+			// profile's dependence proof does not cover it, so the
+			// footprints must show the iterations disjoint instead.
+			*restride = fmt.Sprintf("%s moves by %#x per iteration, the profile says %d", l, steps[i], want.step)
 		}
 	}
 	return nil
@@ -1324,4 +1330,76 @@ func FormatReport(r *AccelReport) string {
 	}
 	fmt.Fprintf(&sb, "wall %.3fs, %d guest instructions\n", r.WallSeconds, r.GuestInstructions)
 	return sb.String()
+}
+
+// siteObs is what the probed iterations 0 and 1 saw of one x86 access
+// (all its copies): whether it ran, and the bytes it touched.
+type siteObs struct {
+	seen   [2]bool
+	lo, hi [2]uint64
+}
+
+// disjointIterations proves, from what the probed iterations touched, that
+// distinct iterations of the mapped level touch disjoint bytes of every
+// array they write: the sites of each written array move by one common
+// stride d per iteration, and d is at least the width of the window the
+// array's sites cover in one iteration, so the window of iteration t,
+// [L+d·t, H+d·t), meets no other's. It returns "" when that holds, or what
+// failed. Arrays are the profile's groups (an access without a group is
+// its own array).
+func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs) string {
+	type window struct {
+		written bool
+		stride  int64
+		set     bool
+		lo, hi  uint64
+		bad     string
+	}
+	arrays := map[int]*window{}
+	for i, site := range sp.kernel.Sites {
+		key := [2]uint64{site.X86, 0}
+		if site.Store {
+			key[1] = 1
+		}
+		o := byX86[key]
+		g, ok := sp.group(site)
+		if !ok {
+			g = -1 - i
+		}
+		w := arrays[g]
+		if w == nil {
+			w = &window{}
+			arrays[g] = w
+		}
+		w.written = w.written || site.Store
+		if o == nil || !o.seen[0] || !o.seen[1] {
+			w.bad = fmt.Sprintf("the access at %#x did not run in both probed iterations", site.X86)
+			continue
+		}
+		d := int64(o.lo[1] - o.lo[0])
+		if int64(o.hi[1]-o.hi[0]) != d || (w.set && d != w.stride) {
+			w.bad = fmt.Sprintf("the accesses to one array move by different strides (%#x at %#x)", d, site.X86)
+			continue
+		}
+		if !w.set {
+			w.stride, w.lo, w.hi, w.set = d, o.lo[0], o.hi[0], true
+		}
+		w.lo, w.hi = min(w.lo, o.lo[0]), max(w.hi, o.hi[0])
+	}
+	for _, w := range arrays {
+		if !w.written {
+			continue
+		}
+		if w.bad != "" {
+			return w.bad
+		}
+		d := w.stride
+		if d < 0 {
+			d = -d
+		}
+		if d == 0 || uint64(d) < w.hi-w.lo {
+			return fmt.Sprintf("a written array's window of %d bytes per iteration overlaps the next (stride %d)", w.hi-w.lo, w.stride)
+		}
+	}
+	return ""
 }

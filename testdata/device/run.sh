@@ -36,6 +36,8 @@ for b in "$D"/bin/*; do
 done
 
 say "matmul 2000x2000 (examples/matmul.c -O2): native vs gxbit accelerate --gpu cuda"
+# The profile was made at n=256: the row strides differ at 2000, and the
+# runtime proves the rows disjoint before it offloads.
 P="$D/profiles/O2-examplematmul.profile"
 t0=$(date +%s.%N); "$D/bin/O2-examplematmul" 2000 > "$OUT/mm.native"; t1=$(date +%s.%N)
 "$D/gxbit" accelerate --profile "$P" --gpu cuda --ptx-dir "$OUT/mmptx" --report "$OUT/mm2000.json" "$D/bin/O2-examplematmul" 2000 > "$OUT/mm.accel"; t2=$(date +%s.%N)

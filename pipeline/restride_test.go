@@ -1,0 +1,87 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/gxbit/gxbit/profile"
+)
+
+// rowsSource updates n rows of m doubles that start s doubles apart: the
+// rows are independent when s >= m and overlap (the i loop carries a
+// dependence) when s < m.
+const rowsSource = `#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+	int n = atoi(argv[1]), m = atoi(argv[2]), s = atoi(argv[3]);
+	long len = (long)n * s + m;
+	double *a = calloc(len + 8, sizeof *a);
+	for (long i = 0; i < len; i++)
+		a[i] = i % 7;
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < m; j++)
+			a[(long)i * s + j] = a[(long)i * s + j] * 0.5 + i;
+	double sum = 0;
+	for (long i = 0; i < len; i++)
+		sum += a[i] * (i % 5 + 1);
+	printf("%.17g\n", sum);
+	return 0;
+}
+`
+
+// TestRestride profiles a program with one row stride and accelerates it
+// with others: a wider stride keeps the rows disjoint, so the nest is
+// offloaded though the profile's induction-variable step differs; a
+// narrower one makes the rows overlap, and the guard must send the nest
+// to the CPU. Output is always the native one.
+func TestRestride(t *testing.T) {
+	bin := compileStatic(t, "rows", rowsSource)
+	prof := func(args ...string) *profile.File {
+		_, f, err := Profile(context.Background(), Config{Path: bin, Args: append([]string{bin}, args...)}, profile.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	f := prof("256", "64", "80")
+	drv, err := OpenGPU("sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		s       string
+		offload bool
+	}{{"80", true}, {"96", true}, {"40", false}} {
+		args := []string{"256", "64", c.s}
+		native, err := exec.Command(bin, args...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		res, rep, err := Accelerate(context.Background(), Config{Path: bin, Args: append([]string{bin}, args...), Stdout: &out}, AccelOptions{Profile: f, Driver: drv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitStatus != 0 || out.String() != string(native) {
+			t.Errorf("stride %s: output %q, native %q", c.s, out.String(), native)
+		}
+		launches, fallbacks := 0, 0
+		var overlapped *HotSpotReport
+		for i, h := range rep.HotSpots {
+			launches += h.Launches
+			fallbacks += h.Fallbacks
+			if strings.Contains(h.LastFallback, "overlaps the next") {
+				overlapped = &rep.HotSpots[i]
+			}
+		}
+		if c.offload && (fallbacks != 0 || launches < 2) {
+			t.Errorf("stride %s: the init and row nests should both run on the GPU: %+v", c.s, rep.HotSpots)
+		}
+		if !c.offload && (overlapped == nil || overlapped.Launches != 0) {
+			t.Errorf("stride %s: the rows overlap, yet the row nest was not refused: %+v", c.s, rep.HotSpots)
+		}
+	}
+}

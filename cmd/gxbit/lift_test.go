@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,26 +9,6 @@ import (
 
 	"github.com/gxbit/gxbit/gvinst"
 )
-
-// stdoutOf runs f with os.Stdout redirected and returns what it wrote.
-func stdoutOf(t *testing.T, f func()) string {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := os.Stdout
-	os.Stdout = w
-	done := make(chan string)
-	go func() {
-		b, _ := io.ReadAll(r)
-		done <- string(b)
-	}()
-	f()
-	w.Close()
-	os.Stdout = old
-	return <-done
-}
 
 // TestLiftPrintsParseableGVInst lifts main of a small static program and
 // checks the printed text parses back into blocks that verify.
@@ -49,8 +28,7 @@ func TestLiftPrintsParseableGVInst(t *testing.T) {
 		t.Skipf("gcc -static: %v\n%s", err, out)
 	}
 	for _, args := range [][]string{{bin}, {"-O", "--func", "main", bin}} {
-		var status int
-		text := stdoutOf(t, func() { status = cmdLift(args) })
+		text, status := captureStdout(t, func() int { return cmdLift(args) })
 		if status != 0 {
 			t.Fatalf("gxbit lift %v: exit status %d", args, status)
 		}

@@ -16,16 +16,7 @@ import (
 // buildC compiles a C file of testdata with gcc -O2 -static.
 func buildC(t *testing.T, name string, flags ...string) string {
 	t.Helper()
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("gcc not found")
-	}
-	out := filepath.Join(t.TempDir(), name)
-	args := append([]string{"-O2", "-static", "-o", out, filepath.Join("testdata", name+".c")}, flags...)
-	if b, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
-		t.Skipf("gcc: %v\n%s", err, b)
-	}
-	return out
+	return gccStatic(t, filepath.Join("testdata", name+".c"), filepath.Join(t.TempDir(), name), append([]string{"-O2"}, flags...)...)
 }
 
 func runNative(t *testing.T, path string, args ...string) string {

@@ -15,23 +15,32 @@ import (
 	"github.com/gxbit/gxbit/gvinst"
 )
 
-// compileStatic compiles a C program with gcc -O1 -static, skipping without gcc.
-func compileStatic(t *testing.T, name, src string) string {
+// gccStatic builds the C file src into a static executable at out, with
+// the extra gcc flags. It skips the test when gcc is missing and fails it
+// when the build fails, so a broken test program cannot pass as a skip.
+func gccStatic(t *testing.T, src, out string, flags ...string) string {
 	t.Helper()
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
 		t.Skip("gcc not found")
 	}
+	args := append(append([]string{"-static", "-o", out}, flags...), src)
+	if b, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc -static: %v\n%s", err, b)
+	}
+	return out
+}
+
+// compileStatic writes a C program given as text and builds it with gcc
+// -O1 -static.
+func compileStatic(t *testing.T, name, src string) string {
+	t.Helper()
 	dir := t.TempDir()
 	c := filepath.Join(dir, name+".c")
-	bin := filepath.Join(dir, name)
 	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(gcc, "-O1", "-static", "-o", bin, c).CombinedOutput(); err != nil {
-		t.Skipf("gcc -static failed: %v\n%s", err, out)
-	}
-	return bin
+	return gccStatic(t, c, filepath.Join(dir, name), "-O1")
 }
 
 // TestGuestFaults checks that a guest that faults stops with a one-line
@@ -84,7 +93,8 @@ func TestExitPaths(t *testing.T) {
 	if res.Outcome != Signaled || res.Signal != 6 || res.ExitStatus != 134 {
 		t.Errorf("abort: outcome %v signal %d status %d, want SIGABRT and 134", res.Outcome, res.Signal, res.ExitStatus)
 	}
-	thread := compileStatic(t, "thread", `#include <sched.h>
+	thread := compileStatic(t, "thread", `#define _GNU_SOURCE
+#include <sched.h>
 #include <stdlib.h>
 static char stack[65536];
 static int f(void *a){ return 0; }

@@ -296,18 +296,27 @@ func (p *Process) Creat(_ *gvinst.CPU, a args) (uint64, error) {
 
 // Close implements linux syscall close(2).
 func (p *Process) CloseFD(_ *gvinst.CPU, a args) (uint64, error) {
-	d, err := p.fd(a[0])
-	if err != nil {
+	if _, err := p.fd(a[0]); err != nil {
 		return 0, err
 	}
-	delete(p.fds, int(int32(a[0])))
+	p.release(int(int32(a[0])))
+	return 0, nil
+}
+
+// release removes descriptor n and closes its file unless another
+// descriptor (a dup of it) still refers to the same file.
+func (p *Process) release(n int) {
+	d, ok := p.fds[n]
+	if !ok {
+		return
+	}
+	delete(p.fds, n)
 	for _, other := range p.fds {
 		if other.f == d.f {
-			return 0, nil // still shared by a dup
+			return
 		}
 	}
 	d.f.Close()
-	return 0, nil
 }
 
 // Read implements linux syscall read(2).
@@ -928,17 +937,7 @@ func (p *Process) Dup3(_ *gvinst.CPU, a args) (uint64, error) {
 	if to == int(int32(a[0])) {
 		return a[1], nil
 	}
-	if old, ok := p.fds[to]; ok {
-		shared := false
-		for n, o := range p.fds {
-			if n != to && o.f == old.f {
-				shared = true
-			}
-		}
-		if !shared {
-			old.f.Close()
-		}
-	}
+	p.release(to)
 	c := *d
 	c.cloexec = a[2]&oCloexec != 0
 	p.fds[to] = &c

@@ -209,3 +209,36 @@ func TestSyscallTable(t *testing.T) {
 		}
 	}
 }
+
+// TestDupAndClose checks that closing a descriptor leaves its dups working,
+// and that dup2 over an open descriptor closes only that descriptor.
+func TestDupAndClose(t *testing.T) {
+	root := t.TempDir()
+	g := newGuest(t, Config{Root: root, Writable: []string{"/"}})
+	fd, _ := g.call(nrOpenat, cwd, g.str("/f.txt"), oCreat|oWronly|oTrunc, 0o644)
+	if fd < 0 {
+		t.Fatalf("open: %d", fd)
+	}
+	dup, _ := g.call(32, uint64(fd)) // dup
+	if dup < 0 || dup == fd {
+		t.Fatalf("dup: %d", dup)
+	}
+	if r, _ := g.call(nrClose, uint64(fd)); r != 0 {
+		t.Fatalf("close: %d", r)
+	}
+	if n, _ := g.call(nrWrite, uint64(dup), g.str("ab"), 2); n != 2 {
+		t.Errorf("write through the dup after closing the original: %d", n)
+	}
+	if r, _ := g.call(33, 1, uint64(dup)); r != dup { // dup2(stdout, dup)
+		t.Errorf("dup2: %d", r)
+	}
+	if n, _ := g.call(nrWrite, uint64(dup), g.str("x\n"), 2); n != 2 || g.out.String() != "x\n" {
+		t.Errorf("after dup2 the descriptor writes to stdout: %d, %q", n, g.out.String())
+	}
+	if r, _ := g.call(nrClose, uint64(fd)); r != -int64(EBADF) {
+		t.Errorf("second close: %d, want -EBADF", r)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "f.txt")); err != nil || string(b) != "ab" {
+		t.Errorf("file holds %q, %v", b, err)
+	}
+}

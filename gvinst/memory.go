@@ -121,9 +121,23 @@ func (m *Memory) Mapped() uint64 { return m.mapped }
 // Limit reports the most bytes that may be mapped (0 for no limit).
 func (m *Memory) Limit() uint64 { return m.limit }
 
-func (m *Memory) flushTLB() {
-	m.rtlb = [tlbSize]tlbEntry{}
-	m.wtlb = [tlbSize]tlbEntry{}
+// flushTLB drops the TLB entries of pages first..last: one by one when the
+// range is smaller than the TLB, else all of them.
+func (m *Memory) flushTLB(first, last uint64) {
+	if last-first >= tlbSize {
+		m.rtlb = [tlbSize]tlbEntry{}
+		m.wtlb = [tlbSize]tlbEntry{}
+		return
+	}
+	for pn := first; pn <= last; pn++ {
+		i := tlbIndex(pn)
+		if m.rtlb[i].tag == pn+1 {
+			m.rtlb[i] = tlbEntry{}
+		}
+		if m.wtlb[i].tag == pn+1 {
+			m.wtlb[i] = tlbEntry{}
+		}
+	}
 }
 
 func pageRange(addr, size uint64) (first, last uint64, err error) {
@@ -164,7 +178,7 @@ func (m *Memory) Map(addr, size uint64, perm Perm) error {
 		m.pages[pn] = &page{perm: perm}
 	}
 	m.mapped += added
-	m.flushTLB()
+	m.flushTLB(first, last)
 	return nil
 }
 
@@ -183,7 +197,7 @@ func (m *Memory) Unmap(addr, size uint64) error {
 			m.mapped -= PageSize
 		}
 	}
-	m.flushTLB()
+	m.flushTLB(first, last)
 	return nil
 }
 
@@ -202,7 +216,7 @@ func (m *Memory) Protect(addr, size uint64, perm Perm) error {
 	for pn := first; pn <= last; pn++ {
 		m.pages[pn].perm = perm
 	}
-	m.flushTLB()
+	m.flushTLB(first, last)
 	return nil
 }
 

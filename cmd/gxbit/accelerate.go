@@ -41,7 +41,7 @@ func cmdAccelerate(args []string) int {
 		fmt.Fprintf(os.Stderr, "gxbit accelerate: %v\n", err)
 		return 2
 	}
-	drv, err := openGPU(*gpuName)
+	drv, err := pipeline.OpenGPU(*gpuName)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gxbit accelerate: %v\n", err)
 		return 1

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/gxbit/gxbit/gpu"
+	"github.com/gxbit/gxbit/pipeline"
 	"github.com/gxbit/gxbit/ptx"
 )
 
@@ -214,7 +215,7 @@ flags:`)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	drv, err := openGPU(*gpuChoice)
+	drv, err := pipeline.OpenGPU(*gpuChoice)
 	if err != nil {
 		return fail(1, "%v", err)
 	}

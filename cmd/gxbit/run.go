@@ -166,7 +166,7 @@ func cmdRun(args []string) int {
 
 // runAccelerated is gxbit run --accelerate: phase 1 and phase 2 in one run.
 func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, stats bool) int {
-	drv, err := openGPU(gpuName)
+	drv, err := pipeline.OpenGPU(gpuName)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
 		return 2

@@ -476,7 +476,7 @@ again:
 			x, y := f[in.a], f[in.b]
 			r := math.Float64bits(float64(math.Float64frombits(x) + math.Float64frombits(y)))
 			if max(r>>52&0x7ff-1, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fe &&
-				!(f[MXCSR]&(mxFastMask&^mxPE) == mxFastVal&^mxPE && ord64(x) && ord64(y) && ord64(r) && (f[MXCSR]&mxPE != 0 || exactSum64(x, y, r, in.op == iSubF64))) {
+				!fastSum64(f[MXCSR], x, y, r, false) {
 				if !it.sseSlowOp(f, blk, in) {
 					return exitTrap, 0, -1, blk
 				}
@@ -487,7 +487,7 @@ again:
 			x, y := f[in.a], f[in.b]
 			r := math.Float64bits(float64(math.Float64frombits(x) - math.Float64frombits(y)))
 			if max(r>>52&0x7ff-1, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fe &&
-				!(f[MXCSR]&(mxFastMask&^mxPE) == mxFastVal&^mxPE && ord64(x) && ord64(y) && ord64(r) && (f[MXCSR]&mxPE != 0 || exactSum64(x, y, r, in.op == iSubF64))) {
+				!fastSum64(f[MXCSR], x, y, r, true) {
 				if !it.sseSlowOp(f, blk, in) {
 					return exitTrap, 0, -1, blk
 				}
@@ -498,7 +498,7 @@ again:
 			x, y := f[in.a], f[in.b]
 			r := math.Float64bits(float64(math.Float64frombits(x) * math.Float64frombits(y)))
 			if max(r>>52&0x7ff-2, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fd &&
-				!(f[MXCSR]&(mxFastMask&^mxPE) == mxFastVal&^mxPE && ord64(x) && ord64(y) && prod64(r, x, y) && (f[MXCSR]&mxPE != 0 || in.op == iMulF64 && exactProd64(x, y, r))) {
+				!fastMul64(f[MXCSR], x, y, r) {
 				if !it.sseSlowOp(f, blk, in) {
 					return exitTrap, 0, -1, blk
 				}
@@ -509,7 +509,7 @@ again:
 			x, y := f[in.a], f[in.b]
 			r := math.Float64bits(float64(math.Float64frombits(x) / math.Float64frombits(y)))
 			if max(r>>52&0x7ff-2, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fd &&
-				!(f[MXCSR]&mxFastMask == mxFastVal && ord64(x) && ord64(y) && prod64(r, x, y)) {
+				!fastDiv64(f[MXCSR], x, y, r) {
 				if !it.sseSlowOp(f, blk, in) {
 					return exitTrap, 0, -1, blk
 				}
@@ -723,7 +723,7 @@ again:
 			x := f[in.a]
 			r := math.Float64bits(float64(math.Float64frombits(x) + math.Float64frombits(y)))
 			if max(r>>52&0x7ff-1, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fe &&
-				!(f[MXCSR]&(mxFastMask&^mxPE) == mxFastVal&^mxPE && ord64(x) && ord64(y) && ord64(r) && (f[MXCSR]&mxPE != 0 || exactSum64(x, y, r, false))) {
+				!fastSum64(f[MXCSR], x, y, r, false) {
 				f[in.c] = y
 				if !it.sseSlowInst(f, blk, int(in.idx)+1) {
 					return exitTrap, 0, -1, blk
@@ -746,7 +746,7 @@ again:
 			x := f[in.a]
 			r := math.Float64bits(float64(math.Float64frombits(x) - math.Float64frombits(y)))
 			if max(r>>52&0x7ff-1, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fe &&
-				!(f[MXCSR]&(mxFastMask&^mxPE) == mxFastVal&^mxPE && ord64(x) && ord64(y) && ord64(r) && (f[MXCSR]&mxPE != 0 || exactSum64(x, y, r, true))) {
+				!fastSum64(f[MXCSR], x, y, r, true) {
 				f[in.c] = y
 				if !it.sseSlowInst(f, blk, int(in.idx)+1) {
 					return exitTrap, 0, -1, blk
@@ -769,7 +769,7 @@ again:
 			x := f[in.a]
 			r := math.Float64bits(float64(math.Float64frombits(x) * math.Float64frombits(y)))
 			if max(r>>52&0x7ff-2, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fd &&
-				!(f[MXCSR]&(mxFastMask&^mxPE) == mxFastVal&^mxPE && ord64(x) && ord64(y) && prod64(r, x, y) && (f[MXCSR]&mxPE != 0 || exactProd64(x, y, r))) {
+				!fastMul64(f[MXCSR], x, y, r) {
 				f[in.c] = y
 				if !it.sseSlowInst(f, blk, int(in.idx)+1) {
 					return exitTrap, 0, -1, blk
@@ -792,7 +792,7 @@ again:
 			x := f[in.a]
 			r := math.Float64bits(float64(math.Float64frombits(x) / math.Float64frombits(y)))
 			if max(r>>52&0x7ff-2, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fd &&
-				!(f[MXCSR]&mxFastMask == mxFastVal && ord64(x) && ord64(y) && prod64(r, x, y)) {
+				!fastDiv64(f[MXCSR], x, y, r) {
 				f[in.c] = y
 				if !it.sseSlowInst(f, blk, int(in.idx)+1) {
 					return exitTrap, 0, -1, blk
@@ -1314,6 +1314,27 @@ func (it *Interpreter) sseSlowInst(f *frame, blk *cblock, idx int) bool {
 	}
 	f[uint16(src.Dst)] = r
 	return true
+}
+
+// fastSum64 reports whether r, the host's .f64 sum (or difference, for
+// sub) of x and y, is the guest's result with nothing for the slow path to
+// do: MXCSR has its default control bits, operands and result are zero or
+// normal, and either PE is already set or the result is exact. The
+// compiled add and sub cases call it only when their cheap inline check
+// could not decide.
+func fastSum64(mx, x, y, r uint64, sub bool) bool {
+	return mx&(mxFastMask&^mxPE) == mxFastVal&^mxPE && ord64(x) && ord64(y) && ord64(r) && (mx&mxPE != 0 || exactSum64(x, y, r, sub))
+}
+
+// fastMul64 is fastSum64 for the .f64 product r of x and y.
+func fastMul64(mx, x, y, r uint64) bool {
+	return mx&(mxFastMask&^mxPE) == mxFastVal&^mxPE && ord64(x) && ord64(y) && prod64(r, x, y) && (mx&mxPE != 0 || exactProd64(x, y, r))
+}
+
+// fastDiv64 is fastSum64 for the .f64 quotient r of x and y, which is
+// trusted only once PE is set (an exact quotient is not checked for).
+func fastDiv64(mx, x, y, r uint64) bool {
+	return mx&mxFastMask == mxFastVal && ord64(x) && ord64(y) && prod64(r, x, y)
 }
 
 // exactSum64 reports whether r, the host's sum (or difference, for sub) of

@@ -61,15 +61,25 @@ type Fault struct {
 	Addr     uint64
 	Access   Access
 	Unmapped bool // no page is mapped there (otherwise the permission is missing)
+	// Stale is set when the page was stale (see Memory.Defer) and bringing
+	// its bytes back failed; it is that failure.
+	Stale error
 }
 
 func (f *Fault) Error() string {
 	why := "permission denied"
-	if f.Unmapped {
+	switch {
+	case f.Stale != nil:
+		why = "its bytes could not be brought back: " + f.Stale.Error()
+	case f.Unmapped:
 		why = "unmapped address"
 	}
 	return fmt.Sprintf("%s of %#x: %s", f.Access, f.Addr, why)
 }
+
+// Unwrap returns the failure to bring a stale page back, if that was the
+// cause.
+func (f *Fault) Unwrap() error { return f.Stale }
 
 // ErrOutOfMemory is returned when a mapping would exceed the memory limit.
 var ErrOutOfMemory = errors.New("guest memory limit exceeded")
@@ -78,6 +88,9 @@ type page struct {
 	data [PageSize]byte
 	perm Perm
 	code bool // translated code was read from this page
+	// stale counts the holders (device buffers) that have newer bytes for
+	// part of this page than data; see Memory.Defer.
+	stale uint32
 }
 
 // tlbSize is the number of slots of each software TLB. 4096 pages (16 MiB)
@@ -107,6 +120,11 @@ type Memory struct {
 	// OnCodeWrite, if set, is called when the guest writes to a page that
 	// translated code was read from (see MarkCode), before the write.
 	OnCodeWrite func(pageAddr uint64)
+	// OnStale, if set, is called before any access reaches a page that
+	// Defer marked stale: a guest load, store or fetch, Read, Write, Peek,
+	// Poke, and Map or Unmap over it. It must write the page's current
+	// bytes (with Poke) and Undefer it; an error fails the access.
+	OnStale func(pageAddr uint64) error
 }
 
 // NewMemory returns an empty address space that maps at most limit bytes (0
@@ -171,6 +189,9 @@ func (m *Memory) Map(addr, size uint64, perm Perm) error {
 	if m.limit != 0 && m.mapped+added > m.limit {
 		return fmt.Errorf("mapping %d bytes at %#x: %w (limit %d bytes)", size, addr, ErrOutOfMemory, m.limit)
 	}
+	if err := m.settle(first, last); err != nil {
+		return err
+	}
 	for pn := first; pn <= last; pn++ {
 		if old, ok := m.pages[pn]; ok && old.code && m.OnCodeWrite != nil {
 			m.OnCodeWrite(pn * PageSize)
@@ -186,6 +207,9 @@ func (m *Memory) Map(addr, size uint64, perm Perm) error {
 func (m *Memory) Unmap(addr, size uint64) error {
 	first, last, err := pageRange(addr, size)
 	if err != nil {
+		return err
+	}
+	if err := m.settle(first, last); err != nil {
 		return err
 	}
 	for pn := first; pn <= last; pn++ {
@@ -275,6 +299,78 @@ func (m *Memory) FindFree(size, lo, hi uint64) (uint64, bool) {
 	return 0, false
 }
 
+// Defer marks every page of [addr, addr+size) stale: a holder outside this
+// Memory (a device buffer) has newer bytes for part of each, so the bytes
+// here must not be used until OnStale has brought them back. Pages stay
+// stale until each holder that deferred them calls Undefer. Defer fails,
+// marking nothing, if a page is not mapped.
+func (m *Memory) Defer(addr, size uint64) error {
+	if size == 0 {
+		return nil
+	}
+	first, last := addr/PageSize, (addr+size-1)/PageSize
+	if addr+size-1 < addr {
+		return fmt.Errorf("range %#x+%#x overflows the address space", addr, size)
+	}
+	for pn := first; pn <= last; pn++ {
+		if _, ok := m.pages[pn]; !ok {
+			return &Fault{Addr: pn * PageSize, Access: AccessWrite, Unmapped: true}
+		}
+	}
+	for pn := first; pn <= last; pn++ {
+		m.pages[pn].stale++
+	}
+	// Stale pages must miss in the TLBs, whose hits skip the check.
+	m.flushTLB(first, last)
+	return nil
+}
+
+// Undefer drops one holder's mark from every page of [addr, addr+size)
+// (see Defer); pages no longer mapped are skipped.
+func (m *Memory) Undefer(addr, size uint64) {
+	if size == 0 || addr+size-1 < addr {
+		return
+	}
+	for pn := addr / PageSize; pn <= (addr+size-1)/PageSize; pn++ {
+		if p, ok := m.pages[pn]; ok && p.stale > 0 {
+			p.stale--
+		}
+	}
+}
+
+// IsStale reports whether the page holding addr is marked stale.
+func (m *Memory) IsStale(addr uint64) bool {
+	p, ok := m.pages[addr/PageSize]
+	return ok && p.stale != 0
+}
+
+// refresh asks OnStale to bring stale page pn back, and checks it did.
+func (m *Memory) refresh(pn uint64, p *page) error {
+	if m.OnStale == nil {
+		return errors.New("the page is stale and nothing can bring it back")
+	}
+	if err := m.OnStale(pn * PageSize); err != nil {
+		return err
+	}
+	if p.stale != 0 {
+		return errors.New("the page is still stale after bringing it back")
+	}
+	return nil
+}
+
+// settle refreshes the stale pages among first..last (before they are
+// replaced or removed, so that their holders stop holding them).
+func (m *Memory) settle(first, last uint64) error {
+	for pn := first; pn <= last; pn++ {
+		if p, ok := m.pages[pn]; ok && p.stale != 0 {
+			if err := m.refresh(pn, p); err != nil {
+				return &Fault{Addr: pn * PageSize, Access: AccessWrite, Stale: err}
+			}
+		}
+	}
+	return nil
+}
+
 // MarkCode records that translated code was read from the page holding
 // addr, so that a later guest write to it calls OnCodeWrite.
 func (m *Memory) MarkCode(addr uint64) {
@@ -308,6 +404,11 @@ func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 	p, ok := m.pages[pn]
 	if !ok {
 		return nil, &Fault{Addr: addr, Access: a, Unmapped: true}
+	}
+	if p.stale != 0 {
+		if err := m.refresh(pn, p); err != nil {
+			return nil, &Fault{Addr: addr, Access: a, Stale: err}
+		}
 	}
 	switch a {
 	case AccessRead:
@@ -343,6 +444,11 @@ func (m *Memory) access(addr uint64, buf []byte, a Access, force bool) error {
 			var ok bool
 			if p, ok = m.pages[addr/PageSize]; !ok {
 				return &Fault{Addr: addr, Access: a, Unmapped: true}
+			}
+			if p.stale != 0 {
+				if err := m.refresh(addr/PageSize, p); err != nil {
+					return &Fault{Addr: addr, Access: a, Stale: err}
+				}
 			}
 			if a == AccessWrite && p.code && m.OnCodeWrite != nil {
 				m.OnCodeWrite(addr &^ pageMask)

@@ -79,3 +79,85 @@ func TestMemoryCodeWrite(t *testing.T) {
 		t.Errorf("OnCodeWrite calls = %#x", hit)
 	}
 }
+
+// TestDefer checks stale pages: every kind of access to one calls OnStale
+// first (even after the page was in a TLB), pages stay stale until each
+// holder undefers them, and a failing OnStale fails the access.
+func TestDefer(t *testing.T) {
+	m := NewMemory(0)
+	if err := m.Map(0x10000, 3*PageSize, PermRead|PermWrite); err != nil {
+		t.Fatal(err)
+	}
+	var calls []uint64
+	// The holder of the stale bytes: writes 0xab at the page's first byte.
+	m.OnStale = func(page uint64) error {
+		calls = append(calls, page)
+		m.Undefer(page, PageSize)
+		return m.Poke(page, []byte{0xab})
+	}
+	// Warm both TLBs for the first page.
+	if _, err := m.Load(0x10000, 8); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Store(0x10008, 8, 1); err != nil {
+		t.Fatal(err)
+	}
+	accesses := []struct {
+		name string
+		do   func() error
+	}{
+		{"load", func() error { _, err := m.Load(0x10010, 4); return err }},
+		{"store", func() error { return m.Store(0x10010, 4, 7) }},
+		{"read", func() error { return m.Read(0x10ff0, make([]byte, 32)) }},
+		{"peek", func() error { return m.Peek(0x10000, make([]byte, 1)) }},
+		{"poke", func() error { return m.Poke(0x10004, []byte{1}) }},
+		{"string", func() error { _, err := m.ReadString(0x10001, 10); return err }},
+		{"unmap", func() error { return m.Unmap(0x10000, PageSize) }},
+	}
+	for _, a := range accesses {
+		calls = nil
+		if !m.IsMapped(0x10000, PageSize) {
+			if err := m.Map(0x10000, PageSize, PermRead|PermWrite); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := m.Defer(0x10000, 10); err != nil {
+			t.Fatal(err)
+		}
+		if !m.IsStale(0x10fff) || m.IsStale(0x11000) {
+			t.Fatalf("%s: Defer marked the wrong pages", a.name)
+		}
+		if err := a.do(); err != nil {
+			t.Fatalf("%s: %v", a.name, err)
+		}
+		if len(calls) != 1 || calls[0] != 0x10000 {
+			t.Errorf("%s: OnStale calls %#x, want one for 0x10000", a.name, calls)
+		}
+		if a.name != "unmap" {
+			if b, _ := m.Load(0x10000, 1); b != 0xab || m.IsStale(0x10000) {
+				t.Errorf("%s: the page was not brought back", a.name)
+			}
+		}
+	}
+	// Two holders: the page stays stale until both undefer it.
+	_ = m.Defer(0x11000, 1)
+	_ = m.Defer(0x11000, 1)
+	m.Undefer(0x11000, 1)
+	if !m.IsStale(0x11000) {
+		t.Error("a page deferred twice went fresh after one Undefer")
+	}
+	m.Undefer(0x11000, 1)
+	if m.IsStale(0x11000) {
+		t.Error("a page stayed stale after both holders undeferred it")
+	}
+	// A holder that fails fails the access with a fault naming it.
+	m.OnStale = func(uint64) error { return errors.New("device lost") }
+	_ = m.Defer(0x12000, 1)
+	var f *Fault
+	if _, err := m.Load(0x12008, 8); !errors.As(err, &f) || f.Stale == nil || f.Addr != 0x12008 {
+		t.Errorf("load of a page that cannot come back: %v", err)
+	}
+	if err := m.Defer(0x40000, 1); err == nil {
+		t.Error("Defer of an unmapped page succeeded")
+	}
+}

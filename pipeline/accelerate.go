@@ -108,6 +108,9 @@ type HotSpotReport struct {
 	BytesIn            uint64         `json:"bytes_in"`
 	BytesOut           uint64         `json:"bytes_out"`
 	BytesReused        uint64         `json:"bytes_resident"` // bytes not copied in again: already on the device
+	// BytesDeferred are written bytes left on the device after a launch;
+	// the guest pages come back when something touches them.
+	BytesDeferred uint64 `json:"bytes_left_on_device"`
 }
 
 // KernelSpeedup estimates how much faster the GPU ran the offloaded
@@ -125,6 +128,11 @@ type AccelReport struct {
 	WallSeconds       float64         `json:"wall_seconds"`
 	GuestInstructions uint64          `json:"guest_instructions"`
 	Device            string          `json:"device"`
+	// BytesBroughtBack are the bytes left on the device that came back
+	// into guest memory (all hot spots: they share the device buffers),
+	// and BroughtBackSeconds the time that took.
+	BytesBroughtBack   uint64  `json:"bytes_brought_back"`
+	BroughtBackSeconds float64 `json:"brought_back_seconds"`
 }
 
 // Accelerate loads and runs a program with the profile's parallel hot
@@ -178,6 +186,9 @@ func NewAccelerator(g *Guest, opts AccelOptions) (*Accelerator, error) {
 		return nil, fmt.Errorf("accelerate: %w", err)
 	}
 	a := &Accelerator{g: g, opts: opts, ctx: gctx, spots: map[uint64]*spot{}}
+	// What a kernel writes stays on the device until the guest touches it.
+	a.resident.Lazy = true
+	g.Mem.OnStale = a.resident.Refresh
 	if p, err := opts.Driver.Device(0); err == nil {
 		a.dev = opts.Driver.Name() + ": " + p.Name
 	}
@@ -206,10 +217,12 @@ func NewAccelerator(g *Guest, opts AccelOptions) (*Accelerator, error) {
 	return a, nil
 }
 
-// Close releases the device context.
+// Close brings back into guest memory what is left on the device (see
+// Run) and releases the device context.
 func (a *Accelerator) Close() {
 	if a.ctx != nil {
-		a.resident.Free(a.ctx)
+		_ = a.resident.Close()
+		a.g.Mem.OnStale = nil
 		_ = a.ctx.Close()
 		a.ctx = nil
 	}
@@ -219,6 +232,10 @@ func (a *Accelerator) Close() {
 func (a *Accelerator) Run(ctx context.Context) (*Result, *AccelReport, error) {
 	start := time.Now()
 	res, err := a.g.RunEngine(ctx, a.main, a.onBreak)
+	// The guest's memory holds everything again, whoever reads it next.
+	if cerr := a.resident.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("accelerate: %w", cerr)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -235,6 +252,8 @@ func (a *Accelerator) Run(ctx context.Context) (*Result, *AccelReport, error) {
 // Report returns the per-hot-spot counters so far.
 func (a *Accelerator) Report() *AccelReport {
 	rep := &AccelReport{Device: a.dev}
+	n, d := a.resident.BroughtBack()
+	rep.BytesBroughtBack, rep.BroughtBackSeconds = n, d.Seconds()
 	for _, sp := range a.order {
 		r := sp.rep
 		r.KernelSpeedupEst = r.KernelSpeedup()
@@ -1062,6 +1081,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		}
 	}
 	st, err := ptxgen.Launch(sp.a.ctx, fn, k, sp.a.g.Mem, in, &sp.a.resident)
+	if errors.Is(err, ptxgen.ErrLostCopy) {
+		// The guest's memory is not what the program wrote: stop.
+		sp.fatal = fmt.Errorf("accelerate: hot spot %s: %w", sp.rep.Entry, err)
+		return true, fail(ReasonDriver, "%v", err)
+	}
 	if err != nil {
 		var ke *ptxgen.KernelError
 		if errors.As(err, &ke) {
@@ -1079,6 +1103,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	sp.rep.BytesIn += st.BytesIn
 	sp.rep.BytesReused += st.BytesReused
 	sp.rep.BytesOut += st.BytesOut
+	sp.rep.BytesDeferred += st.BytesDeferred
 	sp.rep.CPUSecondsEstimate += cpuPerIter * float64(count)
 	// The CPU runs the last two arrivals from the header.
 	tail := make([]uint64, len(steps))
@@ -1327,6 +1352,9 @@ func FormatReport(r *AccelReport) string {
 			fmt.Fprintf(&sb, "; %s", h.Note)
 		}
 		sb.WriteString("\n")
+	}
+	if r.BytesBroughtBack > 0 {
+		fmt.Fprintf(&sb, "written bytes left on the device and brought back when read: %d in %.3fs\n", r.BytesBroughtBack, r.BroughtBackSeconds)
 	}
 	fmt.Fprintf(&sb, "wall %.3fs, %d guest instructions\n", r.WallSeconds, r.GuestInstructions)
 	return sb.String()

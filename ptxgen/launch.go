@@ -1,7 +1,6 @@
 package ptxgen
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -104,6 +103,9 @@ type LaunchStats struct {
 	Kernel, CopyIn, CopyOut time.Duration
 	BytesIn, BytesOut       uint64
 	BytesReused             uint64 // resident bytes the launch did not copy in again
+	// BytesDeferred are written bytes left on the device (a lazy Resident):
+	// they come back page by page when the guest touches them.
+	BytesDeferred uint64
 }
 
 // Launch runs one launch of k (loaded as fn in ctx): it copies every
@@ -111,77 +113,108 @@ type LaunchStats struct {
 // record and copies the written groups back. Guest memory is written only
 // when the kernel succeeded, so a failed launch leaves the guest as it was.
 //
-// With a non-nil res, device buffers stay resident after the launch: a
-// later launch over the same guest range reuses the buffer, and skips the
-// copy in when the guest bytes are still those the device holds (as after
-// a copy back, when a stencil's next step reads what the last one wrote).
-func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in LaunchInput, res *Resident) (LaunchStats, error) {
-	var st LaunchStats
+// With a non-nil res, device buffers stay resident after the launch (see
+// Resident): a later launch over the same guest range reuses the buffer
+// and copies in only the pages whose guest bytes changed since. A lazy
+// Resident also leaves what the kernel wrote on the device: the guest's
+// pages are marked stale, and come back when something touches them.
+func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in LaunchInput, res *Resident) (st LaunchStats, err error) {
 	if len(in.Values) != len(k.LiveIns) || len(in.Steps) != len(k.LiveIns) || len(in.Sites) != len(k.Sites) || k.TwoD && len(in.InnerSteps) != len(k.InnerLiveIns) {
 		return st, errors.New("ptxgen: launch input does not match the kernel")
 	}
-	groups := Groups(k, in.Sites)
-	type buf struct {
-		dev  gpu.DevicePtr
-		data []byte
-		kept *resBuf // the resident buffer, when there is one
+	if err := res.bind(ctx, mem); err != nil {
+		return st, err
 	}
-	bufs := make([]buf, len(groups))
+	lazyMem, lazy := mem.(DeferringMemory)
+	lazy = lazy && res != nil && res.Lazy
+	groups := Groups(k, in.Sites)
+	bufs := make([]*resBuf, len(groups))
+	kept := make([]bool, len(groups))
+	backup := make([]gpu.DevicePtr, len(groups))
 	ok := false
 	defer func() {
-		for _, b := range bufs {
+		for gi, b := range bufs {
 			switch {
-			case b.kept != nil && !ok:
-				// The device copy of a failed launch may differ from the
-				// guest: drop it.
-				res.drop(ctx, b.kept)
-			case b.kept == nil && b.dev != 0:
+			case b == nil:
+			case !kept[gi]:
 				_ = ctx.Free(b.dev)
+			case !ok && backup[gi] != 0:
+				// The kernel may have written part of a buffer whose
+				// stale pages only the device holds: put back the copy
+				// made before the launch.
+				if rerr := ctx.CopyDtoD(b.dev, backup[gi], b.r.Hi-b.r.Lo); rerr != nil {
+					err = errors.Join(err, fmt.Errorf("%w: restoring [%#x,%#x) after a failed launch: %v", ErrLostCopy, b.r.Lo, b.r.Hi, rerr))
+				}
+			case !ok && groups[gi].Written:
+				// The device copy of a failed launch may differ from the
+				// guest, which holds every page: drop it.
+				res.forget(b)
+			}
+			if b != nil {
+				b.pinned = false
+			}
+			if backup[gi] != 0 {
+				_ = ctx.Free(backup[gi])
 			}
 		}
 	}()
+	fail := func(e error) (LaunchStats, error) {
+		return st, e
+	}
 	delta := make([]uint64, len(k.Sites))
 	t0 := time.Now()
 	for gi, g := range groups {
-		n := g.Range.Hi - g.Range.Lo
-		data := make([]byte, n)
-		if err := mem.Read(g.Range.Lo, data); err != nil {
-			return st, fmt.Errorf("reading guest footprint [%#x,%#x): %w", g.Range.Lo, g.Range.Hi, err)
-		}
-		kept := res.find(g.Range)
-		var dev gpu.DevicePtr
-		if kept != nil {
-			dev = kept.dev
+		b := res.find(g.Range)
+		if b == nil {
+			dev, err := ctx.Alloc(g.Range.Hi - g.Range.Lo)
+			if err != nil {
+				return fail(err)
+			}
+			b = newResBuf(g.Range, dev)
+			kept[gi] = res.add(b)
+			bufs[gi] = b
 		} else {
-			var err error
-			if dev, err = ctx.Alloc(n); err != nil {
-				return st, err
-			}
-			kept = res.add(ctx, g.Range, dev)
+			kept[gi] = true
 		}
-		bufs[gi] = buf{dev, data, kept}
-		if kept != nil && bytes.Equal(kept.snap, data) {
-			st.BytesReused += n
-		} else {
-			if err := ctx.CopyHtoD(dev, data); err != nil {
-				return st, err
+		b.pinned = true
+		bufs[gi] = b
+		copied, lerr := b.load(ctx, mem, res)
+		if lerr != nil {
+			if kept[gi] {
+				// What the device holds of the failed copy is unknown.
+				if derr := res.drop(b); derr != nil {
+					lerr = errors.Join(lerr, derr)
+				}
+				kept[gi], bufs[gi] = false, nil
 			}
-			st.BytesIn += n
-			if kept != nil {
-				kept.snap = data
+			return fail(lerr)
+		}
+		st.BytesIn += copied
+		st.BytesReused += g.Range.Hi - g.Range.Lo - copied
+		if lazy && g.Written && b.nstale > 0 {
+			n := g.Range.Hi - g.Range.Lo
+			bk, berr := ctx.Alloc(n)
+			if berr == nil {
+				if berr = ctx.CopyDtoD(bk, b.dev, n); berr != nil {
+					_ = ctx.Free(bk)
+				}
 			}
+			if berr != nil {
+				return fail(berr)
+			}
+			backup[gi] = bk
 		}
 		for _, s := range g.Sites {
-			delta[s] = uint64(dev) - g.Range.Lo
+			delta[s] = uint64(b.dev) - g.Range.Lo
 		}
 	}
 	errDev, err := ctx.Alloc(ErrorRecordSize)
 	if err != nil {
-		return st, err
+		return fail(err)
 	}
 	defer func() { _ = ctx.Free(errDev) }()
 	if err := ctx.Memset(errDev, 0, ErrorRecordSize); err != nil {
-		return st, err
+		return fail(err)
 	}
 	st.CopyIn = time.Since(t0)
 	params := make([][]byte, len(k.Params))
@@ -223,122 +256,53 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 		cfg = k.Plan.Config2D(in.Count, in.InnerMax)
 	}
 	if err := ctx.Launch(fn, cfg, params); err != nil {
-		return st, err
+		return fail(err)
 	}
 	if err := ctx.Synchronize(); err != nil {
-		return st, err
+		return fail(err)
 	}
 	st.Kernel = time.Since(t1)
 	t2 := time.Now()
 	rec := make([]byte, ErrorRecordSize)
 	if err := ctx.CopyDtoH(rec, errDev); err != nil {
-		return st, err
+		return fail(err)
 	}
 	if code := binary.LittleEndian.Uint32(rec); code != 0 {
-		return st, &KernelError{Code: int(code), X86: binary.LittleEndian.Uint64(rec[8:])}
+		return fail(&KernelError{Code: int(code), X86: binary.LittleEndian.Uint64(rec[8:])})
 	}
+	// Written buffers: copy back, or (lazy) mark the guest's pages stale.
+	// Every copy back is read before the guest is written, so that a
+	// failed copy leaves the guest as it was.
+	var eager []int
 	for gi, g := range groups {
 		if !g.Written {
 			continue
 		}
-		if err := ctx.CopyDtoH(bufs[gi].data, bufs[gi].dev); err != nil {
-			return st, err
-		}
-	}
-	for gi, g := range groups {
-		if !g.Written {
+		if lazy && kept[gi] {
 			continue
 		}
-		if err := mem.Write(g.Range.Lo, bufs[gi].data); err != nil {
-			return st, fmt.Errorf("writing back [%#x,%#x): %w", g.Range.Lo, g.Range.Hi, err)
-		}
-		st.BytesOut += uint64(len(bufs[gi].data))
-		if kept := bufs[gi].kept; kept != nil {
-			kept.snap = bufs[gi].data
+		eager = append(eager, gi)
+		b := bufs[gi]
+		if err := ctx.CopyDtoH(b.snap, b.dev); err != nil {
+			return fail(err)
 		}
 	}
 	ok = true
+	for _, gi := range eager {
+		b := bufs[gi]
+		if err := mem.Write(b.r.Lo, b.snap); err != nil {
+			return st, fmt.Errorf("%w: writing back [%#x,%#x): %v", ErrLostCopy, b.r.Lo, b.r.Hi, err)
+		}
+		st.BytesOut += uint64(len(b.snap))
+	}
+	for gi, g := range groups {
+		if g.Written && lazy && kept[gi] {
+			if err := bufs[gi].deferAll(lazyMem); err != nil {
+				return st, err
+			}
+			st.BytesDeferred += g.Range.Hi - g.Range.Lo
+		}
+	}
 	st.CopyOut = time.Since(t2)
 	return st, nil
-}
-
-// Resident keeps device buffers, and the guest bytes each holds, across
-// launches (of one or several kernels in one context). The zero value is
-// empty and ready; MaxBytes bounds the device memory kept (0: 1 GiB).
-type Resident struct {
-	MaxBytes uint64
-	bufs     []*resBuf
-	bytes    uint64
-	clock    uint64
-}
-
-type resBuf struct {
-	r    Range
-	dev  gpu.DevicePtr
-	snap []byte // the bytes the device holds, as the guest had them
-	used uint64
-}
-
-// find returns the resident buffer for exactly r, or nil.
-func (res *Resident) find(r Range) *resBuf {
-	if res == nil {
-		return nil
-	}
-	for _, b := range res.bufs {
-		if b.r == r {
-			res.clock++
-			b.used = res.clock
-			return b
-		}
-	}
-	return nil
-}
-
-// add keeps dev as the buffer for r, evicting the least recently used
-// buffers over the budget; nil when r alone is over it.
-func (res *Resident) add(ctx gpu.Context, r Range, dev gpu.DevicePtr) *resBuf {
-	if res == nil {
-		return nil
-	}
-	limit := res.MaxBytes
-	if limit == 0 {
-		limit = 1 << 30
-	}
-	n := r.Hi - r.Lo
-	if n > limit {
-		return nil
-	}
-	for res.bytes+n > limit && len(res.bufs) > 0 {
-		lru := res.bufs[0]
-		for _, b := range res.bufs {
-			if b.used < lru.used {
-				lru = b
-			}
-		}
-		res.drop(ctx, lru)
-	}
-	res.clock++
-	b := &resBuf{r: r, dev: dev, used: res.clock}
-	res.bufs = append(res.bufs, b)
-	res.bytes += n
-	return b
-}
-
-// drop frees one resident buffer.
-func (res *Resident) drop(ctx gpu.Context, b *resBuf) {
-	for i, x := range res.bufs {
-		if x == b {
-			res.bufs = append(res.bufs[:i], res.bufs[i+1:]...)
-			res.bytes -= b.r.Hi - b.r.Lo
-			_ = ctx.Free(b.dev)
-			return
-		}
-	}
-}
-
-// Free releases every resident buffer.
-func (res *Resident) Free(ctx gpu.Context) {
-	for len(res.bufs) > 0 {
-		res.drop(ctx, res.bufs[0])
-	}
 }

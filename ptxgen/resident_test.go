@@ -2,6 +2,8 @@ package ptxgen
 
 import (
 	"bytes"
+	"errors"
+	"math"
 	"testing"
 
 	"github.com/gxbit/gxbit/gpusim"
@@ -33,7 +35,7 @@ func TestResident(t *testing.T) {
 	refMem, refCPU := newGuest(t, c)
 	mem, cpu := newGuest(t, c)
 	var res Resident
-	defer res.Free(ctx)
+	defer func() { _ = res.Close() }()
 	for round := 0; round < 3; round++ {
 		if round == 2 {
 			for _, mm := range []*gvinst.Memory{refMem, mem} {
@@ -88,5 +90,195 @@ func TestResident(t *testing.T) {
 		if !bytes.Equal(want, got) {
 			t.Fatalf("round %d: memory differs from the CPU engine's", round)
 		}
+	}
+}
+
+// lazyGuest is a guest for the saxpy loop over n elements: x at dataBase,
+// y at dataBase+0x8000, rax counting bytes from 0.
+func lazyGuest(t *testing.T, n int) (*gvinst.Memory, *gvinst.CPU) {
+	t.Helper()
+	mem := gvinst.NewMemory(1 << 28)
+	if err := mem.Map(dataBase, 0x10000, gvinst.PermRead|gvinst.PermWrite); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		_ = mem.Store(dataBase+uint64(8*i), 8, math.Float64bits(float64(i)*0.1+1/3.0))
+		_ = mem.Store(dataBase+0x8000+uint64(8*i), 8, math.Float64bits(float64(i*i)/7.0))
+	}
+	cpu := &gvinst.CPU{PC: 0x1000}
+	cpu.State[gvinst.MXCSR] = 0x1f80
+	cpu.State[gvinst.S6] = dataBase
+	cpu.State[gvinst.S7] = dataBase + 0x8000
+	cpu.State[gvinst.S2] = uint64(n) * 8
+	cpu.State[gvinst.XReg(0)] = math.Float64bits(1.0000001)
+	return mem, cpu
+}
+
+// TestResidentLazy runs the saxpy loop over 3000 elements (six pages per
+// array) four times with a lazy Resident, the CPU running the last
+// iteration each time, and checks what stays on the device, what is
+// copied, and that the guest ends up as the CPU engine leaves it. The
+// fourth launch fails in its kernel after writing part of y: the device's
+// copy of y, which held the only current bytes of five pages, must be put
+// back.
+func TestResidentLazy(t *testing.T) {
+	const n = 3000
+	bs := parseBlocks(t, saxpyO2)
+	k, err := Generate(&Nest{Header: 0x1000, Blocks: map[uint64]*gvinst.VBlock{0x1000: bs[0x1000]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, err := gpusim.New(gpusim.Options{}).NewContext(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	m, err := ctx.LoadModule(k.PTX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, _ := m.Function(k.Name)
+	refMem, refCPU := lazyGuest(t, n)
+	mem, cpu := lazyGuest(t, n)
+	res := Resident{Lazy: true}
+	mem.OnStale = res.Refresh
+	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
+	for round := 0; round < 4; round++ {
+		if round == 2 {
+			for _, mm := range []*gvinst.Memory{refMem, mem} {
+				_ = mm.Store(dataBase+8*7, 8, 0x4010000000000000) // x[7] = 4.0
+			}
+		}
+		in := LaunchInput{Count: n - 1}
+		for _, l := range k.LiveIns {
+			in.Values = append(in.Values, cpu.State[l.Slot])
+			step := uint64(0)
+			if l.Slot == gvinst.S0 {
+				step = 8
+			}
+			in.Steps = append(in.Steps, step)
+		}
+		for _, s := range k.Sites {
+			r := yr
+			if s.X86 == 0x1000 {
+				r = xr
+				if round == 3 {
+					r.Hi = xr.Lo + 8*100 // threads past x[99] fail
+				}
+			}
+			in.Sites = append(in.Sites, r)
+		}
+		st, err := Launch(ctx, fn, k, mem, in, &res)
+		if round == 3 {
+			var ke *KernelError
+			if !errors.As(err, &ke) || ke.Code != ErrCodeFootprint {
+				t.Fatalf("round 3: want a footprint error, got %v", err)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := *refCPU
+		runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
+		if !mem.IsStale(yr.Lo) || !mem.IsStale(yr.Hi-1) || mem.IsStale(xr.Lo) {
+			t.Errorf("round %d: y should be stale after the launch, x not", round)
+		}
+		if st.BytesOut != 0 || st.BytesDeferred != yr.Hi-yr.Lo {
+			t.Errorf("round %d: want y deferred, nothing copied out: %+v", round, st)
+		}
+		// The last iteration on the CPU touches y's last page only.
+		last := *cpu
+		last.State[gvinst.S0] = (n - 1) * 8
+		runToSyscall(t, gvinst.NewInterpreter(mem, bs, gvinst.InterpOptions{}), &last)
+		if !mem.IsStale(yr.Lo) || mem.IsStale(yr.Hi-1) {
+			t.Errorf("round %d: only y's last page should have come back", round)
+		}
+		lastPage := yr.Hi - yr.Hi/gvinst.PageSize*gvinst.PageSize
+		switch round {
+		case 1:
+			// y's stale pages are current on the device; its last page
+			// changed on the CPU.
+			if st.BytesIn != lastPage {
+				t.Errorf("round 1: want only y's last page (%d bytes) copied in: %+v", lastPage, st)
+			}
+		case 2:
+			// x[7] changed: x's first page, and y's last page.
+			if st.BytesIn != lastPage+gvinst.PageSize {
+				t.Errorf("round 2: want x's first page and y's last copied in: %+v", st)
+			}
+		}
+	}
+	want, got := make([]byte, 0x10000), make([]byte, 0x10000)
+	_ = refMem.Read(dataBase, want)
+	if err := mem.Read(dataBase, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's")
+	}
+	if n, _ := res.BroughtBack(); n == 0 || mem.IsStale(yr.Lo) {
+		t.Errorf("reading y should have brought it back (%d bytes)", n)
+	}
+	if err := res.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestResidentLazyClose checks that Close brings every stale page back.
+func TestResidentLazyClose(t *testing.T) {
+	const n = 1000
+	bs := parseBlocks(t, saxpyO2)
+	k, err := Generate(&Nest{Header: 0x1000, Blocks: map[uint64]*gvinst.VBlock{0x1000: bs[0x1000]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, err := gpusim.New(gpusim.Options{}).NewContext(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	m, err := ctx.LoadModule(k.PTX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, _ := m.Function(k.Name)
+	mem, cpu := lazyGuest(t, n)
+	refMem, refCPU := lazyGuest(t, n)
+	rc := *refCPU
+	rc.State[gvinst.S2] = 8 * (n - 1) // the reference runs the GPU's part
+	runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
+	res := Resident{Lazy: true}
+	mem.OnStale = res.Refresh
+	in := LaunchInput{Count: n - 1}
+	for _, l := range k.LiveIns {
+		in.Values = append(in.Values, cpu.State[l.Slot])
+		step := uint64(0)
+		if l.Slot == gvinst.S0 {
+			step = 8
+		}
+		in.Steps = append(in.Steps, step)
+	}
+	for _, s := range k.Sites {
+		r := Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
+		if s.X86 == 0x1000 {
+			r = Range{dataBase, dataBase + 8*n}
+		}
+		in.Sites = append(in.Sites, r)
+	}
+	if _, err := Launch(ctx, fn, k, mem, in, &res); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mem.OnStale = nil // nothing may be stale any more
+	want, got := make([]byte, 0x10000), make([]byte, 0x10000)
+	_ = refMem.Read(dataBase, want)
+	if err := mem.Read(dataBase, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's after Close")
 	}
 }

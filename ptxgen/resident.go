@@ -1,0 +1,345 @@
+package ptxgen
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gxbit/gxbit/gpu"
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// DeferringMemory is guest memory whose pages can be left stale (see
+// gvinst.Memory.Defer, which implements it): a lazy Resident leaves what a
+// kernel wrote on the device, and brings a page back with Poke when
+// something touches it.
+type DeferringMemory interface {
+	GuestMemory
+	Defer(addr, size uint64) error
+	Undefer(addr, size uint64)
+	Poke(addr uint64, buf []byte) error
+}
+
+// ErrLostCopy is wrapped by errors after which the guest's memory may no
+// longer hold what the program wrote: a copy back from the device failed.
+// The run cannot go on.
+var ErrLostCopy = errors.New("ptxgen: the device's copy of guest memory could not be brought back")
+
+// Resident keeps device buffers, and the guest bytes each holds, across
+// launches of one or several kernels in one context over one guest
+// memory. The zero value is empty and ready.
+//
+// A buffer is reused by a later launch over exactly the same guest range,
+// which copies in only the pages whose guest bytes changed since the
+// device last held them. With Lazy set (and a DeferringMemory), what a
+// kernel wrote stays on the device too: the guest's pages are marked
+// stale, and the memory's OnStale hook must call Refresh, which brings
+// back the pages touched (and, while the guest reads a buffer in order, a
+// doubling run of the pages after them). A launch over the same range
+// finds the stale pages current on the device and copies nothing for them.
+type Resident struct {
+	// MaxBytes bounds the device memory kept (0: 1 GiB); the least
+	// recently used buffers go first.
+	MaxBytes uint64
+	// Lazy leaves written buffers on the device until the guest touches
+	// them.
+	Lazy bool
+
+	ctx       gpu.Context
+	mem       GuestMemory
+	bufs      []*resBuf
+	bytes     uint64
+	clock     uint64
+	scratch   []byte
+	broughtIn uint64        // bytes Refresh and Close brought back
+	broughtT  time.Duration // and the time that took
+}
+
+// maxReadAhead is the longest run of pages one Refresh brings back.
+const maxReadAhead = 2048
+
+type resBuf struct {
+	r    Range
+	dev  gpu.DevicePtr
+	snap []byte // the device's bytes, on the pages that are not stale
+	// stale[i] is set when the guest's copy of page i of r (counted from
+	// r.Lo's page) is stale: the device's bytes are newer.
+	stale  []bool
+	nstale int
+	filled bool // snap and the device were filled from the guest
+	pinned bool // in use by the launch under way: never evicted
+	used   uint64
+	// Read-ahead: the page after the last run Refresh brought back, and
+	// that run's length.
+	nextPage, ahead int
+}
+
+func newResBuf(r Range, dev gpu.DevicePtr) *resBuf {
+	first, last := r.Lo/gvinst.PageSize, (r.Hi-1)/gvinst.PageSize
+	return &resBuf{r: r, dev: dev, snap: make([]byte, r.Hi-r.Lo), stale: make([]bool, last-first+1), nextPage: -1}
+}
+
+// chunk returns the guest bytes [lo, hi) of page i that lie in the buffer.
+func (b *resBuf) chunk(i int) (lo, hi uint64) {
+	base := (b.r.Lo/gvinst.PageSize + uint64(i)) * gvinst.PageSize
+	return max(base, b.r.Lo), min(base+gvinst.PageSize, b.r.Hi)
+}
+
+// span returns the guest bytes of pages i..j-1 that lie in the buffer.
+func (b *resBuf) span(i, j int) (lo, hi uint64) {
+	lo, _ = b.chunk(i)
+	_, hi = b.chunk(j - 1)
+	return lo, hi
+}
+
+// load brings the device's copy up to date with the guest and returns the
+// bytes it copied: everything for a new buffer, else the pages that are
+// not stale and whose guest bytes changed since.
+func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident) (uint64, error) {
+	if !b.filled {
+		if err := mem.Read(b.r.Lo, b.snap); err != nil {
+			return 0, fmt.Errorf("reading guest footprint [%#x,%#x): %w", b.r.Lo, b.r.Hi, err)
+		}
+		if err := ctx.CopyHtoD(b.dev, b.snap); err != nil {
+			return 0, err
+		}
+		b.filled = true
+		return uint64(len(b.snap)), nil
+	}
+	var cur []byte
+	if res != nil {
+		if uint64(cap(res.scratch)) < b.r.Hi-b.r.Lo {
+			res.scratch = make([]byte, b.r.Hi-b.r.Lo)
+		}
+		cur = res.scratch[:b.r.Hi-b.r.Lo]
+	} else {
+		cur = make([]byte, b.r.Hi-b.r.Lo)
+	}
+	at := func(lo, hi uint64) (int, int) { return int(lo - b.r.Lo), int(hi - b.r.Lo) }
+	same := func(p int) bool {
+		x, y := at(b.chunk(p))
+		return bytes.Equal(cur[x:y], b.snap[x:y])
+	}
+	var copied uint64
+	for i := 0; i < len(b.stale); {
+		if b.stale[i] {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(b.stale) && !b.stale[j] {
+			j++
+		}
+		lo, hi := b.span(i, j)
+		x, y := at(lo, hi)
+		if err := mem.Read(lo, cur[x:y]); err != nil {
+			return copied, fmt.Errorf("reading guest footprint [%#x,%#x): %w", lo, hi, err)
+		}
+		for p := i; p < j; {
+			if same(p) {
+				p++
+				continue
+			}
+			q := p + 1
+			for q < j && !same(q) {
+				q++
+			}
+			x, y := at(b.span(p, q))
+			if err := ctx.CopyHtoD(b.dev+gpu.DevicePtr(x), cur[x:y]); err != nil {
+				return copied, err
+			}
+			copy(b.snap[x:y], cur[x:y])
+			copied += uint64(y - x)
+			p = q
+		}
+		i = j
+	}
+	return copied, nil
+}
+
+// deferAll marks every page of the buffer stale in mem: the device holds
+// what the kernel wrote.
+func (b *resBuf) deferAll(mem DeferringMemory) error {
+	for i := range b.stale {
+		if b.stale[i] {
+			continue
+		}
+		lo, hi := b.chunk(i)
+		if err := mem.Defer(lo, hi-lo); err != nil {
+			return fmt.Errorf("%w: leaving [%#x,%#x) on the device: %v", ErrLostCopy, lo, hi, err)
+		}
+		b.stale[i] = true
+		b.nstale++
+	}
+	b.nextPage = -1
+	return nil
+}
+
+// bind ties the Resident to the context and memory of its first launch.
+func (res *Resident) bind(ctx gpu.Context, mem GuestMemory) error {
+	if res == nil {
+		return nil
+	}
+	if res.ctx == nil {
+		res.ctx, res.mem = ctx, mem
+		return nil
+	}
+	if res.ctx != ctx || res.mem != mem {
+		return errors.New("ptxgen: a Resident serves one context and one guest memory")
+	}
+	return nil
+}
+
+// Refresh brings back from the device every stale page of the buffers that
+// hold the guest page at pageAddr (gvinst.Memory.OnStale calls it).
+func (res *Resident) Refresh(pageAddr uint64) error {
+	pn := pageAddr / gvinst.PageSize
+	for _, b := range res.bufs {
+		first := b.r.Lo / gvinst.PageSize
+		if b.nstale == 0 || pn < first || pn-first >= uint64(len(b.stale)) || !b.stale[pn-first] {
+			continue
+		}
+		i := int(pn - first)
+		n := 1
+		if i == b.nextPage {
+			n = min(2*b.ahead, maxReadAhead)
+		}
+		j := i + 1
+		for j < len(b.stale) && j < i+n && b.stale[j] {
+			j++
+		}
+		b.nextPage, b.ahead = j, j-i
+		if err := res.bringBack(b, i, j); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bringBack copies pages i..j-1 of b, all stale, from the device into the
+// guest.
+func (res *Resident) bringBack(b *resBuf, i, j int) error {
+	t0 := time.Now()
+	defer func() { res.broughtT += time.Since(t0) }()
+	lo, hi := b.span(i, j)
+	s := b.snap[lo-b.r.Lo : hi-b.r.Lo]
+	if err := res.ctx.CopyDtoH(s, b.dev+gpu.DevicePtr(lo-b.r.Lo)); err != nil {
+		return fmt.Errorf("%w: copying [%#x,%#x) from the device: %v", ErrLostCopy, lo, hi, err)
+	}
+	mem, ok := res.mem.(DeferringMemory)
+	if !ok {
+		return fmt.Errorf("%w: the guest memory cannot hold stale pages", ErrLostCopy)
+	}
+	for p := i; p < j; p++ {
+		plo, phi := b.chunk(p)
+		mem.Undefer(plo, phi-plo)
+		b.stale[p] = false
+		b.nstale--
+	}
+	if err := mem.Poke(lo, s); err != nil {
+		return fmt.Errorf("%w: writing [%#x,%#x) back: %v", ErrLostCopy, lo, hi, err)
+	}
+	res.broughtIn += hi - lo
+	return nil
+}
+
+// BroughtBack reports the bytes Refresh and Close brought back from the
+// device so far, and the time it took.
+func (res *Resident) BroughtBack() (uint64, time.Duration) { return res.broughtIn, res.broughtT }
+
+// find returns the resident buffer for exactly r, or nil.
+func (res *Resident) find(r Range) *resBuf {
+	if res == nil {
+		return nil
+	}
+	for _, b := range res.bufs {
+		if b.r == r {
+			res.clock++
+			b.used = res.clock
+			return b
+		}
+	}
+	return nil
+}
+
+// add keeps b, evicting the least recently used buffers not in use over
+// the budget; false when b cannot be kept (it is over the budget alone, or
+// eviction failed: then the launch copies back eagerly).
+func (res *Resident) add(b *resBuf) bool {
+	if res == nil {
+		return false
+	}
+	limit := res.MaxBytes
+	if limit == 0 {
+		limit = 1 << 30
+	}
+	n := b.r.Hi - b.r.Lo
+	if n > limit {
+		return false
+	}
+	for res.bytes+n > limit {
+		var lru *resBuf
+		for _, x := range res.bufs {
+			if !x.pinned && (lru == nil || x.used < lru.used) {
+				lru = x
+			}
+		}
+		if lru == nil || res.drop(lru) != nil {
+			return false
+		}
+	}
+	res.clock++
+	b.used = res.clock
+	res.bufs = append(res.bufs, b)
+	res.bytes += n
+	return true
+}
+
+// drop brings b's stale pages back and frees it.
+func (res *Resident) drop(b *resBuf) error {
+	for i := 0; i < len(b.stale); {
+		if !b.stale[i] {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(b.stale) && b.stale[j] {
+			j++
+		}
+		if err := res.bringBack(b, i, j); err != nil {
+			return err
+		}
+		i = j
+	}
+	res.forget(b)
+	return nil
+}
+
+// forget frees b, which must have no stale page.
+func (res *Resident) forget(b *resBuf) {
+	for i, x := range res.bufs {
+		if x == b {
+			res.bufs = append(res.bufs[:i], res.bufs[i+1:]...)
+			res.bytes -= b.r.Hi - b.r.Lo
+			_ = res.ctx.Free(b.dev)
+			return
+		}
+	}
+}
+
+// Close brings every stale page back into the guest and frees every
+// buffer. After an error wrapping ErrLostCopy the guest's memory is not
+// what the program wrote.
+func (res *Resident) Close() error {
+	var errs []error
+	for len(res.bufs) > 0 {
+		b := res.bufs[0]
+		if err := res.drop(b); err != nil {
+			errs = append(errs, err)
+			b.stale, b.nstale = nil, 0
+			res.forget(b)
+		}
+	}
+	return errors.Join(errs...)
+}

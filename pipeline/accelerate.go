@@ -40,6 +40,17 @@ import (
 // of the instance on the CPU engine; a kernel that reports an error (a
 // footprint or trip count prediction was wrong) leaves guest memory as it
 // was, since written arrays are copied back only after a clean launch.
+//
+// Copies are lazy in both directions (ptxgen.Resident). Device buffers stay
+// resident, and a launch over the same range copies in only the pages the
+// guest changed since. What a kernel writes stays on the device: the
+// guest's pages are marked stale, and the first access to one (by the
+// guest, a system call, or the next probe) brings it back, with read-ahead
+// while the guest reads in order. So two nests that pass an array between
+// them never copy it through the host, and the CPU's probed and tail
+// iterations bring back only the pages they touch. The buffer holding the
+// only current copy of a page is backed up on the device before a launch
+// that writes it, and restored if the kernel fails.
 
 // AccelOptions configures phase 2.
 type AccelOptions struct {

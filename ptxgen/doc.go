@@ -36,7 +36,13 @@
 // share one branch (off = addr - lo, with the host passing span = hi - lo -
 // size: off > span, or-ed with the alignment test). Inside a one-block
 // counted loop the checks of addresses that step with an induction
-// variable are proven once at the loop's entry instead (hoist.go).
+// variable are proven once at the loop's entry instead (hoist.go). Such a
+// loop, whose trip count the kernel then knows, reads through device
+// pointers advanced with the loop instead of adding the site's delta per
+// access, keeps a float accumulator in a float register, and runs four
+// iterations per pass with no exit test between them, then the original
+// loop for the rest (unroll.go): exact, since every register leaves each
+// group of four as four iterations of the original would.
 //
 // Stack slots of the guest frame addressed from an rsp or rbp that the loop
 // does not change are private to each iteration (spills, gcc -O0 locals):

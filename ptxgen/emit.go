@@ -266,10 +266,8 @@ func emit(a *analysis, k *Kernel) (string, error) {
 	if a.inner != nil {
 		body.WriteString("\t.reg .b64 %xi;\n\t.reg .b64 %ib;\n")
 	}
-	text, hoisted := optimizeBody(e.sb.String())
-	if hoisted {
-		fmt.Fprintf(&body, "\t.reg .b64 %%hq<%d>;\n\t.reg .pred %%hp;\n", hoistRegs)
-	}
+	text, decls := optimizeBody(e.sb.String())
+	body.WriteString(decls)
 	body.WriteString("\n")
 	body.WriteString(text)
 	body.WriteString("}\n")
@@ -447,11 +445,17 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		d := e.reg(in.Dst)
 		name := map[gvinst.Op]string{gvinst.OpAdd: "add", gvinst.OpSub: "sub", gvinst.OpMul: "mul"}[in.Op]
 		if !t.IsFloat() && in.HasImm {
-			// The immediate straight in the instruction.
-			if in.Op == gvinst.OpMul {
+			// The immediate straight in the instruction; x - c as
+			// x + (-c) (the same modulo 2^64), so that a pointer stepping
+			// down is an induction variable to hoist.go as well.
+			imm := uint64(in.Imm)
+			switch in.Op {
+			case gvinst.OpMul:
 				name = "mul.lo"
+			case gvinst.OpSub:
+				name, imm = "add", -imm
 			}
-			e.p("%s.u64 %s, %s, %s", name, d, e.reg(in.Src[0]), lit(uint64(in.Imm)))
+			e.p("%s.u64 %s, %s, %s", name, d, e.reg(in.Src[0]), lit(imm))
 			e.mask(d, t)
 			return
 		}

@@ -12,7 +12,7 @@ import (
 // FuzzGenerate feeds GVInst text to the generator: it must never panic,
 // and every kernel it produces must parse as PTX.
 func FuzzGenerate(f *testing.F) {
-	for _, s := range []string{saxpyO2, intO0, matmul2D, opLoop("VSHUFP.f32 v6, v0, v2, 27"), opLoop("DIVW.s32 v6, v4, v0, v2"), opLoop("CVT.rz.s32.f64 v6, v0")} {
+	for _, s := range []string{saxpyO2, intO0, matmul2D, dotNest, matmulO2, opLoop("VSHUFP.f32 v6, v0, v2, 27"), opLoop("DIVW.s32 v6, v4, v0, v2"), opLoop("CVT.rz.s32.f64 v6, v0")} {
 		f.Add(s)
 	}
 	if names, err := filepath.Glob(filepath.Join("testdata", "fuzz-regressions", "*.gvinst")); err == nil {

@@ -34,17 +34,16 @@ type iv struct {
 	step string // an immediate or an invariant register
 }
 
-// hoistChecks rewrites the one-block counted loops of ls; it reports
-// whether it used the %hq and %hp registers.
-func hoistChecks(ls []*pline) ([]*pline, bool) {
-	used := false
+// hoistChecks rewrites the one-block counted loops of ls (and unrolls
+// them, unroll.go).
+func hoistChecks(ls []*pline) []*pline {
 	for {
 		v := liveness(ls)
 		out, ok := hoistOne(ls, v)
 		if !ok {
-			return ls, used
+			return ls
 		}
-		ls, used = out, true
+		ls = out
 	}
 }
 
@@ -131,7 +130,10 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 			gOff   int
 			step   string // "" for an invariant address
 			absImm uint64
-			expr   *expr // the address, when the loop computes it
+			expr   *expr  // the address, when the loop computes it
+			ptr    string // its device pointer (unroll.go), or ""
+			dadd   int    // the line adding the site's delta
+			acc    []int  // the accesses through that address
 		}
 		var sites []site
 		for _, k := range body {
@@ -209,6 +211,19 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 		if len(sites) == 0 {
 			continue
 		}
+		// Device pointers for the accesses that read their address only
+		// as an address (unroll.go).
+		nptr := 0
+		for i := range sites {
+			st := &sites[i]
+			if nptr == ptrRegs {
+				break
+			}
+			if dadd, acc, ok := deltaAdd(ls, v, st.lines[len(st.lines)-1], end, body[len(body)-1], st.g, "%sd"+st.id); ok {
+				st.ptr, st.dadd, st.acc = fmt.Sprintf("%%hv%d", nptr), dadd, acc
+				nptr++
+			}
+		}
 		// The entry checks.
 		fail := fmt.Sprintf("$Lhc%x", x86)
 		var pre []*pline
@@ -243,6 +258,9 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 			default:
 				add("", "mov.b64", "%hq1", st.g)
 			}
+			if st.ptr != "" {
+				add("", "add.u64", st.ptr, "%hq1", "%sd"+st.id)
+			}
 			if st.al > 1 {
 				add("", "and.b64", "%hq2", "%hq1", lit(st.al-1))
 				check("setp.ne.u64", "%hq2", "0")
@@ -272,9 +290,24 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 			check("setp.gt.u64", "%hq2", sh)
 		}
 		loop := lab.label + "_loop"
+		var adv []*pline // the device pointers' steps, at the end of the body
 		for _, st := range sites {
 			for _, li := range st.lines {
 				ls[li].dead = true
+			}
+			if st.ptr == "" {
+				continue
+			}
+			ls[st.dadd].dead = true
+			for _, k := range st.acc {
+				l := ls[k]
+				ai := addrArg(l)
+				_, off, _ := splitAddr(l.args[ai])
+				l.args[ai] = fmtAddr(st.ptr, off)
+				l.touch()
+			}
+			if st.step != "" {
+				adv = append(adv, &pline{op: "add.u64", args: []string{st.ptr, st.ptr, st.step}})
 			}
 		}
 		// Loop-invariant instructions move to the entry too: defined once
@@ -309,16 +342,44 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 			pre = append(pre, &pline{op: l.op, args: append([]string(nil), l.args...)})
 			l.dead = true
 		}
+		// Accumulators in float registers (unroll.go).
+		var wb []*pline
+		for i, r := range promoteFloats(ls, v, body, br) {
+			f := fmt.Sprintf("%%hfd%d", i)
+			pre = append(pre, &pline{op: "mov.b64", args: []string{f, r}})
+			wb = append(wb, &pline{op: "mov.b64", args: []string{r, f}})
+		}
+		h := &hoistedLoop{loop: &pline{label: loop}, out: &pline{label: lab.label + "_out"}, cmp: cmp, name: lab.label,
+			keep: &pline{op: "cvt.u32.u64", args: []string{"%hn", "%hq0"}, keep: true}}
+		pre = append(pre, h.keep)
 		br.args[0] = loop
 		br.touch()
 		var out []*pline
 		out = append(out, ls[:b+1]...)
 		out = append(out, pre...)
-		out = append(out, &pline{label: loop})
-		out = append(out, ls[b+1:]...)
+		out = append(out, h.loop)
+		for k := b + 1; k < end; k++ {
+			if k == body[len(body)-2] {
+				out = append(out, adv...)
+			}
+			out = append(out, ls[k])
+		}
+		out = append(out, h.out)
+		out = append(out, wb...)
+		out = append(out, ls[end:]...)
 		out = append(out, &pline{label: fail})
 		out = append(out, &pline{op: "mov.b64", args: []string{"%xa", lit(x86)}}, &pline{op: "bra", args: []string{fmt.Sprintf("$Lerr%d", ErrCodeFootprint)}})
-		return out, true
+		// Clean up what the checks and the delta adds left (address
+		// arithmetic nobody reads, float moves), then unroll.
+		copyProp(out)
+		for {
+			lv := liveness(out)
+			if coalesce(out, lv) || dce(out, lv) {
+				continue
+			}
+			break
+		}
+		return unroll(out, h), true
 	}
 	return ls, false
 }

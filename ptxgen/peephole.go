@@ -21,7 +21,9 @@ import (
 //   - dead code elimination with liveness over the whole kernel (nothing
 //     is live at exit or ret: the kernel leaves registers behind only
 //     through its stores);
-//   - a branch to the label right after it is dropped.
+//   - a branch to the label right after it is dropped;
+//   - the footprint checks of one-block counted loops move to the loop's
+//     entry (hoist.go), and such loops are then unrolled (unroll.go).
 //
 // Every rewrite is checked against the kernel's control flow, so the pass
 // keeps the kernel's results bit for bit.
@@ -35,6 +37,7 @@ type pline struct {
 	op      string
 	args    []string
 	dead    bool
+	keep    bool // dce must not drop it (a value a later pass reads)
 	// cached register lists; valid until args change (see touch).
 	cached     bool
 	cdef, cuse []string
@@ -230,11 +233,11 @@ func (l *pline) computeUses() []string {
 func regClass(r string) string {
 	n := strings.TrimRight(strings.TrimPrefix(r, "%"), "0123456789")
 	switch n {
-	case "d":
+	case "d", "hfd":
 		return "f64"
 	case "f":
 		return "f32"
-	case "w":
+	case "w", "hn", "hs":
 		return "b32"
 	case "h":
 		return "b16"
@@ -276,10 +279,10 @@ func (l *pline) endsBlock() bool {
 	return l.isInst() && l.guard == "" && (l.op == "bra" || l.op == "bra.uni" || l.op == "exit" || l.op == "ret")
 }
 
-// optimizeBody runs the peephole pass over the kernel body text; hoisted
-// reports whether the result uses the hoisted checks' registers (%hq0..3,
-// %hp).
-func optimizeBody(s string) (text string, hoisted bool) {
+// optimizeBody runs the peephole pass over the kernel body text; decls
+// declares the registers the hoisted loops use (hoist.go, unroll.go), ""
+// when none.
+func optimizeBody(s string) (text, decls string) {
 	ls := parseBody(s)
 	copyProp(ls)
 	for {
@@ -290,7 +293,10 @@ func optimizeBody(s string) (text string, hoisted bool) {
 		break
 	}
 	dropFallthrough(ls)
-	ls, hoisted = hoistChecks(ls)
+	ls = hoistChecks(ls)
+	for dce(ls, liveness(ls)) {
+		// what the unrolled copies no longer read
+	}
 	foldDisplacements(ls, liveness(ls))
 	dropFallthrough(ls)
 	var b strings.Builder
@@ -299,7 +305,7 @@ func optimizeBody(s string) (text string, hoisted bool) {
 			b.WriteString(l.String())
 		}
 	}
-	return b.String(), hoisted
+	return b.String(), hoistDecls(ls)
 }
 
 // copyProp replaces, inside each basic block, reads of a register that
@@ -469,7 +475,7 @@ func liveness(ls []*pline) *live {
 func dce(ls []*pline, v *live) bool {
 	changed := false
 	for i, l := range ls {
-		if !l.isInst() || !pure(l.op) {
+		if !l.isInst() || !pure(l.op) || l.keep {
 			continue
 		}
 		ds := l.defs()

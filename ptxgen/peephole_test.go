@@ -69,7 +69,7 @@ $Ldone:
 	ret;
 `
 
-func sumModule(body string, hoisted bool) string {
+func sumModule(body, decls string) string {
 	var b strings.Builder
 	b.WriteString(".version 8.0\n.target sm_90\n.address_size 64\n\n.visible .entry sum(\n")
 	ps := []string{"delta", "lo", "span", "base", "rowstep", "len", "out", "errrec"}
@@ -80,11 +80,9 @@ func sumModule(body string, hoisted bool) string {
 		}
 		fmt.Fprintf(&b, "\t.param .u64 %s%s\n", p, sep)
 	}
-	b.WriteString(")\n{\n\t.reg .pred %p<1>;\n\t.reg .pred %pbr;\n\t.reg .b64 %r<20>;\n\t.reg .b64 %t<3>;\n\t.reg .b32 %w<1>;\n")
+	b.WriteString(")\n{\n\t.reg .pred %p<2>;\n\t.reg .pred %pbr;\n\t.reg .b64 %r<24>;\n\t.reg .b64 %t<3>;\n\t.reg .b32 %w<1>;\n")
 	b.WriteString("\t.reg .b64 %sd<1>;\n\t.reg .b64 %sl<1>;\n\t.reg .b64 %sh<1>;\n\t.reg .b64 %idx;\n\t.reg .b64 %xa;\n")
-	if hoisted {
-		fmt.Fprintf(&b, "\t.reg .b64 %%hq<%d>;\n\t.reg .pred %%hp;\n", hoistRegs)
-	}
+	b.WriteString(decls)
 	b.WriteString(body)
 	b.WriteString("}\n")
 	return b.String()
@@ -135,15 +133,42 @@ func TestPeepholeMatches(t *testing.T) {
 	if counted32 == sumBody {
 		t.Fatal("no 32-bit variant")
 	}
-	for _, body := range []string{sumBody, derived, counted32} {
+	// wide steps %r20 by %r21, a register, and reads it only as the
+	// address of a load that never runs (%p1 is false): the unrolled loop
+	// computes %r20's values with mad.wide.s32 when %r21 is a 32-bit
+	// value sign-extended, else runs the plain loop; %r20 joins the sum.
+	wide := func(stride string) string {
+		b := strings.Replace(sumBody, "\tadd.u64 %r11, %r1, 8;\n", `	@%p1 ld.global.u64 %r22, [%r20];
+	add.u64 %r18, %r18, %r22;
+	add.u64 %r20, %r20, %r21;
+	add.u64 %r11, %r1, 8;
+`, 1)
+		b = strings.Replace(b, "\tmov.b64 %r18, %r9;\n", `	mov.b64 %r18, %r9;
+	mov.b64 %r20, 4096;
+	mov.b64 %r21, `+stride+`;
+	mov.b64 %r22, 0;
+	setp.ne.u64 %p1, %idx, %idx;
+`, 1)
+		return strings.Replace(b, "\tst.global.u64 [%t0], %r18;\n", "\tadd.u64 %r18, %r18, %r20;\n\tst.global.u64 [%t0], %r18;\n", 1)
+	}
+	for _, body := range []string{sumBody, derived, counted32, wide("-24"), wide("0x80000008")} {
 		testPeephole(t, body)
+	}
+	if w := wide("-24"); !strings.Contains(w, "%r21, -24;") || !strings.Contains(w, "%r20, %r20, %r21") || !strings.Contains(w, "%r18, %r18, %r20") {
+		t.Fatalf("no wide variant:\n%s", w)
+	}
+	if opt, _ := optimizeBody(wide("-24")); !strings.Contains(opt, "mad.wide.s32") {
+		t.Errorf("no mad.wide.s32 for a register step:\n%s", opt)
 	}
 }
 
 func testPeephole(t *testing.T, body string) {
-	opt, hoisted := optimizeBody(body)
-	if !hoisted || !strings.Contains(opt, "$Lx100_loop:") {
+	opt, decls := optimizeBody(body)
+	if decls == "" || !strings.Contains(opt, "$Lx100_loop:") {
 		t.Fatalf("the loop's checks were not hoisted:\n%s", opt)
+	}
+	if !strings.Contains(opt, "$Lx100_unroll:") {
+		t.Errorf("the loop is not unrolled:\n%s", opt)
 	}
 	loop := opt[strings.Index(opt, "$Lx100_loop:"):strings.Index(opt, "$Lx200:")]
 	if strings.Contains(loop, "%sl0") || strings.Count(loop, ";") > 10 {
@@ -155,7 +180,7 @@ func testPeephole(t *testing.T, body string) {
 	}
 	defer ctx.Close()
 	fns := map[string]gpu.Function{}
-	for name, src := range map[string]string{"plain": sumModule(body, false), "opt": sumModule(opt, true)} {
+	for name, src := range map[string]string{"plain": sumModule(body, ""), "opt": sumModule(opt, decls)} {
 		m, err := ctx.LoadModule(src)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, src)
@@ -195,10 +220,16 @@ func testPeephole(t *testing.T, body string) {
 		_ = ctx.CopyDtoH(r, rec)
 		return o, binary.LittleEndian.Uint32(r)
 	}
-	for _, c := range []struct {
+	type runCase struct {
 		name                          string
 		lo, hi, base, rowstep, length uint64
-	}{
+	}
+	var trips []runCase // every remainder of the loop unrolled by four
+	for _, n := range []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 31} {
+		trips = append(trips, runCase{fmt.Sprintf("trip %d", n), guest, guest + words*8, guest + 8*n, 8 * n, 8 * n},
+			runCase{fmt.Sprintf("trip %d, one short", n), guest, guest + 8*n*32 - 8, guest, 8 * n, 8 * n})
+	}
+	for _, c := range append(trips, []runCase{
 		{"rows", guest, guest + words*8, guest, 1024, 1024},
 		{"overlapping rows", guest, guest + words*8, guest + 64, 8, 2048},
 		{"one word", guest, guest + words*8, guest, 8, 8},
@@ -209,7 +240,7 @@ func testPeephole(t *testing.T, body string) {
 		{"length not a multiple", guest, guest + words*8, guest, 8, 804},
 		{"empty footprint", guest, guest + 4, guest, 8, 8},
 		{"zero length", guest, guest + words*8, guest, 8, 0},
-	} {
+	}...) {
 		po, pc := run(fns["plain"], c.lo, c.hi, c.base, c.rowstep, c.length)
 		oo, oc := run(fns["opt"], c.lo, c.hi, c.base, c.rowstep, c.length)
 		switch {

@@ -2,6 +2,7 @@ package ptxgen
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"testing"
 
@@ -194,6 +195,16 @@ func TestKernel2D(t *testing.T) {
 						t.Fatalf("C differs first at byte %d (element %d)", i, i/8)
 					}
 				}
+			}
+			// B's footprint one row short: every thread's last k fails
+			// the check left in the (unrolled) k loop.
+			short := in
+			short.Sites = append([]Range(nil), in.Sites...)
+			short.Sites[1] = Range{dataBase + 0x10000, dataBase + 0x10000 + (n-1)*n*8}
+			var ke *KernelError
+			mem3, _ := setup()
+			if _, err := Launch(ctx, fn, k, mem3, short, nil); !errors.As(err, &ke) || ke.Code != ErrCodeFootprint {
+				t.Errorf("B one row short: got %v, want a footprint error", err)
 			}
 			// A wrong inner trip count is caught by the kernel.
 			mem2, _ := setup()

@@ -1,0 +1,599 @@
+package ptxgen
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Hoisted loops, made fast (RATIONALE). Once hoist.go has proven a
+// one-block counted loop's accesses at its entry and knows its trip
+// count T there, three rewrites make its body short:
+//
+//   - Device pointers. An access whose guest address steps with the loop
+//     (F + k*step in iteration k, as the entry checks proved) reads
+//     through a register initialised at the entry to F + delta and
+//     advanced by step at the end of each iteration: D_k = G_k + delta
+//     modulo 2^64, exactly the address the per-access "add delta" made,
+//     without the add. The guest address registers still step as before,
+//     so the loop's exit state and its exit test are unchanged.
+//   - Float registers. A .b64 register the loop only moves into and out
+//     of .f64 registers (an accumulator) lives in an .f64 register inside
+//     the loop: copied in at the entry, out where the loop ends. The
+//     moves are bit copies, so the value is the same.
+//   - Unrolling by four. With T known at the entry, the loop runs
+//     U = floor(T/4) times four copies of its body with no exit test in
+//     between (none of the first 4U iterations leaves the loop), then the
+//     original loop for what is left, entered only when the original exit
+//     test, evaluated after iteration 4U on the state that iteration
+//     left, says to go on. In the copies a register stepped by an
+//     immediate that is read only as an address is read at an immediate
+//     offset and advanced once per four iterations; one stepped by an
+//     invariant register S and read only as an address is read at
+//     P + m*S, one mad.wide.s32 (an IMAD.WIDE) from the four's first
+//     value, when S is its low 32 bits sign-extended (checked at the
+//     entry; else the loop runs as it was); one that nothing in the body
+//     reads (a guest induction variable whose only reader is the exit
+//     test) is advanced by 4U*step once, before the copies, and so is a
+//     32-bit counter (add, then mask to 32 bits) that only the exit test
+//     reads; the lines computing only the exit test's operands run once,
+//     after the copies. All leave every register as four iterations of
+//     the original would (modulo 2^64, as the adds they replace).
+//
+// A failed non-hoisted check inside the copies takes the same error exit
+// as in the original; the rewrites above are refused for registers live
+// there.
+
+// The registers of the rewrites: device pointers %hv<N>, float registers
+// %hfd<N>, the unrolled loop's counter %hn (.b32), register steps' low
+// halves %hs<N> (.b32) and an address temporary %hw0.
+const (
+	ptrRegs   = 16
+	floatRegs = 8
+	wideRegs  = 8
+	// unrollMax is the longest body (instructions, without the exit
+	// test) that is unrolled.
+	unrollMax = 48
+	unrollBy  = 4
+)
+
+// hoistedLoop names the lines of a hoisted loop the unroller needs; the
+// clean-up between hoisting and unrolling keeps their identity.
+type hoistedLoop struct {
+	loop, out *pline // the loop's label and the label where it ends
+	keep      *pline // "cvt.u32.u64 %hn, %hq0": T-1 at the entry
+	cmp       *pline // the exit test
+	name      string // the label's stem, $Lx<addr>
+}
+
+// deltaAdd finds the device address of a checked access: the line after
+// its check (at) must be "add.u64 X, g, sd", and X must be read only as
+// the address of the loads and stores that follow, before it is written
+// again, and not be live where the loop ends (brk, the back edge). It
+// returns the add's line and the accesses'.
+func deltaAdd(ls []*pline, v *live, at, end, brk int, g, sd string) (int, []int, bool) {
+	n := nextInst(ls, at, end)
+	if n < 0 || n >= brk {
+		return 0, nil, false
+	}
+	d := ls[n]
+	if d.guard != "" || d.op != "add.u64" || len(d.args) != 3 || d.args[1] != g || d.args[2] != sd || !isReg(d.args[0]) {
+		return 0, nil, false
+	}
+	x := d.args[0]
+	var acc []int
+	for k := n + 1; k < end; k++ {
+		l := ls[k]
+		if !l.isInst() {
+			continue
+		}
+		if has(l.uses(), x) {
+			ai := addrArg(l)
+			if ai < 0 || strings.Contains(l.guard, x) {
+				return 0, nil, false
+			}
+			if r, _, ok := splitAddr(l.args[ai]); !ok || r != x {
+				return 0, nil, false
+			}
+			for i, a := range l.args {
+				if i != ai && i != 0 && has(regsIn(a), x) {
+					return 0, nil, false
+				}
+			}
+			if ai == 0 && has(regsIn(l.args[1]), x) {
+				return 0, nil, false
+			}
+			acc = append(acc, k)
+		}
+		if has(l.defs(), x) {
+			if l.guard != "" {
+				return 0, nil, false
+			}
+			return n, acc, len(acc) > 0
+		}
+	}
+	if v.has(v.out[brk], x) {
+		return 0, nil, false
+	}
+	return n, acc, len(acc) > 0
+}
+
+// addrArg returns the index of l's address operand when l is a global
+// load or store of one register value, else -1.
+func addrArg(l *pline) int {
+	switch {
+	case strings.HasPrefix(l.op, "ld.global.") && len(l.args) == 2 && isReg(l.args[0]):
+		return 1
+	case strings.HasPrefix(l.op, "st.global.") && len(l.args) == 2 && isReg(l.args[1]):
+		return 0
+	}
+	return -1
+}
+
+// splitAddr splits an address operand "[R]", "[R+N]" or "[R+-N]".
+func splitAddr(a string) (reg string, off int64, ok bool) {
+	if !strings.HasPrefix(a, "[") || !strings.HasSuffix(a, "]") {
+		return "", 0, false
+	}
+	in := a[1 : len(a)-1]
+	if i := strings.IndexByte(in, '+'); i >= 0 {
+		o, err := strconv.ParseInt(in[i+1:], 10, 64)
+		if err != nil {
+			return "", 0, false
+		}
+		in, off = in[:i], o
+	}
+	if !isReg(in) {
+		return "", 0, false
+	}
+	return in, off, true
+}
+
+// fmtAddr writes an address operand as splitAddr reads it.
+func fmtAddr(reg string, off int64) string {
+	if off == 0 {
+		return "[" + reg + "]"
+	}
+	return fmt.Sprintf("[%s+%d]", reg, off)
+}
+
+// immVal reads an integer literal as the two's complement value it
+// stands for.
+func immVal(s string) (int64, bool) {
+	if v, err := strconv.ParseInt(s, 0, 64); err == nil {
+		return v, true
+	}
+	if v, err := strconv.ParseUint(s, 0, 64); err == nil {
+		return int64(v), true
+	}
+	return 0, false
+}
+
+// sideExits lists the targets of the guarded branches among lines ks
+// other than skip (error stubs of checks left in the loop).
+func sideExits(ls []*pline, v *live, ks []int, skip *pline) []int {
+	var out []int
+	for _, k := range ks {
+		l := ls[k]
+		if l.isInst() && l != skip && strings.HasPrefix(l.op, "bra") && len(l.args) == 1 {
+			if t, ok := v.labels[l.args[0]]; ok {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// promoteFloats renames the .b64 registers of the loop's body (lines ks)
+// that it only moves to and from .f64 registers, and writes every one at
+// least once, to %hfd registers; it returns the registers in order.
+func promoteFloats(ls []*pline, v *live, ks []int, br *pline) []string {
+	bad := map[string]bool{}
+	written := map[string]bool{}
+	for _, k := range ks {
+		l := ls[k]
+		if !l.isInst() {
+			continue
+		}
+		var rs []string
+		rs = append(rs, l.uses()...)
+		rs = append(rs, l.defs()...)
+		for _, r := range rs {
+			if !(strings.HasPrefix(r, "%r") || strings.HasPrefix(r, "%k")) || regClass(r) != "b64" {
+				continue
+			}
+			switch {
+			case l.isMove() && l.op == "mov.b64" && l.args[1] == r && l.args[0] != r && regClass(l.args[0]) == "f64":
+			case l.isMove() && l.op == "mov.b64" && l.args[0] == r && isReg(l.args[1]) && regClass(l.args[1]) == "f64":
+				written[r] = true
+			default:
+				bad[r] = true
+			}
+		}
+	}
+	exits := sideExits(ls, v, ks, br)
+	var out []string
+	for r := range written {
+		if bad[r] {
+			continue
+		}
+		live := false
+		for _, t := range exits {
+			if v.has(v.in[t], r) {
+				live = true
+			}
+		}
+		if !live {
+			out = append(out, r)
+		}
+	}
+	sort.Strings(out)
+	if len(out) > floatRegs {
+		out = out[:floatRegs]
+	}
+	for i, r := range out {
+		f := fmt.Sprintf("%%hfd%d", i)
+		for _, k := range ks {
+			l := ls[k]
+			if !l.isInst() || !l.isMove() {
+				continue
+			}
+			for a := range l.args {
+				if l.args[a] == r {
+					l.args[a] = f
+				}
+			}
+			l.touch()
+		}
+	}
+	return out
+}
+
+// unroll rewrites the hoisted loop h of ls as four copies of its body
+// and the original loop for the rest (see the top of this file); it
+// returns ls unchanged (but for h.keep) when the loop does not fit.
+func unroll(ls []*pline, h *hoistedLoop) []*pline {
+	h.keep.keep = false
+	li, oi, ki := -1, -1, -1
+	for i, l := range ls {
+		switch l {
+		case h.loop:
+			li = i
+		case h.out:
+			oi = i
+		case h.keep:
+			ki = i
+		}
+	}
+	if li < 0 || oi < li || ki < 0 || ki > li || h.keep.dead {
+		return ls
+	}
+	var body []int
+	for k := li + 1; k < oi; k++ {
+		if ls[k].label != "" {
+			return ls
+		}
+		if ls[k].isInst() {
+			body = append(body, k)
+		}
+	}
+	if len(body) < 2 || ls[body[len(body)-2]] != h.cmp || len(body)-2 > unrollMax {
+		return ls
+	}
+	br := ls[body[len(body)-1]]
+	core := body[:len(body)-2]
+	for _, k := range body {
+		for _, r := range append(append([]string(nil), ls[k].uses()...), ls[k].defs()...) {
+			if strings.HasPrefix(r, "%hq") || r == "%hn" || r == "%hp" {
+				return ls // the unrolled loop's own registers
+			}
+		}
+	}
+	v := liveness(ls)
+	exits := sideExits(ls, v, core, br)
+	liveOut := func(r string) bool {
+		for _, t := range exits {
+			if v.has(v.in[t], r) {
+				return true
+			}
+		}
+		return false
+	}
+	defs := map[string][]int{}
+	for i, k := range core {
+		if ls[k].guard == "" {
+			for _, d := range ls[k].defs() {
+				defs[d] = append(defs[d], i)
+			}
+		} else {
+			for _, d := range ls[k].defs() {
+				defs[d] = append(defs[d], i, i) // never a simple step
+			}
+		}
+	}
+	// The exit test's feeders: lines whose one result only the exit test
+	// reads, from registers no later line of the body changes. The copies
+	// leave them out; they run once, before the test after the copies.
+	feeder := map[int]bool{}
+	for i, k := range core {
+		m := ls[k]
+		ds := m.defs()
+		if m.guard != "" || !pure(m.op) || strings.HasPrefix(m.op, "ld.") || len(ds) != 1 || len(defs[ds[0]]) != 1 || liveOut(ds[0]) || !has(h.cmp.uses(), ds[0]) {
+			continue
+		}
+		ok := true
+		for i2, k2 := range core {
+			if has(ls[k2].uses(), ds[0]) {
+				ok = false
+			}
+			if i2 > i {
+				for _, u := range m.uses() {
+					if has(ls[k2].defs(), u) {
+						ok = false
+					}
+				}
+			}
+		}
+		feeder[i] = ok
+	}
+	// The stepped registers: "add.u64 R, R, S" once, S invariant.
+	type stepped struct {
+		at   int // its add's position in core
+		step string
+		imm  int64
+		late bool   // nothing reads it: advanced by 4U*step before the copies
+		wide string // a register step's low 32 bits (%hs<N>), when it is read only as an address
+	}
+	steps := map[string]*stepped{}
+	var names []string
+	nwide := 0
+	for r, ds := range defs {
+		if len(ds) != 1 {
+			continue
+		}
+		l := ls[core[ds[0]]]
+		if l.op != "add.u64" || len(l.args) != 3 || l.args[0] != r || l.args[1] != r || l.args[2] == r {
+			continue
+		}
+		s := l.args[2]
+		if !(isImm(s) || isReg(s) && len(defs[s]) == 0) {
+			continue
+		}
+		if liveOut(r) {
+			continue
+		}
+		st := &stepped{at: ds[0], step: s}
+		reads, memOnly := 0, true
+		maxOff := int64(0)
+		for i, k := range core {
+			m := ls[k]
+			if i == ds[0] || feeder[i] || !has(m.uses(), r) {
+				continue
+			}
+			reads++
+			ai := addrArg(m)
+			if ai < 0 {
+				memOnly = false
+				continue
+			}
+			ar, off, ok := splitAddr(m.args[ai])
+			if !ok || ar != r || strings.Contains(m.guard, r) || has(regsIn(m.args[1-ai]), r) {
+				memOnly = false
+				continue
+			}
+			maxOff = max(maxOff, off, -off)
+		}
+		switch {
+		case reads == 0:
+			st.late = true
+		case memOnly && isImm(s):
+			iv, ok := immVal(s)
+			if !ok || iv >= 1<<28 || iv <= -(1<<28) || maxOff+unrollBy*max(iv, -iv) >= math.MaxInt32 {
+				continue
+			}
+			st.imm = iv
+		case memOnly && isReg(s) && nwide < wideRegs:
+			st.wide = fmt.Sprintf("%%hs%d", nwide)
+			nwide++
+		default:
+			continue
+		}
+		steps[r] = st
+		names = append(names, r)
+	}
+	sort.Strings(names)
+	// 32-bit counters: "add.u64 X, R, imm" then "and.b64 R, X, 2^32-1",
+	// R read by nothing but the add and lines after the and whose result
+	// only the exit test reads: advanced by 4U steps before the copies.
+	type counter struct{ x, imm string }
+	counters := map[string]*counter{}
+	counterX := map[string]bool{} // their sums X
+	var cnames []string
+	for r, ds := range defs {
+		if len(ds) != 1 || steps[r] != nil {
+			continue
+		}
+		lb := ls[core[ds[0]]]
+		if lb.op != "and.b64" || len(lb.args) != 3 || lb.args[0] != r || lb.args[2] != mask32 || !isReg(lb.args[1]) || lb.args[1] == r {
+			continue
+		}
+		x := lb.args[1]
+		xd := defs[x]
+		if len(xd) != 1 || xd[0] >= ds[0] {
+			continue
+		}
+		la := ls[core[xd[0]]]
+		if la.op != "add.u64" || len(la.args) != 3 || la.args[1] != r || !isImm(la.args[2]) || liveOut(r) || liveOut(x) {
+			continue
+		}
+		if _, ok := immVal(la.args[2]); !ok {
+			continue
+		}
+		ok := true
+		for i, k := range core {
+			m := ls[k]
+			if i == xd[0] || i == ds[0] {
+				continue
+			}
+			if has(m.uses(), x) || has(m.uses(), r) && !feeder[i] {
+				ok = false
+			}
+		}
+		if ok {
+			counters[r] = &counter{x: x, imm: la.args[2]}
+			counterX[x] = true
+			cnames = append(cnames, r)
+		}
+	}
+	sort.Strings(cnames)
+	unrolled := &pline{label: h.name + "_unroll"}
+	var pre, main []*pline
+	add := func(to *[]*pline, guard, op string, args ...string) {
+		*to = append(*to, &pline{guard: guard, op: op, args: args})
+	}
+	// U = T/4 (T-1 <= 2^31 in %hq0, so T fits 32 bits); none: the loop.
+	add(&pre, "", "add.u32", "%hn", "%hn", "1")
+	add(&pre, "", "shr.u32", "%hn", "%hn", "2")
+	add(&pre, "", "setp.eq.u32", "%hp", "%hn", "0")
+	add(&pre, "@%hp", "bra", h.loop.label)
+	// A register step read as an address: P + m*S by one mad.wide.s32 in
+	// the copies when S is its low 32 bits sign-extended; else the loop
+	// runs as it was.
+	for _, r := range names {
+		if st := steps[r]; st.wide != "" {
+			add(&pre, "", "cvt.u32.u64", st.wide, st.step)
+			add(&pre, "", "cvt.s64.s32", "%hw0", st.wide)
+			add(&pre, "", "setp.ne.u64", "%hp", "%hw0", st.step)
+			add(&pre, "@%hp", "bra", h.loop.label)
+		}
+	}
+	deferred := false
+	fourU := func() {
+		if !deferred {
+			add(&pre, "", "add.u64", "%hq1", "%hq0", "1")
+			add(&pre, "", "and.b64", "%hq1", "%hq1", lit(^uint64(unrollBy-1)))
+			deferred = true
+		}
+	}
+	for _, r := range cnames {
+		// R after 4U-1 steps (U >= 1 here), masked; then the last add
+		// and mask as the original does them.
+		c := counters[r]
+		imm, _ := immVal(c.imm)
+		fourU()
+		add(&pre, "", "mul.lo.u64", "%hq2", "%hq1", c.imm)
+		add(&pre, "", "add.u64", "%hq2", "%hq2", lit(-uint64(imm)))
+		add(&pre, "", "add.u64", "%hq2", r, "%hq2")
+		add(&pre, "", "and.b64", "%hq2", "%hq2", mask32)
+		add(&pre, "", "add.u64", c.x, "%hq2", c.imm)
+		add(&pre, "", "and.b64", r, c.x, mask32)
+	}
+	for _, r := range names {
+		if st := steps[r]; st.late {
+			fourU()
+			if st.step == "1" {
+				add(&pre, "", "add.u64", r, r, "%hq1")
+				continue
+			}
+			add(&pre, "", "mul.lo.u64", "%hq2", "%hq1", st.step)
+			add(&pre, "", "add.u64", r, r, "%hq2")
+		}
+	}
+	main = append(main, unrolled)
+	for j := int64(0); j < unrollBy; j++ {
+		for i, k := range core {
+			l := ls[k]
+			if d := l.defs(); feeder[i] || len(d) == 1 && (steps[d[0]] != nil && steps[d[0]].at == i || counters[d[0]] != nil || counterX[d[0]]) {
+				continue
+			}
+			c := &pline{guard: l.guard, op: l.op, args: append([]string(nil), l.args...)}
+			if ai := addrArg(c); ai >= 0 {
+				if r, off, ok := splitAddr(c.args[ai]); ok && steps[r] != nil && !steps[r].late {
+					n := j // steps taken since the copies began
+					if i > steps[r].at {
+						n++
+					}
+					switch st := steps[r]; {
+					case st.wide == "":
+						c.args[ai] = fmtAddr(r, off+n*st.imm)
+					case n > 0:
+						add(&main, "", "mad.wide.s32", "%hw0", st.wide, strconv.FormatInt(n, 10), r)
+						c.args[ai] = fmtAddr("%hw0", off)
+					}
+				}
+			}
+			main = append(main, c)
+		}
+	}
+	for _, r := range names {
+		switch st := steps[r]; {
+		case st.wide != "":
+			add(&main, "", "mad.wide.s32", r, st.wide, strconv.Itoa(unrollBy), r)
+		case !st.late:
+			add(&main, "", "add.u64", r, r, lit(uint64(unrollBy*st.imm)))
+		}
+	}
+	add(&main, "", "sub.u32", "%hn", "%hn", "1")
+	add(&main, "", "setp.ne.u32", "%hp", "%hn", "0")
+	add(&main, "@%hp", "bra", unrolled.label)
+	for i, k := range core {
+		if feeder[i] {
+			main = append(main, &pline{op: ls[k].op, args: append([]string(nil), ls[k].args...)})
+		}
+	}
+	main = append(main, &pline{op: h.cmp.op, args: append([]string(nil), h.cmp.args...)})
+	add(&main, "@!%pbr", "bra", h.out.label)
+	out := make([]*pline, 0, len(ls)+len(pre)+len(main)+1)
+	out = append(out, ls[:li]...)
+	out = append(out, &pline{comment: fmt.Sprintf("\t// unrolled by %d: the loop's trip count is known here (see unroll.go)", unrollBy)})
+	out = append(out, pre...)
+	out = append(out, main...)
+	out = append(out, ls[li:]...)
+	return out
+}
+
+// hoistDecls declares the registers of hoist.go and unroll.go that ls
+// uses.
+func hoistDecls(ls []*pline) string {
+	maxN := map[string]int{}
+	for _, l := range ls {
+		if !l.isInst() {
+			continue
+		}
+		for _, r := range append(append([]string(nil), l.uses()...), l.defs()...) {
+			for _, p := range []string{"%hq", "%hv", "%hfd", "%hs", "%hw"} {
+				if n, err := strconv.Atoi(strings.TrimPrefix(r, p)); strings.HasPrefix(r, p) && err == nil {
+					maxN[p] = max(maxN[p], n+1)
+				}
+			}
+			if r == "%hn" || r == "%hp" {
+				maxN[r] = 1
+			}
+		}
+	}
+	var b strings.Builder
+	if maxN["%hq"] > 0 {
+		fmt.Fprintf(&b, "\t.reg .b64 %%hq<%d>;\n", hoistRegs)
+	}
+	if maxN["%hp"] > 0 {
+		b.WriteString("\t.reg .pred %hp;\n")
+	}
+	if n := maxN["%hv"]; n > 0 {
+		fmt.Fprintf(&b, "\t.reg .b64 %%hv<%d>;\n", n)
+	}
+	if n := maxN["%hfd"]; n > 0 {
+		fmt.Fprintf(&b, "\t.reg .f64 %%hfd<%d>;\n", n)
+	}
+	if n := maxN["%hs"]; n > 0 {
+		fmt.Fprintf(&b, "\t.reg .b32 %%hs<%d>;\n", n)
+	}
+	if n := maxN["%hw"]; n > 0 {
+		fmt.Fprintf(&b, "\t.reg .b64 %%hw<%d>;\n", n)
+	}
+	if maxN["%hn"] > 0 {
+		b.WriteString("\t.reg .b32 %hn;\n")
+	}
+	return b.String()
+}

@@ -62,8 +62,13 @@
 // warps to hide global memory latency, few enough registers per CTA for the
 // large bodies of -O0 code); 128 when the level has fewer than 32768
 // iterations, so that small launches still spread over every SM. Two
-// dimensions: 32x8 tiles, a warp along x, so that the unit-stride accesses
-// of consecutive inner iterations coalesce.
+// dimensions: 16x16 tiles. A warp is 16 consecutive inner iterations of two
+// rows: unit-stride accesses of 8-byte elements still fill whole 128-byte
+// lines, and an access that does not depend on the outer level (B[k][j] in
+// a matmul) is shared by the two rows, so a warp loads half the lines per
+// multiply that a 32x8 tile does. On an H200, matmul 2000x2000 ran its
+// kernel in 5.8 ms with 16x16 tiles against 6.2-6.5 ms with 32x8, 32x4 and
+// 64x4 (16x8: 5.9 ms).
 //
 // Code shape: a CMP feeding the block's BRANCH becomes the branch's
 // predicate, immediates go straight into the instructions, and a GET or

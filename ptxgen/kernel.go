@@ -103,7 +103,7 @@ func (p LaunchPlan) Config(count uint64) gpu.LaunchConfig {
 }
 
 func defaultPlan() LaunchPlan {
-	return LaunchPlan{BlockX: 256, SmallX: 128, Small: 32768, TileX: 32, TileY: 8,
+	return LaunchPlan{BlockX: 256, SmallX: 128, Small: 32768, TileX: 16, TileY: 16,
 		Reason: "1D over the mapped level: 256 threads (8 warps) per CTA hide global memory latency with modest registers per CTA; 128 below 32768 iterations so small launches still cover every SM"}
 }
 
@@ -126,7 +126,7 @@ func Generate(n *Nest) (*Kernel, error) {
 	}
 	if a.inner != nil {
 		k.TwoD, k.InnerLiveIns = true, a.innerLive
-		k.Plan.Reason = "2D: 32x8 tiles, x over the inner level (a warp covers 32 consecutive inner iterations, so unit-stride accesses coalesce), y over the outer level; 256 threads per CTA"
+		k.Plan.Reason = "2D: 16x16 tiles, x over the inner level, y over the outer level; a warp covers 16 consecutive inner iterations of two rows, so unit-stride accesses still fill whole 128-byte lines of 8-byte elements, and the two rows share the lines of any access that does not depend on the outer level (B[k][j] in a matmul), halving the lines a warp loads per multiply against 32x8; 256 threads per CTA"
 		k.Params = append(k.Params, Param{Name: "itrip0", Kind: ParamInnerTrip0}, Param{Name: "itripstep", Kind: ParamInnerTripStep})
 		for i, l := range a.innerLive {
 			k.Params = append(k.Params, Param{Name: "istep_" + paramName(l), Kind: ParamInnerStep, Index: i},

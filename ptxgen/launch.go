@@ -250,18 +250,21 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 		}
 		params[i] = binary.LittleEndian.AppendUint64(nil, v)
 	}
-	t1 := time.Now()
 	cfg := k.Plan.Config(in.Count)
 	if k.TwoD {
 		cfg = k.Plan.Config2D(in.Count, in.InnerMax)
 	}
+	timer := startKernelTimer(ctx)
 	if err := ctx.Launch(fn, cfg, params); err != nil {
+		timer.stop()
 		return fail(err)
 	}
+	timer.launched()
 	if err := ctx.Synchronize(); err != nil {
+		timer.stop()
 		return fail(err)
 	}
-	st.Kernel = time.Since(t1)
+	st.Kernel = timer.stop()
 	t2 := time.Now()
 	rec := make([]byte, ErrorRecordSize)
 	if err := ctx.CopyDtoH(rec, errDev); err != nil {
@@ -305,4 +308,58 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	}
 	st.CopyOut = time.Since(t2)
 	return st, nil
+}
+
+// kernelTimer times one launch with a pair of device events around it, as
+// cuEventElapsedTime does, so that the host's launch overhead is left out;
+// where events fail it falls back to the host's clock.
+type kernelTimer struct {
+	ctx        gpu.Context
+	start, end gpu.Event
+	t0         time.Time
+}
+
+func startKernelTimer(ctx gpu.Context) *kernelTimer {
+	t := &kernelTimer{ctx: ctx, t0: time.Now()}
+	if ev, err := ctx.NewEvent(); err == nil {
+		if ev.Record() == nil {
+			t.start = ev
+		} else {
+			_ = ev.Destroy()
+		}
+	}
+	return t
+}
+
+// launched records the end event behind the launch.
+func (t *kernelTimer) launched() {
+	if t.start == nil {
+		return
+	}
+	if ev, err := t.ctx.NewEvent(); err == nil {
+		if ev.Record() == nil {
+			t.end = ev
+		} else {
+			_ = ev.Destroy()
+		}
+	}
+}
+
+// stop returns the launch's time, once it has completed, and releases the
+// events.
+func (t *kernelTimer) stop() time.Duration {
+	wall := time.Since(t.t0)
+	for _, ev := range []gpu.Event{t.start, t.end} {
+		if ev != nil {
+			defer func() { _ = ev.Destroy() }()
+		}
+	}
+	if t.start == nil || t.end == nil || t.end.Synchronize() != nil {
+		return wall
+	}
+	d, err := t.end.ElapsedSince(t.start)
+	if err != nil || d <= 0 {
+		return wall
+	}
+	return d
 }

@@ -33,7 +33,7 @@ func TestLaunchShapes(t *testing.T) {
 			t.Errorf("Config(%d) = %+v, want %+v", c.count, got, c.want)
 		}
 	}
-	if got, want := p.Config2D(2000, 2000), (gpu.LaunchConfig{Grid: gpu.Dim3{X: 63, Y: 250, Z: 1}, Block: gpu.Dim3{X: 32, Y: 8, Z: 1}}); got != want {
+	if got, want := p.Config2D(2000, 2000), (gpu.LaunchConfig{Grid: gpu.Dim3{X: 125, Y: 125, Z: 1}, Block: gpu.Dim3{X: 16, Y: 16, Z: 1}}); got != want {
 		t.Errorf("Config2D = %+v, want %+v", got, want)
 	}
 }

@@ -32,5 +32,10 @@ for b in "$D"/bin/*; do
     echo "prepare: $name: accelerated output differs from native on gpusim"
   fi
 done
+# Lazy copy-back: bench_vecops passes y from one nest to the next on the
+# device; the report counts what stays there and what comes back.
+mkdir -p "$D/bench"
+gcc -O2 -static -o "$D/bench/vecops" testdata/loops/bench_vecops.c
+"$D/gxbit" profile -o "$D/bench/vecops.profile" "$D/bench/vecops" 5000 3 >/dev/null
 rm -rf "$D/build"
 du -sh "$D"

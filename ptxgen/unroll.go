@@ -508,6 +508,7 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 	}
 	main = append(main, unrolled)
 	for j := int64(0); j < unrollBy; j++ {
+		main = append(main, &pline{comment: fmt.Sprintf("\t// x86 0x%s, the loop body: copy %d of %d", strings.TrimPrefix(h.name, "$Lx"), j+1, unrollBy)})
 		for i, k := range core {
 			l := ls[k]
 			if d := l.defs(); feeder[i] || len(d) == 1 && (steps[d[0]] != nil && steps[d[0]].at == i || counters[d[0]] != nil || counterX[d[0]]) {

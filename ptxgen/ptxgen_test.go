@@ -304,20 +304,7 @@ func TestKernelsMatchCPU(t *testing.T) {
 			for range k.Sites {
 				in.Sites = append(in.Sites, c.data)
 			}
-			drv := gpusim.New(gpusim.Options{})
-			ctx, err := drv.NewContext(0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ctx.Close()
-			m, err := ctx.LoadModule(k.PTX)
-			if err != nil {
-				t.Fatalf("gpusim rejects the kernel: %v\n%s", err, numbered(k.PTX))
-			}
-			fn, err := m.Function(k.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ctx, fn := simKernel(t, k)
 			if _, err := Launch(ctx, fn, k, mem, in, nil); err != nil {
 				t.Fatalf("launch: %v\n%s", err, numbered(k.PTX))
 			}
@@ -355,3 +342,24 @@ func numbered(s string) string {
 
 var _ = binary.LittleEndian
 var _ gpu.Context
+
+// simKernel loads k on a fresh gpusim context, closed when the test ends,
+// and returns the context and the kernel's function; a kernel gpusim
+// rejects fails the test with the numbered PTX.
+func simKernel(t *testing.T, k *Kernel) (gpu.Context, gpu.Function) {
+	t.Helper()
+	ctx, err := gpusim.New(gpusim.Options{}).NewContext(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ctx.Close() })
+	m, err := ctx.LoadModule(k.PTX)
+	if err != nil {
+		t.Fatalf("gpusim rejects the kernel: %v\n%s", err, numbered(k.PTX))
+	}
+	fn, err := m.Function(k.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, fn
+}

@@ -6,7 +6,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/gxbit/gxbit/gpusim"
+	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gvinst"
 )
 
@@ -22,16 +22,7 @@ func TestResident(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, err := gpusim.New(gpusim.Options{}).NewContext(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Close()
-	m, err := ctx.LoadModule(k.PTX)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fn, _ := m.Function(k.Name)
+	ctx, fn := simKernel(t, k)
 	refMem, refCPU := newGuest(t, c)
 	mem, cpu := newGuest(t, c)
 	var res Resident
@@ -114,6 +105,40 @@ func lazyGuest(t *testing.T, n int) (*gvinst.Memory, *gvinst.CPU) {
 	return mem, cpu
 }
 
+// saxpyKernel generates the saxpy loop's kernel and loads it on gpusim.
+func saxpyKernel(t *testing.T) (blockSet, *Kernel, gpu.Context, gpu.Function) {
+	t.Helper()
+	bs := parseBlocks(t, saxpyO2)
+	k, err := Generate(&Nest{Header: 0x1000, Blocks: map[uint64]*gvinst.VBlock{0x1000: bs[0x1000]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, fn := simKernel(t, k)
+	return bs, k, ctx, fn
+}
+
+// saxpyInput is the launch input for iterations 0..n-2 of the saxpy loop
+// from cpu's state: x's load site gets footprint xr, y's sites yr.
+func saxpyInput(k *Kernel, cpu *gvinst.CPU, n uint64, xr, yr Range) LaunchInput {
+	in := LaunchInput{Count: n - 1}
+	for _, l := range k.LiveIns {
+		in.Values = append(in.Values, cpu.State[l.Slot])
+		step := uint64(0)
+		if l.Slot == gvinst.S0 {
+			step = 8
+		}
+		in.Steps = append(in.Steps, step)
+	}
+	for _, s := range k.Sites {
+		r := yr
+		if s.X86 == 0x1000 {
+			r = xr
+		}
+		in.Sites = append(in.Sites, r)
+	}
+	return in
+}
+
 // TestResidentLazy runs the saxpy loop over 3000 elements (six pages per
 // array) four times with a lazy Resident, the CPU running the last
 // iteration each time, and checks what stays on the device, what is
@@ -123,21 +148,7 @@ func lazyGuest(t *testing.T, n int) (*gvinst.Memory, *gvinst.CPU) {
 // back.
 func TestResidentLazy(t *testing.T) {
 	const n = 3000
-	bs := parseBlocks(t, saxpyO2)
-	k, err := Generate(&Nest{Header: 0x1000, Blocks: map[uint64]*gvinst.VBlock{0x1000: bs[0x1000]}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, err := gpusim.New(gpusim.Options{}).NewContext(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Close()
-	m, err := ctx.LoadModule(k.PTX)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fn, _ := m.Function(k.Name)
+	bs, k, ctx, fn := saxpyKernel(t)
 	refMem, refCPU := lazyGuest(t, n)
 	mem, cpu := lazyGuest(t, n)
 	res := Resident{Lazy: true}
@@ -149,25 +160,11 @@ func TestResidentLazy(t *testing.T) {
 				_ = mm.Store(dataBase+8*7, 8, 0x4010000000000000) // x[7] = 4.0
 			}
 		}
-		in := LaunchInput{Count: n - 1}
-		for _, l := range k.LiveIns {
-			in.Values = append(in.Values, cpu.State[l.Slot])
-			step := uint64(0)
-			if l.Slot == gvinst.S0 {
-				step = 8
-			}
-			in.Steps = append(in.Steps, step)
+		xf := xr
+		if round == 3 {
+			xf.Hi = xr.Lo + 8*100 // threads past x[99] fail
 		}
-		for _, s := range k.Sites {
-			r := yr
-			if s.X86 == 0x1000 {
-				r = xr
-				if round == 3 {
-					r.Hi = xr.Lo + 8*100 // threads past x[99] fail
-				}
-			}
-			in.Sites = append(in.Sites, r)
-		}
+		in := saxpyInput(k, cpu, n, xf, yr)
 		st, err := Launch(ctx, fn, k, mem, in, &res)
 		if round == 3 {
 			var ke *KernelError
@@ -228,21 +225,7 @@ func TestResidentLazy(t *testing.T) {
 // TestResidentLazyClose checks that Close brings every stale page back.
 func TestResidentLazyClose(t *testing.T) {
 	const n = 1000
-	bs := parseBlocks(t, saxpyO2)
-	k, err := Generate(&Nest{Header: 0x1000, Blocks: map[uint64]*gvinst.VBlock{0x1000: bs[0x1000]}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, err := gpusim.New(gpusim.Options{}).NewContext(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Close()
-	m, err := ctx.LoadModule(k.PTX)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fn, _ := m.Function(k.Name)
+	bs, k, ctx, fn := saxpyKernel(t)
 	mem, cpu := lazyGuest(t, n)
 	refMem, refCPU := lazyGuest(t, n)
 	rc := *refCPU
@@ -250,22 +233,7 @@ func TestResidentLazyClose(t *testing.T) {
 	runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
 	res := Resident{Lazy: true}
 	mem.OnStale = res.Refresh
-	in := LaunchInput{Count: n - 1}
-	for _, l := range k.LiveIns {
-		in.Values = append(in.Values, cpu.State[l.Slot])
-		step := uint64(0)
-		if l.Slot == gvinst.S0 {
-			step = 8
-		}
-		in.Steps = append(in.Steps, step)
-	}
-	for _, s := range k.Sites {
-		r := Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
-		if s.X86 == 0x1000 {
-			r = Range{dataBase, dataBase + 8*n}
-		}
-		in.Sites = append(in.Sites, r)
-	}
+	in := saxpyInput(k, cpu, n, Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n})
 	if _, err := Launch(ctx, fn, k, mem, in, &res); err != nil {
 		t.Fatal(err)
 	}

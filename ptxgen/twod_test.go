@@ -6,7 +6,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/gvinst"
 	"github.com/gxbit/gxbit/ptx"
 )
@@ -169,16 +168,7 @@ func TestKernel2D(t *testing.T) {
 			for range k.Sites {
 				in.Sites = append(in.Sites, Range{dataBase, dataBase + 0x30000})
 			}
-			ctx, err := gpusim.New(gpusim.Options{}).NewContext(0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ctx.Close()
-			m, err := ctx.LoadModule(k.PTX)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, numbered(k.PTX))
-			}
-			fn, _ := m.Function(k.Name)
+			ctx, fn := simKernel(t, k)
 			if _, err := Launch(ctx, fn, k, mem, in, nil); err != nil {
 				t.Fatalf("launch: %v\n%s", err, numbered(k.PTX))
 			}

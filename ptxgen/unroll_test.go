@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/gvinst"
 	"github.com/gxbit/gxbit/ptx"
 )
@@ -203,19 +202,7 @@ func runOnGPU(t *testing.T, c loopCase, sites func(k *Kernel) []Range) (*Kernel,
 			in.Sites = append(in.Sites, c.data)
 		}
 	}
-	ctx, err := gpusim.New(gpusim.Options{}).NewContext(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Close()
-	m, err := ctx.LoadModule(k.PTX)
-	if err != nil {
-		t.Fatalf("gpusim rejects the kernel: %v\n%s", err, numbered(k.PTX))
-	}
-	fn, err := m.Function(k.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, fn := simKernel(t, k)
 	if _, err := Launch(ctx, fn, k, mem, in, nil); err != nil {
 		return k, err
 	}

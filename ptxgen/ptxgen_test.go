@@ -1,8 +1,6 @@
 package ptxgen
 
 import (
-	"bytes"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"strings"
@@ -11,7 +9,6 @@ import (
 	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/gvinst"
-	"github.com/gxbit/gxbit/ptx"
 )
 
 // blockSet is a Translator over parsed blocks.
@@ -208,7 +205,7 @@ func cases() []loopCase {
 
 func newGuest(t *testing.T, c loopCase) (*gvinst.Memory, *gvinst.CPU) {
 	mem := gvinst.NewMemory(1 << 28)
-	if err := mem.Map(dataBase, 0x4000, gvinst.PermRead|gvinst.PermWrite); err != nil {
+	if err := mem.Map(dataBase, 0x8000, gvinst.PermRead|gvinst.PermWrite); err != nil {
 		t.Fatal(err)
 	}
 	if err := mem.Map(stackBase, 0x1000, gvinst.PermRead|gvinst.PermWrite); err != nil {
@@ -262,71 +259,8 @@ func setLive(mem *gvinst.Memory, cpu *gvinst.CPU, l LiveIn, v uint64) {
 func TestKernelsMatchCPU(t *testing.T) {
 	for _, c := range cases() {
 		t.Run(c.name, func(t *testing.T) {
-			bs := parseBlocks(t, c.src)
-			nest := &Nest{Header: c.header, Blocks: map[uint64]*gvinst.VBlock{}}
-			for _, a := range c.level {
-				nest.Blocks[a] = bs[a]
-			}
-			k, err := Generate(nest)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mod, err := ptx.Parse(k.PTX)
-			if err != nil {
-				t.Fatalf("generated PTX does not parse: %v\n%s", err, numbered(k.PTX))
-			}
-			if err := ptx.Check(mod); err != nil {
-				t.Fatalf("generated PTX does not check: %v\n%s", err, numbered(k.PTX))
-			}
-
-			// Reference: the CPU alone.
-			refMem, refCPU := newGuest(t, c)
-			runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), refCPU)
-
-			// Accelerated: two iterations on the CPU to learn the steps,
-			// the GPU for all but the last two, the CPU for those.
-			mem, cpu := newGuest(t, c)
-			e := gvinst.NewInterpreter(mem, bs, gvinst.InterpOptions{Breakpoints: map[uint64]bool{c.header: true}})
-			var states [2][]uint64
-			for s := 0; s < 2; s++ {
-				if st := e.Run(cpu, 0); st.Kind != gvinst.StopBreakpoint {
-					t.Fatalf("expected a breakpoint, got %v", st)
-				}
-				for _, l := range k.LiveIns {
-					states[s] = append(states[s], liveValue(mem, cpu, l))
-				}
-			}
-			count := c.arrivals - 2 - 2
-			in := LaunchInput{Count: count, Values: states[1]}
-			for i := range k.LiveIns {
-				in.Steps = append(in.Steps, states[1][i]-states[0][i])
-			}
-			for range k.Sites {
-				in.Sites = append(in.Sites, c.data)
-			}
-			ctx, fn := simKernel(t, k)
-			if _, err := Launch(ctx, fn, k, mem, in, nil); err != nil {
+			if k, err := runOnGPU(t, c, nil); err != nil {
 				t.Fatalf("launch: %v\n%s", err, numbered(k.PTX))
-			}
-			for i, l := range k.LiveIns {
-				setLive(mem, cpu, l, in.Values[i]+in.Steps[i]*count)
-			}
-			runToSyscall(t, e, cpu)
-
-			want, got := make([]byte, c.data.Hi-c.data.Lo), make([]byte, c.data.Hi-c.data.Lo)
-			_ = refMem.Read(c.data.Lo, want)
-			_ = mem.Read(c.data.Lo, got)
-			if !bytes.Equal(want, got) {
-				for i := range want {
-					if want[i] != got[i] {
-						t.Fatalf("memory differs first at %#x: cpu %x, gpu %x", c.data.Lo+uint64(i), want[i:i+8], got[i:i+8])
-					}
-				}
-			}
-			for r := gvinst.Reg(0); r < gvinst.NumGuestSlots; r++ {
-				if refCPU.State[r] != cpu.State[r] {
-					t.Errorf("slot %s: cpu %#x, accelerated %#x", r, refCPU.State[r], cpu.State[r])
-				}
 			}
 		})
 	}
@@ -339,9 +273,6 @@ func numbered(s string) string {
 	}
 	return sb.String()
 }
-
-var _ = binary.LittleEndian
-var _ gpu.Context
 
 // simKernel loads k on a fresh gpusim context, closed when the test ends,
 // and returns the context and the kernel's function; a kernel gpusim

@@ -142,18 +142,6 @@ func dotSetup(aOff, bOff uint64, stride int64) func(mem *gvinst.Memory, cpu *gvi
 	}
 }
 
-// newBigGuest maps the unrolled-loop tests' arrays.
-func newBigGuest(t *testing.T, c loopCase) (*gvinst.Memory, *gvinst.CPU) {
-	mem := gvinst.NewMemory(1 << 28)
-	if err := mem.Map(dataBase, 0x8000, gvinst.PermRead|gvinst.PermWrite); err != nil {
-		t.Fatal(err)
-	}
-	cpu := &gvinst.CPU{PC: c.header}
-	cpu.State[gvinst.MXCSR] = 0x1f80
-	c.setup(mem, cpu)
-	return mem, cpu
-}
-
 // runOnGPU runs c's iterations 2..arrivals-3 on gpusim with each site's
 // footprint from sites (nil: c.data for all), the rest on the CPU engine,
 // and compares memory and guest registers with a CPU-only run. It returns
@@ -176,10 +164,10 @@ func runOnGPU(t *testing.T, c loopCase, sites func(k *Kernel) []Range) (*Kernel,
 	if err := ptx.Check(mod); err != nil {
 		t.Fatalf("generated PTX does not check: %v\n%s", err, numbered(k.PTX))
 	}
-	refMem, refCPU := newBigGuest(t, c)
+	refMem, refCPU := newGuest(t, c)
 	runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), refCPU)
 
-	mem, cpu := newBigGuest(t, c)
+	mem, cpu := newGuest(t, c)
 	e := gvinst.NewInterpreter(mem, bs, gvinst.InterpOptions{Breakpoints: map[uint64]bool{c.header: true}})
 	var states [2][]uint64
 	for s := 0; s < 2; s++ {

@@ -91,6 +91,9 @@ type page struct {
 	// stale counts the holders (device buffers) that have newer bytes for
 	// part of this page than data; see Memory.Defer.
 	stale uint32
+	// watched is set while a holder of a copy of the page wants to hear of
+	// its next change; see Memory.Watch.
+	watched bool
 }
 
 // tlbSize is the number of slots of each software TLB. 4096 pages (16 MiB)
@@ -125,6 +128,10 @@ type Memory struct {
 	// Poke, and Map or Unmap over it. It must write the page's current
 	// bytes (with Poke) and Undefer it; an error fails the access.
 	OnStale func(pageAddr uint64) error
+	// OnWatchedWrite, if set, is called before the first change of a
+	// page that Watch marked since: a guest store, Write, Poke, or Map or
+	// Unmap over it. The page is then no longer watched.
+	OnWatchedWrite func(pageAddr uint64)
 }
 
 // NewMemory returns an empty address space that maps at most limit bytes (0
@@ -358,17 +365,79 @@ func (m *Memory) refresh(pn uint64, p *page) error {
 	return nil
 }
 
-// settle refreshes the stale pages among first..last (before they are
-// replaced or removed, so that their holders stop holding them).
+// settle refreshes the stale pages among first..last, and reports the
+// watched ones changing, before they are replaced or removed.
 func (m *Memory) settle(first, last uint64) error {
 	for pn := first; pn <= last; pn++ {
-		if p, ok := m.pages[pn]; ok && p.stale != 0 {
+		p, ok := m.pages[pn]
+		if !ok {
+			continue
+		}
+		if p.stale != 0 {
 			if err := m.refresh(pn, p); err != nil {
 				return &Fault{Addr: pn * PageSize, Access: AccessWrite, Stale: err}
 			}
 		}
+		if p.watched {
+			m.changing(pn, p)
+		}
 	}
 	return nil
+}
+
+// Watch marks every mapped page of [addr, addr+size) watched: the next
+// change to each calls OnWatchedWrite first. A holder of a copy of guest
+// memory (a device buffer) uses it to learn which pages it must copy
+// again.
+func (m *Memory) Watch(addr, size uint64) {
+	if size == 0 || addr+size-1 < addr {
+		return
+	}
+	first, last := addr/PageSize, (addr+size-1)/PageSize
+	for pn := first; pn <= last; pn++ {
+		if p, ok := m.pages[pn]; ok && !p.watched {
+			p.watched = true
+			// Writes that hit the TLB would not see the mark.
+			if i := tlbIndex(pn); m.wtlb[i].tag == pn+1 {
+				m.wtlb[i] = tlbEntry{}
+			}
+		}
+	}
+}
+
+// Holder holds copies of guest pages outside the Memory (device buffers):
+// some newer than the Memory's (stale pages, see Defer), some that must be
+// copied again when the guest changes them (watched pages, see Watch).
+type Holder interface {
+	// Refresh brings the stale page at pageAddr up to date (with Poke)
+	// and undefers it.
+	Refresh(pageAddr uint64) error
+	// Touched hears that the watched page at pageAddr is about to change.
+	Touched(pageAddr uint64)
+}
+
+// SetHolder routes OnStale to h.Refresh and OnWatchedWrite to h.Touched;
+// nil clears both.
+func (m *Memory) SetHolder(h Holder) {
+	if h == nil {
+		m.OnStale, m.OnWatchedWrite = nil, nil
+		return
+	}
+	m.OnStale, m.OnWatchedWrite = h.Refresh, h.Touched
+}
+
+// IsWatched reports whether the page holding addr is watched.
+func (m *Memory) IsWatched(addr uint64) bool {
+	p, ok := m.pages[addr/PageSize]
+	return ok && p.watched
+}
+
+// changing reports the first change of watched page pn and unwatches it.
+func (m *Memory) changing(pn uint64, p *page) {
+	p.watched = false
+	if m.OnWatchedWrite != nil {
+		m.OnWatchedWrite(pn * PageSize)
+	}
 }
 
 // MarkCode records that translated code was read from the page holding
@@ -420,6 +489,9 @@ func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 		if p.perm&PermWrite == 0 {
 			return nil, &Fault{Addr: addr, Access: a}
 		}
+		if p.watched {
+			m.changing(pn, p)
+		}
 		if p.code {
 			if m.OnCodeWrite != nil {
 				m.OnCodeWrite(pn * PageSize)
@@ -449,6 +521,9 @@ func (m *Memory) access(addr uint64, buf []byte, a Access, force bool) error {
 				if err := m.refresh(addr/PageSize, p); err != nil {
 					return &Fault{Addr: addr, Access: a, Stale: err}
 				}
+			}
+			if a == AccessWrite && p.watched {
+				m.changing(addr/PageSize, p)
 			}
 			if a == AccessWrite && p.code && m.OnCodeWrite != nil {
 				m.OnCodeWrite(addr &^ pageMask)

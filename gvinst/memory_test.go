@@ -161,3 +161,65 @@ func TestDefer(t *testing.T) {
 		t.Error("Defer of an unmapped page succeeded")
 	}
 }
+
+// TestWatch checks watched pages: the first change by any path (even after
+// the page was in the write TLB) reports the page once, reads do not, and
+// Map and Unmap over a watched page report it.
+func TestWatch(t *testing.T) {
+	m := NewMemory(0)
+	if err := m.Map(0x10000, 2*PageSize, PermRead|PermWrite); err != nil {
+		t.Fatal(err)
+	}
+	var touched []uint64
+	m.OnWatchedWrite = func(page uint64) { touched = append(touched, page) }
+	if err := m.Store(0x10008, 8, 1); err != nil { // warm the write TLB
+		t.Fatal(err)
+	}
+	writes := []struct {
+		name string
+		do   func() error
+	}{
+		{"store", func() error { return m.Store(0x10010, 4, 7) }},
+		{"write", func() error { return m.Write(0x10ff0, make([]byte, 32)) }},
+		{"poke", func() error { return m.Poke(0x10004, []byte{1}) }},
+		{"map", func() error { return m.Map(0x10000, PageSize, PermRead|PermWrite) }},
+		{"unmap", func() error { return m.Unmap(0x10000, PageSize) }},
+	}
+	for _, w := range writes {
+		if !m.IsMapped(0x10000, PageSize) {
+			if err := m.Map(0x10000, PageSize, PermRead|PermWrite); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m.Watch(0x10000, 1)
+		touched = nil
+		if _, err := m.Load(0x10000, 8); err != nil || len(touched) != 0 {
+			t.Fatalf("%s: a read reported a change (%v)", w.name, err)
+		}
+		if err := w.do(); err != nil {
+			t.Fatalf("%s: %v", w.name, err)
+		}
+		if len(touched) != 1 || touched[0] != 0x10000 {
+			t.Errorf("%s: reported %#x, want 0x10000 once", w.name, touched)
+		}
+		if m.IsWatched(0x10000) {
+			t.Errorf("%s: the page is still watched after its change", w.name)
+		}
+		// Later changes are not reported until the page is watched again.
+		if w.name == "store" {
+			_ = m.Store(0x10010, 4, 8)
+			if len(touched) != 1 {
+				t.Errorf("a second store was reported")
+			}
+		}
+	}
+	// A write spanning two pages reports each watched one.
+	if err := m.Map(0x10000, PageSize, PermRead|PermWrite); err != nil {
+		t.Fatal(err)
+	}
+	m.Watch(0x10000, 2*PageSize)
+	touched = nil
+	if err := m.Write(0x10ffc, make([]byte, 8)); err != nil || len(touched) != 2 {
+		t.Errorf("a write over two watched pages reported %#x (%v)", touched, err)
+	}
+}

@@ -197,9 +197,9 @@ func NewAccelerator(g *Guest, opts AccelOptions) (*Accelerator, error) {
 		return nil, fmt.Errorf("accelerate: %w", err)
 	}
 	a := &Accelerator{g: g, opts: opts, ctx: gctx, spots: map[uint64]*spot{}}
-	// What a kernel writes stays on the device until the guest touches it.
+	// What a kernel writes stays on the device until the guest touches
+	// it; the first launch makes the resident buffers g.Mem's holder.
 	a.resident.Lazy = true
-	g.Mem.OnStale = a.resident.Refresh
 	if p, err := opts.Driver.Device(0); err == nil {
 		a.dev = opts.Driver.Name() + ": " + p.Name
 	}
@@ -233,7 +233,6 @@ func NewAccelerator(g *Guest, opts AccelOptions) (*Accelerator, error) {
 func (a *Accelerator) Close() {
 	if a.ctx != nil {
 		_ = a.resident.Close()
-		a.g.Mem.OnStale = nil
 		_ = a.ctx.Close()
 		a.ctx = nil
 	}

@@ -300,7 +300,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	}
 	for gi, g := range groups {
 		if g.Written && lazy && kept[gi] {
-			if err := bufs[gi].deferAll(lazyMem); err != nil {
+			if err := res.deferAll(bufs[gi], lazyMem); err != nil {
 				return st, err
 			}
 			st.BytesDeferred += g.Range.Hi - g.Range.Lo

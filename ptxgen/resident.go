@@ -10,15 +10,20 @@ import (
 	"github.com/gxbit/gxbit/gvinst"
 )
 
-// DeferringMemory is guest memory whose pages can be left stale (see
-// gvinst.Memory.Defer, which implements it): a lazy Resident leaves what a
-// kernel wrote on the device, and brings a page back with Poke when
-// something touches it.
+// DeferringMemory is guest memory whose pages can be left stale and
+// watched for changes (gvinst.Memory implements it): a lazy Resident
+// leaves what a kernel wrote on the device, brings a page back with Poke
+// when something touches it, and copies in again only the pages whose
+// change Watch reported.
 type DeferringMemory interface {
 	GuestMemory
 	Defer(addr, size uint64) error
 	Undefer(addr, size uint64)
 	Poke(addr uint64, buf []byte) error
+	Watch(addr, size uint64)
+	// SetHolder routes the memory's stale-page and watched-write hooks
+	// to h (nil: nowhere).
+	SetHolder(h gvinst.Holder)
 }
 
 // ErrLostCopy is wrapped by errors after which the guest's memory may no
@@ -32,12 +37,16 @@ var ErrLostCopy = errors.New("ptxgen: the device's copy of guest memory could no
 //
 // A buffer is reused by a later launch over exactly the same guest range,
 // which copies in only the pages whose guest bytes changed since the
-// device last held them. With Lazy set (and a DeferringMemory), what a
-// kernel wrote stays on the device too: the guest's pages are marked
-// stale, and the memory's OnStale hook must call Refresh, which brings
-// back the pages touched (and, while the guest reads a buffer in order, a
+// device last held them. With Lazy set (and a DeferringMemory, which the
+// first launch makes the Resident the holder of), what a kernel wrote
+// stays on the device too: the guest's pages are marked stale, and the
+// memory calls Refresh, which brings back the pages touched (and, while the guest reads a buffer in order, a
 // doubling run of the pages after them). A launch over the same range
 // finds the stale pages current on the device and copies nothing for them.
+// Lazy buffers also watch their pages (the memory calls Touched), so a
+// launch reads and compares only the pages the guest has written since,
+// not the whole range. Close brings everything back and lets go of the
+// memory.
 type Resident struct {
 	// MaxBytes bounds the device memory kept (0: 1 GiB); the least
 	// recently used buffers go first.
@@ -67,9 +76,13 @@ type resBuf struct {
 	// r.Lo's page) is stale: the device's bytes are newer.
 	stale  []bool
 	nstale int
-	filled bool // snap and the device were filled from the guest
-	pinned bool // in use by the launch under way: never evicted
-	used   uint64
+	// dirty[i] is set when the guest may have changed page i since snap
+	// was taken; without watching (not lazy) every page counts as dirty.
+	dirty   []bool
+	watched bool // the guest memory reports changes to the pages
+	filled  bool // snap and the device were filled from the guest
+	pinned  bool // in use by the launch under way: never evicted
+	used    uint64
 	// Read-ahead: the page after the last run Refresh brought back, and
 	// that run's length.
 	nextPage, ahead int
@@ -77,7 +90,8 @@ type resBuf struct {
 
 func newResBuf(r Range, dev gpu.DevicePtr) *resBuf {
 	first, last := r.Lo/gvinst.PageSize, (r.Hi-1)/gvinst.PageSize
-	return &resBuf{r: r, dev: dev, snap: make([]byte, r.Hi-r.Lo), stale: make([]bool, last-first+1), nextPage: -1}
+	n := last - first + 1
+	return &resBuf{r: r, dev: dev, snap: make([]byte, r.Hi-r.Lo), stale: make([]bool, n), dirty: make([]bool, n), nextPage: -1}
 }
 
 // chunk returns the guest bytes [lo, hi) of page i that lie in the buffer.
@@ -105,6 +119,7 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident) (uint64, 
 			return 0, err
 		}
 		b.filled = true
+		b.watch(res)
 		return uint64(len(b.snap)), nil
 	}
 	var cur []byte
@@ -121,14 +136,16 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident) (uint64, 
 		x, y := at(b.chunk(p))
 		return bytes.Equal(cur[x:y], b.snap[x:y])
 	}
+	// The pages to look at: not stale, and (when watched) changed since.
+	check := func(p int) bool { return !b.stale[p] && (!b.watched || b.dirty[p]) }
 	var copied uint64
 	for i := 0; i < len(b.stale); {
-		if b.stale[i] {
+		if !check(i) {
 			i++
 			continue
 		}
 		j := i + 1
-		for j < len(b.stale) && !b.stale[j] {
+		for j < len(b.stale) && check(j) {
 			j++
 		}
 		lo, hi := b.span(i, j)
@@ -155,12 +172,48 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident) (uint64, 
 		}
 		i = j
 	}
+	b.watch(res)
 	return copied, nil
 }
 
-// deferAll marks every page of the buffer stale in mem: the device holds
-// what the kernel wrote.
-func (b *resBuf) deferAll(mem DeferringMemory) error {
+// watch asks the guest memory of a lazy Resident to report the next
+// change of each of b's pages, now that snap holds them.
+func (b *resBuf) watch(res *Resident) {
+	if res == nil || !res.Lazy {
+		return
+	}
+	mem, ok := res.mem.(DeferringMemory)
+	if !ok {
+		return
+	}
+	for i := range b.dirty {
+		b.dirty[i] = false
+	}
+	mem.Watch(b.r.Lo, b.r.Hi-b.r.Lo)
+	b.watched = true
+}
+
+// Touched records that the guest is about to change the page at pageAddr
+// (gvinst.Memory.OnWatchedWrite calls it): the buffers holding it must
+// compare it at their next launch.
+func (res *Resident) Touched(pageAddr uint64) {
+	for _, b := range res.bufs {
+		b.touch(pageAddr / gvinst.PageSize)
+	}
+}
+
+// touch marks guest page pn dirty, if b holds it.
+func (b *resBuf) touch(pn uint64) {
+	first := b.r.Lo / gvinst.PageSize
+	if pn >= first && pn-first < uint64(len(b.dirty)) {
+		b.dirty[pn-first] = true
+	}
+}
+
+// deferAll marks every page of b stale in mem: the device holds what the
+// kernel wrote. Other buffers holding those pages must look at them again
+// (their guest bytes change without a write the memory could report).
+func (res *Resident) deferAll(b *resBuf, mem DeferringMemory) error {
 	for i := range b.stale {
 		if b.stale[i] {
 			continue
@@ -171,6 +224,11 @@ func (b *resBuf) deferAll(mem DeferringMemory) error {
 		}
 		b.stale[i] = true
 		b.nstale++
+		for _, o := range res.bufs {
+			if o != b {
+				o.touch(lo / gvinst.PageSize)
+			}
+		}
 	}
 	b.nextPage = -1
 	return nil
@@ -183,6 +241,9 @@ func (res *Resident) bind(ctx gpu.Context, mem GuestMemory) error {
 	}
 	if res.ctx == nil {
 		res.ctx, res.mem = ctx, mem
+		if dm, ok := mem.(DeferringMemory); ok && res.Lazy {
+			dm.SetHolder(res)
+		}
 		return nil
 	}
 	if res.ctx != ctx || res.mem != mem {
@@ -239,6 +300,14 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 	}
 	if err := mem.Poke(lo, s); err != nil {
 		return fmt.Errorf("%w: writing [%#x,%#x) back: %v", ErrLostCopy, lo, hi, err)
+	}
+	// The guest now holds what snap holds; the Poke reported these pages
+	// changing to every buffer (others may share the edge pages).
+	if b.watched {
+		for p := i; p < j; p++ {
+			b.dirty[p] = false
+		}
+		mem.Watch(lo, hi-lo)
 	}
 	res.broughtIn += hi - lo
 	return nil
@@ -340,6 +409,9 @@ func (res *Resident) Close() error {
 			b.stale, b.nstale = nil, 0
 			res.forget(b)
 		}
+	}
+	if dm, ok := res.mem.(DeferringMemory); ok && res.Lazy && len(errs) == 0 {
+		dm.SetHolder(nil)
 	}
 	return errors.Join(errs...)
 }

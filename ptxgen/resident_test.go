@@ -152,7 +152,6 @@ func TestResidentLazy(t *testing.T) {
 	refMem, refCPU := lazyGuest(t, n)
 	mem, cpu := lazyGuest(t, n)
 	res := Resident{Lazy: true}
-	mem.OnStale = res.Refresh
 	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
 	for round := 0; round < 4; round++ {
 		if round == 2 {
@@ -232,7 +231,6 @@ func TestResidentLazyClose(t *testing.T) {
 	rc.State[gvinst.S2] = 8 * (n - 1) // the reference runs the GPU's part
 	runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
 	res := Resident{Lazy: true}
-	mem.OnStale = res.Refresh
 	in := saxpyInput(k, cpu, n, Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n})
 	if _, err := Launch(ctx, fn, k, mem, in, &res); err != nil {
 		t.Fatal(err)
@@ -240,7 +238,9 @@ func TestResidentLazyClose(t *testing.T) {
 	if err := res.Close(); err != nil {
 		t.Fatal(err)
 	}
-	mem.OnStale = nil // nothing may be stale any more
+	if mem.OnStale != nil || mem.IsStale(dataBase+0x8000) {
+		t.Fatal("Close left the memory held")
+	}
 	want, got := make([]byte, 0x10000), make([]byte, 0x10000)
 	_ = refMem.Read(dataBase, want)
 	if err := mem.Read(dataBase, got); err != nil {

@@ -10,7 +10,9 @@ import (
 )
 
 // The lane loops below visit the set bits of m; `& 31` lets the compiler
-// drop bounds checks on the [32]uint64 rows.
+// drop bounds checks on the [32]uint64 rows. With a full mask the hot
+// handlers run all 32 lanes unrolled by four; lane l reads only lane l of
+// its operands, so the destination may be one of them.
 
 func movHandler(t ptx.Type) handler {
 	switch t.Size() {
@@ -33,8 +35,11 @@ func opMov16(w *warp, in *inst, m uint32) {
 func opMov32(w *warp, in *inst, m uint32) {
 	d, a := &w.r[in.d], &w.r[in.a]
 	if m == fullMask {
-		for l := range d {
+		for l := 0; l < 32; l += 4 {
 			d[l] = uint64(uint32(a[l]))
+			d[l+1] = uint64(uint32(a[l+1]))
+			d[l+2] = uint64(uint32(a[l+2]))
+			d[l+3] = uint64(uint32(a[l+3]))
 		}
 		return
 	}
@@ -47,8 +52,11 @@ func opMov32(w *warp, in *inst, m uint32) {
 func opMov64(w *warp, in *inst, m uint32) {
 	d, a := &w.r[in.d], &w.r[in.a]
 	if m == fullMask {
-		for l := range d {
+		for l := 0; l < 32; l += 4 {
 			d[l] = a[l]
+			d[l+1] = a[l+1]
+			d[l+2] = a[l+2]
+			d[l+3] = a[l+3]
 		}
 		return
 	}
@@ -108,8 +116,11 @@ func opF3(w *warp, in *inst, m uint32) {
 func opAdd32(w *warp, in *inst, m uint32) {
 	d, a, b := &w.r[in.d], &w.r[in.a], &w.r[in.b]
 	if m == fullMask {
-		for l := range d {
+		for l := 0; l < 32; l += 4 {
 			d[l] = uint64(uint32(a[l]) + uint32(b[l]))
+			d[l+1] = uint64(uint32(a[l+1]) + uint32(b[l+1]))
+			d[l+2] = uint64(uint32(a[l+2]) + uint32(b[l+2]))
+			d[l+3] = uint64(uint32(a[l+3]) + uint32(b[l+3]))
 		}
 		return
 	}
@@ -122,8 +133,11 @@ func opAdd32(w *warp, in *inst, m uint32) {
 func opAdd64(w *warp, in *inst, m uint32) {
 	d, a, b := &w.r[in.d], &w.r[in.a], &w.r[in.b]
 	if m == fullMask {
-		for l := range d {
+		for l := 0; l < 32; l += 4 {
 			d[l] = a[l] + b[l]
+			d[l+1] = a[l+1] + b[l+1]
+			d[l+2] = a[l+2] + b[l+2]
+			d[l+3] = a[l+3] + b[l+3]
 		}
 		return
 	}
@@ -133,11 +147,52 @@ func opAdd64(w *warp, in *inst, m uint32) {
 	}
 }
 
+// opAddImm32 and opAddImm64 add the immediate in.imm, read once instead of
+// from a constant register in every lane.
+func opAddImm32(w *warp, in *inst, m uint32) {
+	d, a := &w.r[in.d], &w.r[in.a]
+	v := uint32(in.imm)
+	if m == fullMask {
+		for l := 0; l < 32; l += 4 {
+			d[l] = uint64(uint32(a[l]) + v)
+			d[l+1] = uint64(uint32(a[l+1]) + v)
+			d[l+2] = uint64(uint32(a[l+2]) + v)
+			d[l+3] = uint64(uint32(a[l+3]) + v)
+		}
+		return
+	}
+	for ; m != 0; m &= m - 1 {
+		l := bits.TrailingZeros32(m) & 31
+		d[l] = uint64(uint32(a[l]) + v)
+	}
+}
+
+func opAddImm64(w *warp, in *inst, m uint32) {
+	d, a := &w.r[in.d], &w.r[in.a]
+	v := in.imm
+	if m == fullMask {
+		for l := 0; l < 32; l += 4 {
+			d[l] = a[l] + v
+			d[l+1] = a[l+1] + v
+			d[l+2] = a[l+2] + v
+			d[l+3] = a[l+3] + v
+		}
+		return
+	}
+	for ; m != 0; m &= m - 1 {
+		l := bits.TrailingZeros32(m) & 31
+		d[l] = a[l] + v
+	}
+}
+
 func opSub32(w *warp, in *inst, m uint32) {
 	d, a, b := &w.r[in.d], &w.r[in.a], &w.r[in.b]
 	if m == fullMask {
-		for l := range d {
+		for l := 0; l < 32; l += 4 {
 			d[l] = uint64(uint32(a[l]) - uint32(b[l]))
+			d[l+1] = uint64(uint32(a[l+1]) - uint32(b[l+1]))
+			d[l+2] = uint64(uint32(a[l+2]) - uint32(b[l+2]))
+			d[l+3] = uint64(uint32(a[l+3]) - uint32(b[l+3]))
 		}
 		return
 	}
@@ -150,8 +205,11 @@ func opSub32(w *warp, in *inst, m uint32) {
 func opSub64(w *warp, in *inst, m uint32) {
 	d, a, b := &w.r[in.d], &w.r[in.a], &w.r[in.b]
 	if m == fullMask {
-		for l := range d {
+		for l := 0; l < 32; l += 4 {
 			d[l] = a[l] - b[l]
+			d[l+1] = a[l+1] - b[l+1]
+			d[l+2] = a[l+2] - b[l+2]
+			d[l+3] = a[l+3] - b[l+3]
 		}
 		return
 	}
@@ -164,8 +222,11 @@ func opSub64(w *warp, in *inst, m uint32) {
 func opMulLo32(w *warp, in *inst, m uint32) {
 	d, a, b := &w.r[in.d], &w.r[in.a], &w.r[in.b]
 	if m == fullMask {
-		for l := range d {
+		for l := 0; l < 32; l += 4 {
 			d[l] = uint64(uint32(a[l]) * uint32(b[l]))
+			d[l+1] = uint64(uint32(a[l+1]) * uint32(b[l+1]))
+			d[l+2] = uint64(uint32(a[l+2]) * uint32(b[l+2]))
+			d[l+3] = uint64(uint32(a[l+3]) * uint32(b[l+3]))
 		}
 		return
 	}
@@ -178,8 +239,11 @@ func opMulLo32(w *warp, in *inst, m uint32) {
 func opMulLo64(w *warp, in *inst, m uint32) {
 	d, a, b := &w.r[in.d], &w.r[in.a], &w.r[in.b]
 	if m == fullMask {
-		for l := range d {
+		for l := 0; l < 32; l += 4 {
 			d[l] = a[l] * b[l]
+			d[l+1] = a[l+1] * b[l+1]
+			d[l+2] = a[l+2] * b[l+2]
+			d[l+3] = a[l+3] * b[l+3]
 		}
 		return
 	}
@@ -192,8 +256,11 @@ func opMulLo64(w *warp, in *inst, m uint32) {
 func opMadLo32(w *warp, in *inst, m uint32) {
 	d, a, b, c := &w.r[in.d], &w.r[in.a], &w.r[in.b], &w.r[in.c]
 	if m == fullMask {
-		for l := range d {
+		for l := 0; l < 32; l += 4 {
 			d[l] = uint64(uint32(a[l])*uint32(b[l]) + uint32(c[l]))
+			d[l+1] = uint64(uint32(a[l+1])*uint32(b[l+1]) + uint32(c[l+1]))
+			d[l+2] = uint64(uint32(a[l+2])*uint32(b[l+2]) + uint32(c[l+2]))
+			d[l+3] = uint64(uint32(a[l+3])*uint32(b[l+3]) + uint32(c[l+3]))
 		}
 		return
 	}
@@ -206,8 +273,11 @@ func opMadLo32(w *warp, in *inst, m uint32) {
 func opMadLo64(w *warp, in *inst, m uint32) {
 	d, a, b, c := &w.r[in.d], &w.r[in.a], &w.r[in.b], &w.r[in.c]
 	if m == fullMask {
-		for l := range d {
+		for l := 0; l < 32; l += 4 {
 			d[l] = a[l]*b[l] + c[l]
+			d[l+1] = a[l+1]*b[l+1] + c[l+1]
+			d[l+2] = a[l+2]*b[l+2] + c[l+2]
+			d[l+3] = a[l+3]*b[l+3] + c[l+3]
 		}
 		return
 	}
@@ -220,8 +290,11 @@ func opMadLo64(w *warp, in *inst, m uint32) {
 func opMulWideS32(w *warp, in *inst, m uint32) {
 	d, a, b := &w.r[in.d], &w.r[in.a], &w.r[in.b]
 	if m == fullMask {
-		for l := range d {
+		for l := 0; l < 32; l += 4 {
 			d[l] = uint64(int64(int32(a[l])) * int64(int32(b[l])))
+			d[l+1] = uint64(int64(int32(a[l+1])) * int64(int32(b[l+1])))
+			d[l+2] = uint64(int64(int32(a[l+2])) * int64(int32(b[l+2])))
+			d[l+3] = uint64(int64(int32(a[l+3])) * int64(int32(b[l+3])))
 		}
 		return
 	}
@@ -234,8 +307,11 @@ func opMulWideS32(w *warp, in *inst, m uint32) {
 func opMulWideU32(w *warp, in *inst, m uint32) {
 	d, a, b := &w.r[in.d], &w.r[in.a], &w.r[in.b]
 	if m == fullMask {
-		for l := range d {
+		for l := 0; l < 32; l += 4 {
 			d[l] = uint64(uint32(a[l])) * uint64(uint32(b[l]))
+			d[l+1] = uint64(uint32(a[l+1])) * uint64(uint32(b[l+1]))
+			d[l+2] = uint64(uint32(a[l+2])) * uint64(uint32(b[l+2]))
+			d[l+3] = uint64(uint32(a[l+3])) * uint64(uint32(b[l+3]))
 		}
 		return
 	}
@@ -260,8 +336,11 @@ func opShl32(w *warp, in *inst, m uint32) {
 func opAddF32(w *warp, in *inst, m uint32) {
 	d, a, b := &w.r[in.d], &w.r[in.a], &w.r[in.b]
 	if m == fullMask {
-		for l := range d {
+		for l := 0; l < 32; l += 4 {
 			d[l] = bits32(f32(a[l]) + f32(b[l]))
+			d[l+1] = bits32(f32(a[l+1]) + f32(b[l+1]))
+			d[l+2] = bits32(f32(a[l+2]) + f32(b[l+2]))
+			d[l+3] = bits32(f32(a[l+3]) + f32(b[l+3]))
 		}
 		return
 	}
@@ -274,8 +353,11 @@ func opAddF32(w *warp, in *inst, m uint32) {
 func opMulF32(w *warp, in *inst, m uint32) {
 	d, a, b := &w.r[in.d], &w.r[in.a], &w.r[in.b]
 	if m == fullMask {
-		for l := range d {
+		for l := 0; l < 32; l += 4 {
 			d[l] = bits32(f32(a[l]) * f32(b[l]))
+			d[l+1] = bits32(f32(a[l+1]) * f32(b[l+1]))
+			d[l+2] = bits32(f32(a[l+2]) * f32(b[l+2]))
+			d[l+3] = bits32(f32(a[l+3]) * f32(b[l+3]))
 		}
 		return
 	}
@@ -287,38 +369,51 @@ func opMulF32(w *warp, in *inst, m uint32) {
 
 func opFmaF32(w *warp, in *inst, m uint32) {
 	d, a, b, c := &w.r[in.d], &w.r[in.a], &w.r[in.b], &w.r[in.c]
-	// The float64 FMA of float32 operands, rounded to float32, is the
-	// correctly rounded result unless it sits on a float32 tie or in the
-	// float32 subnormal range (see fma32RN); an exact zero is exact in both.
-	// Other lanes are redone by fma32
-	// in a second pass, which keeps calls out of the hot loop.
+	// The float64 result r is rounded to float32 where fma32Shortcut allows;
+	// other lanes are redone by fma32 in a second pass, which keeps calls
+	// out of the hot loop. d may alias an operand, so a lane left for pass
+	// two is not written in pass one.
 	var slow uint32
 	if m == fullMask {
-		for l := range d {
-			r := math.FMA(float64(f32(a[l])), float64(f32(b[l])), float64(f32(c[l])))
-			rb := math.Float64bits(r)
-			if rb&(1<<29-1) == 1<<28 || ((rb>>52)&0x7ff < 1023-126 && rb<<1 != 0) {
-				slow |= 1 << uint(l)
+		for l := 0; l < 32; l += 2 { // two lanes at a time, both or neither
+			r0 := float64(f32(a[l]))*float64(f32(b[l])) + float64(f32(c[l]))
+			r1 := float64(f32(a[l+1]))*float64(f32(b[l+1])) + float64(f32(c[l+1]))
+			if fma32Shortcut(r0) && fma32Shortcut(r1) {
+				d[l] = uint64(math.Float32bits(float32(r0)))
+				d[l+1] = uint64(math.Float32bits(float32(r1)))
 				continue
 			}
-			d[l] = bits32(float32(r))
+			slow |= 3 << uint(l)
 		}
 		m = 0
 	}
 	for mm := m; mm != 0; mm &= mm - 1 {
 		l := bits.TrailingZeros32(mm) & 31
-		r := math.FMA(float64(f32(a[l])), float64(f32(b[l])), float64(f32(c[l])))
-		rb := math.Float64bits(r)
-		if rb&(1<<29-1) == 1<<28 || ((rb>>52)&0x7ff < 1023-126 && rb<<1 != 0) {
-			slow |= 1 << uint(l) // d may alias an operand: leave it for pass two
+		r := float64(f32(a[l]))*float64(f32(b[l])) + float64(f32(c[l]))
+		if !fma32Shortcut(r) {
+			slow |= 1 << uint(l)
 			continue
 		}
-		d[l] = bits32(float32(r))
+		d[l] = uint64(math.Float32bits(float32(r)))
 	}
 	for ; slow != 0; slow &= slow - 1 {
 		l := bits.TrailingZeros32(slow) & 31
 		d[l] = bits32(fma32(f32(a[l]), f32(b[l]), f32(c[l]), rndRN))
 	}
+}
+
+// fma32Shortcut reports whether float32(r) is fma.rn.f32 of float32
+// operands x, y, z when r = float64(x)*float64(y) + float64(z). The product
+// of two float32 values is exact in float64 (48 significant bits, no
+// overflow or underflow), so r is the float64 FMA, whether or not the
+// compiler fuses the two operations. Rounding r once more to float32 is the
+// correctly rounded result unless r sits on a float32 tie or in the float32
+// subnormal range (an exact zero is exact in both); infinities and NaNs are
+// left to fma32 too, which canonicalizes NaNs.
+func fma32Shortcut(r float64) bool {
+	rb := math.Float64bits(r)
+	e := (rb >> 52) & 0x7ff
+	return rb&(1<<29-1) != 1<<28 && (e-(1023-126) < 0x7ff-(1023-126) || rb<<1 == 0)
 }
 
 func opFmaF64(w *warp, in *inst, m uint32) {
@@ -546,6 +641,57 @@ func relMask(tbl uint8, m, lt, eq, un uint32) uint32 {
 	return r & m
 }
 
+// bit is 1 for true and 0 for false; the compiler turns it into a SETcc,
+// which keeps data-dependent branches out of the comparison loops.
+func bit(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// fullRel returns the mask of the 32 lanes where a <tbl> b holds, tbl being
+// the truth table of an integer comparison (see cmpTables), with operands
+// compared as T. Each relation has a loop of its own, with even
+// and odd lanes in separate masks shifted into place from lane 31 down: no
+// branches and short dependency chains. > and >= swap the operands.
+func fullRel[T int32 | uint32 | int64 | uint64](a, b *[32]uint64, tbl uint8) uint32 {
+	switch tbl & 7 {
+	case 0b100: // a > b is b < a
+		a, b, tbl = b, a, 0b001
+	case 0b110: // a >= b is b <= a
+		a, b, tbl = b, a, 0b011
+	}
+	var r0, r1 uint32
+	switch tbl & 7 {
+	case 0b001:
+		for l := 30; l >= 0; l -= 2 {
+			r0 = r0<<2 | bit(T(a[l]) < T(b[l]))
+			r1 = r1<<2 | bit(T(a[l+1]) < T(b[l+1]))
+		}
+	case 0b011:
+		for l := 30; l >= 0; l -= 2 {
+			r0 = r0<<2 | bit(T(a[l]) <= T(b[l]))
+			r1 = r1<<2 | bit(T(a[l+1]) <= T(b[l+1]))
+		}
+	case 0b010:
+		for l := 30; l >= 0; l -= 2 {
+			r0 = r0<<2 | bit(T(a[l]) == T(b[l]))
+			r1 = r1<<2 | bit(T(a[l+1]) == T(b[l+1]))
+		}
+	case 0b101:
+		for l := 30; l >= 0; l -= 2 {
+			r0 = r0<<2 | bit(T(a[l]) != T(b[l]))
+			r1 = r1<<2 | bit(T(a[l+1]) != T(b[l+1]))
+		}
+	case 0b111: // every ordered relation: always true for integers
+		return fullMask
+	default: // no ordered relation: never true for integers
+		return 0
+	}
+	return r0 | r1<<1
+}
+
 // compareFunc returns a function computing, for the lanes in m, the mask of
 // lanes where a <cmp> b holds for operand type t.
 func compareFunc(t ptx.Type, ftz bool) func(w *warp, in *inst, m uint32) uint32 {
@@ -595,16 +741,7 @@ func compareFunc(t ptx.Type, ftz bool) func(w *warp, in *inst, m uint32) uint32 
 			a, b := &w.r[in.a], &w.r[in.b]
 			var lt, eq uint32
 			if m == fullMask {
-				for l := range a {
-					x, y := int32(a[l]), int32(b[l])
-					if x < y {
-						lt |= 1 << uint(l)
-					}
-					if x == y {
-						eq |= 1 << uint(l)
-					}
-				}
-				return relMask(in.cmp, m, lt, eq, 0)
+				return fullRel[int32](a, b, in.cmp)
 			}
 			for mm := m; mm != 0; mm &= mm - 1 {
 				l := bits.TrailingZeros32(mm) & 31
@@ -621,6 +758,9 @@ func compareFunc(t ptx.Type, ftz bool) func(w *warp, in *inst, m uint32) uint32 
 	case t.IsSigned():
 		return func(w *warp, in *inst, m uint32) uint32 {
 			a, b := &w.r[in.a], &w.r[in.b]
+			if m == fullMask && sh == 0 {
+				return fullRel[int64](a, b, in.cmp)
+			}
 			var lt, eq uint32
 			for mm := m; mm != 0; mm &= mm - 1 {
 				l := bits.TrailingZeros32(mm) & 31
@@ -637,19 +777,15 @@ func compareFunc(t ptx.Type, ftz bool) func(w *warp, in *inst, m uint32) uint32 
 	}
 	return func(w *warp, in *inst, m uint32) uint32 {
 		a, b := &w.r[in.a], &w.r[in.b]
-		var lt, eq uint32
 		if m == fullMask {
-			for l := range a {
-				x, y := a[l]<<sh, b[l]<<sh
-				if x < y {
-					lt |= 1 << uint(l)
-				}
-				if x == y {
-					eq |= 1 << uint(l)
-				}
+			switch sh {
+			case 32:
+				return fullRel[uint32](a, b, in.cmp)
+			case 0:
+				return fullRel[uint64](a, b, in.cmp)
 			}
-			return relMask(in.cmp, m, lt, eq, 0)
 		}
+		var lt, eq uint32
 		for mm := m; mm != 0; mm &= mm - 1 {
 			l := bits.TrailingZeros32(mm) & 31
 			x, y := a[l]<<sh, b[l]<<sh

@@ -118,6 +118,19 @@ func selectInt(x *inst, in *ptx.Inst) error {
 				return uint64(uint32(r))
 			})
 		}
+		if len(in.Args) > 2 && in.Args[2].Kind == ptx.OpInt && (size == 4 || size == 8) {
+			// A register plus an immediate, as in pointer and counter
+			// increments: a - v is a + (-v) in two's complement.
+			x.imm = uint64(in.Args[2].Int)
+			if sub {
+				x.imm = -x.imm
+			}
+			x.fn = opAddImm64
+			if size == 4 {
+				x.fn = opAddImm32
+			}
+			return nil
+		}
 		switch {
 		case size == 4 && !sub:
 			x.fn = opAdd32

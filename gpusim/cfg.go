@@ -157,3 +157,38 @@ func (d *decoder) reconvergence() error {
 	}
 	return nil
 }
+
+// straightRuns sets, for every instruction, the length of the run of
+// unguarded kALU instructions starting there that no branch enters and no
+// lane can reconverge inside. warp.run executes such a run without
+// checking the reconvergence stack between its instructions: the active
+// mask can only change at a branch, an exit or a reconvergence point, and
+// every reconvergence point (a branch's rpc, or the instruction after a
+// branch) is a basic-block leader, so it starts a run of its own.
+func (d *decoder) straightRuns() {
+	prog := d.k.prog
+	n := len(prog)
+	leader := make([]bool, n+1)
+	for pc := range prog {
+		in := &prog[pc]
+		if in.kind == kBra {
+			leader[min(max(int(in.target), 0), n)] = true
+			leader[min(max(int(in.rpc), 0), n)] = true
+			leader[pc+1] = true
+		}
+	}
+	run := int32(0)
+	for pc := n - 1; pc >= 0; pc-- {
+		in := &prog[pc]
+		if in.kind != kALU || in.guard >= 0 {
+			run = 0
+			in.run = 0
+			continue
+		}
+		if leader[pc+1] {
+			run = 0
+		}
+		run++
+		in.run = run
+	}
+}

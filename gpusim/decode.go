@@ -76,9 +76,11 @@ type inst struct {
 	signed bool
 	base   int32 // address base register, or -1
 	off    int64
+	imm    uint64  // immediate source operand of specialised handlers (opAddImm32, ...)
 	vec    []int32 // vector element registers
 	target int32
 	rpc    int32 // reconvergence pc of a branch
+	run    int32 // length of the straight-line run starting here (see straightRuns)
 	cmp    uint8 // comparison truth table of setp/set
 	cmpFn  func(w *warp, in *inst, m uint32) uint32
 	f2     func(a, b uint64) uint64
@@ -193,6 +195,36 @@ type kernel struct {
 	sharedStatic int
 	localSize    int
 	mod          *module
+	// varRegs are the ranges of ordinary registers: all but the constant
+	// and special registers, which no instruction writes.
+	varRegs []regRange
+	// ctas are the workers' block states, kept between launches.
+	ctas []*cta
+}
+
+// regRange is the register indices [lo, hi).
+type regRange struct{ lo, hi int }
+
+// findVarRegs sets k.varRegs.
+func (k *kernel) findVarRegs() {
+	fixed := make([]bool, k.nregs)
+	for _, c := range k.consts {
+		fixed[c.reg] = true
+	}
+	for _, s := range k.sregs {
+		fixed[s.reg] = true
+	}
+	for r := 0; r < k.nregs; {
+		if fixed[r] {
+			r++
+			continue
+		}
+		lo := r
+		for r < k.nregs && !fixed[r] {
+			r++
+		}
+		k.varRegs = append(k.varRegs, regRange{lo, r})
+	}
 }
 
 // symRef is a resolved variable or parameter: its space and address there.
@@ -311,6 +343,8 @@ func decodeKernel(m *ptx.Module, f *ptx.Func, modSyms map[string]symRef, sharedS
 	if err := d.reconvergence(); err != nil {
 		return nil, err
 	}
+	d.straightRuns()
+	d.k.findVarRegs()
 	return d.k, nil
 }
 

@@ -42,7 +42,8 @@ type warp struct {
 }
 
 // cta is the state of one thread block; a worker reuses it for every block
-// it runs.
+// it runs, and the kernel keeps it for the worker of the same index in
+// later launches (see execute), so launches allocate nothing per warp.
 type cta struct {
 	l      *launch
 	ctaid  [3]uint32
@@ -51,6 +52,9 @@ type cta struct {
 	warps  []*warp
 	worker int
 	bars   [16]barState
+	// Instruction counts of the blocks this worker has finished in the
+	// current launch.
+	threadInstr, warpInstr, divergent uint64
 	// gcache holds, per instruction, the allocation its last global access
 	// hit: loads and stores usually stay inside one array.
 	gcache []gslot
@@ -78,7 +82,13 @@ type launch struct {
 	nthreads int
 	start    time.Time
 
-	next    atomic.Uint64 // next CTA index to run
+	// next is the index of the next CTA to run. Every worker takes its
+	// blocks from it, so it sits on a cache line of its own, away from the
+	// fields above that workers read all the time.
+	_    [64]byte
+	next atomic.Uint64
+	_    [56]byte
+
 	stop    atomic.Bool
 	errOnce sync.Once
 	err     error
@@ -122,7 +132,8 @@ func (w *warp) setFault(code gpu.Result, what string, in *inst, lane int, sp mem
 }
 
 // run executes the warp until it exits, reaches a barrier, faults, or has
-// issued budget instructions. It returns the number issued.
+// issued at least budget instructions (a straight-line run is finished
+// first). It returns the number issued.
 func (w *warp) run(prog []inst, budget int) int {
 	n := len(w.stack)
 	if n == 0 {
@@ -131,9 +142,8 @@ func (w *warp) run(prog []inst, budget int) int {
 	}
 	e := w.stack[n-1]
 	pc, rpc, mask := e.pc, e.rpc, e.mask&^w.exited
-	steps := 0
 	var ti, wi, dv uint64
-	for steps < budget {
+	for wi < uint64(budget) {
 		if pc == rpc || mask == 0 {
 			n--
 			w.stack = w.stack[:n]
@@ -146,7 +156,29 @@ func (w *warp) run(prog []inst, budget int) int {
 			continue
 		}
 		in := &prog[pc]
-		steps++
+		if k := in.run; k > 0 {
+			// Unguarded ALU instructions up to the next leader: the mask
+			// stays as it is and pc cannot meet rpc (see straightRuns).
+			blk := prog[pc : pc+k]
+			for i := range blk {
+				blk[i].fn(w, &blk[i], mask)
+				if w.fault != nil {
+					// The faulting instruction counts as issued; the warp
+					// stays at it.
+					wi += uint64(i + 1)
+					ti += uint64(i+1) * uint64(bits.OnesCount32(mask))
+					w.stack[n-1] = stackEntry{pc + int32(i), rpc, mask}
+					w.threadInstr += ti
+					w.warpInstr += wi
+					w.divergent += dv
+					return int(wi)
+				}
+			}
+			pc += k
+			wi += uint64(k)
+			ti += uint64(k) * uint64(bits.OnesCount32(mask))
+			continue
+		}
 		wi++
 		ti += uint64(bits.OnesCount32(mask))
 		em := mask
@@ -166,7 +198,7 @@ func (w *warp) run(prog []inst, budget int) int {
 					w.threadInstr += ti
 					w.warpInstr += wi
 					w.divergent += dv
-					return steps
+					return int(wi)
 				}
 			}
 			pc++
@@ -228,7 +260,7 @@ func (w *warp) run(prog []inst, budget int) int {
 			w.threadInstr += ti
 			w.warpInstr += wi
 			w.divergent += dv
-			return steps
+			return int(wi)
 		case kNop:
 			pc++
 		}
@@ -239,7 +271,7 @@ func (w *warp) run(prog []inst, budget int) int {
 	w.threadInstr += ti
 	w.warpInstr += wi
 	w.divergent += dv
-	return steps
+	return int(wi)
 }
 
 // sliceSteps is how many instructions a warp issues before the scheduler
@@ -293,16 +325,12 @@ func (c *cta) run(idx uint64) error {
 				l.k.name, c.ctaid[0], c.ctaid[1], c.ctaid[2])
 		}
 	}
-	var ti, wi, dv uint64
 	for _, w := range c.warps {
-		ti += w.threadInstr
-		wi += w.warpInstr
-		dv += w.divergent
+		c.threadInstr += w.threadInstr
+		c.warpInstr += w.warpInstr
+		c.divergent += w.divergent
 		w.threadInstr, w.warpInstr, w.divergent = 0, 0, 0
 	}
-	l.threadInstr.Add(ti)
-	l.warpInstr.Add(wi)
-	l.divergent.Add(dv)
 	return nil
 }
 
@@ -334,82 +362,96 @@ func (c *cta) releaseBarriers(live int) bool {
 	return released
 }
 
-// reset prepares the warp for a new block: registers hold zeros, constants
-// and special registers; the whole warp starts at pc 0.
-func (w *warp) reset() {
-	c := w.cta
-	l := c.l
-	k := l.k
+// setup prepares the warp for a launch: ordinary registers and predicates
+// hold zeros; constant registers and the special registers that are the
+// same in every block are filled here once, as no instruction writes them
+// (decoding gives them registers of their own, never a destination).
+func (w *warp) setup() {
+	k := w.cta.l.k
 	clear(w.r)
-	clear(w.p)
-	b := l.cfg.Block
-	g := l.cfg.Grid
-	nthreads := l.nthreads
-	first := w.id * 32
-	valid := fullMask
-	if rest := nthreads - first; rest < 32 {
-		valid = uint32(1)<<uint(rest) - 1
-	}
 	for _, ci := range k.consts {
-		row := &w.r[ci.reg]
-		for i := range row {
-			row[i] = ci.val
-		}
-	}
-	// Thread coordinates of each lane, stepped without division.
-	var tx, ty, tz [32]uint32
-	x, y, z := uint32(first)%b.X, uint32(first)/b.X%b.Y, uint32(first)/(b.X*b.Y)
-	for lane := range tx {
-		tx[lane], ty[lane], tz[lane] = x, y, z
-		if x++; x == b.X {
-			x = 0
-			if y++; y == b.Y {
-				y = 0
-				z++
-			}
-		}
+		fillRow(&w.r[ci.reg], ci.val)
 	}
 	for _, s := range k.sregs {
-		row := &w.r[s.reg]
+		if !s.kind.perBlock() {
+			w.fillSreg(s)
+		}
+	}
+	w.threadInstr, w.warpInstr, w.divergent = 0, 0, 0
+}
+
+// reset prepares the warp for a new block: ordinary registers and
+// predicates hold zeros again, the block's %ctaid is filled in, and the
+// whole warp starts at pc 0.
+func (w *warp) reset() {
+	k := w.cta.l.k
+	for _, rg := range k.varRegs {
+		clear(w.r[rg.lo:rg.hi])
+	}
+	clear(w.p)
+	for _, s := range k.sregs {
+		if s.kind.perBlock() {
+			w.fillSreg(s)
+		}
+	}
+	valid := fullMask
+	if rest := w.cta.l.nthreads - w.id*32; rest < 32 {
+		valid = uint32(1)<<uint(rest) - 1
+	}
+	w.stack = append(w.stack[:0], stackEntry{pc: 0, rpc: int32(len(k.prog)), mask: valid})
+	w.exited, w.cc = 0, 0
+	w.atBar, w.done, w.fault = false, false, nil
+	w.gb, w.ge, w.gdata = 0, 0, nil
+}
+
+func fillRow(row *[32]uint64, v uint64) {
+	for i := range row {
+		row[i] = v
+	}
+}
+
+// perBlock reports whether the special register differs between the
+// blocks of a launch.
+func (k sregKind) perBlock() bool {
+	return k == srCtaidX || k == srCtaidY || k == srCtaidZ
+}
+
+// fillSreg writes special register s into its register row.
+func (w *warp) fillSreg(s sregInit) {
+	c := w.cta
+	l := c.l
+	b, g := l.cfg.Block, l.cfg.Grid
+	row := &w.r[s.reg]
+	switch s.kind {
+	case srTidX, srTidY, srTidZ:
+		// Thread coordinates of each lane, stepped without division.
+		first := uint32(w.id * 32)
+		x, y, z := first%b.X, first/b.X%b.Y, first/(b.X*b.Y)
+		for lane := range row {
+			switch s.kind {
+			case srTidX:
+				row[lane] = uint64(x)
+			case srTidY:
+				row[lane] = uint64(y)
+			default:
+				row[lane] = uint64(z)
+			}
+			if x++; x == b.X {
+				x = 0
+				if y++; y == b.Y {
+					y = 0
+					z++
+				}
+			}
+		}
+	case srLaneid:
+		for lane := range row {
+			row[lane] = uint64(lane)
+		}
+	case srLanemaskEq, srLanemaskLt, srLanemaskLe, srLanemaskGt, srLanemaskGe:
 		for lane := range row {
 			var v uint64
 			switch s.kind {
-			case srTidX:
-				v = uint64(tx[lane])
-			case srTidY:
-				v = uint64(ty[lane])
-			case srTidZ:
-				v = uint64(tz[lane])
-			case srNtidX:
-				v = uint64(b.X)
-			case srNtidY:
-				v = uint64(b.Y)
-			case srNtidZ:
-				v = uint64(b.Z)
-			case srCtaidX:
-				v = uint64(c.ctaid[0])
-			case srCtaidY:
-				v = uint64(c.ctaid[1])
-			case srCtaidZ:
-				v = uint64(c.ctaid[2])
-			case srNctaidX:
-				v = uint64(g.X)
-			case srNctaidY:
-				v = uint64(g.Y)
-			case srNctaidZ:
-				v = uint64(g.Z)
-			case srLaneid:
-				v = uint64(lane)
-			case srWarpid:
-				v = uint64(w.id)
-			case srNwarpid:
-				v = uint64(len(c.warps))
-			case srSmid:
-				v = uint64(c.worker)
-			case srNsmid:
-				v = uint64(l.ctx.drv.props.MultiProcessors)
-			case srGridid:
-				v = 1
 			case srLanemaskEq:
 				v = 1 << uint(lane)
 			case srLanemaskLt:
@@ -418,23 +460,56 @@ func (w *warp) reset() {
 				v = 1<<uint(lane+1) - 1
 			case srLanemaskGt:
 				v = uint64(^uint32(1<<uint(lane+1) - 1))
-			case srLanemaskGe:
+			default:
 				v = uint64(^uint32(1<<uint(lane) - 1))
-			case srDynSmem:
-				v = uint64(l.cfg.SharedBytes)
-			case srTotalSmem:
-				v = uint64(len(c.shared))
 			}
 			row[lane] = v
 		}
+	default:
+		var v uint64
+		switch s.kind {
+		case srNtidX:
+			v = uint64(b.X)
+		case srNtidY:
+			v = uint64(b.Y)
+		case srNtidZ:
+			v = uint64(b.Z)
+		case srCtaidX:
+			v = uint64(c.ctaid[0])
+		case srCtaidY:
+			v = uint64(c.ctaid[1])
+		case srCtaidZ:
+			v = uint64(c.ctaid[2])
+		case srNctaidX:
+			v = uint64(g.X)
+		case srNctaidY:
+			v = uint64(g.Y)
+		case srNctaidZ:
+			v = uint64(g.Z)
+		case srWarpid:
+			v = uint64(w.id)
+		case srNwarpid:
+			v = uint64(len(c.warps))
+		case srSmid:
+			v = uint64(c.worker)
+		case srNsmid:
+			v = uint64(l.ctx.drv.props.MultiProcessors)
+		case srGridid:
+			v = 1
+		case srDynSmem:
+			v = uint64(l.cfg.SharedBytes)
+		case srTotalSmem:
+			v = uint64(len(c.shared))
+		}
+		fillRow(row, v)
 	}
-	w.stack = append(w.stack[:0], stackEntry{pc: 0, rpc: int32(len(k.prog)), mask: valid})
-	w.exited, w.cc = 0, 0
-	w.atBar, w.done, w.fault = false, false, nil
-	w.gb, w.ge, w.gdata = 0, 0, nil
 }
 
-// execute runs all blocks of the launch on the configured number of workers.
+// execute runs all blocks of the launch on the configured number of
+// workers. Each worker runs its blocks on one cta, reused for every block
+// and kept on the kernel for the next launch (launches of a context are
+// serialized by its lock); its instruction counts are merged into the
+// launch's once, when the worker ends.
 func (l *launch) execute(workers int) error {
 	k := l.k
 	nblocks := l.cfg.Grid.Count()
@@ -444,15 +519,11 @@ func (l *launch) execute(workers int) error {
 	if uint64(workers) > nblocks {
 		workers = int(nblocks)
 	}
-	nwarps := (l.nthreads + 31) / 32
-	sharedSize := k.sharedStatic + int(l.cfg.SharedBytes)
+	for len(k.ctas) < workers {
+		k.ctas = append(k.ctas, nil)
+	}
 	var wg sync.WaitGroup
 	for wk := 0; wk < workers; wk++ {
-		c := &cta{l: l, shared: make([]byte, sharedSize), local: make([]byte, k.localSize*l.nthreads), worker: wk,
-			gcache: make([]gslot, len(k.prog))}
-		for i := 0; i < nwarps; i++ {
-			c.warps = append(c.warps, &warp{cta: c, id: i, r: make([][32]uint64, k.nregs), p: make([]uint32, k.npreds)})
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -460,6 +531,20 @@ func (l *launch) execute(workers int) error {
 				if r := recover(); r != nil {
 					l.fail(gpu.Errorf(gpu.ErrLaunchFailed, "cuLaunchKernel", "kernel %s: simulator fault: %v", k.name, r))
 				}
+			}()
+			// The worker allocates its own state, so that no two workers'
+			// frequently written fields share a cache line.
+			c := k.ctas[wk]
+			if c == nil {
+				c = &cta{}
+				k.ctas[wk] = c
+			}
+			c.prepare(l, wk)
+			defer func() {
+				l.threadInstr.Add(c.threadInstr)
+				l.warpInstr.Add(c.warpInstr)
+				l.divergent.Add(c.divergent)
+				c.release()
 			}()
 			for !l.stop.Load() {
 				idx := l.next.Add(1) - 1
@@ -475,4 +560,47 @@ func (l *launch) execute(workers int) error {
 	}
 	wg.Wait()
 	return l.err
+}
+
+// prepare readies a worker's cta, new or kept from an earlier launch of the
+// kernel, for launch l: memory sized for this launch's block, the
+// per-instruction global-memory cache emptied (allocations may have been
+// freed since), and one warp per 32 threads set up for the launch.
+func (c *cta) prepare(l *launch, worker int) {
+	k := l.k
+	c.l, c.worker = l, worker
+	c.threadInstr, c.warpInstr, c.divergent = 0, 0, 0
+	c.shared = resize(c.shared, k.sharedStatic+int(l.cfg.SharedBytes))
+	c.local = resize(c.local, k.localSize*l.nthreads)
+	if len(c.gcache) != len(k.prog) {
+		c.gcache = make([]gslot, len(k.prog))
+	}
+	clear(c.gcache)
+	nwarps := (l.nthreads + 31) / 32
+	for len(c.warps) < nwarps {
+		c.warps = append(c.warps, &warp{cta: c, id: len(c.warps), r: make([][32]uint64, k.nregs), p: make([]uint32, k.npreds)})
+	}
+	c.warps = c.warps[:nwarps]
+	for _, w := range c.warps {
+		w.setup()
+	}
+}
+
+// release drops the cta's references to the launch and to device memory
+// until its next launch.
+func (c *cta) release() {
+	c.l = nil
+	clear(c.gcache)
+	for _, w := range c.warps {
+		w.gb, w.ge, w.gdata, w.fault = 0, 0, nil, nil
+	}
+}
+
+// resize returns a byte slice of length n, reusing b's memory when it is
+// large enough.
+func resize(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
 }

@@ -216,19 +216,6 @@ func fma32(a, b, c float32, rnd uint8) float32 {
 	return roundF32(s, e, rnd)
 }
 
-// fma32RN is fma.rn.f32: the float64 FMA is rounded once more to float32,
-// which is exact unless the float64 result sits on a float32 rounding
-// boundary (a tie) or in the float32 subnormal range; those take the slow,
-// exact path.
-func fma32RN(a, b, c float32) float32 {
-	r := math.FMA(float64(a), float64(b), float64(c))
-	rb := math.Float64bits(r)
-	if rb&(1<<29-1) != 1<<28 && (rb>>52)&0x7ff >= 1023-126 {
-		return float32(r)
-	}
-	return fma32(a, b, c, rndRN)
-}
-
 func div32(a, b float32, rnd uint8) float32 {
 	if !directed(rnd) {
 		return a / b

@@ -216,36 +216,21 @@ func storeHandler(in *inst) handler {
 	return opStore
 }
 
-// opLoadParam loads a kernel parameter at a fixed offset: the value is the
-// same for every lane, so it is read once.
+// opLoadParam loads a kernel parameter at a fixed offset: the address and
+// so the value are the same for every lane, so it is checked and read once.
 func opLoadParam(w *warp, in *inst, m uint32) {
 	n := uint64(in.size) * uint64(len(in.vec))
-	if ps := w.cta.l.params; in.space == msKParam && len(in.vec) == 1 && in.size == 8 && !in.signed {
-		// The common ld.param.u64 of a kernel parameter: no window to
-		// resolve, aligned by the parameter layout when in.off is.
-		if off := uint64(in.off); off&7 == 0 && off+8 <= uint64(len(ps)) && off+8 > off {
-			v := binary.LittleEndian.Uint64(ps[off : off+8])
-			row := &w.r[in.vec[0]]
-			if m == fullMask {
-				for l := range row {
-					row[l] = v
-				}
-				return
-			}
-			for ; m != 0; m &= m - 1 {
-				row[bits.TrailingZeros32(m)&31] = v
-			}
-			return
-		}
-	}
-	lane := bits.TrailingZeros32(m) & 31
-	mem, _ := w.access(in, lane, n)
+	mem, _ := w.access(in, bits.TrailingZeros32(m)&31, n)
 	if mem == nil {
 		return
 	}
 	for i, r := range in.vec {
 		v := readN(mem[i*int(in.size):], in.size, in.signed)
 		row := &w.r[r]
+		if m == fullMask {
+			fillRow(row, v)
+			continue
+		}
 		for mm := m; mm != 0; mm &= mm - 1 {
 			row[bits.TrailingZeros32(mm)&31] = v
 		}
@@ -334,15 +319,30 @@ func opStoreStrong(w *warp, in *inst, m uint32) {
 // opLoadGlobal32 is ld.global of one 32-bit value through a register. The
 // allocation last hit by this instruction is tried first.
 func opLoadGlobal32(w *warp, in *inst, m uint32) {
+	if m == fullMask && in.vec[0] != in.base {
+		cs := &w.cta.gcache[in.idx]
+		dst := &w.r[in.vec[0]]
+		if loadFull32(&w.r[in.base], dst, uint64(in.off), cs.base, cs.data) {
+			if in.signed {
+				for l := range dst {
+					dst[l] = uint64(int64(int32(dst[l])))
+				}
+			}
+			return
+		}
+	}
+	loadGlobal32Lanes(w, in, m)
+}
+
+// loadGlobal32Lanes is opLoadGlobal32 one lane at a time, filling the
+// allocation cache on a miss and stopping at a faulting lane.
+func loadGlobal32Lanes(w *warp, in *inst, m uint32) {
 	base := &w.r[in.base]
 	dst := &w.r[in.vec[0]]
 	off := uint64(in.off)
 	signed := in.signed
 	cs := &w.cta.gcache[in.idx]
 	gb, gdata := cs.base, cs.data
-	if m == fullMask && !signed && in.vec[0] != in.base && loadFull32(base, dst, off, gb, gdata) {
-		return
-	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m) & 31
 		addr := base[l] + off
@@ -370,20 +370,30 @@ func opLoadGlobal32(w *warp, in *inst, m uint32) {
 }
 
 // loadFull32 loads 32 lanes from one allocation (data at device address
-// gb). It reports false, having loaded only some lanes, when a lane falls
-// outside it or is misaligned; the caller then redoes all lanes, which is
-// safe because the destination is not the base register.
+// gb). It reports false when a lane falls outside it or is misaligned; the
+// caller then redoes all lanes one by one, which is safe because the
+// destination is not the base register. Alignment is checked once for the
+// warp, after the loads: a misaligned lane still reads inside data. It is
+// not inlined so that its loop keeps every value in a register.
+//
+//go:noinline
 func loadFull32(base, dst *[32]uint64, off, gb uint64, data []byte) bool {
-	n := uint64(len(data))
-	for l := range base {
-		addr := base[l] + off
-		o := addr - gb
-		if o >= n || n-o < 4 || addr&3 != 0 {
+	if len(data) < 4 {
+		return false
+	}
+	lim := uint64(len(data)) - 4 // the last offset a 4-byte load may start at
+	var or uint64
+	for l := 0; l < 32; l += 2 { // two lanes at a time: one range check
+		a0, a1 := base[l]+off, base[l+1]+off
+		o0, o1 := a0-gb, a1-gb
+		if max(o0, o1) > lim {
 			return false
 		}
-		dst[l] = uint64(binary.LittleEndian.Uint32(data[o : o+4]))
+		or |= a0 | a1
+		dst[l] = uint64(binary.LittleEndian.Uint32(data[o0 : o0+4]))
+		dst[l+1] = uint64(binary.LittleEndian.Uint32(data[o1 : o1+4]))
 	}
-	return true
+	return or&3 == 0
 }
 
 func opStoreGlobal32(w *warp, in *inst, m uint32) {
@@ -392,6 +402,15 @@ func opStoreGlobal32(w *warp, in *inst, m uint32) {
 	off := uint64(in.off)
 	cs := &w.cta.gcache[in.idx]
 	gb, gdata := cs.base, cs.data
+	if m == fullMask {
+		// Lanes store in order, as below, until one leaves the cached
+		// allocation; the rest go the per-lane way.
+		done := storeFull32(base, src, off, gb, gdata)
+		if done == 32 {
+			return
+		}
+		m &^= 1<<uint(done) - 1
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m) & 31
 		addr := base[l] + off
@@ -412,16 +431,64 @@ func opStoreGlobal32(w *warp, in *inst, m uint32) {
 	}
 }
 
+// storeFull32 stores lanes 0, 1, ... of src into one allocation (data at
+// device address gb) while they fall inside it, aligned, and returns the
+// number stored: 32, or the first lane the caller must store itself.
+//
+//go:noinline
+func storeFull32(base, src *[32]uint64, off, gb uint64, data []byte) int {
+	if len(data) < 4 {
+		return 0
+	}
+	lim := uint64(len(data)) - 4
+	for l := range base {
+		addr := base[l] + off
+		o := addr - gb
+		if o > lim || addr&3 != 0 {
+			return l
+		}
+		binary.LittleEndian.PutUint32(data[o:o+4], uint32(src[l]))
+	}
+	return 32
+}
+
+// storeFull64 is storeFull32 for 64-bit values.
+//
+//go:noinline
+func storeFull64(base, src *[32]uint64, off, gb uint64, data []byte) int {
+	if len(data) < 8 {
+		return 0
+	}
+	lim := uint64(len(data)) - 8
+	for l := range base {
+		addr := base[l] + off
+		o := addr - gb
+		if o > lim || addr&7 != 0 {
+			return l
+		}
+		binary.LittleEndian.PutUint64(data[o:o+8], src[l])
+	}
+	return 32
+}
+
 // opLoadGlobal64 is opLoadGlobal32 for one 64-bit value.
 func opLoadGlobal64(w *warp, in *inst, m uint32) {
+	if m == fullMask && in.vec[0] != in.base {
+		cs := &w.cta.gcache[in.idx]
+		if loadFull64(&w.r[in.base], &w.r[in.vec[0]], uint64(in.off), cs.base, cs.data) {
+			return
+		}
+	}
+	loadGlobal64Lanes(w, in, m)
+}
+
+// loadGlobal64Lanes is loadGlobal32Lanes for 64-bit values.
+func loadGlobal64Lanes(w *warp, in *inst, m uint32) {
 	base := &w.r[in.base]
 	dst := &w.r[in.vec[0]]
 	off := uint64(in.off)
 	cs := &w.cta.gcache[in.idx]
 	gb, gdata := cs.base, cs.data
-	if m == fullMask && in.vec[0] != in.base && loadFull64(base, dst, off, gb, gdata) {
-		return
-	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m) & 31
 		addr := base[l] + off
@@ -443,17 +510,25 @@ func opLoadGlobal64(w *warp, in *inst, m uint32) {
 }
 
 // loadFull64 is loadFull32 for 64-bit values.
+//
+//go:noinline
 func loadFull64(base, dst *[32]uint64, off, gb uint64, data []byte) bool {
-	n := uint64(len(data))
-	for l := range base {
-		addr := base[l] + off
-		o := addr - gb
-		if o >= n || n-o < 8 || addr&7 != 0 {
+	if len(data) < 8 {
+		return false
+	}
+	lim := uint64(len(data)) - 8
+	var or uint64
+	for l := 0; l < 32; l += 2 { // two lanes at a time: one range check
+		a0, a1 := base[l]+off, base[l+1]+off
+		o0, o1 := a0-gb, a1-gb
+		if max(o0, o1) > lim {
 			return false
 		}
-		dst[l] = binary.LittleEndian.Uint64(data[o : o+8])
+		or |= a0 | a1
+		dst[l] = binary.LittleEndian.Uint64(data[o0 : o0+8])
+		dst[l+1] = binary.LittleEndian.Uint64(data[o1 : o1+8])
 	}
-	return true
+	return or&7 == 0
 }
 
 func opStoreGlobal64(w *warp, in *inst, m uint32) {
@@ -462,6 +537,15 @@ func opStoreGlobal64(w *warp, in *inst, m uint32) {
 	off := uint64(in.off)
 	cs := &w.cta.gcache[in.idx]
 	gb, gdata := cs.base, cs.data
+	if m == fullMask {
+		// Lanes store in order, as below, until one leaves the cached
+		// allocation; the rest go the per-lane way.
+		done := storeFull64(base, src, off, gb, gdata)
+		if done == 32 {
+			return
+		}
+		m &^= 1<<uint(done) - 1
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m) & 31
 		addr := base[l] + off

@@ -23,7 +23,7 @@ done
 echo "ptxas: $ok passed, $bad failed"
 
 say "gpusim: thread instructions per second, 1 worker and all cores"
-[ -n "${SKIP_GPUSIM:-}" ] || (cd gpusim && "../$D/gpusim.test" -test.run '^$' -test.bench BenchmarkGpusim -test.benchtime 3x 2>&1 | grep -E 'Benchmark|ok|FAIL|Error')
+[ -n "${SKIP_GPUSIM:-}" ] || (cd gpusim && "../$D/gpusim.test" -test.run '^$' -test.bench BenchmarkGpusim -test.benchtime 3x -test.count 2 2>&1 | grep -E 'Benchmark|ok|FAIL|Error')
 
 say "loop programs: native vs gxbit accelerate --gpu cuda vs --gpu sim (output must be identical)"
 for b in "$D"/bin/*; do

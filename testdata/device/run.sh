@@ -25,6 +25,15 @@ echo "ptxas: $ok passed, $bad failed"
 say "gpusim: thread instructions per second, 1 worker and all cores"
 [ -n "${SKIP_GPUSIM:-}" ] || (cd gpusim && "../$D/gpusim.test" -test.run '^$' -test.bench BenchmarkGpusim -test.benchtime 3x -test.count 2 2>&1 | grep -E 'Benchmark|ok|FAIL|Error')
 
+say "gpusim scaling against the machine's own ceiling: 1 worker, 16 workers in one process, 16 one-worker processes at once (matmul512)"
+[ -n "${SKIP_GPUSIM:-}" ] || (cd gpusim && B="../$D/gpusim.test" && for r in 1 2 3; do
+  one=$("$B" -test.run '^$' -test.bench 'BenchmarkGpusim/matmul512/workers=1$' -test.benchtime 3x 2>&1 | awk '/Bench/ {print $7}')
+  all=$("$B" -test.run '^$' -test.bench "BenchmarkGpusim/matmul512/workers=$(nproc)\$" -test.benchtime 10x 2>&1 | awk '/Bench/ {print $7}')
+  for i in $(seq "$(nproc)"); do GOMAXPROCS=1 "$B" -test.run '^$' -test.bench 'BenchmarkGpusim/matmul512/workers=1$' -test.benchtime 3x > "$OUT/proc$i.txt" 2>&1 & done; wait
+  procs=$(cat "$OUT"/proc*.txt | awk '/Bench/ {s += $7} END {print s}'); rm -f "$OUT"/proc*.txt
+  awk -v a="$one" -v b="$all" -v c="$procs" -v n="$(nproc)" 'BEGIN { printf "1 worker %.3g/s; %d workers %.3g/s (efficiency %.2f); %d processes %.3g/s (in-process reaches %.2f of that)\n", a, n, b, b / a / n, n, c, b / c }'
+done)
+
 say "loop programs: native vs gxbit accelerate --gpu cuda vs --gpu sim (output must be identical)"
 for b in "$D"/bin/*; do
   name=$(basename "$b"); args=$(cat "$D/args/$name")

@@ -132,3 +132,31 @@ func TestProfileMismatch(t *testing.T) {
 		t.Errorf("accelerate with another program's profile: %v", err)
 	}
 }
+
+// TestLazyCopyBack accelerates testdata/lazy.c, whose two parallel loops
+// pass arrays back and forth while system calls read (write(2)) and write
+// (read(2)) those arrays between launches, when only the device holds
+// their current bytes. The output must be the native one, and the report
+// must show arrays left on the device and brought back.
+func TestLazyCopyBack(t *testing.T) {
+	path := buildC(t, "lazy", "-fno-tree-vectorize")
+	prof := phase1(t, Config{Path: path, Args: []string{path, "20000"}})
+	want := runNative(t, path, "30000")
+	var out bytes.Buffer
+	_, rep, err := Accelerate(context.Background(), Config{Path: path, Args: []string{path, "30000"}, Stdout: &out, Stderr: &out},
+		AccelOptions{Profile: prof, Driver: gpusim.New(gpusim.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want {
+		t.Fatalf("accelerated output differs from native:\n got %q\nwant %q", out.String(), want)
+	}
+	launches, deferred := 0, uint64(0)
+	for _, h := range rep.HotSpots {
+		launches += h.Launches
+		deferred += h.BytesDeferred
+	}
+	if launches < 12 || deferred == 0 || rep.BytesBroughtBack == 0 {
+		t.Errorf("want both loops offloaded every round with arrays left on the device:\n%s", FormatReport(rep))
+	}
+}

@@ -250,3 +250,47 @@ func TestResidentLazyClose(t *testing.T) {
 		t.Fatal("memory differs from the CPU engine's after Close")
 	}
 }
+
+// TestResidentLazyEvict runs the saxpy loop twice with a lazy Resident
+// that has room for two arrays only; the second launch's footprints
+// differ, so its buffers evict the first launch's, one of which holds the
+// only current copy of y: eviction must bring it back first.
+func TestResidentLazyEvict(t *testing.T) {
+	const n = 3000
+	bs, k, ctx, fn := saxpyKernel(t)
+	refMem, refCPU := lazyGuest(t, n)
+	mem, cpu := lazyGuest(t, n)
+	res := Resident{Lazy: true, MaxBytes: 50000}
+	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
+	for round := 0; round < 2; round++ {
+		if round == 1 {
+			xr.Hi += 16
+			yr.Hi += 16
+		}
+		rc := *refCPU
+		runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
+		if _, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res); err != nil {
+			t.Fatal(err)
+		}
+		last := *cpu
+		last.State[gvinst.S0] = (n - 1) * 8
+		runToSyscall(t, gvinst.NewInterpreter(mem, bs, gvinst.InterpOptions{}), &last)
+		if len(res.bufs) != 2 || res.bytes > res.MaxBytes {
+			t.Fatalf("round %d: %d buffers, %d bytes kept", round, len(res.bufs), res.bytes)
+		}
+	}
+	if n, _ := res.BroughtBack(); n < 8*(3000-512) {
+		t.Errorf("evicting y brought back %d bytes, want most of y", n)
+	}
+	want, got := make([]byte, 0x10000), make([]byte, 0x10000)
+	_ = refMem.Read(dataBase, want)
+	if err := mem.Read(dataBase, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's")
+	}
+	if err := res.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

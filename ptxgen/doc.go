@@ -17,6 +17,12 @@
 // is at least the launch's count retire at once (the paper's setp.ge +
 // exit).
 //
+// Launch runs a kernel over the guest's memory: it copies each footprint
+// group in, launches, and copies written groups out, or, with a lazy
+// Resident, keeps device buffers across launches, copies in only pages the
+// guest changed, and leaves written pages on the device until the guest
+// touches them (resident.go).
+//
 // # RATIONALE
 //
 // Exactness first. Every GVInst value lives in a 64-bit PTX register, as it

@@ -872,10 +872,13 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	if states[0], err = sp.liveValues(cpu); err != nil {
 		return false, fail(ReasonNotAffine, "reading live-in: %v", err)
 	}
-	t0 := time.Now()
+	// The CPU's time per iteration, for the report's estimate, is the last
+	// probed iteration's: the first may include translating the blocks.
+	var cpuPerIter float64
 	var innerTrips [3]uint64
 	var innerStates [3][][]uint64
 	for it := 0; it < P; it++ {
+		t0 := time.Now()
 		sp.rec.reset(ns)
 		var st gvinst.Stop
 		for {
@@ -909,11 +912,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			return true, fail(ReasonTripCount, "the loop ended after %d iterations", it+1)
 		}
 		recs[it] = sp.rec
+		cpuPerIter = time.Since(t0).Seconds()
 		if states[it+1], err = sp.liveValues(cpu); err != nil {
 			return false, fail(ReasonNotAffine, "reading live-in: %v", err)
 		}
 	}
-	cpuPerIter := time.Since(t0).Seconds() / float64(P)
 	// Steps of the live-in values.
 	steps := make([]uint64, len(k.LiveIns))
 	for i := range k.LiveIns {

@@ -267,30 +267,7 @@ func (e *emitter) vec(in *gvinst.Inst) {
 // lane computes one 64-bit lane into register r.
 func (e *emitter) lane(op gvinst.Op, t gvinst.Type, r, a, b string) {
 	if t == gvinst.F64 {
-		fa := e.fd()
-		e.p("mov.b64 %s, %s", fa, a)
-		var fb string
-		if b != "" {
-			fb = e.fd()
-			e.p("mov.b64 %s, %s", fb, b)
-		}
-		fr := e.fd()
-		switch op {
-		case gvinst.OpVMin, gvinst.OpVMax:
-			p := e.pred()
-			c := "lt"
-			if op == gvinst.OpVMax {
-				c = "gt"
-			}
-			e.p("setp.%s.f64 %s, %s, %s", c, p, fa, fb)
-			e.p("selp.b64 %s, %s, %s, %s", r, a, b, p)
-			return
-		case gvinst.OpVSqrt:
-			e.p("sqrt.rn.f64 %s, %s", fr, fa)
-		default:
-			e.p("%s.rn.f64 %s, %s, %s", vname(op), fr, fa, fb)
-		}
-		e.p("mov.b64 %s, %s", r, fr)
+		e.floatLane(op, 64, r, a, b)
 		return
 	}
 	switch op {
@@ -301,33 +278,43 @@ func (e *emitter) lane(op gvinst.Op, t gvinst.Type, r, a, b string) {
 	}
 }
 
+// floatLane computes one float lane of the given width (32 or 64) into
+// the .b32 or .b64 register r, from a and b (b is empty for a unary op).
+func (e *emitter) floatLane(op gvinst.Op, width int, r, a, b string) {
+	freg, ft, bt := e.fd, "f64", "b64"
+	if width == 32 {
+		freg, ft, bt = e.fs, "f32", "b32"
+	}
+	fa := freg()
+	e.p("mov.%s %s, %s", bt, fa, a)
+	var fb string
+	if b != "" {
+		fb = freg()
+		e.p("mov.%s %s, %s", bt, fb, b)
+	}
+	fr := freg()
+	switch op {
+	case gvinst.OpVMin, gvinst.OpVMax:
+		p := e.pred()
+		c := "lt"
+		if op == gvinst.OpVMax {
+			c = "gt"
+		}
+		e.p("setp.%s.%s %s, %s, %s", c, ft, p, fa, fb)
+		e.p("selp.%s %s, %s, %s, %s", bt, r, a, b, p)
+		return
+	case gvinst.OpVSqrt:
+		e.p("sqrt.rn.%s %s, %s", ft, fr, fa)
+	default:
+		e.p("%s.rn.%s %s, %s, %s", vname(op), ft, fr, fa, fb)
+	}
+	e.p("mov.%s %s, %s", bt, r, fr)
+}
+
 // lane32 computes one 32-bit lane into .b32 register r.
 func (e *emitter) lane32(op gvinst.Op, t gvinst.Type, r, a, b string) {
 	if t == gvinst.F32 {
-		fa := e.fs()
-		e.p("mov.b32 %s, %s", fa, a)
-		var fb string
-		if b != "" {
-			fb = e.fs()
-			e.p("mov.b32 %s, %s", fb, b)
-		}
-		fr := e.fs()
-		switch op {
-		case gvinst.OpVMin, gvinst.OpVMax:
-			p := e.pred()
-			c := "lt"
-			if op == gvinst.OpVMax {
-				c = "gt"
-			}
-			e.p("setp.%s.f32 %s, %s, %s", c, p, fa, fb)
-			e.p("selp.b32 %s, %s, %s, %s", r, a, b, p)
-			return
-		case gvinst.OpVSqrt:
-			e.p("sqrt.rn.f32 %s, %s", fr, fa)
-		default:
-			e.p("%s.rn.f32 %s, %s, %s", vname(op), fr, fa, fb)
-		}
-		e.p("mov.b32 %s, %s", r, fr)
+		e.floatLane(op, 32, r, a, b)
 		return
 	}
 	ty := "u32"

@@ -440,6 +440,11 @@ type GeneratedKernel struct {
 	Header   uint64
 	Function string
 	Kernel   *ptxgen.Kernel
+	// Kernel2D is the nest's 2D kernel (x over the inner level), which a
+	// launch uses when the probed rows confirm the inner level's shape;
+	// nil when there is none, and Note says why.
+	Kernel2D *ptxgen.Kernel
+	Note     string
 	Err      error
 }
 
@@ -455,7 +460,7 @@ func GenerateKernels(g *Guest, prof *profile.File) []GeneratedKernel {
 		}
 		sp := newSpot(hs, L)
 		err := sp.generate(g.Lifter)
-		out = append(out, GeneratedKernel{Entry: sp.entry, Header: sp.header, Function: hs.Function, Kernel: sp.kernel, Err: err})
+		out = append(out, GeneratedKernel{Entry: sp.entry, Header: sp.header, Function: hs.Function, Kernel: sp.kernel, Kernel2D: sp.kernel2, Note: sp.rep.Note, Err: err})
 	}
 	return out
 }

@@ -101,3 +101,25 @@ func TestAccelerateCLI(t *testing.T) {
 		t.Errorf("gxbit ptx gen: status %d, output:\n%s", code, text)
 	}
 }
+
+// TestPtxGen2D checks that gxbit ptx gen prints a matmul nest's 2D kernel
+// beside its 1D one, since a GPU launch uses the 2D one.
+func TestPtxGen2D(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not found")
+	}
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "matmul")
+	if b, err := exec.Command(gcc, "-O2", "-static", "-o", prog, "../../examples/matmul.c").CombinedOutput(); err != nil {
+		t.Skipf("gcc: %v\n%s", err, b)
+	}
+	prof := filepath.Join(dir, "matmul.profile")
+	if _, code := captureStdout(t, func() int { return cmdProfile([]string{"-o", prof, prog, "48"}) }); code != 0 {
+		t.Fatalf("gxbit profile: status %d", code)
+	}
+	text, _ := captureStdout(t, func() int { return cmdPtxGen([]string{"--profile", prof, prog}) })
+	if !strings.Contains(text, "2D kernel, launched instead") || !strings.Contains(text, "_2d(") || !strings.Contains(text, "%ctaid.y") {
+		t.Errorf("gxbit ptx gen printed no 2D kernel:\n%.2000s", text)
+	}
+}

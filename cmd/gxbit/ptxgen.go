@@ -14,7 +14,7 @@ import (
 func cmdPtxGen(args []string) int {
 	fs := flag.NewFlagSet("gxbit ptx gen", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: gxbit ptx gen --profile FILE [--sysroot DIR] PROG\n\nPrints the PTX kernel of every parallel hot spot in FILE, as gxbit accelerate\nwould launch it, or why the nest cannot be offloaded. Nothing is executed.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "usage: gxbit ptx gen --profile FILE [--sysroot DIR] PROG\n\nPrints the PTX kernels of every parallel hot spot in FILE (the 1D kernel and,\nfor a nest with a parallel inner level, the 2D one) as gxbit accelerate would\nlaunch them, or why the nest cannot be offloaded. Nothing is executed.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	profPath := fs.String("profile", "", "the profile written by gxbit profile (required)")
@@ -52,7 +52,14 @@ func cmdPtxGen(args []string) int {
 			continue
 		}
 		fmt.Printf("// hot spot %#x (%s), loop level at %#x; launch plan: %s\n", k.Entry, k.Function, k.Header, k.Kernel.Plan.Reason)
+		if k.Note != "" {
+			fmt.Printf("// %s\n", k.Note)
+		}
 		fmt.Println(k.Kernel.PTX)
+		if k2 := k.Kernel2D; k2 != nil {
+			fmt.Printf("// hot spot %#x (%s), 2D kernel, launched instead when the probed rows confirm the inner level's trip count and steps (on the simulated GPU only while the outer level has too few iterations to give every host core a block); launch plan: %s\n", k.Entry, k.Function, k2.Plan.Reason)
+			fmt.Println(k2.PTX)
+		}
 	}
 	return status
 }

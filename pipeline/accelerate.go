@@ -276,18 +276,6 @@ func (a *Accelerator) Report() *AccelReport {
 	return rep
 }
 
-// Kernels returns the generated kernels by hot spot entry, for --ptx-dir
-// and gxbit ptx gen.
-func (a *Accelerator) Kernels() map[uint64]*ptxgen.Kernel {
-	m := map[uint64]*ptxgen.Kernel{}
-	for _, sp := range a.order {
-		if sp.kernel != nil {
-			m[sp.entry] = sp.kernel
-		}
-	}
-	return m
-}
-
 // spot is one offloadable hot spot at run time.
 type spot struct {
 	a      *Accelerator

@@ -114,6 +114,12 @@ type tlbEntry struct {
 // Memory is the guest's address space: pages the engine owns, with
 // permissions. No host pointer is ever visible to the guest. A Memory is not
 // safe for concurrent use.
+//
+// A Holder outside the Memory (the GPU's resident buffers) may keep copies
+// of pages: it can mark pages stale (Defer), when its copy is newer, so
+// that any access brings them back first, and watched (Watch), so that it
+// hears of their next change. Every path into a page checks both marks; the
+// software TLBs never hold a stale page, nor a watched one for writing.
 type Memory struct {
 	pages  map[uint64]*page // by page number
 	limit  uint64           // most bytes mapped at once; 0 is no limit

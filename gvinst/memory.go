@@ -312,17 +312,26 @@ func (m *Memory) FindFree(size, lo, hi uint64) (uint64, bool) {
 	return 0, false
 }
 
+// spanPages returns the first and last page numbers of [addr, addr+size);
+// ok is false for an empty range or one that wraps the address space.
+func spanPages(addr, size uint64) (first, last uint64, ok bool) {
+	if size == 0 || addr+size-1 < addr {
+		return 0, 0, false
+	}
+	return addr / PageSize, (addr + size - 1) / PageSize, true
+}
+
 // Defer marks every page of [addr, addr+size) stale: a holder outside this
 // Memory (a device buffer) has newer bytes for part of each, so the bytes
 // here must not be used until OnStale has brought them back. Pages stay
 // stale until each holder that deferred them calls Undefer. Defer fails,
 // marking nothing, if a page is not mapped.
 func (m *Memory) Defer(addr, size uint64) error {
-	if size == 0 {
-		return nil
-	}
-	first, last := addr/PageSize, (addr+size-1)/PageSize
-	if addr+size-1 < addr {
+	first, last, ok := spanPages(addr, size)
+	if !ok {
+		if size == 0 {
+			return nil
+		}
 		return fmt.Errorf("range %#x+%#x overflows the address space", addr, size)
 	}
 	for pn := first; pn <= last; pn++ {
@@ -341,10 +350,11 @@ func (m *Memory) Defer(addr, size uint64) error {
 // Undefer drops one holder's mark from every page of [addr, addr+size)
 // (see Defer); pages no longer mapped are skipped.
 func (m *Memory) Undefer(addr, size uint64) {
-	if size == 0 || addr+size-1 < addr {
+	first, last, ok := spanPages(addr, size)
+	if !ok {
 		return
 	}
-	for pn := addr / PageSize; pn <= (addr+size-1)/PageSize; pn++ {
+	for pn := first; pn <= last; pn++ {
 		if p, ok := m.pages[pn]; ok && p.stale > 0 {
 			p.stale--
 		}
@@ -357,16 +367,20 @@ func (m *Memory) IsStale(addr uint64) bool {
 	return ok && p.stale != 0
 }
 
-// refresh asks OnStale to bring stale page pn back, and checks it did.
-func (m *Memory) refresh(pn uint64, p *page) error {
-	if m.OnStale == nil {
-		return errors.New("the page is stale and nothing can bring it back")
+// refresh asks OnStale to bring stale page p (holding addr) back before
+// access a, and checks it did; a failure is a *Fault naming a and addr.
+func (m *Memory) refresh(p *page, addr uint64, a Access) error {
+	var err error
+	switch {
+	case m.OnStale == nil:
+		err = errors.New("the page is stale and nothing can bring it back")
+	default:
+		if err = m.OnStale(addr &^ pageMask); err == nil && p.stale != 0 {
+			err = errors.New("the page is still stale after bringing it back")
+		}
 	}
-	if err := m.OnStale(pn * PageSize); err != nil {
-		return err
-	}
-	if p.stale != 0 {
-		return errors.New("the page is still stale after bringing it back")
+	if err != nil {
+		return &Fault{Addr: addr, Access: a, Stale: err}
 	}
 	return nil
 }
@@ -380,8 +394,8 @@ func (m *Memory) settle(first, last uint64) error {
 			continue
 		}
 		if p.stale != 0 {
-			if err := m.refresh(pn, p); err != nil {
-				return &Fault{Addr: pn * PageSize, Access: AccessWrite, Stale: err}
+			if err := m.refresh(p, pn*PageSize, AccessWrite); err != nil {
+				return err
 			}
 		}
 		if p.watched {
@@ -396,10 +410,10 @@ func (m *Memory) settle(first, last uint64) error {
 // memory (a device buffer) uses it to learn which pages it must copy
 // again.
 func (m *Memory) Watch(addr, size uint64) {
-	if size == 0 || addr+size-1 < addr {
+	first, last, ok := spanPages(addr, size)
+	if !ok {
 		return
 	}
-	first, last := addr/PageSize, (addr+size-1)/PageSize
 	for pn := first; pn <= last; pn++ {
 		if p, ok := m.pages[pn]; ok && !p.watched {
 			p.watched = true
@@ -481,8 +495,8 @@ func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 		return nil, &Fault{Addr: addr, Access: a, Unmapped: true}
 	}
 	if p.stale != 0 {
-		if err := m.refresh(pn, p); err != nil {
-			return nil, &Fault{Addr: addr, Access: a, Stale: err}
+		if err := m.refresh(p, addr, a); err != nil {
+			return nil, err
 		}
 	}
 	switch a {
@@ -524,8 +538,8 @@ func (m *Memory) access(addr uint64, buf []byte, a Access, force bool) error {
 				return &Fault{Addr: addr, Access: a, Unmapped: true}
 			}
 			if p.stale != 0 {
-				if err := m.refresh(addr/PageSize, p); err != nil {
-					return &Fault{Addr: addr, Access: a, Stale: err}
+				if err := m.refresh(p, addr, a); err != nil {
+					return err
 				}
 			}
 			if a == AccessWrite && p.watched {

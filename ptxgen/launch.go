@@ -125,8 +125,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	if err := res.bind(ctx, mem); err != nil {
 		return st, err
 	}
-	lazyMem, lazy := mem.(DeferringMemory)
-	lazy = lazy && res != nil && res.Lazy
+	lazy := res != nil && res.lazyMem != nil
 	groups := Groups(k, in.Sites)
 	bufs := make([]*resBuf, len(groups))
 	kept := make([]bool, len(groups))
@@ -158,9 +157,6 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			}
 		}
 	}()
-	fail := func(e error) (LaunchStats, error) {
-		return st, e
-	}
 	delta := make([]uint64, len(k.Sites))
 	t0 := time.Now()
 	for gi, g := range groups {
@@ -168,7 +164,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 		if b == nil {
 			dev, err := ctx.Alloc(g.Range.Hi - g.Range.Lo)
 			if err != nil {
-				return fail(err)
+				return st, err
 			}
 			b = newResBuf(g.Range, dev)
 			kept[gi] = res.add(b)
@@ -187,7 +183,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 				}
 				kept[gi], bufs[gi] = false, nil
 			}
-			return fail(lerr)
+			return st, lerr
 		}
 		st.BytesIn += copied
 		st.BytesReused += g.Range.Hi - g.Range.Lo - copied
@@ -200,7 +196,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 				}
 			}
 			if berr != nil {
-				return fail(berr)
+				return st, berr
 			}
 			backup[gi] = bk
 		}
@@ -210,11 +206,11 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	}
 	errDev, err := ctx.Alloc(ErrorRecordSize)
 	if err != nil {
-		return fail(err)
+		return st, err
 	}
 	defer func() { _ = ctx.Free(errDev) }()
 	if err := ctx.Memset(errDev, 0, ErrorRecordSize); err != nil {
-		return fail(err)
+		return st, err
 	}
 	st.CopyIn = time.Since(t0)
 	params := make([][]byte, len(k.Params))
@@ -257,21 +253,21 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	timer := startKernelTimer(ctx)
 	if err := ctx.Launch(fn, cfg, params); err != nil {
 		timer.stop()
-		return fail(err)
+		return st, err
 	}
 	timer.launched()
 	if err := ctx.Synchronize(); err != nil {
 		timer.stop()
-		return fail(err)
+		return st, err
 	}
 	st.Kernel = timer.stop()
 	t2 := time.Now()
 	rec := make([]byte, ErrorRecordSize)
 	if err := ctx.CopyDtoH(rec, errDev); err != nil {
-		return fail(err)
+		return st, err
 	}
 	if code := binary.LittleEndian.Uint32(rec); code != 0 {
-		return fail(&KernelError{Code: int(code), X86: binary.LittleEndian.Uint64(rec[8:])})
+		return st, &KernelError{Code: int(code), X86: binary.LittleEndian.Uint64(rec[8:])}
 	}
 	// Written buffers: copy back, or (lazy) mark the guest's pages stale.
 	// Every copy back is read before the guest is written, so that a
@@ -287,7 +283,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 		eager = append(eager, gi)
 		b := bufs[gi]
 		if err := ctx.CopyDtoH(b.snap, b.dev); err != nil {
-			return fail(err)
+			return st, err
 		}
 	}
 	ok = true
@@ -300,7 +296,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	}
 	for gi, g := range groups {
 		if g.Written && lazy && kept[gi] {
-			if err := res.deferAll(bufs[gi], lazyMem); err != nil {
+			if err := res.deferAll(bufs[gi]); err != nil {
 				return st, err
 			}
 			st.BytesDeferred += g.Range.Hi - g.Range.Lo

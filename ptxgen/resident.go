@@ -57,6 +57,7 @@ type Resident struct {
 
 	ctx       gpu.Context
 	mem       GuestMemory
+	lazyMem   DeferringMemory // mem, when Lazy and it can hold stale pages; else nil
 	bufs      []*resBuf
 	bytes     uint64
 	clock     uint64
@@ -179,17 +180,13 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident) (uint64, 
 // watch asks the guest memory of a lazy Resident to report the next
 // change of each of b's pages, now that snap holds them.
 func (b *resBuf) watch(res *Resident) {
-	if res == nil || !res.Lazy {
-		return
-	}
-	mem, ok := res.mem.(DeferringMemory)
-	if !ok {
+	if res == nil || res.lazyMem == nil {
 		return
 	}
 	for i := range b.dirty {
 		b.dirty[i] = false
 	}
-	mem.Watch(b.r.Lo, b.r.Hi-b.r.Lo)
+	res.lazyMem.Watch(b.r.Lo, b.r.Hi-b.r.Lo)
 	b.watched = true
 }
 
@@ -202,24 +199,33 @@ func (res *Resident) Touched(pageAddr uint64) {
 	}
 }
 
+// page returns the index in b of guest page pn, if b holds it.
+func (b *resBuf) page(pn uint64) (int, bool) {
+	first := b.r.Lo / gvinst.PageSize
+	if pn < first || pn-first >= uint64(len(b.stale)) {
+		return 0, false
+	}
+	return int(pn - first), true
+}
+
 // touch marks guest page pn dirty, if b holds it.
 func (b *resBuf) touch(pn uint64) {
-	first := b.r.Lo / gvinst.PageSize
-	if pn >= first && pn-first < uint64(len(b.dirty)) {
-		b.dirty[pn-first] = true
+	if i, ok := b.page(pn); ok {
+		b.dirty[i] = true
 	}
 }
 
-// deferAll marks every page of b stale in mem: the device holds what the
-// kernel wrote. Other buffers holding those pages must look at them again
-// (their guest bytes change without a write the memory could report).
-func (res *Resident) deferAll(b *resBuf, mem DeferringMemory) error {
+// deferAll marks every page of b stale in the guest memory: the device
+// holds what the kernel wrote. Other buffers holding those pages must look
+// at them again (their guest bytes change without a write the memory could
+// report).
+func (res *Resident) deferAll(b *resBuf) error {
 	for i := range b.stale {
 		if b.stale[i] {
 			continue
 		}
 		lo, hi := b.chunk(i)
-		if err := mem.Defer(lo, hi-lo); err != nil {
+		if err := res.lazyMem.Defer(lo, hi-lo); err != nil {
 			return fmt.Errorf("%w: leaving [%#x,%#x) on the device: %v", ErrLostCopy, lo, hi, err)
 		}
 		b.stale[i] = true
@@ -242,6 +248,7 @@ func (res *Resident) bind(ctx gpu.Context, mem GuestMemory) error {
 	if res.ctx == nil {
 		res.ctx, res.mem = ctx, mem
 		if dm, ok := mem.(DeferringMemory); ok && res.Lazy {
+			res.lazyMem = dm
 			dm.SetHolder(res)
 		}
 		return nil
@@ -255,13 +262,11 @@ func (res *Resident) bind(ctx gpu.Context, mem GuestMemory) error {
 // Refresh brings back from the device every stale page of the buffers that
 // hold the guest page at pageAddr (gvinst.Memory.OnStale calls it).
 func (res *Resident) Refresh(pageAddr uint64) error {
-	pn := pageAddr / gvinst.PageSize
 	for _, b := range res.bufs {
-		first := b.r.Lo / gvinst.PageSize
-		if b.nstale == 0 || pn < first || pn-first >= uint64(len(b.stale)) || !b.stale[pn-first] {
+		i, ok := b.page(pageAddr / gvinst.PageSize)
+		if !ok || !b.stale[i] {
 			continue
 		}
-		i := int(pn - first)
 		n := 1
 		if i == b.nextPage {
 			n = min(2*b.ahead, maxReadAhead)
@@ -288,10 +293,7 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 	if err := res.ctx.CopyDtoH(s, b.dev+gpu.DevicePtr(lo-b.r.Lo)); err != nil {
 		return fmt.Errorf("%w: copying [%#x,%#x) from the device: %v", ErrLostCopy, lo, hi, err)
 	}
-	mem, ok := res.mem.(DeferringMemory)
-	if !ok {
-		return fmt.Errorf("%w: the guest memory cannot hold stale pages", ErrLostCopy)
-	}
+	mem := res.lazyMem // only a lazy Resident has stale pages
 	for p := i; p < j; p++ {
 		plo, phi := b.chunk(p)
 		mem.Undefer(plo, phi-plo)
@@ -410,8 +412,8 @@ func (res *Resident) Close() error {
 			res.forget(b)
 		}
 	}
-	if dm, ok := res.mem.(DeferringMemory); ok && res.Lazy && len(errs) == 0 {
-		dm.SetHolder(nil)
+	if res.lazyMem != nil && len(errs) == 0 {
+		res.lazyMem.SetHolder(nil)
 	}
 	return errors.Join(errs...)
 }

@@ -98,7 +98,7 @@ const (
 	iVSubF64    //
 	iVMulF64    //
 	iVDivF64    //
-	iVAddF32    //
+	iVAddF32    // the four .f32 ones in this order ("+-*/", see exec)
 	iVSubF32    //
 	iVMulF32    //
 	iVDivF32    //
@@ -608,43 +608,11 @@ again:
 				break
 			}
 			f[in.d], f[uint16(in.d+1)] = r0, r1
-		case iVAddF32:
+		case iVAddF32, iVSubF32, iVMulF32, iVDivF32:
 			x0, x1, y0, y1 := f[in.a], f[uint16(in.a+1)], f[in.b], f[uint16(in.b+1)]
-			r0, ok0 := f32x2(x0, y0, '+')
-			r1, ok1 := f32x2(x1, y1, '+')
-			if f[MXCSR]&mxFastMask != mxFastVal || !ok0 || !ok1 {
-				if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
-					return exitTrap, 0, -1, blk
-				}
-				break
-			}
-			f[in.d], f[uint16(in.d+1)] = r0, r1
-		case iVSubF32:
-			x0, x1, y0, y1 := f[in.a], f[uint16(in.a+1)], f[in.b], f[uint16(in.b+1)]
-			r0, ok0 := f32x2(x0, y0, '-')
-			r1, ok1 := f32x2(x1, y1, '-')
-			if f[MXCSR]&mxFastMask != mxFastVal || !ok0 || !ok1 {
-				if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
-					return exitTrap, 0, -1, blk
-				}
-				break
-			}
-			f[in.d], f[uint16(in.d+1)] = r0, r1
-		case iVMulF32:
-			x0, x1, y0, y1 := f[in.a], f[uint16(in.a+1)], f[in.b], f[uint16(in.b+1)]
-			r0, ok0 := f32x2(x0, y0, '*')
-			r1, ok1 := f32x2(x1, y1, '*')
-			if f[MXCSR]&mxFastMask != mxFastVal || !ok0 || !ok1 {
-				if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
-					return exitTrap, 0, -1, blk
-				}
-				break
-			}
-			f[in.d], f[uint16(in.d+1)] = r0, r1
-		case iVDivF32:
-			x0, x1, y0, y1 := f[in.a], f[uint16(in.a+1)], f[in.b], f[uint16(in.b+1)]
-			r0, ok0 := f32x2(x0, y0, '/')
-			r1, ok1 := f32x2(x1, y1, '/')
+			op := "+-*/"[in.op-iVAddF32]
+			r0, ok0 := f32x2(x0, y0, op)
+			r1, ok1 := f32x2(x1, y1, op)
 			if f[MXCSR]&mxFastMask != mxFastVal || !ok0 || !ok1 {
 				if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
 					return exitTrap, 0, -1, blk

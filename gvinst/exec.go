@@ -565,7 +565,7 @@ again:
 			r0 := math.Float64bits(math.Float64frombits(x0) + math.Float64frombits(y0))
 			r1 := math.Float64bits(math.Float64frombits(x1) + math.Float64frombits(y1))
 			if max(r0>>52&0x7ff-1, r1>>52&0x7ff-1, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fe &&
-				!(f[MXCSR]&mxFastMask == mxFastVal && ord64(x0) && ord64(y0) && ord64(r0) && ord64(x1) && ord64(y1) && ord64(r1)) {
+				!(fastSum64(f[MXCSR], x0, y0, r0, false) && fastSum64(f[MXCSR], x1, y1, r1, false)) {
 				if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
 					return exitTrap, 0, -1, blk
 				}
@@ -577,7 +577,7 @@ again:
 			r0 := math.Float64bits(math.Float64frombits(x0) - math.Float64frombits(y0))
 			r1 := math.Float64bits(math.Float64frombits(x1) - math.Float64frombits(y1))
 			if max(r0>>52&0x7ff-1, r1>>52&0x7ff-1, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fe &&
-				!(f[MXCSR]&mxFastMask == mxFastVal && ord64(x0) && ord64(y0) && ord64(r0) && ord64(x1) && ord64(y1) && ord64(r1)) {
+				!(fastSum64(f[MXCSR], x0, y0, r0, true) && fastSum64(f[MXCSR], x1, y1, r1, true)) {
 				if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
 					return exitTrap, 0, -1, blk
 				}
@@ -589,7 +589,7 @@ again:
 			r0 := math.Float64bits(math.Float64frombits(x0) * math.Float64frombits(y0))
 			r1 := math.Float64bits(math.Float64frombits(x1) * math.Float64frombits(y1))
 			if max(r0>>52&0x7ff-2, r1>>52&0x7ff-2, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fd &&
-				!(f[MXCSR]&mxFastMask == mxFastVal && ord64(x0) && ord64(y0) && prod64(r0, x0, y0) && ord64(x1) && ord64(y1) && prod64(r1, x1, y1)) {
+				!(fastMul64(f[MXCSR], x0, y0, r0) && fastMul64(f[MXCSR], x1, y1, r1)) {
 				if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
 					return exitTrap, 0, -1, blk
 				}
@@ -601,7 +601,7 @@ again:
 			r0 := math.Float64bits(math.Float64frombits(x0) / math.Float64frombits(y0))
 			r1 := math.Float64bits(math.Float64frombits(x1) / math.Float64frombits(y1))
 			if max(r0>>52&0x7ff-2, r1>>52&0x7ff-2, (f[MXCSR]&mxFastMaskDE^mxFastVal)<<16) >= 0x7fd &&
-				!(f[MXCSR]&mxFastMask == mxFastVal && ord64(x0) && ord64(y0) && prod64(r0, x0, y0) && ord64(x1) && ord64(y1) && prod64(r1, x1, y1)) {
+				!(fastDiv64(f[MXCSR], x0, y0, r0) && fastDiv64(f[MXCSR], x1, y1, r1)) {
 				if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
 					return exitTrap, 0, -1, blk
 				}
@@ -1228,7 +1228,7 @@ func prod32(r, x, y uint64) bool {
 // operands there cost a third of a float op, and DE, unlike the C99
 // exceptions, is not something fetestexcept reports.
 
-// sseSlowOp runs a compiled float ADD, SUB, MUL or DIV the exact
+// sseSlowOp runs a compiled float ADD, true, MUL or DIV the exact
 // way (sseArith) when the fast path may not, and writes its result. It
 // returns false when an unmasked exception stops the guest.
 func (it *Interpreter) sseSlowOp(f *frame, blk *cblock, in *cinst) bool {
@@ -1271,7 +1271,7 @@ func f32x2(x, y uint64, op byte) (uint64, bool) {
 	return r, ok
 }
 
-// sseSlowInst runs the float ADD, SUB, MUL or DIV at blk.insts[idx] the
+// sseSlowInst runs the float ADD, true, MUL or DIV at blk.insts[idx] the
 // exact way (sseArith) and writes its result. It returns false when an
 // unmasked exception stops the guest.
 func (it *Interpreter) sseSlowInst(f *frame, blk *cblock, idx int) bool {

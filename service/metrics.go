@@ -80,6 +80,10 @@ const (
 
 var speedupBuckets = []float64{0.125, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128}
 
+// durationBuckets span 5 ms to about 12 minutes (14 buckets, each 2.5x
+// the last) for job and phase times.
+var durationBuckets = prometheus.ExponentialBuckets(0.005, 2.5, 14)
+
 // NewMetrics creates gxbitd's metrics and registers them, with the Go runtime
 // and process collectors, on reg.
 func NewMetrics(reg prometheus.Registerer, build BuildInfo) (*Metrics, error) {
@@ -115,12 +119,12 @@ func NewMetrics(reg prometheus.Registerer, build BuildInfo) (*Metrics, error) {
 		jobDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "gxbit_job_duration_seconds",
 			Help:    "Wall time of finished jobs from start of execution to end, by mode.",
-			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 14),
+			Buckets: durationBuckets,
 		}, []string{"mode"}),
 		phaseDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "gxbit_phase_duration_seconds",
 			Help:    "Wall time of job phases (load, run, profile, accelerate).",
-			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 14),
+			Buckets: durationBuckets,
 		}, []string{"phase"}),
 		instructions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gxbit_guest_instructions_total",

@@ -110,6 +110,15 @@ func (b *builder) join(lo, hi gvinst.Reg) gvinst.Reg {
 // hiOf is the high half of a 128-bit virtual register pair.
 func hiOf(v gvinst.Reg) gvinst.Reg { return v + 1 }
 
+// xsrc returns the 128-bit value of operand i, an xmm register or m128.
+func (b *builder) xsrc(i int) (gvinst.Reg, error) {
+	o, err := b.xoperand(i)
+	if err != nil {
+		return 0, err
+	}
+	return b.x128(o)
+}
+
 // x128 reads an xmm register or a 16-byte memory operand.
 func (b *builder) x128(o xop) (gvinst.Reg, error) {
 	switch o.kind {
@@ -224,11 +233,7 @@ func vun(op gvinst.Op, t gvinst.Type) liftFunc {
 		if err != nil {
 			return err
 		}
-		so, err := b.xoperand(1)
-		if err != nil {
-			return err
-		}
-		s, err := b.x128(so)
+		s, err := b.xsrc(1)
 		if err != nil {
 			return err
 		}

@@ -300,11 +300,7 @@ func liftRoundP(t gvinst.Type) liftFunc {
 		if err != nil {
 			return err
 		}
-		so, err := b.xoperand(1)
-		if err != nil {
-			return err
-		}
-		v, err := b.x128(so)
+		v, err := b.xsrc(1)
 		if err != nil {
 			return err
 		}
@@ -317,19 +313,10 @@ func liftRoundP(t gvinst.Type) liftFunc {
 // add.
 func liftAddSub(t gvinst.Type) liftFunc {
 	return func(b *builder) error {
-		dx, err := b.xmmArg(0)
+		dx, d, s, err := b.binSrc()
 		if err != nil {
 			return err
 		}
-		so, err := b.xoperand(1)
-		if err != nil {
-			return err
-		}
-		s, err := b.x128(so)
-		if err != nil {
-			return err
-		}
-		d := b.getX(dx)
 		sub := b.vdef(gvinst.OpVSub, t, 0, 0, d, s)
 		add := b.vdef(gvinst.OpVAdd, t, 0, 0, d, s)
 		odd := int64(0b1010)

@@ -101,15 +101,11 @@ func liftPerm(op gvinst.Op, t gvinst.Type) liftFunc {
 		if err != nil {
 			return err
 		}
-		so, err := b.xoperand(1)
+		s, err := b.xsrc(1)
 		if err != nil {
 			return err
 		}
 		imm, err := b.immArg(2)
-		if err != nil {
-			return err
-		}
-		s, err := b.x128(so)
 		if err != nil {
 			return err
 		}
@@ -121,11 +117,7 @@ func liftPerm(op gvinst.Op, t gvinst.Type) liftFunc {
 // liftBinImm lifts op xmm1, xmm2/m128, imm8: xmm1 = op.t xmm1, src, imm.
 func liftBinImm(op gvinst.Op, t gvinst.Type, mask int64) liftFunc {
 	return func(b *builder) error {
-		dx, err := b.xmmArg(0)
-		if err != nil {
-			return err
-		}
-		so, err := b.xoperand(1)
+		dx, d, s, err := b.binSrc()
 		if err != nil {
 			return err
 		}
@@ -133,11 +125,6 @@ func liftBinImm(op gvinst.Op, t gvinst.Type, mask int64) liftFunc {
 		if err != nil {
 			return err
 		}
-		s, err := b.x128(so)
-		if err != nil {
-			return err
-		}
-		d := b.getX(dx)
 		b.putX(dx, b.vdef(op, t, 0, imm&mask, d, s))
 		return nil
 	}
@@ -146,19 +133,10 @@ func liftBinImm(op gvinst.Op, t gvinst.Type, mask int64) liftFunc {
 // liftBlendV lifts pblendvb, blendvps and blendvpd (the mask is xmm0).
 func liftBlendV(t gvinst.Type) liftFunc {
 	return func(b *builder) error {
-		dx, err := b.xmmArg(0)
+		dx, d, s, err := b.binSrc()
 		if err != nil {
 			return err
 		}
-		so, err := b.xoperand(1)
-		if err != nil {
-			return err
-		}
-		s, err := b.x128(so)
-		if err != nil {
-			return err
-		}
-		d := b.getX(dx)
 		m := b.getX(gvinst.XReg(0))
 		b.putX(dx, b.vdef(gvinst.OpVBlendV, t, 0, 0, d, s, m))
 		return nil
@@ -295,19 +273,10 @@ func (b *builder) isZero128(v gvinst.Reg) gvinst.Reg {
 // liftPtest lifts ptest: ZF = (a AND b) == 0, CF = (NOT a AND b) == 0, the
 // other status flags clear.
 func liftPtest(b *builder) error {
-	dx, err := b.xmmArg(0)
+	_, d, s, err := b.binSrc()
 	if err != nil {
 		return err
 	}
-	so, err := b.xoperand(1)
-	if err != nil {
-		return err
-	}
-	s, err := b.x128(so)
-	if err != nil {
-		return err
-	}
-	d := b.getX(dx)
 	zf := b.isZero128(b.vdef(gvinst.OpVAnd, gvinst.B128, 0, 0, d, s))
 	cf := b.isZero128(b.vdef(gvinst.OpVAndN, gvinst.B128, 0, 0, d, s))
 	b.setFlagBits(statusFlags, b.op(gvinst.OpOr, gvinst.U64, b.bitAt(zf, 6), cf))
@@ -352,11 +321,7 @@ func (b *builder) binSrc() (gvinst.Reg, gvinst.Reg, gvinst.Reg, error) {
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	so, err := b.xoperand(1)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	s, err := b.x128(so)
+	s, err := b.xsrc(1)
 	if err != nil {
 		return 0, 0, 0, err
 	}

@@ -371,14 +371,7 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 		out = append(out, &pline{op: "mov.b64", args: []string{"%xa", lit(x86)}}, &pline{op: "bra", args: []string{fmt.Sprintf("$Lerr%d", ErrCodeFootprint)}})
 		// Clean up what the checks and the delta adds left (address
 		// arithmetic nobody reads, float moves), then unroll.
-		copyProp(out)
-		for {
-			lv := liveness(out)
-			if coalesce(out, lv) || dce(out, lv) {
-				continue
-			}
-			break
-		}
+		simplify(out)
 		return unroll(out, h), true
 	}
 	return ls, false

@@ -279,19 +279,24 @@ func (l *pline) endsBlock() bool {
 	return l.isInst() && l.guard == "" && (l.op == "bra" || l.op == "bra.uni" || l.op == "exit" || l.op == "ret")
 }
 
+// simplify propagates copies and constants, then coalesces moves and
+// drops dead lines until neither changes anything.
+func simplify(ls []*pline) {
+	copyProp(ls)
+	for {
+		lv := liveness(ls)
+		if !coalesce(ls, lv) && !dce(ls, lv) {
+			return
+		}
+	}
+}
+
 // optimizeBody runs the peephole pass over the kernel body text; decls
 // declares the registers the hoisted loops use (hoist.go, unroll.go), ""
 // when none.
 func optimizeBody(s string) (text, decls string) {
 	ls := parseBody(s)
-	copyProp(ls)
-	for {
-		lv := liveness(ls)
-		if coalesce(ls, lv) || dce(ls, lv) {
-			continue
-		}
-		break
-	}
+	simplify(ls)
 	dropFallthrough(ls)
 	ls = hoistChecks(ls)
 	for dce(ls, liveness(ls)) {

@@ -11,7 +11,7 @@ type CPU struct {
 }
 
 // Translator produces the VBlock starting at a guest address. Package
-// decode's lifter implements it; tests use GVInst text.
+// lift's lifter implements it; tests use GVInst text.
 type Translator interface {
 	Translate(addr uint64) (*VBlock, error)
 }

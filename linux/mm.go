@@ -4,8 +4,8 @@ import (
 	"errors"
 	"io"
 
-	"github.com/gxbit/gxbit/decode"
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/loader"
 )
 
 // mmap flags and protections (x86-64 Linux values).
@@ -111,11 +111,11 @@ func (p *Process) Mmap(_ *gvinst.CPU, a args) (uint64, error) {
 		if flags&mapFixedNoreplace != 0 && !p.freeRange(addr, size) {
 			return 0, EEXIST
 		}
-	case addr != 0 && addr&(gvinst.PageSize-1) == 0 && addr+size <= decode.MmapTop && p.freeRange(addr, size):
+	case addr != 0 && addr&(gvinst.PageSize-1) == 0 && addr+size <= loader.MmapTop && p.freeRange(addr, size):
 		// Use the hint.
 	default:
 		var ok bool
-		if addr, ok = p.mem.FindFree(size, decode.MmapBottom, decode.MmapTop); !ok {
+		if addr, ok = p.mem.FindFree(size, loader.MmapBottom, loader.MmapTop); !ok {
 			return 0, ENOMEM
 		}
 	}
@@ -181,7 +181,7 @@ func (p *Process) Mremap(_ *gvinst.CPU, a args) (uint64, error) {
 	case newSize < oldSize:
 		_ = p.mem.Unmap(old+newSize, oldSize-newSize)
 		return old, nil
-	case p.freeRange(old+oldSize, newSize-oldSize) && old+newSize <= decode.MmapTop:
+	case p.freeRange(old+oldSize, newSize-oldSize) && old+newSize <= loader.MmapTop:
 		if err := p.mem.Map(old+oldSize, newSize-oldSize, perm); err != nil {
 			return 0, memErr(err)
 		}
@@ -189,7 +189,7 @@ func (p *Process) Mremap(_ *gvinst.CPU, a args) (uint64, error) {
 	case flags&mremapMaymove == 0:
 		return 0, ENOMEM
 	}
-	to, ok := p.mem.FindFree(newSize, decode.MmapBottom, decode.MmapTop)
+	to, ok := p.mem.FindFree(newSize, loader.MmapBottom, loader.MmapTop)
 	if !ok {
 		return 0, ENOMEM
 	}

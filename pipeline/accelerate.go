@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gxbit/gxbit/decode"
 	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/lift"
 	"github.com/gxbit/gxbit/profile"
 	"github.com/gxbit/gxbit/ptxgen"
 )
@@ -455,7 +455,7 @@ func GenerateKernels(g *Guest, prof *profile.File) []GeneratedKernel {
 
 // liftLevel lifts and optimizes the level's blocks, from the header along
 // the successors that stay in the level, and notes the exits.
-func (sp *spot) liftLevel(lifter *decode.Lifter) error {
+func (sp *spot) liftLevel(lifter *lift.Lifter) error {
 	work := []uint64{sp.header}
 	for len(work) > 0 {
 		addr := work[len(work)-1]
@@ -505,7 +505,7 @@ func (sp *spot) liftLevel(lifter *decode.Lifter) error {
 }
 
 // generate lifts the level and generates its kernel.
-func (sp *spot) generate(lifter *decode.Lifter) error {
+func (sp *spot) generate(lifter *lift.Lifter) error {
 	if err := sp.liftLevel(lifter); err != nil {
 		return err
 	}

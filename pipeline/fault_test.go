@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gxbit/gxbit/decode"
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/loader"
 )
 
 // gccStatic builds the C file src into a static executable at out, with
@@ -131,7 +131,7 @@ func TestBudgets(t *testing.T) {
 }
 
 // TestBadPrograms checks that files gxbit cannot run are refused with a
-// *decode.FormatError naming the problem.
+// *loader.FormatError naming the problem.
 func TestBadPrograms(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "script.sh")
@@ -139,7 +139,7 @@ func TestBadPrograms(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Run(context.Background(), Config{Path: script})
-	var fe *decode.FormatError
+	var fe *loader.FormatError
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "not an ELF file") {
 		t.Errorf("script: %v", err)
 	}

@@ -20,9 +20,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gxbit/gxbit/decode"
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/lift"
 	"github.com/gxbit/gxbit/linux"
+	"github.com/gxbit/gxbit/loader"
 )
 
 // Config describes one run of a guest program.
@@ -148,16 +149,16 @@ func (r *Result) Diagnosis() string {
 type Guest struct {
 	Mem    *gvinst.Memory
 	CPU    *gvinst.CPU
-	Image  *decode.Image
+	Image  *loader.Image
 	Proc   *linux.Process
-	Lifter *decode.Lifter
+	Lifter *lift.Lifter
 	// SHA256 is the hex SHA-256 of the program file.
 	SHA256 string
 	cfg    Config
 }
 
 // Load reads cfg.Path and prepares a guest. Errors about the ELF file
-// itself wrap a *decode.FormatError.
+// itself wrap a *loader.FormatError.
 func Load(cfg Config) (*Guest, error) {
 	data := cfg.Binary
 	if data == nil {
@@ -166,7 +167,7 @@ func Load(cfg Config) (*Guest, error) {
 			return nil, err
 		}
 	}
-	prog, err := decode.ParseELF(cfg.Path, data)
+	prog, err := loader.ParseELF(cfg.Path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -183,11 +184,11 @@ func Load(cfg Config) (*Guest, error) {
 	if sysroot == "" {
 		sysroot = cfg.Root
 	}
-	opts := decode.LoadOptions{Args: args, Env: cfg.Env, Sysroot: sysroot, UID: 1000, GID: 1000}
+	opts := loader.LoadOptions{Args: args, Env: cfg.Env, Sysroot: sysroot, UID: 1000, GID: 1000}
 	if _, err := rand.Read(opts.Random[:]); err != nil {
 		return nil, err
 	}
-	im, err := decode.Load(mem, prog, opts)
+	im, err := loader.Load(mem, prog, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +204,7 @@ func Load(cfg Config) (*Guest, error) {
 	cpu.State[gvinst.S4] = im.SP
 	InitState(cpu)
 	sum := sha256.Sum256(data)
-	g := &Guest{Mem: mem, CPU: cpu, Image: im, Proc: proc, Lifter: decode.NewLifter(mem), SHA256: hex.EncodeToString(sum[:]), cfg: cfg}
+	g := &Guest{Mem: mem, CPU: cpu, Image: im, Proc: proc, Lifter: lift.NewLifter(mem), SHA256: hex.EncodeToString(sum[:]), cfg: cfg}
 	return g, nil
 }
 

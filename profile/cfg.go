@@ -10,14 +10,14 @@ import (
 
 // Code is what the static analyzer needs of the guest's code: VBlocks to
 // walk the code quickly, and the GVInst of one x86 instruction lifted on
-// its own, exact, for the functions that have loops. Package decode's
+// its own, exact, for the functions that have loops. Package lift's
 // *Lifter satisfies it.
 type Code interface {
 	Translate(addr uint64) (*gvinst.VBlock, error)
 	LiftInst(addr uint64) (*gvinst.VBlock, error)
 }
 
-// Symbol is a function symbol of the program (decode.Symbol's fields).
+// Symbol is a function symbol of the program (loader.Symbol's fields).
 type Symbol struct {
 	Name string
 	Addr uint64

@@ -10,8 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gxbit/gxbit/decode"
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/lift"
+	"github.com/gxbit/gxbit/loader"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -19,9 +20,9 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // loaded is a test binary loaded into guest memory.
 type loaded struct {
 	mem  *gvinst.Memory
-	lift *decode.Lifter
+	lift *lift.Lifter
 	im   Image
-	img  *decode.Image
+	img  *loader.Image
 }
 
 func loadBinary(t testing.TB, path string) *loaded {
@@ -30,12 +31,12 @@ func loadBinary(t testing.TB, path string) *loaded {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prog, err := decode.ParseELF(path, data)
+	prog, err := loader.ParseELF(path, data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mem := gvinst.NewMemory(1 << 30)
-	img, err := decode.Load(mem, prog, decode.LoadOptions{Args: []string{path}})
+	img, err := loader.Load(mem, prog, loader.LoadOptions{Args: []string{path}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func loadBinary(t testing.TB, path string) *loaded {
 			im.Symbols = append(im.Symbols, Symbol{Name: s.Name, Addr: s.Addr, Size: s.Size})
 		}
 	}
-	return &loaded{mem: mem, lift: decode.NewLifter(mem), im: im, img: img}
+	return &loaded{mem: mem, lift: lift.NewLifter(mem), im: im, img: img}
 }
 
 // relAddrs rewrites absolute addresses as offsets from the function that

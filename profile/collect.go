@@ -6,7 +6,7 @@ import (
 	"github.com/gxbit/gxbit/gvinst"
 )
 
-// BlockLifter lifts whole VBlocks; package decode's *Lifter satisfies it
+// BlockLifter lifts whole VBlocks; package lift's *Lifter satisfies it
 // (as it does Code).
 type BlockLifter interface {
 	Translate(addr uint64) (*gvinst.VBlock, error)

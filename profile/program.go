@@ -3,7 +3,7 @@ package profile
 import "github.com/gxbit/gxbit/gvinst"
 
 // Image is what the static analyzer needs to know about a loaded program
-// (package decode's Image and ELF file give every field).
+// (package loader's Image and ELF file give every field).
 type Image struct {
 	Entry   uint64   // the program's own entry point (not the dynamic loader's)
 	Symbols []Symbol // function symbols, relocated; empty for a stripped file
@@ -32,7 +32,7 @@ func RecoverImage(code Code, mem *gvinst.Memory, im Image, maxInsns int) *Progra
 	return Recover(code, StaticOptions{Roots: roots, Symbols: im.Symbols, MaxInsns: maxInsns, IsCode: isCode})
 }
 
-// Lifter is what a profiling session needs of package decode's *Lifter:
+// Lifter is what a profiling session needs of package lift's *Lifter:
 // single instructions for the static analyzer, VBlocks for the engine.
 type Lifter interface {
 	Code

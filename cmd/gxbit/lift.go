@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gxbit/gxbit/decode"
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/loader"
 	"github.com/gxbit/gxbit/pipeline"
 )
 
@@ -86,7 +86,7 @@ func cmdLift(args []string) int {
 
 // liftRange finds where to start lifting and the end of the function, so
 // that branches out of it are not followed.
-func liftRange(im *decode.Image, fn, addrText string) (start, end uint64, err error) {
+func liftRange(im *loader.Image, fn, addrText string) (start, end uint64, err error) {
 	if addrText != "" {
 		a, err := strconv.ParseUint(strings.TrimPrefix(addrText, "0x"), 16, 64)
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/gxbit/gxbit/decode"
+	"github.com/gxbit/gxbit/loader"
 	"github.com/gxbit/gxbit/pipeline"
 )
 
@@ -84,7 +84,7 @@ func parseSize(s string) (uint64, error) {
 // status: 2 for a file gxbit cannot run, 1 otherwise.
 func loadError(err error) int {
 	fmt.Fprintf(os.Stderr, "gxbit: %v\n", err)
-	var fe *decode.FormatError
+	var fe *loader.FormatError
 	var pe *os.PathError
 	if errors.As(err, &fe) || errors.As(err, &pe) || errors.Is(err, pipeline.ErrProfileMismatch) {
 		return 2

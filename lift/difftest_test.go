@@ -1,4 +1,4 @@
-package decode
+package lift
 
 // The differential single-instruction test: thousands of x86 instructions,
 // each run once natively (a gcc-built static program, from

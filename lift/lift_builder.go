@@ -1,4 +1,4 @@
-package decode
+package lift
 
 import (
 	"math/bits"

@@ -1,4 +1,4 @@
-package decode
+package loader
 
 import (
 	"debug/elf"

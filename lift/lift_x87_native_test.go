@@ -1,4 +1,4 @@
-package decode_test
+package lift_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package decode
+package lift
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/loader"
 )
 
 // miniKernel is just enough of Linux, for tests, to run static glibc and
@@ -63,7 +64,7 @@ func (k *miniKernel) syscall(cpu *gvinst.CPU) {
 		}
 	case 9: // mmap (anonymous only)
 		size := (a1 + gvinst.PageSize - 1) &^ (gvinst.PageSize - 1)
-		if addr, ok := k.mem.FindFree(size, MmapBottom, MmapTop); ok && k.mem.Map(addr, size, gvinst.PermRead|gvinst.PermWrite) == nil {
+		if addr, ok := k.mem.FindFree(size, loader.MmapBottom, loader.MmapTop); ok && k.mem.Map(addr, size, gvinst.PermRead|gvinst.PermWrite) == nil {
 			ret = int64(addr)
 		} else {
 			ret = -12
@@ -114,12 +115,12 @@ func TestStaticPrograms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			prog, err := ParseELF(exe, data)
+			prog, err := loader.ParseELF(exe, data)
 			if err != nil {
 				t.Fatal(err)
 			}
 			mem := gvinst.NewMemory(0)
-			im, err := Load(mem, prog, LoadOptions{Args: []string{exe}})
+			im, err := loader.Load(mem, prog, loader.LoadOptions{Args: []string{exe}})
 			if err != nil {
 				t.Fatal(err)
 			}

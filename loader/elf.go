@@ -1,4 +1,10 @@
-package decode
+// Package loader loads x86-64 Linux ELF programs into a guest image: it
+// parses and validates the ELF file, maps its segments into guest memory,
+// loads the program interpreter (PT_INTERP) for dynamically linked
+// programs, and builds the initial stack with argv, envp and the auxiliary
+// vector. It also fixes the guest address layout (where the program, the
+// interpreter, mmap'd memory and the stack go).
+package loader
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package decode
+package lift
 
 import (
 	"errors"
@@ -68,7 +68,7 @@ func buildTable() map[x86asm.Op]liftFunc {
 	for _, part := range liftTables() {
 		for op, fn := range part {
 			if _, dup := t[op]; dup {
-				panic(fmt.Sprintf("decode: x86 op %v is in two lift tables", op))
+				panic(fmt.Sprintf("lift: x86 op %v is in two lift tables", op))
 			}
 			t[op] = fn
 		}
@@ -201,7 +201,7 @@ func (l *Lifter) liftOne(b *builder, d *Decoded) {
 	}
 	if err != nil {
 		if !errors.Is(err, errUnsupported) {
-			panic(fmt.Sprintf("decode: lifting %#x (%s): %v", d.Addr, d.Text, err))
+			panic(fmt.Sprintf("lift: lifting %#x (%s): %v", d.Addr, d.Text, err))
 		}
 		b.rollback()
 		b.trap(gvinst.TrapUnsupported)

@@ -1,4 +1,4 @@
-package decode
+package lift
 
 import (
 	"github.com/gxbit/gxbit/gvinst"
@@ -185,7 +185,7 @@ func (b *builder) write(l loc, v gvinst.Reg) {
 	case locMem:
 		b.st(uintType(l.size), l.mem, v)
 	default:
-		panic("decode: write to an immediate operand")
+		panic("lift: write to an immediate operand")
 	}
 }
 

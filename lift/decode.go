@@ -1,13 +1,13 @@
-// Package decode turns guest x86-64 code into GVInst: it loads ELF
-// programs into a guest image, decodes x86-64 instructions (through
-// golang.org/x/arch/x86/x86asm, in 64-bit mode) and lifts them to GVInst
-// VBlocks for the CPU engine.
+// Package lift turns guest x86-64 code into GVInst: it decodes x86-64
+// instructions from guest memory (through golang.org/x/arch/x86/x86asm, in
+// 64-bit mode) and lifts them to GVInst VBlocks for the CPU engine. Loading
+// the ELF file into guest memory is package loader's job.
 //
 // The lifter's dispatch is one table from x86asm.Op to a lift function,
 // built from per-category tables (integer, control and stack, string,
 // system, SSE moves, packed integer, floating point, SSE4.2 strings); see
 // liftTables.
-package decode
+package lift
 
 import (
 	"errors"

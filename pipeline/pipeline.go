@@ -1,7 +1,8 @@
 // Package pipeline runs a guest program through gxbit's stages: it loads
 // the ELF file into a fresh guest address space, lifts and interprets its
 // code, serves its system calls, and (in the profile and accelerate modes)
-// collects phase 1 profiles and offloads hot spots in phase 2.
+// collects phase 1 profiles and, through package accel, offloads hot
+// spots in phase 2.
 //
 // It is the one place where every stage meets; the commands and the daemon
 // call it, and tests drive it directly.

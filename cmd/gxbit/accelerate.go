@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/pipeline"
 	"github.com/gxbit/gxbit/profile"
 )
@@ -59,7 +60,7 @@ func cmdAccelerate(args []string) int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	res, rep, err := pipeline.Accelerate(ctx, cfg, pipeline.AccelOptions{Profile: prof, Driver: drv, PTXDir: *ptxDir, MinIterations: *minIters})
+	res, rep, err := pipeline.Accelerate(ctx, cfg, accel.Options{Profile: prof, Driver: drv, PTXDir: *ptxDir, MinIterations: *minIters})
 	if err != nil {
 		return loadError(err)
 	}
@@ -73,7 +74,7 @@ func cmdAccelerate(args []string) int {
 		}
 	}
 	if g.stats {
-		fmt.Fprint(os.Stderr, pipeline.FormatReport(rep))
+		fmt.Fprint(os.Stderr, accel.FormatReport(rep))
 	}
 	return finish(res, g.stats)
 }

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/loader"
 	"github.com/gxbit/gxbit/pipeline"
 )
@@ -86,7 +87,7 @@ func loadError(err error) int {
 	fmt.Fprintf(os.Stderr, "gxbit: %v\n", err)
 	var fe *loader.FormatError
 	var pe *os.PathError
-	if errors.As(err, &fe) || errors.As(err, &pe) || errors.Is(err, pipeline.ErrProfileMismatch) {
+	if errors.As(err, &fe) || errors.As(err, &pe) || errors.Is(err, accel.ErrProfileMismatch) {
 		return 2
 	}
 	return 1

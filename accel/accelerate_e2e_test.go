@@ -1,8 +1,10 @@
-package pipeline
+package accel_test
 
 import (
 	"bytes"
 	"context"
+	"github.com/gxbit/gxbit/accel"
+	"github.com/gxbit/gxbit/pipeline"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +22,7 @@ import (
 // for a phase 1 run in tests of phase 2.
 func staticProfile(t *testing.T, path string, parallel func(n *profile.Loop) []int) *profile.File {
 	t.Helper()
-	g, err := Load(Config{Path: path})
+	g, err := pipeline.Load(pipeline.Config{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func depthNests(depth int) func(n *profile.Loop) []int {
 // code multiplies doubles (MUL.f64 or VMUL.f64) without converting or
 // dividing: matmul.c's C += A*B nest, not its init or checksum nests.
 func mmNests(t *testing.T, path string) func(n *profile.Loop) []int {
-	g, err := Load(Config{Path: path})
+	g, err := pipeline.Load(pipeline.Config{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +127,7 @@ func buildLoops(t *testing.T, name string, modes ...string) string {
 func runPlain(t *testing.T, path string, args ...string) (string, int) {
 	t.Helper()
 	var out bytes.Buffer
-	res, err := Run(context.Background(), Config{Path: path, Args: append([]string{path}, args...), Stdout: &out, Stderr: &out})
+	res, err := pipeline.Run(context.Background(), pipeline.Config{Path: path, Args: append([]string{path}, args...), Stdout: &out, Stderr: &out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,8 +146,8 @@ func TestAccelerateMatmul(t *testing.T) {
 			}
 			want, wantStatus := runPlain(t, path, "48")
 			var out bytes.Buffer
-			res, rep, err := Accelerate(context.Background(), Config{Path: path, Args: []string{path, "48"}, Stdout: &out, Stderr: &out},
-				AccelOptions{Profile: prof, Driver: gpusim.New(gpusim.Options{})})
+			res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: []string{path, "48"}, Stdout: &out, Stderr: &out},
+				accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{})})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +155,7 @@ func TestAccelerateMatmul(t *testing.T) {
 				t.Errorf("accelerated output %q (status %d), plain %q (status %d)", out.String(), res.ExitStatus, want, wantStatus)
 			}
 			h := rep.HotSpots[0]
-			t.Logf("%s", FormatReport(rep))
+			t.Logf("%s", accel.FormatReport(rep))
 			if !h.Offloadable || h.Launches == 0 || h.Fallbacks != 0 {
 				t.Errorf("hot spot not offloaded cleanly: %+v", h)
 			}

@@ -241,7 +241,3 @@ func cutAt(b *gvinst.VBlock, addr uint64) {
 	b.FlagsDeadAtExit = false
 }
 
-// probeTranslator gives the probing engine the spot's blocks (cut at the
-// headers and exits) with a PROBE before every guest memory access and
-// before the exit compare, and the fallback engine the same blocks without
-// probes; other blocks are lifted and optimized as the main engine has

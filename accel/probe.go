@@ -46,6 +46,10 @@ func (r *probeRecord) probe(site uint32, addr uint64, size int) {
 	}
 }
 
+// probeTranslator gives the probing engine the spot's blocks (cut at the
+// headers and exits) with a PROBE before every guest memory access and
+// before the exit compare, and the fallback engine the same blocks without
+// probes; other blocks are lifted and optimized as the main engine has
 // them.
 type probeTranslator struct {
 	sp    *spot

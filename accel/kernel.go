@@ -240,4 +240,3 @@ func cutAt(b *gvinst.VBlock, addr uint64) {
 	b.End = addr
 	b.FlagsDeadAtExit = false
 }
-

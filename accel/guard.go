@@ -17,6 +17,7 @@ const (
 	ReasonAliasing    = "written footprint overlaps another array"
 	ReasonStackAlias  = "stack slot inside an array footprint"
 	ReasonWrap        = "induction variable would wrap"
+	ReasonDependence  = "iterations observed dependent"
 	ReasonRounding    = "MXCSR rounding is not to nearest"
 	ReasonDirection   = "direction flag set"
 	ReasonKernel      = "kernel reported an error"

@@ -186,6 +186,12 @@ func (sp *spot) build() error {
 	}
 	n := uint32(len(k.Sites))
 	sp.rec.exitSiteA, sp.rec.exitSiteB = n, n+1
+	sp.rec.fill = make([]bool, n)
+	for _, s := range k.Sites {
+		if b := sp.blocks[s.Block]; b != nil && s.Index < len(b.Insts) && b.Insts[s.Index].Op == gvinst.OpRepStos {
+			sp.rec.fill[s.ID] = true
+		}
+	}
 	bps := map[uint64]bool{sp.header: true}
 	if sp.kernel2 != nil {
 		bps[sp.inner] = true

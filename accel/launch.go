@@ -225,6 +225,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	if fb := sp.guards(cpu, sites); fb != nil {
 		return false, fb
 	}
+	// The profile says the iterations are independent: what the probed
+	// ones touched must not say otherwise.
+	if why := observedDependence(traces(k.Sites, [2]*probeRecord{&recs[0], &recs[1]}), count); why != "" {
+		return false, fail(ReasonDependence, "%s", why)
+	}
 	if err := sp.ensureLoaded(); err != nil {
 		return false, fail(ReasonDriver, "%v", err)
 	}

@@ -10,7 +10,9 @@ import (
 
 // probeRecord is what one probed iteration saw.
 type probeRecord struct {
-	lo, hi     []uint64 // per site; lo > hi when not seen
+	lo, hi     []uint64   // per site; lo > hi when not seen
+	spans      []spanList // per site: the bytes it touched
+	fill       []bool     // per site: a rep stos (probed at its two ends)
 	a, b       uint64
 	exitSeen   int
 	siteSeen   []bool
@@ -24,6 +26,10 @@ func (r *probeRecord) reset(n int) {
 	r.lo = make([]uint64, n)
 	r.hi = make([]uint64, n)
 	r.siteSeen = make([]bool, n)
+	r.spans = make([]spanList, n)
+	for i := range r.spans {
+		r.spans[i].fill = i < len(r.fill) && r.fill[i]
+	}
 	r.exitSeen = 0
 }
 
@@ -36,6 +42,7 @@ func (r *probeRecord) probe(site uint32, addr uint64, size int) {
 		r.b = addr
 	case int(site) < len(r.lo):
 		end := addr + uint64(size)
+		r.spans[site].add(addr, end)
 		if !r.siteSeen[site] {
 			r.siteSeen[site] = true
 			r.lo[site], r.hi[site] = addr, end

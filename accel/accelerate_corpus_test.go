@@ -92,7 +92,7 @@ func TestAccelerateLoops(t *testing.T) {
 				var o1, e1 bytes.Buffer
 				prof := phase1(t, cfg(&o1, &e1))
 				var out, errOut bytes.Buffer
-				res, rep, err := pipeline.Accelerate(context.Background(), cfg(&out, &errOut), accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{})})
+				res, rep, err := pipeline.Accelerate(context.Background(), cfg(&out, &errOut), accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 				if err != nil {
 					t.Fatal(err)
 				}

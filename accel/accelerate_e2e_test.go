@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/gvinst"
@@ -147,7 +149,7 @@ func TestAccelerateMatmul(t *testing.T) {
 			want, wantStatus := runPlain(t, path, "48")
 			var out bytes.Buffer
 			res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: []string{path, "48"}, Stdout: &out, Stderr: &out},
-				accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{})})
+				accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,3 +166,42 @@ func TestAccelerateMatmul(t *testing.T) {
 }
 
 var _ gvinst.Reg
+
+// TestNotProfitable runs matmul with device costs that make every launch
+// a loss (a launch taking a minute): the nest stays on the CPU, the output
+// is the plain run's, and the report says why with the numbers. With a
+// free device the same nest is launched.
+func TestNotProfitable(t *testing.T) {
+	dir := buildLoops(t, "matmul", "O2-static")
+	path := filepath.Join(dir, "O2-static", "matmul")
+	prof := staticProfile(t, path, mmNests(t, path))
+	want, _ := runPlain(t, path, "48")
+	for _, c := range []struct {
+		name  string
+		costs accel.DeviceCosts
+		pays  bool
+	}{
+		{"slow device", accel.DeviceCosts{LaunchLatency: time.Minute, HostToDevice: 1e9, DeviceToHost: 1e9, ThreadInsnsPerSecond: 1e9}, false},
+		{"free device", accel.DeviceCosts{HostToDevice: 1e18, DeviceToHost: 1e18, ThreadInsnsPerSecond: 1e18}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out bytes.Buffer
+			_, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: []string{path, "48"}, Stdout: &out},
+				accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), Costs: &c.costs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != want {
+				t.Errorf("output %q, plain %q", out.String(), want)
+			}
+			h := rep.HotSpots[0]
+			t.Logf("%s", accel.FormatReport(rep))
+			if c.pays && h.Launches == 0 {
+				t.Errorf("not launched on a free device: %s", h.LastFallback)
+			}
+			if !c.pays && (h.Launches != 0 || h.FallbackReasons[accel.ReasonNotProfitable] != 1 || !strings.Contains(h.LastFallback, "against CPU")) {
+				t.Errorf("want one not-profitable fallback with the numbers: launches %d, %v, %q", h.Launches, h.FallbackReasons, h.LastFallback)
+			}
+		})
+	}
+}

@@ -66,7 +66,7 @@ func TestGuards(t *testing.T) {
 			want := runNative(t, path, c.args...)
 			var out bytes.Buffer
 			res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: append([]string{path}, c.args...), Stdout: &out, Stderr: &out},
-				accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{})})
+				accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +98,7 @@ func TestRunOnline(t *testing.T) {
 	want, _ := runPlain(t, path, args[1:]...)
 	var out bytes.Buffer
 	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out},
-		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 150_000})
+		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 150_000, AlwaysOffload: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestProfileMismatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = pipeline.Accelerate(context.Background(), pipeline.Config{Path: "/usr/bin/true"}, accel.Options{Profile: f, Driver: drv})
+	_, _, err = pipeline.Accelerate(context.Background(), pipeline.Config{Path: "/usr/bin/true"}, accel.Options{Profile: f, Driver: drv, AlwaysOffload: true})
 	if !errors.Is(err, accel.ErrProfileMismatch) {
 		t.Errorf("accelerate with another program's profile: %v", err)
 	}
@@ -146,7 +146,7 @@ func TestLazyCopyBack(t *testing.T) {
 	want := runNative(t, path, "30000")
 	var out bytes.Buffer
 	_, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: []string{path, "30000"}, Stdout: &out, Stderr: &out},
-		accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{})})
+		accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,12 @@ type Options struct {
 	// MinIterations is the least number of iterations worth a launch;
 	// 0 means DefaultMinIterations.
 	MinIterations uint64
+	// AlwaysOffload launches whenever the guards pass, whatever the cost
+	// model says (tests, and measuring kernels).
+	AlwaysOffload bool
+	// Costs are the device's costs; nil means measure them at the first
+	// launch that needs them (MeasureDevice).
+	Costs *DeviceCosts
 }
 
 // disarmAfter is how many instances in a row too short to launch make a
@@ -60,6 +66,12 @@ type Accelerator struct {
 	// resident keeps device buffers across launches; a launch skips the
 	// copy in of an array the guest has not changed since.
 	resident ptxgen.Resident
+	// bps are the main engine's breakpoints; a disarmed hot spot's goes.
+	bps map[uint64]bool
+	// costs are the device's, measured at the first launch that needs
+	// them (costErr when that failed).
+	costs   *DeviceCosts
+	costErr error
 }
 
 // New prepares the hot spots of opts.Profile for guest g: it translates
@@ -105,11 +117,12 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 			a.spots[sp.header] = sp
 		}
 	}
-	bps := map[uint64]bool{}
+	a.costs = opts.Costs
+	a.bps = map[uint64]bool{}
 	for h := range a.spots {
-		bps[h] = true
+		a.bps[h] = true
 	}
-	a.main = gvinst.NewInterpreter(g.Mem, g.Lifter, gvinst.InterpOptions{Breakpoints: bps, Optimize: true})
+	a.main = gvinst.NewInterpreter(g.Mem, g.Lifter, gvinst.InterpOptions{Breakpoints: a.bps, Optimize: true})
 	return a, nil
 }
 
@@ -177,8 +190,17 @@ type spot struct {
 	rec     probeRecord
 	skip    []uint64 // live-in values expected at the tail's second arrival
 	small   int      // consecutive too-short instances before any launch
-	fatal   error    // a broken invariant that must stop the run
-	rep     HotSpotReport
+	// The cost model's measurements: the launches so far, the plain CPU
+	// engine's time per iteration (timed on the CPU tails; 0 until one
+	// ran), the kernel's time per iteration on the last launch, and when
+	// the last tail began.
+	ledger        ledger
+	plainIter     time.Duration
+	kernelPerIter time.Duration
+	tailStart     time.Time
+	unprofitable  int   // consecutive instances predicted not to pay, before any launch
+	fatal         error // a broken invariant that must stop the run
+	rep           HotSpotReport
 }
 
 // prepare builds the spot of a hot spot: nil when the profile does not
@@ -268,7 +290,12 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 		want := sp.skip
 		sp.skip = nil
 		if got, err := sp.liveValues(cpu); err == nil && equalU64(got, want) {
-			return nil // the CPU tail of the instance just offloaded
+			// The CPU tail of the instance just offloaded: its first
+			// iteration ran on the plain engine.
+			if d := time.Since(sp.tailStart); sp.plainIter == 0 || d < sp.plainIter {
+				sp.plainIter = d
+			}
+			return nil
 		}
 	}
 	if sp.rep.Disarmed {
@@ -283,7 +310,12 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 		// A loop whose instances are all too short is not worth probing
 		// again and again.
 		if sp.small++; sp.small >= disarmAfter {
-			sp.rep.Disarmed = true
+			sp.disarm("")
+		}
+	}
+	if fb.reason == ReasonNotProfitable && sp.rep.Launches == 0 {
+		if sp.unprofitable++; sp.unprofitable >= disarmAfter {
+			sp.disarm(fb.detail)
 		}
 	}
 	sp.rep.Fallbacks++
@@ -296,6 +328,32 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 		return nil
 	}
 	return sp.runRest(cpu)
+}
+
+// disarm stops offloading the hot spot: its breakpoint goes, and the
+// loop runs on the CPU engine from now on. notProfitable, when not "",
+// is the cost model's reason.
+func (sp *spot) disarm(notProfitable string) {
+	sp.rep.Disarmed = true
+	if notProfitable != "" {
+		sp.rep.NotProfitable = notProfitable
+	}
+	if sp.a.bps[sp.header] {
+		delete(sp.a.bps, sp.header)
+		sp.a.main.Invalidate(sp.header, 1)
+	}
+}
+
+// deviceCosts are the device's costs, measured the first time.
+func (a *Accelerator) deviceCosts() (*DeviceCosts, error) {
+	if a.costs == nil && a.costErr == nil {
+		c, err := MeasureDevice(a.ctx, a.opts.Driver.Name() == "sim")
+		a.costs, a.costErr = &c, err
+		if err != nil {
+			a.costs = nil
+		}
+	}
+	return a.costs, a.costErr
 }
 
 // runRest runs the rest of the loop instance on the CPU, until it leaves

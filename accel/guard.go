@@ -9,22 +9,25 @@ import (
 
 // The fallback reasons, as the report counts them.
 const (
-	ReasonTripCount   = "trip count too small"
-	ReasonNotAffine   = "live-in value not affine"
-	ReasonExitTest    = "exit test not evaluable"
-	ReasonFootprint   = "footprint not evaluable"
-	ReasonUnmapped    = "footprint outside mapped memory"
-	ReasonAliasing    = "written footprint overlaps another array"
-	ReasonStackAlias  = "stack slot inside an array footprint"
-	ReasonWrap        = "induction variable would wrap"
-	ReasonDependence  = "iterations observed dependent"
-	ReasonRounding    = "MXCSR rounding is not to nearest"
-	ReasonDirection   = "direction flag set"
-	ReasonKernel      = "kernel reported an error"
-	ReasonDriver      = "driver error"
-	ReasonProbeStop   = "probing stopped outside the loop"
-	ReasonNotOffload  = "nest not offloadable"
-	ReasonUnsupported = "no kernel"
+	ReasonTripCount  = "trip count too small"
+	ReasonNotAffine  = "live-in value not affine"
+	ReasonExitTest   = "exit test not evaluable"
+	ReasonFootprint  = "footprint not evaluable"
+	ReasonUnmapped   = "footprint outside mapped memory"
+	ReasonAliasing   = "written footprint overlaps another array"
+	ReasonStackAlias = "stack slot inside an array footprint"
+	ReasonWrap       = "induction variable would wrap"
+	ReasonDependence = "iterations observed dependent"
+	// ReasonNotProfitable: the cost model predicts the launch would cost
+	// more than the CPU engine takes.
+	ReasonNotProfitable = "not profitable"
+	ReasonRounding      = "MXCSR rounding is not to nearest"
+	ReasonDirection     = "direction flag set"
+	ReasonKernel        = "kernel reported an error"
+	ReasonDriver        = "driver error"
+	ReasonProbeStop     = "probing stopped outside the loop"
+	ReasonNotOffload    = "nest not offloadable"
+	ReasonUnsupported   = "no kernel"
 )
 
 // fallback is a failed guard: its reason, and a detail for the report.

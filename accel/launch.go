@@ -42,11 +42,14 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	}
 	// The CPU's time per iteration, for the report's estimate, is the last
 	// probed iteration's: the first may include translating the blocks.
+	start := time.Now()
 	var cpuPerIter float64
+	var insnsPerIter float64
 	var innerTrips [3]uint64
 	var innerStates [3][][]uint64
 	for it := 0; it < P; it++ {
 		t0 := time.Now()
+		i0 := sp.probe.Stats().GuestInsns
 		sp.rec.reset(ns)
 		var st gvinst.Stop
 		for {
@@ -81,6 +84,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		}
 		recs[it] = sp.rec
 		cpuPerIter = time.Since(t0).Seconds()
+		insnsPerIter = float64(sp.probe.Stats().GuestInsns - i0)
 		if states[it+1], err = sp.liveValues(cpu); err != nil {
 			return false, fail(ReasonNotAffine, "reading live-in: %v", err)
 		}
@@ -230,9 +234,39 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	if why := observedDependence(traces(k.Sites, [2]*probeRecord{&recs[0], &recs[1]}), count); why != "" {
 		return false, fail(ReasonDependence, "%s", why)
 	}
+	// The CPU's time per iteration: the plain engine's on the tails of
+	// earlier instances, else the last probed iteration's (which the
+	// probes slow down: an estimate that leans to the GPU until the first
+	// tail corrects it).
+	cpuIter := sp.plainIter
+	if cpuIter == 0 {
+		cpuIter = time.Duration(cpuPerIter * float64(time.Second))
+	}
+	if !sp.a.opts.AlwaysOffload {
+		costs, err := sp.a.deviceCosts()
+		if err != nil {
+			return false, fail(ReasonDriver, "%v", err)
+		}
+		var copyIn uint64
+		if sp.rep.Launches == 0 {
+			for _, g := range ptxgen.Groups(k, sites) {
+				copyIn += g.Range.Hi - g.Range.Lo
+			}
+		}
+		est := costs.Predict(count, cpuIter, insnsPerIter, copyIn, sp.kernelPerIter)
+		if sp.rep.Launches > 0 {
+			// Earlier launches measured the copies.
+			est.Copy = time.Duration(sp.rep.CopySeconds / float64(sp.rep.Launches) * float64(time.Second))
+		}
+		if !est.Pays() {
+			return false, fail(ReasonNotProfitable, "predicted %s", est)
+		}
+	}
+	loadStart := time.Now()
 	if err := sp.ensureLoaded(); err != nil {
 		return false, fail(ReasonDriver, "%v", err)
 	}
+	loading := time.Since(loadStart)
 	in := ptxgen.LaunchInput{Count: count, Values: states[P], Steps: steps, Sites: sites}
 	fn := sp.fn
 	if k2 := sp.kernel2; k2 != nil && !sp.a.prefer1D(sp.kernel, count) && len(innerStates[0]) == 3 && len(innerStates[1]) == 3 && len(innerStates[2]) == 3 {
@@ -290,7 +324,15 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	sp.rep.BytesReused += st.BytesReused
 	sp.rep.BytesOut += st.BytesOut
 	sp.rep.BytesDeferred += st.BytesDeferred
-	sp.rep.CPUSecondsEstimate += cpuPerIter * float64(count)
+	sp.rep.CPUSecondsEstimate += cpuIter.Seconds() * float64(count)
+	sp.kernelPerIter = st.Kernel / time.Duration(count)
+	// The GPU side of the instance: everything since the header but the
+	// kernel's loading and the probed iterations, which the CPU runs
+	// either way.
+	gpuSide := time.Since(start) - loading - time.Duration(P)*cpuIter
+	if why := sp.ledger.add(gpuSide, count, cpuIter); why != "" && !sp.a.opts.AlwaysOffload {
+		sp.disarm(why)
+	}
 	// The CPU runs the last two arrivals from the header.
 	tail := make([]uint64, len(steps))
 	next := make([]uint64, len(steps))
@@ -303,6 +345,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	}
 	cpu.PC = sp.header
 	sp.skip = next
+	sp.tailStart = time.Now()
 	return true, nil
 }
 

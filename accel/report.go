@@ -8,13 +8,16 @@ import (
 
 // HotSpotReport is phase 2's account of one hot spot.
 type HotSpotReport struct {
-	Entry              string         `json:"entry"`
-	Function           string         `json:"function"`
-	Header             string         `json:"header"` // the mapped level's header
-	Offloadable        bool           `json:"offloadable"`
-	Disarmed           bool           `json:"disarmed,omitempty"` // stopped trying: every instance was too short
-	SameAs             string         `json:"same_as,omitempty"`  // another hot spot with the same mapped level, which counts its launches
-	Reason             string         `json:"reason,omitempty"`   // why not, when not
+	Entry       string `json:"entry"`
+	Function    string `json:"function"`
+	Header      string `json:"header"` // the mapped level's header
+	Offloadable bool   `json:"offloadable"`
+	Disarmed    bool   `json:"disarmed,omitempty"` // stopped trying: every instance was too short, or launches did not pay
+	// NotProfitable says, when the cost model sent the hot spot back to
+	// the CPU, why, with the numbers.
+	NotProfitable      string         `json:"not_profitable,omitempty"`
+	SameAs             string         `json:"same_as,omitempty"` // another hot spot with the same mapped level, which counts its launches
+	Reason             string         `json:"reason,omitempty"`  // why not, when not
 	Launches           int            `json:"launches"`
 	Fallbacks          int            `json:"fallbacks"`
 	FallbackReasons    map[string]int `json:"fallback_reasons"`
@@ -50,6 +53,9 @@ type Report struct {
 	WallSeconds       float64         `json:"wall_seconds"`
 	GuestInstructions uint64          `json:"guest_instructions"`
 	Device            string          `json:"device"`
+	// DeviceCosts are the device's measured costs (nil when no launch
+	// needed them).
+	DeviceCosts *DeviceCosts `json:"device_costs,omitempty"`
 	// BytesBroughtBack are the bytes left on the device that came back
 	// into guest memory (all hot spots: they share the device buffers),
 	// and BroughtBackSeconds the time that took.
@@ -59,7 +65,7 @@ type Report struct {
 
 // Report returns the per-hot-spot counters so far.
 func (a *Accelerator) Report() *Report {
-	rep := &Report{Device: a.dev}
+	rep := &Report{Device: a.dev, DeviceCosts: a.costs}
 	n, d := a.resident.BroughtBack()
 	rep.BytesBroughtBack, rep.BroughtBackSeconds = n, d.Seconds()
 	for _, sp := range a.order {
@@ -96,6 +102,12 @@ func FormatReport(r *Report) string {
 		fmt.Fprintf(&sb, "; kernel %.3fs, copies %.3fs, CPU estimate %.3fs", h.KernelSeconds, h.CopySeconds, h.CPUSecondsEstimate)
 		if h.Note != "" {
 			fmt.Fprintf(&sb, "; %s", h.Note)
+		}
+		if h.Launches == 0 && h.LastFallback != "" {
+			fmt.Fprintf(&sb, "; last fallback: %s", h.LastFallback)
+		}
+		if h.NotProfitable != "" {
+			fmt.Fprintf(&sb, "; back on the CPU, not profitable: %s", h.NotProfitable)
 		}
 		sb.WriteString("\n")
 	}

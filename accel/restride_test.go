@@ -63,7 +63,7 @@ func TestRestride(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: bin, Args: append([]string{bin}, args...), Stdout: &out}, accel.Options{Profile: f, Driver: drv})
+		res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: bin, Args: append([]string{bin}, args...), Stdout: &out}, accel.Options{Profile: f, Driver: drv, AlwaysOffload: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,7 +44,7 @@ func TestUntrustedProfile(t *testing.T) {
 			want := runNative(t, path, args[1:]...)
 			var out bytes.Buffer
 			res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out},
-				accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{})})
+				accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,6 +19,8 @@ type OnlineOptions struct {
 	// phase 2 takes over; 0 means DefaultProfileInsns.
 	ProfileInsns  uint64
 	MinIterations uint64
+	// AlwaysOffload launches whenever the guards pass (accel.Options).
+	AlwaysOffload bool
 }
 
 // DefaultProfileInsns is the length of the profiling phase of an online
@@ -62,7 +64,7 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	var acc *accel.Accelerator
 	sw.change = func() error {
 		out.Profile = sess.Finish(profile.RunInfo{Program: cfg.Path, ProgramSHA256: g.SHA256, Args: cfg.Args, LoadBias: g.Image.Bias, GuestInstructions: sw.first.Stats().GuestInsns})
-		a, err := accel.New(g.AccelGuest(), accel.Options{Profile: out.Profile, Driver: opts.Driver, MinIterations: opts.MinIterations})
+		a, err := accel.New(g.AccelGuest(), accel.Options{Profile: out.Profile, Driver: opts.Driver, MinIterations: opts.MinIterations, AlwaysOffload: opts.AlwaysOffload})
 		if err != nil {
 			return err
 		}

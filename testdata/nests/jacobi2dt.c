@@ -1,5 +1,5 @@
-/* jacobi2d: time-stepped five-point Jacobi in 2D, A -> B then B -> A in
- * every step. Usage: jacobi2d [N T] (default 40 8). */
+/* jacobi2dt: time-stepped five-point Jacobi in 2D, A -> B then B -> A in
+ * every step. Usage: jacobi2dt [N T] (default 40 8). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -24,7 +24,7 @@ static int size(int argc, char **argv, int k, int def, int max) {
 	char *end;
 	long v = strtol(argv[k], &end, 10);
 	if (*end != '\0' || v < 1 || v > max) {
-		fprintf(stderr, "jacobi2d: bad size %s (want 1..%d)\n", argv[k], max);
+		fprintf(stderr, "jacobi2dt: bad size %s (want 1..%d)\n", argv[k], max);
 		exit(2);
 	}
 	return (int)v;
@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
 	double (*A)[n] = malloc(sizeof(double) * n * n);
 	double (*B)[n] = malloc(sizeof(double) * n * n);
 	if (!A || !B) {
-		fprintf(stderr, "jacobi2d: out of memory\n");
+		fprintf(stderr, "jacobi2dt: out of memory\n");
 		return 1;
 	}
 	for (int i = 0; i < n; i++) /* LOOP: init.i */
@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
 
 	fold(&A[0][0], (long)n * n);
 	fold(&B[0][0], (long)n * n);
-	printf("jacobi2d %d %d sum=%.17g hash=%016llx\n", n, tsteps, sum_all, hash_all);
+	printf("jacobi2dt %d %d sum=%.17g hash=%016llx\n", n, tsteps, sum_all, hash_all);
 	free(A);
 	free(B);
 	return 0;

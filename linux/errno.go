@@ -29,6 +29,7 @@ const (
 	ESRCH        Errno = 3
 	EINTR        Errno = 4
 	EIO          Errno = 5
+	ENXIO        Errno = 6
 	EBADF        Errno = 9
 	ECHILD       Errno = 10
 	EAGAIN       Errno = 11
@@ -43,6 +44,7 @@ const (
 	EINVAL       Errno = 22
 	EMFILE       Errno = 24
 	ENOTTY       Errno = 25
+	ETXTBSY      Errno = 26
 	EFBIG        Errno = 27
 	ENOSPC       Errno = 28
 	ESPIPE       Errno = 29

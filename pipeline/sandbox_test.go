@@ -335,3 +335,72 @@ func TestInterpreterSandboxed(t *testing.T) {
 	}
 	g.Close()
 }
+
+// TestDeviceFilesPrograms is issue 12's item 6 with real programs: git
+// hash-object opens /dev/null read-write, openssl writes to /dev/stdout,
+// and process substitution hands the guest /dev/fd/N of a pipe. Each must
+// print what it prints natively. Programs not installed are skipped.
+func TestDeviceFilesPrograms(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "in.txt")
+	if err := os.WriteFile(file, []byte("hello, devices\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"LC_ALL=C", "HOME=" + dir, "PATH=/usr/bin:/bin"}
+	cases := []struct {
+		prog string
+		args []string
+		pipe string // sent through descriptor 3, the args name /dev/fd/3
+	}{
+		{"git", []string{"hash-object", file}, ""},
+		{"openssl", []string{"dgst", "-sha256", "-out", "/dev/stdout", file}, ""},
+		{"cat", []string{"/dev/fd/3"}, "through a pipe\n"},
+		{"bc", []string{"-q", "/dev/fd/3"}, "6*7\nquit\n"},
+		{"cat", []string{"/proc/self/fd/3"}, "by /proc\n"},
+	}
+	for _, c := range cases {
+		bin, err := exec.LookPath(c.prog)
+		if err != nil {
+			t.Logf("skipping %s: not installed", c.prog)
+			continue
+		}
+		t.Run(c.prog+" "+strings.Join(c.args, " "), func(t *testing.T) {
+			pipeWith := func() *os.File {
+				r, w, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := w.WriteString(c.pipe); err != nil {
+					t.Fatal(err)
+				}
+				w.Close()
+				return r
+			}
+			cmd := exec.Command(bin, c.args...)
+			cmd.Args[0] = c.prog
+			cmd.Env, cmd.Dir = env, dir
+			var nout, nerr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &nout, &nerr
+			if c.pipe != "" {
+				cmd.ExtraFiles = []*os.File{pipeWith()}
+			}
+			if err := cmd.Run(); err != nil {
+				t.Skipf("native %s fails here: %v: %s", c.prog, err, nerr.String())
+			}
+			var gout, gerr bytes.Buffer
+			cfg := Config{Path: bin, Args: append([]string{c.prog}, c.args...), Env: env,
+				Stdout: &gout, Stderr: &gerr, Cwd: dir}
+			if c.pipe != "" {
+				cfg.Files = map[int]*os.File{3: pipeWith()}
+			}
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ExitStatus != 0 || gout.String() != nout.String() || gerr.String() != nerr.String() {
+				t.Errorf("under gxbit: status %d (%s), stdout %q, stderr %q; natively stdout %q, stderr %q",
+					res.ExitStatus, res.Diagnosis(), gout.String(), gerr.String(), nout.String(), nerr.String())
+			}
+		})
+	}
+}

@@ -8,8 +8,10 @@
 // -errno in the guest's rax in exactly one place (Process.Syscall).
 //
 // The sandbox: the guest sees host files only under Config.Root, read-only
-// unless a directory is listed in Config.Writable; it has no sockets, no
-// execve, no ptrace and no second thread.
+// unless a directory is listed in Config.Writable, never those listed in
+// Config.Hide (known by device and inode, checked on every path component:
+// view.go), and gxbit's own /dev and /proc (virtual.go); it has no sockets,
+// no execve, no ptrace and no second thread.
 package linux
 
 import (

@@ -344,3 +344,63 @@ func TestReadFileInterpreter(t *testing.T) {
 		}
 	}
 }
+
+// TestResolution covers the rest of path resolution: the guest starts in
+// its root, symlink loops end in ELOOP, ".." after a symlink is the
+// physical parent, a trailing slash wants a directory, and hidden paths
+// must exist to be hidden.
+func TestResolution(t *testing.T) {
+	root := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(root, "a/b"), 0o755))
+	must(os.WriteFile(filepath.Join(root, "a/f"), []byte("in a"), 0o644))
+	must(os.Symlink("loop2", filepath.Join(root, "loop1")))
+	must(os.Symlink("loop1", filepath.Join(root, "loop2")))
+	must(os.Symlink("a/b", filepath.Join(root, "tob")))
+	g := newGuest(t, Config{Root: root})
+	n, _ := g.call(79, g.next, 256) // getcwd
+	got := make([]byte, max(n, 0))
+	_ = g.mem.Peek(g.next, got)
+	if string(got) != "/\x00" {
+		t.Errorf("the guest starts in %q, want /", got)
+	}
+	open := func(path string, flags uint64) int64 {
+		r, err := g.call(nrOpenat, cwd, g.str(path), flags, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if fd := open("/loop1", 0); fd != -int64(ELOOP) {
+		t.Errorf("a symlink loop: %d, want -ELOOP", fd)
+	}
+	if fd := open("/tob/../f", 0); fd < 0 || g.readAll(fd) != "in a" {
+		t.Errorf("/tob/../f is /a/f: %d", fd)
+	}
+	if fd := open("/a/f/", 0); fd != -int64(ENOTDIR) {
+		t.Errorf("a file with a trailing slash: %d, want -ENOTDIR", fd)
+	}
+	if fd := open("/tob", oNofollow); fd != -int64(ELOOP) {
+		t.Errorf("O_NOFOLLOW on a symlink: %d, want -ELOOP", fd)
+	}
+	if r, _ := g.call(nrChdir, g.str("tob")); r != 0 {
+		t.Fatalf("chdir tob: %d", r)
+	}
+	n, _ = g.call(79, g.next, 256)
+	got = make([]byte, max(n, 0))
+	_ = g.mem.Peek(g.next, got)
+	if string(got) != "/a/b\x00" {
+		t.Errorf("getcwd after chdir through a symlink = %q, want the physical /a/b", got)
+	}
+	if _, err := New(g.mem, Config{Root: root, Hide: []string{filepath.Join(root, "missing")}}); err == nil {
+		t.Errorf("a hidden path that does not exist was accepted")
+	}
+	if _, err := New(g.mem, Config{Root: root, Hide: []string{root}}); err == nil {
+		t.Errorf("hiding the root itself was accepted")
+	}
+}

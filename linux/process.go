@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -59,6 +60,7 @@ type Process struct {
 
 	counts      map[int]uint64
 	unsupported map[int]uint64
+	ctx         context.Context // see SetContext; nil is never cancelled
 }
 
 type writableDir struct {

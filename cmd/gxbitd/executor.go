@@ -72,7 +72,7 @@ func (e *executor) Execute(ctx context.Context, job service.JobSpec, stdout, std
 		quiet.Stdin = bytes.NewReader(job.Stdin)
 		pout, f, err := e.profile(ctx, quiet, io.Discard, progress)
 		if err != nil {
-			return service.Outcome{}, err
+			return pout, err
 		}
 		return e.accelerate(ctx, cfg, job.GPU, f, stderr, progress, &pout)
 	}
@@ -80,7 +80,9 @@ func (e *executor) Execute(ctx context.Context, job service.JobSpec, stdout, std
 }
 
 // limitErr turns a run that hit a limit into the error the job manager
-// expects, and reports the diagnosis of a faulting guest on its stderr.
+// expects, and reports the diagnosis of a faulting guest on its stderr. The
+// callers still return the run's stats with the error, so that the metrics
+// count the instructions of jobs stopped at a limit or cancelled.
 func limitErr(ctx context.Context, res *pipeline.Result, stderr io.Writer) error {
 	switch res.Outcome {
 	case pipeline.OverBudget:
@@ -104,7 +106,7 @@ func (e *executor) profile(ctx context.Context, cfg pipeline.Config, stderr io.W
 	}
 	wall := time.Since(start)
 	if err := limitErr(ctx, res, stderr); err != nil {
-		return service.Outcome{}, nil, err
+		return outcomeOf(res), nil, err
 	}
 	var pf, report bytes.Buffer
 	if err := profile.Write(&pf, f); err != nil {
@@ -147,14 +149,16 @@ func (e *executor) accelerate(ctx context.Context, cfg pipeline.Config, choice s
 		return service.Outcome{}, err
 	}
 	wall := time.Since(start)
-	if err := limitErr(ctx, res, stderr); err != nil {
-		return service.Outcome{}, err
-	}
 	out := outcomeOf(res)
+	if before != nil {
+		out.Stats.GuestInstructions += before.Stats.GuestInstructions
+	}
+	if err := limitErr(ctx, res, stderr); err != nil {
+		return service.Outcome{Stats: service.Stats{GuestInstructions: out.Stats.GuestInstructions}}, err
+	}
 	if before != nil {
 		out.Artifacts = before.Artifacts
 		out.Stats.Phases = before.Stats.Phases
-		out.Stats.GuestInstructions += before.Stats.GuestInstructions
 	}
 	out.Stats.Phases = append(out.Stats.Phases, service.PhaseTime{Phase: service.PhaseAccelerate, Duration: wall})
 	out.Stats.GPUBackend = drv.Name()
@@ -242,7 +246,7 @@ func (e *executor) run(ctx context.Context, cfg pipeline.Config, stderr io.Write
 	}
 	wall := time.Since(start)
 	if err := limitErr(ctx, res, stderr); err != nil {
-		return service.Outcome{}, err
+		return outcomeOf(res), err
 	}
 	out := outcomeOf(res)
 	out.Stats.CPUEngineTime = wall

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -128,5 +130,61 @@ func TestDaemonRealPipeline(t *testing.T) {
 	defer stop()
 	if rc, list, _ := cli(ctx, client.Jobs, "--server", addr); rc != 0 || strings.Count(list, "succeeded") != 3 {
 		t.Errorf("after a restart: status %d\n%s", rc, list)
+	}
+}
+
+// TestLimitedJobsCountInstructions is issue 12 item 9's regression test: a
+// job stopped by its instruction limit, or cancelled, still adds the
+// instructions it executed to gxbit_guest_instructions_total.
+func TestLimitedJobsCountInstructions(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not found")
+	}
+	bin := filepath.Join(t.TempDir(), "matmul")
+	if out, err := exec.Command(gcc, "-O2", "-static", "-o", bin, "../../examples/matmul.c").CombinedOutput(); err != nil {
+		t.Skipf("gcc -static: %v\n%s", err, out)
+	}
+	addr, metrics, stop := startReal(t, t.TempDir())
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const limit = 300_000
+	for _, mode := range []string{"run", "both"} {
+		rc, _, errOut := cli(ctx, client.Submit, "--server", addr, "--mode", mode, "--gpu", "sim", "--instructions", fmt.Sprint(limit), bin, "200")
+		if rc != client.ExitLimit {
+			t.Fatalf("--mode %s: status %d, want %d (instruction limit); stderr:\n%s", mode, rc, client.ExitLimit, errOut)
+		}
+	}
+	// A cancelled job: a short wall-time limit on a long run.
+	if rc, _, errOut := cli(ctx, client.Submit, "--server", addr, "--timeout", "300ms", bin, "2000"); rc != client.ExitLimit {
+		t.Fatalf("--timeout: status %d; stderr:\n%s", rc, errOut)
+	}
+	resp, err := http.Get("http://" + metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	value := func(series string) float64 {
+		for _, line := range strings.Split(string(body), "\n") {
+			if v, ok := strings.CutPrefix(line, series+" "); ok {
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					t.Fatalf("%s: %v", line, err)
+				}
+				return f
+			}
+		}
+		t.Fatalf("metrics lack %s:\n%s", series, body)
+		return 0
+	}
+	// The run job stopped at exactly the limit; the timed-out one ran some
+	// instructions before its deadline.
+	if got := value(`gxbit_guest_instructions_total{mode="run"}`); got <= limit {
+		t.Errorf(`gxbit_guest_instructions_total{mode="run"} = %v, want more than %d (the limited job plus the timed-out one)`, got, limit)
+	}
+	if got := value(`gxbit_guest_instructions_total{mode="both"}`); got < limit {
+		t.Errorf(`gxbit_guest_instructions_total{mode="both"} = %v, want at least %d`, got, limit)
 	}
 }

@@ -592,6 +592,11 @@ func TestLimitsAndFailures(t *testing.T) {
 	if got := metricValue(t, m, `gxbit_jobs_total{mode="run",outcome="failed"}`); got != 2 {
 		t.Errorf("failed jobs = %v, want 2", got)
 	}
+	// Issue 12 item 9: jobs stopped at a limit count their instructions
+	// too: 42 (wall time) + 500 (instruction limit) + 499 (within limits).
+	if got := metricValue(t, m, `gxbit_guest_instructions_total{mode="run"}`); got != 42+500+499 {
+		t.Errorf("guest instructions counted = %v, want %d", got, 42+500+499)
+	}
 }
 
 // TestConcurrentSubmissions runs 20 submissions at once.

@@ -41,15 +41,27 @@ const (
 	DefaultListen        = "localhost:7070"
 	DefaultMetricsListen = "localhost:7071"
 	dbFile               = "gxbitd.db"
+	scratchDir           = "scratch"
 )
+
+// ScratchDir is the directory under the data directory that holds one
+// private scratch directory per running job (generated kernels and other
+// files the translator writes). Guests never see it.
+func (c Config) ScratchDir() string { return filepath.Join(c.DataDir, scratchDir) }
 
 // Config is gxbitd's configuration.
 type Config struct {
 	// Listen is the gRPC address; MetricsListen the HTTP address of
 	// /metrics, /healthz and /readyz ("" disables it).
 	Listen, MetricsListen string
-	// DataDir holds the job database.
+	// DataDir holds the job database (with the bbolt store) and the jobs'
+	// scratch directories.
 	DataDir string
+	// GuestRoot is the host directory the guests of jobs see as "/"; the
+	// data directory and the scratch directories are hidden from them.
+	GuestRoot string
+	// AllowRoot lets Main run as root; it refuses to otherwise.
+	AllowRoot bool
 	// ShutdownGrace is how long running jobs may go on after SIGTERM before
 	// they are interrupted.
 	ShutdownGrace time.Duration
@@ -92,7 +104,9 @@ func ParseFlags(args []string, getenv func(string) string, out io.Writer) (Confi
 	var gpu string
 	fs.StringVar(&cfg.Listen, "listen", DefaultListen, "gRPC `address` (host:port; \":7070\" for all interfaces)")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", DefaultMetricsListen, "HTTP `address` of /metrics, /healthz and /readyz; empty disables it")
-	fs.StringVar(&cfg.DataDir, "data", DefaultDataDir(getenv), "`directory` of the job database (created if missing)")
+	fs.StringVar(&cfg.DataDir, "data", DefaultDataDir(getenv), "`directory` of the job database and the jobs' scratch directories (created if missing)")
+	fs.StringVar(&cfg.GuestRoot, "guest-root", "/", "host `directory` the jobs' programs see as /, read-only; the data directory is hidden from them")
+	fs.BoolVar(&cfg.AllowRoot, "allow-root", false, "run even as root (the guests then read the host's files with root's rights)")
 	fs.IntVar(&cfg.Manager.Workers, "workers", max(runtime.NumCPU()/2, 1), "jobs executed at once")
 	fs.IntVar(&cfg.Manager.MaxQueued, "queue", 256, "jobs that may wait for a worker; more are refused with RESOURCE_EXHAUSTED")
 	fs.Var(&maxUpload, "max-upload", "largest binary accepted (`bytes`, units KiB MiB GiB or kB MB GB)")
@@ -132,6 +146,9 @@ func ParseFlags(args []string, getenv func(string) string, out io.Writer) (Confi
 	}
 	if cfg.DataDir == "" {
 		return Config{}, errors.New("--data must not be empty")
+	}
+	if cfg.GuestRoot == "" {
+		return Config{}, errors.New("--guest-root must not be empty")
 	}
 	if err := cfg.Manager.Check(); err != nil {
 		return Config{}, err
@@ -187,6 +204,13 @@ func New(cfg Config, exec service.Executor, logOut io.Writer) (d *Daemon, err er
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	// Scratch directories left by a previous process belong to no job now.
+	if err := os.RemoveAll(cfg.ScratchDir()); err != nil {
+		return nil, fmt.Errorf("scratch directory: %w", err)
+	}
+	if err := os.Mkdir(cfg.ScratchDir(), 0o700); err != nil {
+		return nil, fmt.Errorf("scratch directory: %w", err)
 	}
 	st, err := store.Open(filepath.Join(cfg.DataDir, dbFile))
 	if err != nil {
@@ -338,6 +362,10 @@ func Main(args []string, newExec ExecutorFactory) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gxbitd: %v\n", err)
 		return 2
+	}
+	if os.Geteuid() == 0 && !cfg.AllowRoot {
+		fmt.Fprintln(os.Stderr, "gxbitd: refusing to run as root: the jobs' programs would read the host's files with root's rights; run gxbitd as an unprivileged user, or pass --allow-root")
+		return 1
 	}
 	exec, err := newExec(cfg)
 	if err != nil {

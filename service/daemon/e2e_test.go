@@ -964,3 +964,18 @@ func TestQueueFull(t *testing.T) {
 	}
 	runCLI(ctx, client.Cancel, false, "", "--server", td.addr, running)
 }
+
+// TestRefusesRoot checks that gxbitd run as root stops unless --allow-root
+// is given (issue 12 item 4). It runs only as root.
+func TestRefusesRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not running as root")
+	}
+	exec := func(Config) (service.Executor, error) {
+		t.Fatal("the executor was built although gxbitd runs as root")
+		return nil, nil
+	}
+	if rc := Main([]string{"--data", t.TempDir(), "--listen", "127.0.0.1:0", "--metrics-listen", ""}, exec); rc != 1 {
+		t.Errorf("Main as root = %d, want 1", rc)
+	}
+}

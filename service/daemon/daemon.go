@@ -26,13 +26,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
 	"github.com/gxbit/gxbit/api"
 	"github.com/gxbit/gxbit/service"
+	"github.com/gxbit/gxbit/service/auth"
 	"github.com/gxbit/gxbit/service/bytesize"
+	"github.com/gxbit/gxbit/service/certfiles"
 	"github.com/gxbit/gxbit/service/store"
 )
 
@@ -62,6 +65,14 @@ type Config struct {
 	GuestRoot string
 	// AllowRoot lets Main run as root; it refuses to otherwise.
 	AllowRoot bool
+	// TLS names the server's certificate, key and optional client CA; with
+	// no certificate the gRPC listener is plaintext.
+	TLS certfiles.Files
+	// InsecurePlaintext allows a plaintext gRPC listener on an address that
+	// is not loopback.
+	InsecurePlaintext bool
+	// AuthTokens is the token file; "" serves every caller.
+	AuthTokens string
 	// ShutdownGrace is how long running jobs may go on after SIGTERM before
 	// they are interrupted.
 	ShutdownGrace time.Duration
@@ -121,6 +132,11 @@ func ParseFlags(args []string, getenv func(string) string, out io.Writer) (Confi
 	fs.StringVar(&gpu, "gpu", "auto", "GPU backend of jobs that choose none: auto, sim or cuda")
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running jobs may finish before they are interrupted")
 	fs.BoolVar(&cfg.LogJSON, "log-json", false, "log JSON lines instead of text")
+	fs.StringVar(&cfg.TLS.Cert, "tls-cert", "", "PEM `file` of the server's certificate chain; serves gRPC over TLS (reloaded when it changes)")
+	fs.StringVar(&cfg.TLS.Key, "tls-key", "", "PEM `file` of the server's private key")
+	fs.StringVar(&cfg.TLS.ClientCA, "client-ca", "", "PEM `file` of the CA that clients' certificates must chain to (mutual TLS)")
+	fs.BoolVar(&cfg.InsecurePlaintext, "insecure-plaintext", false, "allow plaintext gRPC on a --listen address that is not loopback")
+	fs.StringVar(&cfg.AuthTokens, "auth-tokens", "", "`file` of lines TOKEN NAME ROLE (submit or admin); every call but health checks then needs a token (re-read when it changes)")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "usage: gxbitd [flags]\n\ngxbitd runs gxbit jobs submitted over gRPC (gxbit.v1.JobService).\n\nflags:\n")
 		fs.PrintDefaults()
@@ -144,6 +160,15 @@ func ParseFlags(args []string, getenv func(string) string, out io.Writer) (Confi
 	if cfg.Listen == "" {
 		return Config{}, errors.New("--listen must not be empty")
 	}
+	if (cfg.TLS.Cert == "") != (cfg.TLS.Key == "") {
+		return Config{}, errors.New("--tls-cert and --tls-key go together")
+	}
+	if cfg.TLS.ClientCA != "" && cfg.TLS.Cert == "" {
+		return Config{}, errors.New("--client-ca needs --tls-cert and --tls-key")
+	}
+	if cfg.TLS.Cert == "" && !cfg.InsecurePlaintext && !isLoopback(cfg.Listen) {
+		return Config{}, fmt.Errorf("--listen %s is not a loopback address: without --tls-cert and --tls-key gxbitd serves loopback only; pass --insecure-plaintext to serve plaintext there anyway", cfg.Listen)
+	}
 	if cfg.DataDir == "" {
 		return Config{}, errors.New("--data must not be empty")
 	}
@@ -155,6 +180,20 @@ func ParseFlags(args []string, getenv func(string) string, out io.Writer) (Confi
 	}
 	cfg.Build = ReadBuildInfo()
 	return cfg, nil
+}
+
+// isLoopback reports whether a host:port address is on loopback only:
+// "localhost" or a loopback IP, not an empty host (all interfaces).
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // ReadBuildInfo describes the running binary from its embedded build info.
@@ -221,6 +260,23 @@ func New(cfg Config, exec service.Executor, logOut io.Writer) (d *Daemon, err er
 			st.Close()
 		}
 	}()
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(8 << 20)}
+	if cfg.TLS.Cert != "" {
+		certs, err := certfiles.NewReloader(cfg.TLS, log)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, grpc.Creds(credentials.NewTLS(certs.ServerConfig())))
+	} else if !isLoopback(cfg.Listen) {
+		log.Warn("serving plaintext gRPC on a non-loopback address (--insecure-plaintext)", "listen", cfg.Listen)
+	}
+	if cfg.AuthTokens != "" {
+		tokens, err := auth.LoadTokens(cfg.AuthTokens, log)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, grpc.ChainUnaryInterceptor(tokens.UnaryInterceptor()), grpc.ChainStreamInterceptor(tokens.StreamInterceptor()))
+	}
 	reg := prometheus.NewRegistry()
 	metrics, err := service.NewMetrics(reg, cfg.Build)
 	if err != nil {
@@ -253,7 +309,7 @@ func New(cfg Config, exec service.Executor, logOut io.Writer) (d *Daemon, err er
 		return nil, err
 	}
 
-	gs := grpc.NewServer(grpc.MaxRecvMsgSize(8 << 20))
+	gs := grpc.NewServer(opts...)
 	api.RegisterJobServiceServer(gs, service.NewServer(manager))
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)

@@ -876,7 +876,7 @@ func TestParseFlags(t *testing.T) {
 		cfg.Manager.MaxBinaryBytes != 64<<20 || cfg.Manager.Workers < 1 || cfg.Manager.DefaultGPU != service.GPUAuto {
 		t.Errorf("defaults = %+v", cfg)
 	}
-	cfg, err = ParseFlags([]string{"--listen", ":9", "--data", "/d", "--workers", "3", "--max-upload", "1MiB", "--gpu", "sim", "--default-timeout", "1s"}, env, io.Discard)
+	cfg, err = ParseFlags([]string{"--listen", ":9", "--insecure-plaintext", "--data", "/d", "--workers", "3", "--max-upload", "1MiB", "--gpu", "sim", "--default-timeout", "1s"}, env, io.Discard)
 	if err != nil || cfg.Listen != ":9" || cfg.DataDir != "/d" || cfg.Manager.Workers != 3 || cfg.Manager.MaxBinaryBytes != 1<<20 || cfg.Manager.DefaultGPU != service.GPUSim {
 		t.Errorf("parsed = %+v, %v", cfg, err)
 	}

@@ -253,11 +253,35 @@ func (s *Store) Artifact(id, name string) ([]byte, error) {
 	return data, nil
 }
 
+// Filter chooses the jobs a listing returns.
+type Filter struct {
+	// States keeps the jobs in one of these states; empty keeps all.
+	States []api.JobState
+	// Owner keeps the jobs of this user; empty keeps everyone's.
+	Owner string
+}
+
+// Keep reports whether job passes the filter.
+func (f Filter) Keep(job *api.Job) bool {
+	if f.Owner != "" && job.GetOwner() != f.Owner {
+		return false
+	}
+	if len(f.States) == 0 {
+		return true
+	}
+	for _, st := range f.States {
+		if job.GetState() == st {
+			return true
+		}
+	}
+	return false
+}
+
 // List returns up to limit job records, newest first (job ids sort by
 // creation time), starting after the id before (all when before is empty),
-// keeping those whose state keep accepts (all when keep is nil). next is the
-// id to pass as before for the following page, empty after the last page.
-func (s *Store) List(keep func(api.JobState) bool, limit int, before string) (jobs []*api.Job, next string, err error) {
+// keeping those that pass f. next is the id to pass as before for the
+// following page, empty after the last page.
+func (s *Store) List(f Filter, limit int, before string) (jobs []*api.Job, next string, err error) {
 	err = s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketJobs).Cursor()
 		var k, v []byte
@@ -277,7 +301,7 @@ func (s *Store) List(keep func(api.JobState) bool, limit int, before string) (jo
 			if err := proto.Unmarshal(v, job); err != nil {
 				return fmt.Errorf("decode job %q: %w", k, err)
 			}
-			if keep != nil && !keep(job.GetState()) {
+			if !f.Keep(job) {
 				continue
 			}
 			if len(jobs) == limit {

@@ -359,3 +359,16 @@ func (s *Store) Recover(now time.Time, message string) (queued, interrupted []*a
 	}
 	return queued, interrupted, nil
 }
+
+// ErrLeaseLost is returned (wrapped) by a shared store when a replica
+// changes a job it no longer holds: its lease expired and another replica
+// ended the job.
+var ErrLeaseLost = errors.New("this replica no longer holds the job's lease")
+
+// OutputPiece is one piece of a running job's live output log, as a
+// shared store keeps it for watchers on other replicas: Data is in the
+// output log's encoding.
+type OutputPiece struct {
+	Seq  int
+	Data []byte
+}

@@ -72,6 +72,9 @@ type Accelerator struct {
 	// them (costErr when that failed).
 	costs   *DeviceCosts
 	costErr error
+	// copyIn is the copy-in bandwidth the launches saw (bytes per second;
+	// 0 until one copied enough to tell).
+	copyIn float64
 }
 
 // New prepares the hot spots of opts.Profile for guest g: it translates

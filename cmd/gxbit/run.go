@@ -6,10 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"github.com/gxbit/gxbit/accel"
@@ -41,8 +44,29 @@ func (g *guestFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&g.stats, "stats", false, "print execution statistics on stderr at the end")
 }
 
-// config builds the pipeline configuration for PROG ARGS....
+// findProgram finds the program a command was given as a shell does: a
+// name with a slash is a path, used as it is; a bare name is looked up in
+// $PATH (exec.LookPath, with a match through "." in $PATH accepted as a
+// shell accepts it).
+func findProgram(name string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	p, err := exec.LookPath(name)
+	if errors.Is(err, exec.ErrDot) {
+		err = nil
+	}
+	return p, err
+}
+
+// config builds the pipeline configuration for PROG ARGS...: PROG is found
+// as a shell finds it (findProgram) and keeps its name as argv[0]; the
+// guest starts in the host's working directory as seen inside the root.
 func (g *guestFlags) config(prog string, args []string) (pipeline.Config, error) {
+	path, err := findProgram(prog)
+	if err != nil {
+		return pipeline.Config{}, err
+	}
 	mem, err := parseSize(g.maxMem)
 	if err != nil {
 		return pipeline.Config{}, fmt.Errorf("--max-mem: %w", err)
@@ -57,11 +81,33 @@ func (g *guestFlags) config(prog string, args []string) (pipeline.Config, error)
 		tty[i] = term.IsTerminal(i)
 	}
 	return pipeline.Config{
-		Path: prog, Args: append([]string{prog}, args...), Env: os.Environ(),
+		Path: path, Args: append([]string{prog}, args...), Env: os.Environ(),
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, TTY: tty,
-		Root: g.root, Writable: g.writable, Sysroot: g.sysroot,
+		Root: g.root, Writable: g.writable, Sysroot: g.sysroot, Cwd: pipeline.GuestCwd(g.root),
+		Files:  inheritedFiles(),
 		MaxMem: mem, MaxInsns: g.maxInsns,
 	}, nil
+}
+
+// inheritedFiles are the descriptors above 2 gxbit inherited open (not
+// close-on-exec), as a shell's process substitution (<(cmd)) leaves them.
+// The guest inherits them too, as it would when run natively.
+func inheritedFiles() map[int]*os.File {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return nil
+	}
+	files := map[int]*os.File{}
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n < 3 {
+			continue
+		}
+		if flags, err := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
+			files[n] = os.NewFile(uintptr(n), fmt.Sprintf("/dev/fd/%d", n))
+		}
+	}
+	return files
 }
 
 func parseSize(s string) (uint64, error) {

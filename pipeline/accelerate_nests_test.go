@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,10 +44,18 @@ func TestNests(t *testing.T) {
 		modes = []string{"O0-static", "O2-static", "O3-static"}
 	}
 	dir := buildNests(t, modes)
+	script, err := corpus.ScriptPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(filepath.Dir(script), string(corpus.SuiteNests))
+	expect, err := corpus.ReadNestExpectations(src)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var sizes map[string][]string
 	if full {
-		var err error
-		if sizes, err = readNestSizes(filepath.Join(dir, "src", "nests", "sizes"), "medium"); err != nil {
+		if sizes, err = readNestSizes(filepath.Join(src, "sizes"), "medium"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -66,14 +75,18 @@ func TestNests(t *testing.T) {
 				}
 				p.Args = args
 			}
-			t.Run(p.String(), func(t *testing.T) { checkNest(t, p) })
+			t.Run(p.String(), func(t *testing.T) { checkNest(t, p, expect.Programs[p.Name]) })
 		}
 	}
 }
 
 // checkNest runs one program natively, under gxbit run and two-phase on
-// gpusim, and compares the outputs.
-func checkNest(t *testing.T, p corpus.Program) {
+// gpusim, and compares the outputs; no nest that must stay on the CPU may
+// have launched a kernel.
+func checkNest(t *testing.T, p corpus.Program, want *corpus.ProgramExpect) {
+	if want == nil {
+		t.Fatalf("%s has no entry in expect.json", p.Name)
+	}
 	native := corpus.RunNative(t, p)
 	if native.ExitCode != 0 {
 		t.Fatalf("native run exits %d: %s", native.ExitCode, native.Stderr)
@@ -120,6 +133,30 @@ func checkNest(t *testing.T, p corpus.Program) {
 	check("accelerate", resultOf(res, &out, &errOut))
 	if testing.Verbose() {
 		t.Logf("%s", FormatReport(rep))
+	}
+	lines, err := corpus.ReadLineTable(p.Path, p.Name+".c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	offloaded := map[*corpus.NestExpect]bool{}
+	for _, h := range rep.HotSpots {
+		header, err := strconv.ParseUint(strings.TrimPrefix(h.Header, "0x"), 16, 64)
+		if err != nil {
+			t.Fatalf("hot spot %s: header %q: %v", h.Entry, h.Header, err)
+		}
+		n := want.NestAt(lines.Line(header))
+		if n == nil || h.Launches == 0 {
+			continue
+		}
+		offloaded[n] = true
+		if n.CPU {
+			t.Errorf("hot spot %s (header %s, line %d) launched %d kernels in nest %s, which must stay on the CPU: %s", h.Entry, h.Header, lines.Line(header), h.Launches, n.Nest, n.Why)
+		}
+	}
+	for _, n := range want.Nests {
+		if n.Hot && !n.CPU && !offloaded[n] {
+			t.Logf("hot nest %s (%s) was not offloaded", n.Nest, n.Loops)
+		}
 	}
 }
 

@@ -155,7 +155,7 @@ func checkNest(t *testing.T, p corpus.Program, want *corpus.ProgramExpect) {
 	}
 	for _, n := range want.Nests {
 		if n.Hot && !n.CPU && !offloaded[n] {
-			t.Logf("hot nest %s (%s) was not offloaded", n.Nest, n.Loops)
+			t.Logf("%s: hot nest %s (%s) was not offloaded", p.Name, n.Nest, n.Loops)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/internal/corpus"
 	"github.com/gxbit/gxbit/profile"
@@ -126,13 +127,13 @@ func checkNest(t *testing.T, p corpus.Program, want *corpus.ProgramExpect) {
 	check("profile", resultOf(res, &out, &errOut))
 	out.Reset()
 	errOut.Reset()
-	res, rep, err := Accelerate(ctx, cfg(&out, &errOut), AccelOptions{Profile: prof, Driver: gpusim.New(gpusim.Options{})})
+	res, rep, err := Accelerate(ctx, cfg(&out, &errOut), accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 	if err != nil {
 		t.Fatalf("gxbit accelerate: %v", err)
 	}
 	check("accelerate", resultOf(res, &out, &errOut))
 	if testing.Verbose() {
-		t.Logf("%s", FormatReport(rep))
+		t.Logf("%s", accel.FormatReport(rep))
 	}
 	lines, err := corpus.ReadLineTable(p.Path, p.Name+".c")
 	if err != nil {

@@ -1,4 +1,4 @@
-package pipeline
+package accel_test
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/internal/corpus"
+	"github.com/gxbit/gxbit/pipeline"
 	"github.com/gxbit/gxbit/profile"
 )
 
@@ -94,8 +95,8 @@ func checkNest(t *testing.T, p corpus.Program, want *corpus.ProgramExpect) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cfg := func(out, errOut *bytes.Buffer) Config {
-		return Config{Path: p.Path, Args: append([]string{p.Path}, p.Args...), Env: p.Env, Stdin: bytes.NewReader(p.Stdin), Stdout: out, Stderr: errOut}
+	cfg := func(out, errOut *bytes.Buffer) pipeline.Config {
+		return pipeline.Config{Path: p.Path, Args: append([]string{p.Path}, p.Args...), Env: p.Env, Stdin: bytes.NewReader(p.Stdin), Stdout: out, Stderr: errOut}
 	}
 	check := func(how string, got corpus.Result) {
 		err := corpus.Compare(native, got)
@@ -112,7 +113,7 @@ func checkNest(t *testing.T, p corpus.Program, want *corpus.ProgramExpect) {
 	}
 
 	var out, errOut bytes.Buffer
-	res, err := Run(ctx, cfg(&out, &errOut))
+	res, err := pipeline.Run(ctx, cfg(&out, &errOut))
 	if err != nil {
 		t.Fatalf("gxbit run: %v", err)
 	}
@@ -120,14 +121,14 @@ func checkNest(t *testing.T, p corpus.Program, want *corpus.ProgramExpect) {
 
 	out.Reset()
 	errOut.Reset()
-	res, prof, err := Profile(ctx, cfg(&out, &errOut), profile.Options{})
+	res, prof, err := pipeline.Profile(ctx, cfg(&out, &errOut), profile.Options{})
 	if err != nil {
 		t.Fatalf("gxbit profile: %v", err)
 	}
 	check("profile", resultOf(res, &out, &errOut))
 	out.Reset()
 	errOut.Reset()
-	res, rep, err := Accelerate(ctx, cfg(&out, &errOut), accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
+	res, rep, err := pipeline.Accelerate(ctx, cfg(&out, &errOut), accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 	if err != nil {
 		t.Fatalf("gxbit accelerate: %v", err)
 	}
@@ -162,7 +163,7 @@ func checkNest(t *testing.T, p corpus.Program, want *corpus.ProgramExpect) {
 }
 
 // resultOf turns a guest run into a corpus.Result for comparison.
-func resultOf(res *Result, out, errOut *bytes.Buffer) corpus.Result {
+func resultOf(res *pipeline.Result, out, errOut *bytes.Buffer) corpus.Result {
 	r := corpus.Result{Stdout: append([]byte(nil), out.Bytes()...), Stderr: append([]byte(nil), errOut.Bytes()...), ExitCode: res.ExitStatus}
 	if res.Signal != 0 {
 		r.ExitCode, r.Signal = -1, syscall.Signal(res.Signal)

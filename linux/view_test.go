@@ -404,3 +404,40 @@ func TestResolution(t *testing.T) {
 		t.Errorf("hiding the root itself was accepted")
 	}
 }
+
+// FuzzResolve opens random paths, relative to the root or to a directory
+// descriptor, in the escape layout: whatever the path, resolution ends,
+// never panics, and never yields a hidden file's content.
+func FuzzResolve(f *testing.F) {
+	for _, s := range []string{"/pub/rel/jobs.db", "../data", "/pub/up/../data/jobs.db", "/proc/self/fd/3/../../data",
+		"/dev/fd/0", "/var/statelink/gxbitd/state.db", "pub/deep/procdir/self/mem", "/pub/parent/pub/parent/tmp/scratch-1/", "//./..//tmp"} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, path string, fromPub bool) {
+		if path == "" || len(path) > 512 || strings.IndexByte(path, 0) >= 0 {
+			return
+		}
+		root, hide := escapeLayout(t)
+		g := newGuest(t, Config{Root: root, Hide: hide, Writable: []string{"/tmp"}})
+		dirfd := uint64(cwd)
+		if fromPub {
+			fd, _ := g.call(nrOpenat, cwd, g.str("/pub"), oRdonlyDir, 0)
+			dirfd = uint64(fd)
+		}
+		fd, err := g.call(nrOpenat, dirfd, g.str(path), 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fd >= 0 {
+			if got := g.readAll(fd); strings.Contains(got, "SECRET") {
+				t.Fatalf("open %q read a hidden file: %q", path, got)
+			}
+		}
+		if r, _ := g.call(nrChdir, g.str(path)); r == 0 {
+			if fd, _ := g.call(nrOpenat, cwd, g.str("jobs.db"), 0, 0); fd >= 0 {
+				t.Fatalf("chdir %q reached a hidden directory", path)
+			}
+		}
+	})
+}

@@ -397,6 +397,28 @@ func TestResolution(t *testing.T) {
 	if string(got) != "/a/b\x00" {
 		t.Errorf("getcwd after chdir through a symlink = %q, want the physical /a/b", got)
 	}
+	// Directories in a writable directory can be renamed and removed; the
+	// writable directory itself cannot.
+	must(os.MkdirAll(filepath.Join(root, "rw/d1"), 0o755))
+	w := newGuest(t, Config{Root: root, Writable: []string{"/rw"}})
+	if r, _ := w.call(nrRenameat, cwd, w.str("/rw/d1"), cwd, w.str("/rw/d2")); r != 0 {
+		t.Errorf("rename a directory: %d", r)
+	}
+	if r, _ := w.call(nrUnlinkat, cwd, w.str("/rw/d2/"), atRemoveDir); r != 0 {
+		t.Errorf("rmdir: %d", r)
+	}
+	if r, _ := w.call(nrUnlinkat, cwd, w.str("/rw"), atRemoveDir); r != -int64(EROFS) {
+		t.Errorf("rmdir of the writable directory itself: %d, want -EROFS", r)
+	}
+	if r, _ := w.call(nrUnlinkat, cwd, w.str("/rw/."), atRemoveDir); r != -int64(EINVAL) {
+		t.Errorf("rmdir /rw/.: %d, want -EINVAL", r)
+	}
+	if r, _ := w.call(nrMkdirat, cwd, w.str("/rw/new/"), 0o755); r != 0 {
+		t.Errorf("mkdir with a trailing slash: %d", r)
+	}
+	if _, err := os.Stat(filepath.Join(root, "rw/new")); err != nil {
+		t.Errorf("mkdir /rw/new/: %v", err)
+	}
 	if _, err := New(g.mem, Config{Root: root, Hide: []string{filepath.Join(root, "missing")}}); err == nil {
 		t.Errorf("a hidden path that does not exist was accepted")
 	}

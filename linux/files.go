@@ -386,15 +386,14 @@ func (p *Process) Read(_ *gvinst.CPU, a args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if a[2] > 1<<28 {
-		a[2] = 1 << 28
-	}
-	buf := make([]byte, a[2])
-	n, err := d.f.Read(buf)
-	if err != nil && err != io.EOF {
-		return 0, errnoOf(err)
-	}
-	return uint64(n), p.writeBytes(a[1], buf[:n])
+	_, regular := d.f.(*hostFile)
+	return p.readInto(a[1], a[2], regular, func(b []byte) (int, error) {
+		n, err := d.f.Read(b)
+		if err == io.EOF {
+			err = nil
+		}
+		return n, err
+	})
 }
 
 // Write implements linux syscall write(2).
@@ -403,15 +402,7 @@ func (p *Process) Write(_ *gvinst.CPU, a args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	buf, err := p.readBytes(a[1], a[2])
-	if err != nil {
-		return 0, err
-	}
-	n, err := d.f.Write(buf)
-	if err != nil {
-		return uint64(n), errnoOf(err)
-	}
-	return uint64(n), nil
+	return p.writeFrom(a[1], a[2], d.f.Write)
 }
 
 // iovecs reads an array of struct iovec.
@@ -478,15 +469,18 @@ func (p *Process) Pread64(_ *gvinst.CPU, a args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if a[2] > 1<<28 {
-		a[2] = 1 << 28
+	if int64(a[3]) < 0 {
+		return 0, EINVAL
 	}
-	buf := make([]byte, a[2])
-	n, err := h.ReadAt(buf, int64(a[3]))
-	if err != nil && err != io.EOF {
-		return 0, errnoOf(err)
-	}
-	return uint64(n), p.writeBytes(a[1], buf[:n])
+	done := int64(0)
+	return p.readInto(a[1], a[2], true, func(b []byte) (int, error) {
+		n, err := h.ReadAt(b, int64(a[3])+done)
+		done += int64(n)
+		if err == io.EOF {
+			err = nil
+		}
+		return n, err
+	})
 }
 
 // Pwrite64 implements linux syscall pwrite64(2).
@@ -495,15 +489,15 @@ func (p *Process) Pwrite64(_ *gvinst.CPU, a args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	buf, err := p.readBytes(a[1], a[2])
-	if err != nil {
-		return 0, err
+	if int64(a[3]) < 0 {
+		return 0, EINVAL
 	}
-	n, err := h.WriteAt(buf, int64(a[3]))
-	if err != nil {
-		return uint64(n), errnoOf(err)
-	}
-	return uint64(n), nil
+	done := int64(0)
+	return p.writeFrom(a[1], a[2], func(b []byte) (int, error) {
+		n, err := h.WriteAt(b, int64(a[3])+done)
+		done += int64(n)
+		return n, err
+	})
 }
 
 // Lseek implements linux syscall lseek(2).

@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -77,6 +78,7 @@ type Process struct {
 
 	counts      map[int]uint64
 	unsupported map[int]uint64
+	ctx         context.Context // see SetContext; nil is never cancelled
 }
 
 // ExitError is returned by Syscall when the guest process ends: by exit or
@@ -189,37 +191,45 @@ type args [6]uint64
 // returns nil to let the guest go on, an *ExitError when the guest has
 // ended, or another error that must stop the guest.
 func (p *Process) Syscall(cpu *gvinst.CPU) error {
+	if p.isInt80(cpu) {
+		return p.syscall32(cpu)
+	}
 	s := &cpu.State
 	nr := int(s[gvinst.S0])
 	a := args{s[7], s[6], s[2], s[10], s[8], s[9]}
 	p.counts[nr]++
 	entry, ok := lookup(nr)
 	var ret uint64
-	var errno Errno
 	if !ok || entry.Fn == nil {
 		p.unsupported[nr]++
-		errno = ENOSYS
+		ret = errnoRet(ENOSYS)
 	} else {
 		var err error
-		ret, err = entry.Fn(p, cpu, a)
-		if err != nil {
-			var e Errno
-			if !errors.As(err, &e) {
-				return err
-			}
-			errno = e
+		if ret, err = p.call(entry, cpu, a, nr); err != nil {
+			return err
 		}
-		if entry.Support == Unsupported || entry.Support == Refused {
-			p.unsupported[nr]++
-		}
-	}
-	if errno != 0 {
-		ret = uint64(-int64(errno))
 	}
 	s[gvinst.S0] = ret
 	s[gvinst.S1] = cpu.PC
 	s[11] = 0x202
 	return nil
+}
+
+// call runs the handler of entry, counted under key, and returns the value
+// for rax (-errno for an Errno), or the error that stops the guest.
+func (p *Process) call(entry Entry, cpu *gvinst.CPU, a args, key int) (uint64, error) {
+	ret, err := entry.Fn(p, cpu, a)
+	if entry.Support == Unsupported || entry.Support == Refused {
+		p.unsupported[key]++
+	}
+	if err != nil {
+		var e Errno
+		if !errors.As(err, &e) {
+			return 0, err
+		}
+		return errnoRet(e), nil
+	}
+	return ret, nil
 }
 
 // SyscallCount is how often the guest made one system call.
@@ -237,6 +247,11 @@ func (p *Process) Counts() []SyscallCount {
 		name := fmt.Sprintf("syscall_%d", nr)
 		if e, ok := lookup(nr); ok {
 			name = e.Name
+		} else if nr >= i386CountBase {
+			name = fmt.Sprintf("i386 syscall_%d", nr-i386CountBase)
+			if n := i386Name(nr - i386CountBase); n != "" {
+				name = n
+			}
 		}
 		out = append(out, SyscallCount{Nr: nr, Name: name, Count: n, Unsupported: p.unsupported[nr] > 0})
 	}
@@ -284,3 +299,6 @@ func (p *Process) readPath(addr uint64) (string, error) {
 	}
 	return s, nil
 }
+
+// errnoRet is the value rax gets for a failed call: -e.
+func errnoRet(e Errno) uint64 { return uint64(-int64(e)) }

@@ -1,7 +1,8 @@
 // Package pipeline runs a guest program through gxbit's stages: it loads
 // the ELF file into a fresh guest address space, lifts and interprets its
 // code, serves its system calls, and (in the profile and accelerate modes)
-// collects phase 1 profiles and offloads hot spots in phase 2.
+// collects phase 1 profiles and, through package accel, offloads hot
+// spots in phase 2.
 //
 // It is the one place where every stage meets; the commands and the daemon
 // call it, and tests drive it directly.
@@ -105,6 +106,9 @@ func (f *Fault) String() string {
 		return fmt.Sprintf("breakpoint trap (SIGTRAP) at %#x: %s", f.PC, insn)
 	case gvinst.TrapHalt:
 		return fmt.Sprintf("privileged instruction (SIGSEGV) at %#x: %s", f.PC, insn)
+	}
+	if a, ok := lift.MisalignedAddr(f.FaultAddr); ok {
+		return fmt.Sprintf("general protection fault (SIGSEGV) at %#x: %s: misaligned 16-byte access to %#x", f.PC, insn, a)
 	}
 	if f.Err != nil {
 		return fmt.Sprintf("segmentation fault (SIGSEGV) at %#x: %s: %v", f.PC, insn, f.Err)
@@ -305,8 +309,9 @@ func GuestCwd(root string) string {
 func (g *Guest) Close() { g.Proc.Close() }
 
 // sliceInsns is how many guest instructions run between checks of the
-// context.
-const sliceInsns = 1 << 24
+// context: a few milliseconds of interpretation, so that a cancelled run
+// stops well within 100 ms.
+const sliceInsns = 1 << 22
 
 // RunEngine runs the guest on e until it ends, serving its system calls.
 // onBreak, if not nil, is called at each breakpoint stop and may move the
@@ -323,6 +328,7 @@ func (g *Guest) RunEngine(ctx context.Context, e gvinst.Engine, onBreak func(*gv
 		res.Stats.Syscalls = g.Proc.Counts()
 		return res, nil
 	}
+	g.Proc.SetContext(ctx)
 	for {
 		if err := ctx.Err(); err != nil {
 			res.ExitStatus = 128 + 9
@@ -349,6 +355,9 @@ func (g *Guest) RunEngine(ctx context.Context, e gvinst.Engine, onBreak func(*gv
 			var exit *linux.ExitError
 			var refused *linux.UnsupportedError
 			switch {
+			case errors.Is(err, linux.ErrInterrupted):
+				res.ExitStatus = 128 + 9
+				return done(Cancelled)
 			case errors.As(err, &exit):
 				if exit.Signal != 0 {
 					res.Signal, res.ExitStatus = exit.Signal, 128+exit.Signal

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
+	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/loader"
 	"github.com/gxbit/gxbit/pipeline"
 )
@@ -132,7 +133,7 @@ func loadError(err error) int {
 	fmt.Fprintf(os.Stderr, "gxbit: %v\n", err)
 	var fe *loader.FormatError
 	var pe *os.PathError
-	if errors.As(err, &fe) || errors.As(err, &pe) || errors.Is(err, pipeline.ErrProfileMismatch) {
+	if errors.As(err, &fe) || errors.As(err, &pe) || errors.Is(err, accel.ErrProfileMismatch) {
 		return 2
 	}
 	return 1
@@ -183,6 +184,7 @@ func cmdRun(args []string) int {
 	g.register(fs)
 	accel := fs.Bool("accelerate", false, "profile the first part of the run (phase 1) and offload the parallel loop nests of the rest (phase 2)")
 	gpuName := fs.String("gpu", "sim", "with --accelerate: GPU back end, sim, cuda or auto")
+	always := fs.Bool("always-offload", false, "with --accelerate: launch whenever the guards pass, even where the cost model says the CPU is faster")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -201,7 +203,7 @@ func cmdRun(args []string) int {
 	ctx, stop := signalContext()
 	defer stop()
 	if *accel {
-		return runAccelerated(ctx, cfg, *gpuName, g.stats)
+		return runAccelerated(ctx, cfg, *gpuName, *always, g.stats)
 	}
 	res, err := pipeline.Run(ctx, cfg)
 	if err != nil {
@@ -211,13 +213,13 @@ func cmdRun(args []string) int {
 }
 
 // runAccelerated is gxbit run --accelerate: phase 1 and phase 2 in one run.
-func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, stats bool) int {
+func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, always, stats bool) int {
 	drv, err := pipeline.OpenGPU(gpuName)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
 		return 2
 	}
-	res, on, err := pipeline.RunOnline(ctx, cfg, pipeline.OnlineOptions{Driver: drv})
+	res, on, err := pipeline.RunOnline(ctx, cfg, pipeline.OnlineOptions{Driver: drv, AlwaysOffload: always})
 	if err != nil {
 		return loadError(err)
 	}

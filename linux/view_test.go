@@ -463,3 +463,35 @@ func FuzzResolve(f *testing.F) {
 		}
 	})
 }
+
+// TestResolutionLeaksNoDescriptors resolves paths of every kind, failing
+// and succeeding, and checks that gxbit holds no more host descriptors
+// afterwards than before.
+func TestResolutionLeaksNoDescriptors(t *testing.T) {
+	root, hide := escapeLayout(t)
+	g := newGuest(t, Config{Root: root, Hide: hide, Writable: []string{"/tmp"}})
+	count := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip(err)
+		}
+		return len(ents)
+	}
+	before := count()
+	for i := 0; i < 3; i++ {
+		for _, p := range []string{"/pub/f.txt", "/pub/rel/jobs.db", "/pub/parent/pub/deep", "/loop", "/pub/f.txt/x", "/dev/null", "/proc/self/fd/1", "/tmp/new", "/tmp/scratch-1"} {
+			if fd, _ := g.call(nrOpenat, cwd, g.str(p), oCreat|oRdwr, 0o644); fd >= 0 {
+				g.call(nrClose, uint64(fd))
+			}
+			g.call(4, g.str(p), g.next+4096)
+			g.call(nrChdir, g.str(p))
+			g.call(nrUnlinkat, cwd, g.str(p), 0)
+			g.call(nrMkdirat, cwd, g.str(p), 0o755)
+			g.call(nrReadlink, g.str(p), g.next, 100)
+		}
+		g.list("/pub")
+	}
+	if after := count(); after != before {
+		t.Errorf("%d host descriptors before, %d after", before, after)
+	}
+}

@@ -438,8 +438,9 @@ func (s *Store) Renew(ctx context.Context) (cancel []string, err error) {
 }
 
 // Expire ends the leases that ran out: a running job is marked interrupted
-// with message (and returned), a claimed job that had not started is
-// queued again (its id returned).
+// with message (and returned), its output log being the live output its
+// replica stored; a claimed job that had not started is queued again (its
+// id returned).
 func (s *Store) Expire(ctx context.Context, message string) (interrupted []*api.Job, requeued []string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
@@ -486,7 +487,9 @@ func (s *Store) Expire(ctx context.Context, message string) (interrupted []*api.
 			if err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `UPDATE jobs SET state = $2, record = $3, output = coalesce(output, ''::bytea), replica = NULL, lease_until = NULL WHERE id = $1`,
+			if _, err := tx.Exec(ctx, `UPDATE jobs SET state = $2, record = $3, replica = NULL, lease_until = NULL,
+				output = coalesce((SELECT string_agg(data, ''::bytea ORDER BY seq) FROM job_output WHERE job_id = $1), ''::bytea)
+				WHERE id = $1`,
 				r.id, int32(job.State), data); err != nil {
 				return err
 			}

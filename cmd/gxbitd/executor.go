@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/pipeline"
 	"github.com/gxbit/gxbit/profile"
@@ -199,7 +200,7 @@ func (e *executor) accelerate(ctx context.Context, cfg pipeline.Config, scratch 
 	}
 	progress(service.Progress{Phase: service.PhaseAccelerate})
 	start := time.Now()
-	res, rep, err := pipeline.Accelerate(ctx, cfg, pipeline.AccelOptions{Profile: f, Driver: drv, PTXDir: ptxDir})
+	res, rep, err := pipeline.Accelerate(ctx, cfg, accel.Options{Profile: f, Driver: drv, PTXDir: ptxDir})
 	if err != nil {
 		return service.Outcome{}, err
 	}

@@ -51,7 +51,7 @@ func TestMain(m *testing.M) {
 // postgresDatabase returns a fresh database on the package's throwaway
 // PostgreSQL server, started on first use; it skips the test only when the
 // server cannot be started at all.
-func postgresDatabase(t *testing.T) string {
+func postgresDatabase(t testing.TB) string {
 	t.Helper()
 	pgOnce.Do(func() { pgServer, pgErr = pgtest.Start() })
 	if pgErr != nil {

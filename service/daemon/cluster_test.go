@@ -359,6 +359,31 @@ func TestReplicasShareQueue(t *testing.T) {
 	}
 	t.Logf("the last job ran on %s", ranOn)
 
+	// A job cancelled through the replica that does not run it ends
+	// cancelled: its replica learns of it when it renews its leases.
+	spinning := c.submit(t, ctx, prog, "prog", "spin")
+	var runner string
+	for deadline := time.Now().Add(20 * time.Second); runner == ""; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the spinning job never started")
+		}
+		err := db.QueryRow(ctx, `SELECT replica FROM jobs WHERE id = $1 AND state = 2`, spinning).Scan(&runner)
+		if err != nil && err != pgx.ErrNoRows {
+			t.Fatal(err)
+		}
+	}
+	other := b
+	if runner == "b" {
+		other = c
+	}
+	if _, err := other.conn.CancelJob(ctx, &api.CancelJobRequest{JobId: spinning}); err != nil {
+		t.Fatalf("cancel through %s of a job on %s: %v", other.name, runner, err)
+	}
+	w := watch(ctx, other.conn, spinning)
+	if w.err != nil || w.final.GetState() != api.JobState_JOB_STATE_CANCELLED || w.final.GetMessage() != "cancelled by a client" {
+		t.Errorf("the job cancelled through %s, running on %s: %+v", other.name, runner, w)
+	}
+
 	// SIGTERM: both stop cleanly.
 	for _, r := range []*replica{b, c} {
 		r.cmd.Process.Signal(syscall.SIGTERM)

@@ -278,11 +278,11 @@ func (s *Store) FinishJob(job *api.Job, output []byte, artifacts []store.Artifac
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("job %s: %w", job.GetId(), store.ErrLeaseLost)
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM job_inputs WHERE job_id = $1`, job.GetId()); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM job_artifacts WHERE job_id = $1`, job.GetId()); err != nil {
-			return err
+		// The final log replaces the live one.
+		for _, table := range []string{"job_inputs", "job_output", "job_artifacts"} {
+			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE job_id = $1`, job.GetId()); err != nil {
+				return err
+			}
 		}
 		for _, a := range artifacts {
 			if _, err := tx.Exec(ctx, `INSERT INTO job_artifacts (job_id, name, kind, data) VALUES ($1, $2, $3, $4)`,
@@ -493,8 +493,10 @@ func (s *Store) Expire(ctx context.Context, message string) (interrupted []*api.
 				r.id, int32(job.State), data); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `DELETE FROM job_inputs WHERE job_id = $1`, r.id); err != nil {
-				return err
+			for _, table := range []string{"job_inputs", "job_output"} {
+				if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE job_id = $1`, r.id); err != nil {
+					return err
+				}
 			}
 			if err := s.history(ctx, tx, job); err != nil {
 				return err
@@ -521,7 +523,8 @@ func (s *Store) RequestCancel(id string) error {
 }
 
 // AppendOutput stores piece seq (counting from 1) of a running job's live
-// output log, for watchers on other replicas.
+// output log, for watchers on other replicas. The pieces go when the job
+// finishes, replaced by its final log.
 func (s *Store) AppendOutput(id string, seq int, data []byte) error {
 	ctx, cancel := opContext()
 	defer cancel()

@@ -274,9 +274,11 @@ func (p *Process) Counts() []SyscallCount {
 	return out
 }
 
-// readBytes reads n guest bytes at addr, or EFAULT.
+// readBytes reads n guest bytes at addr, or EFAULT. It is for the small
+// structures system calls take (iovec arrays, pollfds, timespecs); n above
+// 1 MiB is EINVAL. Buffers of any length go through writeFrom.
 func (p *Process) readBytes(addr, n uint64) ([]byte, error) {
-	if n > 1<<30 {
+	if n > 1<<20 {
 		return nil, EINVAL
 	}
 	b := make([]byte, n)

@@ -12,7 +12,8 @@
 # and copy seconds, hot spots offloaded out of those in the profile, and
 # the schedule chosen. Every run's stdout and exit status are compared with
 # the native run's; a difference is reported in the "output" column and in
-# the exit status (1). It prints a markdown table, the ratios against plain
+# the exit status (1), and the failing run's output is kept as
+# MODE.failREP.{out,err,status} in the output directory's runs/PROGRAM/. It prints a markdown table, the ratios against plain
 # gxbit run and against native, and their geometric means.
 #
 # Usage: bench.sh [-n N] [-g sim|cuda] [-s medium|large] [-t SECONDS]
@@ -167,7 +168,13 @@ for p in "${order[@]}"; do
 		to+=("$(timed "$dir/online.out" "$dir/online.err" "$gx" run --stats --accelerate --gpu "$gpu" "$bin/$p" "${args[@]}")")
 		tt+=("$(timed "$dir/2phase.out" "$dir/2phase.err" "$gx" accelerate --profile "$dir/profile.json" --gpu "$gpu" --report "$dir/report.json" "$bin/$p" "${args[@]}")")
 		for m in run online 2phase; do
-			same "$dir/$m.out" || bad="$bad $m"
+			if ! same "$dir/$m.out"; then
+				bad="$bad $m"
+				# Keep the failing run's output for a look.
+				cp "$dir/$m.out" "$dir/$m.fail$r.out"
+				cp "$dir/$m.out.status" "$dir/$m.fail$r.status"
+				cp "$dir/$m.err" "$dir/$m.fail$r.err"
+			fi
 		done
 	done
 	mn=$(median "${tn[@]}") mr=$(median "${tr[@]}") mo=$(median "${to[@]}") mt=$(median "${tt[@]}")

@@ -13,8 +13,9 @@
 # the schedule chosen. Every run's stdout and exit status are compared with
 # the native run's; a difference is reported in the "output" column and in
 # the exit status (1), and the failing run's output is kept as
-# MODE.failREP.{out,err,status} in the output directory's runs/PROGRAM/. It prints a markdown table, the ratios against plain
-# gxbit run and against native, and their geometric means.
+# MODE.failREP.{out,err,status} in the output directory's runs/PROGRAM/.
+# It prints a markdown table, the ratios against plain gxbit run and
+# against native, and their geometric means.
 #
 # Usage: bench.sh [-n N] [-g sim|cuda] [-s medium|large] [-t SECONDS]
 #                 [-o OUTDIR] [PROGRAM...]

@@ -72,6 +72,11 @@ type Accelerator struct {
 	// them (costErr when that failed).
 	costs   *DeviceCosts
 	costErr error
+	// copyIn is the copy-in bandwidth the launches saw (bytes per second;
+	// 0 until one copied enough to tell).
+	copyIn float64
+	// prepared are the entries of the hot spots prepared so far.
+	prepared map[uint64]bool
 }
 
 // New prepares the hot spots of opts.Profile for guest g: it translates
@@ -100,31 +105,53 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	if p, err := opts.Driver.Device(0); err == nil {
 		a.dev = opts.Driver.Name() + ": " + p.Name
 	}
-	for i := range opts.Profile.HotSpots {
-		hs := &opts.Profile.HotSpots[i]
+	a.costs = opts.Costs
+	a.bps = map[uint64]bool{}
+	a.prepared = map[uint64]bool{}
+	a.add(opts.Profile)
+	a.main = gvinst.NewInterpreter(g.Mem, g.Lifter, gvinst.InterpOptions{Breakpoints: a.bps, Optimize: true})
+	return a, nil
+}
+
+// add prepares the hot spots of prof not prepared yet and arms their
+// breakpoints; it returns how many it armed.
+func (a *Accelerator) add(prof *profile.File) int {
+	armed := 0
+	for i := range prof.HotSpots {
+		hs := &prof.HotSpots[i]
+		if a.prepared[uint64(hs.Entry)] {
+			continue
+		}
 		sp := a.prepare(hs)
 		if sp == nil {
 			continue
 		}
+		a.prepared[sp.entry] = true
 		a.order = append(a.order, sp)
-		if sp.kernel != nil {
-			if first, dup := a.spots[sp.header]; dup {
-				sp.rep.SameAs = first.rep.Entry
-				sp.rep.Offloadable = false
-				sp.rep.Reason = "the same loop level as hot spot " + first.rep.Entry
-				continue
-			}
-			a.spots[sp.header] = sp
+		if sp.kernel == nil {
+			continue
 		}
+		if first, dup := a.spots[sp.header]; dup {
+			sp.rep.SameAs = first.rep.Entry
+			sp.rep.Offloadable = false
+			sp.rep.Reason = "the same loop level as hot spot " + first.rep.Entry
+			continue
+		}
+		a.spots[sp.header] = sp
+		a.bps[sp.header] = true
+		if a.main != nil {
+			a.main.Invalidate(sp.header, 1)
+		}
+		armed++
 	}
-	a.costs = opts.Costs
-	a.bps = map[uint64]bool{}
-	for h := range a.spots {
-		a.bps[h] = true
-	}
-	a.main = gvinst.NewInterpreter(g.Mem, g.Lifter, gvinst.InterpOptions{Breakpoints: a.bps, Optimize: true})
-	return a, nil
+	return armed
 }
+
+// Update adds the parallel hot spots of prof, a later profile of the same
+// run (gxbit run --accelerate profiles again when the guest runs code no
+// profile has seen), that are not prepared yet. It returns how many it
+// armed.
+func (a *Accelerator) Update(prof *profile.File) int { return a.add(prof) }
 
 // Engine is the engine the guest runs on: the interpreter with a
 // breakpoint at every offloadable hot spot's header.

@@ -278,11 +278,11 @@ func (s *Store) FinishJob(job *api.Job, output []byte, artifacts []store.Artifac
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("job %s: %w", job.GetId(), store.ErrLeaseLost)
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM job_inputs WHERE job_id = $1`, job.GetId()); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM job_artifacts WHERE job_id = $1`, job.GetId()); err != nil {
-			return err
+		// The final log replaces the live one.
+		for _, table := range []string{"job_inputs", "job_output", "job_artifacts"} {
+			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE job_id = $1`, job.GetId()); err != nil {
+				return err
+			}
 		}
 		for _, a := range artifacts {
 			if _, err := tx.Exec(ctx, `INSERT INTO job_artifacts (job_id, name, kind, data) VALUES ($1, $2, $3, $4)`,
@@ -438,8 +438,9 @@ func (s *Store) Renew(ctx context.Context) (cancel []string, err error) {
 }
 
 // Expire ends the leases that ran out: a running job is marked interrupted
-// with message (and returned), a claimed job that had not started is
-// queued again (its id returned).
+// with message (and returned), its output log being the live output its
+// replica stored; a claimed job that had not started is queued again (its
+// id returned).
 func (s *Store) Expire(ctx context.Context, message string) (interrupted []*api.Job, requeued []string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
@@ -486,12 +487,16 @@ func (s *Store) Expire(ctx context.Context, message string) (interrupted []*api.
 			if err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `UPDATE jobs SET state = $2, record = $3, output = coalesce(output, ''::bytea), replica = NULL, lease_until = NULL WHERE id = $1`,
+			if _, err := tx.Exec(ctx, `UPDATE jobs SET state = $2, record = $3, replica = NULL, lease_until = NULL,
+				output = coalesce((SELECT string_agg(data, ''::bytea ORDER BY seq) FROM job_output WHERE job_id = $1), ''::bytea)
+				WHERE id = $1`,
 				r.id, int32(job.State), data); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `DELETE FROM job_inputs WHERE job_id = $1`, r.id); err != nil {
-				return err
+			for _, table := range []string{"job_inputs", "job_output"} {
+				if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE job_id = $1`, r.id); err != nil {
+					return err
+				}
 			}
 			if err := s.history(ctx, tx, job); err != nil {
 				return err
@@ -518,7 +523,8 @@ func (s *Store) RequestCancel(id string) error {
 }
 
 // AppendOutput stores piece seq (counting from 1) of a running job's live
-// output log, for watchers on other replicas.
+// output log, for watchers on other replicas. The pieces go when the job
+// finishes, replaced by its final log.
 func (s *Store) AppendOutput(id string, seq int, data []byte) error {
 	ctx, cancel := opContext()
 	defer cancel()

@@ -134,6 +134,9 @@ func TestLeases(t *testing.T) {
 	if out, err := b.Output("j2"); err != nil || string(out) != "final" {
 		t.Errorf("Output = %q, %v", out, err)
 	}
+	if p, err := b.LiveOutput("j2", 0); err != nil || len(p) != 0 {
+		t.Errorf("live output of a finished job = %v, %v; want none (the final log replaces it)", p, err)
+	}
 	if d, err := b.Artifact("j2", "report.json"); err != nil || string(d) != "{}" {
 		t.Errorf("Artifact = %q, %v", d, err)
 	}

@@ -1,10 +1,8 @@
 package accel_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -57,7 +55,7 @@ func TestNests(t *testing.T) {
 	}
 	var sizes map[string][]string
 	if full {
-		if sizes, err = readNestSizes(filepath.Join(src, "sizes"), "medium"); err != nil {
+		if sizes, err = corpus.ReadNestSizes(src, "medium"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -188,32 +186,4 @@ func buildNests(t *testing.T, modes []string) string {
 		t.Skipf("nests not built: %v", err)
 	}
 	return dir
-}
-
-// readNestSizes reads one column ("medium" or "large") of
-// testdata/nests/sizes: per program, the arguments of that size.
-func readNestSizes(path, column string) (map[string][]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	col := map[string]int{"medium": 1, "large": 2}[column]
-	if col == 0 {
-		return nil, fmt.Errorf("%s: no column %q", path, column)
-	}
-	out := map[string][]string{}
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		fields := strings.Split(line, "|")
-		if len(fields) != 3 {
-			return nil, fmt.Errorf("%s:%d: want NAME | MEDIUM ARGS | LARGE ARGS", path, n)
-		}
-		out[strings.TrimSpace(fields[0])] = strings.Fields(fields[col])
-	}
-	return out, sc.Err()
 }

@@ -60,6 +60,9 @@ type SharedStore interface {
 	// Expire ends the leases that ran out: running jobs become
 	// interrupted with message, claimed ones are queued again.
 	Expire(ctx context.Context, message string) (interrupted []*api.Job, requeued []string, err error)
+	// RecoverReplica does the same for the leases an earlier process of
+	// this replica's name left behind; it is called once, at start.
+	RecoverReplica(ctx context.Context, message string) (interrupted []*api.Job, requeued []string, err error)
 	// RequestCancel asks the replica that runs a job to cancel it.
 	RequestCancel(id string) error
 	// AppendOutput and LiveOutput keep a running job's output for

@@ -161,6 +161,13 @@ func NewManager(cfg ManagerConfig, st JobStore, exec Executor, metrics *Metrics)
 
 	if sh, ok := st.(SharedStore); ok {
 		m.shared = sh
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		interrupted, requeued, err := sh.RecoverReplica(ctx, "the daemon stopped while the job was running")
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("job manager: %w", err)
+		}
+		m.countEnded(interrupted, requeued, "job interrupted: this replica's previous process stopped while it ran")
 		go m.leaseLoop()
 		for range cfg.Workers {
 			m.workers.Add(1)
@@ -359,16 +366,7 @@ func (m *Manager) leaseLoop() {
 		if err != nil {
 			m.log.Error("expiring leases", "err", err)
 		}
-		for _, rec := range interrupted {
-			mode, _ := modeFromAPI(rec.GetSpec().GetMode())
-			m.metrics.jobFinished(mode, outcomeInterrupted, 0, false, Stats{})
-			m.metrics.leaseExpiries.WithLabelValues("running").Inc()
-			m.log.Warn("job interrupted: its replica's lease expired", "job", rec.GetId())
-		}
-		for _, id := range requeued {
-			m.metrics.leaseExpiries.WithLabelValues("queued").Inc()
-			m.log.Warn("job queued again: the replica that claimed it let its lease expire", "job", id)
-		}
+		m.countEnded(interrupted, requeued, "job interrupted: its replica's lease expired")
 		if depth, err := m.shared.QueueDepth(ctx); err == nil {
 			m.metrics.queued.Set(float64(depth))
 		}
@@ -378,6 +376,20 @@ func (m *Manager) leaseLoop() {
 		case <-m.leaseStop():
 			return
 		}
+	}
+}
+
+// countEnded counts and logs the jobs whose leases this replica ended.
+func (m *Manager) countEnded(interrupted []*api.Job, requeued []string, why string) {
+	for _, rec := range interrupted {
+		mode, _ := modeFromAPI(rec.GetSpec().GetMode())
+		m.metrics.jobFinished(mode, outcomeInterrupted, 0, false, Stats{})
+		m.metrics.leaseExpiries.WithLabelValues("running").Inc()
+		m.log.Warn(why, "job", rec.GetId())
+	}
+	for _, id := range requeued {
+		m.metrics.leaseExpiries.WithLabelValues("queued").Inc()
+		m.log.Warn("job queued again: the replica that claimed it let its lease go", "job", id)
 	}
 }
 

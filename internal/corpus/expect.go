@@ -428,3 +428,54 @@ func parseLoopTree(s string) ([]*LoopExpect, error) {
 	}
 	return list(0)
 }
+
+// SizesFile is the name of the nests suite's benchmark sizes file, beside
+// its C sources: testdata/nests/sizes.
+const SizesFile = "sizes"
+
+// ReadNestSizes reads one size set ("medium" or "large") of dir/sizes:
+// per program, its arguments at that size. The file is line based:
+//
+//	# comment; blank lines are ignored
+//	NAME | MEDIUM ARGS | LARGE ARGS
+//
+// Every argument must be a positive integer.
+func ReadNestSizes(dir, set string) (map[string][]string, error) {
+	path := filepath.Join(dir, SizesFile)
+	col := map[string]int{"medium": 1, "large": 2}[set]
+	if col == 0 {
+		return nil, fmt.Errorf("corpus: size set %q (want medium or large)", set)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("corpus: %w", err)
+	}
+	out := map[string][]string{}
+	for i, line := range strings.Split(string(data), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		fields := strings.Split(line, "|")
+		if len(fields) != 3 {
+			return nil, &SyntaxError{File: path, Line: i + 1, Msg: "want NAME | MEDIUM ARGS | LARGE ARGS"}
+		}
+		name := strings.TrimSpace(fields[0])
+		if _, dup := out[name]; dup || name == "" {
+			return nil, &SyntaxError{File: path, Line: i + 1, Msg: fmt.Sprintf("program %q empty or listed twice", name)}
+		}
+		args := strings.Fields(fields[col])
+		for _, a := range append(strings.Fields(fields[1]), strings.Fields(fields[2])...) {
+			if !positiveInt.MatchString(a) {
+				return nil, &SyntaxError{File: path, Line: i + 1, Msg: fmt.Sprintf("argument %q is not a positive integer", a)}
+			}
+		}
+		if len(args) == 0 {
+			return nil, &SyntaxError{File: path, Line: i + 1, Msg: "no arguments"}
+		}
+		out[name] = args
+	}
+	return out, nil
+}
+
+var positiveInt = regexp.MustCompile(`^[1-9][0-9]*$`)

@@ -66,6 +66,38 @@ func TestNestExpectations(t *testing.T) {
 	}
 }
 
+// TestNestSizes checks testdata/nests/sizes: both sets give every nests
+// program as many arguments as it reads sizes (calls of size()).
+func TestNestSizes(t *testing.T) {
+	dir := filepath.Join(testdataDir(t), string(SuiteNests))
+	srcs, err := filepath.Glob(filepath.Join(dir, "*.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range []string{"medium", "large"} {
+		sizes, err := ReadNestSizes(dir, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sizes) != len(srcs) {
+			t.Errorf("%s: %d programs, %d sources", set, len(sizes), len(srcs))
+		}
+		for _, src := range srcs {
+			name := strings.TrimSuffix(filepath.Base(src), ".c")
+			code, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := strings.Count(string(code), "= size(argc, argv, "); len(sizes[name]) != want {
+				t.Errorf("%s %s: %d arguments, the program reads %d", set, name, len(sizes[name]), want)
+			}
+		}
+	}
+	if _, err := ReadNestSizes(dir, "huge"); err == nil {
+		t.Error("an unknown size set is accepted")
+	}
+}
+
 // TestNestExpectationsRejects checks that ReadNestExpectations finds what a
 // hand edit can get wrong.
 func TestNestExpectationsRejects(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -442,11 +443,31 @@ func (s *Store) Renew(ctx context.Context) (cancel []string, err error) {
 // replica stored; a claimed job that had not started is queued again (its
 // id returned).
 func (s *Store) Expire(ctx context.Context, message string) (interrupted []*api.Job, requeued []string, err error) {
+	interrupted, requeued, err = s.endLeases(ctx, `replica IS NOT NULL AND lease_until < now()`, message)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pgstore: expire leases: %w", err)
+	}
+	return interrupted, requeued, nil
+}
+
+// RecoverReplica ends, as Expire does, the leases held under this
+// replica's name by an earlier process of the same name, which stopped
+// without handing them back. A replica calls it once, before it claims.
+func (s *Store) RecoverReplica(ctx context.Context, message string) (interrupted []*api.Job, requeued []string, err error) {
+	interrupted, requeued, err = s.endLeases(ctx, `replica = '`+strings.ReplaceAll(s.replica, "'", "''")+`'`, message)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pgstore: recover replica %s: %w", s.replica, err)
+	}
+	return interrupted, requeued, nil
+}
+
+// endLeases ends the leases of the jobs that where selects.
+func (s *Store) endLeases(ctx context.Context, where, message string) (interrupted []*api.Job, requeued []string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		interrupted, requeued = nil, nil
-		rows, err := tx.Query(ctx, `SELECT id, state, record FROM jobs WHERE replica IS NOT NULL AND lease_until < now() FOR UPDATE SKIP LOCKED`)
+		rows, err := tx.Query(ctx, `SELECT id, state, record FROM jobs WHERE `+where+` FOR UPDATE SKIP LOCKED`)
 		if err != nil {
 			return err
 		}
@@ -506,7 +527,7 @@ func (s *Store) Expire(ctx context.Context, message string) (interrupted []*api.
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("pgstore: expire leases: %w", err)
+		return nil, nil, err
 	}
 	return interrupted, requeued, nil
 }

@@ -77,6 +77,22 @@ type Accelerator struct {
 	copyIn float64
 	// prepared are the entries of the hot spots prepared so far.
 	prepared map[uint64]bool
+	// The main engine's speed: since created is the time it has had,
+	// but for inBreak, spent in OnBreak.
+	created time.Time
+	inBreak time.Duration
+}
+
+// mainRate is the main engine's guest instructions per second so far
+// (0 until it has run enough to tell): the CPU engine's speed on plain
+// code, for iterations too short to time one by one.
+func (a *Accelerator) mainRate() float64 {
+	n := a.main.Stats().GuestInsns
+	t := time.Since(a.created) - a.inBreak
+	if n < 1<<20 || t <= 0 {
+		return 0
+	}
+	return float64(n) / t.Seconds()
 }
 
 // New prepares the hot spots of opts.Profile for guest g: it translates
@@ -98,7 +114,7 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("accelerate: %w", err)
 	}
-	a := &Accelerator{g: g, opts: opts, ctx: gctx, spots: map[uint64]*spot{}}
+	a := &Accelerator{g: g, opts: opts, ctx: gctx, spots: map[uint64]*spot{}, created: time.Now()}
 	// What a kernel writes stays on the device until the guest touches
 	// it; the first launch makes the resident buffers g.Mem's holder.
 	a.resident.Lazy = true
@@ -313,6 +329,8 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 	if sp == nil {
 		return nil
 	}
+	t0 := time.Now()
+	defer func() { a.inBreak += time.Since(t0) }()
 	if sp.skip != nil {
 		want := sp.skip
 		sp.skip = nil

@@ -86,9 +86,9 @@ DONE:
 // its trips per thread.
 const (
 	costCopyBytes   = 4 << 20
-	costSpinBlocks  = 64
+	costSpinBlocks  = 16
 	costSpinThreads = 128
-	costSpinTrips   = 2000
+	costSpinTrips   = 250
 )
 
 // MeasureDevice measures the costs of the device of ctx. simulated says

@@ -242,6 +242,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	cpuIter := sp.plainIter
 	if cpuIter == 0 {
 		cpuIter = time.Duration(cpuPerIter * float64(time.Second))
+		// A short iteration's time is mostly the probing's; the main
+		// engine's speed prices its instructions better.
+		if r := sp.a.mainRate(); r > 0 {
+			cpuIter = min(cpuIter, time.Duration(insnsPerIter/r*float64(time.Second)))
+		}
 	}
 	if !sp.a.opts.AlwaysOffload {
 		costs, err := sp.a.deviceCosts()

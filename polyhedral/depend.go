@@ -104,6 +104,39 @@ func Depends(d Domain, a, b Access, level int, opts Options) (*Witness, error) {
 	return nil, nil
 }
 
+// DependsBefore is Depends in one direction: access a at iteration I and
+// access b at a later iteration I' (I'_level > I_level, outer levels
+// equal) touch a common byte. Loop distribution asks it: a later
+// statement's access in an earlier iteration feeding an earlier
+// statement's access in a later one forbids splitting the loop there.
+func DependsBefore(d Domain, a, b Access, level int, opts Options) (*Witness, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	if level < 0 || level >= len(d.Levels) {
+		return nil, fmt.Errorf("%w: level %d outside a %d-level nest", ErrInvalid, level, len(d.Levels))
+	}
+	for _, x := range []Access{a, b} {
+		if err := x.validate(); err != nil {
+			return nil, err
+		}
+		if err := d.checkPath(x); err != nil {
+			return nil, err
+		}
+	}
+	if a.Kind == Read && b.Kind == Read {
+		return nil, nil
+	}
+	if idx := d.Levels[level].Index; !a.encloses(idx) || !b.encloses(idx) {
+		return nil, nil
+	}
+	w, err := carried(d, a, b, level, 1, d.paramsOnly(opts.Params), opts.MaxSteps)
+	if err != nil {
+		err = fmt.Errorf("dependence of %s and %s at level %d: %w", a.Site, b.Site, level, err)
+	}
+	return w, err
+}
+
 // carried solves one direction: dir*(I'_level - I_level) >= 1.
 func carried(d Domain, a, b Access, level int, dir int64, params map[string]int64, maxSteps int) (*Witness, error) {
 	const sa, sb = "'a", "'b"

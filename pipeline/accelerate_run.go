@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gvinst"
 	"github.com/gxbit/gxbit/profile"
@@ -18,6 +19,8 @@ type OnlineOptions struct {
 	// phase 2 takes over; 0 means DefaultProfileInsns.
 	ProfileInsns  uint64
 	MinIterations uint64
+	// AlwaysOffload launches whenever the guards pass (accel.Options).
+	AlwaysOffload bool
 }
 
 // DefaultProfileInsns is the length of the profiling phase of an online
@@ -31,7 +34,7 @@ var ErrNoPhase2 = errors.New("phase 2 did not start")
 // OnlineResult is what RunOnline learned besides the guest's result.
 type OnlineResult struct {
 	Profile *profile.File // the profile phase 1 built (nil if the guest ended first)
-	Report  *AccelReport  // phase 2's report (nil when it did not start)
+	Report  *accel.Report // phase 2's report (nil when it did not start)
 	// Why says, when phase 2 did not start, why not (wrapping ErrNoPhase2).
 	Why error
 }
@@ -58,22 +61,22 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	sess := profile.NewSession(g.Lifter, g.Mem, im, profile.Options{})
 	sw := &switchEngine{first: sess.Engine(), limit: opts.ProfileInsns}
 	out := &OnlineResult{}
-	var acc *Accelerator
+	var acc *accel.Accelerator
 	sw.change = func() error {
 		out.Profile = sess.Finish(profile.RunInfo{Program: cfg.Path, ProgramSHA256: g.SHA256, Args: cfg.Args, LoadBias: g.Image.Bias, GuestInstructions: sw.first.Stats().GuestInsns})
-		a, err := NewAccelerator(g, AccelOptions{Profile: out.Profile, Driver: opts.Driver, MinIterations: opts.MinIterations})
+		a, err := accel.New(g.AccelGuest(), accel.Options{Profile: out.Profile, Driver: opts.Driver, MinIterations: opts.MinIterations, AlwaysOffload: opts.AlwaysOffload})
 		if err != nil {
 			return err
 		}
 		acc = a
-		sw.then = a.main
+		sw.then = a.Engine()
 		return nil
 	}
 	res, err := g.RunEngine(ctx, sw, func(cpu *gvinst.CPU) error {
 		if acc == nil {
 			return nil
 		}
-		return acc.onBreak(cpu)
+		return acc.OnBreak(cpu)
 	})
 	if acc != nil {
 		defer acc.Close()
@@ -91,10 +94,7 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	}
 	out.Report = acc.Report()
 	out.Report.WallSeconds = res.Stats.Wall.Seconds()
-	out.Report.GuestInstructions = sw.Stats().GuestInsns
-	for _, e := range acc.aux {
-		out.Report.GuestInstructions += e.Stats().GuestInsns
-	}
+	out.Report.GuestInstructions = sw.Stats().GuestInsns + acc.AuxInstructions()
 	launches := 0
 	for _, h := range out.Report.HotSpots {
 		launches += h.Launches

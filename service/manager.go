@@ -76,7 +76,7 @@ var (
 // store, and lets clients watch and cancel them.
 type Manager struct {
 	cfg     ManagerConfig
-	store   *store.Store
+	store   LocalStore
 	exec    Executor
 	metrics *Metrics
 	log     *slog.Logger
@@ -128,7 +128,7 @@ func (a *activeJob) notifyLocked() {
 // NewManager creates a Manager over st and exec, recovers the store (jobs
 // that were running become interrupted, queued ones are queued again) and
 // starts the workers.
-func NewManager(cfg ManagerConfig, st *store.Store, exec Executor, metrics *Metrics) (*Manager, error) {
+func NewManager(cfg ManagerConfig, st LocalStore, exec Executor, metrics *Metrics) (*Manager, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, fmt.Errorf("job manager: %w", err)
 	}
@@ -187,7 +187,7 @@ func nextJobID(id string) string {
 }
 
 // submit stores a validated job and queues it.
-func (m *Manager) submit(spec *api.JobSpec, limits Limits, binary, stdin []byte) (*api.Job, error) {
+func (m *Manager) submit(spec *api.JobSpec, owner string, limits Limits, binary, stdin []byte) (*api.Job, error) {
 	mode, err := modeFromAPI(spec.GetMode())
 	if err != nil {
 		return nil, err
@@ -195,6 +195,7 @@ func (m *Manager) submit(spec *api.JobSpec, limits Limits, binary, stdin []byte)
 	now := time.Now()
 	rec := &api.Job{
 		Id:        newJobID(now),
+		Owner:     owner,
 		Spec:      spec,
 		State:     api.JobState_JOB_STATE_QUEUED,
 		CreatedAt: timestamppb.New(now),
@@ -224,7 +225,7 @@ func (m *Manager) submit(spec *api.JobSpec, limits Limits, binary, stdin []byte)
 	m.queue = append(m.queue, rec.Id)
 	m.metrics.queued.Set(float64(len(m.queue)))
 	m.cond.Signal()
-	m.log.Info("job queued", "job", rec.Id, "mode", mode.String(), "binary_bytes", len(binary))
+	m.log.Info("job queued", "job", rec.Id, "owner", owner, "mode", mode.String(), "binary_bytes", len(binary))
 	return proto.CloneOf(rec), nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/pipeline"
 )
 
@@ -40,7 +41,7 @@ func cmdPtxGen(args []string) int {
 	}
 	defer g.Close()
 	status := 0
-	ks := pipeline.GenerateKernels(g, prof)
+	ks := accel.GenerateKernels(g.Lifter, prof)
 	if len(ks) == 0 {
 		fmt.Fprintln(os.Stderr, "gxbit ptx gen: the profile has no parallel hot spot")
 		return 1

@@ -1,9 +1,11 @@
-package pipeline
+package accel_test
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/gxbit/gxbit/accel"
+	"github.com/gxbit/gxbit/pipeline"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -33,7 +35,7 @@ func runNative(t *testing.T, path string, args ...string) string {
 // native one, and the report says which guard sent the loop to the CPU.
 func TestGuards(t *testing.T) {
 	path := buildC(t, "alias", "-fno-tree-vectorize")
-	prof := phase1(t, Config{Path: path, Args: []string{path, "1000", "0", "1000"}})
+	prof := phase1(t, pipeline.Config{Path: path, Args: []string{path, "1000", "0", "1000"}})
 	kern := ""
 	for _, h := range prof.HotSpots {
 		if h.Function == "kern" {
@@ -55,16 +57,16 @@ func TestGuards(t *testing.T) {
 		{"profiled input", []string{"2000", "0", "2000"}, true, ""},
 		{"larger", []string{"50000", "0", "50000"}, true, ""},
 		{"shifted", []string{"3000", "7", "5000"}, true, ""},
-		{"overlap read ahead", []string{"1000", "1", "0"}, false, ReasonAliasing},
-		{"overlap write ahead", []string{"1000", "0", "1"}, false, ReasonAliasing},
-		{"in place", []string{"1000", "0", "0"}, false, ReasonAliasing},
-		{"too short", []string{"6", "0", "6"}, false, ReasonTripCount},
+		{"overlap read ahead", []string{"1000", "1", "0"}, false, accel.ReasonAliasing},
+		{"overlap write ahead", []string{"1000", "0", "1"}, false, accel.ReasonAliasing},
+		{"in place", []string{"1000", "0", "0"}, false, accel.ReasonAliasing},
+		{"too short", []string{"6", "0", "6"}, false, accel.ReasonTripCount},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			want := runNative(t, path, c.args...)
 			var out bytes.Buffer
-			res, rep, err := Accelerate(context.Background(), Config{Path: path, Args: append([]string{path}, c.args...), Stdout: &out, Stderr: &out},
-				AccelOptions{Profile: prof, Driver: gpusim.New(gpusim.Options{})})
+			res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: append([]string{path}, c.args...), Stdout: &out, Stderr: &out},
+				accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,8 +97,8 @@ func TestRunOnline(t *testing.T) {
 	args := []string{path, "48", "12"}
 	want, _ := runPlain(t, path, args[1:]...)
 	var out bytes.Buffer
-	res, on, err := RunOnline(context.Background(), Config{Path: path, Args: args, Stdout: &out, Stderr: &out},
-		OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 150_000})
+	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out},
+		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 150_000, AlwaysOffload: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,15 +108,15 @@ func TestRunOnline(t *testing.T) {
 	if on.Why != nil {
 		t.Fatalf("phase 2 did not run: %v", on.Why)
 	}
-	t.Logf("%s", FormatReport(on.Report))
+	t.Logf("%s", accel.FormatReport(on.Report))
 	// A run that ends within the profiling phase says so.
 	out.Reset()
-	_, on, err = RunOnline(context.Background(), Config{Path: path, Args: args, Stdout: &out, Stderr: &out},
-		OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 1 << 40})
+	_, on, err = pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out},
+		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 1 << 40})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.String() != want || !errors.Is(on.Why, ErrNoPhase2) {
+	if out.String() != want || !errors.Is(on.Why, pipeline.ErrNoPhase2) {
 		t.Errorf("long profile: output %q, why %v", out.String(), on.Why)
 	}
 }
@@ -123,12 +125,12 @@ func TestRunOnline(t *testing.T) {
 // than the one it was made for.
 func TestProfileMismatch(t *testing.T) {
 	f := &profile.File{Version: profile.FormatVersion, Program: "/other", ProgramSHA256: strings.Repeat("ab", 32)}
-	drv, err := OpenGPU("sim")
+	drv, err := pipeline.OpenGPU("sim")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = Accelerate(context.Background(), Config{Path: "/usr/bin/true"}, AccelOptions{Profile: f, Driver: drv})
-	if !errors.Is(err, ErrProfileMismatch) {
+	_, _, err = pipeline.Accelerate(context.Background(), pipeline.Config{Path: "/usr/bin/true"}, accel.Options{Profile: f, Driver: drv, AlwaysOffload: true})
+	if !errors.Is(err, accel.ErrProfileMismatch) {
 		t.Errorf("accelerate with another program's profile: %v", err)
 	}
 }
@@ -140,11 +142,11 @@ func TestProfileMismatch(t *testing.T) {
 // must show arrays left on the device and brought back.
 func TestLazyCopyBack(t *testing.T) {
 	path := buildC(t, "lazy", "-fno-tree-vectorize")
-	prof := phase1(t, Config{Path: path, Args: []string{path, "20000"}})
+	prof := phase1(t, pipeline.Config{Path: path, Args: []string{path, "20000"}})
 	want := runNative(t, path, "30000")
 	var out bytes.Buffer
-	_, rep, err := Accelerate(context.Background(), Config{Path: path, Args: []string{path, "30000"}, Stdout: &out, Stderr: &out},
-		AccelOptions{Profile: prof, Driver: gpusim.New(gpusim.Options{})})
+	_, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: []string{path, "30000"}, Stdout: &out, Stderr: &out},
+		accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +159,6 @@ func TestLazyCopyBack(t *testing.T) {
 		deferred += h.BytesDeferred
 	}
 	if launches < 12 || deferred == 0 || rep.BytesBroughtBack == 0 {
-		t.Errorf("want both loops offloaded every round with arrays left on the device:\n%s", FormatReport(rep))
+		t.Errorf("want both loops offloaded every round with arrays left on the device:\n%s", accel.FormatReport(rep))
 	}
 }

@@ -337,11 +337,42 @@ func addrOf(x *Insn, i int) operand {
 			r, i = d.Src[0], j
 		case d.Op == gvinst.OpLi:
 			return operand{kind: opdConst, value: d.Imm + disp}
+		case d.Op == gvinst.OpSelect && alignmentCheck(x, j):
+			// An aligned SSE access: the address, made to fault when
+			// misaligned (lift's aligned16).
+			r, i = d.Src[2], j
 		default:
 			return operand{}
 		}
 	}
 	return operand{}
+}
+
+// alignmentCheck reports whether instruction j of x is the lifter's
+// alignment check of an aligned SSE access: SELECT bad, addr^(1<<63),
+// addr, where bad = (addr & 15) != 0. Its value is addr whenever the
+// access does not fault.
+func alignmentCheck(x *Insn, j int) bool {
+	sel := &x.Code[j]
+	def := func(r gvinst.Reg, before int) *gvinst.Inst {
+		for k := before - 1; k >= 0; k-- {
+			if hasDst(&x.Code[k]) && x.Code[k].Dst == r {
+				return &x.Code[k]
+			}
+		}
+		return nil
+	}
+	addr := sel.Src[2]
+	poison := def(sel.Src[1], j)
+	bad := def(sel.Src[0], j)
+	if poison == nil || bad == nil || poison.Op != gvinst.OpXor || !poison.HasImm || poison.Imm != -1<<63 || poison.Src[0] != addr {
+		return false
+	}
+	if bad.Op != gvinst.OpCmp || gvinst.Cmp(bad.Mod) != gvinst.CmpNe || !bad.HasImm || bad.Imm != 0 {
+		return false
+	}
+	off := def(bad.Src[0], j)
+	return off != nil && off.Op == gvinst.OpAnd && off.HasImm && off.Imm == 15 && off.Src[0] == addr
 }
 
 // isStackBase reports whether slot is rsp or rbp.

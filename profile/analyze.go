@@ -30,13 +30,20 @@ func (c *Collector) Finish(run RunInfo) *File {
 	var hots []*HotSpot
 	var sums []*LoopSummary
 	for ni, n := range c.nests {
+		rooted := map[uint64]*HotSpot{} // the hot spot rooted at each loop, by header
+		var inNest []*HotSpot
 		for r := range n.loops {
 			sum, hs := c.analyzeChain(ni, r, run.GuestInstructions)
 			sums = append(sums, sum)
 			if hs != nil {
 				hots = append(hots, hs)
 				sum.HotSpot = len(hots) - 1 // provisional, renumbered below
+				rooted[uint64(hs.Entry)] = hs
+				inNest = append(inNest, hs)
 			}
+		}
+		for _, hs := range inNest {
+			innerFromRoots(hs, rooted)
 		}
 	}
 	for _, fn := range c.rejectedFuncs {
@@ -64,6 +71,49 @@ func (c *Collector) Finish(run RunInfo) *File {
 	// Hottest first; the rest in address order.
 	sort.SliceStable(f.Loops, func(a, b int) bool { return f.Loops[a].Share > f.Loops[b].Share })
 	return f
+}
+
+// innerFromRoots completes each inner loop's verdict, so far the exact
+// test on memory over the outer nest's entries, with what the hot spot
+// rooted at the same loop found: its level 0 asks the same question (are
+// the loop's iterations independent within one entry?) with the full
+// scalar analysis and the trace check. Without such a hot spot, a
+// conservative scalar check (innerScalars) stands in. The stricter
+// verdict wins.
+func innerFromRoots(hs *HotSpot, rooted map[uint64]*HotSpot) {
+	rank := map[string]int{VerdictParallel: 0, VerdictReduction: 1, VerdictSequential: 2}
+	for i := range hs.InnerLoops {
+		il := &hs.InnerLoops[i]
+		r := rooted[uint64(il.Header)]
+		if r == nil || len(r.Levels) == 0 {
+			if i < len(hs.innerScalar) {
+				if v := hs.innerScalar[i]; rank[v.kind] > rank[il.Verdict] {
+					il.Verdict, il.Reason, il.Conflict = v.kind, v.reason, v.conflict
+				}
+			}
+			continue
+		}
+		lv := r.Levels[0]
+		if rank[lv.Verdict] <= rank[il.Verdict] {
+			continue
+		}
+		il.Verdict, il.Reason, il.Conflict = lv.Verdict, lv.Reason+" (as the nest rooted at this loop)", nil
+		if cf := lv.Conflict; cf != nil {
+			// Site indices of the other hot spot, renumbered into this one.
+			c := &Conflict{Sites: [2]int{-1, -1}, Witness: cf.Witness}
+			for k, s := range cf.Sites {
+				if s < 0 || s >= len(r.Accesses) {
+					continue
+				}
+				for j, a := range hs.Accesses {
+					if a.Site == r.Accesses[s].Site {
+						c.Sites[k] = j
+					}
+				}
+			}
+			il.Conflict = c
+		}
+	}
 }
 
 // rejectedSummary lists a loop of a function that has no candidate.
@@ -693,8 +743,10 @@ func (ch *chain) dynamic() {
 	// Accesses and arrays.
 	ch.accesses(fits)
 	ch.innerVerdicts = make([]innerVerdict, len(ch.extra))
+	hs.innerScalar = make([]innerVerdict, len(ch.extra))
 	for e := range ch.extra {
-		ch.innerVerdicts[e] = ch.innerScalars(e, fits)
+		ch.innerVerdicts[e] = innerVerdict{kind: VerdictParallel}
+		hs.innerScalar[e] = ch.innerScalars(e, fits)
 	}
 	// Verdicts.
 	verdicts := make([]string, d)

@@ -127,8 +127,11 @@ type HotSpot struct {
 	// that never ran during profiling (an epilogue the input did not
 	// need): nothing is known of their addresses, so a kernel must not
 	// run them — reaching one must fail the hot spot's guard.
-	Unobserved []Hex    `json:"unobserved"`
-	Scalars    []Scalar `json:"scalars"`
+	Unobserved []Hex `json:"unobserved"`
+	// innerScalar is, per inner loop, what a conservative check of the
+	// registers and stack slots it carries says (see innerFromRoots).
+	innerScalar []innerVerdict
+	Scalars     []Scalar `json:"scalars"`
 }
 
 // Level is one loop of a hot spot's nest, outermost first. Its iterations

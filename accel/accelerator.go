@@ -3,12 +3,14 @@ package accel
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gvinst"
 	"github.com/gxbit/gxbit/profile"
 	"github.com/gxbit/gxbit/ptxgen"
+	"github.com/gxbit/gxbit/schedule"
 )
 
 // Guest is what phase 2 needs of the guest program: its memory, the
@@ -273,6 +275,8 @@ func newSpot(hs *profile.HotSpot, L int) *spot {
 	sp := &spot{hs: hs, entry: uint64(hs.Entry), header: uint64(lv.Header), level: map[uint64]bool{},
 		blocks: map[uint64]*gvinst.VBlock{}, exits: map[uint64]bool{}, groupOf: map[[2]uint64]int{}}
 	sp.rep = HotSpotReport{Entry: hs.Entry.String(), Function: hs.Function, Header: lv.Header.String(), FallbackReasons: map[string]int{}}
+	sched := schedule.Build(hs)
+	sp.rep.Schedule, sp.rep.ScheduleNote = schedule.Format(sched), scheduleNote(sched, hs, L)
 	for _, b := range lv.Blocks {
 		sp.level[uint64(b)] = true
 	}
@@ -303,6 +307,26 @@ func newSpot(hs *profile.HotSpot, L int) *spot {
 		sp.groupOf[[2]uint64{uint64(acc.X86), k}] = acc.Group
 	}
 	return sp
+}
+
+// scheduleNote compares the schedule of hs with what phase 2 runs: one
+// kernel over level L (and L+1 when it is parallel: the 2D kernel), each
+// thread running the rest of the x86 body.
+func scheduleNote(s *schedule.Schedule, hs *profile.HotSpot, L int) string {
+	grid := []string{hs.Levels[L].Index}
+	if L+1 < len(hs.Levels) && hs.Levels[L+1].Verdict == profile.VerdictParallel {
+		grid = append(grid, hs.Levels[L+1].Index)
+	}
+	if len(s.Kernels) == 1 && !s.Kernels[0].Distributed && s.Kernels[0].Interchanged[0] == "" {
+		var g []string
+		for _, l := range s.Kernels[0].Grid {
+			g = append(g, l.Index)
+		}
+		if strings.Join(g, ",") == strings.Join(grid, ",") || len(g) == 1 && g[0] == grid[0] {
+			return "phase 2 runs it as scheduled"
+		}
+	}
+	return fmt.Sprintf("phase 2 runs one kernel over %s with the rest of the x86 body inside each thread: the schedule's other kernels (distribution, interchange, a third grid level) need code generated from the model, which is not built yet", strings.Join(grid, ", "))
 }
 
 // mappedLevel is the level of a parallel hot spot that phase 2 maps to

@@ -24,7 +24,10 @@ type GeneratedKernel struct {
 	// nil when there is none, and Note says why.
 	Kernel2D *ptxgen.Kernel
 	Note     string
-	Err      error
+	// Schedule is the schedule of the hot spot (schedule.Format) and
+	// ScheduleNote how the kernels above compare with it.
+	Schedule, ScheduleNote string
+	Err                    error
 }
 
 // GenerateKernels translates every parallel hot spot of prof with the
@@ -40,7 +43,8 @@ func GenerateKernels(lifter gvinst.Translator, prof *profile.File) []GeneratedKe
 		}
 		sp := newSpot(hs, L)
 		err := sp.generate(lifter)
-		out = append(out, GeneratedKernel{Entry: sp.entry, Header: sp.header, Function: hs.Function, Kernel: sp.kernel, Kernel2D: sp.kernel2, Note: sp.rep.Note, Err: err})
+		out = append(out, GeneratedKernel{Entry: sp.entry, Header: sp.header, Function: hs.Function, Kernel: sp.kernel, Kernel2D: sp.kernel2, Note: sp.rep.Note,
+			Schedule: sp.rep.Schedule, ScheduleNote: sp.rep.ScheduleNote, Err: err})
 	}
 	return out
 }

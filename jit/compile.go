@@ -1,0 +1,567 @@
+package jit
+
+import (
+	"fmt"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// The ways compiled code returns to Go. The exit word (what enter returns)
+// is kind | arg<<8 | unit<<32, arg an instruction index or a successor
+// index.
+const (
+	exitChain      = iota + 1 // the static successor arg is not linked yet
+	exitIndirect              // a computed jump; the target is in machine.nextPC
+	exitSyscall               // the block's SYSCALL; control goes to its target
+	exitCallout               // instruction arg needs Go (its op, or a TLB miss); resume after it
+	exitFuel                  // the budget is spent before this unit
+	exitBreakpoint            // this unit is at a breakpoint
+)
+
+func exitWord(kind int, arg int, unit uint32) uint64 {
+	return uint64(kind) | uint64(arg)<<8 | uint64(unit)<<32
+}
+
+// chainStubBytes is the size of a successor exit: movabs rax, imm64; ret.
+// Linking overwrites its start with jmp rel32.
+const chainStubBytes = 11
+
+// compiled is the code of one unit before it is placed in the arena, with
+// the offsets Go needs.
+type compiled struct {
+	code      []byte
+	entryGo   int   // offset of the entry Go uses (past the breakpoint and budget checks)
+	resume    []int // per instruction: where to continue after its callout, -1 if it has none
+	chainStub [2]int
+	nCallouts int
+	nativeOps int
+}
+
+// compiler turns one VBlock into x86-64 code. Every GVInst register lives
+// in the machine's frame (r15 points at it); each instruction loads its
+// operands into scratch registers, computes, and stores its result.
+type compiler struct {
+	a      asm
+	vb     *gvinst.VBlock
+	id     uint32
+	out    compiled
+	slowAt []slowPath // out-of-line slow paths, emitted after the body
+}
+
+// slowPath is a jump from the body to a callout of instruction idx, whose
+// resume point is back in the body.
+type slowPath struct {
+	jumps []int // rel32 displacements to bind to the slow path
+	idx   int
+}
+
+// compileUnit compiles vb as unit id. bp makes the unit's chained entry
+// stop at a breakpoint.
+func compileUnit(vb *gvinst.VBlock, id uint32, bp bool) (*compiled, error) {
+	if len(vb.Insts) == 0 {
+		return nil, fmt.Errorf("vblock %#x is empty", vb.Addr)
+	}
+	if n := int(gvinst.NumGuestSlots) + vb.NumVRegs(); n+2 > gvinst.FrameSlots {
+		return nil, fmt.Errorf("vblock %#x uses %d virtual registers, more than the frame holds", vb.Addr, vb.NumVRegs())
+	}
+	c := &compiler{vb: vb, id: id}
+	c.out.resume = make([]int, len(vb.Insts))
+	for i := range c.out.resume {
+		c.out.resume[i] = -1
+	}
+	c.out.chainStub = [2]int{-1, -1}
+	a := &c.a
+	if bp {
+		a.movImm64(rax, exitWord(exitBreakpoint, 0, id))
+		a.ret()
+	}
+	// cmp qword [r15+fuel], 0; jle → fuel exit
+	a.encode(mnCmpMI8, 8, 0, memOp(fieldMem(offFuel)), 0)
+	fuelJump := a.jcc(ccLE)
+	c.out.entryGo = a.pos()
+	a.encode(mnSubMI, 8, 0, memOp(fieldMem(offFuel)), int64(guestCount(vb)))
+	for i := range vb.Insts {
+		in := &vb.Insts[i]
+		if in.Op.EndsBlock() {
+			if i != len(vb.Insts)-1 {
+				return nil, fmt.Errorf("vblock %#x: %s ends the block before its last instruction", vb.Addr, in.Op)
+			}
+			c.control(i, in)
+			break
+		}
+		if c.native(i, in) {
+			c.out.nativeOps++
+			continue
+		}
+		c.callout(i)
+	}
+	last := &vb.Insts[len(vb.Insts)-1]
+	if !last.Op.EndsBlock() {
+		return nil, fmt.Errorf("vblock %#x does not end with a control transfer", vb.Addr)
+	}
+	for _, s := range c.slowAt {
+		for _, j := range s.jumps {
+			a.bind(j, a.pos())
+		}
+		a.movImm64(rax, exitWord(exitCallout, s.idx, id))
+		a.ret()
+		c.out.nCallouts++
+	}
+	a.bind(fuelJump, a.pos())
+	a.movImm64(rax, exitWord(exitFuel, 0, id))
+	a.ret()
+	c.out.code = a.bytes()
+	return &c.out, nil
+}
+
+// guestCount is the number of x86 instructions of vb.
+func guestCount(vb *gvinst.VBlock) uint64 {
+	if len(vb.Guest) != 0 {
+		return uint64(len(vb.Guest))
+	}
+	n := uint64(0)
+	var prev uint64
+	for i := range vb.Insts {
+		if x := vb.Insts[i].X86; i == 0 || x != prev {
+			n++
+			prev = x
+		}
+	}
+	return n
+}
+
+// callout makes instruction idx run in Go (the interpreter's semantics).
+func (c *compiler) callout(idx int) {
+	c.a.movImm64(rax, exitWord(exitCallout, idx, c.id))
+	c.a.ret()
+	c.out.resume[idx] = c.a.pos()
+	c.out.nCallouts++
+}
+
+// slowJump records jumps (from conditional branches just emitted) to a
+// callout of instruction idx that resumes at the current position + later
+// code; the caller sets the resume point with c.out.resume[idx].
+func (c *compiler) slowJump(idx int, jumps ...int) {
+	c.slowAt = append(c.slowAt, slowPath{jumps: jumps, idx: idx})
+}
+
+func slotMem(r gvinst.Reg) mem   { return mem{base: r15, disp: int32(8 * r)} }
+func slotMemHi(r gvinst.Reg) mem { return mem{base: r15, disp: int32(8*r + 8)} }
+func fieldMem(off uintptr) mem   { return mem{base: r15, disp: int32(off)} }
+func (c *compiler) load(d reg, r gvinst.Reg) {
+	c.a.encode(mnMovRM, 8, d, memOp(slotMem(r)), 0)
+}
+func (c *compiler) store(r gvinst.Reg, s reg) {
+	c.a.encode(mnMovMR, 8, s, memOp(slotMem(r)), 0)
+}
+
+// loadExt loads slot r's low size bytes into d, zero- or sign-extended.
+func (c *compiler) loadExt(d reg, r gvinst.Reg, size int, signed bool) {
+	m := memOp(slotMem(r))
+	switch {
+	case size == 8:
+		c.a.encode(mnMovRM, 8, d, m, 0)
+	case size == 4 && signed:
+		c.a.encode(mnMovsxd, 8, d, m, 0)
+	case size == 4:
+		c.a.encode(mnMovRM, 4, d, m, 0)
+	case size == 2 && signed:
+		c.a.encode(mnMovsx16, 8, d, m, 0)
+	case size == 2:
+		c.a.encode(mnMovzx16, 4, d, m, 0)
+	case size == 1 && signed:
+		c.a.encode(mnMovsx8, 8, d, m, 0)
+	default:
+		c.a.encode(mnMovzx8, 4, d, m, 0)
+	}
+}
+
+// extendReg zero- or sign-extends register r from size bytes to 64 bits.
+func (c *compiler) extendReg(r reg, size int, signed bool) {
+	o := regOp(r)
+	switch {
+	case size == 8:
+	case size == 4 && signed:
+		c.a.encode(mnMovsxd, 8, r, o, 0)
+	case size == 4:
+		c.a.encode(mnMovMR, 4, r, o, 0)
+	case size == 2 && signed:
+		c.a.encode(mnMovsx16, 8, r, o, 0)
+	case size == 2:
+		c.a.encode(mnMovzx16, 4, r, o, 0)
+	case size == 1 && signed:
+		c.a.encode(mnMovsx8, 8, r, o, 0)
+	default:
+		c.a.encode(mnMovzx8, 4, r, o, 0)
+	}
+}
+
+// loadSrc1 loads the second source of a binary op (a register or the
+// immediate) into d.
+func (c *compiler) loadSrc1(d reg, in *gvinst.Inst) {
+	if in.HasImm {
+		c.a.movImm(d, uint64(in.Imm))
+		return
+	}
+	c.load(d, in.Src[1])
+}
+
+// native emits instruction idx as host code, or reports false.
+func (c *compiler) native(idx int, in *gvinst.Inst) bool {
+	a := &c.a
+	t := in.Type
+	sz := t.Size()
+	switch in.Op {
+	case gvinst.OpGet, gvinst.OpPut, gvinst.OpMov:
+		if t.IsWide() {
+			c.load(rax, in.Src[0])
+			a.encode(mnMovRM, 8, rcx, memOp(slotMemHi(in.Src[0])), 0)
+			c.store(in.Dst, rax)
+			a.encode(mnMovMR, 8, rcx, memOp(slotMemHi(in.Dst)), 0)
+			return true
+		}
+		if in.Op == gvinst.OpMov {
+			sz = 8
+		}
+		c.loadExt(rax, in.Src[0], sz, false)
+		c.store(in.Dst, rax)
+		return true
+	case gvinst.OpLi:
+		if t.IsWide() {
+			a.movImm(rax, uint64(in.Imm))
+			c.store(in.Dst, rax)
+			a.encode(mnXorMR, 4, rax, regOp(rax), 0)
+			a.encode(mnMovMR, 8, rax, memOp(slotMemHi(in.Dst)), 0)
+			return true
+		}
+		a.movImm(rax, uint64(in.Imm)&t.Mask())
+		c.store(in.Dst, rax)
+		return true
+	case gvinst.OpJoin:
+		c.load(rax, in.Src[0])
+		c.load(rcx, in.Src[1])
+		c.store(in.Dst, rax)
+		a.encode(mnMovMR, 8, rcx, memOp(slotMemHi(in.Dst)), 0)
+		return true
+	case gvinst.OpAdd, gvinst.OpSub, gvinst.OpMul, gvinst.OpAnd, gvinst.OpOr, gvinst.OpXor:
+		if !t.IsInt() {
+			return false
+		}
+		c.load(rax, in.Src[0])
+		c.loadSrc1(rcx, in)
+		switch in.Op {
+		case gvinst.OpAdd:
+			a.encode(mnAddMR, 8, rcx, regOp(rax), 0)
+		case gvinst.OpSub:
+			a.encode(mnSubMR, 8, rcx, regOp(rax), 0)
+		case gvinst.OpMul:
+			a.encode(mnImulRM, 8, rax, regOp(rcx), 0)
+		case gvinst.OpAnd:
+			a.encode(mnAndMR, 8, rcx, regOp(rax), 0)
+		case gvinst.OpOr:
+			a.encode(mnOrMR, 8, rcx, regOp(rax), 0)
+		case gvinst.OpXor:
+			a.encode(mnXorMR, 8, rcx, regOp(rax), 0)
+		}
+		c.extendReg(rax, sz, false)
+		c.store(in.Dst, rax)
+		return true
+	case gvinst.OpShl, gvinst.OpShr, gvinst.OpSar:
+		if !t.IsInt() {
+			return false
+		}
+		c.shift(in)
+		return true
+	case gvinst.OpNot, gvinst.OpNeg:
+		if !t.IsInt() {
+			return false
+		}
+		c.load(rax, in.Src[0])
+		if in.Op == gvinst.OpNot {
+			a.encode(mnNotM, 8, 0, regOp(rax), 0)
+		} else {
+			a.encode(mnNegM, 8, 0, regOp(rax), 0)
+		}
+		c.extendReg(rax, sz, false)
+		c.store(in.Dst, rax)
+		return true
+	case gvinst.OpCmp:
+		cc, ok := intCond(in)
+		if !ok {
+			return false
+		}
+		signed := t.IsSigned()
+		c.loadExt(rax, in.Src[0], sz, signed)
+		if in.HasImm {
+			v := uint64(in.Imm) & t.Mask()
+			if signed && sz < 8 && v>>(uint(sz)*8-1)&1 != 0 {
+				v |= ^t.Mask()
+			}
+			a.movImm(rcx, v)
+		} else {
+			c.loadExt(rcx, in.Src[1], sz, signed)
+		}
+		a.encode(mnCmpMR, 8, rcx, regOp(rax), 0)
+		a.setcc(cc, rax)
+		c.store(in.Dst, rax)
+		return true
+	case gvinst.OpSelect:
+		slots := 1
+		if t.IsWide() {
+			slots = 2
+		}
+		a.encode(mnCmpMI8, 8, 0, memOp(slotMem(in.Src[0])), 0)
+		for s := 0; s < slots; s++ {
+			off := int32(8 * s)
+			ma, mb, md := slotMem(in.Src[1]), slotMem(in.Src[2]), slotMem(in.Dst)
+			ma.disp += off
+			mb.disp += off
+			md.disp += off
+			a.encode(mnMovRM, 8, rax+reg(s), memOp(mb), 0)
+			a.cmov(ccNE, rax+reg(s), memOp(ma))
+		}
+		for s := 0; s < slots; s++ {
+			md := slotMem(in.Dst)
+			md.disp += int32(8 * s)
+			a.encode(mnMovMR, 8, rax+reg(s), memOp(md), 0)
+		}
+		return true
+	case gvinst.OpCvt:
+		if !t.IsInt() || !in.SrcType.IsInt() {
+			return false
+		}
+		s := in.SrcType
+		c.loadExt(rax, in.Src[0], s.Size(), s.IsSigned())
+		c.extendReg(rax, sz, false)
+		c.store(in.Dst, rax)
+		return true
+	case gvinst.OpFlags:
+		switch gvinst.FlagKind(in.Mod) {
+		case gvinst.FlagsAdd, gvinst.FlagsSub, gvinst.FlagsAdc, gvinst.FlagsSbb, gvinst.FlagsLogic, gvinst.FlagsNeg, gvinst.FlagsMul:
+		default:
+			return false
+		}
+		// Load all four first: a source may be one of the CC slots.
+		for s := 0; s < 4; s++ {
+			c.load(rax+reg(s), in.Src[s])
+		}
+		a.movImm(rsi, gvinst.CCOpValue(gvinst.FlagKind(in.Mod), t))
+		c.store(gvinst.CCOp, rsi)
+		c.store(gvinst.CCA, rax)
+		c.store(gvinst.CCB, rcx)
+		c.store(gvinst.CCR, rdx)
+		c.store(gvinst.CCC, rbx)
+		return true
+	case gvinst.OpLd:
+		return c.memAccess(idx, in, false)
+	case gvinst.OpSt:
+		return c.memAccess(idx, in, true)
+	}
+	return false
+}
+
+// intCond is the host condition of an integer CMP, unsigned or signed by
+// its type.
+func intCond(in *gvinst.Inst) (cond, bool) {
+	t := in.Type
+	if !t.IsInt() {
+		return 0, false
+	}
+	s := t.IsSigned()
+	pick := func(signed, unsigned cond) cond {
+		if s {
+			return signed
+		}
+		return unsigned
+	}
+	switch gvinst.Cmp(in.Mod) {
+	case gvinst.CmpEq, gvinst.CmpEqu:
+		return ccE, true
+	case gvinst.CmpNe, gvinst.CmpNeu:
+		return ccNE, true
+	case gvinst.CmpLt, gvinst.CmpLtu:
+		return pick(ccL, ccB), true
+	case gvinst.CmpLe, gvinst.CmpLeu:
+		return pick(ccLE, ccBE), true
+	case gvinst.CmpGt, gvinst.CmpGtu:
+		return pick(ccG, ccA), true
+	case gvinst.CmpGe, gvinst.CmpGeu:
+		return pick(ccGE, ccAE), true
+	}
+	return 0, false
+}
+
+// shift emits SHL, SHR or SAR: the count is read as its low t bits, and a
+// count of t.Bits() or more gives 0 (or the sign in every bit for SAR).
+func (c *compiler) shift(in *gvinst.Inst) {
+	a := &c.a
+	t := in.Type
+	sz := t.Size()
+	n := uint64(t.Bits())
+	digit := byte(4)
+	switch in.Op {
+	case gvinst.OpShr:
+		digit = 5
+	case gvinst.OpSar:
+		digit = 7
+	}
+	c.loadExt(rax, in.Src[0], sz, in.Op == gvinst.OpSar)
+	if in.HasImm {
+		k := uint64(in.Imm) & t.Mask()
+		switch {
+		case k >= n && in.Op != gvinst.OpSar:
+			a.encode(mnXorMR, 4, rax, regOp(rax), 0)
+		case k >= n:
+			a.shiftImm(digit, rax, uint8(n-1))
+		case k > 0:
+			a.shiftImm(digit, rax, uint8(k))
+		}
+	} else {
+		c.loadExt(rcx, in.Src[1], sz, false)
+		a.encode(mnCmpMI, 8, 0, regOp(rcx), int64(n))
+		inRange := a.jcc(ccB)
+		if in.Op == gvinst.OpSar {
+			a.movImm(rcx, n-1)
+		} else {
+			a.encode(mnXorMR, 4, rax, regOp(rax), 0)
+			a.encode(mnXorMR, 4, rcx, regOp(rcx), 0)
+		}
+		a.bind(inRange, a.pos())
+		a.encode(forms2shift(digit), 8, 0, regOp(rax), 0)
+	}
+	c.extendReg(rax, sz, false)
+	c.store(in.Dst, rax)
+}
+
+func forms2shift(digit byte) mn {
+	switch digit {
+	case 5:
+		return mnShrMCL
+	case 7:
+		return mnSarMCL
+	}
+	return mnShlMCL
+}
+
+// memAccess emits an LD or ST of 1, 2, 4, 8 or 16 bytes through the
+// software TLB: the page number's entry is probed inline; a miss, an access
+// that crosses a page, or anything else the TLB does not vouch for goes to
+// a callout, which runs the whole instruction in Go and resumes after it.
+func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
+	a := &c.a
+	sz := in.Type.Size()
+	switch sz {
+	case 1, 2, 4, 8, 16:
+	default:
+		return false
+	}
+	// rax = address
+	c.load(rax, in.Src[0])
+	if in.Imm != 0 {
+		a.movImm(rcx, uint64(in.Imm))
+		a.encode(mnAddMR, 8, rcx, regOp(rax), 0)
+	}
+	// rdx = page number; rcx = TLB slot
+	a.encode(mnMovMR, 8, rax, regOp(rdx), 0)
+	a.shiftImm(5, rdx, 12)
+	a.encode(mnMovMR, 8, rdx, regOp(rcx), 0)
+	a.shiftImm(5, rcx, 12)
+	a.encode(mnXorMR, 8, rdx, regOp(rcx), 0)
+	a.encode(mnMovMR, 8, rdx, regOp(rsi), 0)
+	a.shiftImm(5, rsi, 24)
+	a.encode(mnXorMR, 8, rsi, regOp(rcx), 0)
+	a.encode(mnAndMI, 4, 0, regOp(rcx), gvinst.TLBSlots-1)
+	a.shiftImm(4, rcx, 4)
+	tlb := offRTLB
+	if isStore {
+		tlb = offWTLB
+	}
+	a.encode(mnAddRM, 8, rcx, memOp(fieldMem(tlb)), 0)
+	// cmp [rcx], pn+1
+	a.encode(mnAddMI, 8, 0, regOp(rdx), 1)
+	a.encode(mnCmpMR, 8, rdx, memOp(mem{base: rcx}), 0)
+	miss := a.jcc(ccNE)
+	// The access must stay in the page: (addr & 0xfff) <= 4096-sz.
+	a.encode(mnMovMR, 4, rax, regOp(rsi), 0)
+	a.encode(mnAndMI, 4, 0, regOp(rsi), 0xfff)
+	jumps := []int{miss}
+	if sz > 1 {
+		a.encode(mnCmpMI, 4, 0, regOp(rsi), int64(gvinst.PageSize-sz))
+		jumps = append(jumps, a.jcc(ccA))
+	}
+	// rcx = page data
+	a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
+	at := mem{base: rcx, index: rsi, scale: 1, hasIndex: true}
+	if isStore {
+		c.load(rax, in.Src[1])
+		switch sz {
+		case 1:
+			a.encode(mnMovMR8, 1, rax, memOp(at), 0)
+		case 2, 4, 8:
+			a.encode(mnMovMR, sz, rax, memOp(at), 0)
+		case 16:
+			a.encode(mnMovMR, 8, rax, memOp(at), 0)
+			a.encode(mnMovRM, 8, rax, memOp(slotMemHi(in.Src[1])), 0)
+			hi := at
+			hi.disp = 8
+			a.encode(mnMovMR, 8, rax, memOp(hi), 0)
+		}
+	} else {
+		switch sz {
+		case 1:
+			a.encode(mnMovzx8, 4, rax, memOp(at), 0)
+		case 2:
+			a.encode(mnMovzx16, 4, rax, memOp(at), 0)
+		case 4:
+			a.encode(mnMovRM, 4, rax, memOp(at), 0)
+		case 8, 16:
+			a.encode(mnMovRM, 8, rax, memOp(at), 0)
+		}
+		if sz == 16 {
+			hi := at
+			hi.disp = 8
+			a.encode(mnMovRM, 8, rdx, memOp(hi), 0)
+			a.encode(mnMovMR, 8, rdx, memOp(slotMemHi(in.Dst)), 0)
+		}
+		c.store(in.Dst, rax)
+	}
+	c.out.resume[idx] = a.pos()
+	c.slowJump(idx, jumps...)
+	return true
+}
+
+// control emits the instruction that ends the block.
+func (c *compiler) control(idx int, in *gvinst.Inst) {
+	a := &c.a
+	switch in.Op {
+	case gvinst.OpJmp, gvinst.OpCall:
+		c.chainStub(0)
+	case gvinst.OpBranch:
+		a.encode(mnCmpMI8, 8, 0, memOp(slotMem(in.Src[0])), 0)
+		taken := a.jcc(ccNE)
+		c.chainStub(1)
+		a.bind(taken, a.pos())
+		c.chainStub(0)
+	case gvinst.OpJmpR, gvinst.OpCallR, gvinst.OpRet:
+		c.load(rax, in.Src[0])
+		a.encode(mnMovMR, 8, rax, memOp(fieldMem(offNextPC)), 0)
+		a.movImm64(rax, exitWord(exitIndirect, 0, c.id))
+		a.ret()
+	case gvinst.OpSyscall:
+		a.movImm64(rax, exitWord(exitSyscall, 0, c.id))
+		a.ret()
+	default: // TRAP
+		c.callout(idx)
+		// A trap never resumes; should it, the block has nowhere to go.
+		a.movImm64(rax, exitWord(exitCallout, idx, c.id))
+		a.ret()
+	}
+}
+
+// chainStub emits the exit to static successor k, which linking may
+// overwrite with a direct jump.
+func (c *compiler) chainStub(k int) {
+	c.out.chainStub[k] = c.a.pos()
+	c.a.movImm64(rax, exitWord(exitChain, k, c.id))
+	c.a.ret()
+}

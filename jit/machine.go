@@ -1,0 +1,25 @@
+package jit
+
+import (
+	"unsafe"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// machine is the memory compiled code works on; r15 holds its address. It
+// holds no Go pointers (the code writes it without write barriers), and
+// lives on the heap, where it does not move.
+type machine struct {
+	frame  [gvinst.FrameSlots]uint64 // guest state slots, then the block's virtual registers
+	fuel   int64                     // guest instructions left before the next unit entry exits
+	nextPC uint64                    // the target of a computed jump, at exitIndirect
+	rtlb   uintptr                   // the Memory's read TLB
+	wtlb   uintptr                   // its write TLB
+}
+
+const (
+	offFuel   = unsafe.Offsetof(machine{}.fuel)
+	offNextPC = unsafe.Offsetof(machine{}.nextPC)
+	offRTLB   = unsafe.Offsetof(machine{}.rtlb)
+	offWTLB   = unsafe.Offsetof(machine{}.wtlb)
+)

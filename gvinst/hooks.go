@@ -74,3 +74,46 @@ func tlbLayoutOK() bool {
 	return unsafe.Sizeof(e) == TLBEntryBytes && unsafe.Offsetof(e.tag) == 0 && unsafe.Offsetof(e.p) == 8 &&
 		unsafe.Offsetof(p.data) == 0
 }
+
+// FinishInsn runs, by the interpreter's semantics on the frame slots, the
+// GVInst instructions of insts after idx that belong to the same x86
+// instruction as insts[idx], after a store of that instruction wrote to the
+// code of its own block (self-modifying code). It returns the guest address
+// to go on at, translated afresh: the next x86 instruction, end when insts
+// ends there, or the target of the block's control transfer when that was
+// part of the instruction (ended is then set; syscall reports that the
+// transfer was a SYSCALL). A trap returns its stop.
+func (it *Interpreter) FinishInsn(slots []uint64, insts []Inst, idx int, end uint64) (next uint64, ended, syscall bool, stop *Stop) {
+	if len(slots) < frameSlots {
+		return 0, false, false, &Stop{Kind: StopTrap, PC: insts[idx].X86, Trap: TrapIllegal, Err: fmt.Errorf("FinishInsn: a frame of %d slots, want %d", len(slots), frameSlots)}
+	}
+	return it.finishInsn((*frame)(slots), insts, idx, end)
+}
+
+func (it *Interpreter) finishInsn(f *frame, insts []Inst, idx int, end uint64) (next uint64, ended, syscall bool, stop *Stop) {
+	x := insts[idx].X86
+	j := idx + 1
+	for ; j < len(insts) && insts[j].X86 == x; j++ {
+		in := &insts[j]
+		switch in.Op {
+		case OpJmp, OpCall:
+			return in.Target[0], true, false, nil
+		case OpSyscall:
+			return in.Target[0], true, true, nil
+		case OpBranch:
+			if f[uint16(in.Src[0])] != 0 {
+				return in.Target[0], true, false, nil
+			}
+			return in.Target[1], true, false, nil
+		case OpJmpR, OpCallR, OpRet:
+			return f[uint16(in.Src[0])], true, false, nil
+		}
+		if st := it.Exec(f[:], in); st != nil {
+			return 0, false, false, st
+		}
+	}
+	if j < len(insts) {
+		return insts[j].X86, false, false, nil
+	}
+	return end, false, false, nil
+}

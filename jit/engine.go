@@ -365,18 +365,17 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 					// The instruction wrote to the code of its own block
 					// (self-modifying code): finish the x86 instruction
 					// and go on at the next one, translated afresh.
-					var st *gvinst.Stop
-					var done bool
-					pc, done, st = e.finishInsn(cur, arg)
+					next, ended, syscall, st := e.interp.FinishInsn(m.frame[:], cur.vb.Insts, arg, cur.end)
 					if st != nil {
 						executed -= cur.nguest - guestBefore(cur.vb, st.PC)
 						pc = st.PC
 						return e.trapStop(cur, st)
 					}
-					if !done {
-						executed -= cur.nguest - guestBefore(cur.vb, pc)
+					if !ended {
+						executed -= cur.nguest - guestBefore(cur.vb, in.X86) - 1
 					}
-					if done && cur.vb.Insts[len(cur.vb.Insts)-1].Op == gvinst.OpSyscall {
+					pc = next
+					if syscall {
 						e.stats.Syscalls++
 						return gvinst.Stop{Kind: gvinst.StopSyscall, PC: pc}
 					}
@@ -390,43 +389,6 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 			break
 		}
 	}
-}
-
-// finishInsn runs, in Go, the rest of the x86 instruction whose GVInst idx
-// just ran in unit u (which is no longer valid), and returns the address to
-// go on at. done reports that the block's last instruction (its control
-// transfer) was part of it.
-func (e *Engine) finishInsn(u *unit, idx int) (pc uint64, done bool, stop *gvinst.Stop) {
-	insts := u.vb.Insts
-	x := insts[idx].X86
-	j := idx + 1
-	for ; j < len(insts) && insts[j].X86 == x; j++ {
-		in := &insts[j]
-		if !in.Op.EndsBlock() {
-			if st := e.interp.Exec(e.m.frame[:], in); st != nil {
-				return 0, false, st
-			}
-			continue
-		}
-		f := &e.m.frame
-		switch in.Op {
-		case gvinst.OpJmp, gvinst.OpCall, gvinst.OpSyscall:
-			return in.Target[0], true, nil
-		case gvinst.OpBranch:
-			if f[in.Src[0]] != 0 {
-				return in.Target[0], true, nil
-			}
-			return in.Target[1], true, nil
-		case gvinst.OpJmpR, gvinst.OpCallR, gvinst.OpRet:
-			return f[in.Src[0]], true, nil
-		default:
-			return 0, false, e.interp.Exec(f[:], in)
-		}
-	}
-	if j < len(insts) {
-		return insts[j].X86, false, nil
-	}
-	return u.end, false, nil
 }
 
 // guestBefore is the number of vb's x86 instructions before the one at

@@ -86,6 +86,18 @@ const (
 	mnNotM
 	mnNegM
 	mnMovMI
+	mnMovssRM // movss xmm, m32 (F3 0F 10)
+	mnMovdRX  // movd r/m32, xmm (66 0F 7E)
+	mnSqrtsd
+	mnSqrtss
+	mnCvtsi2sd // REX.W (size 8) for a 64-bit source
+	mnCvtsi2ss
+	mnCvttsd2si
+	mnCvtsd2si
+	mnCvttss2si
+	mnCvtss2si
+	mnCvtss2sd
+	mnCvtsd2ss
 	mnMovsdRM // movsd xmm, xmm/m64 (F2 0F 10)
 	mnMovsdMR // movsd m64, xmm (F2 0F 11)
 	mnMovqRX  // movq r/m64, xmm (66 REX.W 0F 7E)
@@ -119,50 +131,62 @@ type form struct {
 // through encode. The integer forms take an operand size at the call (4 or
 // 8 bytes; 2 adds the 0x66 prefix; 1 is a form of its own).
 var forms = [mnCount]form{
-	mnMovRM:   {op: []byte{0x8b}, digit: -1},
-	mnMovMR:   {op: []byte{0x89}, digit: -1},
-	mnMovMR8:  {op: []byte{0x88}, digit: -1},
-	mnMovzx8:  {op: []byte{0x0f, 0xb6}, digit: -1},
-	mnMovzx16: {op: []byte{0x0f, 0xb7}, digit: -1},
-	mnMovsx8:  {op: []byte{0x0f, 0xbe}, digit: -1},
-	mnMovsx16: {op: []byte{0x0f, 0xbf}, digit: -1},
-	mnMovsxd:  {op: []byte{0x63}, digit: -1},
-	mnAddMR:   {op: []byte{0x01}, digit: -1},
-	mnAddRM:   {op: []byte{0x03}, digit: -1},
-	mnOrMR:    {op: []byte{0x09}, digit: -1},
-	mnAndMR:   {op: []byte{0x21}, digit: -1},
-	mnSubMR:   {op: []byte{0x29}, digit: -1},
-	mnXorMR:   {op: []byte{0x31}, digit: -1},
-	mnCmpMR:   {op: []byte{0x39}, digit: -1},
-	mnTestMR:  {op: []byte{0x85}, digit: -1},
-	mnAddMI:   {op: []byte{0x81}, digit: 0, imm: 4},
-	mnOrMI:    {op: []byte{0x81}, digit: 1, imm: 4},
-	mnAndMI:   {op: []byte{0x81}, digit: 4, imm: 4},
-	mnSubMI:   {op: []byte{0x81}, digit: 5, imm: 4},
-	mnXorMI:   {op: []byte{0x81}, digit: 6, imm: 4},
-	mnCmpMI:   {op: []byte{0x81}, digit: 7, imm: 4},
-	mnCmpMI8:  {op: []byte{0x83}, digit: 7, imm: 1},
-	mnImulRM:  {op: []byte{0x0f, 0xaf}, digit: -1},
-	mnShlMCL:  {op: []byte{0xd3}, digit: 4},
-	mnShrMCL:  {op: []byte{0xd3}, digit: 5},
-	mnSarMCL:  {op: []byte{0xd3}, digit: 7},
-	mnNotM:    {op: []byte{0xf7}, digit: 2},
-	mnNegM:    {op: []byte{0xf7}, digit: 3},
-	mnMovMI:   {op: []byte{0xc7}, digit: 0, imm: 4},
-	mnMovsdRM: {prefix: 0xf2, op: []byte{0x0f, 0x10}, digit: -1},
-	mnMovsdMR: {prefix: 0xf2, op: []byte{0x0f, 0x11}, digit: -1},
-	mnMovqRX:  {prefix: 0x66, op: []byte{0x0f, 0x7e}, digit: -1, w: true},
-	mnMovqXR:  {prefix: 0x66, op: []byte{0x0f, 0x6e}, digit: -1, w: true},
-	mnAddsd:   {prefix: 0xf2, op: []byte{0x0f, 0x58}, digit: -1},
-	mnMulsd:   {prefix: 0xf2, op: []byte{0x0f, 0x59}, digit: -1},
-	mnSubsd:   {prefix: 0xf2, op: []byte{0x0f, 0x5c}, digit: -1},
-	mnDivsd:   {prefix: 0xf2, op: []byte{0x0f, 0x5e}, digit: -1},
-	mnAddss:   {prefix: 0xf3, op: []byte{0x0f, 0x58}, digit: -1},
-	mnMulss:   {prefix: 0xf3, op: []byte{0x0f, 0x59}, digit: -1},
-	mnSubss:   {prefix: 0xf3, op: []byte{0x0f, 0x5c}, digit: -1},
-	mnDivss:   {prefix: 0xf3, op: []byte{0x0f, 0x5e}, digit: -1},
-	mnLdmxcsr: {op: []byte{0x0f, 0xae}, digit: 2},
-	mnStmxcsr: {op: []byte{0x0f, 0xae}, digit: 3},
+	mnMovRM:     {op: []byte{0x8b}, digit: -1},
+	mnMovMR:     {op: []byte{0x89}, digit: -1},
+	mnMovMR8:    {op: []byte{0x88}, digit: -1},
+	mnMovzx8:    {op: []byte{0x0f, 0xb6}, digit: -1},
+	mnMovzx16:   {op: []byte{0x0f, 0xb7}, digit: -1},
+	mnMovsx8:    {op: []byte{0x0f, 0xbe}, digit: -1},
+	mnMovsx16:   {op: []byte{0x0f, 0xbf}, digit: -1},
+	mnMovsxd:    {op: []byte{0x63}, digit: -1},
+	mnAddMR:     {op: []byte{0x01}, digit: -1},
+	mnAddRM:     {op: []byte{0x03}, digit: -1},
+	mnOrMR:      {op: []byte{0x09}, digit: -1},
+	mnAndMR:     {op: []byte{0x21}, digit: -1},
+	mnSubMR:     {op: []byte{0x29}, digit: -1},
+	mnXorMR:     {op: []byte{0x31}, digit: -1},
+	mnCmpMR:     {op: []byte{0x39}, digit: -1},
+	mnTestMR:    {op: []byte{0x85}, digit: -1},
+	mnAddMI:     {op: []byte{0x81}, digit: 0, imm: 4},
+	mnOrMI:      {op: []byte{0x81}, digit: 1, imm: 4},
+	mnAndMI:     {op: []byte{0x81}, digit: 4, imm: 4},
+	mnSubMI:     {op: []byte{0x81}, digit: 5, imm: 4},
+	mnXorMI:     {op: []byte{0x81}, digit: 6, imm: 4},
+	mnCmpMI:     {op: []byte{0x81}, digit: 7, imm: 4},
+	mnCmpMI8:    {op: []byte{0x83}, digit: 7, imm: 1},
+	mnImulRM:    {op: []byte{0x0f, 0xaf}, digit: -1},
+	mnShlMCL:    {op: []byte{0xd3}, digit: 4},
+	mnShrMCL:    {op: []byte{0xd3}, digit: 5},
+	mnSarMCL:    {op: []byte{0xd3}, digit: 7},
+	mnNotM:      {op: []byte{0xf7}, digit: 2},
+	mnNegM:      {op: []byte{0xf7}, digit: 3},
+	mnMovMI:     {op: []byte{0xc7}, digit: 0, imm: 4},
+	mnMovssRM:   {prefix: 0xf3, op: []byte{0x0f, 0x10}, digit: -1},
+	mnMovdRX:    {prefix: 0x66, op: []byte{0x0f, 0x7e}, digit: -1},
+	mnSqrtsd:    {prefix: 0xf2, op: []byte{0x0f, 0x51}, digit: -1},
+	mnSqrtss:    {prefix: 0xf3, op: []byte{0x0f, 0x51}, digit: -1},
+	mnCvtsi2sd:  {prefix: 0xf2, op: []byte{0x0f, 0x2a}, digit: -1},
+	mnCvtsi2ss:  {prefix: 0xf3, op: []byte{0x0f, 0x2a}, digit: -1},
+	mnCvttsd2si: {prefix: 0xf2, op: []byte{0x0f, 0x2c}, digit: -1},
+	mnCvtsd2si:  {prefix: 0xf2, op: []byte{0x0f, 0x2d}, digit: -1},
+	mnCvttss2si: {prefix: 0xf3, op: []byte{0x0f, 0x2c}, digit: -1},
+	mnCvtss2si:  {prefix: 0xf3, op: []byte{0x0f, 0x2d}, digit: -1},
+	mnCvtss2sd:  {prefix: 0xf3, op: []byte{0x0f, 0x5a}, digit: -1},
+	mnCvtsd2ss:  {prefix: 0xf2, op: []byte{0x0f, 0x5a}, digit: -1},
+	mnMovsdRM:   {prefix: 0xf2, op: []byte{0x0f, 0x10}, digit: -1},
+	mnMovsdMR:   {prefix: 0xf2, op: []byte{0x0f, 0x11}, digit: -1},
+	mnMovqRX:    {prefix: 0x66, op: []byte{0x0f, 0x7e}, digit: -1, w: true},
+	mnMovqXR:    {prefix: 0x66, op: []byte{0x0f, 0x6e}, digit: -1, w: true},
+	mnAddsd:     {prefix: 0xf2, op: []byte{0x0f, 0x58}, digit: -1},
+	mnMulsd:     {prefix: 0xf2, op: []byte{0x0f, 0x59}, digit: -1},
+	mnSubsd:     {prefix: 0xf2, op: []byte{0x0f, 0x5c}, digit: -1},
+	mnDivsd:     {prefix: 0xf2, op: []byte{0x0f, 0x5e}, digit: -1},
+	mnAddss:     {prefix: 0xf3, op: []byte{0x0f, 0x58}, digit: -1},
+	mnMulss:     {prefix: 0xf3, op: []byte{0x0f, 0x59}, digit: -1},
+	mnSubss:     {prefix: 0xf3, op: []byte{0x0f, 0x5c}, digit: -1},
+	mnDivss:     {prefix: 0xf3, op: []byte{0x0f, 0x5e}, digit: -1},
+	mnLdmxcsr:   {op: []byte{0x0f, 0xae}, digit: 2},
+	mnStmxcsr:   {op: []byte{0x0f, 0xae}, digit: 3},
 }
 
 // cond is an x86 condition code, as the low nibble of jcc, setcc and cmovcc

@@ -208,6 +208,27 @@ func (c *compiler) loadSrc1(d reg, in *gvinst.Inst) {
 
 // native emits instruction idx as host code, or reports false.
 func (c *compiler) native(idx int, in *gvinst.Inst) bool {
+	t := in.Type
+	// The host's MXCSR stands for the guest's while compiled code runs:
+	// whatever reads or writes the slot runs in Go, where the slot is
+	// current.
+	if in.Dst == gvinst.MXCSR {
+		return false
+	}
+	for _, r := range in.Src {
+		if r == gvinst.MXCSR {
+			return false
+		}
+	}
+	if t.IsFloat() || in.SrcType.IsFloat() {
+		return c.float(idx, in)
+	}
+	return c.nativeMove(idx, in) || c.nativeInt(idx, in)
+}
+
+// nativeMove emits the data movement ops (of any type but .f80 where it
+// is wider than the forms): GET PUT MOV LI JOIN SELECT LD ST.
+func (c *compiler) nativeMove(idx int, in *gvinst.Inst) bool {
 	a := &c.a
 	t := in.Type
 	sz := t.Size()
@@ -243,6 +264,41 @@ func (c *compiler) native(idx int, in *gvinst.Inst) bool {
 		c.store(in.Dst, rax)
 		a.encode(mnMovMR, 8, rcx, memOp(slotMemHi(in.Dst)), 0)
 		return true
+	case gvinst.OpSelect:
+		slots := 1
+		if t.IsWide() {
+			slots = 2
+		}
+		a.encode(mnCmpMI8, 8, 0, memOp(slotMem(in.Src[0])), 0)
+		for s := 0; s < slots; s++ {
+			off := int32(8 * s)
+			ma, mb, md := slotMem(in.Src[1]), slotMem(in.Src[2]), slotMem(in.Dst)
+			ma.disp += off
+			mb.disp += off
+			md.disp += off
+			a.encode(mnMovRM, 8, rax+reg(s), memOp(mb), 0)
+			a.cmov(ccNE, rax+reg(s), memOp(ma))
+		}
+		for s := 0; s < slots; s++ {
+			md := slotMem(in.Dst)
+			md.disp += int32(8 * s)
+			a.encode(mnMovMR, 8, rax+reg(s), memOp(md), 0)
+		}
+		return true
+	case gvinst.OpLd:
+		return c.memAccess(idx, in, false)
+	case gvinst.OpSt:
+		return c.memAccess(idx, in, true)
+	}
+	return false
+}
+
+// nativeInt emits the integer computations.
+func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
+	a := &c.a
+	t := in.Type
+	sz := t.Size()
+	switch in.Op {
 	case gvinst.OpAdd, gvinst.OpSub, gvinst.OpMul, gvinst.OpAnd, gvinst.OpOr, gvinst.OpXor:
 		if !t.IsInt() {
 			return false
@@ -305,27 +361,6 @@ func (c *compiler) native(idx int, in *gvinst.Inst) bool {
 		a.setcc(cc, rax)
 		c.store(in.Dst, rax)
 		return true
-	case gvinst.OpSelect:
-		slots := 1
-		if t.IsWide() {
-			slots = 2
-		}
-		a.encode(mnCmpMI8, 8, 0, memOp(slotMem(in.Src[0])), 0)
-		for s := 0; s < slots; s++ {
-			off := int32(8 * s)
-			ma, mb, md := slotMem(in.Src[1]), slotMem(in.Src[2]), slotMem(in.Dst)
-			ma.disp += off
-			mb.disp += off
-			md.disp += off
-			a.encode(mnMovRM, 8, rax+reg(s), memOp(mb), 0)
-			a.cmov(ccNE, rax+reg(s), memOp(ma))
-		}
-		for s := 0; s < slots; s++ {
-			md := slotMem(in.Dst)
-			md.disp += int32(8 * s)
-			a.encode(mnMovMR, 8, rax+reg(s), memOp(md), 0)
-		}
-		return true
 	case gvinst.OpCvt:
 		if !t.IsInt() || !in.SrcType.IsInt() {
 			return false
@@ -352,10 +387,6 @@ func (c *compiler) native(idx int, in *gvinst.Inst) bool {
 		c.store(gvinst.CCR, rdx)
 		c.store(gvinst.CCC, rbx)
 		return true
-	case gvinst.OpLd:
-		return c.memAccess(idx, in, false)
-	case gvinst.OpSt:
-		return c.memAccess(idx, in, true)
 	}
 	return false
 }
@@ -564,4 +595,139 @@ func (c *compiler) chainStub(k int) {
 	c.out.chainStub[k] = c.a.pos()
 	c.a.movImm64(rax, exitWord(exitChain, k, c.id))
 	c.a.ret()
+}
+
+// The MXCSR bits compiled float code depends on: the exception masks
+// (all set, or the instruction is a callout) and the exception flags.
+const (
+	mxMasks = 0x1f80
+	mxFlags = 0x3f
+)
+
+// float emits the scalar SSE instructions whose GVInst semantics are the
+// host instruction's under the guest's MXCSR: ADD SUB MUL DIV SQRT of .f32
+// and .f64, and the conversions SSE makes, rounded as the GVInst says. The
+// code first checks that the guest masks every exception (else the
+// instruction is a callout, which traps exactly); the host MXCSR holds the
+// guest's (enter loads it), so rounding, DAZ, FTZ and the exception flags
+// are the guest's.
+func (c *compiler) float(idx int, in *gvinst.Inst) bool {
+	a := &c.a
+	t, s := in.Type, in.SrcType
+	if in.HasImm || t == gvinst.F80 || s == gvinst.F80 {
+		return false
+	}
+	is64 := func(x gvinst.Type) bool { return x == gvinst.F64 }
+	var body func()
+	switch in.Op {
+	case gvinst.OpGet, gvinst.OpPut, gvinst.OpMov, gvinst.OpLd, gvinst.OpSt, gvinst.OpLi, gvinst.OpSelect:
+		// Plain data movement: the integer forms do it.
+		return c.nativeMove(idx, in)
+	case gvinst.OpAdd, gvinst.OpSub, gvinst.OpMul, gvinst.OpDiv:
+		var m mn
+		switch in.Op {
+		case gvinst.OpAdd:
+			m = mnAddsd
+		case gvinst.OpSub:
+			m = mnSubsd
+		case gvinst.OpMul:
+			m = mnMulsd
+		default:
+			m = mnDivsd
+		}
+		if !is64(t) {
+			m += mnAddss - mnAddsd
+		}
+		body = func() {
+			c.loadF(0, in.Src[0], is64(t))
+			a.encode(m, 4, 0, memOp(slotMem(in.Src[1])), 0)
+			c.storeF(in.Dst, 0, is64(t))
+		}
+	case gvinst.OpSqrt:
+		m := mnSqrtsd
+		if !is64(t) {
+			m = mnSqrtss
+		}
+		body = func() {
+			a.encode(m, 4, 0, memOp(slotMem(in.Src[0])), 0)
+			c.storeF(in.Dst, 0, is64(t))
+		}
+	case gvinst.OpCvt:
+		r := gvinst.Rounding(in.Mod)
+		switch {
+		case t.IsFloat() && s.IsInt() && s.IsSigned() && (s.Size() == 4 || s.Size() == 8):
+			// cvtsi2sd/ss round per MXCSR; s32 to f64 is always exact.
+			if r != gvinst.RoundMXCSR && !(is64(t) && s.Size() == 4) {
+				return false
+			}
+			m := mnCvtsi2sd
+			if !is64(t) {
+				m = mnCvtsi2ss
+			}
+			body = func() {
+				a.encode(m, s.Size(), 0, memOp(slotMem(in.Src[0])), 0)
+				c.storeF(in.Dst, 0, is64(t))
+			}
+		case s.IsFloat() && t.IsInt() && t.IsSigned() && (t.Size() == 4 || t.Size() == 8):
+			var m mn
+			switch r {
+			case gvinst.RoundZero:
+				m = mnCvttsd2si
+			case gvinst.RoundMXCSR:
+				m = mnCvtsd2si
+			default:
+				return false
+			}
+			if !is64(s) {
+				m += mnCvttss2si - mnCvttsd2si
+			}
+			body = func() {
+				a.encode(m, t.Size(), rax, memOp(slotMem(in.Src[0])), 0)
+				c.store(in.Dst, rax)
+			}
+		case t == gvinst.F64 && s == gvinst.F32:
+			body = func() {
+				a.encode(mnCvtss2sd, 4, 0, memOp(slotMem(in.Src[0])), 0)
+				c.storeF(in.Dst, 0, true)
+			}
+		case t == gvinst.F32 && s == gvinst.F64 && r == gvinst.RoundMXCSR:
+			body = func() {
+				a.encode(mnCvtsd2ss, 4, 0, memOp(slotMem(in.Src[0])), 0)
+				c.storeF(in.Dst, 0, false)
+			}
+		default:
+			return false
+		}
+	default:
+		return false
+	}
+	// mov eax, [mxcsr]; and eax, masks; cmp eax, masks; jne → callout
+	a.encode(mnMovRM, 4, rax, memOp(slotMem(gvinst.MXCSR)), 0)
+	a.encode(mnAndMI, 4, 0, regOp(rax), mxMasks)
+	a.encode(mnCmpMI, 4, 0, regOp(rax), mxMasks)
+	j := a.jcc(ccNE)
+	body()
+	c.out.resume[idx] = a.pos()
+	c.slowJump(idx, j)
+	return true
+}
+
+// loadF loads a .f64 (or .f32) slot into xmm register x.
+func (c *compiler) loadF(x reg, r gvinst.Reg, f64 bool) {
+	m := mnMovsdRM
+	if !f64 {
+		m = mnMovssRM
+	}
+	c.a.encode(m, 4, x, memOp(slotMem(r)), 0)
+}
+
+// storeF stores xmm register x's low .f64 (or .f32, zero-extended) into a
+// slot.
+func (c *compiler) storeF(r gvinst.Reg, x reg, f64 bool) {
+	if f64 {
+		c.a.encode(mnMovsdMR, 4, x, memOp(slotMem(r)), 0)
+		return
+	}
+	c.a.encode(mnMovdRX, 4, x, regOp(rax), 0)
+	c.store(r, rax)
 }

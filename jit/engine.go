@@ -314,7 +314,9 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 				fuel = min(fuel, int64(budget-executed))
 			}
 			m.fuel = fuel
+			m.mxIn = uint32(m.frame[gvinst.MXCSR])&0xffff | mxMasks
 			w := enter(code, uintptr(unsafe.Pointer(m)))
+			m.frame[gvinst.MXCSR] |= uint64(m.mxOut & mxFlags)
 			executed += uint64(fuel - m.fuel)
 			kind, arg, cur := int(w&0xff), int(w>>8&0xffffff), e.units[w>>32]
 			switch kind {

@@ -15,6 +15,8 @@ type machine struct {
 	nextPC uint64                    // the target of a computed jump, at exitIndirect
 	rtlb   uintptr                   // the Memory's read TLB
 	wtlb   uintptr                   // its write TLB
+	mxIn   uint32                    // the MXCSR compiled code runs under: the guest's, every exception masked
+	mxOut  uint32                    // the MXCSR it left, whose exception flags go back to the guest's
 }
 
 const (
@@ -22,4 +24,6 @@ const (
 	offNextPC = unsafe.Offsetof(machine{}.nextPC)
 	offRTLB   = unsafe.Offsetof(machine{}.rtlb)
 	offWTLB   = unsafe.Offsetof(machine{}.wtlb)
+	offMXIn   = unsafe.Offsetof(machine{}.mxIn)
+	offMXOut  = unsafe.Offsetof(machine{}.mxOut)
 )

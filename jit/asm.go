@@ -86,6 +86,7 @@ const (
 	mnNotM
 	mnNegM
 	mnMovMI
+	mnJmpM    // jmp r/m64 (FF /4)
 	mnMovssRM // movss xmm, m32 (F3 0F 10)
 	mnMovdRX  // movd r/m32, xmm (66 0F 7E)
 	mnSqrtsd
@@ -161,6 +162,7 @@ var forms = [mnCount]form{
 	mnNotM:      {op: []byte{0xf7}, digit: 2},
 	mnNegM:      {op: []byte{0xf7}, digit: 3},
 	mnMovMI:     {op: []byte{0xc7}, digit: 0, imm: 4},
+	mnJmpM:      {op: []byte{0xff}, digit: 4},
 	mnMovssRM:   {prefix: 0xf3, op: []byte{0x0f, 0x10}, digit: -1},
 	mnMovdRX:    {prefix: 0x66, op: []byte{0x0f, 0x7e}, digit: -1},
 	mnSqrtsd:    {prefix: 0xf2, op: []byte{0x0f, 0x51}, digit: -1},

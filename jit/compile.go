@@ -46,13 +46,16 @@ type compiler struct {
 	id     uint32
 	out    compiled
 	slowAt []slowPath // out-of-line slow paths, emitted after the body
+	cache  regCache   // frame slots whose values host registers also hold
 }
 
 // slowPath is a jump from the body to a callout of instruction idx, whose
 // resume point is back in the body.
 type slowPath struct {
-	jumps []int // rel32 displacements to bind to the slow path
-	idx   int
+	jumps  []int // rel32 displacements to bind to the slow path
+	idx    int
+	back   int      // the resume point in the body
+	reload regCache // the registers to reload from the frame before going back
 }
 
 // compileUnit compiles vb as unit id. bp makes the unit's chained entry
@@ -105,6 +108,15 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool) (*compiled, error) {
 		}
 		a.movImm64(rax, exitWord(exitCallout, s.idx, id))
 		a.ret()
+		// Go ran the instruction on the frame: reload what the body
+		// expects in registers, and go back.
+		c.out.resume[s.idx] = a.pos()
+		for i, slot := range s.reload.slot {
+			if slot != noSlot {
+				a.encode(mnMovRM, 8, cachePool[i], memOp(slotMem(slot)), 0)
+			}
+		}
+		a.bind(a.jmp(), s.back)
 		c.out.nCallouts++
 	}
 	a.bind(fuelJump, a.pos())
@@ -136,27 +148,48 @@ func (c *compiler) callout(idx int) {
 	c.a.ret()
 	c.out.resume[idx] = c.a.pos()
 	c.out.nCallouts++
+	c.cache.flush()
 }
 
 // slowJump records jumps (from conditional branches just emitted) to a
 // callout of instruction idx that resumes at the current position + later
 // code; the caller sets the resume point with c.out.resume[idx].
 func (c *compiler) slowJump(idx int, jumps ...int) {
-	c.slowAt = append(c.slowAt, slowPath{jumps: jumps, idx: idx})
+	c.slowAt = append(c.slowAt, slowPath{jumps: jumps, idx: idx, back: c.a.pos(), reload: c.cache})
 }
 
 func slotMem(r gvinst.Reg) mem   { return mem{base: r15, disp: int32(8 * r)} }
 func slotMemHi(r gvinst.Reg) mem { return mem{base: r15, disp: int32(8*r + 8)} }
 func fieldMem(off uintptr) mem   { return mem{base: r15, disp: int32(off)} }
 func (c *compiler) load(d reg, r gvinst.Reg) {
+	if p, ok := c.cache.lookup(r); ok {
+		c.a.encode(mnMovMR, 8, p, regOp(d), 0)
+		return
+	}
 	c.a.encode(mnMovRM, 8, d, memOp(slotMem(r)), 0)
 }
+
+// store writes scratch register s to slot r, and keeps a copy in a cache
+// register when r is a general register or a virtual one.
 func (c *compiler) store(r gvinst.Reg, s reg) {
 	c.a.encode(mnMovMR, 8, s, memOp(slotMem(r)), 0)
+	c.cache.forget(r)
+	if r < gvinst.X0 || r.IsVirtual() {
+		p := c.cache.alloc(r)
+		c.a.encode(mnMovMR, 8, s, regOp(p), 0)
+	}
 }
+
+// wrote records that code wrote slot r other than through store.
+func (c *compiler) wrote(r gvinst.Reg) { c.cache.forget(r) }
 
 // loadExt loads slot r's low size bytes into d, zero- or sign-extended.
 func (c *compiler) loadExt(d reg, r gvinst.Reg, size int, signed bool) {
+	if _, ok := c.cache.lookup(r); ok {
+		c.load(d, r)
+		c.extendReg(d, size, signed)
+		return
+	}
 	m := memOp(slotMem(r))
 	switch {
 	case size == 8:
@@ -239,6 +272,7 @@ func (c *compiler) nativeMove(idx int, in *gvinst.Inst) bool {
 			a.encode(mnMovRM, 8, rcx, memOp(slotMemHi(in.Src[0])), 0)
 			c.store(in.Dst, rax)
 			a.encode(mnMovMR, 8, rcx, memOp(slotMemHi(in.Dst)), 0)
+			c.wrote(in.Dst + 1)
 			return true
 		}
 		if in.Op == gvinst.OpMov {
@@ -253,6 +287,7 @@ func (c *compiler) nativeMove(idx int, in *gvinst.Inst) bool {
 			c.store(in.Dst, rax)
 			a.encode(mnXorMR, 4, rax, regOp(rax), 0)
 			a.encode(mnMovMR, 8, rax, memOp(slotMemHi(in.Dst)), 0)
+			c.wrote(in.Dst + 1)
 			return true
 		}
 		a.movImm(rax, uint64(in.Imm)&t.Mask())
@@ -263,6 +298,7 @@ func (c *compiler) nativeMove(idx int, in *gvinst.Inst) bool {
 		c.load(rcx, in.Src[1])
 		c.store(in.Dst, rax)
 		a.encode(mnMovMR, 8, rcx, memOp(slotMemHi(in.Dst)), 0)
+		c.wrote(in.Dst + 1)
 		return true
 	case gvinst.OpSelect:
 		slots := 1
@@ -283,6 +319,7 @@ func (c *compiler) nativeMove(idx int, in *gvinst.Inst) bool {
 			md := slotMem(in.Dst)
 			md.disp += int32(8 * s)
 			a.encode(mnMovMR, 8, rax+reg(s), memOp(md), 0)
+			c.wrote(in.Dst + gvinst.Reg(s))
 		}
 		return true
 	case gvinst.OpLd:
@@ -553,6 +590,7 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 			hi.disp = 8
 			a.encode(mnMovRM, 8, rdx, memOp(hi), 0)
 			a.encode(mnMovMR, 8, rdx, memOp(slotMemHi(in.Dst)), 0)
+			c.wrote(in.Dst + 1)
 		}
 		c.store(in.Dst, rax)
 	}
@@ -576,6 +614,18 @@ func (c *compiler) control(idx int, in *gvinst.Inst) {
 	case gvinst.OpJmpR, gvinst.OpCallR, gvinst.OpRet:
 		c.load(rax, in.Src[0])
 		a.encode(mnMovMR, 8, rax, memOp(fieldMem(offNextPC)), 0)
+		// rcx = ijcSlot(rax) * 16; a hit jumps to the cached unit.
+		a.encode(mnMovMR, 8, rax, regOp(rcx), 0)
+		a.shiftImm(5, rcx, 12)
+		a.encode(mnXorMR, 8, rax, regOp(rcx), 0)
+		a.encode(mnAndMI, 4, 0, regOp(rcx), ijcSize-1)
+		a.shiftImm(4, rcx, 4)
+		e := mem{base: r15, index: rcx, scale: 1, hasIndex: true, disp: int32(offIJC)}
+		a.encode(mnCmpMR, 8, rax, memOp(e), 0)
+		miss := a.jcc(ccNE)
+		e.disp += 8
+		a.encode(mnJmpM, 4, 0, memOp(e), 0)
+		a.bind(miss, a.pos())
 		a.movImm64(rax, exitWord(exitIndirect, 0, c.id))
 		a.ret()
 	case gvinst.OpSyscall:
@@ -726,8 +776,81 @@ func (c *compiler) loadF(x reg, r gvinst.Reg, f64 bool) {
 func (c *compiler) storeF(r gvinst.Reg, x reg, f64 bool) {
 	if f64 {
 		c.a.encode(mnMovsdMR, 4, x, memOp(slotMem(r)), 0)
+		c.wrote(r)
 		return
 	}
 	c.a.encode(mnMovdRX, 4, x, regOp(rax), 0)
 	c.store(r, rax)
+}
+
+// cachePool are the host registers that hold copies of frame slots within
+// a unit. The frame stays current (every write goes to it first), so a
+// register copy can be dropped at any time; after a callout Go may have
+// changed any slot, so the copies are reloaded or forgotten.
+var cachePool = [...]reg{rdi, r8, r9, r10, r11, r12, r13, r14}
+
+const noSlot = ^gvinst.Reg(0)
+
+// regCache says which slot each cachePool register holds a copy of.
+type regCache struct {
+	slot [len(cachePool)]gvinst.Reg
+	used [len(cachePool)]uint32 // when each was last written or read, for eviction
+	tick uint32
+	init bool
+}
+
+func (rc *regCache) ensure() {
+	if !rc.init {
+		rc.flush()
+	}
+}
+
+// flush forgets every copy.
+func (rc *regCache) flush() {
+	for i := range rc.slot {
+		rc.slot[i] = noSlot
+	}
+	rc.init = true
+}
+
+// lookup returns the register holding a copy of slot r.
+func (rc *regCache) lookup(r gvinst.Reg) (reg, bool) {
+	rc.ensure()
+	for i, s := range rc.slot {
+		if s == r {
+			rc.tick++
+			rc.used[i] = rc.tick
+			return cachePool[i], true
+		}
+	}
+	return 0, false
+}
+
+// forget drops the copy of slot r, if any.
+func (rc *regCache) forget(r gvinst.Reg) {
+	rc.ensure()
+	for i, s := range rc.slot {
+		if s == r {
+			rc.slot[i] = noSlot
+		}
+	}
+}
+
+// alloc picks a register for a copy of slot r: a free one, else the least
+// recently used.
+func (rc *regCache) alloc(r gvinst.Reg) reg {
+	rc.ensure()
+	best := 0
+	for i, s := range rc.slot {
+		if s == noSlot {
+			best = i
+			break
+		}
+		if rc.used[i] < rc.used[best] {
+			best = i
+		}
+	}
+	rc.tick++
+	rc.slot[best], rc.used[best] = r, rc.tick
+	return cachePool[best]
 }

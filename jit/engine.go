@@ -92,6 +92,7 @@ func New(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (*E
 	}
 	e.interp = gvinst.NewInterpreter(mem, t, gvinst.InterpOptions{Probe: opts.Probe})
 	e.m.rtlb, e.m.wtlb = mem.SoftTLBs()
+	e.m.clearIJC()
 	return e, nil
 }
 
@@ -151,6 +152,9 @@ func (e *Engine) kill(u *unit) {
 		}
 	}
 	u.incoming = nil
+	if c := &e.m.ijc[ijcSlot(u.addr)]; c.pc == u.addr {
+		*c = ijcEntry{pc: ijcEmpty}
+	}
 	e.stats.BlocksInvalidated++
 }
 
@@ -162,6 +166,7 @@ func (e *Engine) dropAll() {
 	e.units = nil
 	clear(e.byAddr)
 	clear(e.pages)
+	e.m.clearIJC()
 	e.arena.reset()
 }
 
@@ -339,6 +344,7 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 				if err != nil {
 					return e.translateStop(pc, err)
 				}
+				m.ijc[ijcSlot(pc)] = ijcEntry{pc: pc, entry: next.entryChain}
 				code = next.entryChain
 				continue
 			case exitSyscall:

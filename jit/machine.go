@@ -17,7 +17,34 @@ type machine struct {
 	wtlb   uintptr                   // its write TLB
 	mxIn   uint32                    // the MXCSR compiled code runs under: the guest's, every exception masked
 	mxOut  uint32                    // the MXCSR it left, whose exception flags go back to the guest's
+	// ijc caches the targets of computed jumps (returns, above all): the
+	// entry at ijcSlot(pc) holds pc and the code address of its unit, so
+	// compiled code jumps there without returning to Go.
+	ijc [ijcSize]ijcEntry
 }
+
+// ijcEntry is one entry of the computed-jump cache.
+type ijcEntry struct {
+	pc    uint64
+	entry uintptr
+}
+
+const ijcSize = 4096
+
+// ijcEmpty is the pc of an empty computed-jump cache entry: no x86-64
+// code address is that (it is not canonical).
+const ijcEmpty = 1 << 63
+
+// clearIJC empties the computed-jump cache.
+func (m *machine) clearIJC() {
+	for i := range m.ijc {
+		m.ijc[i] = ijcEntry{pc: ijcEmpty}
+	}
+}
+
+// ijcSlot is the entry of the computed-jump cache for guest address pc; the
+// compiled code computes the same.
+func ijcSlot(pc uint64) uint64 { return (pc ^ pc>>12) % ijcSize }
 
 const (
 	offFuel   = unsafe.Offsetof(machine{}.fuel)
@@ -26,4 +53,5 @@ const (
 	offWTLB   = unsafe.Offsetof(machine{}.wtlb)
 	offMXIn   = unsafe.Offsetof(machine{}.mxIn)
 	offMXOut  = unsafe.Offsetof(machine{}.mxOut)
+	offIJC    = unsafe.Offsetof(machine{}.ijc)
 )

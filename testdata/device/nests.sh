@@ -3,14 +3,15 @@
 # testdata/nests with the same nest written by hand in CUDA C
 # (testdata/device/nests/NAME.cu, one thread per output element, nvcc -O3
 # -fmad=false): per program, the native run, the reference's kernel time,
-# and gxbit's two-phase run on the GPU (profile at the default size, then
-# accelerate with --report): its kernel seconds, launches and whole time.
+# gxbit's two-phase run on the GPU (profile at the default size, then
+# accelerate with --report): its kernel and copy seconds, launches and
+# whole time; and the single run (gxbit run --accelerate): its whole time.
 # Every output is compared with the native run's. It prints a markdown
 # table with gxbit's kernel time over the reference's and the geometric
 # mean of that ratio (issue 10 asks for at most 2x).
 #
 # Usage: nests.sh [-s small|medium|large] [-g cuda|sim] [-o OUTDIR] [-b]
-#                 [PROGRAM...]
+#                 [-B BINDIR] [-T SECONDS] [PROGRAM...]
 #
 #   -s  size set of testdata/nests/sizes; small is the programs' defaults
 #       (default large: native 1-10 s)
@@ -19,6 +20,11 @@
 #       temporary directory)
 #   -b  then run testdata/nests/bench.sh -n 1 at the same size and back
 #       end (gxbit run included: long at the large size)
+#   -B  the programs built already (gcc -O2 -static, as build.sh -s nests
+#       -m O2-static makes them) in BINDIR: for a machine without a static
+#       libc
+#   -T  time limit of each gxbit run in seconds (default 600); a run past
+#       it prints "exit 124" and counts as the limit
 #   PROGRAM  only these programs (default: every NAME.cu)
 #
 # Environment: GXBIT, the gxbit binary (default: go build of this
@@ -29,13 +35,15 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-set=large gpu=cuda outdir= bench=
-while getopts "s:g:o:bh" opt; do
+set=large gpu=cuda outdir= bench= prebuilt= limit=600
+while getopts "s:g:o:bB:T:h" opt; do
 	case $opt in
 	s) set=$OPTARG ;;
 	g) gpu=$OPTARG ;;
 	o) outdir=$OPTARG ;;
 	b) bench=1 ;;
+	B) prebuilt=$OPTARG ;;
+	T) limit=$OPTARG ;;
 	h)
 		sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
 		exit 0
@@ -69,8 +77,12 @@ if [ -n "$col" ]; then
 	done <"$root/testdata/nests/sizes"
 fi
 
-bash "$root/testdata/build.sh" -s nests -m O2-static "$outdir/build" "${progs[@]}" >&2
-bin=$outdir/build/O2-static
+if [ -n "$prebuilt" ]; then
+	bin=$(cd "$prebuilt" && pwd)
+else
+	bash "$root/testdata/build.sh" -s nests -m O2-static "$outdir/build" "${progs[@]}" >&2
+	bin=$outdir/build/O2-static
+fi
 gx=${GXBIT:-}
 if [ -z "$gx" ]; then
 	command -v go >/dev/null || {
@@ -108,8 +120,8 @@ echo "# nests kernels against CUDA C references: $set sizes, gxbit --gpu $gpu, $
 echo "# references: $refkind"
 command -v nvidia-smi >/dev/null 2>&1 && echo "# device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)"
 echo
-echo "| program | args | native s | reference kernel ms | gxbit kernel ms | gxbit/reference | launches | gxbit 2phase s | native/2phase | output |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| program | args | native s | reference kernel ms | gxbit kernel ms | gxbit/reference | launches | copy s | gxbit 2phase s | native/2phase | gxbit online s | native/online | output |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 failed=0 logsum=0 count=0
 for p in "${progs[@]}"; do
 	d=$outdir/runs/$p
@@ -122,11 +134,14 @@ for p in "${progs[@]}"; do
 	refms=$(sed -n "s/^$p kernel_ms=//p" "$d/ref.err")
 	"$gx" profile -o "$d/profile.json" "$bin/$p" >/dev/null 2>"$d/profile.err" || true
 	out=$d/gxbit.out err=$d/gxbit.err
-	tg=$(seconds "$gx" accelerate --profile "$d/profile.json" --gpu "$gpu" --report "$d/report.json" "$bin/$p" "${args[@]}")
-	kms=- launches=-
+	tg=$(seconds timeout "$limit" "$gx" accelerate --profile "$d/profile.json" --gpu "$gpu" --report "$d/report.json" "$bin/$p" "${args[@]}")
+	out=$d/online.out err=$d/online.err
+	to=$(seconds timeout "$limit" "$gx" run --accelerate --gpu "$gpu" "$bin/$p" "${args[@]}")
+	kms=- launches=- copys=-
 	if [ -s "$d/report.json" ]; then
 		kms=$(awk '$1 == "\"kernel_seconds\":" { gsub(/,/, "", $2); s += $2 } END { printf "%.3f", s * 1000 }' "$d/report.json")
 		launches=$(awk '$1 == "\"launches\":" { gsub(/,/, "", $2); s += $2 } END { print s + 0 }' "$d/report.json")
+		copys=$(awk '$1 == "\"copy_seconds\":" { gsub(/,/, "", $2); s += $2 } END { printf "%.3f", s }' "$d/report.json")
 	fi
 	ratio=-
 	if [ -n "$refms" ] && [ "$kms" != - ]; then
@@ -139,12 +154,14 @@ for p in "${progs[@]}"; do
 	output=ok
 	cmp -s "$d/ref.out" "$d/native.out" || output="DIFF: reference"
 	cmp -s "$d/gxbit.out" "$d/native.out" || output="${output/ok/} DIFF: gxbit"
+	cmp -s "$d/online.out" "$d/native.out" || output="${output/ok/} DIFF: online"
 	[ "$output" = ok ] || failed=1
 	speed=$(awk -v a="$tn" -v b="$tg" 'BEGIN { if (b > 0) printf "%.3g", a / b; else printf "-" }')
-	echo "| $p | ${sizeargs[$p]:-default} | $tn | ${refms:--} | $kms | $ratio | $launches | $tg | $speed | $output |"
+	speedo=$(awk -v a="$tn" -v b="$to" 'BEGIN { if (b > 0) printf "%.3g", a / b; else printf "-" }')
+	echo "| $p | ${sizeargs[$p]:-default} | $tn | ${refms:--} | $kms | $ratio | $launches | $copys | $tg | $speed | $to | $speedo | $output |"
 done
 if [ "$count" -gt 0 ]; then
-	echo "| **geometric mean** ($count programs) | | | | | $(awk -v s="$logsum" -v n="$count" 'BEGIN { printf "%.3g", exp(s / n) }') | | | | |"
+	echo "| **geometric mean** ($count programs) | | | | | $(awk -v s="$logsum" -v n="$count" 'BEGIN { printf "%.3g", exp(s / n) }') | | | | | | | |"
 fi
 echo
 echo "gxbit kernel ms sums kernel_seconds over the report's hot spots (initialisation nests included); the reference times every kernel after initialisation."

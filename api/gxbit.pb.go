@@ -1070,8 +1070,11 @@ type Job struct {
 	StderrBytes     uint64      `protobuf:"varint,15,opt,name=stderr_bytes,json=stderrBytes,proto3" json:"stderr_bytes,omitempty"`
 	// True when output beyond the server's output limit was dropped.
 	OutputTruncated bool `protobuf:"varint,16,opt,name=output_truncated,json=outputTruncated,proto3" json:"output_truncated,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The name of the user who submitted the job, when the server checks
+	// tokens (gxbitd --auth-tokens); empty otherwise.
+	Owner         string `protobuf:"bytes,17,opt,name=owner,proto3" json:"owner,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -1214,6 +1217,13 @@ func (x *Job) GetOutputTruncated() bool {
 		return x.OutputTruncated
 	}
 	return false
+}
+
+func (x *Job) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
 }
 
 // WatchJobRequest asks for a job's events.
@@ -2002,7 +2012,7 @@ const file_gxbit_proto_rawDesc = "" +
 	"\aspeedup\x18\x0e \x01(\x01R\aspeedup\x1a<\n" +
 	"\x0eFallbacksEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xa9\x05\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xbf\x05\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12%\n" +
 	"\x04spec\x18\x02 \x01(\v2\x11.gxbit.v1.JobSpecR\x04spec\x12(\n" +
@@ -2024,7 +2034,8 @@ const file_gxbit_proto_rawDesc = "" +
 	"\x05stats\x18\r \x01(\v2\x0f.gxbit.v1.StatsR\x05stats\x12!\n" +
 	"\fstdout_bytes\x18\x0e \x01(\x04R\vstdoutBytes\x12!\n" +
 	"\fstderr_bytes\x18\x0f \x01(\x04R\vstderrBytes\x12)\n" +
-	"\x10output_truncated\x18\x10 \x01(\bR\x0foutputTruncated\"R\n" +
+	"\x10output_truncated\x18\x10 \x01(\bR\x0foutputTruncated\x12\x14\n" +
+	"\x05owner\x18\x11 \x01(\tR\x05owner\"R\n" +
 	"\x0fWatchJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12(\n" +
 	"\x10skip_past_output\x18\x02 \x01(\bR\x0eskipPastOutput\"K\n" +

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // PageSize is the guest page size.
@@ -84,9 +85,11 @@ func (f *Fault) Unwrap() error { return f.Stale }
 // ErrOutOfMemory is returned when a mapping would exceed the memory limit.
 var ErrOutOfMemory = errors.New("guest memory limit exceeded")
 
+// page is a touched guest page: its bytes and the marks holders and the
+// translator put on it.
 type page struct {
 	data [PageSize]byte
-	perm Perm
+	perm Perm // always the permission of the area holding the page
 	code bool // translated code was read from this page
 	// stale counts the holders (device buffers) that have newer bytes for
 	// part of this page than data; see Memory.Defer.
@@ -94,6 +97,19 @@ type page struct {
 	// watched is set while a holder of a copy of the page wants to hear of
 	// its next change; see Memory.Watch.
 	watched bool
+}
+
+// zeroPage stands for every mapped page no one has written yet: reads and
+// fetches of an untouched page see its zero bytes, and the read TLB may
+// hold it. Nothing ever writes it: a write materializes a page of its own
+// first.
+var zeroPage = &page{}
+
+// area is a run of mapped pages, first..last (page numbers), that share one
+// permission.
+type area struct {
+	first, last uint64
+	perm        Perm
 }
 
 // tlbSize is the number of slots of each software TLB. 4096 pages (16 MiB)
@@ -115,15 +131,24 @@ type tlbEntry struct {
 // permissions. No host pointer is ever visible to the guest. A Memory is not
 // safe for concurrent use.
 //
+// The mappings are kept as ranges (a sorted list of areas, each a run of
+// pages with one permission), so mapping, unmapping or protecting any
+// amount of memory costs time in the number of mappings, never in the
+// number of pages. Host memory is taken for a page only when it is first
+// written (or marked, see MarkCode, Defer and Watch): until then it reads as
+// zeros from one shared page. The memory limit counts mapped bytes, touched
+// or not, and is checked before anything changes.
+//
 // A Holder outside the Memory (the GPU's resident buffers) may keep copies
 // of pages: it can mark pages stale (Defer), when its copy is newer, so
 // that any access brings them back first, and watched (Watch), so that it
 // hears of their next change. Every path into a page checks both marks; the
 // software TLBs never hold a stale page, nor a watched one for writing.
 type Memory struct {
-	pages  map[uint64]*page // by page number
-	limit  uint64           // most bytes mapped at once; 0 is no limit
-	mapped uint64
+	areas  []area            // sorted by address, disjoint, neighbours of one permission merged
+	pages  map[uint64]*page  // the touched pages, by page number
+	limit  uint64            // most bytes mapped at once; 0 is no limit
+	mapped uint64            // pages mapped
 	rtlb   [tlbSize]tlbEntry // readable pages
 	wtlb   [tlbSize]tlbEntry // writable pages that hold no translated code
 	// OnCodeWrite, if set, is called when the guest writes to a page that
@@ -146,8 +171,17 @@ func NewMemory(limit uint64) *Memory {
 	return &Memory{pages: make(map[uint64]*page), limit: limit}
 }
 
-// Mapped reports the number of bytes mapped.
-func (m *Memory) Mapped() uint64 { return m.mapped }
+// Mapped reports the number of bytes mapped, touched or not.
+func (m *Memory) Mapped() uint64 {
+	if m.mapped > ^uint64(0)/PageSize {
+		return ^uint64(0)
+	}
+	return m.mapped * PageSize
+}
+
+// HostBytes reports the number of bytes of host memory the guest's pages
+// take: the pages written or marked so far.
+func (m *Memory) HostBytes() uint64 { return uint64(len(m.pages)) * PageSize }
 
 // Limit reports the most bytes that may be mapped (0 for no limit).
 func (m *Memory) Limit() uint64 { return m.limit }
@@ -185,32 +219,171 @@ func pageRange(addr, size uint64) (first, last uint64, err error) {
 	return addr / PageSize, (end&^pageMask)/PageSize - 1, nil
 }
 
+// areaAt returns the index of the first area that ends at or after page pn,
+// and whether that area holds pn.
+func (m *Memory) areaAt(pn uint64) (int, bool) {
+	lo, hi := 0, len(m.areas)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if m.areas[mid].last < pn {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo, lo < len(m.areas) && m.areas[lo].first <= pn
+}
+
+// lookup reports the permission of page pn and whether it is mapped.
+func (m *Memory) lookup(pn uint64) (Perm, bool) {
+	if p, ok := m.pages[pn]; ok {
+		return p.perm, true
+	}
+	if i, ok := m.areaAt(pn); ok {
+		return m.areas[i].perm, true
+	}
+	return 0, false
+}
+
+// mappedIn counts the mapped pages among first..last.
+func (m *Memory) mappedIn(first, last uint64) uint64 {
+	n := uint64(0)
+	for i, _ := m.areaAt(first); i < len(m.areas) && m.areas[i].first <= last; i++ {
+		n += min(last, m.areas[i].last) - max(first, m.areas[i].first) + 1
+	}
+	return n
+}
+
+// firstHole returns the first page among first..last that is not mapped.
+func (m *Memory) firstHole(first, last uint64) (uint64, bool) {
+	pn := first
+	for i, _ := m.areaAt(first); i < len(m.areas) && m.areas[i].first <= pn; i++ {
+		if m.areas[i].last >= last {
+			return 0, false
+		}
+		pn = m.areas[i].last + 1
+	}
+	return pn, true
+}
+
+// setAreas makes pages first..last mapped with permission perm (mapped
+// set) or unmapped, splitting the areas that straddle the range and merging
+// neighbours of one permission.
+func (m *Memory) setAreas(first, last uint64, perm Perm, mapped bool) {
+	i, _ := m.areaAt(first)
+	j := i
+	for j < len(m.areas) && m.areas[j].first <= last {
+		j++
+	}
+	// areas[i:j] overlap the range; lo..hi also takes in a neighbour on
+	// each side, so that equal permissions merge.
+	lo, hi := i, j
+	var repl []area
+	if lo > 0 {
+		lo--
+		repl = append(repl, m.areas[lo])
+	}
+	if i < j && m.areas[i].first < first {
+		repl = append(repl, area{m.areas[i].first, first - 1, m.areas[i].perm})
+	}
+	if mapped {
+		repl = append(repl, area{first, last, perm})
+	}
+	if i < j && m.areas[j-1].last > last {
+		repl = append(repl, area{last + 1, m.areas[j-1].last, m.areas[j-1].perm})
+	}
+	if hi < len(m.areas) {
+		repl = append(repl, m.areas[hi])
+		hi++
+	}
+	merged := repl[:0]
+	for _, a := range repl {
+		if n := len(merged); n > 0 && merged[n-1].perm == a.perm && merged[n-1].last+1 == a.first {
+			merged[n-1].last = a.last
+			continue
+		}
+		merged = append(merged, a)
+	}
+	m.areas = slices.Replace(m.areas, lo, hi, merged...)
+}
+
+// touchedIn returns the touched pages among first..last in ascending order,
+// walking whichever is smaller: the range or the touched pages.
+func (m *Memory) touchedIn(first, last uint64) []uint64 {
+	var pns []uint64
+	if last-first < uint64(len(m.pages)) {
+		for pn := first; ; pn++ {
+			if _, ok := m.pages[pn]; ok {
+				pns = append(pns, pn)
+			}
+			if pn == last {
+				break
+			}
+		}
+		return pns
+	}
+	for pn := range m.pages {
+		if pn >= first && pn <= last {
+			pns = append(pns, pn)
+		}
+	}
+	slices.Sort(pns)
+	return pns
+}
+
+// materialize gives mapped page pn, untouched so far, bytes of its own.
+func (m *Memory) materialize(pn uint64, perm Perm) *page {
+	p := &page{perm: perm}
+	m.pages[pn] = p
+	// The read TLB may hold the shared zero page for pn.
+	if i := tlbIndex(pn); m.rtlb[i].tag == pn+1 {
+		m.rtlb[i] = tlbEntry{}
+	}
+	return p
+}
+
+// touch returns page pn with bytes of its own, materializing it if it was
+// untouched; ok is false when pn is not mapped.
+func (m *Memory) touch(pn uint64) (*page, bool) {
+	if p, ok := m.pages[pn]; ok {
+		return p, true
+	}
+	i, ok := m.areaAt(pn)
+	if !ok {
+		return nil, false
+	}
+	return m.materialize(pn, m.areas[i].perm), true
+}
+
+// drop forgets the touched pages among first..last (after settle), telling
+// OnCodeWrite of those translated code came from.
+func (m *Memory) drop(first, last uint64) {
+	for _, pn := range m.touchedIn(first, last) {
+		if m.pages[pn].code && m.OnCodeWrite != nil {
+			m.OnCodeWrite(pn * PageSize)
+		}
+		delete(m.pages, pn)
+	}
+}
+
 // Map maps zero-filled pages over [addr, addr+size) with permission perm,
 // replacing whatever was mapped there. addr must be page aligned; size is
-// rounded up to whole pages.
+// rounded up to whole pages. It costs time in the number of mappings and
+// touched pages it replaces, not in size.
 func (m *Memory) Map(addr, size uint64, perm Perm) error {
 	first, last, err := pageRange(addr, size)
 	if err != nil {
 		return err
 	}
-	added := uint64(0)
-	for pn := first; pn <= last; pn++ {
-		if _, ok := m.pages[pn]; !ok {
-			added += PageSize
-		}
-	}
-	if m.limit != 0 && m.mapped+added > m.limit {
+	added := last - first + 1 - m.mappedIn(first, last)
+	if m.limit != 0 && (added > m.limit/PageSize || m.mapped+added > m.limit/PageSize) {
 		return fmt.Errorf("mapping %d bytes at %#x: %w (limit %d bytes)", size, addr, ErrOutOfMemory, m.limit)
 	}
 	if err := m.settle(first, last); err != nil {
 		return err
 	}
-	for pn := first; pn <= last; pn++ {
-		if old, ok := m.pages[pn]; ok && old.code && m.OnCodeWrite != nil {
-			m.OnCodeWrite(pn * PageSize)
-		}
-		m.pages[pn] = &page{perm: perm}
-	}
+	m.drop(first, last)
+	m.setAreas(first, last, perm, true)
 	m.mapped += added
 	m.flushTLB(first, last)
 	return nil
@@ -225,16 +398,76 @@ func (m *Memory) Unmap(addr, size uint64) error {
 	if err := m.settle(first, last); err != nil {
 		return err
 	}
-	for pn := first; pn <= last; pn++ {
-		if p, ok := m.pages[pn]; ok {
-			if p.code && m.OnCodeWrite != nil {
-				m.OnCodeWrite(pn * PageSize)
-			}
-			delete(m.pages, pn)
-			m.mapped -= PageSize
+	m.drop(first, last)
+	m.mapped -= m.mappedIn(first, last)
+	m.setAreas(first, last, 0, false)
+	m.flushTLB(first, last)
+	return nil
+}
+
+// Discard drops the bytes of the pages of [addr, addr+size), which read as
+// zeros again and take no host memory until touched (madvise's
+// MADV_DONTNEED); their permissions stay. It fails, changing nothing, if
+// any of them is not mapped.
+func (m *Memory) Discard(addr, size uint64) error {
+	first, last, err := pageRange(addr, size)
+	if err != nil {
+		return err
+	}
+	if pn, hole := m.firstHole(first, last); hole {
+		return &Fault{Addr: pn * PageSize, Access: AccessWrite, Unmapped: true}
+	}
+	if err := m.settle(first, last); err != nil {
+		return err
+	}
+	m.drop(first, last)
+	m.flushTLB(first, last)
+	return nil
+}
+
+// Move moves the mappings of [from, from+size) (permissions and bytes) to
+// [to, to+size), which must be free, leaving [from, from+size) unmapped
+// (mremap). It costs time in the number of mappings and touched pages
+// moved, not in size.
+func (m *Memory) Move(from, to, size uint64) error {
+	first, last, err := pageRange(from, size)
+	if err != nil {
+		return err
+	}
+	toFirst, toLast, err := pageRange(to, size)
+	if err != nil {
+		return err
+	}
+	if m.mappedIn(toFirst, toLast) != 0 {
+		return fmt.Errorf("moving %#x+%#x to %#x: the destination is mapped", from, size, to)
+	}
+	if err := m.settle(first, last); err != nil {
+		return err
+	}
+	var moved []area
+	for i, _ := m.areaAt(first); i < len(m.areas) && m.areas[i].first <= last; i++ {
+		a := m.areas[i]
+		moved = append(moved, area{max(a.first, first) - first + toFirst, min(a.last, last) - first + toFirst, a.perm})
+	}
+	pages := map[uint64]*page{}
+	for _, pn := range m.touchedIn(first, last) {
+		p := m.pages[pn]
+		if p.code && m.OnCodeWrite != nil {
+			m.OnCodeWrite(pn * PageSize)
 		}
+		p.code = false
+		pages[pn-first+toFirst] = p
+		delete(m.pages, pn)
+	}
+	m.setAreas(first, last, 0, false)
+	for _, a := range moved {
+		m.setAreas(a.first, a.last, a.perm, true)
+	}
+	for pn, p := range pages {
+		m.pages[pn] = p
 	}
 	m.flushTLB(first, last)
+	m.flushTLB(toFirst, toLast)
 	return nil
 }
 
@@ -245,12 +478,11 @@ func (m *Memory) Protect(addr, size uint64, perm Perm) error {
 	if err != nil {
 		return err
 	}
-	for pn := first; pn <= last; pn++ {
-		if _, ok := m.pages[pn]; !ok {
-			return &Fault{Addr: pn * PageSize, Access: AccessRead, Unmapped: true}
-		}
+	if pn, hole := m.firstHole(first, last); hole {
+		return &Fault{Addr: pn * PageSize, Access: AccessRead, Unmapped: true}
 	}
-	for pn := first; pn <= last; pn++ {
+	m.setAreas(first, last, perm, true)
+	for _, pn := range m.touchedIn(first, last) {
 		m.pages[pn].perm = perm
 	}
 	m.flushTLB(first, last)
@@ -259,29 +491,26 @@ func (m *Memory) Protect(addr, size uint64, perm Perm) error {
 
 // PermAt reports the permission of the page holding addr, and whether it is
 // mapped at all.
-func (m *Memory) PermAt(addr uint64) (Perm, bool) {
-	p, ok := m.pages[addr/PageSize]
-	if !ok {
-		return 0, false
-	}
-	return p.perm, true
-}
+func (m *Memory) PermAt(addr uint64) (Perm, bool) { return m.lookup(addr / PageSize) }
 
 // IsMapped reports whether every page of [addr, addr+size) is mapped.
 func (m *Memory) IsMapped(addr, size uint64) bool {
-	if size == 0 {
-		return true
+	first, last, ok := spanPages(addr, size)
+	if !ok {
+		return size == 0
 	}
-	end := addr + size - 1
-	if end < addr {
-		return false
+	_, hole := m.firstHole(first, last)
+	return !hole
+}
+
+// IsFree reports whether no page of [addr, addr+size) is mapped; a range
+// that wraps the address space is not free.
+func (m *Memory) IsFree(addr, size uint64) bool {
+	first, last, ok := spanPages(addr, size)
+	if !ok {
+		return size == 0
 	}
-	for pn := addr / PageSize; pn <= end/PageSize; pn++ {
-		if _, ok := m.pages[pn]; !ok {
-			return false
-		}
-	}
-	return true
+	return m.mappedIn(first, last) == 0
 }
 
 // FindFree finds the highest page-aligned gap of size bytes that lies within
@@ -291,25 +520,29 @@ func (m *Memory) FindFree(size, lo, hi uint64) (uint64, bool) {
 	if size == 0 || hi < size || hi-size < lo {
 		return 0, false
 	}
-	addr := (hi - size) &^ pageMask
-	for addr >= lo {
-		clash := uint64(0)
-		found := false
-		for pn := (addr + size) / PageSize; pn > addr/PageSize; pn-- {
-			if _, ok := m.pages[pn-1]; ok {
-				clash, found = (pn-1)*PageSize, true
-				break
-			}
+	n := size / PageSize
+	at := (hi - size) / PageSize // the candidate's first page
+	loPage := (lo + pageMask) / PageSize
+	if lo+pageMask < lo {
+		return 0, false
+	}
+	for i := len(m.areas) - 1; i >= 0; i-- {
+		a := m.areas[i]
+		if a.first >= at+n {
+			continue // above the candidate
 		}
-		if !found {
-			return addr, true
+		if a.last < at {
+			break // below it: the candidate is free
 		}
-		if clash < size || clash-size < lo {
+		if a.first < n || a.first-n < loPage {
 			return 0, false
 		}
-		addr = clash - size
+		at = a.first - n
 	}
-	return 0, false
+	if at < loPage {
+		return 0, false
+	}
+	return at * PageSize, true
 }
 
 // spanPages returns the first and last page numbers of [addr, addr+size);
@@ -325,7 +558,8 @@ func spanPages(addr, size uint64) (first, last uint64, ok bool) {
 // Memory (a device buffer) has newer bytes for part of each, so the bytes
 // here must not be used until OnStale has brought them back. Pages stay
 // stale until each holder that deferred them calls Undefer. Defer fails,
-// marking nothing, if a page is not mapped.
+// marking nothing, if a page is not mapped. The pages are touched (they
+// take host memory from then on).
 func (m *Memory) Defer(addr, size uint64) error {
 	first, last, ok := spanPages(addr, size)
 	if !ok {
@@ -334,13 +568,12 @@ func (m *Memory) Defer(addr, size uint64) error {
 		}
 		return fmt.Errorf("range %#x+%#x overflows the address space", addr, size)
 	}
-	for pn := first; pn <= last; pn++ {
-		if _, ok := m.pages[pn]; !ok {
-			return &Fault{Addr: pn * PageSize, Access: AccessWrite, Unmapped: true}
-		}
+	if pn, hole := m.firstHole(first, last); hole {
+		return &Fault{Addr: pn * PageSize, Access: AccessWrite, Unmapped: true}
 	}
 	for pn := first; pn <= last; pn++ {
-		m.pages[pn].stale++
+		p, _ := m.touch(pn)
+		p.stale++
 	}
 	// Stale pages must miss in the TLBs, whose hits skip the check.
 	m.flushTLB(first, last)
@@ -354,8 +587,8 @@ func (m *Memory) Undefer(addr, size uint64) {
 	if !ok {
 		return
 	}
-	for pn := first; pn <= last; pn++ {
-		if p, ok := m.pages[pn]; ok && p.stale > 0 {
+	for _, pn := range m.touchedIn(first, last) {
+		if p := m.pages[pn]; p.stale > 0 {
 			p.stale--
 		}
 	}
@@ -388,11 +621,8 @@ func (m *Memory) refresh(p *page, addr uint64, a Access) error {
 // settle refreshes the stale pages among first..last, and reports the
 // watched ones changing, before they are replaced or removed.
 func (m *Memory) settle(first, last uint64) error {
-	for pn := first; pn <= last; pn++ {
-		p, ok := m.pages[pn]
-		if !ok {
-			continue
-		}
+	for _, pn := range m.touchedIn(first, last) {
+		p := m.pages[pn]
 		if p.stale != 0 {
 			if err := m.refresh(p, pn*PageSize, AccessWrite); err != nil {
 				return err
@@ -408,18 +638,20 @@ func (m *Memory) settle(first, last uint64) error {
 // Watch marks every mapped page of [addr, addr+size) watched: the next
 // change to each calls OnWatchedWrite first. A holder of a copy of guest
 // memory (a device buffer) uses it to learn which pages it must copy
-// again.
+// again. The pages are touched (they take host memory from then on).
 func (m *Memory) Watch(addr, size uint64) {
 	first, last, ok := spanPages(addr, size)
 	if !ok {
 		return
 	}
-	for pn := first; pn <= last; pn++ {
-		if p, ok := m.pages[pn]; ok && !p.watched {
-			p.watched = true
-			// Writes that hit the TLB would not see the mark.
-			if i := tlbIndex(pn); m.wtlb[i].tag == pn+1 {
-				m.wtlb[i] = tlbEntry{}
+	for i, _ := m.areaAt(first); i < len(m.areas) && m.areas[i].first <= last; i++ {
+		for pn := max(first, m.areas[i].first); pn <= min(last, m.areas[i].last); pn++ {
+			if p, _ := m.touch(pn); !p.watched {
+				p.watched = true
+				// Writes that hit the TLB would not see the mark.
+				if i := tlbIndex(pn); m.wtlb[i].tag == pn+1 {
+					m.wtlb[i] = tlbEntry{}
+				}
 			}
 		}
 	}
@@ -463,7 +695,7 @@ func (m *Memory) changing(pn uint64, p *page) {
 // MarkCode records that translated code was read from the page holding
 // addr, so that a later guest write to it calls OnCodeWrite.
 func (m *Memory) MarkCode(addr uint64) {
-	if p, ok := m.pages[addr/PageSize]; ok && !p.code {
+	if p, ok := m.touch(addr / PageSize); ok && !p.code {
 		p.code = true
 		m.wtlb[tlbIndex(addr/PageSize)] = tlbEntry{}
 	}
@@ -478,7 +710,19 @@ func (m *Memory) ClearCode(addr uint64) {
 	}
 }
 
-// pageFor returns the page holding addr if it allows access a.
+// allows reports whether permission perm allows access a.
+func allows(perm Perm, a Access) bool {
+	switch a {
+	case AccessWrite:
+		return perm&PermWrite != 0
+	case AccessExec:
+		return perm&PermExec != 0
+	}
+	return perm&PermRead != 0
+}
+
+// pageFor returns the page holding addr if it allows access a. A read or
+// fetch of an untouched page gets the shared zero page; a write touches it.
 func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 	pn := addr / PageSize
 	if a == AccessWrite {
@@ -492,23 +736,32 @@ func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 	}
 	p, ok := m.pages[pn]
 	if !ok {
-		return nil, &Fault{Addr: addr, Access: a, Unmapped: true}
+		i, mapped := m.areaAt(pn)
+		switch {
+		case !mapped:
+			return nil, &Fault{Addr: addr, Access: a, Unmapped: true}
+		case !allows(m.areas[i].perm, a):
+			return nil, &Fault{Addr: addr, Access: a}
+		case a == AccessRead:
+			m.rtlb[tlbIndex(pn)] = tlbEntry{tag: pn + 1, p: zeroPage}
+			return zeroPage, nil
+		case a == AccessExec:
+			return zeroPage, nil
+		}
+		p = m.materialize(pn, m.areas[i].perm)
 	}
 	if p.stale != 0 {
 		if err := m.refresh(p, addr, a); err != nil {
 			return nil, err
 		}
 	}
+	if !allows(p.perm, a) {
+		return nil, &Fault{Addr: addr, Access: a}
+	}
 	switch a {
 	case AccessRead:
-		if p.perm&PermRead == 0 {
-			return nil, &Fault{Addr: addr, Access: a}
-		}
 		m.rtlb[tlbIndex(pn)] = tlbEntry{tag: pn + 1, p: p}
 	case AccessWrite:
-		if p.perm&PermWrite == 0 {
-			return nil, &Fault{Addr: addr, Access: a}
-		}
 		if p.watched {
 			m.changing(pn, p)
 		}
@@ -518,10 +771,6 @@ func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 			}
 		} else {
 			m.wtlb[tlbIndex(pn)] = tlbEntry{tag: pn + 1, p: p}
-		}
-	case AccessExec:
-		if p.perm&PermExec == 0 {
-			return nil, &Fault{Addr: addr, Access: a}
 		}
 	}
 	return p, nil
@@ -533,9 +782,16 @@ func (m *Memory) access(addr uint64, buf []byte, a Access, force bool) error {
 	for len(buf) > 0 {
 		var p *page
 		if force {
+			pn := addr / PageSize
 			var ok bool
-			if p, ok = m.pages[addr/PageSize]; !ok {
-				return &Fault{Addr: addr, Access: a, Unmapped: true}
+			if p, ok = m.pages[pn]; !ok {
+				if _, mapped := m.areaAt(pn); !mapped {
+					return &Fault{Addr: addr, Access: a, Unmapped: true}
+				}
+				p = zeroPage
+				if a == AccessWrite {
+					p, _ = m.touch(pn)
+				}
 			}
 			if p.stale != 0 {
 				if err := m.refresh(p, addr, a); err != nil {
@@ -543,7 +799,7 @@ func (m *Memory) access(addr uint64, buf []byte, a Access, force bool) error {
 				}
 			}
 			if a == AccessWrite && p.watched {
-				m.changing(addr/PageSize, p)
+				m.changing(pn, p)
 			}
 			if a == AccessWrite && p.code && m.OnCodeWrite != nil {
 				m.OnCodeWrite(addr &^ pageMask)

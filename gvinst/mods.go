@@ -146,7 +146,7 @@ const (
 	TrapSegv                        // bad memory access: SIGSEGV
 	TrapDivide                      // #DE: SIGFPE
 	TrapBreakpoint                  // int3: SIGTRAP
-	TrapHalt                        // hlt in user mode: SIGSEGV
+	TrapHalt                        // a privileged instruction (hlt, cli, wrmsr, in, out, lgdt, int n, …) in user mode: #GP, SIGSEGV
 	numTrapKinds
 )
 

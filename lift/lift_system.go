@@ -12,10 +12,23 @@ func systemOps() map[x86asm.Op]liftFunc {
 		x86asm.PREFETCHNTA: liftNop, x86asm.PREFETCHT0: liftNop, x86asm.PREFETCHT1: liftNop,
 		x86asm.PREFETCHT2: liftNop, x86asm.PREFETCHW: liftNop,
 		x86asm.LFENCE: liftNop, x86asm.MFENCE: liftNop, x86asm.SFENCE: liftNop, x86asm.CLFLUSH: liftNop,
-		x86asm.SYSCALL:   liftSyscall,
-		x86asm.CPUID:     liftCpuid,
-		x86asm.RDTSC:     liftRdtsc,
-		x86asm.HLT:       liftTrap(gvinst.TrapHalt),
+		x86asm.SYSCALL: liftSyscall,
+		x86asm.CPUID:   liftCpuid,
+		x86asm.RDTSC:   liftRdtsc,
+		x86asm.HLT:     liftTrap(gvinst.TrapHalt),
+		// Privileged instructions raise #GP in user mode: SIGSEGV.
+		x86asm.CLI: liftTrap(gvinst.TrapHalt), x86asm.STI: liftTrap(gvinst.TrapHalt),
+		x86asm.WRMSR: liftTrap(gvinst.TrapHalt), x86asm.RDMSR: liftTrap(gvinst.TrapHalt),
+		x86asm.RDPMC: liftTrap(gvinst.TrapHalt),
+		x86asm.IN:    liftTrap(gvinst.TrapHalt), x86asm.OUT: liftTrap(gvinst.TrapHalt),
+		x86asm.INSB: liftTrap(gvinst.TrapHalt), x86asm.INSW: liftTrap(gvinst.TrapHalt), x86asm.INSD: liftTrap(gvinst.TrapHalt),
+		x86asm.OUTSB: liftTrap(gvinst.TrapHalt), x86asm.OUTSW: liftTrap(gvinst.TrapHalt), x86asm.OUTSD: liftTrap(gvinst.TrapHalt),
+		x86asm.LGDT: liftTrap(gvinst.TrapHalt), x86asm.LIDT: liftTrap(gvinst.TrapHalt),
+		x86asm.LLDT: liftTrap(gvinst.TrapHalt), x86asm.LTR: liftTrap(gvinst.TrapHalt),
+		x86asm.LMSW: liftTrap(gvinst.TrapHalt), x86asm.CLTS: liftTrap(gvinst.TrapHalt),
+		x86asm.INVD: liftTrap(gvinst.TrapHalt), x86asm.WBINVD: liftTrap(gvinst.TrapHalt),
+		x86asm.INVLPG: liftTrap(gvinst.TrapHalt), x86asm.SWAPGS: liftTrap(gvinst.TrapHalt),
+		x86asm.SYSRET: liftTrap(gvinst.TrapHalt), x86asm.SYSEXIT: liftTrap(gvinst.TrapHalt),
 		x86asm.UD2:       liftTrap(gvinst.TrapIllegal),
 		x86asm.UD0:       liftTrap(gvinst.TrapIllegal),
 		x86asm.UD1:       liftTrap(gvinst.TrapIllegal),
@@ -69,12 +82,22 @@ func liftTrap(k gvinst.TrapKind) liftFunc {
 	}
 }
 
+// liftInt lifts int n. int 3 (cd 03) traps as int3 does; int 0x80 is the
+// i386 system call, which ends the block with SYSCALL and leaves every
+// register but rax alone (the linux package tells it from syscall by its
+// bytes, cd 80); any other vector has a kernel-only gate in Linux's
+// interrupt table, so user code gets #GP: SIGSEGV.
 func liftInt(b *builder) error {
-	if imm, ok := b.d.Inst.Args[0].(x86asm.Imm); ok && imm == 3 {
+	imm, ok := b.d.Inst.Args[0].(x86asm.Imm)
+	switch {
+	case ok && imm == 3:
 		b.trap(gvinst.TrapBreakpoint)
-		return nil
+	case ok && imm == 0x80:
+		b.emit(gvinst.Inst{Op: gvinst.OpSyscall, Target: [2]uint64{b.next()}})
+	default:
+		b.trap(gvinst.TrapHalt)
 	}
-	return unsupported("int n")
+	return nil
 }
 
 func liftLahf(b *builder) error {
@@ -160,6 +183,9 @@ func liftFxState(op gvinst.Op) liftFunc {
 		ref, err := b.memArg(0)
 		if err != nil {
 			return err
+		}
+		if op == gvinst.OpFxsave || op == gvinst.OpFxrstor {
+			ref = b.aligned16(ref) // the 512-byte area must be 16-byte aligned (#GP)
 		}
 		in := gvinst.Inst{Op: op, Imm: ref.disp}
 		in.Src[0] = ref.base

@@ -181,12 +181,12 @@ func TestHintNops(t *testing.T) {
 // TestUnsupportedStopsGuest checks the guest stops with the unsupported
 // instruction's address and disassembly.
 func TestUnsupportedStopsGuest(t *testing.T) {
-	mem := codeMem(t, hexCode(t, "90 0f30"))
+	mem := codeMem(t, hexCode(t, "90 0f01d0"))
 	it := gvinst.NewInterpreter(mem, NewLifter(mem), gvinst.InterpOptions{})
 	cpu := &gvinst.CPU{PC: testCode}
 	stop := it.Run(cpu, 100)
-	if stop.Kind != gvinst.StopTrap || stop.Trap != gvinst.TrapUnsupported || stop.PC != testCode+1 || stop.Insn != "wrmsr" {
-		t.Errorf("stop = %v, want unsupported wrmsr at %#x", stop, testCode+1)
+	if stop.Kind != gvinst.StopTrap || stop.Trap != gvinst.TrapUnsupported || stop.PC != testCode+1 || stop.Insn != "xgetbv" {
+		t.Errorf("stop = %v, want unsupported xgetbv at %#x", stop, testCode+1)
 	}
 }
 

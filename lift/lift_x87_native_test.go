@@ -128,8 +128,11 @@ func compareX87Output(t *testing.T, native, under []byte, quiet bool) bool {
 
 // withinULP reports whether two '~' lines ("~op i j SSSS:MMMMMMMMMMMMMMMM
 // sw=WWWW") name the same operands and results at most 1 ulp apart, with
-// status words equal but for C1, PE and UE (the hardware reports UE for some
-// tiny FPATAN results that float80 does not).
+// status words equal but for C1, PE and UE. That is the documented bound
+// between gxbit and a host x87 (gvinst/float80's doc: gxbit follows an Intel
+// x87; Intel's and AMD's transcendentals each differ from the correctly
+// rounded result by 1 ulp on some arguments, AMD's C1 and UE differ, and AMD
+// returns the largest denormal where Intel rounds to the smallest normal).
 func withinULP(a, b string) bool {
 	fa, fb := strings.Fields(a), strings.Fields(b)
 	if len(fa) != 5 || len(fb) != 5 || fa[0] != fb[0] || fa[1] != fb[1] || fa[2] != fb[2] {
@@ -142,17 +145,23 @@ func withinULP(a, b string) bool {
 	if !ok1 || !ok2 || err1 != nil || err2 != nil || (sw1^sw2)&^0x230 != 0 {
 		return false
 	}
-	if se1 == se2 {
-		return m1-m2 <= 1 || m2-m1 <= 1
+	if se1&0x8000 != se2&0x8000 || se1&0x7fff == 0x7fff || se2&0x7fff == 0x7fff {
+		return se1 == se2 && m1 == m2
 	}
-	// Adjacent values across a power of two.
-	if se1&0x8000 != se2&0x8000 {
-		return false
+	d := f80Ordinal(se2, m2) - f80Ordinal(se1, m1)
+	return d == 0 || d == 1 || d == ^uint64(0)
+}
+
+// f80Ordinal numbers the finite x87 values of one sign in order, adjacent
+// values by adjacent integers (modulo 2^64, which is all a difference of
+// neighbours needs): each binade holds 2^63 values, and the denormals
+// (exponent 0) continue into the smallest normal binade.
+func f80Ordinal(se uint16, m uint64) uint64 {
+	e := uint64(se & 0x7fff)
+	if e == 0 {
+		e = 1
 	}
-	if se1 > se2 {
-		se1, m1, se2, m2 = se2, m2, se1, m1
-	}
-	return se2 == se1+1 && m1 == ^uint64(0) && m2 == 1<<63
+	return (e-1)<<63 + m
 }
 
 // closeDecimals reports whether two '~' lines of decimal numbers agree in
@@ -198,6 +207,11 @@ func TestWithinULP(t *testing.T) {
 		{"~fsin 1 0 3ffd:ffffffffffffffff sw=3800", "~fsin 1 0 3ffe:8000000000000000 sw=3800", true},
 		{"~fsin 1 0 3ffe:8000000000000000 sw=3800", "~fsin 1 0 3ffe:8000000000000000 sw=3801", false},
 		{"~fsin 1 0 3ffe:8000000000000000 sw=3800", "~fcos 1 0 3ffe:8000000000000000 sw=3800", false},
+		// AMD's largest denormal against Intel's smallest normal (with UE).
+		{"~fsin 11 0 0000:7fffffffffffffff sw=3830", "~fsin 11 0 0001:8000000000000000 sw=3820", true},
+		{"~fsin 11 0 0000:7ffffffffffffffe sw=3830", "~fsin 11 0 0001:8000000000000000 sw=3820", false},
+		{"~fsin 1 0 8000:0000000000000001 sw=3800", "~fsin 1 0 0000:0000000000000001 sw=3800", false},
+		{"~fsin 1 0 7fff:c000000000000000 sw=3800", "~fsin 1 0 7ffe:ffffffffffffffff sw=3800", false},
 	} {
 		if got := withinULP(c.a, c.b); got != c.want {
 			t.Errorf("withinULP(%q, %q) = %v, want %v", c.a, c.b, got, c.want)

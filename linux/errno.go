@@ -8,8 +8,10 @@
 // -errno in the guest's rax in exactly one place (Process.Syscall).
 //
 // The sandbox: the guest sees host files only under Config.Root, read-only
-// unless a directory is listed in Config.Writable; it has no sockets, no
-// execve, no ptrace and no second thread.
+// unless a directory is listed in Config.Writable, never those listed in
+// Config.Hide (known by device and inode, checked on every path component:
+// view.go), and gxbit's own /dev and /proc (virtual.go); it has no sockets,
+// no execve, no ptrace and no second thread.
 package linux
 
 import (
@@ -29,6 +31,7 @@ const (
 	ESRCH        Errno = 3
 	EINTR        Errno = 4
 	EIO          Errno = 5
+	ENXIO        Errno = 6
 	EBADF        Errno = 9
 	ECHILD       Errno = 10
 	EAGAIN       Errno = 11
@@ -43,6 +46,7 @@ const (
 	EINVAL       Errno = 22
 	EMFILE       Errno = 24
 	ENOTTY       Errno = 25
+	ETXTBSY      Errno = 26
 	EFBIG        Errno = 27
 	ENOSPC       Errno = 28
 	ESPIPE       Errno = 29

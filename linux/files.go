@@ -2,14 +2,14 @@ package linux
 
 import (
 	"encoding/binary"
-	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gxbit/gxbit/gvinst"
 )
@@ -45,9 +45,10 @@ type file interface {
 
 type fileDesc struct {
 	f       file
-	path    string // guest path
+	path    string // canonical guest path
 	flags   int
 	cloexec bool
+	dir     bool // a directory: a base for *at calls, fchdir and /proc/self/fd/N/...
 }
 
 // stream is one of the guest's standard streams, backed by the caller's
@@ -85,47 +86,66 @@ type dirent struct {
 	typ  byte // DT_* value
 }
 
-func inoOf(fi fs.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return st.Ino
-	}
-	return 0
-}
+const dtDir, dtChr, dtLnk = 4, 2, 10
 
-// readDirents lists a directory as Linux does: "." and ".." first, and
-// without the entries the sandbox hides.
+// readDirents lists a host directory as Linux does: "." and ".." first,
+// without the entries the sandbox hides, and with the guest root's dev and
+// proc standing for gxbit's virtual ones.
 func (p *Process) readDirents(f *os.File, guestPath string) ([]dirent, error) {
-	root := p.root
 	ents, err := f.ReadDir(-1)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]dirent, 0, len(ents)+2)
-	self, parent := uint64(0), uint64(0)
-	if fi, err := f.Stat(); err == nil {
-		self, parent = inoOf(fi), inoOf(fi)
+	var self unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &self); err != nil {
+		return nil, err
 	}
+	dirID := idOf(&self)
+	parent := self.Ino
 	if guestPath != "/" {
-		rel := strings.TrimPrefix(path.Dir(guestPath), "/")
-		if rel == "" {
-			rel = "."
-		}
-		if fi, err := root.Stat(rel); err == nil {
-			parent = inoOf(fi)
+		if r, err := p.view.walk(p, "/", path.Dir(guestPath), true); err == nil {
+			if r.virtual == nil {
+				parent = r.st.Ino
+			}
+			r.release()
 		}
 	}
-	out = append(out, dirent{".", self, 4}, dirent{"..", parent, 4})
+	out := make([]dirent, 0, len(ents)+2)
+	out = append(out, dirent{".", self.Ino, dtDir}, dirent{"..", parent, dtDir})
+	if guestPath == "/" {
+		out = append(out, dirent{"dev", vdirDev.ino, dtDir}, dirent{"proc", vdirProc.ino, dtDir})
+	}
+	fd := int(f.Fd())
 	for _, e := range ents {
-		if p.isHidden(path.Join(guestPath, e.Name())) {
+		if guestPath == "/" && (e.Name() == "dev" || e.Name() == "proc") {
 			continue
 		}
-		ino := uint64(0)
-		if info, err := e.Info(); err == nil {
-			ino = inoOf(info)
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			continue // gone since the listing
 		}
-		out = append(out, dirent{e.Name(), ino, byte(modeBits(e.Type()) >> 12)})
+		if p.view.isHiddenAt(fd, dirID, e.Name(), &st) {
+			continue
+		}
+		out = append(out, dirent{e.Name(), st.Ino, byte(st.Mode & unix.S_IFMT >> 12)})
 	}
 	return out, nil
+}
+
+// virtualDirents lists a virtual directory.
+func (p *Process) virtualDirents(n *vnode) []dirent {
+	out := []dirent{{".", n.ino, dtDir}, {"..", 2, dtDir}}
+	for _, c := range n.children(p) {
+		typ := byte(dtLnk)
+		switch c.kind {
+		case vDir:
+			typ = dtDir
+		case vDev:
+			typ = dtChr
+		}
+		out = append(out, dirent{c.name, c.ino, typ})
+	}
+	return out
 }
 
 // hostFile is a host file opened inside the sandbox.
@@ -134,6 +154,9 @@ type hostFile struct {
 	dirents []dirent // pending getdents64 entries
 	dirDone bool
 }
+
+// maxFDs bounds the guest's descriptor numbers (RLIMIT_NOFILE).
+const maxFDs = 1024
 
 func (p *Process) fd(n uint64) (*fileDesc, error) {
 	d, ok := p.fds[int(int32(n))]
@@ -144,7 +167,7 @@ func (p *Process) fd(n uint64) (*fileDesc, error) {
 }
 
 func (p *Process) newFD(d *fileDesc, min int) (int, error) {
-	for n := min; n < 1024; n++ {
+	for n := min; n < maxFDs; n++ {
 		if _, used := p.fds[n]; !used {
 			p.fds[n] = d
 			return n, nil
@@ -153,118 +176,156 @@ func (p *Process) newFD(d *fileDesc, min int) (int, error) {
 	return 0, EMFILE
 }
 
-// guestPath resolves a path the guest named, relative to dirfd, to a clean
-// absolute guest path.
-func (p *Process) guestPath(dirfd uint64, name string) (string, error) {
-	if strings.HasPrefix(name, "/") {
-		return path.Clean(name), nil
-	}
-	base := p.cwd
-	if fd := int(int32(dirfd)); fd != atFdcwd {
-		d, ok := p.fds[fd]
-		if !ok {
-			return "", EBADF
-		}
-		base = d.path
-	}
-	return path.Clean(base + "/" + name), nil
-}
-
-// isHidden reports guest paths the sandbox hides: /proc, which would show
-// the host's process rather than the guest, and Config.Hide.
-func (p *Process) isHidden(g string) bool {
-	under := func(dir string) bool {
-		dir = path.Clean("/" + dir)
-		return g == dir || strings.HasPrefix(g, strings.TrimSuffix(dir, "/")+"/")
-	}
-	if under("/proc") {
-		return true
-	}
-	for _, h := range p.cfg.Hide {
-		if under(h) {
-			return true
-		}
-	}
-	return false
-}
-
-// rootFor picks the os.Root a guest path is reached through and the path
-// relative to it: a writable directory for writes, the read-only root
-// otherwise.
-func (p *Process) rootFor(g string, write bool) (*os.Root, string, error) {
-	if p.isHidden(g) {
-		return nil, "", ENOENT
-	}
-	for _, w := range p.writable {
-		if g == w.guest || strings.HasPrefix(g, strings.TrimSuffix(w.guest, "/")+"/") {
-			rel := strings.TrimPrefix(strings.TrimPrefix(g, w.guest), "/")
-			if rel == "" {
-				rel = "."
+// resolve resolves the guest path name, relative to dirfd (AT_FDCWD: the
+// working directory) unless it is absolute, through the sandbox's view.
+// follow says whether a symbolic link in the last component is followed.
+// The caller releases the result.
+func (p *Process) resolve(dirfd uint64, name string, follow bool) (*resolved, error) {
+	start := p.cwd
+	if !strings.HasPrefix(name, "/") {
+		if fd := int(int32(dirfd)); fd != atFdcwd {
+			d, ok := p.fds[fd]
+			if !ok {
+				return nil, EBADF
 			}
-			return w.root, rel, nil
+			if !d.dir {
+				return nil, ENOTDIR
+			}
+			start = d.path
 		}
 	}
-	if write {
-		return nil, "", EROFS
-	}
-	rel := strings.TrimPrefix(g, "/")
-	if rel == "" {
-		rel = "."
-	}
-	return p.root, rel, nil
+	return p.view.walk(p, start, name, follow)
 }
 
+// hostOpenFlags translates the guest's open flags to the host's, leaving
+// out those gxbit decides itself (O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK).
 func hostOpenFlags(flags uint64) int {
-	var f int
-	switch flags & oAccMode {
-	case oWronly:
-		f = os.O_WRONLY
-	case oRdwr:
-		f = os.O_RDWR
-	default:
-		f = os.O_RDONLY
-	}
-	if flags&oCreat != 0 {
-		f |= os.O_CREATE
-	}
-	if flags&oExcl != 0 {
-		f |= os.O_EXCL
-	}
-	if flags&oTrunc != 0 {
-		f |= os.O_TRUNC
-	}
-	if flags&oAppend != 0 {
-		f |= os.O_APPEND
+	f := int(flags & oAccMode)
+	for _, b := range []uint64{oCreat, oExcl, oTrunc, oAppend, oDirectory, oPath} {
+		f |= int(flags & b)
 	}
 	return f
 }
 
 func (p *Process) openAt(dirfd uint64, name string, flags uint64, mode uint64) (uint64, error) {
-	g, err := p.guestPath(dirfd, name)
+	follow := flags&oNofollow == 0 && flags&(oCreat|oExcl) != oCreat|oExcl
+	r, err := p.resolve(dirfd, name, follow)
 	if err != nil {
 		return 0, err
 	}
-	write := flags&oAccMode != 0 || flags&(oCreat|oTrunc) != 0
-	root, rel, err := p.rootFor(g, write)
-	if err != nil {
-		return 0, err
+	defer r.release()
+	write := flags&oAccMode != 0 || flags&oTrunc != 0
+	if r.virtual != nil {
+		return p.openVirtual(r, flags, write)
 	}
-	f, err := root.OpenFile(rel, hostOpenFlags(flags), fs.FileMode(mode&0o7777&^uint64(p.umask)))
-	if err != nil {
-		return 0, errnoOf(err)
-	}
-	if flags&oDirectory != 0 {
-		if fi, err := f.Stat(); err != nil || !fi.IsDir() {
-			f.Close()
+	d := &fileDesc{path: r.guest, flags: int(flags), cloexec: flags&oCloexec != 0}
+	host := hostOpenFlags(flags)
+	var perm uint32
+	switch {
+	case !r.exists:
+		if flags&oCreat == 0 {
+			return 0, ENOENT
+		}
+		if r.mustDir {
+			return 0, EISDIR
+		}
+		if r.dir().vdir != nil {
+			return 0, EACCES
+		}
+		if !r.writable {
+			return 0, EROFS
+		}
+		perm = uint32(mode & 0o7777 &^ uint64(p.umask))
+	case flags&(oCreat|oExcl) == oCreat|oExcl:
+		return 0, EEXIST
+	default:
+		switch r.st.Mode & unix.S_IFMT {
+		case unix.S_IFLNK:
+			return 0, ELOOP
+		case unix.S_IFDIR:
+			if write {
+				return 0, EISDIR
+			}
+			d.dir = true
+		case unix.S_IFREG:
+			if r.mustDir {
+				return 0, ENOTDIR
+			}
+		case unix.S_IFIFO:
+			// A FIFO would block the only guest thread forever.
+			host |= unix.O_NONBLOCK
+		default:
+			// Host devices and sockets stay the host's.
+			return 0, EACCES
+		}
+		if flags&oDirectory != 0 && !d.dir {
 			return 0, ENOTDIR
 		}
+		if write && !r.writable {
+			return 0, EROFS
+		}
+		host &^= unix.O_CREAT | unix.O_EXCL
 	}
-	n, err := p.newFD(&fileDesc{f: &hostFile{File: f}, path: g, flags: int(flags), cloexec: flags&oCloexec != 0}, 0)
+	f, err := p.view.openHost(r, host, perm)
+	if err != nil {
+		return 0, err
+	}
+	d.f = &hostFile{File: f}
+	n, err := p.newFD(d, 0)
 	if err != nil {
 		f.Close()
 		return 0, err
 	}
 	return uint64(n), nil
+}
+
+// openVirtual opens a file of the guest's /dev or /proc.
+func (p *Process) openVirtual(r *resolved, flags uint64, write bool) (uint64, error) {
+	n := r.virtual
+	if flags&(oCreat|oExcl) == oCreat|oExcl {
+		return 0, EEXIST
+	}
+	d := &fileDesc{path: r.guest, flags: int(flags), cloexec: flags&oCloexec != 0}
+	switch n.kind {
+	case vDir:
+		if write {
+			return 0, EISDIR
+		}
+		d.f, d.dir = &vdirFile{n: n}, true
+	case vDev:
+		if n.name == "tty" {
+			return 0, ENXIO // no controlling terminal
+		}
+		if flags&oDirectory != 0 {
+			return 0, ENOTDIR
+		}
+		d.f = &devFile{n: n}
+	case vFD:
+		// Linux reopens the file the descriptor refers to; gxbit shares it.
+		orig, ok := p.fds[n.fd]
+		if !ok {
+			return 0, ENOENT
+		}
+		if flags&oDirectory != 0 && !orig.dir {
+			return 0, ENOTDIR
+		}
+		c := *orig
+		c.cloexec = flags&oCloexec != 0
+		fd, err := p.newFD(&c, 0)
+		return uint64(fd), err
+	case vExe:
+		if write {
+			return 0, ETXTBSY
+		}
+		if p.cfg.Exe == nil {
+			return p.openAt(fdCwd, p.cfg.ExePath, flags, 0)
+		}
+		d.f, d.path = &memFile{data: p.cfg.Exe}, p.cfg.ExePath
+	default:
+		return 0, ELOOP // a link not followed: O_NOFOLLOW
+	}
+	fd, err := p.newFD(d, 0)
+	return uint64(fd), err
 }
 
 // Openat implements linux syscall openat(2).
@@ -325,15 +386,14 @@ func (p *Process) Read(_ *gvinst.CPU, a args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if a[2] > 1<<28 {
-		a[2] = 1 << 28
-	}
-	buf := make([]byte, a[2])
-	n, err := d.f.Read(buf)
-	if err != nil && err != io.EOF {
-		return 0, errnoOf(err)
-	}
-	return uint64(n), p.writeBytes(a[1], buf[:n])
+	_, regular := d.f.(*hostFile)
+	return p.readInto(a[1], a[2], regular, func(b []byte) (int, error) {
+		n, err := d.f.Read(b)
+		if err == io.EOF {
+			err = nil
+		}
+		return n, err
+	})
 }
 
 // Write implements linux syscall write(2).
@@ -342,15 +402,8 @@ func (p *Process) Write(_ *gvinst.CPU, a args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	buf, err := p.readBytes(a[1], a[2])
-	if err != nil {
-		return 0, err
-	}
-	n, err := d.f.Write(buf)
-	if err != nil {
-		return uint64(n), errnoOf(err)
-	}
-	return uint64(n), nil
+	_, regular := d.f.(*hostFile)
+	return p.writeFrom(a[1], a[2], !regular, d.f.Write)
 }
 
 // iovecs reads an array of struct iovec.
@@ -417,15 +470,18 @@ func (p *Process) Pread64(_ *gvinst.CPU, a args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if a[2] > 1<<28 {
-		a[2] = 1 << 28
+	if int64(a[3]) < 0 {
+		return 0, EINVAL
 	}
-	buf := make([]byte, a[2])
-	n, err := h.ReadAt(buf, int64(a[3]))
-	if err != nil && err != io.EOF {
-		return 0, errnoOf(err)
-	}
-	return uint64(n), p.writeBytes(a[1], buf[:n])
+	done := int64(0)
+	return p.readInto(a[1], a[2], true, func(b []byte) (int, error) {
+		n, err := h.ReadAt(b, int64(a[3])+done)
+		done += int64(n)
+		if err == io.EOF {
+			err = nil
+		}
+		return n, err
+	})
 }
 
 // Pwrite64 implements linux syscall pwrite64(2).
@@ -434,19 +490,29 @@ func (p *Process) Pwrite64(_ *gvinst.CPU, a args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	buf, err := p.readBytes(a[1], a[2])
-	if err != nil {
-		return 0, err
+	if int64(a[3]) < 0 {
+		return 0, EINVAL
 	}
-	n, err := h.WriteAt(buf, int64(a[3]))
-	if err != nil {
-		return uint64(n), errnoOf(err)
-	}
-	return uint64(n), nil
+	done := int64(0)
+	return p.writeFrom(a[1], a[2], false, func(b []byte) (int, error) {
+		n, err := h.WriteAt(b, int64(a[3])+done)
+		done += int64(n)
+		return n, err
+	})
 }
 
 // Lseek implements linux syscall lseek(2).
 func (p *Process) Lseek(_ *gvinst.CPU, a args) (uint64, error) {
+	d, err := p.fd(a[0])
+	if err != nil {
+		return 0, err
+	}
+	switch f := d.f.(type) {
+	case *devFile:
+		return 0, nil // as Linux's memory devices do
+	case *memFile:
+		return f.seek(int64(a[1]), a[2])
+	}
 	h, err := p.hostFD(a[0])
 	if err != nil {
 		return 0, err
@@ -471,41 +537,19 @@ type statFields struct {
 	rdevMajor, rdevMinor  uint32
 }
 
-func fieldsOf(fi fs.FileInfo) statFields {
-	s := statFields{size: fi.Size(), blksize: 4096, nlink: 1, mode: modeBits(fi.Mode()), mtime: fi.ModTime(), atime: fi.ModTime(), ctime: fi.ModTime()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.dev, s.ino, s.nlink, s.rdev = uint64(st.Dev), st.Ino, uint64(st.Nlink), uint64(st.Rdev)
-		s.mode, s.uid, s.gid = st.Mode, st.Uid, st.Gid
-		s.blksize, s.blocks = int64(st.Blksize), st.Blocks
-		s.atime = time.Unix(st.Atim.Sec, st.Atim.Nsec)
-		s.ctime = time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
-	} else {
-		s.blocks = (s.size + 511) / 512
+// fieldsOfStat describes a host file from its stat.
+func fieldsOfStat(st *unix.Stat_t) statFields {
+	s := statFields{
+		dev: st.Dev, ino: st.Ino, nlink: st.Nlink, rdev: st.Rdev,
+		mode: st.Mode, uid: st.Uid, gid: st.Gid,
+		size: st.Size, blksize: st.Blksize, blocks: st.Blocks,
+		atime: time.Unix(st.Atim.Sec, st.Atim.Nsec),
+		mtime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec),
+		ctime: time.Unix(st.Ctim.Sec, st.Ctim.Nsec),
 	}
-	s.devMajor, s.devMinor = uint32((s.dev>>8)&0xfff), uint32((s.dev&0xff)|((s.dev>>12)&0xfff00))
-	s.rdevMajor, s.rdevMinor = uint32((s.rdev>>8)&0xfff), uint32((s.rdev&0xff)|((s.rdev>>12)&0xfff00))
+	s.devMajor, s.devMinor = unix.Major(s.dev), unix.Minor(s.dev)
+	s.rdevMajor, s.rdevMinor = unix.Major(s.rdev), unix.Minor(s.rdev)
 	return s
-}
-
-func modeBits(m fs.FileMode) uint32 {
-	bits := uint32(m.Perm())
-	switch {
-	case m.IsDir():
-		bits |= syscall.S_IFDIR
-	case m&fs.ModeSymlink != 0:
-		bits |= syscall.S_IFLNK
-	case m&fs.ModeNamedPipe != 0:
-		bits |= syscall.S_IFIFO
-	case m&fs.ModeCharDevice != 0:
-		bits |= syscall.S_IFCHR
-	case m&fs.ModeDevice != 0:
-		bits |= syscall.S_IFBLK
-	case m&fs.ModeSocket != 0:
-		bits |= syscall.S_IFSOCK
-	default:
-		bits |= syscall.S_IFREG
-	}
-	return bits
 }
 
 // streamFields describes a standard stream: a character device for a
@@ -577,11 +621,21 @@ func (p *Process) statFD(n uint64) (statFields, error) {
 	case *stream:
 		return streamFields(f), nil
 	case *hostFile:
-		fi, err := f.Stat()
-		if err != nil {
+		var st unix.Stat_t
+		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 			return statFields{}, errnoOf(err)
 		}
-		return fieldsOf(fi), nil
+		return fieldsOfStat(&st), nil
+	case *pipeEnd:
+		return statFields{mode: syscall.S_IFIFO | 0o600, blksize: 4096, nlink: 1, uid: guestUID, gid: guestGID}, nil
+	case *devFile:
+		return f.n.stat(p), nil
+	case *vdirFile:
+		return f.n.stat(p), nil
+	case *memFile:
+		s := vExeNode.stat(p)
+		s.mode, s.size, s.blocks = syscall.S_IFREG|0o755, int64(len(f.data)), int64(len(f.data)+511)/512
+		return s, nil
 	}
 	return statFields{}, EBADF
 }
@@ -593,24 +647,32 @@ func (p *Process) statPath(dirfd uint64, name string, flags uint64) (statFields,
 		}
 		return p.statFD(dirfd)
 	}
-	g, err := p.guestPath(dirfd, name)
+	r, err := p.resolve(dirfd, name, flags&atSymlinkNofoll == 0)
 	if err != nil {
 		return statFields{}, err
 	}
-	root, rel, err := p.rootFor(g, false)
-	if err != nil {
-		return statFields{}, err
+	defer r.release()
+	if !r.exists {
+		return statFields{}, ENOENT
 	}
-	var fi fs.FileInfo
-	if flags&atSymlinkNofoll != 0 {
-		fi, err = root.Lstat(rel)
-	} else {
-		fi, err = root.Stat(rel)
+	if r.mustDir && !r.isDir() {
+		return statFields{}, ENOTDIR
 	}
-	if err != nil {
-		return statFields{}, errnoOf(err)
+	if n := r.virtual; n != nil {
+		switch {
+		case n.kind == vFD && flags&atSymlinkNofoll == 0:
+			return p.statFD(uint64(n.fd))
+		case n.kind == vExe && flags&atSymlinkNofoll == 0:
+			if p.cfg.Exe == nil {
+				return p.statPath(fdCwd, p.cfg.ExePath, 0)
+			}
+			s := n.stat(p)
+			s.mode, s.size = syscall.S_IFREG|0o755, int64(len(p.cfg.Exe))
+			return s, nil
+		}
+		return n.stat(p), nil
 	}
-	return fieldsOf(fi), nil
+	return fieldsOfStat(&r.st), nil
 }
 
 // Fstat implements linux syscall fstat(2).
@@ -674,10 +736,15 @@ func (p *Process) Faccessat(_ *gvinst.CPU, a args) (uint64, error) {
 		return 0, err
 	}
 	mode := a[2]
-	if mode&2 != 0 { // W_OK
-		g, _ := p.guestPath(a[0], name)
-		if _, _, err := p.rootFor(g, true); err != nil {
+	if mode&2 != 0 && s.mode&syscall.S_IFMT != syscall.S_IFCHR { // W_OK
+		r, err := p.resolve(a[0], name, true)
+		if err != nil {
 			return 0, err
+		}
+		writable := r.writable && r.virtual == nil
+		r.release()
+		if !writable {
+			return 0, EROFS
 		}
 	}
 	if mode&1 != 0 && s.mode&0o111 == 0 { // X_OK
@@ -697,21 +764,32 @@ func (p *Process) Readlinkat(_ *gvinst.CPU, a args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	g, err := p.guestPath(a[0], name)
+	r, err := p.resolve(a[0], name, false)
 	if err != nil {
 		return 0, err
 	}
+	defer r.release()
+	if !r.exists {
+		return 0, ENOENT
+	}
 	var target string
-	if g == "/proc/self/exe" && p.cfg.ExePath != "" {
-		target = p.cfg.ExePath
-	} else {
-		root, rel, err := p.rootFor(g, false)
-		if err != nil {
+	if r.virtual != nil {
+		if target, err = r.virtual.readlink(p); err != nil {
 			return 0, err
 		}
-		if target, err = root.Readlink(rel); err != nil {
+	} else {
+		if r.st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			return 0, EINVAL
+		}
+		buf := make([]byte, 4096)
+		n, err := unix.Readlinkat(r.dir().fd, r.name, buf)
+		if err != nil {
 			return 0, errnoOf(err)
 		}
+		target = string(buf[:n])
+	}
+	if int64(a[3]) <= 0 {
+		return 0, EINVAL
 	}
 	b := []byte(target)
 	if uint64(len(b)) > a[3] {
@@ -740,15 +818,51 @@ func (p *Process) Chdir(_ *gvinst.CPU, a args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	s, err := p.statPath(fdCwd, name, 0)
+	r, err := p.resolve(fdCwd, name, true)
 	if err != nil {
 		return 0, err
 	}
-	if s.mode&syscall.S_IFMT != syscall.S_IFDIR {
+	defer r.release()
+	if !r.exists {
+		return 0, ENOENT
+	}
+	if !r.isDir() {
 		return 0, ENOTDIR
 	}
-	p.cwd, _ = p.guestPath(fdCwd, name)
+	p.cwd = r.guest
 	return 0, nil
+}
+
+// Fchdir implements linux syscall fchdir(2).
+func (p *Process) Fchdir(_ *gvinst.CPU, a args) (uint64, error) {
+	d, err := p.fd(a[0])
+	if err != nil {
+		return 0, err
+	}
+	if !d.dir {
+		return 0, ENOTDIR
+	}
+	p.cwd = d.path
+	return 0, nil
+}
+
+// resolveForChange resolves the last component of name without following
+// it, for a call that changes the directory holding it: the directory must
+// be a host one the guest may write in.
+func (p *Process) resolveForChange(dirfd uint64, name string) (*resolved, error) {
+	r, err := p.resolve(dirfd, name, false)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case r.virtual != nil || r.dir().vdir != nil:
+		r.release()
+		return nil, EACCES
+	case !r.writable:
+		r.release()
+		return nil, EROFS
+	}
+	return r, nil
 }
 
 // Mkdirat implements linux syscall mkdirat(2).
@@ -757,15 +871,20 @@ func (p *Process) Mkdirat(_ *gvinst.CPU, a args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	g, err := p.guestPath(a[0], name)
+	r, err := p.resolve(a[0], name, false)
 	if err != nil {
 		return 0, err
 	}
-	root, rel, err := p.rootFor(g, true)
-	if err != nil {
-		return 0, err
+	defer r.release()
+	switch {
+	case r.exists:
+		return 0, EEXIST
+	case r.dir().vdir != nil:
+		return 0, EACCES
+	case !r.writable:
+		return 0, EROFS
 	}
-	return 0, errOrNil(root.Mkdir(rel, fs.FileMode(a[2]&0o7777&^uint64(p.umask))))
+	return 0, errOrNil(unix.Mkdirat(r.dir().fd, r.name, uint32(a[2]&0o7777&^uint64(p.umask))))
 }
 
 // Mkdir implements linux syscall mkdir(2).
@@ -779,25 +898,35 @@ func (p *Process) Unlinkat(_ *gvinst.CPU, a args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	g, err := p.guestPath(a[0], name)
+	if a[2]&^uint64(atRemoveDir) != 0 {
+		return 0, EINVAL
+	}
+	r, err := p.resolve(a[0], name, false)
 	if err != nil {
 		return 0, err
 	}
-	root, rel, err := p.rootFor(g, true)
-	if err != nil {
-		return 0, err
+	defer r.release()
+	if !r.exists {
+		return 0, ENOENT
 	}
-	fi, err := root.Lstat(rel)
-	if err != nil {
-		return 0, errnoOf(err)
-	}
-	if fi.IsDir() != (a[2]&atRemoveDir != 0) {
-		if fi.IsDir() {
-			return 0, EISDIR
-		}
+	rmdir := a[2]&atRemoveDir != 0
+	switch {
+	case r.name == "." && rmdir:
+		return 0, EINVAL
+	case r.isDir() != rmdir && r.isDir():
+		return 0, EISDIR
+	case r.isDir() != rmdir:
 		return 0, ENOTDIR
+	case r.virtual != nil || r.dir().vdir != nil:
+		return 0, EACCES
+	case !r.writable:
+		return 0, EROFS
 	}
-	return 0, errOrNil(root.Remove(rel))
+	flags := 0
+	if rmdir {
+		flags = unix.AT_REMOVEDIR
+	}
+	return 0, errOrNil(unix.Unlinkat(r.dir().fd, r.name, flags))
 }
 
 // Unlink implements linux syscall unlink(2).
@@ -811,8 +940,8 @@ func (p *Process) Rmdir(cpu *gvinst.CPU, a args) (uint64, error) {
 }
 
 // Renameat implements linux syscall renameat(2) (and rename(2),
-// renameat2(2) with no flags). Both names must lie in the same writable
-// directory.
+// renameat2(2) with no flags). Both names must lie in writable
+// directories.
 func (p *Process) Renameat(_ *gvinst.CPU, a args) (uint64, error) {
 	from, err := p.readPath(a[1])
 	if err != nil {
@@ -822,26 +951,20 @@ func (p *Process) Renameat(_ *gvinst.CPU, a args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	gf, err := p.guestPath(a[0], from)
+	rf, err := p.resolveForChange(a[0], from)
 	if err != nil {
 		return 0, err
 	}
-	gt, err := p.guestPath(a[2], to)
+	defer rf.release()
+	if !rf.exists {
+		return 0, ENOENT
+	}
+	rt, err := p.resolveForChange(a[2], to)
 	if err != nil {
 		return 0, err
 	}
-	rf, relf, err := p.rootFor(gf, true)
-	if err != nil {
-		return 0, err
-	}
-	rt, relt, err := p.rootFor(gt, true)
-	if err != nil {
-		return 0, err
-	}
-	if rf != rt {
-		return 0, EXDEV
-	}
-	return 0, errOrNil(rf.Rename(relf, relt))
+	defer rt.release()
+	return 0, errOrNil(unix.Renameat(rf.dir().fd, rf.name, rt.dir().fd, rt.name))
 }
 
 // Rename implements linux syscall rename(2).
@@ -877,22 +1000,35 @@ func (p *Process) Fsync(_ *gvinst.CPU, a args) (uint64, error) {
 
 // Getdents64 implements linux syscall getdents64(2).
 func (p *Process) Getdents64(_ *gvinst.CPU, a args) (uint64, error) {
-	h, err := p.hostFD(a[0])
+	d, err := p.fd(a[0])
 	if err != nil {
+		return 0, err
+	}
+	var pending *[]dirent
+	switch f := d.f.(type) {
+	case *hostFile:
+		if !d.dir {
+			return 0, ENOTDIR
+		}
+		if !f.dirDone {
+			ents, err := p.readDirents(f.File, d.path)
+			if err != nil {
+				return 0, errnoOf(err)
+			}
+			f.dirents, f.dirDone = ents, true
+		}
+		pending = &f.dirents
+	case *vdirFile:
+		if !f.dirDone {
+			f.dirents, f.dirDone = p.virtualDirents(f.n), true
+		}
+		pending = &f.dirents
+	default:
 		return 0, ENOTDIR
 	}
-	if h.dirents == nil && !h.dirDone {
-		d, _ := p.fd(a[0])
-		ents, err := p.readDirents(h.File, d.path)
-		if err != nil {
-			return 0, errnoOf(err)
-		}
-		h.dirents = ents
-		h.dirDone = true
-	}
 	var out []byte
-	for len(h.dirents) > 0 {
-		e := h.dirents[0]
+	for len(*pending) > 0 {
+		e := (*pending)[0]
 		reclen := (19 + len(e.name) + 1 + 7) &^ 7
 		if uint64(len(out)+reclen) > a[2] {
 			if len(out) == 0 {
@@ -907,7 +1043,7 @@ func (p *Process) Getdents64(_ *gvinst.CPU, a args) (uint64, error) {
 		rec[18] = e.typ
 		copy(rec[19:], e.name)
 		out = append(out, rec...)
-		h.dirents = h.dirents[1:]
+		*pending = (*pending)[1:]
 	}
 	return uint64(len(out)), p.writeBytes(a[1], out)
 }
@@ -1029,5 +1165,3 @@ func errOrNil(err error) error {
 	}
 	return errnoOf(err)
 }
-
-var _ = errors.New

@@ -194,8 +194,21 @@ func (p *Process) Nanosleep(_ *gvinst.CPU, a args) (uint64, error) {
 	if d > time.Second {
 		d = time.Second
 	}
-	time.Sleep(d)
-	return 0, nil
+	if d <= 0 {
+		return 0, nil
+	}
+	if p.ctx == nil {
+		time.Sleep(d)
+		return 0, nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return 0, nil
+	case <-p.ctx.Done():
+		return 0, p.interrupted()
+	}
 }
 
 // ClockNanosleep implements linux syscall clock_nanosleep(2) for relative

@@ -51,7 +51,9 @@ func memErr(err error) error {
 // program's data; a failed request returns the current break.
 func (p *Process) BrkSyscall(_ *gvinst.CPU, a args) (uint64, error) {
 	want := a[0]
-	if want < p.brkStart || want == p.brk {
+	// A break past the top of the mmap area would wrap when rounded up to
+	// a page, and then unmap everything below the old break.
+	if want < p.brkStart || want == p.brk || want > loader.MmapTop {
 		return p.brk, nil
 	}
 	oldTop, newTop := pageUp(p.brk), pageUp(want)
@@ -71,14 +73,7 @@ func (p *Process) BrkSyscall(_ *gvinst.CPU, a args) (uint64, error) {
 }
 
 // freeRange reports whether no page of [addr, addr+size) is mapped.
-func (p *Process) freeRange(addr, size uint64) bool {
-	for a := addr; a < addr+size; a += gvinst.PageSize {
-		if _, ok := p.mem.PermAt(a); ok {
-			return false
-		}
-	}
-	return true
-}
+func (p *Process) freeRange(addr, size uint64) bool { return p.mem.IsFree(addr, size) }
 
 // Mmap implements linux syscall mmap(2): private anonymous and private file
 // mappings (the file's bytes are copied in), at a fixed address or one gxbit
@@ -123,14 +118,9 @@ func (p *Process) Mmap(_ *gvinst.CPU, a args) (uint64, error) {
 		return 0, memErr(err)
 	}
 	if src != nil {
-		buf := make([]byte, length)
-		n, err := src.ReadAt(buf, int64(off))
-		if err != nil && err != io.EOF {
+		if err := p.copyFile(src, int64(off), addr, length); err != nil {
 			_ = p.mem.Unmap(addr, size)
-			return 0, errnoOf(err)
-		}
-		if err := p.mem.Poke(addr, buf[:n]); err != nil {
-			return 0, EFAULT
+			return 0, err
 		}
 	}
 	if err := p.mem.Protect(addr, size, permOf(prot)); err != nil {
@@ -193,18 +183,15 @@ func (p *Process) Mremap(_ *gvinst.CPU, a args) (uint64, error) {
 	if !ok {
 		return 0, ENOMEM
 	}
-	if err := p.mem.Map(to, newSize, gvinst.PermRead|gvinst.PermWrite); err != nil {
+	// Map the growth first, so that a refusal changes nothing; then move
+	// the old pages in front of it.
+	if err := p.mem.Map(to+oldSize, newSize-oldSize, perm); err != nil {
 		return 0, memErr(err)
 	}
-	buf := make([]byte, oldSize)
-	if err := p.mem.Peek(old, buf); err != nil {
+	if err := p.mem.Move(old, to, oldSize); err != nil {
+		_ = p.mem.Unmap(to+oldSize, newSize-oldSize)
 		return 0, EFAULT
 	}
-	if err := p.mem.Poke(to, buf); err != nil {
-		return 0, EFAULT
-	}
-	_ = p.mem.Protect(to, newSize, perm)
-	_ = p.mem.Unmap(old, oldSize)
 	return to, nil
 }
 
@@ -215,16 +202,39 @@ func (p *Process) Madvise(_ *gvinst.CPU, a args) (uint64, error) {
 		return 0, EINVAL
 	}
 	if a[2] == 4 && a[1] > 0 { // MADV_DONTNEED
-		size := pageUp(a[1])
-		for addr := a[0]; addr < a[0]+size; addr += gvinst.PageSize {
-			perm, ok := p.mem.PermAt(addr)
-			if !ok {
-				return 0, ENOMEM
-			}
-			if err := p.mem.Map(addr, gvinst.PageSize, perm); err != nil {
-				return 0, ENOMEM
-			}
+		if err := p.mem.Discard(a[0], pageUp(a[1])); err != nil {
+			return 0, ENOMEM
 		}
 	}
 	return 0, nil
+}
+
+// fileChunk is how many bytes of a file a mapping copies at a time.
+const fileChunk = 1 << 16
+
+// copyFile copies up to length bytes of src from offset off into guest
+// memory at addr, a chunk at a time, stopping at the end of the file: the
+// host memory it takes is one chunk, whatever length asks for.
+func (p *Process) copyFile(src *hostFile, off int64, addr, length uint64) error {
+	buf := make([]byte, min(length, fileChunk))
+	for done := uint64(0); done < length; {
+		if err := p.interrupted(); err != nil {
+			return err
+		}
+		chunk := buf[:min(length-done, uint64(len(buf)))]
+		n, err := src.ReadAt(chunk, off+int64(done))
+		if n > 0 {
+			if err := p.mem.Poke(addr+done, chunk[:n]); err != nil {
+				return EFAULT
+			}
+			done += uint64(n)
+		}
+		if err == io.EOF || n == 0 && err == nil {
+			return nil
+		}
+		if err != nil {
+			return errnoOf(err)
+		}
+	}
+	return nil
 }

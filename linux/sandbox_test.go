@@ -89,7 +89,7 @@ func TestSandboxFiles(t *testing.T) {
 	must(os.WriteFile(filepath.Join(outside, "host.txt"), []byte("host"), 0o644))
 	must(os.Symlink(filepath.Join(outside, "host.txt"), filepath.Join(root, "rw", "escape")))
 
-	g := newGuest(t, Config{Root: root, Writable: []string{"/rw"}, Hide: []string{"/secret"}})
+	g := newGuest(t, Config{Root: root, Writable: []string{"/rw"}, Hide: []string{filepath.Join(root, "secret")}})
 	open := func(path string, flags uint64) int64 {
 		r, err := g.call(nrOpenat, cwd, g.str(path), flags, 0o644)
 		if err != nil {

@@ -79,6 +79,7 @@ var table = map[int]Entry{
 	77:  {"ftruncate", (*Process).Ftruncate, Full, ""},
 	79:  {"getcwd", (*Process).Getcwd, Full, ""},
 	80:  {"chdir", (*Process).Chdir, Full, ""},
+	81:  {"fchdir", (*Process).Fchdir, Full, ""},
 	82:  {"rename", (*Process).Rename, Full, "within one writable directory"},
 	83:  {"mkdir", (*Process).Mkdir, Full, ""},
 	84:  {"rmdir", (*Process).Rmdir, Full, ""},

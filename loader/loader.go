@@ -4,9 +4,11 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"path"
-	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/gxbit/gxbit/gvinst"
 )
@@ -49,15 +51,25 @@ const (
 	atExecfn   = 31
 )
 
+// MaxInterpSize is the largest program interpreter (PT_INTERP) Load
+// reads. glibc's ld.so is about 250 KB.
+const MaxInterpSize = 64 << 20
+
 // LoadOptions configures Load.
 type LoadOptions struct {
-	Args      []string // argv, argv[0] included
-	Env       []string // envp
-	Sysroot   string   // where PT_INTERP is looked up; "" means "/"
-	StackSize uint64   // 0 means DefaultStackSize
-	ExecFn    string   // AT_EXECFN; defaults to Args[0]
-	Random    [16]byte // the 16 bytes AT_RANDOM points at
-	UID, GID  uint32
+	Args    []string // argv, argv[0] included
+	Env     []string // envp
+	Sysroot string   // where PT_INTERP is looked up; "" means "/"
+	// ReadInterp reads the program interpreter, named by its absolute path
+	// as PT_INTERP gives it, refusing anything but a regular file of at
+	// most limit bytes. The pipeline reads it through the guest's sandbox
+	// (linux.ReadFile), so it obeys the guest's file rules. nil reads it
+	// under Sysroot with os.Root: symlinks cannot lead out of Sysroot.
+	ReadInterp func(name string, limit int64) ([]byte, error)
+	StackSize  uint64   // 0 means DefaultStackSize
+	ExecFn     string   // AT_EXECFN; defaults to Args[0]
+	Random     [16]byte // the 16 bytes AT_RANDOM points at
+	UID, GID   uint32
 }
 
 // Image is a program loaded into guest memory and ready to start.
@@ -93,12 +105,15 @@ func Load(mem *gvinst.Memory, prog *ELFFile, opts LoadOptions) (*Image, error) {
 	im.Brk = hi + im.Bias
 	im.Entry = prog.Entry + im.Bias
 	if prog.Interp != "" {
-		root := opts.Sysroot
-		if root == "" {
-			root = "/"
+		ipath := path.Clean("/" + prog.Interp)
+		read := opts.ReadInterp
+		if read == nil {
+			read = func(name string, limit int64) ([]byte, error) { return readUnder(opts.Sysroot, name, limit) }
 		}
-		ipath := filepath.Join(root, filepath.FromSlash(path.Clean("/"+prog.Interp)))
-		data, err := os.ReadFile(ipath)
+		data, err := read(ipath, MaxInterpSize)
+		if err == nil && int64(len(data)) > MaxInterpSize {
+			err = fmt.Errorf("%d bytes, more than the limit of %d", len(data), MaxInterpSize)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("loading the program interpreter %s: %w", prog.Interp, err)
 		}
@@ -130,6 +145,39 @@ func Load(mem *gvinst.Memory, prog *ELFFile, opts LoadOptions) (*Image, error) {
 		im.Symbols = syms
 	}
 	return im, nil
+}
+
+// readUnder reads the regular file name (absolute) under the host
+// directory root ("" is "/"), of at most limit bytes.
+func readUnder(root, name string, limit int64) ([]byte, error) {
+	if root == "" {
+		root = "/"
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	rel := strings.TrimPrefix(path.Clean("/"+name), "/")
+	fi, err := r.Stat(rel)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", name)
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%s: %d bytes, more than the limit of %d", name, fi.Size(), limit)
+	}
+	f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", name)
+	}
+	return io.ReadAll(io.LimitReader(f, limit+1))
 }
 
 func segPerm(f elf.ProgFlag) gvinst.Perm {

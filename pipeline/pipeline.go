@@ -1,7 +1,8 @@
 // Package pipeline runs a guest program through gxbit's stages: it loads
 // the ELF file into a fresh guest address space, lifts and interprets its
 // code, serves its system calls, and (in the profile and accelerate modes)
-// collects phase 1 profiles and offloads hot spots in phase 2.
+// collects phase 1 profiles and, through package accel, offloads hot
+// spots in phase 2.
 //
 // It is the one place where every stage meets; the commands and the daemon
 // call it, and tests drive it directly.
@@ -36,14 +37,16 @@ type Config struct {
 	Stdin    io.Reader
 	Stdout   io.Writer
 	Stderr   io.Writer
-	TTY      [3]bool  // whether the guest's fds 0, 1, 2 are terminals
-	Root     string   // the guest's view of the file system; "" is "/"
-	Writable []string // guest directories the guest may write in
-	Hide     []string // guest paths the guest must not see (they appear not to exist)
-	Sysroot  string   // where the dynamic loader is found; "" is Root
-	MaxMem   uint64   // bytes of guest memory; 0 is DefaultMaxMem
-	MaxInsns uint64   // guest instructions; 0 is no limit
-	Engine   string   // the CPU engine: EngineJIT, EngineInterp, or "" for DefaultEngine
+	TTY      [3]bool          // whether the guest's fds 0, 1, 2 are terminals
+	Root     string           // the guest's view of the file system; "" is "/"
+	Writable []string         // guest directories the guest may write in
+	Hide     []string         // host paths the guest must not reach by any alias (see linux.Config.Hide)
+	Files    map[int]*os.File // descriptors from 3 up the guest inherits (see linux.Config.Files)
+	Cwd      string           // the guest's initial working directory, a guest path; "" is "/" (see GuestCwd)
+	Sysroot  string           // where the dynamic loader is found; "" is Root
+	MaxMem   uint64           // bytes of guest memory; 0 is DefaultMaxMem
+	MaxInsns uint64           // guest instructions; 0 is no limit
+	Engine   string           // the CPU engine: EngineJIT, EngineInterp, or "" for DefaultEngine
 }
 
 // The CPU engines Config.Engine names.
@@ -137,6 +140,9 @@ func (f *Fault) String() string {
 	case gvinst.TrapHalt:
 		return fmt.Sprintf("privileged instruction (SIGSEGV) at %#x: %s", f.PC, insn)
 	}
+	if a, ok := lift.MisalignedAddr(f.FaultAddr); ok {
+		return fmt.Sprintf("general protection fault (SIGSEGV) at %#x: %s: misaligned 16-byte access to %#x", f.PC, insn, a)
+	}
 	if f.Err != nil {
 		return fmt.Sprintf("segmentation fault (SIGSEGV) at %#x: %s: %v", f.PC, insn, f.Err)
 	}
@@ -199,7 +205,7 @@ func Load(cfg Config) (*Guest, error) {
 	data := cfg.Binary
 	if data == nil {
 		var err error
-		if data, err = os.ReadFile(cfg.Path); err != nil {
+		if data, err = readProgram(cfg.Path); err != nil {
 			return nil, err
 		}
 	}
@@ -221,6 +227,11 @@ func Load(cfg Config) (*Guest, error) {
 		sysroot = cfg.Root
 	}
 	opts := loader.LoadOptions{Args: args, Env: cfg.Env, Sysroot: sysroot, UID: 1000, GID: 1000}
+	// The interpreter is read as the guest would read it: inside its root,
+	// never from a hidden directory, a regular file of bounded size.
+	opts.ReadInterp = func(name string, limit int64) ([]byte, error) {
+		return linux.ReadFile(linux.Config{Root: sysroot, Hide: cfg.Hide}, name, limit)
+	}
 	if _, err := rand.Read(opts.Random[:]); err != nil {
 		return nil, err
 	}
@@ -230,8 +241,8 @@ func Load(cfg Config) (*Guest, error) {
 	}
 	proc, err := linux.New(mem, linux.Config{
 		Root: cfg.Root, Writable: cfg.Writable, Hide: cfg.Hide,
-		Stdin: cfg.Stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr, TTY: cfg.TTY,
-		ExePath: guestExePath(cfg), Brk: im.Brk, Cwd: guestCwd(cfg.Root),
+		Stdin: cfg.Stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr, TTY: cfg.TTY, Files: cfg.Files,
+		ExePath: guestExePath(cfg), Exe: data, Brk: im.Brk, Cwd: cfg.Cwd,
 	})
 	if err != nil {
 		return nil, err
@@ -253,45 +264,90 @@ func InitState(cpu *gvinst.CPU) {
 	cpu.State[gvinst.FPTag] = 0xff
 }
 
-// guestExePath is what the guest reads from /proc/self/exe: the program's
-// absolute path, or its bare name when it came as bytes.
-func guestExePath(cfg Config) string {
-	if cfg.Binary != nil {
-		return "/" + filepath.Base(cfg.Path)
+// MaxProgramSize is the largest program file Load reads.
+const MaxProgramSize = 1 << 30
+
+// readProgram reads the program file at path: a regular file of at most
+// MaxProgramSize bytes. Errors are *os.PathError.
+func readProgram(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
-	if abs, err := filepath.Abs(cfg.Path); err == nil {
-		return abs
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
-	return cfg.Path
+	if !fi.Mode().IsRegular() {
+		return nil, &os.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
+	}
+	if fi.Size() > MaxProgramSize {
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("%d bytes, more than the limit of %d", fi.Size(), MaxProgramSize)}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxProgramSize+1))
+	if err == nil && len(data) > MaxProgramSize {
+		err = &os.PathError{Op: "read", Path: path, Err: errors.New("the file grew while it was read")}
+	}
+	return data, err
 }
 
-// guestCwd is the guest's initial working directory: the host's, seen
-// from inside root, or "/" when the host's lies outside it.
-func guestCwd(root string) string {
+// guestExePath is what the guest reads from /proc/self/exe: the program's
+// path as the guest sees it, or "/" and its base name when the guest
+// cannot see it (it came as bytes, or lies outside the root).
+func guestExePath(cfg Config) string {
+	outside := "/" + filepath.Base(cfg.Path)
+	if cfg.Binary != nil {
+		return outside
+	}
+	if g, ok := guestPathOf(cfg.Root, cfg.Path); ok {
+		return g
+	}
+	return outside
+}
+
+// guestPathOf is the guest path of the host path host under root ("" is
+// "/"), and whether it lies under root at all.
+func guestPathOf(root, host string) (string, bool) {
+	if root == "" {
+		root = "/"
+	}
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return "", false
+	}
+	host, err = filepath.Abs(host)
+	if err != nil {
+		return "", false
+	}
+	rel, err := filepath.Rel(root, host)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", false
+	}
+	return filepath.ToSlash(filepath.Join("/", rel)), true
+}
+
+// GuestCwd is the host's working directory as a guest with root sees it,
+// or "/" when it lies outside root. The CLI starts its guests there, as a
+// shell would; the daemon's guests start in "/".
+func GuestCwd(root string) string {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "/"
 	}
-	if root == "" {
-		root = "/"
+	if g, ok := guestPathOf(root, wd); ok {
+		return g
 	}
-	root, err = filepath.Abs(root)
-	if err != nil {
-		return "/"
-	}
-	rel, err := filepath.Rel(root, wd)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return "/"
-	}
-	return filepath.ToSlash(filepath.Join("/", rel))
+	return "/"
 }
 
 // Close releases the guest's host resources.
 func (g *Guest) Close() { g.Proc.Close() }
 
 // sliceInsns is how many guest instructions run between checks of the
-// context.
-const sliceInsns = 1 << 24
+// context: a few milliseconds of interpretation, so that a cancelled run
+// stops well within 100 ms.
+const sliceInsns = 1 << 22
 
 // RunEngine runs the guest on e until it ends, serving its system calls.
 // onBreak, if not nil, is called at each breakpoint stop and may move the
@@ -311,6 +367,7 @@ func (g *Guest) RunEngine(ctx context.Context, e gvinst.Engine, onBreak func(*gv
 		res.Stats.Syscalls = g.Proc.Counts()
 		return res, nil
 	}
+	g.Proc.SetContext(ctx)
 	for {
 		if err := ctx.Err(); err != nil {
 			res.ExitStatus = 128 + 9
@@ -337,6 +394,9 @@ func (g *Guest) RunEngine(ctx context.Context, e gvinst.Engine, onBreak func(*gv
 			var exit *linux.ExitError
 			var refused *linux.UnsupportedError
 			switch {
+			case errors.Is(err, linux.ErrInterrupted):
+				res.ExitStatus = 128 + 9
+				return done(Cancelled)
 			case errors.As(err, &exit):
 				if exit.Signal != 0 {
 					res.Signal, res.ExitStatus = exit.Signal, 128+exit.Signal

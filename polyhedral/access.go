@@ -25,12 +25,71 @@ func (k AccessKind) String() string {
 // the bytes [Base+Offset, Base+Offset+Size). Base is the array's start
 // (usually a parameter such as var0, or a constant address); Offset is
 // affine in the loop indices and parameters.
+//
+// Loops names the domain levels that enclose the site, outermost first,
+// when the nest is imperfect: a domain then lists the loops of a tree in
+// pre-order (gemm's i, then the sibling loops j and k under it, then the
+// j inside k), and a site runs only over the levels on its own path. Nil
+// means every level of the domain (a perfect nest).
 type Access struct {
 	Site   string // caller's label, e.g. the guest address "0x401a2c"
 	Base   Expr
 	Offset Expr
 	Size   int64 // bytes, > 0
 	Kind   AccessKind
+	Loops  []string
+}
+
+// encloses reports whether the level named idx is on the access's path.
+func (a Access) encloses(idx string) bool {
+	if a.Loops == nil {
+		return true
+	}
+	for _, l := range a.Loops {
+		if l == idx {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPath checks that an access's Loops are levels of d in domain order,
+// that the bounds of each use only indices on the path, and that the
+// address uses no index off the path.
+func (d Domain) checkPath(a Access) error {
+	if a.Loops == nil {
+		return nil
+	}
+	level := map[string]int{}
+	for i, l := range d.Levels {
+		level[l.Index] = i
+	}
+	on := map[string]bool{}
+	prev := -1
+	for _, n := range a.Loops {
+		i, ok := level[n]
+		if !ok {
+			return fmt.Errorf("%w: access %s: loop %q is not a level of the domain", ErrInvalid, a.Site, n)
+		}
+		if i <= prev {
+			return fmt.Errorf("%w: access %s: loops out of domain order at %q", ErrInvalid, a.Site, n)
+		}
+		prev = i
+		for _, b := range []Expr{d.Levels[i].Lower, d.Levels[i].Upper} {
+			for _, v := range b.Vars() {
+				if _, isIdx := level[v]; isIdx && !on[v] {
+					return fmt.Errorf("%w: access %s: the bound of %s uses %s, which is not on its path", ErrInvalid, a.Site, n, v)
+				}
+			}
+		}
+		on[n] = true
+	}
+	for _, v := range a.Addr().Vars() {
+		if _, isIdx := level[v]; isIdx && !on[v] {
+			return fmt.Errorf("%w: access %s: address uses index %s, which is not on its path", ErrInvalid, a.Site, v)
+		}
+	}
+	return nil
 }
 
 // Addr returns the byte address Base + Offset.
@@ -91,6 +150,9 @@ func Footprint(d Domain, a Access, params map[string]int64) (Range, error) {
 	if err := a.validate(); err != nil {
 		return Range{}, err
 	}
+	if err := d.checkPath(a); err != nil {
+		return Range{}, err
+	}
 	params = d.paramsOnly(params)
 	if ok, err := d.assumptionsHold(params); err != nil || !ok {
 		return Range{}, err
@@ -106,7 +168,7 @@ func Footprint(d Domain, a Access, params map[string]int64) (Range, error) {
 		}
 	}
 	var base system
-	base.addDomain(d, "", params)
+	base.addPath(d, a, "", params)
 	for _, e := range append(base.eqs, base.ges...) {
 		for _, v := range e.Vars() {
 			if !idx[v] && v[0] != '#' {

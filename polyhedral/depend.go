@@ -24,7 +24,7 @@ type Options struct {
 // Witness is a pair of distinct iterations at which two accesses touch a
 // common byte.
 type Witness struct {
-	A, B   []int64          // index values of the iteration of each access, outermost first
+	A, B   []int64          // index values of the iteration of each access, outermost first (0 for a level off its path)
 	Params map[string]int64 // values chosen for parameters that had none
 }
 
@@ -62,6 +62,10 @@ func (w Witness) format(names []string) string {
 // witness when one exists and nil when the accesses are independent (two
 // reads are always independent). An error (ErrTooComplex, ErrOverflow)
 // leaves the question open, and the caller must assume a dependence.
+//
+// In an imperfect nest (accesses with Loops), only an access inside the
+// level can carry a dependence on it, and the iterations agree on the
+// outer levels the two paths share: the level's enclosing loops.
 func Depends(d Domain, a, b Access, level int, opts Options) (*Witness, error) {
 	if err := d.Validate(); err != nil {
 		return nil, err
@@ -73,8 +77,14 @@ func Depends(d Domain, a, b Access, level int, opts Options) (*Witness, error) {
 		if err := x.validate(); err != nil {
 			return nil, err
 		}
+		if err := d.checkPath(x); err != nil {
+			return nil, err
+		}
 	}
 	if a.Kind == Read && b.Kind == Read {
+		return nil, nil
+	}
+	if idx := d.Levels[level].Index; !a.encloses(idx) || !b.encloses(idx) {
 		return nil, nil
 	}
 	params := d.paramsOnly(opts.Params)
@@ -94,16 +104,51 @@ func Depends(d Domain, a, b Access, level int, opts Options) (*Witness, error) {
 	return nil, nil
 }
 
+// DependsBefore is Depends in one direction: access a at iteration I and
+// access b at a later iteration I' (I'_level > I_level, outer levels
+// equal) touch a common byte. Loop distribution asks it: a later
+// statement's access in an earlier iteration feeding an earlier
+// statement's access in a later one forbids splitting the loop there.
+func DependsBefore(d Domain, a, b Access, level int, opts Options) (*Witness, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	if level < 0 || level >= len(d.Levels) {
+		return nil, fmt.Errorf("%w: level %d outside a %d-level nest", ErrInvalid, level, len(d.Levels))
+	}
+	for _, x := range []Access{a, b} {
+		if err := x.validate(); err != nil {
+			return nil, err
+		}
+		if err := d.checkPath(x); err != nil {
+			return nil, err
+		}
+	}
+	if a.Kind == Read && b.Kind == Read {
+		return nil, nil
+	}
+	if idx := d.Levels[level].Index; !a.encloses(idx) || !b.encloses(idx) {
+		return nil, nil
+	}
+	w, err := carried(d, a, b, level, 1, d.paramsOnly(opts.Params), opts.MaxSteps)
+	if err != nil {
+		err = fmt.Errorf("dependence of %s and %s at level %d: %w", a.Site, b.Site, level, err)
+	}
+	return w, err
+}
+
 // carried solves one direction: dir*(I'_level - I_level) >= 1.
 func carried(d Domain, a, b Access, level int, dir int64, params map[string]int64, maxSteps int) (*Witness, error) {
 	const sa, sb = "'a", "'b"
 	var y system
-	y.addDomain(d, sa, params)
-	y.addDomain(d, sb, params)
+	y.addPath(d, a, sa, params)
+	y.addPath(d, b, sb, params)
 	y.addAssume(d, params)
 	for l := 0; l < level; l++ {
 		n := d.Levels[l].Index
-		y.add(EQ(Var(n+sa), Var(n+sb)))
+		if a.encloses(n) && b.encloses(n) {
+			y.add(EQ(Var(n+sa), Var(n+sb)))
+		}
 	}
 	n := d.Levels[level].Index
 	y.add(GE(Var(n+sb).Sub(Var(n+sa)).Scale(dir), Const(1)))
@@ -118,8 +163,12 @@ func carried(d Domain, a, b Access, level int, dir int64, params map[string]int6
 	}
 	w := &Witness{A: make([]int64, len(d.Levels)), B: make([]int64, len(d.Levels))}
 	for l, lv := range d.Levels {
-		w.A[l] = sol[lv.Index+sa]
-		w.B[l] = sol[lv.Index+sb]
+		if a.encloses(lv.Index) {
+			w.A[l] = sol[lv.Index+sa]
+		}
+		if b.encloses(lv.Index) {
+			w.B[l] = sol[lv.Index+sb]
+		}
 	}
 	// Every parameter without a value gets the solver's value, or 0 when
 	// no constraint kept it (it cancelled out, so any value will do).

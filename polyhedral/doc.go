@@ -17,6 +17,15 @@
 // (ErrTooComplex, ErrOverflow) and Analyze reports the level as sequential:
 // the package never claims independence it has not proved.
 //
+// # Imperfect nests
+//
+// A nest whose loops hold sibling loops and code around them (gemm's
+// `for i { for j: C *= beta; for k { for j: C += A*B } }`) is a tree. Its
+// Domain lists the loops in pre-order, and each Access names the loops on
+// its own path (Access.Loops): the exact test then runs each site over
+// its own iterations only, and two sites agree on the loops they share
+// above the tested one. Analyze gives a verdict for every loop of the tree.
+//
 // # Parameters
 //
 // Variables of bounds and addresses that are not loop indices are

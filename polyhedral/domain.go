@@ -309,8 +309,16 @@ func (y *system) add(c Constraint) {
 // name+sfx and the parameters in params replaced by their values. A strided
 // level gets an existential counter "#t<level><sfx>".
 func (y *system) addDomain(d Domain, sfx string, params map[string]int64) {
+	y.addPath(d, Access{}, sfx, params)
+}
+
+// addPath is addDomain restricted to the levels on access a's path.
+func (y *system) addPath(d Domain, a Access, sfx string, params map[string]int64) {
 	ren := d.renamer(sfx)
 	for i, l := range d.Levels {
+		if !a.encloses(l.Index) {
+			continue
+		}
 		idx := Var(ren(l.Index))
 		lo := l.Lower.rename(ren).bind(params)
 		hi := l.Upper.rename(ren).bind(params)

@@ -100,6 +100,9 @@ func Analyze(n Nest, opts Options) ([]LevelVerdict, error) {
 		if err := a.validate(); err != nil {
 			return nil, err
 		}
+		if err := d.checkPath(a); err != nil {
+			return nil, err
+		}
 	}
 	for i, r := range n.Reductions {
 		if err := n.checkReduction(r); err != nil {

@@ -25,18 +25,26 @@ const maxAnalysedEntries = 3
 
 // Finish analyses what the collector recorded and returns the profile.
 func (c *Collector) Finish(run RunInfo) *File {
+	defer c.provisionalTrips()()
 	f := &File{Version: FormatVersion, Program: run.Program, ProgramSHA256: run.ProgramSHA256, Args: run.Args, LoadBias: Hex(run.LoadBias),
 		GuestInstructions: run.GuestInstructions, Functions: len(c.prog.Funcs), Loops: []LoopSummary{}, HotSpots: []HotSpot{}}
 	var hots []*HotSpot
 	var sums []*LoopSummary
 	for ni, n := range c.nests {
+		rooted := map[uint64]*HotSpot{} // the hot spot rooted at each loop, by header
+		var inNest []*HotSpot
 		for r := range n.loops {
 			sum, hs := c.analyzeChain(ni, r, run.GuestInstructions)
 			sums = append(sums, sum)
 			if hs != nil {
 				hots = append(hots, hs)
 				sum.HotSpot = len(hots) - 1 // provisional, renumbered below
+				rooted[uint64(hs.Entry)] = hs
+				inNest = append(inNest, hs)
 			}
+		}
+		for _, hs := range inNest {
+			innerFromRoots(hs, rooted)
 		}
 	}
 	for _, fn := range c.rejectedFuncs {
@@ -64,6 +72,49 @@ func (c *Collector) Finish(run RunInfo) *File {
 	// Hottest first; the rest in address order.
 	sort.SliceStable(f.Loops, func(a, b int) bool { return f.Loops[a].Share > f.Loops[b].Share })
 	return f
+}
+
+// innerFromRoots completes each inner loop's verdict, so far the exact
+// test on memory over the outer nest's entries, with what the hot spot
+// rooted at the same loop found: its level 0 asks the same question (are
+// the loop's iterations independent within one entry?) with the full
+// scalar analysis and the trace check. Without such a hot spot, a
+// conservative scalar check (innerScalars) stands in. The stricter
+// verdict wins.
+func innerFromRoots(hs *HotSpot, rooted map[uint64]*HotSpot) {
+	rank := map[string]int{VerdictParallel: 0, VerdictReduction: 1, VerdictSequential: 2}
+	for i := range hs.InnerLoops {
+		il := &hs.InnerLoops[i]
+		r := rooted[uint64(il.Header)]
+		if r == nil || len(r.Levels) == 0 {
+			if i < len(hs.innerScalar) {
+				if v := hs.innerScalar[i]; rank[v.kind] > rank[il.Verdict] {
+					il.Verdict, il.Reason, il.Conflict = v.kind, v.reason, v.conflict
+				}
+			}
+			continue
+		}
+		lv := r.Levels[0]
+		if rank[lv.Verdict] <= rank[il.Verdict] {
+			continue
+		}
+		il.Verdict, il.Reason, il.Conflict = lv.Verdict, lv.Reason+" (as the nest rooted at this loop)", nil
+		if cf := lv.Conflict; cf != nil {
+			// Site indices of the other hot spot, renumbered into this one.
+			c := &Conflict{Sites: [2]int{-1, -1}, Witness: cf.Witness}
+			for k, s := range cf.Sites {
+				if s < 0 || s >= len(r.Accesses) {
+					continue
+				}
+				for j, a := range hs.Accesses {
+					if a.Site == r.Accesses[s].Site {
+						c.Sites[k] = j
+					}
+				}
+			}
+			il.Conflict = c
+		}
+	}
 }
 
 // rejectedSummary lists a loop of a function that has no candidate.
@@ -98,19 +149,70 @@ type chain struct {
 	hs     *HotSpot
 	// redSites caches inReduction.
 	redSites map[int]bool
-	// extra are the inner loops of the last level when it has several;
+	// extra are the loops below the last level (it has several inner
+	// loops, or code around one: an imperfect nest), in pre-order;
 	// extraIdx maps their loop index to their position.
 	extra    []extraLevel
 	extraIdx map[int]int
+	// innerVerdicts are the verdicts of the extra loops, by position.
+	innerVerdicts []innerVerdict
 }
 
-// extraLevel is an inner loop of the chain's last level that is not a
-// level of the chain (the last level has several): its sites get an index
-// of their own, bounded by the loop's fitted trip count.
+// extraLevel is a loop below the chain's last level: its sites get an
+// index of their own, bounded by the loop's fitted trip count, which may
+// depend on every enclosing index.
 type extraLevel struct {
 	loop int
 	name string
+	path []int // positions in chain.extra of the inner loops enclosing it, outermost first, itself last
 	trip *affineFit
+}
+
+// innerPath registers the loops below the last level on a site's path
+// (nest loop indices, outermost first) and returns their positions in
+// ch.extra.
+func (ch *chain) innerPath(loops []int) []int {
+	var path []int
+	for _, k := range loops {
+		e, ok := ch.extraIdx[k]
+		if !ok {
+			e = len(ch.extra)
+			ch.extraIdx[k] = e
+			ch.extra = append(ch.extra, extraLevel{loop: k, name: fmt.Sprintf("u%d", e), path: append(append([]int(nil), path...), e)})
+		}
+		path = append(path, e)
+	}
+	return path
+}
+
+// posName names position m of an iteration vector whose inner loops are
+// path: the levels' indices, then the inner loops'.
+func (ch *chain) posName(path []int, m int) string {
+	if d := len(ch.lv); m >= d {
+		return ch.extra[path[m-d]].name
+	}
+	return indexName(m)
+}
+
+// namedCoeffs writes base + Σ coeffs[m]·index_m with the names of posName.
+func (ch *chain) namedCoeffs(c []int64, path []int, base string) string {
+	var parts []string
+	if base != "" {
+		parts = append(parts, base)
+	}
+	for m, k := range c {
+		switch {
+		case k == 0:
+		case k == 1:
+			parts = append(parts, ch.posName(path, m))
+		default:
+			parts = append(parts, fmt.Sprintf("%d*%s", k, ch.posName(path, m)))
+		}
+	}
+	if len(parts) == 0 {
+		return "0"
+	}
+	return strings.ReplaceAll(strings.Join(parts, " + "), "+ -", "- ")
 }
 
 // groupKey names one entry of the chain: the nest entry and the counters
@@ -159,7 +261,7 @@ func (c *Collector) analyzeChain(ni, r int, total uint64) (*LoopSummary, *HotSpo
 		return sum, nil
 	}
 	hs := &HotSpot{Function: L.Func.Name, Entry: Hex(L.Header.Addr), Depth: d, Share: share, Instructions: insns,
-		ParallelLevels: []int{}, Vars: []Var{}, Accesses: []Access{}, Arrays: []Array{}, Scalars: []Scalar{}, Blocks: []BlockText{}, Unobserved: []Hex{}}
+		ParallelLevels: []int{}, Vars: []Var{}, Accesses: []Access{}, Arrays: []Array{}, Scalars: []Scalar{}, Blocks: []BlockText{}, Unobserved: []Hex{}, InnerLoops: []InnerLoop{}}
 	ch.hs = hs
 	ch.static()
 	ch.dynamic()
@@ -259,6 +361,7 @@ type scalarClass struct {
 	// they differ (the step is then an invariant of each entry).
 	steps      map[string]int64
 	stepVaries bool
+	fits32     bool              // every value seen fits in 32 bits
 	init       map[string]uint64 // value at iteration 0, per level entry
 }
 
@@ -282,7 +385,7 @@ func (ch *chain) classify(k, si int, size int) scalarClass {
 		}
 		groups[key] = append(groups[key], obs{s.iters[len(s.iters)-1], v})
 	}
-	sc := scalarClass{kind: "unknown", init: map[string]uint64{}, bits: 64}
+	sc := scalarClass{kind: "unknown", init: map[string]uint64{}, bits: 64, fits32: fits32}
 	// try checks for a step in a width: v_t - v_0 == step*t, wrapping,
 	// with one step per entry of the level.
 	try := func(mask uint64) (inv, iv, multi bool, steps map[string]int64) {
@@ -362,8 +465,8 @@ type siteFit struct {
 	s      *site
 	fit    *affineFit
 	err    error
-	depth  int // levels of the chain the site is inside (d+1 for an inner loop's site)
-	extra  int // for a site in an inner loop of the last level: its index in chain.extra, else -1
+	depth  int   // loops the site is inside: levels of the chain, then inner loops
+	path   []int // for a site below the last level: the inner loops holding it (positions in chain.extra), outermost first
 	lo, hi uint64
 	n      int
 }
@@ -395,21 +498,17 @@ func (ch *chain) dynamic() {
 			continue
 		}
 		if _, ok := levelOf[s.loop]; !ok {
-			// A site in an inner loop of the last level, which has several
-			// (a vector loop and its epilogue): it gets a level of its own
-			// that only its own accesses use.
-			if n.loops[s.loop].parent == ch.lv[d-1] {
-				if _, ok := ch.extraIdx[s.loop]; !ok {
-					ch.extraIdx[s.loop] = len(ch.extra)
-					ch.extra = append(ch.extra, extraLevel{loop: s.loop, name: fmt.Sprintf("u%d", len(ch.extra))})
+			// A site below the last level, in one of its inner loops at
+			// any depth (gcc's vector loop and its epilogue, or the
+			// sibling loops of an imperfect nest): each loop on its path
+			// gets an index of its own.
+			if len(chn) <= ch.p+d || chn[ch.p+d-1] != ch.lv[d-1] {
+				if imperfect == "" {
+					imperfect = fmt.Sprintf("the access at %#x is outside the levels of the nest", s.x86)
 				}
-				pts[int(smp.site)] = append(pts[int(smp.site)], point{key: groupKey(smp.entry, smp.iters[:ch.p]), vec: smp.iters[ch.p:], val: smp.addr})
 				continue
 			}
-			if imperfect == "" {
-				imperfect = fmt.Sprintf("the access at %#x is two loops below the last level of the chain", s.x86)
-			}
-			continue
+			ch.innerPath(chn[ch.p+d:])
 		}
 		pts[int(smp.site)] = append(pts[int(smp.site)], point{key: groupKey(smp.entry, smp.iters[:ch.p]), vec: smp.iters[ch.p:], val: smp.addr})
 	}
@@ -422,9 +521,10 @@ func (ch *chain) dynamic() {
 	nonAffine := ""
 	for _, id := range ids {
 		s := &c.sites[id]
-		sf := &siteFit{id: id, s: s, depth: levelOf[s.loop] + 1, lo: ^uint64(0), n: len(pts[id]), extra: -1}
+		sf := &siteFit{id: id, s: s, depth: levelOf[s.loop] + 1, lo: ^uint64(0), n: len(pts[id])}
 		if e, ok := ch.extraIdx[s.loop]; ok {
-			sf.depth, sf.extra = d+1, e
+			sf.path = ch.extra[e].path
+			sf.depth = d + len(sf.path)
 		}
 		for _, p := range pts[id] {
 			sf.lo = min(sf.lo, p.val)
@@ -485,7 +585,12 @@ func (ch *chain) dynamic() {
 			// The snapshots see only some iterations: a register the loop
 			// writes is never taken for an invariant on their word (a
 			// conditional update may fall between them).
-			if writes(lp, b) && (sc.kind == "invariant" || sc.kind == "unknown") {
+			// A register the loop spills and reloads (its value at every
+			// back edge is the header's) is an induction variable of step
+			// 0: written in the loop, yet the same in every iteration.
+			if writes(lp, b) && (sc.kind == "invariant" || sc.kind == "unknown") && spillRestored(lp, b, sc.fits32) {
+				sc.kind, sc.step, sc.steps, sc.stepVaries = "iv", 0, map[string]int64{}, false
+			} else if writes(lp, b) && (sc.kind == "invariant" || sc.kind == "unknown") {
 				sc.kind = "varying"
 			} else if sc.kind == "unknown" {
 				sc.kind = "invariant"
@@ -589,13 +694,14 @@ func (ch *chain) dynamic() {
 			continue
 		}
 		tripFits[l] = f
-		lev.TripCount = ch.tripExpr(f, l)
+		lev.TripCount = ch.tripExpr(f, l, nil)
 	}
 	for i := range ch.extra {
 		e := &ch.extra[i]
+		outer := d + len(e.path) - 1 // the loops enclosing it
 		var tp []point
 		for _, t := range n.loops[e.loop].trips {
-			if len(t.iters) != ch.p+d {
+			if len(t.iters) != ch.p+outer {
 				continue
 			}
 			if t.trips < 1 {
@@ -604,7 +710,7 @@ func (ch *chain) dynamic() {
 			}
 			tp = append(tp, point{key: groupKey(t.entry, t.iters[:ch.p]), vec: t.iters[ch.p:], val: uint64(t.trips)})
 		}
-		f, err := fitAffine(tp, d)
+		f, err := fitAffine(tp, outer)
 		if len(tp) == 0 || err != nil {
 			if imperfect == "" {
 				imperfect = fmt.Sprintf("the inner loop at %#x has no affine, positive trip count", n.loops[e.loop].loop.Header.Addr)
@@ -613,6 +719,23 @@ func (ch *chain) dynamic() {
 		}
 		e.trip = f
 	}
+	for i := range ch.extra {
+		e := &ch.extra[i]
+		lp := n.loops[e.loop]
+		il := InnerLoop{Index: e.name, Header: Hex(lp.loop.Header.Addr), Parent: indexName(d - 1)}
+		if len(e.path) > 1 {
+			il.Parent = ch.extra[e.path[len(e.path)-2]].name
+		}
+		for _, t := range lp.trips {
+			if len(il.ObservedTrips) < 8 {
+				il.ObservedTrips = append(il.ObservedTrips, int64(t.trips))
+			}
+		}
+		if e.trip != nil {
+			il.TripCount = ch.tripExpr(e.trip, d-1, e.path[:len(e.path)-1])
+		}
+		hs.InnerLoops = append(hs.InnerLoops, il)
+	}
 	for l := range ch.levels {
 		if !ivFound[l] && tripErr == "" {
 			tripErr = fmt.Sprintf("no induction variable found for level %s", indexName(l))
@@ -620,6 +743,12 @@ func (ch *chain) dynamic() {
 	}
 	// Accesses and arrays.
 	ch.accesses(fits)
+	ch.innerVerdicts = make([]innerVerdict, len(ch.extra))
+	hs.innerScalar = make([]innerVerdict, len(ch.extra))
+	for e := range ch.extra {
+		ch.innerVerdicts[e] = innerVerdict{kind: VerdictParallel}
+		hs.innerScalar[e] = ch.innerScalars(e, fits)
+	}
 	// Verdicts.
 	verdicts := make([]string, d)
 	reasons := make([]string, d)
@@ -659,6 +788,20 @@ func (ch *chain) dynamic() {
 		ch.levels[l].Verdict, ch.levels[l].Reason, ch.levels[l].Conflict = verdicts[l], reasons[l], conflicts[l]
 	}
 	hs.Levels = ch.levels
+	for e := range hs.InnerLoops {
+		iv := ch.innerVerdicts[e]
+		for _, r := range []string{imperfect, nonAffine, tripErr} {
+			if r != "" {
+				iv = innerVerdict{kind: VerdictSequential, reason: r}
+				break
+			}
+		}
+		if iv.reason == "" {
+			iv.reason = "no dependence carried (exact test on the fitted accesses)"
+		}
+		il := &hs.InnerLoops[e]
+		il.Verdict, il.Reason, il.Conflict = iv.kind, iv.reason, iv.conflict
+	}
 	if imperfect != "" || nonAffine != "" || tripErr != "" {
 		hs.Verdict = VerdictSequential
 		for _, r := range []string{imperfect, nonAffine, tripErr} {
@@ -668,6 +811,53 @@ func (ch *chain) dynamic() {
 			}
 		}
 	}
+}
+
+// innerScalars is the scalar part of an inner loop's verdict: registers
+// and stack slots it carries from one iteration to the next (induction
+// variables aside). An accumulating register makes it a reduction; any
+// other carried value, a written stack slot that is no induction
+// variable, or carried flags make it sequential.
+func (ch *chain) innerScalars(e int, fits []*siteFit) innerVerdict {
+	k := ch.extra[e].loop
+	info := ch.n.loops[k]
+	lp := info.loop
+	v := innerVerdict{kind: VerdictParallel}
+	var red []string
+	for si, b := range info.snapRegs {
+		if b >= 32 || b == flagsBit || info.liveIn&(1<<b) == 0 || !writes(lp, b) {
+			continue
+		}
+		loc := Loc{Reg: bitName(b)}
+		if b < 16 && ch.classify(k, si, 8).kind == "iv" {
+			continue
+		}
+		if _, ok := regAccumulates(lp, b); ok {
+			red = append(red, loc.String())
+			continue
+		}
+		return innerVerdict{kind: VerdictSequential, reason: fmt.Sprintf("register %s carries a value from one iteration to the next", loc)}
+	}
+	if info.liveIn&(1<<flagsBit) != 0 {
+		return innerVerdict{kind: VerdictSequential, reason: "the x86 flags carry a value from one iteration to the next"}
+	}
+	for j, st := range info.stack {
+		written := false
+		for _, sf := range fits {
+			if sf.s.write && sameSlot(sf.s.stack, st) && lp.Contains(ch.blockOf(sf.s.x86)) {
+				written = true
+			}
+		}
+		if !written || ch.classify(k, len(info.snapRegs)+j, st.size).kind == "iv" {
+			continue
+		}
+		loc := Loc{Base: st.slot.String(), Disp: st.disp, Size: st.size}
+		return innerVerdict{kind: VerdictSequential, reason: fmt.Sprintf("stack slot %s is written in the loop and is no induction variable", loc)}
+	}
+	if len(red) > 0 {
+		v = innerVerdict{kind: VerdictReduction, reason: "accumulates into " + strings.Join(red, ", ")}
+	}
+	return v
 }
 
 // unobserved returns the address of a load or store of the chain's code
@@ -949,7 +1139,7 @@ func (ch *chain) boundOf(sb staticBound, lev *Level) *Bound {
 // entry, a value that is an entry-state slot plus a small constant (a
 // bound variable with its location), a bound variable seen to differ
 // between entries, or a constant.
-func (ch *chain) tripExpr(f *affineFit, l int) string {
+func (ch *chain) tripExpr(f *affineFit, l int, path []int) string {
 	bases := map[string]uint64{}
 	for _, k := range f.keys {
 		bases[k] = f.bases[k]
@@ -973,7 +1163,7 @@ func (ch *chain) tripExpr(f *affineFit, l int) string {
 		ch.hs.Vars = append(ch.hs.Vars, v)
 		base = name
 	}
-	return fmtCoeffs(f.coeffs, &base)
+	return ch.namedCoeffs(f.coeffs, path, base)
 }
 
 // sameValue reports whether every value of m is the same one.
@@ -1126,13 +1316,8 @@ func (ch *chain) accesses(fits []*siteFit) {
 			for len(a.Coeffs) < len(ch.lv) {
 				a.Coeffs = append(a.Coeffs, 0)
 			}
-			inner := ""
-			if sf.extra >= 0 && len(a.Coeffs) > len(ch.lv) {
-				if c := a.Coeffs[len(ch.lv)]; c != 0 {
-					inner = fmt.Sprintf(" + %d*%s", c, ch.extra[sf.extra].name)
-					a.Inner = &InnerIndex{Header: Hex(ch.n.loops[ch.extra[sf.extra].loop].loop.Header.Addr), Coeff: c}
-				}
-				a.Coeffs = a.Coeffs[:len(ch.lv)]
+			for q, e := range sf.path {
+				a.Inner = append(a.Inner, InnerIndex{Index: ch.extra[e].name, Header: Hex(ch.n.loops[ch.extra[e].loop].loop.Header.Addr), Coeff: a.Coeffs[len(ch.lv)+q]})
 			}
 			for _, k := range sf.fit.keys {
 				if len(a.BaseObserved) < 8 {
@@ -1140,8 +1325,10 @@ func (ch *chain) accesses(fits []*siteFit) {
 				}
 			}
 			a.Base = ch.baseExpr(sf)
-			a.Function = fmtCoeffs(a.Coeffs, &a.Base) + inner
+			a.Function = ch.namedCoeffs(a.Coeffs, sf.path, a.Base)
+			a.Coeffs = a.Coeffs[:len(ch.lv)]
 		}
+		a.Loop = ch.posName(sf.path, sf.depth-1)
 		g := find(i)
 		id, ok := group[g]
 		if !ok {
@@ -1251,42 +1438,44 @@ func (ch *chain) depend(fits []*siteFit, trips []*affineFit, private map[[3]int6
 				up = polyhedral.Const(int64(b) - 1)
 				for m, c := range e.trip.coeffs {
 					if c != 0 {
-						up = up.Add(polyhedral.Var(indexName(m)).Scale(c))
+						up = up.Add(polyhedral.Var(ch.posName(e.path, m)).Scale(c))
 					}
 				}
 			}
 			dom.Levels = append(dom.Levels, polyhedral.Level{Index: e.name, Lower: polyhedral.Const(0), Upper: up})
 		}
-		for lvl := 0; lvl < d; lvl++ {
-			if verdicts[lvl] == VerdictSequential {
-				continue
-			}
-			ch.dependLevel(dom, key, lvl, sites, verdicts, reasons, conflicts)
-		}
+		ch.dependEntry(dom, key, sites, verdicts, reasons, conflicts)
 	}
 }
 
-// dependLevel runs the exact test for level lvl of one entry: only the
-// accesses inside the level's loop can carry a dependence on it.
-func (ch *chain) dependLevel(dom polyhedral.Domain, key string, lvl int, sites []*siteFit, verdicts, reasons []string, conflicts []*Conflict) {
+// dependEntry runs the exact test on one entry: every site over the loops
+// of its own path, so that only the sites inside a loop can carry a
+// dependence on it. It decides the levels not already sequential and the
+// inner loops (ch.innerVerdicts).
+func (ch *chain) dependEntry(dom polyhedral.Domain, key string, sites []*siteFit, verdicts, reasons []string, conflicts []*Conflict) {
 	nest := polyhedral.Nest{Domain: dom}
 	var idx []int
+	d := len(ch.lv)
 	for i, sf := range sites {
 		b, ok := sf.fit.bases[key]
-		if !ok || sf.depth <= lvl {
+		if !ok {
 			continue
 		}
 		off := polyhedral.Const(0)
 		for l, c := range sf.fit.coeffs {
 			if c != 0 {
-				off = off.Add(polyhedral.Var(ch.coeffName(sf, l)).Scale(c))
+				off = off.Add(polyhedral.Var(ch.posName(sf.path, l)).Scale(c))
 			}
 		}
 		kind := polyhedral.Read
 		if sf.s.write {
 			kind = polyhedral.Write
 		}
-		nest.Accesses = append(nest.Accesses, polyhedral.Access{Site: fmt.Sprintf("%#x", sf.s.x86), Base: polyhedral.Const(int64(b)), Offset: off, Size: int64(sf.s.size), Kind: kind})
+		var loops []string
+		for l := 0; l < sf.depth; l++ {
+			loops = append(loops, ch.posName(sf.path, l))
+		}
+		nest.Accesses = append(nest.Accesses, polyhedral.Access{Site: fmt.Sprintf("%#x", sf.s.x86), Base: polyhedral.Const(int64(b)), Offset: off, Size: int64(sf.s.size), Kind: kind, Loops: loops})
 		idx = append(idx, i)
 	}
 	// Memory reductions: a read and a write of the same address
@@ -1308,36 +1497,53 @@ func (ch *chain) dependLevel(dom polyhedral.Domain, key string, lvl int, sites [
 	}
 	vs, err := polyhedral.Analyze(nest, polyhedral.Options{})
 	if err != nil {
-		verdicts[lvl], reasons[lvl] = VerdictSequential, "dependence test failed: "+err.Error()
+		for lvl := range verdicts {
+			verdicts[lvl], reasons[lvl] = VerdictSequential, "dependence test failed: "+err.Error()
+		}
+		for e := range ch.innerVerdicts {
+			ch.innerVerdicts[e] = innerVerdict{kind: VerdictSequential, reason: "dependence test failed: " + err.Error()}
+		}
 		return
 	}
-	v := vs[lvl]
-	switch v.Kind {
-	case polyhedral.LevelSequential:
-		verdicts[lvl], reasons[lvl] = VerdictSequential, v.Reason
-		if v.Conflict != nil {
-			cf := &Conflict{Sites: [2]int{ch.accessIndex(sites[idx[v.Conflict.A]]), ch.accessIndex(sites[idx[v.Conflict.B]])}}
+	for l, v := range vs {
+		var cf *Conflict
+		if v.Kind == polyhedral.LevelSequential && v.Conflict != nil {
+			cf = &Conflict{Sites: [2]int{ch.accessIndex(sites[idx[v.Conflict.A]]), ch.accessIndex(sites[idx[v.Conflict.B]])}}
 			if v.Conflict.Witness != nil {
 				cf.Witness = v.Conflict.Witness.String()
 			} else if v.Conflict.Err != nil {
 				cf.Witness = v.Conflict.Err.Error()
 			}
-			conflicts[lvl] = cf
 		}
-	case polyhedral.LevelReduction:
-		if verdicts[lvl] == VerdictParallel {
-			verdicts[lvl], reasons[lvl] = VerdictReduction, v.Reason
+		if l >= d {
+			iv := &ch.innerVerdicts[l-d]
+			switch {
+			case v.Kind == polyhedral.LevelSequential && iv.kind != VerdictSequential:
+				*iv = innerVerdict{kind: VerdictSequential, reason: v.Reason, conflict: cf}
+			case v.Kind == polyhedral.LevelReduction && iv.kind == VerdictParallel:
+				*iv = innerVerdict{kind: VerdictReduction, reason: v.Reason}
+			}
+			continue
+		}
+		if verdicts[l] == VerdictSequential {
+			continue
+		}
+		switch v.Kind {
+		case polyhedral.LevelSequential:
+			verdicts[l], reasons[l], conflicts[l] = VerdictSequential, v.Reason, cf
+		case polyhedral.LevelReduction:
+			if verdicts[l] == VerdictParallel {
+				verdicts[l], reasons[l] = VerdictReduction, v.Reason
+			}
 		}
 	}
 }
 
-// coeffName names the index of coefficient l of a site: the chain's
-// levels, then for a site of an inner loop its own index.
-func (ch *chain) coeffName(sf *siteFit, l int) string {
-	if l >= len(ch.lv) && sf.extra >= 0 {
-		return ch.extra[sf.extra].name
-	}
-	return indexName(l)
+// innerVerdict is what the exact test and the scalar analysis say of an
+// inner loop (one below the last level).
+type innerVerdict struct {
+	kind, reason string
+	conflict     *Conflict
 }
 
 // accessIndex is the index of a site in the hot spot's accesses.

@@ -12,7 +12,7 @@ import (
 // FormatVersion is the version of the profile file format this package
 // writes. Readers reject other versions (see SCHEMA.md for the changes
 // between versions).
-const FormatVersion = 1
+const FormatVersion = 2
 
 // ErrVersion is wrapped by Read's error for a file of another format
 // version.
@@ -113,18 +113,25 @@ type HotSpot struct {
 	// LiveIn are the guest slots (s0…s15, x0…x15, flags) read in the nest
 	// before being written, at the outermost header; LiveOut those live at
 	// the exits.
-	LiveIn   []string    `json:"live_in"`
-	LiveOut  []string    `json:"live_out"`
-	Vars     []Var       `json:"vars"`
-	Accesses []Access    `json:"accesses"`
-	Arrays   []Array     `json:"arrays"`
-	Blocks   []BlockText `json:"blocks"`
+	LiveIn  []string `json:"live_in"`
+	LiveOut []string `json:"live_out"`
+	// InnerLoops are the loops below the last level (an imperfect nest:
+	// sibling loops and the code around them), in pre-order: each inner
+	// loop comes after the loop that encloses it.
+	InnerLoops []InnerLoop `json:"inner_loops"`
+	Vars       []Var       `json:"vars"`
+	Accesses   []Access    `json:"accesses"`
+	Arrays     []Array     `json:"arrays"`
+	Blocks     []BlockText `json:"blocks"`
 	// Unobserved are the x86 addresses of loads and stores of the nest
 	// that never ran during profiling (an epilogue the input did not
 	// need): nothing is known of their addresses, so a kernel must not
 	// run them — reaching one must fail the hot spot's guard.
-	Unobserved []Hex    `json:"unobserved"`
-	Scalars    []Scalar `json:"scalars"`
+	Unobserved []Hex `json:"unobserved"`
+	// innerScalar is, per inner loop, what a conservative check of the
+	// registers and stack slots it carries says (see innerFromRoots).
+	innerScalar []innerVerdict
+	Scalars     []Scalar `json:"scalars"`
 }
 
 // Level is one loop of a hot spot's nest, outermost first. Its iterations
@@ -235,10 +242,12 @@ type Access struct {
 	// Function is the fitted byte address: base + Σ coeff_l·iter_l.
 	Function string  `json:"function"`
 	Coeffs   []int64 `json:"coeffs"` // per level, outermost first
-	// Inner is set for a site inside one of several inner loops of the
-	// last level (a vector loop and its epilogue): the address also steps
-	// by Coeff per iteration of that loop, whose header is Header.
-	Inner *InnerIndex `json:"inner,omitempty"`
+	// Loop is the index of the innermost loop holding the site: a level's
+	// (i, j, …) or an inner loop's (u0, u1, …).
+	Loop string `json:"loop"`
+	// Inner is set for a site below the last level: per inner loop on its
+	// path, outermost first, the address step per iteration of that loop.
+	Inner []InnerIndex `json:"inner,omitempty"`
 	// Base is the address at iteration (0,…,0) as an expression of Vars
 	// when found (e.g. "var0 + 16"); BaseObserved its value per sampled
 	// nest entry.
@@ -253,10 +262,32 @@ type Access struct {
 	Footprint [2]Hex `json:"footprint"`
 }
 
-// InnerIndex is the index of an inner loop below a hot spot's last level.
+// InnerIndex is one inner loop on a site's path and the site's address
+// step per iteration of it.
 type InnerIndex struct {
-	Header Hex   `json:"header"`
-	Coeff  int64 `json:"coeff"`
+	Index  string `json:"index"` // the inner loop's index (u0, u1, …)
+	Header Hex    `json:"header"`
+	Coeff  int64  `json:"coeff"`
+}
+
+// InnerLoop is a loop below a hot spot's last level: one of several
+// sibling loops of an imperfect nest, or a loop inside one. Its iterations
+// run inside one iteration of every enclosing loop.
+type InnerLoop struct {
+	Index  string `json:"index"`  // u0, u1, … in pre-order
+	Header Hex    `json:"header"` // its header address
+	Parent string `json:"parent"` // the enclosing loop's index: a level's or an inner loop's
+	// TripCount is the header arrivals per entry as an affine expression
+	// of the enclosing loops' indices and vars; ObservedTrips the counts
+	// seen.
+	TripCount     string  `json:"trip_count"`
+	ObservedTrips []int64 `json:"observed_trips,omitempty"`
+	// Verdict and Reason: whether the loop's iterations are independent
+	// (within one iteration of the enclosing loops), from the exact test on
+	// the fitted accesses and the registers and stack slots it carries.
+	Verdict  string    `json:"verdict"`
+	Reason   string    `json:"reason"`
+	Conflict *Conflict `json:"conflict,omitempty"`
 }
 
 // Array is a group of access sites that touch the same object.
@@ -307,6 +338,9 @@ func Read(r io.Reader) (*File, error) {
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("profile: reading: %w", err)
+	}
+	if f.Version > 0 && f.Version < FormatVersion {
+		return nil, fmt.Errorf("%w %d: written by an older gxbit (this one reads version %d, which models imperfect nests); run gxbit profile again", ErrVersion, f.Version, FormatVersion)
 	}
 	if f.Version != FormatVersion {
 		return nil, fmt.Errorf("%w %d (this gxbit reads version %d)", ErrVersion, f.Version, FormatVersion)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -13,7 +14,11 @@ func TestReadVersion(t *testing.T) {
 	if !errors.Is(err, ErrVersion) {
 		t.Fatalf("got %v, want ErrVersion", err)
 	}
-	f, err := Read(bytes.NewReader([]byte(`{"version": 1, "hot_spots": [{"entry": "0x401000", "levels": [{"header": "4198400"}]}]}`)))
+	_, err = Read(bytes.NewReader([]byte(`{"version": 1, "hot_spots": []}`)))
+	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "profile again") {
+		t.Fatalf("version 1: got %v, want ErrVersion asking to profile again", err)
+	}
+	f, err := Read(bytes.NewReader([]byte(`{"version": 2, "hot_spots": [{"entry": "0x401000", "levels": [{"header": "4198400"}]}]}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,8 +30,8 @@ func TestReadVersion(t *testing.T) {
 // FuzzRead checks that Read never panics and that what it accepts writes
 // back and reads again to the same file.
 func FuzzRead(f *testing.F) {
-	f.Add([]byte(`{"version": 1}`))
-	f.Add([]byte(`{"version": 1, "hot_spots": [{"entry": "0x10", "accesses": [{"x86": "0x20", "coeffs": [8, 0]}]}]}`))
+	f.Add([]byte(`{"version": 2}`))
+	f.Add([]byte(`{"version": 2, "hot_spots": [{"entry": "0x10", "accesses": [{"x86": "0x20", "coeffs": [8, 0], "loop": "u0", "inner": [{"index": "u0", "header": "0x30", "coeff": 8}]}], "inner_loops": [{"index": "u0", "header": "0x30", "parent": "i"}]}]}`))
 	seeds, _ := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzRead", "*"))
 	for _, s := range seeds {
 		if data, err := os.ReadFile(s); err == nil {

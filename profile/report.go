@@ -43,6 +43,9 @@ func WriteText(w io.Writer, f *File) error {
 				fmt.Fprintf(&sb, "    bound: while %s %s %s (signed %v) at %s\n", b.IV, b.Cond, b.Limit, b.Signed, b.X86)
 			}
 		}
+		for _, il := range h.InnerLoops {
+			fmt.Fprintf(&sb, "  inner loop %s in %s: header %s, trips %q (seen %v): %s — %s\n", il.Index, il.Parent, il.Header, il.TripCount, il.ObservedTrips, il.Verdict, il.Reason)
+		}
 		for _, v := range h.Vars {
 			if v.Kind == "index" {
 				continue
@@ -62,7 +65,7 @@ func WriteText(w io.Writer, f *File) error {
 			if a.Stack {
 				st = " stack"
 			}
-			fmt.Fprintf(&sb, "  access %d at %s: %s %d [%s] array %d%s, %d samples\n", i, a.X86, a.Kind, a.Size, fn, a.Group, st, a.Samples)
+			fmt.Fprintf(&sb, "  access %d at %s in %s: %s %d [%s] array %d%s, %d samples\n", i, a.X86, a.Loop, a.Kind, a.Size, fn, a.Group, st, a.Samples)
 		}
 		for _, s := range h.Scalars {
 			fmt.Fprintf(&sb, "  scalar %s at level %s: %s %s\n", s.Loc, indexName(s.Level), s.Kind, s.Op)

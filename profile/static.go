@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"math"
 	"math/bits"
 	"strings"
 
@@ -337,11 +338,31 @@ func addrOf(x *Insn, i int) operand {
 			r, i = d.Src[0], j
 		case d.Op == gvinst.OpLi:
 			return operand{kind: opdConst, value: d.Imm + disp}
+		case alignChecked(x.Code[:j], d):
+			// The address of an aligned SSE access, which faults when
+			// misaligned: the address itself when the access happens.
+			r, i = d.Src[2], j
 		default:
 			return operand{}
 		}
 	}
 	return operand{}
+}
+
+// alignChecked reports whether d is the SELECT the lifter puts on the
+// address of an aligned SSE access: d = c ? a^(1<<63) : a, which faults
+// (a non-canonical address) unless a is 16-byte aligned (lift's
+// aligned16). before is the code ahead of d.
+func alignChecked(before []gvinst.Inst, d *gvinst.Inst) bool {
+	if d.Op != gvinst.OpSelect {
+		return false
+	}
+	for k := len(before) - 1; k >= 0; k-- {
+		if p := &before[k]; hasDst(p) && p.Dst == d.Src[1] {
+			return p.Op == gvinst.OpXor && p.HasImm && p.Imm == math.MinInt64 && p.Src[0] == d.Src[2]
+		}
+	}
+	return false
 }
 
 // isStackBase reports whether slot is rsp or rbp.
@@ -677,4 +698,118 @@ func reductionOp(op gvinst.Op) string {
 		return "max"
 	}
 	return "add"
+}
+
+// spillRestored reports whether general register b, though written in
+// loop l, holds its header value again at every back edge because it is
+// spilled to one stack slot and reloaded from it (gcc -O2 frees a
+// register for an inner loop this way: `mov [rsp], r11` before it, `mov
+// r11, [rsp]` after). A forward must-analysis over the loop's blocks
+// tracks whether b, and the slot, hold b's value at the header. A 32-bit
+// spill and reload (`mov [rsp], ebp` … `mov ebp, [rsp]`) restores b only
+// when its value fits in 32 bits: the caller says so with fits32.
+func spillRestored(l *Loop, b int, fits32 bool) bool {
+	if b >= 16 {
+		return false
+	}
+	reg := bitSlot(b)
+	type slotKey struct {
+		base gvinst.Reg
+		disp int64
+		size int
+	}
+	var slot *slotKey
+	// spillOf returns the stack slot instruction x stores b to, if it does.
+	spillOf := func(x *Insn) (slotKey, bool) {
+		for i := range x.Code {
+			in := &x.Code[i]
+			if in.Op != gvinst.OpSt || in.Type.Size() != 8 && (in.Type.Size() != 4 || !fits32) {
+				continue
+			}
+			a := addrOf(x, i)
+			if a.kind != opdSlot || !isStackBase(a.slot) {
+				continue
+			}
+			if v := trace(x, i, in.Src[1]); v.kind == opdSlot && v.slot == reg {
+				return slotKey{a.slot, a.disp, in.Type.Size()}, true
+			}
+		}
+		return slotKey{}, false
+	}
+	for _, blk := range l.Blocks {
+		for _, x := range blk.Insns {
+			if k, ok := spillOf(x); ok {
+				if slot != nil && *slot != k {
+					return false
+				}
+				slot = &k
+			}
+		}
+	}
+	if slot == nil || writes(l, slotBit(slot.base)) {
+		return false // no spill, or the frame moves under the slot
+	}
+	// step applies instruction x to (b holds the header value, the slot
+	// holds it).
+	step := func(x *Insn, regOK, slotOK bool) (bool, bool) {
+		if k, ok := spillOf(x); ok && k == *slot {
+			return regOK, regOK
+		}
+		for i := range x.Code {
+			in := &x.Code[i]
+			if in.Op == gvinst.OpSt {
+				if a := addrOf(x, i); a.kind == opdSlot && a.slot == slot.base && a.disp > slot.disp-8 && a.disp < slot.disp+8 {
+					slotOK = false
+				}
+			}
+		}
+		if _, def := useDef(x); def&(1<<b) != 0 {
+			regOK = false
+			for i := range x.Code {
+				in := &x.Code[i]
+				if in.Op == gvinst.OpPut && in.Dst == reg && in.Type.Size() == 8 {
+					v := trace(x, i, in.Src[0])
+					regOK = v.kind == opdLoad && v.slot == slot.base && v.disp == slot.disp && v.size == slot.size && slotOK
+				}
+			}
+		}
+		return regOK, slotOK
+	}
+	type state struct{ reg, slot bool }
+	in := map[*Block]state{}
+	for _, blk := range l.Blocks {
+		in[blk] = state{true, true}
+	}
+	out := func(blk *Block) state {
+		st := in[blk]
+		for _, x := range blk.Insns {
+			st.reg, st.slot = step(x, st.reg, st.slot)
+		}
+		return st
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, blk := range l.Blocks {
+			st := state{true, true}
+			if blk == l.Header {
+				st = state{true, false}
+			} else {
+				for _, p := range blk.Preds {
+					if l.Contains(p) {
+						o := out(p)
+						st.reg, st.slot = st.reg && o.reg, st.slot && o.slot
+					}
+				}
+			}
+			if st != in[blk] {
+				in[blk], changed = st, true
+			}
+		}
+	}
+	for _, lt := range l.Latches {
+		if !out(lt).reg {
+			return false
+		}
+	}
+	return true
 }

@@ -64,6 +64,13 @@
 // inner loop, so a wrong trip count is an error, never a wrong result. The
 // outer body outside the inner loop may not store to memory.
 //
+// Interchanged (Nest.Interchange, the schedule's "k moved inside j"):
+// thread x runs the level's rows in order, from the first, and in each row
+// one inner iteration, x, reached as in the 2D kernel (live values moved
+// by x inner steps); it then leaves the inner loop by its exit, which is
+// exact because nothing the level reads after the inner loop is written
+// in it (checked). Every element is updated in row order, as on the CPU.
+//
 // Block shape: one dimension, 256 threads per CTA (8 warps: enough resident
 // warps to hide global memory latency, few enough registers per CTA for the
 // large bodies of -O0 code); 128 when the level has fewer than 32768

@@ -107,7 +107,24 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		e.p("setp.ge.u64 %%p0, %%idx, %%t0")
 		e.p("@%%p0 exit")
 	}
-	if a.inner != nil {
+	interchanged := a.n.Interchange
+	if interchanged {
+		// Interchanged: idx above is the inner iteration (x); the thread
+		// runs the rows from the first, and idx counts them.
+		e.p("mov.b64 %%xi, %%idx")
+		e.p("mov.u64 %%idx, 0")
+		e.sb.WriteString("\t// threads past the widest row retire\n")
+		e.p("ld.param.u64 %%t0, [itrip0]")
+		e.p("setp.ge.u64 %%p0, %%xi, %%t0")
+		e.p("ld.param.u64 %%t1, [itripstep]")
+		e.p("ld.param.u64 %%t0, [count]")
+		e.p("sub.u64 %%t0, %%t0, 1")
+		e.p("ld.param.u64 %%ib, [itrip0]")
+		e.p("mad.lo.u64 %%ib, %%t1, %%t0, %%ib")
+		e.p("setp.ge.and.u64 %%p0, %%xi, %%ib, %%p0")
+		e.p("@%%p0 exit")
+	}
+	if a.inner != nil && !interchanged {
 		// 2D: idx above is along x; the outer iteration is along y.
 		e.p("mov.b64 %%xi, %%idx")
 		e.p("mov.u32 %%w0, %%ctaid.y")
@@ -148,7 +165,50 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		e.p("ld.param.u64 %%sh%d, [site%d_span]", i, i)
 	}
 	e.p("bra %s", label(a.n.Header))
-	if a.inner != nil {
+	if interchanged {
+		// Entering the inner loop: this row's trip count; a thread past
+		// it skips the row's inner loop, else moves to its iteration.
+		fmt.Fprintf(&e.sb, "$Linner_entry:\n")
+		e.p("ld.param.u64 %%ib, [itrip0]")
+		e.p("ld.param.u64 %%t1, [itripstep]")
+		e.p("mad.lo.u64 %%ib, %%t1, %%idx, %%ib")
+		e.p("setp.ge.u64 %%p0, %%xi, %%ib")
+		e.p("@%%p0 bra %s", label(a.innerExit))
+		for _, l := range a.innerLive {
+			dst := ""
+			if l.Stack {
+				dst = fmt.Sprintf("%%k%d", a.privIdx[privKeyOf(l.Base, l.Disp)])
+			} else {
+				dst = e.reg(l.Slot)
+			}
+			e.p("ld.param.u64 %%t1, [istep_%s]", paramName(l))
+			e.p("ld.param.u64 %%t0, [istepd_%s]", paramName(l))
+			e.p("mad.lo.u64 %%t1, %%t0, %%idx, %%t1")
+			e.p("mad.lo.u64 %s, %%t1, %%xi, %s", dst, dst)
+		}
+		e.p("bra %s", label(a.n.Inner))
+		// After its one inner iteration the thread leaves the inner loop:
+		// by the back edge unless it ran the row's last iteration, by the
+		// exit only if it did.
+		fmt.Fprintf(&e.sb, "$Linner_back:\n")
+		e.p("sub.u64 %%t0, %%ib, 1")
+		e.p("setp.eq.u64 %%p0, %%xi, %%t0")
+		e.p("@%%p0 bra $Lerr%d", ErrCodeExit)
+		e.p("bra %s", label(a.innerExit))
+		fmt.Fprintf(&e.sb, "$Linner_exit:\n")
+		e.p("sub.u64 %%t0, %%ib, 1")
+		e.p("setp.ne.u64 %%p0, %%xi, %%t0")
+		e.p("@%%p0 bra $Lerr%d", ErrCodeExit)
+		e.p("bra %s", label(a.innerExit))
+		// The level's back edge: the next row, until count rows ran.
+		fmt.Fprintf(&e.sb, "$Linner_row:\n")
+		e.p("add.u64 %%idx, %%idx, 1")
+		e.p("ld.param.u64 %%t0, [count]")
+		e.p("setp.lt.u64 %%p0, %%idx, %%t0")
+		e.p("@%%p0 bra %s", label(a.n.Header))
+		e.p("bra $Ldone")
+	}
+	if a.inner != nil && !interchanged {
 		// Entering the inner loop from the outer body: move this thread to
 		// its inner iteration.
 		fmt.Fprintf(&e.sb, "$Linner_entry:\n")
@@ -394,6 +454,9 @@ func (e *emitter) target(to uint64) string {
 		}
 	}
 	if to == e.a.n.Header {
+		if e.a.n.Interchange {
+			return "$Linner_row"
+		}
 		return "$Ldone"
 	}
 	if _, ok := e.a.n.Blocks[to]; ok {

@@ -69,6 +69,12 @@ type Kernel struct {
 	// the values live at the inner header, advanced by x steps there.
 	TwoD         bool
 	InnerLiveIns []LiveIn
+	// Interchanged is set on the kernel of a Nest with Interchange (TwoD
+	// is set too: it takes the 2D parameters): a 1D launch over the inner
+	// level's iterations (LaunchInput.InnerMax threads), each thread
+	// running Count rows of the level in order from the first one's live
+	// values.
+	Interchanged bool
 }
 
 // LaunchPlan is how to shape a launch of the kernel.
@@ -127,6 +133,10 @@ func Generate(n *Nest) (*Kernel, error) {
 	if a.inner != nil {
 		k.TwoD, k.InnerLiveIns = true, a.innerLive
 		k.Plan.Reason = "2D: 16x16 tiles, x over the inner level, y over the outer level; a warp covers 16 consecutive inner iterations of two rows, so unit-stride accesses still fill whole 128-byte lines of 8-byte elements, and the two rows share the lines of any access that does not depend on the outer level (B[k][j] in a matmul), halving the lines a warp loads per multiply against 32x8; 256 threads per CTA"
+		if n.Interchange {
+			k.Interchanged = true
+			k.Plan.Reason = "interchanged: 1D over the inner level, each thread running the outer level's rows in order (consecutive threads touch consecutive elements of a row); 256 threads per CTA, 128 below 32768 columns"
+		}
 		k.Params = append(k.Params, Param{Name: "itrip0", Kind: ParamInnerTrip0}, Param{Name: "itripstep", Kind: ParamInnerTripStep})
 		for i, l := range a.innerLive {
 			k.Params = append(k.Params, Param{Name: "istep_" + paramName(l), Kind: ParamInnerStep, Index: i},

@@ -247,7 +247,10 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 		params[i] = binary.LittleEndian.AppendUint64(nil, v)
 	}
 	cfg := k.Plan.Config(in.Count)
-	if k.TwoD {
+	switch {
+	case k.Interchanged:
+		cfg = k.Plan.Config(in.InnerMax)
+	case k.TwoD:
 		cfg = k.Plan.Config2D(in.Count, in.InnerMax)
 	}
 	timer := startKernelTimer(ctx)

@@ -3,6 +3,7 @@ package ptxgen
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/gxbit/gxbit/gvinst"
@@ -24,6 +25,16 @@ type Nest struct {
 	// the outer body may not store to memory outside the inner loop.
 	Inner       uint64
 	InnerBlocks map[uint64]bool
+	// Interchange (with Inner) asks for the interchanged kernel instead:
+	// the level runs inside each thread, row by row in order, and thread
+	// x runs inner iteration x of every row (the schedule's "k moved
+	// inside j": gemm's C[i][j] += A[i][k]*B[k][j] over k in each thread).
+	// The level may carry dependences between rows, never between inner
+	// iterations (the caller proves that: package schedule); the inner
+	// loop must leave to one block, and nothing the outer body reads after
+	// the inner loop may be a value the inner loop writes (each thread
+	// skips the inner iterations that are not its own).
+	Interchange bool
 }
 
 // ErrNotOffloadable is wrapped by Generate's error when the nest cannot run
@@ -134,6 +145,8 @@ type analysis struct {
 	// 2D mapping: the inner level's blocks and live-in values.
 	inner     map[uint64]bool
 	innerLive []LiveIn
+	// innerExit is where the inner loop leaves to (interchanged kernel).
+	innerExit uint64
 }
 
 func key(block uint64, idx int) [2]int64 { return [2]int64{int64(block), int64(idx)} }
@@ -175,7 +188,74 @@ func analyze(n *Nest) (*analysis, error) {
 			return nil, err
 		}
 	}
+	if n.Interchange {
+		if err := a.checkInterchange(); err != nil {
+			return nil, err
+		}
+	}
 	return a, nil
+}
+
+// checkInterchange checks what the interchanged kernel needs beyond the
+// 2D one: the inner loop leaves to one block of the level, and the outer
+// body reads nothing after it that the inner loop writes.
+func (a *analysis) checkInterchange() error {
+	n := a.n
+	if n.Inner == 0 {
+		return reject(n.Header, "interchange: no inner level")
+	}
+	var outer, inner []uint64
+	for _, addr := range a.order {
+		if a.inner[addr] {
+			inner = append(inner, addr)
+		} else {
+			outer = append(outer, addr)
+		}
+	}
+	for _, addr := range inner {
+		for _, t := range n.Blocks[addr].Successors() {
+			if a.inner[t] {
+				continue
+			}
+			if a.innerExit != 0 && a.innerExit != t {
+				return reject(n.Blocks[addr].Insts[len(n.Blocks[addr].Insts)-1].X86, "interchange: the inner loop leaves to %#x and to %#x", a.innerExit, t)
+			}
+			a.innerExit = t
+		}
+	}
+	if a.innerExit == 0 || a.innerExit == n.Header {
+		return reject(n.Inner, "interchange: the inner loop has no exit into the level's body")
+	}
+	written := map[LiveIn]bool{}
+	for _, addr := range inner {
+		_, w := a.blockUse(addr)
+		for r := range w {
+			written[a.liveInOf(r)] = true
+		}
+	}
+	for _, l := range a.liveAt(a.innerExit, outer) {
+		k := l
+		k.Written = false
+		if written[k] {
+			return reject(n.Inner, "interchange: the level reads %s after the inner loop, which writes it", l)
+		}
+	}
+	return nil
+}
+
+// liveInOf names frame slot r (a guest slot or a private stack slot's
+// register) as a LiveIn, Written unset.
+func (a *analysis) liveInOf(r int) LiveIn {
+	if r < int(gvinst.NumGuestSlots) {
+		return LiveIn{Slot: gvinst.Reg(r)}
+	}
+	for o, i := range a.privIdx {
+		if int(gvinst.NumGuestSlots)+i == r {
+			b, d := privBaseOff(o)
+			return LiveIn{Stack: true, Base: b, Disp: d, Size: a.privSize[o]}
+		}
+	}
+	return LiveIn{Slot: gvinst.Reg(r)}
 }
 
 // check2D checks that the nest can map its inner level to x and finds the
@@ -331,6 +411,10 @@ func (a *analysis) findAccesses() error {
 		for _, b := range a.bases {
 			off[b] = privKeyOf(b, 0)
 		}
+		// flipped maps r to a when r = a^(1<<63): with SELECT c, r, a it
+		// is the lifter's check that an aligned SSE address is aligned
+		// (lift's aligned16), whose result is a when the access happens.
+		flipped := map[gvinst.Reg]gvinst.Reg{}
 		for i := range b.Insts {
 			in := &b.Insts[i]
 			if in.Op == gvinst.OpRepStos {
@@ -357,10 +441,21 @@ func (a *analysis) findAccesses() error {
 			}
 			if hasDst(in) {
 				delete(off, in.Dst)
+				delete(flipped, in.Dst)
 				if in.DstType().IsWide() {
 					delete(off, in.Dst+1)
 				}
 				switch in.Op {
+				case gvinst.OpXor:
+					if in.HasImm && in.Imm == math.MinInt64 {
+						flipped[in.Dst] = in.Src[0]
+					}
+				case gvinst.OpSelect:
+					if a, ok := flipped[in.Src[1]]; ok && a == in.Src[2] {
+						if o, ok := off[a]; ok {
+							off[in.Dst] = o
+						}
+					}
 				case gvinst.OpGet, gvinst.OpMov:
 					if in.Type.Size() == 8 {
 						if o, ok := off[in.Src[0]]; ok {

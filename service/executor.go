@@ -246,7 +246,9 @@ type Outcome struct {
 // it is produced (each write is one chunk in the job's output log). Execute
 // returns promptly once ctx is done, with an error wrapping ctx's error. An
 // error that wraps ErrMemoryLimit or ErrInstructionLimit ends the job as over
-// that limit; any other error fails the job with the error's text.
+// that limit; any other error fails the job with the error's text. With an
+// error, the Outcome's Stats still say what the guest executed before it
+// stopped (the metrics count it); the rest of the Outcome is ignored.
 type Executor interface {
 	Execute(ctx context.Context, job JobSpec, stdout, stderr io.Writer, progress ProgressFunc) (Outcome, error)
 }

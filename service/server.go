@@ -14,6 +14,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gxbit/gxbit/api"
+	"github.com/gxbit/gxbit/service/auth"
+	"github.com/gxbit/gxbit/service/store"
 )
 
 // Limits on the parts of a spec that are not uploads.
@@ -44,7 +46,7 @@ func (s *Server) rejected(err error) error {
 }
 
 // checkSpec validates a submission's spec and returns its effective limits.
-func (s *Server) checkSpec(spec *api.JobSpec) (Limits, error) {
+func (s *Server) checkSpec(ctx context.Context, spec *api.JobSpec) (Limits, error) {
 	if spec == nil {
 		return Limits{}, status.Error(codes.InvalidArgument, "the first message must carry the job spec")
 	}
@@ -84,6 +86,9 @@ func (s *Server) checkSpec(spec *api.JobSpec) (Limits, error) {
 		if spec.GetMode() != api.Mode_MODE_ACCELERATE {
 			return Limits{}, status.Errorf(codes.InvalidArgument, "spec.profile_job_id: only accelerate mode takes a profile, not %s", spec.GetMode())
 		}
+		if _, err := s.accessibleJob(ctx, id); err != nil {
+			return Limits{}, status.Errorf(status.Code(err), "spec.profile_job_id: %s", status.Convert(err).Message())
+		}
 		if _, err := s.m.profileOf(id); err != nil {
 			return Limits{}, err
 		}
@@ -101,7 +106,7 @@ func (s *Server) SubmitJob(stream api.JobService_SubmitJobServer) error {
 		return err
 	}
 	spec := first.GetSpec()
-	limits, err := s.checkSpec(spec)
+	limits, err := s.checkSpec(stream.Context(), spec)
 	if err != nil {
 		return s.rejected(err)
 	}
@@ -154,7 +159,11 @@ func (s *Server) SubmitJob(stream api.JobService_SubmitJobServer) error {
 	if spec.Gpu == api.GpuBackend_GPU_BACKEND_UNSPECIFIED {
 		spec.Gpu = gpuToAPI(s.m.cfg.DefaultGPU)
 	}
-	rec, err := s.m.submit(spec, limits, binary, stdin)
+	var owner string
+	if u, ok := auth.UserFrom(stream.Context()); ok {
+		owner = u.Name
+	}
+	rec, err := s.m.submit(spec, owner, limits, binary, stdin)
 	if err != nil {
 		return s.rejected(err)
 	}
@@ -168,42 +177,64 @@ func checkID(id string) error {
 	return nil
 }
 
+// mayAccess reports whether the caller may see and act on job rec: anyone
+// when the server checks no tokens, an admin always, a submit user only on
+// their own jobs.
+func mayAccess(ctx context.Context, rec *api.Job) error {
+	u, ok := auth.UserFrom(ctx)
+	if !ok || u.Role == auth.RoleAdmin || rec.GetOwner() == u.Name {
+		return nil
+	}
+	return status.Errorf(codes.PermissionDenied, "job %s belongs to another user; %s (role %s) may act only on their own jobs", rec.GetId(), u.Name, u.Role)
+}
+
+// accessibleJob returns the record of job id if the caller may act on it.
+func (s *Server) accessibleJob(ctx context.Context, id string) (*api.Job, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	rec, err := s.m.job(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := mayAccess(ctx, rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
 // WatchJob implements api.JobServiceServer.
 func (s *Server) WatchJob(req *api.WatchJobRequest, stream api.JobService_WatchJobServer) error {
-	if err := checkID(req.GetJobId()); err != nil {
+	if _, err := s.accessibleJob(stream.Context(), req.GetJobId()); err != nil {
 		return err
 	}
 	return s.m.watch(stream.Context(), req.GetJobId(), req.GetSkipPastOutput(), stream.Send)
 }
 
 // GetJob implements api.JobServiceServer.
-func (s *Server) GetJob(_ context.Context, req *api.GetJobRequest) (*api.Job, error) {
-	if err := checkID(req.GetJobId()); err != nil {
-		return nil, err
-	}
-	return s.m.job(req.GetJobId())
+func (s *Server) GetJob(ctx context.Context, req *api.GetJobRequest) (*api.Job, error) {
+	return s.accessibleJob(ctx, req.GetJobId())
 }
 
 // ListJobs implements api.JobServiceServer. Records of active jobs come from
 // the manager, so they are as fresh as GetJob's.
-func (s *Server) ListJobs(_ context.Context, req *api.ListJobsRequest) (*api.ListJobsResponse, error) {
+func (s *Server) ListJobs(ctx context.Context, req *api.ListJobsRequest) (*api.ListJobsResponse, error) {
 	size := int(req.GetPageSize())
 	if size == 0 {
 		size = defaultPage
 	}
 	size = min(size, maxPage)
-	var keep func(api.JobState) bool
-	if len(req.GetStates()) > 0 {
-		want := map[api.JobState]bool{}
-		for _, st := range req.GetStates() {
-			if _, ok := api.JobState_name[int32(st)]; !ok || st == api.JobState_JOB_STATE_UNSPECIFIED {
-				return nil, status.Errorf(codes.InvalidArgument, "states: unknown job state %d", int32(st))
-			}
-			want[st] = true
+	var filter store.Filter
+	for _, st := range req.GetStates() {
+		if _, ok := api.JobState_name[int32(st)]; !ok || st == api.JobState_JOB_STATE_UNSPECIFIED {
+			return nil, status.Errorf(codes.InvalidArgument, "states: unknown job state %d", int32(st))
 		}
-		keep = func(st api.JobState) bool { return want[st] }
+		filter.States = append(filter.States, st)
 	}
-	jobs, next, err := s.m.store.List(keep, size, req.GetPageToken())
+	if u, ok := auth.UserFrom(ctx); ok && u.Role != auth.RoleAdmin {
+		filter.Owner = u.Name
+	}
+	jobs, next, err := s.m.store.List(filter, size, req.GetPageToken())
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "%v", err)
 	}
@@ -216,8 +247,8 @@ func (s *Server) ListJobs(_ context.Context, req *api.ListJobsRequest) (*api.Lis
 }
 
 // CancelJob implements api.JobServiceServer.
-func (s *Server) CancelJob(_ context.Context, req *api.CancelJobRequest) (*api.Job, error) {
-	if err := checkID(req.GetJobId()); err != nil {
+func (s *Server) CancelJob(ctx context.Context, req *api.CancelJobRequest) (*api.Job, error) {
+	if _, err := s.accessibleJob(ctx, req.GetJobId()); err != nil {
 		return nil, err
 	}
 	return s.m.cancel(req.GetJobId())
@@ -231,7 +262,7 @@ func (s *Server) GetArtifact(req *api.GetArtifactRequest, stream api.JobService_
 	if err := checkArtifactName(req.GetName()); err != nil {
 		return status.Errorf(codes.InvalidArgument, "name: %v", err)
 	}
-	rec, err := s.m.job(req.GetJobId())
+	rec, err := s.accessibleJob(stream.Context(), req.GetJobId())
 	if err != nil {
 		return err
 	}

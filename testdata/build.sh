@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # build.sh builds every C program under testdata/corpus/ and testdata/loops/
-# in every build mode, for gxbit's differential tests.
+# (or the suites named with -s) in every build mode, for gxbit's
+# differential tests.
 #
-# Usage: build.sh [-j JOBS] [-m MODE]... [OUTDIR [NAME...]]
+# Usage: build.sh [-j JOBS] [-m MODE]... [-s SUITE]... [OUTDIR [NAME...]]
 #
 #   OUTDIR  build directory (default: testdata/build next to this script)
 #   NAME    build only these programs (default: all of them)
 #   -j      parallel compiler jobs (default: number of CPUs)
 #   -m      build only this mode; may be repeated (default: all modes)
+#   -s      build only this suite: corpus, loops or nests; may be repeated
+#           (default: corpus and loops; nests, issue 10's loop-nest corpus,
+#           is built only when named, into a build directory of its own)
 #
 # Modes (directory names under OUTDIR):
 #   O0-static O2-static O3-static              gcc -static
@@ -17,7 +21,7 @@
 #
 # Binaries land in OUTDIR/MODE/NAME (e.g. build/O2-static/matmul). The
 # sources with their .args and .verdict files are mirrored to
-# OUTDIR/src/corpus/ and OUTDIR/src/loops/, so OUTDIR is self-contained.
+# OUTDIR/src/SUITE/ (src/corpus/, src/loops/), so OUTDIR is self-contained.
 #
 # The build is incremental: each binary has a NAME.key file holding its
 # source's hash, its compile flags and the compiler's version; a binary whose
@@ -29,10 +33,20 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 want_modes=()
-while getopts "j:m:h" opt; do
+suites=()
+while getopts "j:m:s:h" opt; do
 	case $opt in
 	j) jobs=$OPTARG ;;
 	m) want_modes+=("$OPTARG") ;;
+	s)
+		case $OPTARG in
+		corpus | loops | nests) suites+=("$OPTARG") ;;
+		*)
+			echo "build.sh: unknown suite '$OPTARG' (have: corpus loops nests)" >&2
+			exit 1
+			;;
+		esac
+		;;
 	h)
 		sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
 		exit 0
@@ -44,6 +58,7 @@ shift $((OPTIND - 1))
 out=${1:-$here/build}
 [ $# -gt 0 ] && shift
 names=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(corpus loops)
 
 CC=${CC:-gcc}
 MUSL_CC=${MUSL_CC:-musl-gcc}
@@ -73,7 +88,7 @@ fi
 
 # Collect programs as "suite name" pairs.
 progs=()
-for suite in corpus loops; do
+for suite in "${suites[@]}"; do
 	for src in "$here/$suite"/*.c; do
 		[ -e "$src" ] || continue
 		n=$(basename "$src" .c)
@@ -99,7 +114,7 @@ if [ ${#names[@]} -gt 0 ] && [ ${#progs[@]} -eq 0 ]; then
 	exit 1
 fi
 
-mkdir -p "$out/src/corpus" "$out/src/loops"
+for suite in "${suites[@]}"; do mkdir -p "$out/src/$suite"; done
 for m in "${modes[@]}"; do mkdir -p "$out/$m"; done
 
 # Mirror sources and side files, touching only what changed.
@@ -117,7 +132,7 @@ done
 
 # On a full build, forget programs that left the source tree.
 if [ ${#names[@]} -eq 0 ]; then
-	for suite in corpus loops; do
+	for suite in "${suites[@]}"; do
 		for f in "$out/src/$suite"/*.c; do
 			[ -e "$f" ] || continue
 			n=$(basename "$f" .c)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/pipeline"
 	"github.com/gxbit/gxbit/profile"
 )
@@ -26,6 +27,7 @@ func cmdAccelerate(args []string) int {
 	ptxDir := fs.String("ptx-dir", "", "write every generated kernel to DIR/<entry>.ptx")
 	reportPath := fs.String("report", "", "write the per-hot-spot report as JSON to this file")
 	minIters := fs.Uint64("min-iterations", 0, "least iterations worth a launch (0: the default)")
+	always := fs.Bool("always-offload", false, "launch whenever the guards pass, even where the cost model says the CPU is faster")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -59,7 +61,7 @@ func cmdAccelerate(args []string) int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	res, rep, err := pipeline.Accelerate(ctx, cfg, pipeline.AccelOptions{Profile: prof, Driver: drv, PTXDir: *ptxDir, MinIterations: *minIters})
+	res, rep, err := pipeline.Accelerate(ctx, cfg, accel.Options{Profile: prof, Driver: drv, PTXDir: *ptxDir, MinIterations: *minIters, AlwaysOffload: *always})
 	if err != nil {
 		return loadError(err)
 	}
@@ -73,7 +75,7 @@ func cmdAccelerate(args []string) int {
 		}
 	}
 	if g.stats {
-		fmt.Fprint(os.Stderr, pipeline.FormatReport(rep))
+		fmt.Fprint(os.Stderr, accel.FormatReport(rep))
 	}
 	return finish(res, g.stats)
 }

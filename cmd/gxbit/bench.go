@@ -46,6 +46,11 @@ flags:`)
 		return 2
 	}
 	prog, pargs := fs.Arg(0), fs.Args()[1:]
+	path, err := findProgram(prog)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gxbit bench: %v\n", err)
+		return 2
+	}
 	stdin, err := readStdin()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gxbit bench: %v\n", err)
@@ -53,13 +58,13 @@ flags:`)
 	}
 	var native, under []benchRun
 	for i := 0; i < *n; i++ {
-		nr, err := benchNative(prog, pargs, stdin)
+		nr, err := benchNative(path, prog, pargs, stdin)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "gxbit bench: native run: %v\n", err)
 			return 1
 		}
 		native = append(native, nr)
-		gr, err := benchGxbit(prog, pargs, stdin)
+		gr, err := benchGxbit(path, prog, pargs, stdin)
 		if err != nil {
 			return loadError(err)
 		}
@@ -84,8 +89,10 @@ func readStdin() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-func benchNative(prog string, args []string, stdin []byte) (benchRun, error) {
-	cmd := exec.Command(prog, args...)
+// benchNative runs the program at path natively, with argv[0] prog.
+func benchNative(path, prog string, args []string, stdin []byte) (benchRun, error) {
+	cmd := exec.Command(path, args...)
+	cmd.Args[0] = prog
 	cmd.Stdin = bytes.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -106,10 +113,12 @@ func benchNative(prog string, args []string, stdin []byte) (benchRun, error) {
 	return r, nil
 }
 
-func benchGxbit(prog string, args []string, stdin []byte) (benchRun, error) {
+// benchGxbit runs the program at path under gxbit, with argv[0] prog, in
+// the working directory the native run has.
+func benchGxbit(path, prog string, args []string, stdin []byte) (benchRun, error) {
 	var out, errb bytes.Buffer
-	cfg := pipeline.Config{Path: prog, Args: append([]string{prog}, args...), Env: os.Environ(),
-		Stdin: bytes.NewReader(stdin), Stdout: &out, Stderr: &errb}
+	cfg := pipeline.Config{Path: path, Args: append([]string{prog}, args...), Env: os.Environ(),
+		Stdin: bytes.NewReader(stdin), Stdout: &out, Stderr: &errb, Cwd: pipeline.GuestCwd("/")}
 	start := time.Now()
 	res, err := pipeline.Run(context.Background(), cfg)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gxbit/gxbit/pipeline"
 	"github.com/gxbit/gxbit/profile"
+	"github.com/gxbit/gxbit/schedule"
 )
 
 // cmdProfile implements "gxbit profile": run a program with phase 1's
@@ -115,6 +116,18 @@ func printProfile(path string) int {
 	if err := profile.WriteText(os.Stdout, f); err != nil {
 		fmt.Fprintf(os.Stderr, "gxbit profile: %v\n", err)
 		return 1
+	}
+	fmt.Println("\nschedules (phase 2's plan for each hot spot with a parallel loop):")
+	for i := range f.HotSpots {
+		hs := &f.HotSpots[i]
+		if hs.Verdict == profile.VerdictRejected {
+			continue
+		}
+		s := schedule.Build(hs)
+		if len(s.Kernels) == 0 {
+			continue
+		}
+		fmt.Printf("\nhot spot %d: %s", hs.ID, schedule.Format(s))
 	}
 	return 0
 }

@@ -5,8 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
+	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/pipeline"
+	"github.com/gxbit/gxbit/profile"
+	"github.com/gxbit/gxbit/schedule"
 )
 
 // cmdPtxGen is "gxbit ptx gen": print the kernels phase 2 would generate
@@ -40,12 +44,15 @@ func cmdPtxGen(args []string) int {
 	}
 	defer g.Close()
 	status := 0
-	ks := pipeline.GenerateKernels(g, prof)
+	ks := accel.GenerateKernels(g.Lifter, prof)
 	if len(ks) == 0 {
 		fmt.Fprintln(os.Stderr, "gxbit ptx gen: the profile has no parallel hot spot")
 		return 1
 	}
 	for _, k := range ks {
+		if k.Schedule != "" {
+			fmt.Printf("%s\n// %s\n", commentLines(k.Schedule), k.ScheduleNote)
+		}
 		if k.Err != nil {
 			fmt.Printf("// hot spot %#x (%s): not offloadable: %v\n\n", k.Entry, k.Function, k.Err)
 			status = 1
@@ -61,5 +68,21 @@ func cmdPtxGen(args []string) int {
 			fmt.Println(k2.PTX)
 		}
 	}
+	// Nests phase 2 does not offload whose model still gives kernels
+	// (a loop that is parallel once distributed or interchanged).
+	for i := range prof.HotSpots {
+		hs := &prof.HotSpots[i]
+		if hs.Verdict == profile.VerdictParallel || hs.Verdict == profile.VerdictRejected {
+			continue
+		}
+		if s := schedule.Build(hs); len(s.Kernels) > 0 {
+			fmt.Printf("%s\n// phase 2 offloads nothing of it: no loop is parallel as the x86 code nests them, and kernels generated from the model are not built yet\n\n", commentLines(schedule.Format(s)))
+		}
+	}
 	return status
+}
+
+// commentLines turns text into PTX comment lines.
+func commentLines(text string) string {
+	return "// " + strings.ReplaceAll(strings.TrimRight(text, "\n"), "\n", "\n// ")
 }

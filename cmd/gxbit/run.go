@@ -6,12 +6,16 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
+	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/loader"
 	"github.com/gxbit/gxbit/pipeline"
 )
@@ -42,8 +46,29 @@ func (g *guestFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.engine, "engine", pipeline.DefaultEngine, "CPU engine: jit (compiled code, linux/amd64) or interp (the interpreter)")
 }
 
-// config builds the pipeline configuration for PROG ARGS....
+// findProgram finds the program a command was given as a shell does: a
+// name with a slash is a path, used as it is; a bare name is looked up in
+// $PATH (exec.LookPath, with a match through "." in $PATH accepted as a
+// shell accepts it).
+func findProgram(name string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	p, err := exec.LookPath(name)
+	if errors.Is(err, exec.ErrDot) {
+		err = nil
+	}
+	return p, err
+}
+
+// config builds the pipeline configuration for PROG ARGS...: PROG is found
+// as a shell finds it (findProgram) and keeps its name as argv[0]; the
+// guest starts in the host's working directory as seen inside the root.
 func (g *guestFlags) config(prog string, args []string) (pipeline.Config, error) {
+	path, err := findProgram(prog)
+	if err != nil {
+		return pipeline.Config{}, err
+	}
 	mem, err := parseSize(g.maxMem)
 	if err != nil {
 		return pipeline.Config{}, fmt.Errorf("--max-mem: %w", err)
@@ -58,11 +83,33 @@ func (g *guestFlags) config(prog string, args []string) (pipeline.Config, error)
 		tty[i] = term.IsTerminal(i)
 	}
 	return pipeline.Config{
-		Path: prog, Args: append([]string{prog}, args...), Env: os.Environ(),
+		Path: path, Args: append([]string{prog}, args...), Env: os.Environ(),
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, TTY: tty,
-		Root: g.root, Writable: g.writable, Sysroot: g.sysroot,
+		Root: g.root, Writable: g.writable, Sysroot: g.sysroot, Cwd: pipeline.GuestCwd(g.root),
+		Files:  inheritedFiles(),
 		MaxMem: mem, MaxInsns: g.maxInsns, Engine: g.engine,
 	}, nil
+}
+
+// inheritedFiles are the descriptors above 2 gxbit inherited open (not
+// close-on-exec), as a shell's process substitution (<(cmd)) leaves them.
+// The guest inherits them too, as it would when run natively.
+func inheritedFiles() map[int]*os.File {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return nil
+	}
+	files := map[int]*os.File{}
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n < 3 {
+			continue
+		}
+		if flags, err := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
+			files[n] = os.NewFile(uintptr(n), fmt.Sprintf("/dev/fd/%d", n))
+		}
+	}
+	return files
 }
 
 func parseSize(s string) (uint64, error) {
@@ -88,7 +135,7 @@ func loadError(err error) int {
 	fmt.Fprintf(os.Stderr, "gxbit: %v\n", err)
 	var fe *loader.FormatError
 	var pe *os.PathError
-	if errors.As(err, &fe) || errors.As(err, &pe) || errors.Is(err, pipeline.ErrProfileMismatch) {
+	if errors.As(err, &fe) || errors.As(err, &pe) || errors.Is(err, accel.ErrProfileMismatch) {
 		return 2
 	}
 	return 1
@@ -143,6 +190,7 @@ func cmdRun(args []string) int {
 	g.register(fs)
 	accel := fs.Bool("accelerate", false, "profile the first part of the run (phase 1) and offload the parallel loop nests of the rest (phase 2)")
 	gpuName := fs.String("gpu", "sim", "with --accelerate: GPU back end, sim, cuda or auto")
+	always := fs.Bool("always-offload", false, "with --accelerate: launch whenever the guards pass, even where the cost model says the CPU is faster")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -161,7 +209,7 @@ func cmdRun(args []string) int {
 	ctx, stop := signalContext()
 	defer stop()
 	if *accel {
-		return runAccelerated(ctx, cfg, *gpuName, g.stats)
+		return runAccelerated(ctx, cfg, *gpuName, *always, g.stats)
 	}
 	res, err := pipeline.Run(ctx, cfg)
 	if err != nil {
@@ -171,13 +219,13 @@ func cmdRun(args []string) int {
 }
 
 // runAccelerated is gxbit run --accelerate: phase 1 and phase 2 in one run.
-func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, stats bool) int {
+func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, always, stats bool) int {
 	drv, err := pipeline.OpenGPU(gpuName)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
 		return 2
 	}
-	res, on, err := pipeline.RunOnline(ctx, cfg, pipeline.OnlineOptions{Driver: drv})
+	res, on, err := pipeline.RunOnline(ctx, cfg, pipeline.OnlineOptions{Driver: drv, AlwaysOffload: always})
 	if err != nil {
 		return loadError(err)
 	}

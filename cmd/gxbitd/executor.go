@@ -11,6 +11,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/pipeline"
 	"github.com/gxbit/gxbit/profile"
@@ -19,20 +20,39 @@ import (
 )
 
 // executor runs jobs over the gxbit pipeline. Each job's guest sees the
-// host file system read-only, without the daemon's data directory.
+// host directory --guest-root read-only, without the daemon's data
+// directory (which holds the job database and every job's scratch
+// directory). Each job gets a private scratch directory, mode 0700, for
+// the files the translator writes (generated kernels), removed at its end.
 type executor struct {
-	hide    []string
+	root    string     // the guests' "/" on the host
+	hide    []string   // the data and scratch directories, on the host
+	scratch string     // the parent of the jobs' scratch directories
 	cuda    gpu.Driver // the real GPU, shared by all jobs; nil without one
 	cudaErr error      // why there is none
 }
 
 // newExecutor returns the service.Executor over the translator pipeline.
 func newExecutor(cfg daemon.Config) (service.Executor, error) {
-	abs, err := filepath.Abs(cfg.DataDir)
+	root, err := filepath.Abs(cfg.GuestRoot)
+	if err != nil {
+		return nil, fmt.Errorf("--guest-root: %w", err)
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("--guest-root %s is not a directory", cfg.GuestRoot)
+	}
+	scratch, err := filepath.Abs(cfg.ScratchDir())
 	if err != nil {
 		return nil, err
 	}
-	e := &executor{hide: []string{abs}}
+	e := &executor{root: root, scratch: scratch}
+	data, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	// The sandbox hides them by identity, through any alias, inside the
+	// guest root or not.
+	e.hide = []string{data, scratch}
 	e.cuda, e.cudaErr = pipeline.OpenGPU("cuda")
 	return e, nil
 }
@@ -43,10 +63,15 @@ func (e *executor) Execute(ctx context.Context, job service.JobSpec, stdout, std
 	if len(job.Argv) > 0 && job.Argv[0] != "" {
 		name = filepath.Base(job.Argv[0])
 	}
+	scratch, err := os.MkdirTemp(e.scratch, "job-"+job.ID+"-")
+	if err != nil {
+		return service.Outcome{}, fmt.Errorf("the job's scratch directory: %w", err)
+	}
+	defer os.RemoveAll(scratch)
 	cfg := pipeline.Config{
 		Path: name, Binary: job.Binary, Args: job.Argv, Env: job.Env,
 		Stdin: bytes.NewReader(job.Stdin), Stdout: stdout, Stderr: stderr,
-		Hide: e.hide, MaxMem: job.Limits.MemoryBytes, MaxInsns: job.Limits.Instructions,
+		Root: e.root, Hide: e.hide, MaxMem: job.Limits.MemoryBytes, MaxInsns: job.Limits.Instructions,
 	}
 	progress(service.Progress{Phase: service.PhaseLoad})
 	switch job.Mode {
@@ -63,7 +88,7 @@ func (e *executor) Execute(ctx context.Context, job service.JobSpec, stdout, std
 		if err != nil {
 			return service.Outcome{}, fmt.Errorf("the profile: %w", err)
 		}
-		return e.accelerate(ctx, cfg, job.GPU, f, stderr, progress, nil)
+		return e.accelerate(ctx, cfg, scratch, job.GPU, f, stderr, progress, nil)
 	case service.ModeBoth:
 		// Phase 1's run only finds the hot spots; the guest's output comes
 		// from the accelerated run.
@@ -72,15 +97,17 @@ func (e *executor) Execute(ctx context.Context, job service.JobSpec, stdout, std
 		quiet.Stdin = bytes.NewReader(job.Stdin)
 		pout, f, err := e.profile(ctx, quiet, io.Discard, progress)
 		if err != nil {
-			return service.Outcome{}, err
+			return pout, err
 		}
-		return e.accelerate(ctx, cfg, job.GPU, f, stderr, progress, &pout)
+		return e.accelerate(ctx, cfg, scratch, job.GPU, f, stderr, progress, &pout)
 	}
 	return service.Outcome{}, fmt.Errorf("unknown mode %s", job.Mode)
 }
 
 // limitErr turns a run that hit a limit into the error the job manager
-// expects, and reports the diagnosis of a faulting guest on its stderr.
+// expects, and reports the diagnosis of a faulting guest on its stderr. The
+// callers still return the run's stats with the error, so that the metrics
+// count the instructions of jobs stopped at a limit or cancelled.
 func limitErr(ctx context.Context, res *pipeline.Result, stderr io.Writer) error {
 	switch res.Outcome {
 	case pipeline.OverBudget:
@@ -104,7 +131,7 @@ func (e *executor) profile(ctx context.Context, cfg pipeline.Config, stderr io.W
 	}
 	wall := time.Since(start)
 	if err := limitErr(ctx, res, stderr); err != nil {
-		return service.Outcome{}, nil, err
+		return outcomeOf(res), nil, err
 	}
 	var pf, report bytes.Buffer
 	if err := profile.Write(&pf, f); err != nil {
@@ -128,33 +155,35 @@ func (e *executor) profile(ctx context.Context, cfg pipeline.Config, stderr io.W
 	return out, f, nil
 }
 
-// accelerate runs phase 2 with profile f. before, for mode both, is the
-// outcome of the profiling run, whose artifacts and phase time it keeps.
-func (e *executor) accelerate(ctx context.Context, cfg pipeline.Config, choice service.GPU, f *profile.File, stderr io.Writer, progress service.ProgressFunc, before *service.Outcome) (service.Outcome, error) {
+// accelerate runs phase 2 with profile f, writing the kernels under the
+// job's scratch directory. before, for mode both, is the outcome of the
+// profiling run, whose artifacts and phase time it keeps.
+func (e *executor) accelerate(ctx context.Context, cfg pipeline.Config, scratch string, choice service.GPU, f *profile.File, stderr io.Writer, progress service.ProgressFunc, before *service.Outcome) (service.Outcome, error) {
 	drv, err := e.driver(choice)
 	if err != nil {
 		return service.Outcome{}, err
 	}
-	ptxDir, err := os.MkdirTemp("", "gxbitd-ptx-")
-	if err != nil {
-		return service.Outcome{}, err
+	ptxDir := filepath.Join(scratch, "ptx")
+	if err := os.Mkdir(ptxDir, 0o700); err != nil {
+		return service.Outcome{}, fmt.Errorf("the job's kernel directory: %w", err)
 	}
-	defer os.RemoveAll(ptxDir)
 	progress(service.Progress{Phase: service.PhaseAccelerate})
 	start := time.Now()
-	res, rep, err := pipeline.Accelerate(ctx, cfg, pipeline.AccelOptions{Profile: f, Driver: drv, PTXDir: ptxDir})
+	res, rep, err := pipeline.Accelerate(ctx, cfg, accel.Options{Profile: f, Driver: drv, PTXDir: ptxDir})
 	if err != nil {
 		return service.Outcome{}, err
 	}
 	wall := time.Since(start)
-	if err := limitErr(ctx, res, stderr); err != nil {
-		return service.Outcome{}, err
-	}
 	out := outcomeOf(res)
+	if before != nil {
+		out.Stats.GuestInstructions += before.Stats.GuestInstructions
+	}
+	if err := limitErr(ctx, res, stderr); err != nil {
+		return service.Outcome{Stats: service.Stats{GuestInstructions: out.Stats.GuestInstructions}}, err
+	}
 	if before != nil {
 		out.Artifacts = before.Artifacts
 		out.Stats.Phases = before.Stats.Phases
-		out.Stats.GuestInstructions += before.Stats.GuestInstructions
 	}
 	out.Stats.Phases = append(out.Stats.Phases, service.PhaseTime{Phase: service.PhaseAccelerate, Duration: wall})
 	out.Stats.GPUBackend = drv.Name()
@@ -242,7 +271,7 @@ func (e *executor) run(ctx context.Context, cfg pipeline.Config, stderr io.Write
 	}
 	wall := time.Since(start)
 	if err := limitErr(ctx, res, stderr); err != nil {
-		return service.Outcome{}, err
+		return outcomeOf(res), err
 	}
 	out := outcomeOf(res)
 	out.Stats.CPUEngineTime = wall

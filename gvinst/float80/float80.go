@@ -25,6 +25,23 @@
 // this package by exactly 1 ulp on a few per cent of arguments (measured by
 // the package's differential tests; never by more than 1 ulp).
 //
+// # The reference CPU
+//
+// The package gives the same result on every host: it is pure Go and never
+// asks the host FPU. Where x87 implementations disagree, it follows one
+// reference, an Intel x87 (the recorded answers come from an Intel Xeon):
+// its status word (C1 as "rounded up",
+// the tiny-argument shortcuts, the underflow boundary) and, within the
+// 1-ulp bound above, its transcendental results. AMD's x87 rounds some
+// transcendental results the other way (1 ulp, on 2 to 20 per cent of
+// arguments), sets C1 differently, and returns denormal results where
+// Intel rounds up to the smallest normal; gxbit does not follow it.
+// testdata/x87_reference.txt holds 6,400 transcendental cases with the
+// reference CPU's answers; TestTranscendentalReference checks the package
+// against them on any host, and TestDifferentialTranscendental checks
+// against the host FPU fully only on the reference vendor, elsewhere within
+// the 1-ulp bound.
+//
 // RATIONALE: the interpreter needs results that are identical to a real x87,
 // because libc prints long doubles digit by digit from them; a float64
 // stand-in prints wrong digits. Exactness for the basic operations comes from

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -35,11 +36,15 @@ func (r refResult) String() string {
 }
 
 // buildRef compiles testdata/x87ref.c with gcc, skipping the test when the
-// host cannot run x87 code or has no C compiler.
+// host cannot run x87 code or has no C compiler. GXBIT_X87REF names an
+// x87ref built already (to record the reference on a machine without gcc).
 func buildRef(t *testing.T) string {
 	t.Helper()
 	if runtime.GOARCH != "amd64" {
 		t.Skipf("host is %s: the x87 reference needs amd64", runtime.GOARCH)
+	}
+	if bin := os.Getenv("GXBIT_X87REF"); bin != "" {
+		return bin
 	}
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
@@ -476,4 +481,77 @@ func TestDifferentialUnderflowBoundary(t *testing.T) {
 		}
 	}
 	t.Logf("%d boundary cases, %d mismatches", len(cases), bad)
+}
+
+// referenceVendor is the CPUID vendor of the reference CPU whose x87 the
+// package reproduces (doc.go).
+const referenceVendor = "GenuineIntel"
+
+// hostVendor is the host processor's vendor string from /proc/cpuinfo, or
+// "" when it cannot be read.
+func hostVendor() string {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "vendor_id" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// hostModel is the host processor's model name from /proc/cpuinfo.
+func hostModel() string {
+	data, _ := os.ReadFile("/proc/cpuinfo")
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+// writeTransRecord writes cases and the host's answers, one per line:
+// "op cw a b = r1 r2 sw", every value in hex as the x87ref program reads
+// and prints them.
+func writeTransRecord(path string, cases []refCase, want []refResult) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# x87 transcendental results recorded on %s (%s) by\n", hostModel(), hostVendor())
+	fmt.Fprintf(&b, "# GXBIT_X87_RECORD=FILE go test ./gvinst/float80 -run TestDifferentialTranscendental\n")
+	fmt.Fprintf(&b, "# op cw a b = r1 r2 sw (TOP masked out)\n")
+	for i, c := range cases {
+		w := want[i]
+		fmt.Fprintf(&b, "%s %04x %04x:%016x %04x:%016x = %04x:%016x %04x:%016x %04x\n",
+			c.op, c.cw, c.a.SignExp, c.a.Mant, c.b.SignExp, c.b.Mant,
+			w.r1.SignExp, w.r1.Mant, w.r2.SignExp, w.r2.Mant, w.sw)
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// readTransRecord reads a file written by writeTransRecord.
+func readTransRecord(path string) ([]refCase, []refResult, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cases []refCase
+	var res []refResult
+	for n, line := range strings.Split(string(data), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		var c refCase
+		var r refResult
+		_, err := fmt.Sscanf(line, "%s %x %x:%x %x:%x = %x:%x %x:%x %x", &c.op, &c.cw,
+			&c.a.SignExp, &c.a.Mant, &c.b.SignExp, &c.b.Mant,
+			&r.r1.SignExp, &r.r1.Mant, &r.r2.SignExp, &r.r2.Mant, &r.sw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s:%d: %v", path, n+1, err)
+		}
+		cases = append(cases, c)
+		res = append(res, r)
+	}
+	return cases, res, nil
 }

@@ -36,6 +36,11 @@ type BuildOptions struct {
 	// Jobs is the number of parallel compiler jobs (default: build.sh's,
 	// the number of CPUs).
 	Jobs int
+	// Suites limits the build to these suites (default: build.sh's,
+	// SuiteCorpus and SuiteLoops). Build SuiteNests into a directory of
+	// its own: Programs lists every suite with sources in the directory and
+	// requires a binary for each.
+	Suites []Suite
 }
 
 // ScriptPath returns the path of testdata/build.sh, found beside this
@@ -103,6 +108,9 @@ func BuildInto(ctx context.Context, out string, opts BuildOptions) error {
 	}
 	for _, m := range opts.Modes {
 		args = append(args, "-m", m)
+	}
+	for _, s := range opts.Suites {
+		args = append(args, "-s", string(s))
 	}
 	args = append(args, out)
 	args = append(args, opts.Names...)

@@ -1,5 +1,6 @@
 // Package corpus is test support for gxbit: it builds the C programs under
-// testdata/corpus/ and testdata/loops/ with testdata/build.sh, lists the
+// testdata/corpus/, testdata/loops/ and testdata/nests/ with
+// testdata/build.sh, lists the
 // built binaries with the arguments, standard input and environment each one
 // runs with, runs them natively, and compares the outputs of two runs byte
 // for byte.
@@ -11,7 +12,9 @@
 //
 // Each program NAME.c may have a side file NAME.args (see ParseArgs) saying
 // how to run it, and each program under loops/ has a NAME.verdict file (see
-// ParseVerdicts) with the expected verdict of each of its loop nests.
+// ParseVerdicts) with the expected verdict of each of its loop nests. The
+// nests programs share one file of expected verdicts and schedules,
+// testdata/nests/expect.json (see ReadNestExpectations).
 package corpus
 
 import (
@@ -22,7 +25,7 @@ import (
 // Suite names the folder of testdata a program comes from.
 type Suite string
 
-// The two suites of programs.
+// The suites of programs.
 const (
 	// SuiteCorpus holds small programs exercising the whole x86-64 and libc
 	// surface; they run with fixed inputs.
@@ -30,10 +33,15 @@ const (
 	// SuiteLoops holds loop-kernel programs for profiling and acceleration;
 	// each takes its problem size from argv and has a .verdict file.
 	SuiteLoops Suite = "loops"
+	// SuiteNests holds issue 10's loop-nest programs (numerical kernels in
+	// the shapes real codes have); each takes its sizes from argv and is
+	// described in testdata/nests/expect.json. build.sh builds them only
+	// when asked (-s nests), into a build directory of their own.
+	SuiteNests Suite = "nests"
 )
 
 // Suites returns the suites in the order build.sh builds them.
-func Suites() []Suite { return []Suite{SuiteCorpus, SuiteLoops} }
+func Suites() []Suite { return []Suite{SuiteCorpus, SuiteLoops, SuiteNests} }
 
 // Mode describes one way build.sh compiles and links every program.
 type Mode struct {

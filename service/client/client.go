@@ -6,6 +6,8 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +17,7 @@ import (
 
 	"golang.org/x/term"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -93,6 +96,7 @@ func (o IO) getenv(k string) string {
 type common struct {
 	server string
 	json   bool
+	conn   Connection
 }
 
 func (c *common) register(fs *flag.FlagSet, o IO) {
@@ -102,7 +106,83 @@ func (c *common) register(fs *flag.FlagSet, o IO) {
 	}
 	fs.StringVar(&c.server, "server", def, "gxbitd gRPC `address` (default $GXBIT_SERVER, else "+DefaultServer+")")
 	fs.BoolVar(&c.json, "json", false, "print JSON for scripts")
+	fs.StringVar(&c.conn.Token, "token", o.getenv("GXBIT_TOKEN"), "the `token` gxbitd knows you by (default $GXBIT_TOKEN); implies TLS")
+	fs.StringVar(&c.conn.CA, "ca", o.getenv("GXBIT_CA"), "PEM `file` of the CA that signed the server's certificate (default $GXBIT_CA, else the system's roots); implies TLS")
+	fs.StringVar(&c.conn.Cert, "cert", o.getenv("GXBIT_CERT"), "PEM `file` of a client certificate, for a server that asks for one (default $GXBIT_CERT); implies TLS")
+	fs.StringVar(&c.conn.Key, "key", o.getenv("GXBIT_KEY"), "PEM `file` of the client certificate's key (default $GXBIT_KEY)")
+	fs.BoolVar(&c.conn.InsecurePlaintext, "insecure-plaintext", false, "talk plaintext even with a token (the token then crosses the network in the clear)")
 }
+
+// Connection says how to reach gxbitd: plaintext by default, TLS whenever
+// a CA, a client certificate or a token is given (unless InsecurePlaintext).
+type Connection struct {
+	// Token is sent as "authorization: Bearer TOKEN" on every call.
+	Token string
+	// CA is a PEM file of the CA to trust for the server's certificate;
+	// empty trusts the system's roots.
+	CA string
+	// Cert and Key are a client certificate and its key, for mutual TLS.
+	Cert, Key string
+	// InsecurePlaintext forces plaintext.
+	InsecurePlaintext bool
+}
+
+// TLS reports whether the connection uses TLS.
+func (c Connection) TLS() bool {
+	return !c.InsecurePlaintext && (c.Token != "" || c.CA != "" || c.Cert != "")
+}
+
+// DialOptions returns the gRPC options of the connection.
+func (c Connection) DialOptions() ([]grpc.DialOption, error) {
+	if (c.Cert == "") != (c.Key == "") {
+		return nil, errors.New("--cert and --key go together")
+	}
+	if c.InsecurePlaintext && (c.CA != "" || c.Cert != "") {
+		return nil, errors.New("--insecure-plaintext contradicts --ca and --cert")
+	}
+	var opts []grpc.DialOption
+	if !c.TLS() {
+		opts = append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	} else {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+		if c.CA != "" {
+			pem, err := os.ReadFile(c.CA)
+			if err != nil {
+				return nil, fmt.Errorf("--ca: %w", err)
+			}
+			cfg.RootCAs = x509.NewCertPool()
+			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("--ca %s holds no PEM certificate", c.CA)
+			}
+		}
+		if c.Cert != "" {
+			cert, err := tls.LoadX509KeyPair(c.Cert, c.Key)
+			if err != nil {
+				return nil, fmt.Errorf("--cert and --key: %w", err)
+			}
+			cfg.Certificates = []tls.Certificate{cert}
+		}
+		opts = append(opts, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))
+	}
+	if c.Token != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(bearerToken{token: c.Token, secure: c.TLS()}))
+	}
+	return opts, nil
+}
+
+// bearerToken sends a token with every call.
+type bearerToken struct {
+	token  string
+	secure bool
+}
+
+// GetRequestMetadata implements credentials.PerRPCCredentials.
+func (b bearerToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + b.token}, nil
+}
+
+// RequireTransportSecurity implements credentials.PerRPCCredentials.
+func (b bearerToken) RequireTransportSecurity() bool { return b.secure }
 
 func newFlagSet(name, usage string, o IO) *flag.FlagSet {
 	fs := flag.NewFlagSet("gxbit "+name, flag.ContinueOnError)
@@ -143,8 +223,12 @@ func usageStatus(err error) int {
 }
 
 // dial connects to the gxbitd at addr.
-func dial(addr string) (api.JobServiceClient, func(), error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func dial(addr string, c Connection) (api.JobServiceClient, func(), error) {
+	opts, err := c.DialOptions()
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := grpc.NewClient(addr, opts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connecting to %s: %w", addr, err)
 	}
@@ -207,7 +291,7 @@ func exitStatus(j *api.Job) int {
 
 // withServer runs f with a client of the server named by c.
 func withServer(ctx context.Context, o IO, c common, f func(context.Context, api.JobServiceClient) int) int {
-	cl, closeConn, err := dial(c.server)
+	cl, closeConn, err := dial(c.server, c.conn)
 	if err != nil {
 		fmt.Fprintf(o.Stderr, "gxbit: %v\n", err)
 		return ExitError

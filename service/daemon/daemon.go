@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -26,13 +27,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
 	"github.com/gxbit/gxbit/api"
 	"github.com/gxbit/gxbit/service"
+	"github.com/gxbit/gxbit/service/auth"
 	"github.com/gxbit/gxbit/service/bytesize"
+	"github.com/gxbit/gxbit/service/certfiles"
+	"github.com/gxbit/gxbit/service/pgstore"
 	"github.com/gxbit/gxbit/service/store"
 )
 
@@ -41,15 +46,43 @@ const (
 	DefaultListen        = "localhost:7070"
 	DefaultMetricsListen = "localhost:7071"
 	dbFile               = "gxbitd.db"
+	scratchDir           = "scratch"
 )
+
+// ScratchDir is the directory under the data directory that holds one
+// private scratch directory per running job (generated kernels and other
+// files the translator writes). Guests never see it.
+func (c Config) ScratchDir() string { return filepath.Join(c.DataDir, scratchDir) }
 
 // Config is gxbitd's configuration.
 type Config struct {
 	// Listen is the gRPC address; MetricsListen the HTTP address of
 	// /metrics, /healthz and /readyz ("" disables it).
 	Listen, MetricsListen string
-	// DataDir holds the job database.
+	// DataDir holds the job database (with the bbolt store) and the jobs'
+	// scratch directories.
 	DataDir string
+	// GuestRoot is the host directory the guests of jobs see as "/"; the
+	// data directory and the scratch directories are hidden from them.
+	GuestRoot string
+	// AllowRoot lets Main run as root; it refuses to otherwise.
+	AllowRoot bool
+	// TLS names the server's certificate, key and optional client CA; with
+	// no certificate the gRPC listener is plaintext.
+	TLS certfiles.Files
+	// InsecurePlaintext allows a plaintext gRPC listener on an address that
+	// is not loopback.
+	InsecurePlaintext bool
+	// AuthTokens is the token file; "" serves every caller.
+	AuthTokens string
+	// Store chooses the job store: "" or "bbolt:DIR" for the embedded
+	// database (DIR defaults to DataDir), "postgres://…" for a PostgreSQL
+	// database that several replicas share.
+	Store string
+	// Replica names this replica in a shared store; Lease is how long its
+	// claims last without renewal.
+	Replica string
+	Lease   time.Duration
 	// ShutdownGrace is how long running jobs may go on after SIGTERM before
 	// they are interrupted.
 	ShutdownGrace time.Duration
@@ -92,7 +125,9 @@ func ParseFlags(args []string, getenv func(string) string, out io.Writer) (Confi
 	var gpu string
 	fs.StringVar(&cfg.Listen, "listen", DefaultListen, "gRPC `address` (host:port; \":7070\" for all interfaces)")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", DefaultMetricsListen, "HTTP `address` of /metrics, /healthz and /readyz; empty disables it")
-	fs.StringVar(&cfg.DataDir, "data", DefaultDataDir(getenv), "`directory` of the job database (created if missing)")
+	fs.StringVar(&cfg.DataDir, "data", DefaultDataDir(getenv), "`directory` of the job database and the jobs' scratch directories (created if missing)")
+	fs.StringVar(&cfg.GuestRoot, "guest-root", "/", "host `directory` the jobs' programs see as /, read-only; the data directory is hidden from them")
+	fs.BoolVar(&cfg.AllowRoot, "allow-root", false, "run even as root (the guests then read the host's files with root's rights)")
 	fs.IntVar(&cfg.Manager.Workers, "workers", max(runtime.NumCPU()/2, 1), "jobs executed at once")
 	fs.IntVar(&cfg.Manager.MaxQueued, "queue", 256, "jobs that may wait for a worker; more are refused with RESOURCE_EXHAUSTED")
 	fs.Var(&maxUpload, "max-upload", "largest binary accepted (`bytes`, units KiB MiB GiB or kB MB GB)")
@@ -107,6 +142,14 @@ func ParseFlags(args []string, getenv func(string) string, out io.Writer) (Confi
 	fs.StringVar(&gpu, "gpu", "auto", "GPU backend of jobs that choose none: auto, sim or cuda")
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running jobs may finish before they are interrupted")
 	fs.BoolVar(&cfg.LogJSON, "log-json", false, "log JSON lines instead of text")
+	fs.StringVar(&cfg.TLS.Cert, "tls-cert", "", "PEM `file` of the server's certificate chain; serves gRPC over TLS (reloaded when it changes)")
+	fs.StringVar(&cfg.TLS.Key, "tls-key", "", "PEM `file` of the server's private key")
+	fs.StringVar(&cfg.TLS.ClientCA, "client-ca", "", "PEM `file` of the CA that clients' certificates must chain to (mutual TLS)")
+	fs.BoolVar(&cfg.InsecurePlaintext, "insecure-plaintext", false, "allow plaintext gRPC on a --listen address that is not loopback")
+	fs.StringVar(&cfg.Store, "store", "", "job store: bbolt:DIR (the default, DIR defaulting to --data) or a postgres://user@host/db URL shared by several replicas (or $GXBIT_STORE)")
+	fs.StringVar(&cfg.Replica, "replica", "", "this replica's name in a shared store (default: host name and process id)")
+	fs.DurationVar(&cfg.Lease, "lease", 15*time.Second, "with a shared store, how long a replica's claim on a job lasts without renewal; a dead replica's jobs are taken over within about 1.3 times this")
+	fs.StringVar(&cfg.AuthTokens, "auth-tokens", "", "`file` of lines TOKEN NAME ROLE (submit or admin); every call but health checks then needs a token (re-read when it changes)")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "usage: gxbitd [flags]\n\ngxbitd runs gxbit jobs submitted over gRPC (gxbit.v1.JobService).\n\nflags:\n")
 		fs.PrintDefaults()
@@ -130,14 +173,98 @@ func ParseFlags(args []string, getenv func(string) string, out io.Writer) (Confi
 	if cfg.Listen == "" {
 		return Config{}, errors.New("--listen must not be empty")
 	}
+	if (cfg.TLS.Cert == "") != (cfg.TLS.Key == "") {
+		return Config{}, errors.New("--tls-cert and --tls-key go together")
+	}
+	if cfg.TLS.ClientCA != "" && cfg.TLS.Cert == "" {
+		return Config{}, errors.New("--client-ca needs --tls-cert and --tls-key")
+	}
+	if cfg.TLS.Cert == "" && !cfg.InsecurePlaintext && !isLoopback(cfg.Listen) {
+		return Config{}, fmt.Errorf("--listen %s is not a loopback address: without --tls-cert and --tls-key gxbitd serves loopback only; pass --insecure-plaintext to serve plaintext there anyway", cfg.Listen)
+	}
 	if cfg.DataDir == "" {
 		return Config{}, errors.New("--data must not be empty")
+	}
+	if cfg.GuestRoot == "" {
+		return Config{}, errors.New("--guest-root must not be empty")
+	}
+	if cfg.Store == "" {
+		cfg.Store = getenv("GXBIT_STORE")
+	}
+	if _, _, err := parseStore(cfg.Store); err != nil {
+		return Config{}, err
+	}
+	if cfg.Lease < time.Second || cfg.Lease > 10*time.Minute {
+		return Config{}, fmt.Errorf("--lease %v: want between 1s and 10m", cfg.Lease)
 	}
 	if err := cfg.Manager.Check(); err != nil {
 		return Config{}, err
 	}
 	cfg.Build = ReadBuildInfo()
 	return cfg, nil
+}
+
+// parseStore splits a --store value into its kind ("bbolt" or "postgres")
+// and its location (a directory, or the connection URL).
+func parseStore(v string) (kind, where string, err error) {
+	switch {
+	case v == "":
+		return "bbolt", "", nil
+	case strings.HasPrefix(v, "bbolt:"):
+		return "bbolt", strings.TrimPrefix(v, "bbolt:"), nil
+	case strings.HasPrefix(v, "postgres://"), strings.HasPrefix(v, "postgresql://"):
+		return "postgres", v, nil
+	}
+	return "", "", fmt.Errorf("--store %q: want bbolt:DIR or a postgres:// URL", redactURL(v))
+}
+
+// redactURL hides a password in a connection URL for messages.
+func redactURL(v string) string {
+	if u, err := url.Parse(v); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			return u.Redacted()
+		}
+	}
+	return v
+}
+
+// openStore opens the job store cfg names.
+func openStore(cfg Config) (service.JobStore, error) {
+	kind, where, err := parseStore(cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	if kind == "postgres" {
+		replica := cfg.Replica
+		if replica == "" {
+			host, _ := os.Hostname()
+			replica = fmt.Sprintf("%s-%d", host, os.Getpid())
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return pgstore.Open(ctx, where, replica, cfg.Lease)
+	}
+	if where == "" {
+		where = cfg.DataDir
+	}
+	if err := os.MkdirAll(where, 0o700); err != nil {
+		return nil, fmt.Errorf("store directory: %w", err)
+	}
+	return store.Open(filepath.Join(where, dbFile))
+}
+
+// isLoopback reports whether a host:port address is on loopback only:
+// "localhost" or a loopback IP, not an empty host (all interfaces).
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // ReadBuildInfo describes the running binary from its embedded build info.
@@ -167,7 +294,7 @@ type GPUBackendReporter interface {
 type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
-	store   *store.Store
+	store   service.JobStore
 	manager *service.Manager
 	grpc    *grpc.Server
 	health  *health.Server
@@ -188,7 +315,14 @@ func New(cfg Config, exec service.Executor, logOut io.Writer) (d *Daemon, err er
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	st, err := store.Open(filepath.Join(cfg.DataDir, dbFile))
+	// Scratch directories left by a previous process belong to no job now.
+	if err := os.RemoveAll(cfg.ScratchDir()); err != nil {
+		return nil, fmt.Errorf("scratch directory: %w", err)
+	}
+	if err := os.Mkdir(cfg.ScratchDir(), 0o700); err != nil {
+		return nil, fmt.Errorf("scratch directory: %w", err)
+	}
+	st, err := openStore(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -197,6 +331,23 @@ func New(cfg Config, exec service.Executor, logOut io.Writer) (d *Daemon, err er
 			st.Close()
 		}
 	}()
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(8 << 20)}
+	if cfg.TLS.Cert != "" {
+		certs, err := certfiles.NewReloader(cfg.TLS, log)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, grpc.Creds(credentials.NewTLS(certs.ServerConfig())))
+	} else if !isLoopback(cfg.Listen) {
+		log.Warn("serving plaintext gRPC on a non-loopback address (--insecure-plaintext)", "listen", cfg.Listen)
+	}
+	if cfg.AuthTokens != "" {
+		tokens, err := auth.LoadTokens(cfg.AuthTokens, log)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, grpc.ChainUnaryInterceptor(tokens.UnaryInterceptor()), grpc.ChainStreamInterceptor(tokens.StreamInterceptor()))
+	}
 	reg := prometheus.NewRegistry()
 	metrics, err := service.NewMetrics(reg, cfg.Build)
 	if err != nil {
@@ -229,7 +380,7 @@ func New(cfg Config, exec service.Executor, logOut io.Writer) (d *Daemon, err er
 		return nil, err
 	}
 
-	gs := grpc.NewServer(grpc.MaxRecvMsgSize(8 << 20))
+	gs := grpc.NewServer(opts...)
 	api.RegisterJobServiceServer(gs, service.NewServer(manager))
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
@@ -286,7 +437,8 @@ func (d *Daemon) Serve(ctx context.Context) error {
 			}
 		}()
 	}
-	d.log.Info("gxbitd serving", "grpc", d.GRPCAddr(), "metrics", d.MetricsAddr(), "data", d.cfg.DataDir,
+	kind, _, _ := parseStore(d.cfg.Store)
+	d.log.Info("gxbitd serving", "grpc", d.GRPCAddr(), "metrics", d.MetricsAddr(), "data", d.cfg.DataDir, "store", kind, "tls", d.cfg.TLS.Cert != "",
 		"workers", d.cfg.Manager.Workers, "version", d.cfg.Build.Version)
 	var serveErr error
 	select {
@@ -338,6 +490,10 @@ func Main(args []string, newExec ExecutorFactory) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gxbitd: %v\n", err)
 		return 2
+	}
+	if os.Geteuid() == 0 && !cfg.AllowRoot {
+		fmt.Fprintln(os.Stderr, "gxbitd: refusing to run as root: the jobs' programs would read the host's files with root's rights; run gxbitd as an unprivileged user, or pass --allow-root")
+		return 1
 	}
 	exec, err := newExec(cfg)
 	if err != nil {

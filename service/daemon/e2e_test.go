@@ -85,7 +85,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func startDaemon(t *testing.T, cfg Config, exec service.Executor) *testDaemon {
+func startDaemon(t testing.TB, cfg Config, exec service.Executor) *testDaemon {
 	t.Helper()
 	log := &syncBuffer{}
 	d, err := New(cfg, exec, log)
@@ -99,7 +99,7 @@ func startDaemon(t *testing.T, cfg Config, exec service.Executor) *testDaemon {
 	return td
 }
 
-func (td *testDaemon) stop(t *testing.T) {
+func (td *testDaemon) stop(t testing.TB) {
 	t.Helper()
 	if td.cancel == nil {
 		return
@@ -592,6 +592,11 @@ func TestLimitsAndFailures(t *testing.T) {
 	if got := metricValue(t, m, `gxbit_jobs_total{mode="run",outcome="failed"}`); got != 2 {
 		t.Errorf("failed jobs = %v, want 2", got)
 	}
+	// Issue 12 item 9: jobs stopped at a limit count their instructions
+	// too: 42 (wall time) + 500 (instruction limit) + 499 (within limits).
+	if got := metricValue(t, m, `gxbit_guest_instructions_total{mode="run"}`); got != 42+500+499 {
+		t.Errorf("guest instructions counted = %v, want %d", got, 42+500+499)
+	}
 }
 
 // TestConcurrentSubmissions runs 20 submissions at once.
@@ -871,7 +876,7 @@ func TestParseFlags(t *testing.T) {
 		cfg.Manager.MaxBinaryBytes != 64<<20 || cfg.Manager.Workers < 1 || cfg.Manager.DefaultGPU != service.GPUAuto {
 		t.Errorf("defaults = %+v", cfg)
 	}
-	cfg, err = ParseFlags([]string{"--listen", ":9", "--data", "/d", "--workers", "3", "--max-upload", "1MiB", "--gpu", "sim", "--default-timeout", "1s"}, env, io.Discard)
+	cfg, err = ParseFlags([]string{"--listen", ":9", "--insecure-plaintext", "--data", "/d", "--workers", "3", "--max-upload", "1MiB", "--gpu", "sim", "--default-timeout", "1s"}, env, io.Discard)
 	if err != nil || cfg.Listen != ":9" || cfg.DataDir != "/d" || cfg.Manager.Workers != 3 || cfg.Manager.MaxBinaryBytes != 1<<20 || cfg.Manager.DefaultGPU != service.GPUSim {
 		t.Errorf("parsed = %+v, %v", cfg, err)
 	}
@@ -958,4 +963,19 @@ func TestQueueFull(t *testing.T) {
 		t.Errorf("%d jobs stored, %v; want 2", len(list.GetJobs()), err)
 	}
 	runCLI(ctx, client.Cancel, false, "", "--server", td.addr, running)
+}
+
+// TestRefusesRoot checks that gxbitd run as root stops unless --allow-root
+// is given (issue 12 item 4). It runs only as root.
+func TestRefusesRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not running as root")
+	}
+	exec := func(Config) (service.Executor, error) {
+		t.Fatal("the executor was built although gxbitd runs as root")
+		return nil, nil
+	}
+	if rc := Main([]string{"--data", t.TempDir(), "--listen", "127.0.0.1:0", "--metrics-listen", ""}, exec); rc != 1 {
+		t.Errorf("Main as root = %d, want 1", rc)
+	}
 }

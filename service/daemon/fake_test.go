@@ -19,9 +19,10 @@ import (
 //
 //	exit=N      exit with status N
 //	sleep=D     wait D (or until cancelled)
-//	spin        wait until cancelled
+//	spin        wait until cancelled (reporting 42 instructions executed)
 //	mem         fail with service.ErrMemoryLimit
 //	instr=N     "execute" N instructions; over the limit fails with ErrInstructionLimit
+//	            after executing as many as the limit allows
 //	flood=N     write N bytes to stdout
 //	crash       fail with an ordinary error
 //	panic       panic
@@ -71,14 +72,16 @@ func (f *fakeExecutor) Execute(ctx context.Context, job service.JobSpec, stdout,
 			select {
 			case <-timer:
 			case <-ctx.Done():
-				return service.Outcome{}, fmt.Errorf("guest stopped: %w", context.Cause(ctx))
+				// A stopped guest still reports what it executed.
+				return service.Outcome{Stats: service.Stats{GuestInstructions: 42}}, fmt.Errorf("guest stopped: %w", context.Cause(ctx))
 			}
 		case "mem":
 			return service.Outcome{}, fmt.Errorf("mmap of 2 GiB at 0x7f0000000000: %w", service.ErrMemoryLimit)
 		case "instr":
 			n, _ := strconv.ParseUint(v, 10, 64)
 			if n > job.Limits.Instructions {
-				return service.Outcome{}, fmt.Errorf("stopped at 0x401000 after %d instructions: %w", job.Limits.Instructions, service.ErrInstructionLimit)
+				return service.Outcome{Stats: service.Stats{GuestInstructions: job.Limits.Instructions}},
+					fmt.Errorf("stopped at 0x401000 after %d instructions: %w", job.Limits.Instructions, service.ErrInstructionLimit)
 			}
 			instructions = n
 		case "flood":

@@ -253,11 +253,35 @@ func (s *Store) Artifact(id, name string) ([]byte, error) {
 	return data, nil
 }
 
+// Filter chooses the jobs a listing returns.
+type Filter struct {
+	// States keeps the jobs in one of these states; empty keeps all.
+	States []api.JobState
+	// Owner keeps the jobs of this user; empty keeps everyone's.
+	Owner string
+}
+
+// Keep reports whether job passes the filter.
+func (f Filter) Keep(job *api.Job) bool {
+	if f.Owner != "" && job.GetOwner() != f.Owner {
+		return false
+	}
+	if len(f.States) == 0 {
+		return true
+	}
+	for _, st := range f.States {
+		if job.GetState() == st {
+			return true
+		}
+	}
+	return false
+}
+
 // List returns up to limit job records, newest first (job ids sort by
 // creation time), starting after the id before (all when before is empty),
-// keeping those whose state keep accepts (all when keep is nil). next is the
-// id to pass as before for the following page, empty after the last page.
-func (s *Store) List(keep func(api.JobState) bool, limit int, before string) (jobs []*api.Job, next string, err error) {
+// keeping those that pass f. next is the id to pass as before for the
+// following page, empty after the last page.
+func (s *Store) List(f Filter, limit int, before string) (jobs []*api.Job, next string, err error) {
 	err = s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketJobs).Cursor()
 		var k, v []byte
@@ -277,7 +301,7 @@ func (s *Store) List(keep func(api.JobState) bool, limit int, before string) (jo
 			if err := proto.Unmarshal(v, job); err != nil {
 				return fmt.Errorf("decode job %q: %w", k, err)
 			}
-			if keep != nil && !keep(job.GetState()) {
+			if !f.Keep(job) {
 				continue
 			}
 			if len(jobs) == limit {
@@ -334,4 +358,17 @@ func (s *Store) Recover(now time.Time, message string) (queued, interrupted []*a
 		return nil, nil, fmt.Errorf("store: recover: %w", err)
 	}
 	return queued, interrupted, nil
+}
+
+// ErrLeaseLost is returned (wrapped) by a shared store when a replica
+// changes a job it no longer holds: its lease expired and another replica
+// ended the job.
+var ErrLeaseLost = errors.New("this replica no longer holds the job's lease")
+
+// OutputPiece is one piece of a running job's live output log, as a
+// shared store keeps it for watchers on other replicas: Data is in the
+// output log's encoding.
+type OutputPiece struct {
+	Seq  int
+	Data []byte
 }

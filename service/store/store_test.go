@@ -98,7 +98,7 @@ func TestListPages(t *testing.T) {
 		if pages > 10 {
 			t.Fatal("paging does not end")
 		}
-		jobs, next, err := s.List(nil, 10, token)
+		jobs, next, err := s.List(Filter{}, 10, token)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,12 +118,12 @@ func TestListPages(t *testing.T) {
 			t.Fatalf("not newest first at %d: %v", i, ids)
 		}
 	}
-	failed, next, err := s.List(func(st api.JobState) bool { return st == api.JobState_JOB_STATE_FAILED }, 100, "")
+	failed, next, err := s.List(Filter{States: []api.JobState{api.JobState_JOB_STATE_FAILED}}, 100, "")
 	if err != nil || next != "" || len(failed) != 5 {
 		t.Fatalf("failed jobs = %d, next %q, %v; want 5", len(failed), next, err)
 	}
 	// A page that ends exactly at the last job has no next page.
-	all, next, err := s.List(nil, 25, "")
+	all, next, err := s.List(Filter{}, 25, "")
 	if err != nil || len(all) != 25 || next != "" {
 		t.Fatalf("List(25) = %d jobs, next %q, %v", len(all), next, err)
 	}

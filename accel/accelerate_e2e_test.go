@@ -1,12 +1,16 @@
-package pipeline
+package accel_test
 
 import (
 	"bytes"
 	"context"
+	"github.com/gxbit/gxbit/accel"
+	"github.com/gxbit/gxbit/pipeline"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/gvinst"
@@ -20,7 +24,7 @@ import (
 // for a phase 1 run in tests of phase 2.
 func staticProfile(t *testing.T, path string, parallel func(n *profile.Loop) []int) *profile.File {
 	t.Helper()
-	g, err := Load(Config{Path: path})
+	g, err := pipeline.Load(pipeline.Config{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +77,7 @@ func depthNests(depth int) func(n *profile.Loop) []int {
 // code multiplies doubles (MUL.f64 or VMUL.f64) without converting or
 // dividing: matmul.c's C += A*B nest, not its init or checksum nests.
 func mmNests(t *testing.T, path string) func(n *profile.Loop) []int {
-	g, err := Load(Config{Path: path})
+	g, err := pipeline.Load(pipeline.Config{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +129,7 @@ func buildLoops(t *testing.T, name string, modes ...string) string {
 func runPlain(t *testing.T, path string, args ...string) (string, int) {
 	t.Helper()
 	var out bytes.Buffer
-	res, err := Run(context.Background(), Config{Path: path, Args: append([]string{path}, args...), Stdout: &out, Stderr: &out})
+	res, err := pipeline.Run(context.Background(), pipeline.Config{Path: path, Args: append([]string{path}, args...), Stdout: &out, Stderr: &out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,8 +148,8 @@ func TestAccelerateMatmul(t *testing.T) {
 			}
 			want, wantStatus := runPlain(t, path, "48")
 			var out bytes.Buffer
-			res, rep, err := Accelerate(context.Background(), Config{Path: path, Args: []string{path, "48"}, Stdout: &out, Stderr: &out},
-				AccelOptions{Profile: prof, Driver: gpusim.New(gpusim.Options{})})
+			res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: []string{path, "48"}, Stdout: &out, Stderr: &out},
+				accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +157,7 @@ func TestAccelerateMatmul(t *testing.T) {
 				t.Errorf("accelerated output %q (status %d), plain %q (status %d)", out.String(), res.ExitStatus, want, wantStatus)
 			}
 			h := rep.HotSpots[0]
-			t.Logf("%s", FormatReport(rep))
+			t.Logf("%s", accel.FormatReport(rep))
 			if !h.Offloadable || h.Launches == 0 || h.Fallbacks != 0 {
 				t.Errorf("hot spot not offloaded cleanly: %+v", h)
 			}
@@ -162,3 +166,42 @@ func TestAccelerateMatmul(t *testing.T) {
 }
 
 var _ gvinst.Reg
+
+// TestNotProfitable runs matmul with device costs that make every launch
+// a loss (a launch taking a minute): the nest stays on the CPU, the output
+// is the plain run's, and the report says why with the numbers. With a
+// free device the same nest is launched.
+func TestNotProfitable(t *testing.T) {
+	dir := buildLoops(t, "matmul", "O2-static")
+	path := filepath.Join(dir, "O2-static", "matmul")
+	prof := staticProfile(t, path, mmNests(t, path))
+	want, _ := runPlain(t, path, "48")
+	for _, c := range []struct {
+		name  string
+		costs accel.DeviceCosts
+		pays  bool
+	}{
+		{"slow device", accel.DeviceCosts{LaunchLatency: time.Minute, HostToDevice: 1e9, DeviceToHost: 1e9, ThreadInsnsPerSecond: 1e9}, false},
+		{"free device", accel.DeviceCosts{HostToDevice: 1e18, DeviceToHost: 1e18, ThreadInsnsPerSecond: 1e18}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out bytes.Buffer
+			_, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: []string{path, "48"}, Stdout: &out},
+				accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), Costs: &c.costs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != want {
+				t.Errorf("output %q, plain %q", out.String(), want)
+			}
+			h := rep.HotSpots[0]
+			t.Logf("%s", accel.FormatReport(rep))
+			if c.pays && h.Launches == 0 {
+				t.Errorf("not launched on a free device: %s", h.LastFallback)
+			}
+			if !c.pays && (h.Launches != 0 || h.FallbackReasons[accel.ReasonNotProfitable] != 1 || !strings.Contains(h.LastFallback, "against CPU")) {
+				t.Errorf("want one not-profitable fallback with the numbers: launches %d, %v, %q", h.Launches, h.FallbackReasons, h.LastFallback)
+			}
+		})
+	}
+}

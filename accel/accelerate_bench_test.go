@@ -1,9 +1,11 @@
-package pipeline
+package accel_test
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/gxbit/gxbit/accel"
+	"github.com/gxbit/gxbit/pipeline"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,8 +69,8 @@ func BenchmarkAccelerate(b *testing.B) {
 				argText = v
 			}
 			args := append([]string{path}, strings.Fields(argText)...)
-			prof := phase1(b, Config{Path: path, Args: args})
-			var native, plain, accel, kernel time.Duration
+			prof := phase1(b, pipeline.Config{Path: path, Args: args})
+			var native, plain, accelerated, kernel time.Duration
 			var launches int
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -81,7 +83,7 @@ func BenchmarkAccelerate(b *testing.B) {
 
 				var out bytes.Buffer
 				t1 := time.Now()
-				if _, err := Run(context.Background(), Config{Path: path, Args: args, Stdout: &out}); err != nil {
+				if _, err := pipeline.Run(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out}); err != nil {
 					b.Fatal(err)
 				}
 				plain += time.Since(t1)
@@ -91,11 +93,11 @@ func BenchmarkAccelerate(b *testing.B) {
 
 				out.Reset()
 				t2 := time.Now()
-				_, rep, err := Accelerate(context.Background(), Config{Path: path, Args: args, Stdout: &out}, AccelOptions{Profile: prof, Driver: drv})
+				_, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out}, accel.Options{Profile: prof, Driver: drv})
 				if err != nil {
 					b.Fatal(err)
 				}
-				accel += time.Since(t2)
+				accelerated += time.Since(t2)
 				if out.String() != string(want) {
 					b.Fatalf("accelerated run differs: %q vs %q", out.String(), want)
 				}
@@ -107,15 +109,15 @@ func BenchmarkAccelerate(b *testing.B) {
 			n := float64(b.N)
 			b.ReportMetric(native.Seconds()/n, "native-s/op")
 			b.ReportMetric(plain.Seconds()/n, "plain-s/op")
-			b.ReportMetric(accel.Seconds()/n, "accel-s/op")
+			b.ReportMetric(accelerated.Seconds()/n, "accel-s/op")
 			b.ReportMetric(kernel.Seconds()/n, "gpu-s/op")
 			b.ReportMetric(plain.Seconds()/native.Seconds(), "plain/native")
-			b.ReportMetric(accel.Seconds()/native.Seconds(), "accel/native")
-			b.ReportMetric(plain.Seconds()/accel.Seconds(), "speedup-vs-plain")
+			b.ReportMetric(accelerated.Seconds()/native.Seconds(), "accel/native")
+			b.ReportMetric(plain.Seconds()/accelerated.Seconds(), "speedup-vs-plain")
 			b.ReportMetric(float64(launches)/n, "launches/op")
 			if testing.Verbose() {
 				fmt.Fprintf(os.Stderr, "%s %s on %s: native %.3fs, plain %.3fs, accelerated %.3fs (GPU+copies %.3fs)\n",
-					p.name, argText, drv.Name(), native.Seconds()/n, plain.Seconds()/n, accel.Seconds()/n, kernel.Seconds()/n)
+					p.name, argText, drv.Name(), native.Seconds()/n, plain.Seconds()/n, accelerated.Seconds()/n, kernel.Seconds()/n)
 			}
 		})
 	}

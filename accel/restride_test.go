@@ -1,8 +1,10 @@
-package pipeline
+package accel_test
 
 import (
 	"bytes"
 	"context"
+	"github.com/gxbit/gxbit/accel"
+	"github.com/gxbit/gxbit/pipeline"
 	"os/exec"
 	"strings"
 	"testing"
@@ -40,14 +42,14 @@ int main(int argc, char **argv) {
 func TestRestride(t *testing.T) {
 	bin := compileStatic(t, "rows", rowsSource)
 	prof := func(args ...string) *profile.File {
-		_, f, err := Profile(context.Background(), Config{Path: bin, Args: append([]string{bin}, args...)}, profile.Options{})
+		_, f, err := pipeline.Profile(context.Background(), pipeline.Config{Path: bin, Args: append([]string{bin}, args...)}, profile.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return f
 	}
 	f := prof("256", "64", "80")
-	drv, err := OpenGPU("sim")
+	drv, err := pipeline.OpenGPU("sim")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +63,7 @@ func TestRestride(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		res, rep, err := Accelerate(context.Background(), Config{Path: bin, Args: append([]string{bin}, args...), Stdout: &out}, AccelOptions{Profile: f, Driver: drv})
+		res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: bin, Args: append([]string{bin}, args...), Stdout: &out}, accel.Options{Profile: f, Driver: drv, AlwaysOffload: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +71,7 @@ func TestRestride(t *testing.T) {
 			t.Errorf("stride %s: output %q, native %q", c.s, out.String(), native)
 		}
 		launches, fallbacks := 0, 0
-		var overlapped *HotSpotReport
+		var overlapped *accel.HotSpotReport
 		for i, h := range rep.HotSpots {
 			launches += h.Launches
 			fallbacks += h.Fallbacks

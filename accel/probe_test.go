@@ -1,4 +1,4 @@
-package pipeline
+package accel
 
 import (
 	"math/rand"

@@ -1,9 +1,11 @@
-package pipeline
+package accel_test
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/gxbit/gxbit/accel"
+	"github.com/gxbit/gxbit/pipeline"
 	"os"
 	"sort"
 	"strings"
@@ -15,9 +17,9 @@ import (
 )
 
 // phase1 profiles one run of a program (what gxbit profile does).
-func phase1(t testing.TB, cfg Config) *profile.File {
+func phase1(t testing.TB, cfg pipeline.Config) *profile.File {
 	t.Helper()
-	g, err := Load(cfg)
+	g, err := pipeline.Load(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +62,7 @@ func buildLoopsCorpus(t *testing.T) string {
 // offloadMiss lists the programs whose parallel hot spots phase 2 does not
 // offload, with the only fallback reason accepted and why.
 var offloadMiss = map[string]struct{ reason, why string }{
-	"histogram": {ReasonNotAffine, "phase 1 marks the input generator loop parallel; its LCG state (rdi) is carried, and the affine guard sends it to the CPU"},
+	"histogram": {accel.ReasonNotAffine, "phase 1 marks the input generator loop parallel; its LCG state (rdi) is carried, and the affine guard sends it to the CPU"},
 }
 
 // TestAccelerateLoops profiles every loops program, accelerates it on
@@ -84,13 +86,13 @@ func TestAccelerateLoops(t *testing.T) {
 			t.Run(p.String(), func(t *testing.T) {
 				native := corpus.RunNative(t, p)
 				argv := append([]string{p.Path}, p.Argv(t.TempDir())...)
-				cfg := func(out, errOut *bytes.Buffer) Config {
-					return Config{Path: p.Path, Args: argv, Env: p.Env, Stdin: bytes.NewReader(p.Stdin), Stdout: out, Stderr: errOut}
+				cfg := func(out, errOut *bytes.Buffer) pipeline.Config {
+					return pipeline.Config{Path: p.Path, Args: argv, Env: p.Env, Stdin: bytes.NewReader(p.Stdin), Stdout: out, Stderr: errOut}
 				}
 				var o1, e1 bytes.Buffer
 				prof := phase1(t, cfg(&o1, &e1))
 				var out, errOut bytes.Buffer
-				res, rep, err := Accelerate(context.Background(), cfg(&out, &errOut), AccelOptions{Profile: prof, Driver: gpusim.New(gpusim.Options{})})
+				res, rep, err := pipeline.Accelerate(context.Background(), cfg(&out, &errOut), accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -104,7 +106,7 @@ func TestAccelerateLoops(t *testing.T) {
 					ok := h.Offloadable && h.Launches > 0 && h.Fallbacks == 0
 					// A trip count too small for a launch is a guard these
 					// inputs do not satisfy: the nest correctly ran on the CPU.
-					small := h.Offloadable && h.Launches == 0 && h.Fallbacks == h.FallbackReasons[ReasonTripCount]
+					small := h.Offloadable && h.Launches == 0 && h.Fallbacks == h.FallbackReasons[accel.ReasonTripCount]
 					if ok || small || h.SameAs != "" {
 						continue
 					}
@@ -120,7 +122,7 @@ func TestAccelerateLoops(t *testing.T) {
 					t.Error(r)
 				}
 				if testing.Verbose() {
-					t.Logf("%s", FormatReport(rep))
+					t.Logf("%s", accel.FormatReport(rep))
 				}
 			})
 		}

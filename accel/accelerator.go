@@ -1,0 +1,458 @@
+package accel
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gxbit/gxbit/gpu"
+	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/profile"
+	"github.com/gxbit/gxbit/ptxgen"
+	"github.com/gxbit/gxbit/schedule"
+)
+
+// Guest is what phase 2 needs of the guest program: its memory, the
+// lifter that translates its code, and its identity. Package pipeline
+// loads the guest and fills it in.
+type Guest struct {
+	Mem    *gvinst.Memory
+	Lifter gvinst.Translator
+	// SHA256 is the hex SHA-256 of the program file; a profile made for
+	// another program is refused.
+	SHA256 string
+}
+
+// Options configures phase 2.
+type Options struct {
+	Profile *profile.File
+	Driver  gpu.Driver // an initialised driver
+	// PTXDir, when set, receives every generated kernel as <entry>.ptx.
+	PTXDir string
+	// MinIterations is the least number of iterations worth a launch;
+	// 0 means DefaultMinIterations.
+	MinIterations uint64
+	// AlwaysOffload launches whenever the guards pass, whatever the cost
+	// model says (tests, and measuring kernels).
+	AlwaysOffload bool
+	// Costs are the device's costs; nil means measure them at the first
+	// launch that needs them (MeasureDevice).
+	Costs *DeviceCosts
+}
+
+// disarmAfter is how many instances in a row too short to launch make a
+// hot spot that never launched stop probing.
+const disarmAfter = 8
+
+// ErrProfileMismatch is returned when a profile is applied to a program
+// other than the one it was made for.
+var ErrProfileMismatch = errors.New("the profile does not belong to this program")
+
+// DefaultMinIterations is the smallest offloaded iteration count when
+// Options.MinIterations is 0: below it a launch and its copies cost
+// more than the CPU engine takes.
+const DefaultMinIterations = 16
+
+// Accelerator offloads a guest's hot spots: it owns the breakpoints, the
+// kernels and the device context of one run.
+type Accelerator struct {
+	g     *Guest
+	opts  Options
+	ctx   gpu.Context
+	dev   string
+	spots map[uint64]*spot // by mapped header
+	order []*spot
+	main  *gvinst.Interpreter
+	aux   []*gvinst.Interpreter
+	// resident keeps device buffers across launches; a launch skips the
+	// copy in of an array the guest has not changed since.
+	resident ptxgen.Resident
+	// bps are the main engine's breakpoints; a disarmed hot spot's goes.
+	bps map[uint64]bool
+	// costs are the device's, measured at the first launch that needs
+	// them (costErr when that failed).
+	costs   *DeviceCosts
+	costErr error
+	// copyIn is the copy-in bandwidth the launches saw (bytes per second;
+	// 0 until one copied enough to tell).
+	copyIn float64
+	// prepared are the entries of the hot spots prepared so far.
+	prepared map[uint64]bool
+	// The main engine's speed: since created is the time it has had,
+	// but for inBreak, spent in OnBreak.
+	created time.Time
+	inBreak time.Duration
+}
+
+// mainRate is the main engine's guest instructions per second so far
+// (0 until it has run enough to tell): the CPU engine's speed on plain
+// code, for iterations too short to time one by one.
+func (a *Accelerator) mainRate() float64 {
+	n := a.main.Stats().GuestInsns
+	t := time.Since(a.created) - a.inBreak
+	if n < 1<<20 || t <= 0 {
+		return 0
+	}
+	return float64(n) / t.Seconds()
+}
+
+// New prepares the hot spots of opts.Profile for guest g: it translates
+// each parallel nest, generates its kernel (loaded at its first launch),
+// and arms a breakpoint at its header. A nest that cannot be offloaded is
+// reported with its reason and runs on the CPU. The caller runs the guest
+// on Engine, calls OnBreak at each breakpoint stop, and Finish at the end.
+func New(g *Guest, opts Options) (*Accelerator, error) {
+	if opts.Profile == nil || opts.Driver == nil {
+		return nil, errors.New("accelerate: a profile and a driver are needed")
+	}
+	if sum := opts.Profile.ProgramSHA256; sum != "" && sum != g.SHA256 {
+		return nil, fmt.Errorf("%w: it was made for %s (sha256 %.12s…), not this program (sha256 %.12s…)", ErrProfileMismatch, opts.Profile.Program, sum, g.SHA256)
+	}
+	if opts.MinIterations == 0 {
+		opts.MinIterations = DefaultMinIterations
+	}
+	gctx, err := opts.Driver.NewContext(0)
+	if err != nil {
+		return nil, fmt.Errorf("accelerate: %w", err)
+	}
+	a := &Accelerator{g: g, opts: opts, ctx: gctx, spots: map[uint64]*spot{}, created: time.Now()}
+	// What a kernel writes stays on the device until the guest touches
+	// it; the first launch makes the resident buffers g.Mem's holder.
+	a.resident.Lazy = true
+	if p, err := opts.Driver.Device(0); err == nil {
+		a.dev = opts.Driver.Name() + ": " + p.Name
+	}
+	a.costs = opts.Costs
+	a.bps = map[uint64]bool{}
+	a.prepared = map[uint64]bool{}
+	a.add(opts.Profile)
+	a.main = gvinst.NewInterpreter(g.Mem, g.Lifter, gvinst.InterpOptions{Breakpoints: a.bps, Optimize: true})
+	return a, nil
+}
+
+// add prepares the hot spots of prof not prepared yet and arms their
+// breakpoints; it returns how many it armed.
+func (a *Accelerator) add(prof *profile.File) int {
+	armed := 0
+	for i := range prof.HotSpots {
+		hs := &prof.HotSpots[i]
+		if a.prepared[uint64(hs.Entry)] {
+			continue
+		}
+		sp := a.prepare(hs)
+		if sp == nil {
+			continue
+		}
+		a.prepared[sp.entry] = true
+		a.order = append(a.order, sp)
+		if sp.kernel == nil {
+			continue
+		}
+		if first, dup := a.spots[sp.header]; dup {
+			sp.rep.SameAs = first.rep.Entry
+			sp.rep.Offloadable = false
+			sp.rep.Reason = "the same loop level as hot spot " + first.rep.Entry
+			continue
+		}
+		a.spots[sp.header] = sp
+		a.bps[sp.header] = true
+		if a.main != nil {
+			a.main.Invalidate(sp.header, 1)
+		}
+		armed++
+	}
+	return armed
+}
+
+// Update adds the parallel hot spots of prof, a later profile of the same
+// run (gxbit run --accelerate profiles again when the guest runs code no
+// profile has seen), that are not prepared yet. It returns how many it
+// armed.
+func (a *Accelerator) Update(prof *profile.File) int { return a.add(prof) }
+
+// Engine is the engine the guest runs on: the interpreter with a
+// breakpoint at every offloadable hot spot's header.
+func (a *Accelerator) Engine() gvinst.Engine { return a.main }
+
+// Finish brings back into guest memory everything the device still holds,
+// so that whatever reads the guest's memory next sees its bytes. Call it
+// when the guest has stopped.
+func (a *Accelerator) Finish() error {
+	if err := a.resident.Close(); err != nil {
+		return fmt.Errorf("accelerate: %w", err)
+	}
+	return nil
+}
+
+// AuxInstructions is the number of guest instructions the hot spots'
+// own engines ran (probed iterations and CPU fallbacks), which the main
+// engine's count does not include.
+func (a *Accelerator) AuxInstructions() uint64 {
+	var n uint64
+	for _, e := range a.aux {
+		n += e.Stats().GuestInsns
+	}
+	return n
+}
+
+// Close brings back into guest memory what is left on the device (see
+// Finish) and releases the device context.
+func (a *Accelerator) Close() {
+	if a.ctx != nil {
+		_ = a.resident.Close()
+		_ = a.ctx.Close()
+		a.ctx = nil
+	}
+}
+
+// spot is one offloadable hot spot at run time.
+type spot struct {
+	a      *Accelerator
+	hs     *profile.HotSpot
+	entry  uint64
+	header uint64
+	level  map[uint64]bool
+	blocks map[uint64]*gvinst.VBlock
+	exits  map[uint64]bool
+	// exitHints are the profile's exit targets: blocks are cut there, so
+	// that leaving the level by falling through starts a block too.
+	exitHints []uint64
+	ivs       map[string]ivStep // the profile's induction variables of the level, by location
+	kernel    *ptxgen.Kernel
+	fn        gpu.Function
+	loadErr   error // why the kernel could not be loaded (it then never is)
+	// The 2D kernel, when the level inside is parallel too and the
+	// generator accepts the nest for it (nil otherwise).
+	inner    uint64
+	innerSet map[uint64]bool
+	kernel2  *ptxgen.Kernel
+	fn2      gpu.Function
+	// groupOf maps a site's x86 address and kind to the profile's array.
+	groupOf map[[2]uint64]int
+	probe   *gvinst.Interpreter // instrumented; stops at the header and the exits
+	rest    *gvinst.Interpreter // plain; stops at the exits (fallback runs)
+	rec     probeRecord
+	skip    []uint64 // live-in values expected at the tail's second arrival
+	small   int      // consecutive too-short instances before any launch
+	// The cost model's measurements: the launches so far, the plain CPU
+	// engine's time per iteration (timed on the CPU tails; 0 until one
+	// ran), the kernel's time per iteration on the last launch, and when
+	// the last tail began.
+	ledger        ledger
+	plainIter     time.Duration
+	kernelPerIter time.Duration
+	tailStart     time.Time
+	unprofitable  int   // consecutive instances predicted not to pay, before any launch
+	fatal         error // a broken invariant that must stop the run
+	rep           HotSpotReport
+}
+
+// prepare builds the spot of a hot spot: nil when the profile does not
+// mark it parallel.
+func (a *Accelerator) prepare(hs *profile.HotSpot) *spot {
+	L := mappedLevel(hs)
+	if L < 0 {
+		return nil
+	}
+	sp := newSpot(hs, L)
+	sp.a = a
+	t0 := time.Now()
+	err := sp.build()
+	sp.rep.TranslateSeconds = time.Since(t0).Seconds()
+	if err != nil {
+		sp.kernel = nil
+		sp.rep.Reason = err.Error()
+		return sp
+	}
+	sp.rep.Offloadable = true
+	return sp
+}
+
+// newSpot makes the spot of level L of hot spot hs, before translation.
+func newSpot(hs *profile.HotSpot, L int) *spot {
+	lv := &hs.Levels[L]
+	sp := &spot{hs: hs, entry: uint64(hs.Entry), header: uint64(lv.Header), level: map[uint64]bool{},
+		blocks: map[uint64]*gvinst.VBlock{}, exits: map[uint64]bool{}, groupOf: map[[2]uint64]int{}}
+	sp.rep = HotSpotReport{Entry: hs.Entry.String(), Function: hs.Function, Header: lv.Header.String(), FallbackReasons: map[string]int{}}
+	sched := schedule.Build(hs)
+	sp.rep.Schedule, sp.rep.ScheduleNote = schedule.Format(sched), scheduleNote(sched, hs, L)
+	for _, b := range lv.Blocks {
+		sp.level[uint64(b)] = true
+	}
+	sp.level[sp.header] = true
+	for _, e := range lv.Exits {
+		sp.exitHints = append(sp.exitHints, uint64(e))
+	}
+	sp.ivs = map[string]ivStep{}
+	for _, iv := range lv.IVs {
+		sp.ivs[iv.Loc.String()] = ivStep{iv.Step, iv.Step == 0 && len(iv.StepObserved) > 0}
+	}
+	if L+1 < len(hs.Levels) {
+		for _, p := range hs.ParallelLevels {
+			if p == L+1 {
+				il := &hs.Levels[L+1]
+				sp.inner, sp.innerSet = uint64(il.Header), map[uint64]bool{uint64(il.Header): true}
+				for _, b := range il.Blocks {
+					sp.innerSet[uint64(b)] = true
+				}
+			}
+		}
+	}
+	for _, acc := range hs.Accesses {
+		k := uint64(0)
+		if acc.Kind == "write" {
+			k = 1
+		}
+		sp.groupOf[[2]uint64{uint64(acc.X86), k}] = acc.Group
+	}
+	return sp
+}
+
+// scheduleNote compares the schedule of hs with what phase 2 runs: one
+// kernel over level L (and L+1 when it is parallel: the 2D kernel), each
+// thread running the rest of the x86 body.
+func scheduleNote(s *schedule.Schedule, hs *profile.HotSpot, L int) string {
+	grid := []string{hs.Levels[L].Index}
+	if L+1 < len(hs.Levels) && hs.Levels[L+1].Verdict == profile.VerdictParallel {
+		grid = append(grid, hs.Levels[L+1].Index)
+	}
+	if len(s.Kernels) == 1 && !s.Kernels[0].Distributed && s.Kernels[0].Interchanged[0] == "" {
+		var g []string
+		for _, l := range s.Kernels[0].Grid {
+			g = append(g, l.Index)
+		}
+		if strings.Join(g, ",") == strings.Join(grid, ",") || len(g) == 1 && g[0] == grid[0] {
+			return "phase 2 runs it as scheduled"
+		}
+	}
+	return fmt.Sprintf("phase 2 runs one kernel over %s with the rest of the x86 body inside each thread: the schedule's other kernels (distribution, interchange, a third grid level) need code generated from the model, which is not built yet", strings.Join(grid, ", "))
+}
+
+// mappedLevel is the level of a parallel hot spot that phase 2 maps to
+// threads (the outermost parallel one), or -1.
+func mappedLevel(hs *profile.HotSpot) int {
+	if len(hs.ParallelLevels) == 0 || hs.Verdict != profile.VerdictParallel {
+		return -1
+	}
+	L := hs.ParallelLevels[0]
+	for _, l := range hs.ParallelLevels {
+		L = min(L, l)
+	}
+	if L < 0 || L >= len(hs.Levels) {
+		return -1
+	}
+	return L
+}
+
+// OnBreak handles a breakpoint stop of Engine: at a hot spot's header it
+// offloads the loop instance, or runs it on the CPU when a guard fails,
+// and leaves cpu where the guest continues. An error stops the run.
+func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
+	sp := a.spots[cpu.PC]
+	if sp == nil {
+		return nil
+	}
+	t0 := time.Now()
+	defer func() { a.inBreak += time.Since(t0) }()
+	if sp.skip != nil {
+		want := sp.skip
+		sp.skip = nil
+		if got, err := sp.liveValues(cpu); err == nil && equalU64(got, want) {
+			// The CPU tail of the instance just offloaded: its first
+			// iteration ran on the plain engine.
+			if d := time.Since(sp.tailStart); sp.plainIter == 0 || d < sp.plainIter {
+				sp.plainIter = d
+			}
+			return nil
+		}
+	}
+	if sp.rep.Disarmed {
+		return nil
+	}
+	done, fb := sp.offload(cpu)
+	if fb == nil {
+		sp.small = 0
+		return nil
+	}
+	if fb.reason == ReasonTripCount && sp.rep.Launches == 0 {
+		// A loop whose instances are all too short is not worth probing
+		// again and again.
+		if sp.small++; sp.small >= disarmAfter {
+			sp.disarm("")
+		}
+	}
+	if fb.reason == ReasonNotProfitable && sp.rep.Launches == 0 {
+		if sp.unprofitable++; sp.unprofitable >= disarmAfter {
+			sp.disarm(fb.detail)
+		}
+	}
+	sp.rep.Fallbacks++
+	sp.rep.FallbackReasons[fb.reason]++
+	sp.rep.LastFallback = fb.Error()
+	if sp.fatal != nil {
+		return sp.fatal
+	}
+	if done {
+		return nil
+	}
+	return sp.runRest(cpu)
+}
+
+// disarm stops offloading the hot spot: its breakpoint goes, and the
+// loop runs on the CPU engine from now on. notProfitable, when not "",
+// is the cost model's reason.
+func (sp *spot) disarm(notProfitable string) {
+	sp.rep.Disarmed = true
+	if notProfitable != "" {
+		sp.rep.NotProfitable = notProfitable
+	}
+	if sp.a.bps[sp.header] {
+		delete(sp.a.bps, sp.header)
+		sp.a.main.Invalidate(sp.header, 1)
+	}
+}
+
+// deviceCosts are the device's costs, measured the first time.
+func (a *Accelerator) deviceCosts() (*DeviceCosts, error) {
+	if a.costs == nil && a.costErr == nil {
+		c, err := MeasureDevice(a.ctx, a.opts.Driver.Name() == "sim")
+		a.costs, a.costErr = &c, err
+		if err != nil {
+			a.costs = nil
+		}
+	}
+	return a.costs, a.costErr
+}
+
+// runRest runs the rest of the loop instance on the CPU, until it leaves
+// the loop (or stops for any other reason the main engine then handles).
+func (sp *spot) runRest(cpu *gvinst.CPU) error {
+	for {
+		st := sp.rest.Run(cpu, 0)
+		switch {
+		case st.Kind == gvinst.StopBreakpoint && !sp.exits[st.PC]:
+			continue
+		case st.Kind == gvinst.StopSyscall:
+			// As in probing: the loop has no system call.
+			return fmt.Errorf("accelerate: hot spot %s stopped at a system call in its CPU fallback (%v)", sp.rep.Entry, st)
+		}
+		return nil
+	}
+}
+
+func equalU64(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// offload runs one instance of the loop from the header: two probed
+// iterations on the CPU, the middle on the GPU, the last two on the CPU.
+// done is true when the loop instance needs nothing more from the caller

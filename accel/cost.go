@@ -1,0 +1,260 @@
+package accel
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/gxbit/gxbit/gpu"
+)
+
+// The cost model (RATIONALE).
+//
+// A launch pays only when the GPU finishes the iterations it takes, with
+// the launch and the copies, before the CPU engine would have. Before the
+// first launch of a hot spot phase 2 predicts both sides: the CPU from the
+// time the last probed iteration took, the GPU from the device's costs
+// (DeviceCosts, measured once per run at the first launch that needs
+// them: launch latency, copy bandwidth each way and, on the simulator,
+// its thread instructions per second on this host), the bytes the launch
+// may copy in, and the kernel's work (on the simulator: guest
+// instructions per iteration, times the PTX instructions one of them
+// becomes, over its throughput; a real GPU is not predicted, its first
+// launch is timed). After every launch the prediction gives way to
+// measurement: the instance's whole cost on the GPU side (probing,
+// guards, copies, the kernel) against what its iterations cost the CPU
+// engine, timed on the plain iterations it runs itself at the end of
+// each instance. A hot spot whose launches cost more than the CPU would
+// have is disarmed: the breakpoint goes away, the loop runs on the CPU,
+// and the report says "not profitable" with the numbers.
+
+// DeviceCosts are what work on one device costs.
+type DeviceCosts struct {
+	// LaunchLatency is a launch of an empty kernel and the wait for it.
+	LaunchLatency time.Duration `json:"launch_latency_ns"`
+	// HostToDevice and DeviceToHost are copy bandwidths, in bytes per
+	// second.
+	HostToDevice float64 `json:"host_to_device_bytes_per_s"`
+	DeviceToHost float64 `json:"device_to_host_bytes_per_s"`
+	// ThreadInsnsPerSecond is the simulator's throughput on this host,
+	// with all the cores it uses; 0 for a real GPU, whose kernels the
+	// model does not predict.
+	ThreadInsnsPerSecond float64 `json:"thread_instructions_per_s,omitempty"`
+}
+
+// ptxPerGuestInsn is about how many PTX instructions a thread runs per
+// guest instruction of the iteration it runs (address arithmetic and the
+// bounds checks of each access come on top of the loop's own work).
+const ptxPerGuestInsn = 2
+
+// costModule is the PTX the device measurement launches: an empty kernel,
+// and a counted loop of four instructions per trip (the simulator's
+// throughput).
+const costModule = `.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry gx_cost_empty()
+{
+	ret;
+}
+
+.visible .entry gx_cost_spin(.param .u32 n, .param .u64 out)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<5>;
+	.reg .b64 %rd<3>;
+	ld.param.u32 %r1, [n];
+	mov.u32 %r2, 0;
+	mov.u32 %r3, 7;
+SPIN:
+	mul.lo.u32 %r3, %r3, 3;
+	add.u32 %r2, %r2, 1;
+	setp.lt.u32 %p1, %r2, %r1;
+	@%p1 bra SPIN;
+	mov.u32 %r4, %tid.x;
+	setp.ne.u32 %p1, %r4, 0;
+	@%p1 bra DONE;
+	ld.param.u64 %rd1, [out];
+	st.global.u32 [%rd1], %r3;
+DONE:
+	ret;
+}
+`
+
+// Shapes of the measurement: the copied buffer, the spin kernel's grid and
+// its trips per thread.
+const (
+	costCopyBytes   = 4 << 20
+	costSpinBlocks  = 16
+	costSpinThreads = 128
+	costSpinTrips   = 250
+)
+
+// MeasureDevice measures the costs of the device of ctx. simulated says
+// whether it is the simulator, whose throughput is measured too. It takes
+// a few milliseconds.
+func MeasureDevice(ctx gpu.Context, simulated bool) (DeviceCosts, error) {
+	var c DeviceCosts
+	mod, err := ctx.LoadModule(costModule)
+	if err != nil {
+		return c, fmt.Errorf("measuring the device: %w", err)
+	}
+	defer mod.Unload()
+	empty, err := mod.Function("gx_cost_empty")
+	if err != nil {
+		return c, fmt.Errorf("measuring the device: %w", err)
+	}
+	one := gpu.LaunchConfig{Grid: gpu.Dim3{X: 1, Y: 1, Z: 1}, Block: gpu.Dim3{X: 32, Y: 1, Z: 1}}
+	best := func(n int, f func() error) (time.Duration, error) {
+		var b time.Duration
+		for i := 0; i < n; i++ {
+			t0 := time.Now()
+			if err := f(); err != nil {
+				return 0, fmt.Errorf("measuring the device: %w", err)
+			}
+			if d := time.Since(t0); i == 0 || d < b {
+				b = d
+			}
+		}
+		return b, nil
+	}
+	if c.LaunchLatency, err = best(5, func() error {
+		if err := ctx.Launch(empty, one, nil); err != nil {
+			return err
+		}
+		return ctx.Synchronize()
+	}); err != nil {
+		return c, err
+	}
+	// A copy in as a launch makes its first: a fresh device buffer and a
+	// fresh host snapshot of the guest's bytes, then the copy.
+	var buf gpu.DevicePtr
+	var host []byte
+	h2d, err := best(3, func() error {
+		if buf != 0 {
+			if err := ctx.Free(buf); err != nil {
+				return err
+			}
+		}
+		var err error
+		if buf, err = ctx.Alloc(costCopyBytes); err != nil {
+			return err
+		}
+		host = make([]byte, costCopyBytes)
+		for i := 0; i < len(host); i += 4096 {
+			host[i] = byte(i)
+		}
+		return ctx.CopyHtoD(buf, host)
+	})
+	if buf != 0 {
+		defer ctx.Free(buf)
+	}
+	if err != nil {
+		return c, err
+	}
+	d2h, err := best(3, func() error { return ctx.CopyDtoH(host, buf) })
+	if err != nil {
+		return c, err
+	}
+	c.HostToDevice = costCopyBytes / max(h2d.Seconds(), 1e-9)
+	c.DeviceToHost = costCopyBytes / max(d2h.Seconds(), 1e-9)
+	if !simulated {
+		return c, nil
+	}
+	spin, err := mod.Function("gx_cost_spin")
+	if err != nil {
+		return c, fmt.Errorf("measuring the device: %w", err)
+	}
+	params := [][]byte{binary.LittleEndian.AppendUint32(nil, costSpinTrips), binary.LittleEndian.AppendUint64(nil, uint64(buf))}
+	cfg := gpu.LaunchConfig{Grid: gpu.Dim3{X: costSpinBlocks, Y: 1, Z: 1}, Block: gpu.Dim3{X: costSpinThreads, Y: 1, Z: 1}}
+	d, err := best(2, func() error {
+		if err := ctx.Launch(spin, cfg, params); err != nil {
+			return err
+		}
+		return ctx.Synchronize()
+	})
+	if err != nil {
+		return c, err
+	}
+	insns := float64(costSpinBlocks * costSpinThreads * (4*costSpinTrips + 10))
+	c.ThreadInsnsPerSecond = insns / max((d-c.LaunchLatency).Seconds(), 1e-9)
+	return c, nil
+}
+
+// Estimate is the cost model's account of one launch: what its
+// iterations would cost on the CPU, and the parts of what they cost on
+// the GPU.
+type Estimate struct {
+	Iterations uint64
+	CPU        time.Duration // the CPU engine, all the iterations
+	Launch     time.Duration
+	Copy       time.Duration
+	Kernel     time.Duration // 0 when not predicted (a real GPU before its first launch)
+}
+
+// GPU is the GPU side: launch, copies and kernel.
+func (e Estimate) GPU() time.Duration { return e.Launch + e.Copy + e.Kernel }
+
+// Pays reports whether the GPU side costs less than the CPU.
+func (e Estimate) Pays() bool { return e.GPU() < e.CPU }
+
+// String gives the numbers, for the report.
+func (e Estimate) String() string {
+	return fmt.Sprintf("GPU %.3gs (launch %.3gs, copies %.3gs, kernel %.3gs) against CPU %.3gs for %d iterations",
+		e.GPU().Seconds(), e.Launch.Seconds(), e.Copy.Seconds(), e.Kernel.Seconds(), e.CPU.Seconds(), e.Iterations)
+}
+
+// Predict estimates a launch of count iterations before it runs: each
+// costs the CPU cpuPerIter and runs insnsPerIter guest instructions; the
+// launch copies at most copyIn bytes to the device. kernelPerIter, when
+// not 0, is the kernel time per iteration measured on earlier launches,
+// which replaces the throughput model.
+func (c DeviceCosts) Predict(count uint64, cpuPerIter time.Duration, insnsPerIter float64, copyIn uint64, kernelPerIter time.Duration) Estimate {
+	e := Estimate{Iterations: count, CPU: time.Duration(count) * cpuPerIter, Launch: c.LaunchLatency}
+	if c.HostToDevice > 0 {
+		e.Copy = time.Duration(float64(copyIn) / c.HostToDevice * float64(time.Second))
+	}
+	switch {
+	case kernelPerIter > 0:
+		e.Kernel = time.Duration(count) * kernelPerIter
+	case c.ThreadInsnsPerSecond > 0:
+		e.Kernel = time.Duration(float64(count) * insnsPerIter * ptxPerGuestInsn / c.ThreadInsnsPerSecond * float64(time.Second))
+	}
+	return e
+}
+
+// ledger is a hot spot's account of its launches: what the GPU side cost,
+// and how many iterations it took from the CPU.
+type ledger struct {
+	launches   int
+	gpu        time.Duration
+	iterations uint64
+}
+
+// verdictAfter is how many launches the ledger needs before it may
+// disarm a hot spot whose GPU side costs more than its CPU side; a launch
+// that cost more than lossFactor times its CPU side disarms at once.
+const (
+	verdictAfter = 2
+	lossFactor   = 3
+)
+
+// add records one launch of count iterations whose GPU side cost gpu,
+// when an iteration costs the CPU engine cpuIter (the best estimate so
+// far, which also prices the earlier launches). It returns why the hot
+// spot should go back to the CPU, or "".
+func (l *ledger) add(gpu time.Duration, count uint64, cpuIter time.Duration) string {
+	l.launches++
+	l.gpu += gpu
+	l.iterations += count
+	cpu := time.Duration(count) * cpuIter
+	all := time.Duration(l.iterations) * cpuIter
+	switch {
+	case gpu > lossFactor*cpu:
+		return fmt.Sprintf("a launch of %d iterations cost %.3gs on the GPU side (probing, guards, copies, kernel), the CPU engine %.3gs", count, gpu.Seconds(), cpu.Seconds())
+	case l.launches >= verdictAfter && l.gpu > all:
+		return fmt.Sprintf("%d launches of %d iterations cost %.3gs on the GPU side (probing, guards, copies, kernel), the CPU engine %.3gs", l.launches, l.iterations, l.gpu.Seconds(), all.Seconds())
+	}
+	return ""
+}

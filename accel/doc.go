@@ -1,0 +1,51 @@
+// Package accel is phase 2's runtime: it offloads the parallel hot spots
+// of a phase 1 profile to a GPU while the guest runs. It arms a breakpoint
+// at each hot spot's mapped loop level, probes a few iterations on the CPU
+// engine when the guest gets there, checks the guards, launches the
+// kernel ptxgen made for the level, keeps arrays resident on the device,
+// falls back to the CPU when anything disagrees, and reports what it did.
+//
+// The guest itself (loading it, running it, its system calls) belongs to
+// package pipeline, which hands accel the guest's memory and lifter
+// (Guest) and runs the guest on the engine accel gives it (Engine,
+// OnBreak).
+//
+// The files follow the concerns: accelerator.go (the run, the hot spots,
+// the breakpoint handler), kernel.go (lifting a level, generating and
+// loading its kernels), probe.go (the probing engine and what it
+// measures), guard.go (the fallback reasons and the guards), launch.go
+// (one offloaded instance: probe, guard, launch, CPU tail), report.go.
+//
+// # Phase 2 at run time (RATIONALE)
+//
+// The engine stops at the header of a hot spot's mapped level (a
+// breakpoint). From there the spot's probing engine, which runs the level's
+// blocks with a PROBE before every memory access and before the exit
+// compare, runs two whole iterations on the CPU (three for a 2D kernel).
+// That gives, from the live state and nothing remembered from the profile
+// run: each live-in value's step (three samples must agree), the trip count
+// (the exit compare's two operands are affine in the iteration: solved for
+// the first arrival that leaves), and each access site's footprint (its
+// range in the two iterations, extended linearly; a site that did not run
+// takes its array's). The guards then check the footprints against the
+// memory map, the profile's arrays (a written one may not overlap another),
+// the private stack slots, the induction variables' width, MXCSR and DF.
+// The GPU runs every iteration but the last two; the CPU runs those from
+// the header with the live-in values set as the GPU's next iteration would
+// have had them, so the exit state (registers, flags, the private slots of
+// a -O0 loop) is what the native code leaves. A failed guard runs the rest
+// of the instance on the CPU engine; a kernel that reports an error (a
+// footprint or trip count prediction was wrong) leaves guest memory as it
+// was, since written arrays are copied back only after a clean launch.
+//
+// Copies are lazy in both directions (ptxgen.Resident). Device buffers stay
+// resident, and a launch over the same range copies in only the pages the
+// guest changed since. What a kernel writes stays on the device: the
+// guest's pages are marked stale, and the first access to one (by the
+// guest, a system call, or the next probe) brings it back, with read-ahead
+// while the guest reads in order. So two nests that pass an array between
+// them never copy it through the host, and the CPU's probed and tail
+// iterations bring back only the pages they touch. The buffer holding the
+// only current copy of a page is backed up on the device before a launch
+// that writes it, and restored if the kernel fails.
+package accel

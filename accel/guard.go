@@ -1,0 +1,180 @@
+package accel
+
+import (
+	"fmt"
+
+	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/ptxgen"
+)
+
+// The fallback reasons, as the report counts them.
+const (
+	ReasonTripCount  = "trip count too small"
+	ReasonNotAffine  = "live-in value not affine"
+	ReasonExitTest   = "exit test not evaluable"
+	ReasonFootprint  = "footprint not evaluable"
+	ReasonUnmapped   = "footprint outside mapped memory"
+	ReasonAliasing   = "written footprint overlaps another array"
+	ReasonStackAlias = "stack slot inside an array footprint"
+	ReasonWrap       = "induction variable would wrap"
+	ReasonDependence = "iterations observed dependent"
+	// ReasonNotProfitable: the cost model predicts the launch would cost
+	// more than the CPU engine takes.
+	ReasonNotProfitable = "not profitable"
+	ReasonRounding      = "MXCSR rounding is not to nearest"
+	ReasonDirection     = "direction flag set"
+	ReasonKernel        = "kernel reported an error"
+	ReasonDriver        = "driver error"
+	ReasonProbeStop     = "probing stopped outside the loop"
+	ReasonNotOffload    = "nest not offloadable"
+	ReasonUnsupported   = "no kernel"
+)
+
+// fallback is a failed guard: its reason, and a detail for the report.
+type fallback struct {
+	reason, detail string
+}
+
+// Error is the reason and its detail.
+func (f *fallback) Error() string { return f.reason + ": " + f.detail }
+
+func fail(reason, format string, args ...any) *fallback {
+	return &fallback{reason, fmt.Sprintf(format, args...)}
+}
+
+// group is the profile's array of a site.
+func (sp *spot) group(s ptxgen.Site) (int, bool) {
+	kind := uint64(0)
+	if s.Store {
+		kind = 1
+	}
+	g, ok := sp.groupOf[[2]uint64{s.X86, kind}]
+	return g, ok
+}
+
+// guards checks the footprints against the guest's memory map, the
+// profile's arrays and the private stack slots.
+func (sp *spot) guards(cpu *gvinst.CPU, sites []ptxgen.Range) *fallback {
+	k := sp.kernel
+	mem := sp.a.g.Mem
+	for _, g := range ptxgen.Groups(k, sites) {
+		if !mem.IsMapped(g.Range.Lo, g.Range.Hi-g.Range.Lo) {
+			return fail(ReasonUnmapped, "[%#x,%#x)", g.Range.Lo, g.Range.Hi)
+		}
+		if g.Written {
+			for p := g.Range.Lo &^ (gvinst.PageSize - 1); p < g.Range.Hi; p += gvinst.PageSize {
+				if perm, ok := mem.PermAt(p); !ok || perm&gvinst.PermWrite == 0 {
+					return fail(ReasonUnmapped, "page %#x is not writable", p)
+				}
+			}
+		}
+	}
+	// Sites the profile put in different arrays must not overlap where
+	// one of them writes.
+	group := sp.group
+	for i, si := range k.Sites {
+		gi, ok := group(si)
+		if !ok {
+			continue
+		}
+		for j := i + 1; j < len(k.Sites); j++ {
+			sj := k.Sites[j]
+			if !si.Store && !sj.Store {
+				continue
+			}
+			gj, ok := group(sj)
+			if ok && gi != gj && sites[i].Overlaps(sites[j]) {
+				return fail(ReasonAliasing, "sites at %#x and %#x", si.X86, sj.X86)
+			}
+		}
+	}
+	slot := func(l ptxgen.LiveIn) ptxgen.Range {
+		lo := cpu.State[l.Base] + uint64(l.Disp)
+		return ptxgen.Range{Lo: lo, Hi: lo + uint64(l.Size)}
+	}
+	for j, l := range k.Private {
+		at := slot(l)
+		for i, s := range sites {
+			if s.Overlaps(at) {
+				return fail(ReasonStackAlias, "%s and the site at %#x", l, k.Sites[i].X86)
+			}
+		}
+		for _, m := range k.Private[j+1:] {
+			if m.Base != l.Base && slot(m).Overlaps(at) {
+				return fail(ReasonStackAlias, "%s and %s are the same memory", l, m)
+			}
+		}
+	}
+	return nil
+}
+
+// (all its copies): whether it ran, and the bytes it touched.
+type siteObs struct {
+	seen   [2]bool
+	lo, hi [2]uint64
+}
+
+// disjointIterations proves, from what the probed iterations touched, that
+// distinct iterations of the mapped level touch disjoint bytes of every
+// array they write: the sites of each written array move by one common
+// stride d per iteration, and d is at least the width of the window the
+// array's sites cover in one iteration, so the window of iteration t,
+// [L+d·t, H+d·t), meets no other's. It returns "" when that holds, or what
+// failed. Arrays are the profile's groups (an access without a group is
+// its own array).
+func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs) string {
+	type window struct {
+		written bool
+		stride  int64
+		set     bool
+		lo, hi  uint64
+		bad     string
+	}
+	arrays := map[int]*window{}
+	for i, site := range sp.kernel.Sites {
+		key := [2]uint64{site.X86, 0}
+		if site.Store {
+			key[1] = 1
+		}
+		o := byX86[key]
+		g, ok := sp.group(site)
+		if !ok {
+			g = -1 - i
+		}
+		w := arrays[g]
+		if w == nil {
+			w = &window{}
+			arrays[g] = w
+		}
+		w.written = w.written || site.Store
+		if o == nil || !o.seen[0] || !o.seen[1] {
+			w.bad = fmt.Sprintf("the access at %#x did not run in both probed iterations", site.X86)
+			continue
+		}
+		d := int64(o.lo[1] - o.lo[0])
+		if int64(o.hi[1]-o.hi[0]) != d || (w.set && d != w.stride) {
+			w.bad = fmt.Sprintf("the accesses to one array move by different strides (%#x at %#x)", d, site.X86)
+			continue
+		}
+		if !w.set {
+			w.stride, w.lo, w.hi, w.set = d, o.lo[0], o.hi[0], true
+		}
+		w.lo, w.hi = min(w.lo, o.lo[0]), max(w.hi, o.hi[0])
+	}
+	for _, w := range arrays {
+		if !w.written {
+			continue
+		}
+		if w.bad != "" {
+			return w.bad
+		}
+		d := w.stride
+		if d < 0 {
+			d = -d
+		}
+		if d == 0 || uint64(d) < w.hi-w.lo {
+			return fmt.Sprintf("a written array's window of %d bytes per iteration overlaps the next (stride %d)", w.hi-w.lo, w.stride)
+		}
+	}
+	return ""
+}

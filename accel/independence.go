@@ -1,0 +1,288 @@
+package accel
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gxbit/gxbit/ptxgen"
+)
+
+// Checking the profile's claim of independence (RATIONALE).
+//
+// A profile is input: it may come from another run, another version of
+// phase 1, or a hand edit, and a level it marks parallel may not be. So
+// before every launch phase 2 checks the claim against what the probed
+// iterations did, with no help from the profile's arrays or access
+// functions. Each access of the level records the bytes it touched in
+// each probed iteration, as a short list of spans. An access whose spans
+// in iteration 1 are those of iteration 0 moved by d bytes is taken to
+// touch its iteration-0 bytes moved by d·t in iteration t (its affine
+// model; the footprint guards and the kernel's own bounds checks hold it
+// to that). Then a write w and any access s (a read, another write, or w
+// itself) conflict when some span a of w and some span b of s meet
+// across m ≠ 0 iterations, |m| < the number launched:
+// a.Lo − b.Hi < d·m < a.Hi − b.Lo. Accesses that do not move as a whole
+// (a triangular inner loop), or that move by different strides, are
+// checked on their whole windows instead: the window of one iteration must
+// end before the other's window of the next begins, in the direction they
+// move. A truly sequential loop (a prefix sum, Gauss-Seidel) reads in
+// iteration t+1 what it wrote in iteration t, and is refused with
+// ReasonDependence.
+//
+// Only what ran in both probed iterations is checked: an access that ran
+// in one of them only (conditional code) is left to the profile's proof.
+
+// maxSpans is how many separate spans an access may record in one
+// iteration; past it the access keeps only its window.
+const maxSpans = 512
+
+// spanList is the bytes one access touched in one probed iteration: the
+// spans in the order first touched, adjacent touches merged, and the
+// window (hull) of them all.
+type spanList struct {
+	spans    []ptxgen.Range
+	window   ptxgen.Range
+	seen     bool
+	overflow bool // more than maxSpans spans: only window counts
+	fill     bool // a rep stos: its two probes are the ends of one span
+}
+
+func (l *spanList) add(lo, hi uint64) {
+	if !l.seen {
+		l.seen = true
+		l.window = ptxgen.Range{Lo: lo, Hi: hi}
+	}
+	l.window.Lo, l.window.Hi = min(l.window.Lo, lo), max(l.window.Hi, hi)
+	if l.fill {
+		l.spans = append(l.spans[:0], l.window)
+		return
+	}
+	if l.overflow {
+		return
+	}
+	if n := len(l.spans); n > 0 {
+		last := &l.spans[n-1]
+		if lo <= last.Hi && hi >= last.Lo {
+			last.Lo, last.Hi = min(last.Lo, lo), max(last.Hi, hi)
+			return
+		}
+	}
+	if len(l.spans) == maxSpans {
+		l.overflow, l.spans = true, nil
+		return
+	}
+	l.spans = append(l.spans, ptxgen.Range{Lo: lo, Hi: hi})
+}
+
+// accessTrace is what the probed iterations 0 and 1 saw of one x86 access
+// (all its lifted copies).
+type accessTrace struct {
+	x86   uint64
+	store bool
+	it    [2]spanList
+}
+
+// shift is how far the access's spans moved from iteration 0 to 1, and
+// whether they all moved by that (false for a triangular window, a span
+// list that overflowed, or one that changed shape).
+func (t *accessTrace) shift() (int64, bool) {
+	a, b := &t.it[0], &t.it[1]
+	if a.overflow || b.overflow || len(a.spans) != len(b.spans) || len(a.spans) == 0 {
+		return 0, false
+	}
+	d := b.spans[0].Lo - a.spans[0].Lo
+	for i := range a.spans {
+		if b.spans[i].Lo-a.spans[i].Lo != d || b.spans[i].Hi-a.spans[i].Hi != d {
+			return 0, false
+		}
+	}
+	return int64(d), true
+}
+
+// observedDependence returns, when the traces show two of n iterations of
+// the mapped level touching the same bytes with one of them writing, what
+// they touched; "" when they show none.
+func observedDependence(traces []*accessTrace, n uint64) string {
+	if n < 2 {
+		return ""
+	}
+	for _, w := range traces {
+		if !w.store || !w.it[0].seen || !w.it[1].seen {
+			continue
+		}
+		for _, s := range traces {
+			if !s.it[0].seen || !s.it[1].seen {
+				continue
+			}
+			if why := conflict(w, s, n); why != "" {
+				kind := "read"
+				if s.store {
+					kind = "write"
+				}
+				if s == w {
+					return fmt.Sprintf("the write at %#x touches in one iteration bytes it writes in another (%s)", w.x86, why)
+				}
+				return fmt.Sprintf("the write at %#x and the %s at %#x touch the same bytes in different iterations (%s)", w.x86, kind, s.x86, why)
+			}
+		}
+	}
+	return ""
+}
+
+// conflict tests write w against access s over n iterations.
+func conflict(w, s *accessTrace, n uint64) string {
+	dw, okw := w.shift()
+	ds, oks := s.shift()
+	if okw && oks && dw == ds {
+		return spanConflict(w.it[0].spans, s.it[0].spans, dw, n)
+	}
+	return windowConflict(w, s, n)
+}
+
+// spanConflict looks for spans a of ws and b of ss and an m ≠ 0, |m| < n,
+// with a and b moved by d·m meeting.
+func spanConflict(ws, ss []ptxgen.Range, d int64, n uint64) string {
+	for _, a := range ws {
+		for _, b := range ss {
+			// a meets b moved by d·m iff a.Lo − b.Hi < d·m < a.Hi − b.Lo.
+			lo, hi := int64(a.Lo-b.Hi), int64(a.Hi-b.Lo)
+			if d == 0 {
+				if lo < 0 && 0 < hi {
+					return fmt.Sprintf("bytes [%#x,%#x) in every iteration", max(a.Lo, b.Lo), min(a.Hi, b.Hi))
+				}
+				continue
+			}
+			if d < 0 {
+				lo, hi, d = -hi, -lo, -d
+			}
+			// The smallest m > lo/d, and the largest m < hi/d.
+			mlo := floorDiv(lo, d) + 1
+			mhi := -floorDiv(-hi, d) - 1
+			for _, m := range []int64{mlo, -1, 1, mhi} {
+				if m != 0 && m >= mlo && m <= mhi && uint64(max(m, -m)) < n {
+					return fmt.Sprintf("%d iteration(s) apart, stride %d", max(m, -m), d)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// windowConflict checks two accesses that do not move as one by their
+// windows: they must stay in order, each iteration's windows ending before
+// the next iteration's begin (or, moving down, beginning after they end).
+// The windows are linear in the iteration, so the first and the last pair
+// of iterations decide.
+func windowConflict(w, s *accessTrace, n uint64) string {
+	type lin struct{ lo0, dlo, hi0, dhi int64 }
+	win := func(t *accessTrace) lin {
+		a, b := t.it[0].window, t.it[1].window
+		return lin{int64(a.Lo), int64(b.Lo - a.Lo), int64(a.Hi), int64(b.Hi - a.Hi)}
+	}
+	at := func(l lin, t int64) (int64, int64) { return l.lo0 + l.dlo*t, l.hi0 + l.dhi*t }
+	x, y := win(w), win(s)
+	last := int64(n) - 2
+	ordered := func(up bool) bool {
+		for _, t := range []int64{0, last} {
+			for _, p := range [][2]lin{{x, y}, {y, x}} {
+				_, hiT := at(p[0], t)
+				loN, _ := at(p[1], t+1)
+				loT, _ := at(p[0], t+1)
+				_, hiN := at(p[1], t)
+				if up && hiT > loN {
+					return false
+				}
+				if !up && hiN > loT {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if ordered(true) || ordered(false) {
+		return ""
+	}
+	// Windows that never meet over the whole run cannot conflict.
+	wl0, wh0 := at(x, 0)
+	wl1, wh1 := at(x, int64(n)-1)
+	sl0, sh0 := at(y, 0)
+	sl1, sh1 := at(y, int64(n)-1)
+	if max(wh0, wh1) <= min(sl0, sl1) || max(sh0, sh1) <= min(wl0, wl1) {
+		return ""
+	}
+	return fmt.Sprintf("windows moving by %d and %d bytes per iteration overlap", x.dlo, y.dlo)
+}
+
+// floorDiv is ⌊a/b⌋ for b > 0.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+// traces groups the per-site span lists of the two probed iterations by
+// x86 access.
+func traces(sites []ptxgen.Site, recs [2]*probeRecord) []*accessTrace {
+	byKey := map[[2]uint64]*accessTrace{}
+	var out []*accessTrace
+	for i, s := range sites {
+		key := [2]uint64{s.X86, 0}
+		if s.Store {
+			key[1] = 1
+		}
+		t := byKey[key]
+		if t == nil {
+			t = &accessTrace{x86: s.X86, store: s.Store}
+			byKey[key] = t
+			out = append(out, t)
+		}
+		for it := 0; it < 2; it++ {
+			l := &recs[it].spans[i]
+			if !l.seen {
+				continue
+			}
+			dst := &t.it[it]
+			dst.fill = dst.fill || l.fill
+			if l.overflow {
+				dst.add(l.window.Lo, l.window.Hi)
+				dst.overflow, dst.spans = true, nil
+				continue
+			}
+			for _, r := range l.spans {
+				dst.add(r.Lo, r.Hi)
+			}
+		}
+	}
+	for _, t := range out {
+		for it := range t.it {
+			t.it[it].normalize()
+		}
+	}
+	return out
+}
+
+// normalize sorts the spans and merges those that meet, so that two
+// iterations that touched the same bytes moved list the same spans (the
+// copies of an access add theirs in block order).
+func (l *spanList) normalize() {
+	slices.SortFunc(l.spans, func(a, b ptxgen.Range) int {
+		switch {
+		case a.Lo < b.Lo:
+			return -1
+		case a.Lo > b.Lo:
+			return 1
+		}
+		return 0
+	})
+	out := l.spans[:0]
+	for _, r := range l.spans {
+		if n := len(out); n > 0 && r.Lo <= out[n-1].Hi {
+			out[n-1].Hi = max(out[n-1].Hi, r.Hi)
+			continue
+		}
+		out = append(out, r)
+	}
+	l.spans = out
+}

@@ -1,0 +1,214 @@
+package accel
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gxbit/gxbit/gpu"
+	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/profile"
+	"github.com/gxbit/gxbit/ptxgen"
+)
+
+// GeneratedKernel is the kernel of one hot spot, or why there is none.
+type GeneratedKernel struct {
+	Entry    uint64
+	Header   uint64
+	Function string
+	Kernel   *ptxgen.Kernel
+	// Kernel2D is the nest's 2D kernel (x over the inner level), which a
+	// launch uses when the probed rows confirm the inner level's shape;
+	// nil when there is none, and Note says why.
+	Kernel2D *ptxgen.Kernel
+	Note     string
+	// Schedule is the schedule of the hot spot (schedule.Format) and
+	// ScheduleNote how the kernels above compare with it.
+	Schedule, ScheduleNote string
+	Err                    error
+}
+
+// GenerateKernels translates every parallel hot spot of prof with the
+// lifter of the loaded (not yet run) guest, without running anything
+// (gxbit ptx gen).
+func GenerateKernels(lifter gvinst.Translator, prof *profile.File) []GeneratedKernel {
+	var out []GeneratedKernel
+	for i := range prof.HotSpots {
+		hs := &prof.HotSpots[i]
+		L := mappedLevel(hs)
+		if L < 0 {
+			continue
+		}
+		sp := newSpot(hs, L)
+		err := sp.generate(lifter)
+		out = append(out, GeneratedKernel{Entry: sp.entry, Header: sp.header, Function: hs.Function, Kernel: sp.kernel, Kernel2D: sp.kernel2, Note: sp.rep.Note,
+			Schedule: sp.rep.Schedule, ScheduleNote: sp.rep.ScheduleNote, Err: err})
+	}
+	return out
+}
+
+// liftLevel lifts and optimizes the level's blocks, from the header along
+// the successors that stay in the level, and notes the exits.
+func (sp *spot) liftLevel(lifter gvinst.Translator) error {
+	work := []uint64{sp.header}
+	for len(work) > 0 {
+		addr := work[len(work)-1]
+		work = work[:len(work)-1]
+		if sp.blocks[addr] != nil {
+			continue
+		}
+		b, err := lifter.Translate(addr)
+		if err != nil {
+			return fmt.Errorf("translating %#x: %w", addr, err)
+		}
+		// Blocks are cut where the level's header, the inner level's
+		// header and the exits begin, so that each starts a block.
+		if addr != sp.header {
+			b.SplitAt(sp.header)
+		}
+		if sp.inner != 0 && addr != sp.inner {
+			b.SplitAt(sp.inner)
+		}
+		for _, e := range sp.exitHints {
+			if e != addr {
+				b.SplitAt(e)
+			}
+		}
+		if err := gvinst.Optimize(b); err != nil {
+			return fmt.Errorf("optimizing %#x: %w", addr, err)
+		}
+		sp.blocks[addr] = b
+		if b.Split {
+			// The block ends in the middle of a CFG block (the lifter
+			// ended a long block, or it was cut above): the rest of it is
+			// in the level too.
+			sp.level[b.End] = true
+			if sp.innerSet[addr] {
+				sp.innerSet[b.End] = true
+			}
+		}
+		for _, s := range b.Successors() {
+			if sp.level[s] {
+				work = append(work, s)
+			} else {
+				sp.exits[s] = true
+			}
+		}
+		if len(sp.blocks) > 4096 {
+			return errors.New("the loop has too many blocks")
+		}
+	}
+	return nil
+}
+
+// generate lifts the level and generates its kernel.
+func (sp *spot) generate(lifter gvinst.Translator) error {
+	if err := sp.liftLevel(lifter); err != nil {
+		return err
+	}
+	k, err := ptxgen.Generate(&ptxgen.Nest{Name: fmt.Sprintf("gx_%x", sp.entry), Header: sp.header, Blocks: sp.blocks})
+	if err != nil {
+		return err
+	}
+	sp.kernel = k
+	if sp.inner != 0 && sp.blocks[sp.inner] != nil {
+		inner := map[uint64]bool{}
+		for a := range sp.blocks {
+			if sp.innerSet[a] {
+				inner[a] = true
+			}
+		}
+		k2, err := ptxgen.Generate(&ptxgen.Nest{Name: fmt.Sprintf("gx_%x_2d", sp.entry), Header: sp.header, Blocks: sp.blocks, Inner: sp.inner, InnerBlocks: inner})
+		if err == nil {
+			sp.kernel2 = k2
+		} else {
+			sp.rep.Note = "1D only: " + err.Error()
+		}
+	}
+	return nil
+}
+
+// loadKernel loads k's module into ctx and finds its function.
+func loadKernel(ctx gpu.Context, k *ptxgen.Kernel) (gpu.Function, error) {
+	mod, err := ctx.LoadModule(k.PTX)
+	if err != nil {
+		return nil, fmt.Errorf("loading the kernel: %w", err)
+	}
+	fn, err := mod.Function(k.Name)
+	if err != nil {
+		return nil, fmt.Errorf("loading the kernel: %w", err)
+	}
+	return fn, nil
+}
+
+// ensureLoaded loads the spot's kernels the first time a launch needs
+// them: a module costs the CUDA JIT tens of milliseconds, which hot spots
+// that never pass their guards should not pay.
+func (sp *spot) ensureLoaded() error {
+	if sp.fn != nil {
+		return nil
+	}
+	if sp.loadErr != nil {
+		return sp.loadErr
+	}
+	t0 := time.Now()
+	defer func() { sp.rep.TranslateSeconds += time.Since(t0).Seconds() }()
+	fn, err := loadKernel(sp.a.ctx, sp.kernel)
+	if err != nil {
+		sp.loadErr = err
+		sp.rep.Offloadable, sp.rep.Disarmed, sp.rep.Reason = false, true, err.Error()
+		return err
+	}
+	sp.fn = fn
+	if sp.kernel2 != nil {
+		if sp.fn2, err = loadKernel(sp.a.ctx, sp.kernel2); err != nil {
+			sp.kernel2 = nil
+			sp.rep.Note = "1D only: " + err.Error()
+		}
+	}
+	return nil
+}
+
+// build generates the kernels (loaded at their first launch) and makes the
+// spot's engines.
+func (sp *spot) build() error {
+	a := sp.a
+	if err := sp.generate(a.g.Lifter); err != nil {
+		return err
+	}
+	k := sp.kernel
+	if a.opts.PTXDir != "" {
+		for suffix, k := range map[string]*ptxgen.Kernel{"": sp.kernel, "_2d": sp.kernel2} {
+			if k == nil {
+				continue
+			}
+			name := filepath.Join(a.opts.PTXDir, fmt.Sprintf("%#x%s.ptx", sp.entry, suffix))
+			if err := os.WriteFile(name, []byte(k.PTX), 0o644); err != nil {
+				return fmt.Errorf("writing %s: %w", name, err)
+			}
+		}
+	}
+	n := uint32(len(k.Sites))
+	sp.rec.exitSiteA, sp.rec.exitSiteB = n, n+1
+	sp.rec.fill = make([]bool, n)
+	for _, s := range k.Sites {
+		if b := sp.blocks[s.Block]; b != nil && s.Index < len(b.Insts) && b.Insts[s.Index].Op == gvinst.OpRepStos {
+			sp.rec.fill[s.ID] = true
+		}
+	}
+	bps := map[uint64]bool{sp.header: true}
+	if sp.kernel2 != nil {
+		bps[sp.inner] = true
+	}
+	exits := map[uint64]bool{}
+	for e := range sp.exits {
+		bps[e] = true
+		exits[e] = true
+	}
+	sp.probe = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp}, gvinst.InterpOptions{Breakpoints: bps, Probe: sp.rec.probe})
+	sp.rest = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: exits})
+	a.aux = append(a.aux, sp.probe, sp.rest)
+	return nil
+}

@@ -1,0 +1,418 @@
+package accel
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"runtime"
+	"time"
+
+	"github.com/gxbit/gxbit/gpu"
+	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/ptxgen"
+)
+
+// prefer1D reports whether a launch of count outer iterations should use
+// the 1D kernel k though a 2D one exists: on the simulator, whose "SMs"
+// are the host's cores, once the outer level alone gives every core a CTA
+// of its own. There a thread's prologue costs as much as many inner
+// iterations, and the 1D kernel pays it once per row, with the inner
+// loop's footprint checks hoisted to its entry; a real GPU needs the 2D
+// kernel's parallelism.
+func (a *Accelerator) prefer1D(k *ptxgen.Kernel, count uint64) bool {
+	bx := uint64(max(k.Plan.Config(count).Block.X, 1))
+	return a.opts.Driver != nil && a.opts.Driver.Name() == "sim" && (count+bx-1)/bx >= uint64(runtime.NumCPU())
+}
+
+// (it ended, or the engine must handle a stop).
+func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
+	k := sp.kernel
+	ns := len(k.Sites)
+	// Two probed iterations give the steps (checked on three states); a
+	// 2D kernel needs a third, to check the per-row changes of the inner
+	// trip count and steps.
+	P := 2
+	if sp.kernel2 != nil {
+		P = 3
+	}
+	var states [4][]uint64
+	var recs [3]probeRecord
+	var err error
+	if states[0], err = sp.liveValues(cpu); err != nil {
+		return false, fail(ReasonNotAffine, "reading live-in: %v", err)
+	}
+	// The CPU's time per iteration, for the report's estimate, is the last
+	// probed iteration's: the first may include translating the blocks.
+	start := time.Now()
+	var cpuPerIter float64
+	var insnsPerIter float64
+	var innerTrips [3]uint64
+	var innerStates [3][][]uint64
+	for it := 0; it < P; it++ {
+		t0 := time.Now()
+		i0 := sp.probe.Stats().GuestInsns
+		sp.rec.reset(ns)
+		var st gvinst.Stop
+		for {
+			st = sp.probe.Run(cpu, 0)
+			if st.Kind != gvinst.StopBreakpoint || st.PC != sp.inner || sp.kernel2 == nil {
+				break
+			}
+			// An arrival at the inner header: count it, and keep the
+			// first three states of the first iteration for the inner
+			// steps.
+			innerTrips[it]++
+			if len(innerStates[it]) < 3 {
+				v, err := liveValuesOf(sp.a.g.Mem, cpu, sp.kernel2.InnerLiveIns)
+				if err != nil {
+					return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
+				}
+				innerStates[it] = append(innerStates[it], v)
+			}
+		}
+		if st.Kind == gvinst.StopSyscall {
+			// The loop's blocks have no system call and every exit is a
+			// breakpoint, so this cannot happen; the syscall must not be
+			// skipped if it does.
+			sp.fatal = fmt.Errorf("accelerate: the probing engine of hot spot %s stopped at a system call (%v)", sp.rep.Entry, st)
+			return true, fail(ReasonProbeStop, "%v", st)
+		}
+		if st.Kind != gvinst.StopBreakpoint {
+			return true, fail(ReasonProbeStop, "%v", st)
+		}
+		if st.PC != sp.header {
+			return true, fail(ReasonTripCount, "the loop ended after %d iterations", it+1)
+		}
+		recs[it] = sp.rec
+		cpuPerIter = time.Since(t0).Seconds()
+		insnsPerIter = float64(sp.probe.Stats().GuestInsns - i0)
+		if states[it+1], err = sp.liveValues(cpu); err != nil {
+			return false, fail(ReasonNotAffine, "reading live-in: %v", err)
+		}
+	}
+	// Steps of the live-in values.
+	steps := make([]uint64, len(k.LiveIns))
+	for i := range k.LiveIns {
+		d1 := states[1][i] - states[0][i]
+		for j := 2; j <= P; j++ {
+			if d := states[j][i] - states[j-1][i]; d != d1 {
+				return false, fail(ReasonNotAffine, "%s changed by %#x then %#x", k.LiveIns[i], d1, d)
+			}
+		}
+		steps[i] = d1
+	}
+	// The values that move must be induction variables phase 1 saw, with
+	// the steps it saw: a carried scalar (an accumulator) may look affine
+	// over a few iterations.
+	restride := ""
+	if fb := sp.checkIVs(steps, &restride); fb != nil {
+		return false, fb
+	}
+	// Trip count from the exit test: arrival j (0 = the first probed one)
+	// compares a0 + da·j with b0 + db·j.
+	for it := 0; it < P; it++ {
+		if recs[it].exitSeen != 1 {
+			return false, fail(ReasonExitTest, "the exit test ran %d times in one iteration", recs[it].exitSeen)
+		}
+	}
+	last, ok := exitArrival(k.Exit, recs[0].a, recs[1].a-recs[0].a, recs[0].b, recs[1].b-recs[0].b)
+	if !ok {
+		return false, fail(ReasonExitTest, "no exit found for the compare at %#x", k.Exit.X86)
+	}
+	// The GPU runs arrivals P .. last-2; the CPU the last two.
+	if last < uint64(P)+2 || last-1-uint64(P) < sp.a.opts.MinIterations {
+		return false, fail(ReasonTripCount, "%d iterations left", last+1-uint64(P))
+	}
+	count := last - 1 - uint64(P)
+	if k.DynRounding && cpu.State[gvinst.MXCSR]>>13&3 != 0 {
+		return false, fail(ReasonRounding, "MXCSR %#x", cpu.State[gvinst.MXCSR])
+	}
+	if k.ClearDF && cpu.State[gvinst.RFLAGS]&gvinst.FlagDF != 0 {
+		return false, fail(ReasonDirection, "rep stos with the direction flag set")
+	}
+	// No induction variable wraps over the offloaded and tail arrivals.
+	for i := range k.LiveIns {
+		if steps[i] == 0 {
+			continue
+		}
+		limit := new(big.Int).Lsh(big.NewInt(1), 64)
+		if states[0][i] < 1<<32 && states[1][i] < 1<<32 && states[P][i] < 1<<32 {
+			limit = new(big.Int).Lsh(big.NewInt(1), 32)
+		}
+		end := new(big.Int).SetUint64(states[P][i])
+		end.Add(end, new(big.Int).Mul(big.NewInt(int64(steps[i])), new(big.Int).SetUint64(count+1)))
+		if end.Sign() < 0 || end.Cmp(limit) >= 0 {
+			return false, fail(ReasonWrap, "%s from %#x by %#x", k.LiveIns[i], states[P][i], steps[i])
+		}
+	}
+	// Footprints: each site's range in the probed iterations, extended
+	// linearly over the offloaded ones.
+	// Copies of one x86 instruction in several blocks share one access
+	// function: merge what each iteration saw of them.
+	byX86 := map[[2]uint64]*siteObs{}
+	xkey := func(s ptxgen.Site) [2]uint64 {
+		if s.Store {
+			return [2]uint64{s.X86, 1}
+		}
+		return [2]uint64{s.X86, 0}
+	}
+	for s := 0; s < ns; s++ {
+		o := byX86[xkey(k.Sites[s])]
+		if o == nil {
+			o = &siteObs{}
+			byX86[xkey(k.Sites[s])] = o
+		}
+		for it := 0; it < 2; it++ {
+			if !recs[it].siteSeen[s] {
+				continue
+			}
+			if !o.seen[it] {
+				o.seen[it], o.lo[it], o.hi[it] = true, recs[it].lo[s], recs[it].hi[s]
+				continue
+			}
+			o.lo[it], o.hi[it] = min(o.lo[it], recs[it].lo[s]), max(o.hi[it], recs[it].hi[s])
+		}
+	}
+	if restride != "" {
+		if why := sp.disjointIterations(byX86); why != "" {
+			return false, fail(ReasonNotAffine, "%s, and %s", restride, why)
+		}
+	}
+	sites := make([]ptxgen.Range, ns)
+	seen := make([]bool, ns)
+	for s := 0; s < ns; s++ {
+		o := byX86[xkey(k.Sites[s])]
+		if !o.seen[0] || !o.seen[1] {
+			continue
+		}
+		seen[s] = true
+		lo0, lo1 := int64(o.lo[0]), int64(o.lo[1])
+		hi0, hi1 := int64(o.hi[0]), int64(o.hi[1])
+		first, lastJ := int64(P), int64(last-2)
+		loA, loB := lo0+(lo1-lo0)*first, lo0+(lo1-lo0)*lastJ
+		hiA, hiB := hi0+(hi1-hi0)*first, hi0+(hi1-hi0)*lastJ
+		r := ptxgen.Range{Lo: uint64(min(loA, loB)), Hi: uint64(max(hiA, hiB))}
+		if min(loA, loB) < 0 || r.Hi <= r.Lo || r.Hi-r.Lo > 1<<36 {
+			return false, fail(ReasonFootprint, "site at %#x: bad range", k.Sites[s].X86)
+		}
+		sites[s] = r
+	}
+	// A site that did not run in both probed iterations (conditional code,
+	// an inner loop empty there) gets the footprint of the profile's array
+	// it belongs to, as the other sites of that array show it; the kernel
+	// checks every access against it.
+	for s := 0; s < ns; s++ {
+		if seen[s] {
+			continue
+		}
+		g, ok := sp.group(k.Sites[s])
+		var r ptxgen.Range
+		for o := 0; o < ns && ok; o++ {
+			if og, ook := sp.group(k.Sites[o]); seen[o] && ook && og == g {
+				if r.Hi == 0 {
+					r = sites[o]
+				}
+				r.Lo, r.Hi = min(r.Lo, sites[o].Lo), max(r.Hi, sites[o].Hi)
+			}
+		}
+		if r.Hi == 0 && ok && g >= 0 && g < len(sp.hs.Arrays) {
+			// Nothing of that array ran either: the profile's footprint
+			// of the array (the kernel's checks catch an input for which
+			// it is wrong).
+			fp := sp.hs.Arrays[g].Footprint
+			r = ptxgen.Range{Lo: uint64(fp[0]), Hi: uint64(fp[1])}
+		}
+		// Else the site ran neither here nor when profiling (the scalar
+		// remainder of a vectorised loop, say): an empty footprint, so
+		// that the launch fails, and the CPU takes over, if it runs.
+		sites[s] = r
+	}
+	if fb := sp.guards(cpu, sites); fb != nil {
+		return false, fb
+	}
+	// The profile says the iterations are independent: what the probed
+	// ones touched must not say otherwise.
+	if why := observedDependence(traces(k.Sites, [2]*probeRecord{&recs[0], &recs[1]}), count); why != "" {
+		return false, fail(ReasonDependence, "%s", why)
+	}
+	// The CPU's time per iteration: the plain engine's on the tails of
+	// earlier instances, else the last probed iteration's (which the
+	// probes slow down: an estimate that leans to the GPU until the first
+	// tail corrects it).
+	cpuIter := sp.plainIter
+	if cpuIter == 0 {
+		cpuIter = time.Duration(cpuPerIter * float64(time.Second))
+		// A short iteration's time is mostly the probing's; the main
+		// engine's speed prices its instructions better.
+		if r := sp.a.mainRate(); r > 0 {
+			cpuIter = min(cpuIter, time.Duration(insnsPerIter/r*float64(time.Second)))
+		}
+	}
+	if !sp.a.opts.AlwaysOffload {
+		costs, err := sp.a.deviceCosts()
+		if err != nil {
+			return false, fail(ReasonDriver, "%v", err)
+		}
+		var copyIn uint64
+		if sp.rep.Launches == 0 {
+			for _, g := range ptxgen.Groups(k, sites) {
+				copyIn += g.Range.Hi - g.Range.Lo
+			}
+		}
+		c := *costs
+		if sp.a.copyIn > 0 {
+			c.HostToDevice = min(c.HostToDevice, sp.a.copyIn)
+		}
+		est := c.Predict(count, cpuIter, insnsPerIter, copyIn, sp.kernelPerIter)
+		if sp.rep.Launches > 0 {
+			// Earlier launches measured the copies.
+			est.Copy = time.Duration(sp.rep.CopySeconds / float64(sp.rep.Launches) * float64(time.Second))
+		}
+		if !est.Pays() {
+			return false, fail(ReasonNotProfitable, "predicted %s", est)
+		}
+	}
+	loadStart := time.Now()
+	if err := sp.ensureLoaded(); err != nil {
+		return false, fail(ReasonDriver, "%v", err)
+	}
+	loading := time.Since(loadStart)
+	in := ptxgen.LaunchInput{Count: count, Values: states[P], Steps: steps, Sites: sites}
+	fn := sp.fn
+	if k2 := sp.kernel2; k2 != nil && !sp.a.prefer1D(sp.kernel, count) && len(innerStates[0]) == 3 && len(innerStates[1]) == 3 && len(innerStates[2]) == 3 {
+		// 2D: the inner trip count of outer arrival j is n0 + dn·j, and
+		// each inner step is s0 + ds·j (an inner index whose step is the
+		// outer index, i*j, say); three probed rows check both.
+		n0, dn := int64(innerTrips[0]), int64(innerTrips[1])-int64(innerTrips[0])
+		first, lastRow := n0+int64(P)*dn, n0+dn*int64(last-2)
+		isteps := make([]uint64, len(k2.InnerLiveIns))
+		irows := make([]uint64, len(k2.InnerLiveIns))
+		ok := first >= 0 && lastRow >= 0 && int64(innerTrips[2])-int64(innerTrips[1]) == dn
+		for i := range isteps {
+			var st [3]uint64
+			for it := 0; it < 3; it++ {
+				is := innerStates[it]
+				d1, d2 := is[1][i]-is[0][i], is[2][i]-is[1][i]
+				if d1 != d2 {
+					ok = false
+				}
+				st[it] = d2
+			}
+			irows[i] = st[1] - st[0]
+			if st[2]-st[1] != irows[i] {
+				ok = false
+			}
+			isteps[i] = st[0] + uint64(P)*irows[i]
+		}
+		if ok {
+			in.InnerTrip0, in.InnerTripStep, in.InnerMax = uint64(first), uint64(dn), uint64(max(first, lastRow))
+			in.InnerSteps, in.InnerStepRows = isteps, irows
+			k, fn = k2, sp.fn2
+		}
+	}
+	// The first launch of a 1D kernel on the simulator, whose speed
+	// depends on the instructions a kernel runs, is a sample: a slice of
+	// the iterations, timed, then the rest where it pays.
+	if !sp.a.opts.AlwaysOffload && sp.kernelPerIter == 0 && !k.TwoD && sp.a.opts.Driver.Name() == "sim" && count >= 4*sampleMin {
+		sample := max(count/sampleFraction, sampleMin)
+		part := in
+		part.Count = sample
+		if fb, done := sp.launch(fn, k, part, cpuIter); fb != nil {
+			return done, fb
+		}
+		rest := count - sample
+		moved := make([]uint64, len(steps))
+		for i := range steps {
+			moved[i] = states[P][i] + steps[i]*sample
+		}
+		// From here on the CPU, should it take over, goes on after the
+		// sample.
+		if err := sp.setLive(cpu, moved); err != nil {
+			return false, fail(ReasonDriver, "writing the loop state: %v", err)
+		}
+		costs, _ := sp.a.deviceCosts()
+		est := Estimate{Iterations: rest, CPU: time.Duration(rest) * cpuIter, Kernel: time.Duration(rest) * sp.kernelPerIter}
+		if costs != nil {
+			est.Launch = costs.LaunchLatency
+		}
+		if !est.Pays() {
+			// The CPU runs the rest of the instance, from the iteration
+			// after the sample.
+			why := fmt.Sprintf("a sample of %d iterations took %.3gs on the GPU; the other %d: %s", sample, (time.Duration(sample) * sp.kernelPerIter).Seconds(), rest, est)
+			sp.disarm(why)
+			return false, fail(ReasonNotProfitable, "%s", why)
+		}
+		in.Values, in.Count = moved, rest
+	}
+	if fb, done := sp.launch(fn, k, in, cpuIter); fb != nil {
+		return done, fb
+	}
+	// The GPU side of the instance: everything since the header but the
+	// kernel's loading and the probed iterations, which the CPU runs
+	// either way.
+	sp.rep.CPUSecondsEstimate += cpuIter.Seconds() * float64(count)
+	gpuSide := time.Since(start) - loading - time.Duration(P)*cpuIter
+	if why := sp.ledger.add(gpuSide, count, cpuIter); why != "" && !sp.a.opts.AlwaysOffload {
+		sp.disarm(why)
+	}
+	// The CPU runs the last two arrivals from the header.
+	tail := make([]uint64, len(steps))
+	next := make([]uint64, len(steps))
+	for i := range steps {
+		tail[i] = states[P][i] + steps[i]*count
+		next[i] = tail[i] + steps[i]
+	}
+	if err := sp.setLive(cpu, tail); err != nil {
+		return false, fail(ReasonDriver, "writing the loop state: %v", err)
+	}
+	cpu.PC = sp.header
+	sp.skip = next
+	sp.tailStart = time.Now()
+	return true, nil
+}
+
+// The sample launch: at least sampleMin iterations, a sampleFraction of
+// the instance.
+const (
+	sampleMin      = 64
+	sampleFraction = 16
+)
+
+// launch runs one launch of kernel k (loaded as fn) and adds it to the
+// report. A failed launch gives the fallback, and done as offload
+// returns it.
+func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput, cpuIter time.Duration) (*fallback, bool) {
+	st, err := ptxgen.Launch(sp.a.ctx, fn, k, sp.a.g.Mem, in, &sp.a.resident)
+	if errors.Is(err, ptxgen.ErrLostCopy) {
+		// The guest's memory is not what the program wrote: stop.
+		sp.fatal = fmt.Errorf("accelerate: hot spot %s: %w", sp.rep.Entry, err)
+		return fail(ReasonDriver, "%v", err), true
+	}
+	if err != nil {
+		var ke *ptxgen.KernelError
+		if errors.As(err, &ke) {
+			return fail(ReasonKernel, "%v", ke), false
+		}
+		return fail(ReasonDriver, "%v", err), false
+	}
+	sp.rep.Launches++
+	if k.TwoD {
+		sp.rep.Launches2D++
+	}
+	sp.rep.Iterations += in.Count
+	sp.rep.KernelSeconds += st.Kernel.Seconds()
+	sp.rep.CopySeconds += (st.CopyIn + st.CopyOut).Seconds()
+	sp.rep.BytesIn += st.BytesIn
+	sp.rep.BytesReused += st.BytesReused
+	sp.rep.BytesOut += st.BytesOut
+	sp.rep.BytesDeferred += st.BytesDeferred
+	sp.kernelPerIter = st.Kernel / time.Duration(in.Count)
+	if st.BytesIn >= 1<<16 && st.CopyIn > 0 {
+		// What copies cost through the residency, for the next
+		// predictions.
+		sp.a.copyIn = float64(st.BytesIn) / st.CopyIn.Seconds()
+	}
+	return nil, false
+}
+
+// ivStep is an induction variable's step as the profile gives it: fixed,

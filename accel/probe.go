@@ -1,0 +1,300 @@
+package accel
+
+import (
+	"fmt"
+	"math/big"
+
+	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/ptxgen"
+)
+
+// probeRecord is what one probed iteration saw.
+type probeRecord struct {
+	lo, hi     []uint64   // per site; lo > hi when not seen
+	spans      []spanList // per site: the bytes it touched
+	fill       []bool     // per site: a rep stos (probed at its two ends)
+	a, b       uint64
+	exitSeen   int
+	siteSeen   []bool
+	numSites   int
+	exitSiteA  uint32
+	exitSiteB  uint32
+	firstSites uint32
+}
+
+func (r *probeRecord) reset(n int) {
+	r.lo = make([]uint64, n)
+	r.hi = make([]uint64, n)
+	r.siteSeen = make([]bool, n)
+	r.spans = make([]spanList, n)
+	for i := range r.spans {
+		r.spans[i].fill = i < len(r.fill) && r.fill[i]
+	}
+	r.exitSeen = 0
+}
+
+func (r *probeRecord) probe(site uint32, addr uint64, size int) {
+	switch {
+	case site == r.exitSiteA:
+		r.a = addr
+		r.exitSeen++
+	case site == r.exitSiteB:
+		r.b = addr
+	case int(site) < len(r.lo):
+		end := addr + uint64(size)
+		r.spans[site].add(addr, end)
+		if !r.siteSeen[site] {
+			r.siteSeen[site] = true
+			r.lo[site], r.hi[site] = addr, end
+			return
+		}
+		r.lo[site] = min(r.lo[site], addr)
+		r.hi[site] = max(r.hi[site], end)
+	}
+}
+
+// probeTranslator gives the probing engine the spot's blocks (cut at the
+// headers and exits) with a PROBE before every guest memory access and
+// before the exit compare, and the fallback engine the same blocks without
+// probes; other blocks are lifted and optimized as the main engine has
+// them.
+type probeTranslator struct {
+	sp    *spot
+	plain bool // the level's blocks without probes (the fallback engine)
+}
+
+func (p *probeTranslator) Translate(addr uint64) (*gvinst.VBlock, error) {
+	sp := p.sp
+	b, ok := sp.blocks[addr]
+	if !ok {
+		nb, err := sp.a.g.Lifter.Translate(addr)
+		if err != nil {
+			return nil, err
+		}
+		return nb, gvinst.Optimize(nb)
+	}
+	if p.plain {
+		c := *b
+		c.Insts = append([]gvinst.Inst(nil), b.Insts...)
+		return &c, nil
+	}
+	k := sp.kernel
+	sites := map[int]int{}
+	for _, s := range k.Sites {
+		if s.Block == addr {
+			sites[s.Index] = s.ID
+		}
+	}
+	out := *b
+	out.Insts = make([]gvinst.Inst, 0, len(b.Insts)+len(sites)+2)
+	fresh := b.NumVRegs()
+	for i := range b.Insts {
+		in := &b.Insts[i]
+		if id, ok := sites[i]; ok && in.Op == gvinst.OpRepStos {
+			// rep stos: its first and last element, rdi and
+			// rdi + (rcx-1)*size.
+			v := func(n int) gvinst.Reg { return gvinst.VReg(fresh + n) }
+			size := int64(in.Type.Size())
+			probe := func(r gvinst.Reg) gvinst.Inst {
+				return gvinst.Inst{Op: gvinst.OpProbe, Type: in.Type, Src: [4]gvinst.Reg{r}, Target: [2]uint64{uint64(id)}, X86: in.X86}
+			}
+			out.Insts = append(out.Insts,
+				gvinst.Inst{Op: gvinst.OpGet, Type: gvinst.U64, Dst: v(0), Src: [4]gvinst.Reg{gvinst.SReg(7)}, X86: in.X86},
+				probe(v(0)),
+				gvinst.Inst{Op: gvinst.OpGet, Type: gvinst.U64, Dst: v(1), Src: [4]gvinst.Reg{gvinst.SReg(1)}, X86: in.X86},
+				gvinst.Inst{Op: gvinst.OpSub, Type: gvinst.U64, Dst: v(2), Src: [4]gvinst.Reg{v(1)}, HasImm: true, Imm: 1, X86: in.X86},
+				gvinst.Inst{Op: gvinst.OpMul, Type: gvinst.U64, Dst: v(3), Src: [4]gvinst.Reg{v(2)}, HasImm: true, Imm: size, X86: in.X86},
+				gvinst.Inst{Op: gvinst.OpAdd, Type: gvinst.U64, Dst: v(4), Src: [4]gvinst.Reg{v(0), v(3)}, X86: in.X86},
+				probe(v(4)))
+		} else if ok {
+			out.Insts = append(out.Insts, gvinst.Inst{Op: gvinst.OpProbe, Type: in.Type, Src: [4]gvinst.Reg{in.Src[0]}, Imm: in.Imm, Target: [2]uint64{uint64(id)}, X86: in.X86})
+		}
+		for _, c := range k.Exit.Copies {
+			if addr != c.Block || i != c.Index {
+				continue
+			}
+			out.Insts = append(out.Insts, gvinst.Inst{Op: gvinst.OpProbe, Type: gvinst.U8, Src: [4]gvinst.Reg{c.A}, Target: [2]uint64{uint64(sp.rec.exitSiteA)}, X86: in.X86})
+			if !k.Exit.BImm {
+				out.Insts = append(out.Insts, gvinst.Inst{Op: gvinst.OpProbe, Type: gvinst.U8, Src: [4]gvinst.Reg{c.B}, Target: [2]uint64{uint64(sp.rec.exitSiteB)}, X86: in.X86})
+			}
+		}
+		out.Insts = append(out.Insts, *in)
+	}
+	return &out, nil
+}
+
+// liveValues reads the kernel's live-in values from the guest state.
+func (sp *spot) liveValues(cpu *gvinst.CPU) ([]uint64, error) {
+	return liveValuesOf(sp.a.g.Mem, cpu, sp.kernel.LiveIns)
+}
+
+// liveValuesOf reads the values ls from the guest state.
+func liveValuesOf(mem *gvinst.Memory, cpu *gvinst.CPU, ls []ptxgen.LiveIn) ([]uint64, error) {
+	vs := make([]uint64, len(ls))
+	for i, l := range ls {
+		if !l.Stack {
+			vs[i] = cpu.State[l.Slot]
+			continue
+		}
+		v, err := mem.Load(cpu.State[l.Base]+uint64(l.Disp), l.Size)
+		if err != nil {
+			return nil, err
+		}
+		vs[i] = v
+	}
+	return vs, nil
+}
+
+func (sp *spot) setLive(cpu *gvinst.CPU, vs []uint64) error {
+	for i, l := range sp.kernel.LiveIns {
+		if !l.Stack {
+			cpu.State[l.Slot] = vs[i]
+			continue
+		}
+		if err := sp.a.g.Mem.Store(cpu.State[l.Base]+uint64(l.Disp), l.Size, vs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// or varying between entries of the level (a step held in a register).
+type ivStep struct {
+	step   int64
+	varies bool
+}
+
+// checkIVs compares the observed steps of the live-in values with the
+// induction variables the profile found for the mapped level (when it
+// found any): a general or stack register that moves must be one of them,
+// with the same step. SSE registers (vectorised index vectors) are not
+// checked.
+func (sp *spot) checkIVs(steps []uint64, restride *string) *fallback {
+	if len(sp.ivs) == 0 {
+		return nil
+	}
+	for i, l := range sp.kernel.LiveIns {
+		if steps[i] == 0 && l.Written && !l.Stack && l.Slot <= gvinst.S15 {
+			// The loop writes it, yet it did not move: an accumulator
+			// that happened to add zeros, unless it is an IV of step 0.
+			// (Stack slots are spared: compilers spill invariants to the
+			// same slot every iteration.)
+			if _, ok := sp.ivs[l.String()]; !ok {
+				return fail(ReasonNotAffine, "%s is carried from iteration to iteration but did not change while probed", l)
+			}
+			continue
+		}
+		if steps[i] == 0 || (!l.Stack && l.Slot > gvinst.S15) {
+			continue
+		}
+		want, ok := sp.ivs[l.String()]
+		if !ok {
+			return fail(ReasonNotAffine, "%s moves by %#x per iteration but is no induction variable of the profile", l, steps[i])
+		}
+		if !want.varies && steps[i] != uint64(want.step) && steps[i]&0xffffffff != uint64(want.step)&0xffffffff {
+			// The same induction variable with another stride (the
+			// program runs on another size than when profiled): the
+			// profile's dependence proof does not cover it, so the
+			// footprints must show the iterations disjoint instead.
+			*restride = fmt.Sprintf("%s moves by %#x per iteration, the profile says %d", l, steps[i], want.step)
+		}
+	}
+	return nil
+}
+
+// exitArrival finds the first arrival j ≥ 0 at which the loop leaves, when
+// its exit compare sees a0 + da·j and b0 + db·j (wrapping 64-bit values
+// compared as the test's type). It returns j, or false when the model
+// gives no exit or the values would wrap in the type before it.
+func exitArrival(e ptxgen.ExitTest, a0, da, b0, db uint64) (uint64, bool) {
+	if e.BImm {
+		b0, db = uint64(e.Imm), 0
+	}
+	t := e.Type
+	n := t.Bits()
+	val := func(v uint64) *big.Int {
+		v &= t.Mask()
+		if t.IsSigned() && n < 64 && v>>(n-1)&1 != 0 {
+			return big.NewInt(int64(v) - int64(1)<<n)
+		}
+		if t.IsSigned() && n == 64 {
+			return big.NewInt(int64(v))
+		}
+		return new(big.Int).SetUint64(v)
+	}
+	dlt := func(d uint64) *big.Int {
+		// A change per iteration, as a signed number of t's width.
+		d &= t.Mask()
+		if n < 64 && d>>(n-1)&1 != 0 {
+			return big.NewInt(int64(d) - int64(1)<<n)
+		}
+		return big.NewInt(int64(d))
+	}
+	A, dA, B, dB := val(a0), dlt(da), val(b0), dlt(db)
+	D := new(big.Int).Sub(A, B)
+	dD := new(big.Int).Sub(dA, dB)
+	cont := func(j uint64) bool {
+		a := a0 + da*j
+		b := b0 + db*j
+		if e.BImm {
+			b = uint64(e.Imm)
+		}
+		return e.EvalExit(a, b)
+	}
+	var j uint64
+	switch {
+	case !cont(0):
+		return 0, true
+	case dD.Sign() == 0:
+		return 0, false
+	default:
+		// Candidate: where D + dD·j crosses zero.
+		negD := new(big.Int).Neg(D)
+		q, r := new(big.Int).QuoRem(negD, dD, new(big.Int))
+		if q.Sign() < 0 {
+			return 0, false
+		}
+		if !q.IsUint64() || q.Uint64() > 1<<40 {
+			return 0, false
+		}
+		j = q.Uint64()
+		_ = r
+		// Step from a little before the crossing to the first exit.
+		if j > 2 {
+			j -= 2
+		} else {
+			j = 0
+		}
+		for tries := 0; cont(j); tries++ {
+			if tries > 8 {
+				return 0, false
+			}
+			j++
+		}
+	}
+	// The model must not wrap in t between 0 and j.
+	lo, hi := new(big.Int), new(big.Int)
+	if t.IsSigned() {
+		lo.Neg(new(big.Int).Lsh(big.NewInt(1), uint(n-1)))
+		hi.Lsh(big.NewInt(1), uint(n-1))
+	} else {
+		hi.Lsh(big.NewInt(1), uint(n))
+	}
+	J := new(big.Int).SetUint64(j)
+	for _, v := range []*big.Int{A, B} {
+		_ = v
+	}
+	endA := new(big.Int).Add(A, new(big.Int).Mul(dA, J))
+	endB := new(big.Int).Add(B, new(big.Int).Mul(dB, J))
+	for _, v := range []*big.Int{endA, endB} {
+		if v.Cmp(lo) < 0 || v.Cmp(hi) >= 0 {
+			return 0, false
+		}
+	}
+	for i := uint64(1); i < j && i < 4; i++ {
+		if !cont(j - i) {
+			return 0, false
+		}
+	}
+	return j, true
+}

@@ -1,0 +1,130 @@
+package accel
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// HotSpotReport is phase 2's account of one hot spot.
+type HotSpotReport struct {
+	Entry       string `json:"entry"`
+	Function    string `json:"function"`
+	Header      string `json:"header"` // the mapped level's header
+	Offloadable bool   `json:"offloadable"`
+	Disarmed    bool   `json:"disarmed,omitempty"` // stopped trying: every instance was too short, or launches did not pay
+	// NotProfitable says, when the cost model sent the hot spot back to
+	// the CPU, why, with the numbers.
+	NotProfitable      string         `json:"not_profitable,omitempty"`
+	SameAs             string         `json:"same_as,omitempty"` // another hot spot with the same mapped level, which counts its launches
+	Reason             string         `json:"reason,omitempty"`  // why not, when not
+	Launches           int            `json:"launches"`
+	Fallbacks          int            `json:"fallbacks"`
+	FallbackReasons    map[string]int `json:"fallback_reasons"`
+	LastFallback       string         `json:"last_fallback,omitempty"`
+	Launches2D         int            `json:"launches_2d"`
+	Note               string         `json:"note,omitempty"` // e.g. why the nest maps in one dimension only
+	Iterations         uint64         `json:"gpu_iterations"`
+	KernelSeconds      float64        `json:"kernel_seconds"`
+	CopySeconds        float64        `json:"copy_seconds"`
+	TranslateSeconds   float64        `json:"translate_seconds"`
+	CPUSecondsEstimate float64        `json:"cpu_seconds_estimate"`
+	KernelSpeedupEst   float64        `json:"kernel_speedup_estimate"` // CPU estimate over kernel and copy time
+	BytesIn            uint64         `json:"bytes_in"`
+	BytesOut           uint64         `json:"bytes_out"`
+	BytesReused        uint64         `json:"bytes_resident"` // bytes not copied in again: already on the device
+	// BytesDeferred are written bytes left on the device after a launch;
+	// the guest pages come back when something touches them.
+	BytesDeferred uint64 `json:"bytes_left_on_device"`
+	// Schedule is the plan phase 1's model gives the nest (package
+	// schedule: host loops, kernels with their grid and in-thread loops,
+	// distribution, interchange, and why not), as text; ScheduleNote says
+	// how the kernel phase 2 runs compares with it.
+	Schedule     string `json:"schedule,omitempty"`
+	ScheduleNote string `json:"schedule_note,omitempty"`
+}
+
+// KernelSpeedup estimates how much faster the GPU ran the offloaded
+// iterations than the CPU engine would have (0 when nothing ran).
+func (h *HotSpotReport) KernelSpeedup() float64 {
+	if h.KernelSeconds+h.CopySeconds == 0 {
+		return 0
+	}
+	return h.CPUSecondsEstimate / (h.KernelSeconds + h.CopySeconds)
+}
+
+// Report is phase 2's account of a run (the --report JSON).
+type Report struct {
+	HotSpots          []HotSpotReport `json:"hotspots"`
+	WallSeconds       float64         `json:"wall_seconds"`
+	GuestInstructions uint64          `json:"guest_instructions"`
+	Device            string          `json:"device"`
+	// DeviceCosts are the device's measured costs (nil when no launch
+	// needed them).
+	DeviceCosts *DeviceCosts `json:"device_costs,omitempty"`
+	// BytesBroughtBack are the bytes left on the device that came back
+	// into guest memory (all hot spots: they share the device buffers),
+	// and BroughtBackSeconds the time that took.
+	BytesBroughtBack   uint64  `json:"bytes_brought_back"`
+	BroughtBackSeconds float64 `json:"brought_back_seconds"`
+}
+
+// Report returns the per-hot-spot counters so far.
+func (a *Accelerator) Report() *Report {
+	rep := &Report{Device: a.dev, DeviceCosts: a.costs}
+	n, d := a.resident.BroughtBack()
+	rep.BytesBroughtBack, rep.BroughtBackSeconds = n, d.Seconds()
+	for _, sp := range a.order {
+		r := sp.rep
+		r.KernelSpeedupEst = r.KernelSpeedup()
+		r.FallbackReasons = map[string]int{}
+		for k, v := range sp.rep.FallbackReasons {
+			r.FallbackReasons[k] = v
+		}
+		rep.HotSpots = append(rep.HotSpots, r)
+	}
+	return rep
+}
+
+// FormatReport writes the report as text for people.
+func FormatReport(r *Report) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "device: %s\n", r.Device)
+	for _, h := range r.HotSpots {
+		fmt.Fprintf(&sb, "hot spot %s (%s), level header %s: ", h.Entry, h.Function, h.Header)
+		if !h.Offloadable {
+			fmt.Fprintf(&sb, "not offloadable: %s\n", h.Reason)
+			continue
+		}
+		fmt.Fprintf(&sb, "%d launches (%d 2D), %d GPU iterations, %d fallbacks", h.Launches, h.Launches2D, h.Iterations, h.Fallbacks)
+		var rs []string
+		for k, v := range h.FallbackReasons {
+			rs = append(rs, fmt.Sprintf("%s: %d", k, v))
+		}
+		sort.Strings(rs)
+		if len(rs) > 0 {
+			fmt.Fprintf(&sb, " (%s)", strings.Join(rs, ", "))
+		}
+		fmt.Fprintf(&sb, "; kernel %.3fs, copies %.3fs, CPU estimate %.3fs", h.KernelSeconds, h.CopySeconds, h.CPUSecondsEstimate)
+		if h.Note != "" {
+			fmt.Fprintf(&sb, "; %s", h.Note)
+		}
+		if h.Launches == 0 && h.LastFallback != "" {
+			fmt.Fprintf(&sb, "; last fallback: %s", h.LastFallback)
+		}
+		if h.NotProfitable != "" {
+			fmt.Fprintf(&sb, "; back on the CPU, not profitable: %s", h.NotProfitable)
+		}
+		sb.WriteString("\n")
+		if h.Schedule != "" {
+			fmt.Fprintf(&sb, "  %s  %s\n", strings.ReplaceAll(strings.TrimRight(h.Schedule, "\n"), "\n", "\n  "), h.ScheduleNote)
+		}
+	}
+	if r.BytesBroughtBack > 0 {
+		fmt.Fprintf(&sb, "written bytes left on the device and brought back when read: %d in %.3fs\n", r.BytesBroughtBack, r.BroughtBackSeconds)
+	}
+	fmt.Fprintf(&sb, "wall %.3fs, %d guest instructions\n", r.WallSeconds, r.GuestInstructions)
+	return sb.String()
+}
+
+// siteObs is what the probed iterations 0 and 1 saw of one x86 access

@@ -384,6 +384,19 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 		c.extendReg(rax, sz, false)
 		c.store(in.Dst, rax)
 		return true
+	case gvinst.OpBswap:
+		// The byte-reversed 64 bits of the zero-extended value, shifted
+		// down to t's width.
+		if !t.IsInt() {
+			return false
+		}
+		c.loadExt(rax, in.Src[0], sz, false)
+		a.b = append(a.b, 0x48, 0x0f, 0xc8) // bswap rax
+		if sz < 8 {
+			a.shiftImm(5, rax, uint8(64-8*sz))
+		}
+		c.store(in.Dst, rax)
+		return true
 	case gvinst.OpNot, gvinst.OpNeg:
 		if !t.IsInt() {
 			return false

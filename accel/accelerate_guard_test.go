@@ -109,15 +109,15 @@ func TestRunOnline(t *testing.T) {
 		t.Fatalf("phase 2 did not run: %v", on.Why)
 	}
 	t.Logf("%s", accel.FormatReport(on.Report))
-	// A run that ends within the profiling phase says so.
-	out.Reset()
-	_, on, err = pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out},
-		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 1 << 40})
+	// A run that ends within the first profiling round (main runs no
+	// loop) says so.
+	quiet := compileStatic(t, "quiet", "int main(void) { return 3; }")
+	res, on, err = pipeline.RunOnline(context.Background(), pipeline.Config{Path: quiet}, pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.String() != want || !errors.Is(on.Why, pipeline.ErrNoPhase2) {
-		t.Errorf("long profile: output %q, why %v", out.String(), on.Why)
+	if res.ExitStatus != 3 || !errors.Is(on.Why, pipeline.ErrNoPhase2) {
+		t.Errorf("no loop: status %d, why %v", res.ExitStatus, on.Why)
 	}
 }
 
@@ -160,5 +160,64 @@ func TestLazyCopyBack(t *testing.T) {
 	}
 	if launches < 12 || deferred == 0 || rep.BytesBroughtBack == 0 {
 		t.Errorf("want both loops offloaded every round with arrays left on the device:\n%s", accel.FormatReport(rep))
+	}
+}
+
+// TestRunOnlineSingleInstance runs programs once with both phases whose
+// hot nest is entered once: matmul, whose first profiling round ends inside
+// the product nest's only instance, and testdata/late.c, whose round ends
+// in an init nest, so that the product nest, entered later, is found by a
+// second round that the guest's time outside every known nest starts. In
+// both the rest of the product nest's instance must run on the GPU, with
+// the plain run's output.
+func TestRunOnlineSingleInstance(t *testing.T) {
+	dir := buildLoops(t, "matmul", "O2-static")
+	late := buildC(t, "late")
+	for _, c := range []struct {
+		name   string
+		args   []string
+		rounds int
+		outer  uint64 // the product nest's outer trip count
+	}{
+		{"matmul", []string{filepath.Join(dir, "O2-static", "matmul"), "256"}, 1, 256},
+		{"late", []string{late, "512", "32"}, 2, 512},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want := runNative(t, c.args[0], c.args[1:]...)
+			var out bytes.Buffer
+			res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: c.args[0], Args: c.args, Stdout: &out, Stderr: &out},
+				pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != want || res.ExitStatus != 0 {
+				t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+			}
+			if on.Why != nil {
+				t.Fatalf("phase 2 did not run: %v", on.Why)
+			}
+			t.Logf("%d profiling rounds\n%s", on.Rounds, accel.FormatReport(on.Report))
+			if on.Rounds < c.rounds {
+				t.Errorf("%d profiling rounds, want %d", on.Rounds, c.rounds)
+			}
+			// The product nest (the deepest) at its outer level: the rest
+			// of its only instance on the GPU.
+			product := ""
+			depth := 0
+			for _, h := range on.Profile.HotSpots {
+				if h.Depth > depth {
+					product, depth = h.Entry.String(), h.Depth
+				}
+			}
+			rest := false
+			for _, h := range on.Report.HotSpots {
+				if h.Entry == product && h.Launches >= 1 && h.Iterations > c.outer/4 && h.Iterations < c.outer {
+					rest = true
+				}
+			}
+			if depth != 3 || !rest {
+				t.Errorf("the rest of the product nest's only instance (%s, depth %d) was not offloaded", product, depth)
+			}
+		})
 	}
 }

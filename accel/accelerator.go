@@ -74,6 +74,27 @@ type Accelerator struct {
 	// them (costErr when that failed).
 	costs   *DeviceCosts
 	costErr error
+	// copyIn is the copy-in bandwidth the launches saw (bytes per second;
+	// 0 until one copied enough to tell).
+	copyIn float64
+	// prepared are the entries of the hot spots prepared so far.
+	prepared map[uint64]bool
+	// The main engine's speed: since created is the time it has had,
+	// but for inBreak, spent in OnBreak.
+	created time.Time
+	inBreak time.Duration
+}
+
+// mainRate is the main engine's guest instructions per second so far
+// (0 until it has run enough to tell): the CPU engine's speed on plain
+// code, for iterations too short to time one by one.
+func (a *Accelerator) mainRate() float64 {
+	n := a.main.Stats().GuestInsns
+	t := time.Since(a.created) - a.inBreak
+	if n < 1<<20 || t <= 0 {
+		return 0
+	}
+	return float64(n) / t.Seconds()
 }
 
 // New prepares the hot spots of opts.Profile for guest g: it translates
@@ -95,38 +116,60 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("accelerate: %w", err)
 	}
-	a := &Accelerator{g: g, opts: opts, ctx: gctx, spots: map[uint64]*spot{}}
+	a := &Accelerator{g: g, opts: opts, ctx: gctx, spots: map[uint64]*spot{}, created: time.Now()}
 	// What a kernel writes stays on the device until the guest touches
 	// it; the first launch makes the resident buffers g.Mem's holder.
 	a.resident.Lazy = true
 	if p, err := opts.Driver.Device(0); err == nil {
 		a.dev = opts.Driver.Name() + ": " + p.Name
 	}
-	for i := range opts.Profile.HotSpots {
-		hs := &opts.Profile.HotSpots[i]
+	a.costs = opts.Costs
+	a.bps = map[uint64]bool{}
+	a.prepared = map[uint64]bool{}
+	a.add(opts.Profile)
+	a.main = gvinst.NewInterpreter(g.Mem, g.Lifter, gvinst.InterpOptions{Breakpoints: a.bps, Optimize: true})
+	return a, nil
+}
+
+// add prepares the hot spots of prof not prepared yet and arms their
+// breakpoints; it returns how many it armed.
+func (a *Accelerator) add(prof *profile.File) int {
+	armed := 0
+	for i := range prof.HotSpots {
+		hs := &prof.HotSpots[i]
+		if a.prepared[uint64(hs.Entry)] {
+			continue
+		}
 		sp := a.prepare(hs)
 		if sp == nil {
 			continue
 		}
+		a.prepared[sp.entry] = true
 		a.order = append(a.order, sp)
-		if sp.kernel != nil {
-			if first, dup := a.spots[sp.header]; dup {
-				sp.rep.SameAs = first.rep.Entry
-				sp.rep.Offloadable = false
-				sp.rep.Reason = "the same loop level as hot spot " + first.rep.Entry
-				continue
-			}
-			a.spots[sp.header] = sp
+		if sp.kernel == nil {
+			continue
 		}
+		if first, dup := a.spots[sp.header]; dup {
+			sp.rep.SameAs = first.rep.Entry
+			sp.rep.Offloadable = false
+			sp.rep.Reason = "the same loop level as hot spot " + first.rep.Entry
+			continue
+		}
+		a.spots[sp.header] = sp
+		a.bps[sp.header] = true
+		if a.main != nil {
+			a.main.Invalidate(sp.header, 1)
+		}
+		armed++
 	}
-	a.costs = opts.Costs
-	a.bps = map[uint64]bool{}
-	for h := range a.spots {
-		a.bps[h] = true
-	}
-	a.main = gvinst.NewInterpreter(g.Mem, g.Lifter, gvinst.InterpOptions{Breakpoints: a.bps, Optimize: true})
-	return a, nil
+	return armed
 }
+
+// Update adds the parallel hot spots of prof, a later profile of the same
+// run (gxbit run --accelerate profiles again when the guest runs code no
+// profile has seen), that are not prepared yet. It returns how many it
+// armed.
+func (a *Accelerator) Update(prof *profile.File) int { return a.add(prof) }
 
 // Engine is the engine the guest runs on: the interpreter with a
 // breakpoint at every offloadable hot spot's header.
@@ -310,6 +353,8 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 	if sp == nil {
 		return nil
 	}
+	t0 := time.Now()
+	defer func() { a.inBreak += time.Since(t0) }()
 	if sp.skip != nil {
 		want := sp.skip
 		sp.skip = nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/gxbit/gxbit/gpu"
@@ -64,24 +63,27 @@ func (sp *spot) liftLevel(lifter gvinst.Translator) error {
 		if err != nil {
 			return fmt.Errorf("translating %#x: %w", addr, err)
 		}
+		// Blocks are cut where the level's header, the inner level's
+		// header and the exits begin, so that each starts a block.
 		if addr != sp.header {
-			cutAt(b, sp.header)
+			b.SplitAt(sp.header)
 		}
 		if sp.inner != 0 && addr != sp.inner {
-			cutAt(b, sp.inner)
+			b.SplitAt(sp.inner)
 		}
 		for _, e := range sp.exitHints {
 			if e != addr {
-				cutAt(b, e)
+				b.SplitAt(e)
 			}
 		}
 		if err := gvinst.Optimize(b); err != nil {
 			return fmt.Errorf("optimizing %#x: %w", addr, err)
 		}
 		sp.blocks[addr] = b
-		if splitAt(b) {
-			// The lifter ended a long block in the middle of a CFG block:
-			// the rest of it is in the level too.
+		if b.Split {
+			// The block ends in the middle of a CFG block (the lifter
+			// ended a long block, or it was cut above): the rest of it is
+			// in the level too.
 			sp.level[b.End] = true
 			if sp.innerSet[addr] {
 				sp.innerSet[b.End] = true
@@ -209,44 +211,4 @@ func (sp *spot) build() error {
 	sp.rest = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: exits})
 	a.aux = append(a.aux, sp.probe, sp.rest)
 	return nil
-}
-
-// splitAt reports whether block b ends with a jump to its own end that no
-// x86 jump made: the lifter split a long block there.
-func splitAt(b *gvinst.VBlock) bool {
-	if len(b.Insts) == 0 || len(b.Guest) == 0 {
-		return false
-	}
-	last := &b.Insts[len(b.Insts)-1]
-	g := b.Guest[len(b.Guest)-1]
-	return last.Op == gvinst.OpJmp && last.Target[0] == b.End && !strings.HasPrefix(strings.TrimSpace(g.Text), "j")
-}
-
-// cutAt ends block b before the guest instruction at addr, if b runs
-// into it, with a jump there: a latch that falls through into the loop
-// header (gcc -O0's loops) then ends at the header like any back edge.
-func cutAt(b *gvinst.VBlock, addr uint64) {
-	if addr <= b.Addr || addr >= b.End {
-		return
-	}
-	cut := -1
-	for i := range b.Insts {
-		if b.Insts[i].X86 == addr {
-			cut = i
-			break
-		}
-	}
-	if cut <= 0 {
-		return
-	}
-	x86 := b.Insts[cut-1].X86
-	b.Insts = append(b.Insts[:cut:cut], gvinst.Inst{Op: gvinst.OpJmp, Target: [2]uint64{addr}, X86: x86})
-	for i, g := range b.Guest {
-		if g.Addr >= addr {
-			b.Guest = b.Guest[:i]
-			break
-		}
-	}
-	b.End = addr
-	b.FlagsDeadAtExit = false
 }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gvinst"
 	"github.com/gxbit/gxbit/ptxgen"
 )
@@ -241,6 +242,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	cpuIter := sp.plainIter
 	if cpuIter == 0 {
 		cpuIter = time.Duration(cpuPerIter * float64(time.Second))
+		// A short iteration's time is mostly the probing's; the main
+		// engine's speed prices its instructions better.
+		if r := sp.a.mainRate(); r > 0 {
+			cpuIter = min(cpuIter, time.Duration(insnsPerIter/r*float64(time.Second)))
+		}
 	}
 	if !sp.a.opts.AlwaysOffload {
 		costs, err := sp.a.deviceCosts()
@@ -253,7 +259,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 				copyIn += g.Range.Hi - g.Range.Lo
 			}
 		}
-		est := costs.Predict(count, cpuIter, insnsPerIter, copyIn, sp.kernelPerIter)
+		c := *costs
+		if sp.a.copyIn > 0 {
+			c.HostToDevice = min(c.HostToDevice, sp.a.copyIn)
+		}
+		est := c.Predict(count, cpuIter, insnsPerIter, copyIn, sp.kernelPerIter)
 		if sp.rep.Launches > 0 {
 			// Earlier launches measured the copies.
 			est.Copy = time.Duration(sp.rep.CopySeconds / float64(sp.rep.Launches) * float64(time.Second))
@@ -300,35 +310,47 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			k, fn = k2, sp.fn2
 		}
 	}
-	st, err := ptxgen.Launch(sp.a.ctx, fn, k, sp.a.g.Mem, in, &sp.a.resident)
-	if errors.Is(err, ptxgen.ErrLostCopy) {
-		// The guest's memory is not what the program wrote: stop.
-		sp.fatal = fmt.Errorf("accelerate: hot spot %s: %w", sp.rep.Entry, err)
-		return true, fail(ReasonDriver, "%v", err)
-	}
-	if err != nil {
-		var ke *ptxgen.KernelError
-		if errors.As(err, &ke) {
-			return false, fail(ReasonKernel, "%v", ke)
+	// The first launch of a 1D kernel on the simulator, whose speed
+	// depends on the instructions a kernel runs, is a sample: a slice of
+	// the iterations, timed, then the rest where it pays.
+	if !sp.a.opts.AlwaysOffload && sp.kernelPerIter == 0 && !k.TwoD && sp.a.opts.Driver.Name() == "sim" && count >= 4*sampleMin {
+		sample := max(count/sampleFraction, sampleMin)
+		part := in
+		part.Count = sample
+		if fb, done := sp.launch(fn, k, part, cpuIter); fb != nil {
+			return done, fb
 		}
-		return false, fail(ReasonDriver, "%v", err)
+		rest := count - sample
+		moved := make([]uint64, len(steps))
+		for i := range steps {
+			moved[i] = states[P][i] + steps[i]*sample
+		}
+		// From here on the CPU, should it take over, goes on after the
+		// sample.
+		if err := sp.setLive(cpu, moved); err != nil {
+			return false, fail(ReasonDriver, "writing the loop state: %v", err)
+		}
+		costs, _ := sp.a.deviceCosts()
+		est := Estimate{Iterations: rest, CPU: time.Duration(rest) * cpuIter, Kernel: time.Duration(rest) * sp.kernelPerIter}
+		if costs != nil {
+			est.Launch = costs.LaunchLatency
+		}
+		if !est.Pays() {
+			// The CPU runs the rest of the instance, from the iteration
+			// after the sample.
+			why := fmt.Sprintf("a sample of %d iterations took %.3gs on the GPU; the other %d: %s", sample, (time.Duration(sample) * sp.kernelPerIter).Seconds(), rest, est)
+			sp.disarm(why)
+			return false, fail(ReasonNotProfitable, "%s", why)
+		}
+		in.Values, in.Count = moved, rest
 	}
-	sp.rep.Launches++
-	if k.TwoD {
-		sp.rep.Launches2D++
+	if fb, done := sp.launch(fn, k, in, cpuIter); fb != nil {
+		return done, fb
 	}
-	sp.rep.Iterations += count
-	sp.rep.KernelSeconds += st.Kernel.Seconds()
-	sp.rep.CopySeconds += (st.CopyIn + st.CopyOut).Seconds()
-	sp.rep.BytesIn += st.BytesIn
-	sp.rep.BytesReused += st.BytesReused
-	sp.rep.BytesOut += st.BytesOut
-	sp.rep.BytesDeferred += st.BytesDeferred
-	sp.rep.CPUSecondsEstimate += cpuIter.Seconds() * float64(count)
-	sp.kernelPerIter = st.Kernel / time.Duration(count)
 	// The GPU side of the instance: everything since the header but the
 	// kernel's loading and the probed iterations, which the CPU runs
 	// either way.
+	sp.rep.CPUSecondsEstimate += cpuIter.Seconds() * float64(count)
 	gpuSide := time.Since(start) - loading - time.Duration(P)*cpuIter
 	if why := sp.ledger.add(gpuSide, count, cpuIter); why != "" && !sp.a.opts.AlwaysOffload {
 		sp.disarm(why)
@@ -347,6 +369,50 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	sp.skip = next
 	sp.tailStart = time.Now()
 	return true, nil
+}
+
+// The sample launch: at least sampleMin iterations, a sampleFraction of
+// the instance.
+const (
+	sampleMin      = 64
+	sampleFraction = 16
+)
+
+// launch runs one launch of kernel k (loaded as fn) and adds it to the
+// report. A failed launch gives the fallback, and done as offload
+// returns it.
+func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput, cpuIter time.Duration) (*fallback, bool) {
+	st, err := ptxgen.Launch(sp.a.ctx, fn, k, sp.a.g.Mem, in, &sp.a.resident)
+	if errors.Is(err, ptxgen.ErrLostCopy) {
+		// The guest's memory is not what the program wrote: stop.
+		sp.fatal = fmt.Errorf("accelerate: hot spot %s: %w", sp.rep.Entry, err)
+		return fail(ReasonDriver, "%v", err), true
+	}
+	if err != nil {
+		var ke *ptxgen.KernelError
+		if errors.As(err, &ke) {
+			return fail(ReasonKernel, "%v", ke), false
+		}
+		return fail(ReasonDriver, "%v", err), false
+	}
+	sp.rep.Launches++
+	if k.TwoD {
+		sp.rep.Launches2D++
+	}
+	sp.rep.Iterations += in.Count
+	sp.rep.KernelSeconds += st.Kernel.Seconds()
+	sp.rep.CopySeconds += (st.CopyIn + st.CopyOut).Seconds()
+	sp.rep.BytesIn += st.BytesIn
+	sp.rep.BytesReused += st.BytesReused
+	sp.rep.BytesOut += st.BytesOut
+	sp.rep.BytesDeferred += st.BytesDeferred
+	sp.kernelPerIter = st.Kernel / time.Duration(in.Count)
+	if st.BytesIn >= 1<<16 && st.CopyIn > 0 {
+		// What copies cost through the residency, for the next
+		// predictions.
+		sp.a.copyIn = float64(st.BytesIn) / st.CopyIn.Seconds()
+	}
+	return nil, false
 }
 
 // ivStep is an induction variable's step as the profile gives it: fixed,

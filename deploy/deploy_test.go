@@ -179,8 +179,11 @@ func TestKubernetesManifests(t *testing.T) {
 				t.Errorf("%s: %s without metadata.name", f, kind)
 			}
 			key := kind + "/" + name
-			if strings.HasSuffix(f, "-gpu.yaml") {
+			switch {
+			case strings.HasSuffix(f, "-gpu.yaml"):
 				key += "#gpu"
+			case strings.HasSuffix(f, "-cluster.yaml"):
+				key += "#cluster"
 			}
 			docs[key] = d
 		}
@@ -191,7 +194,7 @@ func TestKubernetesManifests(t *testing.T) {
 		t.Fatal("no Deployment gxbitd")
 	}
 	if num(dep, "spec", "replicas") != 1 || str(dep, "spec", "strategy", "type") != "Recreate" {
-		t.Errorf("the Deployment must have 1 replica and the Recreate strategy (one bbolt writer)")
+		t.Errorf("the base Deployment must have 1 replica and the Recreate strategy (one bbolt writer)")
 	}
 	pod := get(dep, "spec", "template")
 	labels := get(pod, "metadata", "labels").(map[string]any)
@@ -283,6 +286,89 @@ func TestKubernetesManifests(t *testing.T) {
 	gcfg := parseDaemonFlags(t, "GPU Deployment args", strs(gc, "args"))
 	if gcfg.Manager.DefaultGPU != service.GPUCUDA || num(gc, "resources", "limits", "nvidia.com/gpu") != 1 || str(gc, "name") != str(c, "name") {
 		t.Errorf("the GPU patch must set --gpu=cuda and request one nvidia.com/gpu for container %q", str(c, "name"))
+	}
+	checkClusterOverlay(t, docs, labels, ports)
+}
+
+// checkClusterOverlay checks the cluster overlay's patch: several replicas
+// on a PostgreSQL store named by a Secret, TLS and tokens from Secrets
+// mounted where the flags point, HTTP probes on the metrics port, no
+// persistent volume, and a NetworkPolicy that selects the pods.
+func checkClusterOverlay(t *testing.T, docs map[string]any, labels map[string]any, ports map[string]int) {
+	dep := docs["Deployment/gxbitd#cluster"]
+	if dep == nil {
+		t.Fatal("no cluster Deployment patch (k8s/cluster/deployment-cluster.yaml)")
+	}
+	if num(dep, "spec", "replicas") < 2 || str(dep, "spec", "strategy", "type") != "RollingUpdate" {
+		t.Errorf("the cluster overlay must run several replicas with a rolling update")
+	}
+	c := get(dep, "spec", "template", "spec", "containers", 0)
+	env := map[string]any{}
+	for _, e := range list(c, "env") {
+		env[str(e, "name")] = get(e, "valueFrom")
+	}
+	if str(env["GXBIT_STORE"], "secretKeyRef", "name") == "" {
+		t.Errorf("the cluster overlay must take GXBIT_STORE from a Secret")
+	}
+	getenv := func(k string) string {
+		if k == "GXBIT_STORE" {
+			return "postgres://gxbit@postgres:5432/gxbit"
+		}
+		return ""
+	}
+	cfg, err := daemon.ParseFlags(strs(c, "args"), getenv, io.Discard)
+	if err != nil {
+		t.Fatalf("cluster Deployment args: gxbitd rejects %q: %v", strs(c, "args"), err)
+	}
+	if !strings.HasPrefix(cfg.Store, "postgres://") || cfg.TLS.Cert == "" || cfg.AuthTokens == "" || cfg.InsecurePlaintext {
+		t.Errorf("the cluster overlay must use the PostgreSQL store, TLS and tokens, and no --insecure-plaintext: %+v", cfg)
+	}
+	mounts := map[string]string{}
+	for _, m := range list(c, "volumeMounts") {
+		mounts[str(m, "name")] = str(m, "mountPath")
+	}
+	secrets := map[string]string{}
+	for _, v := range list(dep, "spec", "template", "spec", "volumes") {
+		if name := str(v, "secret", "secretName"); name != "" {
+			secrets[str(v, "name")] = name
+		}
+		if str(v, "name") == "data" && (get(v, "persistentVolumeClaim") != nil || get(v, "emptyDir") == nil) {
+			t.Errorf("the replicas' data volume must be an emptyDir, not a claim: %v", v)
+		}
+	}
+	for _, file := range []string{cfg.TLS.Cert, cfg.TLS.Key, cfg.AuthTokens} {
+		ok := false
+		for vol, path := range mounts {
+			if filepath.Dir(file) == path && secrets[vol] != "" {
+				ok = true
+			}
+		}
+		if !ok {
+			t.Errorf("%s is not in a mounted Secret (mounts %v, secret volumes %v)", file, mounts, secrets)
+		}
+	}
+	for _, probe := range []string{"startupProbe", "livenessProbe", "readinessProbe"} {
+		if get(c, probe, "grpc") != nil || str(c, probe, "httpGet", "port") != "metrics" || ports["metrics"] != port(t, cfg.MetricsListen) {
+			t.Errorf("%s must be an HTTP probe on the metrics port (gRPC probes speak no TLS)", probe)
+		}
+	}
+	np := docs["NetworkPolicy/gxbitd"]
+	if np == nil {
+		t.Fatal("no NetworkPolicy gxbitd")
+	}
+	for k, v := range get(np, "spec", "podSelector", "matchLabels").(map[string]any) {
+		if labels[k] != v {
+			t.Errorf("the NetworkPolicy selects %s=%v, not the pods (%v)", k, v, labels)
+		}
+	}
+	open := map[int]bool{}
+	for _, in := range list(np, "spec", "ingress") {
+		for _, p := range list(in, "ports") {
+			open[int(num(p, "port"))] = true
+		}
+	}
+	if !open[port(t, cfg.Listen)] || !open[port(t, cfg.MetricsListen)] {
+		t.Errorf("the NetworkPolicy must let in the gRPC and metrics ports: %v", open)
 	}
 }
 
@@ -459,7 +545,7 @@ func TestAlertRules(t *testing.T) {
 			checkMetricNames(t, "alert "+name, str(r, "expr"))
 		}
 	}
-	for _, want := range []string{"GxbitJobFailureRateHigh", "GxbitFallbackRateHigh", "GxbitNoGPU"} {
+	for _, want := range []string{"GxbitJobFailureRateHigh", "GxbitFallbackRateHigh", "GxbitNoGPU", "GxbitQueueDeep", "GxbitLeaseExpired"} {
 		if !alerts[want] {
 			t.Errorf("no alert %s", want)
 		}
@@ -515,7 +601,7 @@ func TestGrafanaDashboard(t *testing.T) {
 			exprs = append(exprs, e)
 		}
 	}
-	for _, want := range []string{"gxbit_accelerated_speedup_ratio_bucket", "gxbit_kernel_speedup_ratio_bucket", "gxbit_kernel_launches_total", "gxbit_fallbacks_total"} {
+	for _, want := range []string{"gxbit_accelerated_speedup_ratio_bucket", "gxbit_kernel_speedup_ratio_bucket", "gxbit_kernel_launches_total", "gxbit_fallbacks_total", "gxbit_lease_expiries_total", "gxbit_jobs_running"} {
 		if !used[want] {
 			t.Errorf("the dashboard does not show %s", want)
 		}

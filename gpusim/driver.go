@@ -49,6 +49,13 @@ import (
 	"github.com/gxbit/gxbit/ptx"
 )
 
+// DefaultMaxLaunchTime is the launch time bound (Options.MaxLaunchTime)
+// that gxbit's commands and daemon put on the simulator unless told
+// otherwise: far above what the simulator needs for any kernel gxbit
+// generates for the loop corpus, and short enough that a kernel that never
+// ends, or an absurd grid, stops with an error.
+const DefaultMaxLaunchTime = 5 * time.Minute
+
 // maxLocalBytes is the local memory per thread, as on sm_90.
 const maxLocalBytes = 512 << 10
 
@@ -61,6 +68,12 @@ type Options struct {
 	// issue; a launch that exceeds it fails with gpu.ErrLaunchTimeout.
 	// 0 means no bound.
 	MaxWarpInstructions int64
+	// MaxLaunchTime bounds the wall-clock time of one launch: a launch
+	// still running after it fails with gpu.ErrLaunchTimeout
+	// (CUDA_ERROR_LAUNCH_TIMEOUT), as a GPU's watchdog ends a kernel that
+	// never finishes. 0 means no bound; DefaultMaxLaunchTime is what
+	// gxbit's commands use.
+	MaxLaunchTime time.Duration
 	// Name overrides the device name ("gxbit gpusim").
 	Name string
 	// MemoryBytes is the device memory size; 0 means 16 GiB.
@@ -459,6 +472,9 @@ func (c *Context) Launch(f gpu.Function, cfg gpu.LaunchConfig, params [][]byte) 
 	}
 	l := &launch{k: k, ctx: c, cfg: cfg, params: buf, mem: c.mem, nthreads: int(b.Count()),
 		start: time.Now(), budget: c.drv.opts.MaxWarpInstructions}
+	if c.drv.opts.MaxLaunchTime > 0 {
+		l.deadline = l.start.Add(c.drv.opts.MaxLaunchTime)
+	}
 	err := l.execute(c.drv.opts.Workers)
 	c.last = gpu.LaunchStats{
 		Kernel: k.name, ThreadInstructions: l.threadInstr.Load(), WarpInstructions: l.warpInstr.Load(),

@@ -94,7 +94,10 @@ type launch struct {
 	err     error
 	issued  atomic.Int64 // warp instructions issued, for the budget
 	budget  int64        // 0 = unlimited
-	locks   [64]sync.Mutex
+	// deadline is when the launch times out (Options.MaxLaunchTime); zero
+	// is never.
+	deadline time.Time
+	locks    [64]sync.Mutex
 
 	threadInstr, warpInstr, divergent atomic.Uint64
 }
@@ -309,6 +312,10 @@ func (c *cta) run(idx uint64) error {
 			if l.budget > 0 && l.issued.Add(int64(steps)) > l.budget {
 				return gpu.Errorf(gpu.ErrLaunchTimeout, "cuLaunchKernel", "kernel %s: exceeded the budget of %d warp instructions (block (%d,%d,%d))",
 					l.k.name, l.budget, c.ctaid[0], c.ctaid[1], c.ctaid[2])
+			}
+			if !l.deadline.IsZero() && time.Now().After(l.deadline) {
+				return gpu.Errorf(gpu.ErrLaunchTimeout, "cuLaunchKernel", "kernel %s: still running after %v (block (%d,%d,%d))",
+					l.k.name, l.deadline.Sub(l.start).Round(time.Millisecond), c.ctaid[0], c.ctaid[1], c.ctaid[2])
 			}
 			if l.stop.Load() {
 				return nil

@@ -1,6 +1,9 @@
 package gvinst
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // CPU is the guest's architectural state: the NumGuestSlots state slots
 // (indexed as Reg numbers them: s0…s15, x0…x15, fs/gs bases, the lazy flags,
@@ -99,6 +102,12 @@ type EngineStats struct {
 	ChainHits         uint64 // block transitions that followed a cached successor pointer
 	Traps             uint64 // StopTrap stops
 	Syscalls          uint64 // StopSyscall stops
+
+	// A compiling engine's counters (zero for the interpreter).
+	UnitsCompiled uint64        // blocks compiled to host code
+	CodeBytes     uint64        // bytes of host code made
+	CompileTime   time.Duration // translating and compiling them
+	Callouts      uint64        // GVInst instructions compiled code handed to the interpreter's semantics
 }
 
 // InternalError is a broken invariant of the engine, caught at Run's

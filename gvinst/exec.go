@@ -357,6 +357,8 @@ again:
 			} else if err := mem.Store(addr, 8, f[in.b]); err != nil {
 				it.memTrap(int(in.idx), err)
 				return exitTrap, 0, -1, blk
+			} else if it.smc {
+				return it.smcExit(int(in.idx), blk)
 			}
 		case iSt32:
 			addr := f[in.a] + in.imm
@@ -366,6 +368,8 @@ again:
 			} else if err := mem.Store(addr, 4, f[in.b]); err != nil {
 				it.memTrap(int(in.idx), err)
 				return exitTrap, 0, -1, blk
+			} else if it.smc {
+				return it.smcExit(int(in.idx), blk)
 			}
 		case iSt8:
 			addr := f[in.a] + in.imm
@@ -375,11 +379,15 @@ again:
 			} else if err := mem.Store(addr, 1, f[in.b]); err != nil {
 				it.memTrap(int(in.idx), err)
 				return exitTrap, 0, -1, blk
+			} else if it.smc {
+				return it.smcExit(int(in.idx), blk)
 			}
 		case iSt16:
 			if err := mem.Store(f[in.a]+in.imm, 2, f[in.b]); err != nil {
 				it.memTrap(int(in.idx), err)
 				return exitTrap, 0, -1, blk
+			} else if it.smc {
+				return it.smcExit(int(in.idx), blk)
 			}
 		case iSext:
 			f[in.d] = uint64(int64(f[in.a]<<in.mod)>>in.mod) & in.imm
@@ -440,6 +448,8 @@ again:
 			} else if err := mem.Store(addr, 8, f[in.c]); err != nil {
 				it.memTrap(int(in.idx), err)
 				return exitTrap, 0, -1, blk
+			} else if it.smc {
+				return it.smcExit(int(in.idx), blk)
 			}
 		case iStX32:
 			addr := f[in.a] + f[in.b]<<in.mod + in.imm
@@ -449,6 +459,8 @@ again:
 			} else if err := mem.Store(addr, 4, f[in.c]); err != nil {
 				it.memTrap(int(in.idx), err)
 				return exitTrap, 0, -1, blk
+			} else if it.smc {
+				return it.smcExit(int(in.idx), blk)
 			}
 		case iVAnd:
 			lo, hi := f[in.a]&f[in.b], f[uint16(in.a+1)]&f[uint16(in.b+1)]
@@ -675,6 +687,8 @@ again:
 			} else if err := it.storeWide(f, B128, v, addr); err != nil {
 				it.memTrap(int(in.idx), err)
 				return exitTrap, 0, -1, blk
+			} else if it.smc {
+				return it.smcExit(int(in.idx), blk)
 			}
 		case iAddF64M:
 			addr := f[in.b] + in.imm
@@ -787,6 +801,8 @@ again:
 		case iSlow:
 			if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
 				return exitTrap, 0, -1, blk
+			} else if it.smc {
+				return it.smcExit(int(in.idx), blk)
 			}
 		case iJmp:
 			next, succ = blk.target[0], 0
@@ -1192,6 +1208,14 @@ done:
 		}
 	}
 	return exitNext, next, succ, blk
+}
+
+// smcExit ends exec after instruction idx of blk, whose store dropped
+// blk (self-modifying code).
+func (it *Interpreter) smcExit(idx int, blk *cblock) (exit int, next uint64, succ int, last *cblock) {
+	it.smc = false
+	it.smcIdx = idx
+	return exitSMC, 0, -1, blk
 }
 
 // ord64 reports whether .f64 x is a zero or a normal number.

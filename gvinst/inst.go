@@ -37,6 +37,45 @@ type VBlock struct {
 	// not be computed (the lifter sets it when it knows; the flags pass
 	// then deletes the block's last FLAGS too).
 	FlagsDeadAtExit bool
+	// Split says that the block ends at End with a jump the x86 code does
+	// not have: the lifter stopped there (a block too long, or an
+	// instruction it cannot fetch yet) and the guest runs on into the
+	// instruction at End, which starts the next block.
+	Split bool
+}
+
+// SplitAt ends b before its guest instruction at addr with a jump there,
+// so that the code at addr starts a block of its own (a loop latch that
+// falls through into the loop header, say, then ends at the header like
+// any back edge). It reports whether it cut: not when addr is not the
+// start of one of b's guest instructions after the first. The block's
+// flags are then live at its new exit, and Split is set.
+func (b *VBlock) SplitAt(addr uint64) bool {
+	if addr <= b.Addr || addr >= b.End {
+		return false
+	}
+	cut := -1
+	for i := range b.Insts {
+		if b.Insts[i].X86 == addr {
+			cut = i
+			break
+		}
+	}
+	if cut <= 0 {
+		return false
+	}
+	x86 := b.Insts[cut-1].X86
+	b.Insts = append(b.Insts[:cut:cut], Inst{Op: OpJmp, Target: [2]uint64{addr}, X86: x86})
+	for i, g := range b.Guest {
+		if g.Addr >= addr {
+			b.Guest = b.Guest[:i]
+			break
+		}
+	}
+	b.End = addr
+	b.FlagsDeadAtExit = false
+	b.Split = true
+	return true
 }
 
 // NumVRegs is one more than the highest virtual register any instruction of

@@ -81,6 +81,11 @@ type Interpreter struct {
 	trap   trapInfo
 	cur    *cblock // the block executing, for internal error reports
 	curIdx int     // its instruction, where the engine knows it
+	// smc is set when a store drops the block executing (self-modifying
+	// code); exec then stops after the storing instruction, smcIdx, and
+	// Run finishes its x86 instruction and goes on at the next.
+	smc    bool
+	smcIdx int
 
 	// noFast disables the specialised opcodes and the register coalescing,
 	// so that every instruction runs through the reference path (for tests).
@@ -143,6 +148,9 @@ func (it *Interpreter) Invalidate(addr, size uint64) {
 				continue
 			}
 			if b.addr < end && b.end > addr || b.addr == b.end && b.addr >= addr && b.addr < end {
+				if b == it.cur {
+					it.smc = true
+				}
 				b.dead = true
 				if it.blocks[b.addr] == b {
 					delete(it.blocks, b.addr)
@@ -225,6 +233,7 @@ const (
 	exitNext    = iota // control goes to next (a successor index k ≥ 0, or -1 for a computed address)
 	exitSyscall        // a system call; next is the address after it
 	exitTrap           // a trap; it.trap says which
+	exitSMC            // a store wrote to the block's own code; it.smcIdx is the storing instruction
 )
 
 // Run runs the guest from cpu.PC until a system call, a trap, a breakpoint
@@ -239,6 +248,7 @@ func (it *Interpreter) Run(cpu *CPU, budget uint64) (stop Stop) {
 		if r := recover(); r != nil {
 			stop = it.internalStop(r, &pc)
 		}
+		it.cur, it.smc = nil, false
 		copy(cpu.State[:], f[:NumGuestSlots])
 		cpu.PC = pc
 	}()
@@ -285,6 +295,28 @@ func (it *Interpreter) Run(cpu *CPU, budget uint64) (stop Stop) {
 			pc = next
 			it.stats.Syscalls++
 			return Stop{Kind: StopSyscall, PC: next}
+		case exitSMC:
+			in := &b.insts[it.smcIdx]
+			it.curIdx = it.smcIdx
+			next, ended, syscall, st := it.finishInsn(f, b.insts, it.smcIdx, b.end)
+			if st != nil {
+				it.stats.Traps++
+				pc = st.PC
+				it.stats.GuestInsns -= b.nguest - b.guestBefore(st.PC)
+				st.Insn = b.insnText(st.PC)
+				return *st
+			}
+			if !ended {
+				// The x86 instructions after the storing one did not run.
+				n := b.nguest - b.guestBefore(in.X86) - 1
+				it.stats.GuestInsns -= n
+				executed -= n
+			}
+			pc, prev, prevK = next, nil, -1
+			if syscall {
+				it.stats.Syscalls++
+				return Stop{Kind: StopSyscall, PC: next}
+			}
 		default:
 			return it.trapStop(b, &pc)
 		}

@@ -25,6 +25,7 @@ import (
 	"testing"
 
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/jit"
 )
 
 // The scratch area both sides map at the same address: at dtData,
@@ -1851,8 +1852,12 @@ func (d *dtTranslator) Translate(addr uint64) (*gvinst.VBlock, error) {
 type dtGxbit struct {
 	mem *gvinst.Memory
 	tr  *dtTranslator
-	its [2]*gvinst.Interpreter // without and with Optimize
+	its [len(dtEngines)]gvinst.Engine // one per dtEngines entry
 }
+
+// dtEngines are the engines each case runs on: the interpreter without
+// and with the optimization passes, and the compiling engine with them.
+var dtEngines = [...]string{"interp", "interp optimized", "jit optimized"}
 
 // newDtGxbit maps the code of every case, as the native run reports it,
 // and the scratch area.
@@ -1880,24 +1885,25 @@ func newDtGxbit(nat []dtNative) (*dtGxbit, error) {
 		return nil, err
 	}
 	g := &dtGxbit{mem: mem, tr: &dtTranslator{l: NewLifter(mem)}}
-	for i := range g.its {
-		g.its[i] = gvinst.NewInterpreter(mem, g.tr, gvinst.InterpOptions{Optimize: i == 1})
+	g.its[0] = gvinst.NewInterpreter(mem, g.tr, gvinst.InterpOptions{})
+	g.its[1] = gvinst.NewInterpreter(mem, g.tr, gvinst.InterpOptions{Optimize: true})
+	e, err := jit.New(mem, g.tr, gvinst.InterpOptions{Optimize: true})
+	if err != nil {
+		return nil, err
 	}
+	g.its[2] = e
 	return g, nil
 }
 
 // run runs one case's instruction in the interpreter.
-func (g *dtGxbit) run(c *dtCase, nat *dtNative, optimize bool) (dtResult, error) {
+func (g *dtGxbit) run(c *dtCase, nat *dtNative, engine int) (dtResult, error) {
 	var res dtResult
 	mem := g.mem
 	if err := mem.Poke(dtData, c.mem[:]); err != nil {
 		return res, err
 	}
 	g.tr.addr, g.tr.whole = nat.addr, c.whole
-	it := g.its[0]
-	if optimize {
-		it = g.its[1]
-	}
+	it := g.its[engine]
 	cpu := &gvinst.CPU{PC: nat.addr}
 	for i, v := range c.in.GPR {
 		cpu.State[gvinst.SReg(i)] = v
@@ -2004,9 +2010,9 @@ func dtDiff(c *dtCase, want, got *dtResult) []string {
 	return d
 }
 
-func dtDescribe(c *dtCase, nat *dtNative, opt bool, want, got *dtResult, diffs []string) string {
+func dtDescribe(c *dtCase, nat *dtNative, engine string, want, got *dtResult, diffs []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s  [% x] at %#x (template %q, optimize=%v, one block=%v)\n", strings.ReplaceAll(c.asm, "\n\t", "; "), nat.code, nat.addr, c.tmpl.name, opt, c.whole)
+	fmt.Fprintf(&b, "%s  [% x] at %#x (template %q, engine %s, one block=%v)\n", strings.ReplaceAll(c.asm, "\n\t", "; "), nat.code, nat.addr, c.tmpl.name, engine, c.whole)
 	b.WriteString("  input: ")
 	for i, v := range c.in.GPR {
 		fmt.Fprintf(&b, "%s=%#x ", dtGPR64[i], v)
@@ -2081,8 +2087,8 @@ func TestDifferential(t *testing.T) {
 		}
 		tl.cases++
 		bad := false
-		for _, opt := range []bool{false, true} {
-			got, err := gx.run(c, &nat[i], opt)
+		for eng := range dtEngines {
+			got, err := gx.run(c, &nat[i], eng)
 			var diffs []string
 			if err != nil {
 				diffs = []string{"gxbit run: " + err.Error()}
@@ -2093,7 +2099,7 @@ func TestDifferential(t *testing.T) {
 				continue
 			}
 			bad = true
-			msg := dtDescribe(c, &nat[i], opt, &nat[i].res, &got, diffs)
+			msg := dtDescribe(c, &nat[i], dtEngines[eng], &nat[i].res, &got, diffs)
 			k, allowed := dtAllowed(c)
 			if allowed {
 				allowHits[k]++
@@ -2121,7 +2127,7 @@ func TestDifferential(t *testing.T) {
 	// input), or it could not fail.
 	blind := 0
 	for i := 0; i+1 < len(cases) && i < 300; i++ {
-		got, err := gx.run(cases[i], &nat[i], false)
+		got, err := gx.run(cases[i], &nat[i], 0)
 		if err == nil && len(dtDiff(cases[i], &nat[i+1].res, &got)) == 0 {
 			blind++
 		}

@@ -136,6 +136,7 @@ func (l *Lifter) translate(addr uint64, max int, liveOut bool) (*gvinst.VBlock, 
 		if n == max {
 			// The jump belongs to the last instruction lifted.
 			b.emit(gvinst.Inst{Op: gvinst.OpJmp, Target: [2]uint64{pc}})
+			b.blk.Split = true
 			break
 		}
 		d, err := l.dec.Decode(pc)
@@ -148,6 +149,7 @@ func (l *Lifter) translate(addr uint64, max int, liveOut bool) (*gvinst.VBlock, 
 				// End the block before the unfetchable instruction; the
 				// fault is raised when control gets there.
 				b.emit(gvinst.Inst{Op: gvinst.OpJmp, Target: [2]uint64{pc}})
+				b.blk.Split = true
 				break
 			}
 			var de *DecodeError

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/jit"
 )
 
 // Register slots by x86 name, for tests.
@@ -42,9 +43,32 @@ func run(t *testing.T, code string, regs map[gvinst.Reg]uint64, setup func(mem *
 	for r, v := range regs {
 		cpu.State[r] = v
 	}
+	start := *cpu
 	stop := it.Run(cpu, 100000)
 	if stop.Kind != gvinst.StopTrap || stop.Trap != gvinst.TrapBreakpoint {
 		t.Fatalf("code %s: stopped with %v, want the final int3", code, stop)
+	}
+	if jit.Supported() {
+		// The compiling engine must end in the same state.
+		jmem := codeMem(t, hexCode(t, code))
+		if setup != nil {
+			setup(jmem)
+		}
+		e, err := jit.New(jmem, NewLifter(jmem), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		jcpu := start
+		jstop := e.Run(&jcpu, 100000)
+		if jstop.Kind != stop.Kind || jstop.Trap != stop.Trap || jstop.PC != stop.PC {
+			t.Errorf("code %s: jit stopped with %v, the interpreter with %v", code, jstop, stop)
+		}
+		for r := range cpu.State {
+			if jcpu.State[r] != cpu.State[r] {
+				t.Errorf("code %s: jit leaves %v = %#x, the interpreter %#x", code, gvinst.Reg(r), jcpu.State[r], cpu.State[r])
+			}
+		}
 	}
 	return cpu, mem
 }

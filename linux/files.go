@@ -402,7 +402,8 @@ func (p *Process) Write(_ *gvinst.CPU, a args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return p.writeFrom(a[1], a[2], d.f.Write)
+	_, regular := d.f.(*hostFile)
+	return p.writeFrom(a[1], a[2], !regular, d.f.Write)
 }
 
 // iovecs reads an array of struct iovec.
@@ -493,7 +494,7 @@ func (p *Process) Pwrite64(_ *gvinst.CPU, a args) (uint64, error) {
 		return 0, EINVAL
 	}
 	done := int64(0)
-	return p.writeFrom(a[1], a[2], func(b []byte) (int, error) {
+	return p.writeFrom(a[1], a[2], false, func(b []byte) (int, error) {
 		n, err := h.WriteAt(b, int64(a[3])+done)
 		done += int64(n)
 		return n, err

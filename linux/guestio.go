@@ -45,10 +45,10 @@ func faultPrefix(err error, addr, n uint64) uint64 {
 }
 
 // writeFrom hands n guest bytes at addr to put a chunk at a time, as
-// write(2) does: it stops at the first short or failed put, or at the first
+// write(2) does (wait: put may block; see interruptible): it stops at the first short or failed put, or at the first
 // byte the guest cannot read, and reports the bytes put. No byte moved is
 // EFAULT (unreadable buffer) or put's error.
-func (p *Process) writeFrom(addr, n uint64, put func([]byte) (int, error)) (uint64, error) {
+func (p *Process) writeFrom(addr, n uint64, wait bool, put func([]byte) (int, error)) (uint64, error) {
 	buf := make([]byte, min(n, ioChunk))
 	done := uint64(0)
 	for done < n {
@@ -66,8 +66,11 @@ func (p *Process) writeFrom(addr, n uint64, put func([]byte) (int, error)) (uint
 			}
 			return done, nil
 		}
-		k, err := put(chunk[:readable])
+		k, err := p.interruptible(wait, chunk[:readable], put)
 		done += uint64(k)
+		if errors.Is(err, ErrInterrupted) {
+			return done, err
+		}
 		if err != nil {
 			if done == 0 {
 				return 0, errnoOf(err)
@@ -101,7 +104,10 @@ func (p *Process) readInto(addr, n uint64, more bool, get func([]byte) (int, err
 			}
 			return done, nil
 		}
-		k, err := get(chunk)
+		k, err := p.interruptible(!more, chunk, get)
+		if errors.Is(err, ErrInterrupted) {
+			return done, err
+		}
 		if k > 0 {
 			if err := p.mem.Write(addr+done, chunk[:k]); err != nil {
 				return done, EFAULT
@@ -133,4 +139,36 @@ func (p *Process) writablePrefix(addr, n uint64) uint64 {
 		done += gvinst.PageSize - (addr+done)%gvinst.PageSize
 	}
 	return min(done, n)
+}
+
+// readResult is what one read from a descriptor returned.
+type readResult struct {
+	n   int
+	err error
+}
+
+// interruptible calls get(b) (a read or a write), and when wait is set (a
+// stream, which may block until the other end reads or writes, as a
+// terminal or a pipe to another program does) gives up with ErrInterrupted as soon as the run's context
+// ends. The abandoned read then finishes on its own into a buffer no one
+// reads; the guest is stopping anyway.
+func (p *Process) interruptible(wait bool, b []byte, get func([]byte) (int, error)) (int, error) {
+	if !wait || p.ctx == nil {
+		return get(b)
+	}
+	// The call works on a copy, which it may still hold after an
+	// interruption.
+	own := append([]byte(nil), b...)
+	done := make(chan readResult, 1)
+	go func() {
+		n, err := get(own)
+		done <- readResult{n, err}
+	}()
+	select {
+	case r := <-done:
+		copy(b, own[:max(0, min(r.n, len(own)))])
+		return r.n, r.err
+	case <-p.ctx.Done():
+		return 0, p.interrupted()
+	}
 }

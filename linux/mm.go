@@ -51,7 +51,9 @@ func memErr(err error) error {
 // program's data; a failed request returns the current break.
 func (p *Process) BrkSyscall(_ *gvinst.CPU, a args) (uint64, error) {
 	want := a[0]
-	if want < p.brkStart || want == p.brk {
+	// A break past the top of the mmap area would wrap when rounded up to
+	// a page, and then unmap everything below the old break.
+	if want < p.brkStart || want == p.brk || want > loader.MmapTop {
 		return p.brk, nil
 	}
 	oldTop, newTop := pageUp(p.brk), pageUp(want)

@@ -3,6 +3,7 @@ package linux
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -185,5 +186,41 @@ func TestSyscallsInterrupted(t *testing.T) {
 	}
 	if _, err := g.call(nrWrite, 1, scratch, 16*gvinst.PageSize); !errors.Is(err, ErrInterrupted) {
 		t.Errorf("write after cancel: %v", err)
+	}
+}
+
+// TestBlockedStreamInterrupted: a read from a stream that never answers
+// (a terminal, a pipe from an idle program) and a write to one that never
+// drains stop with ErrInterrupted once the run's context ends.
+func TestBlockedStreamInterrupted(t *testing.T) {
+	stdin, _ := io.Pipe()  // nothing is ever written
+	_, stdout := io.Pipe() // nothing is ever read
+	mem := gvinst.NewMemory(0)
+	if err := mem.Map(scratch, 16*gvinst.PageSize, gvinst.PermRead|gvinst.PermWrite); err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(mem, Config{Stdin: stdin, Stdout: stdout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	g := &guest{t: t, p: p, mem: mem, cpu: &gvinst.CPU{}, next: scratch}
+	for _, nr := range []int{nrRead, nrWrite} {
+		ctx, cancel := context.WithCancel(context.Background())
+		p.SetContext(ctx)
+		time.AfterFunc(20*time.Millisecond, cancel)
+		done := make(chan error, 1)
+		go func() {
+			_, err := g.call(nr, uint64(nr), scratch, 100)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrInterrupted) {
+				t.Errorf("syscall %d on a blocked stream after cancel: %v", nr, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("syscall %d on a blocked stream was not interrupted", nr)
+		}
 	}
 }

@@ -164,10 +164,20 @@ func New(mem *gvinst.Memory, cfg Config) (*Process, error) {
 		}
 		p.fds[n] = d
 	}
-	p.fds[0] = &fileDesc{f: &stream{r: in, tty: cfg.TTY[0]}, path: "/dev/stdin"}
-	p.fds[1] = &fileDesc{f: &stream{w: out, tty: cfg.TTY[1]}, path: "/dev/stdout"}
-	p.fds[2] = &fileDesc{f: &stream{w: errw, tty: cfg.TTY[2]}, path: "/dev/stderr"}
+	p.fds[0] = &fileDesc{f: &stream{r: in, tty: cfg.TTY[0]}, path: streamPath(0, cfg.TTY[0])}
+	p.fds[1] = &fileDesc{f: &stream{w: out, tty: cfg.TTY[1]}, path: streamPath(1, cfg.TTY[1])}
+	p.fds[2] = &fileDesc{f: &stream{w: errw, tty: cfg.TTY[2]}, path: streamPath(2, cfg.TTY[2])}
 	return p, nil
+}
+
+// streamPath is what readlink(/proc/self/fd/N) gives for standard stream
+// N: a terminal's name, or a pipe's, as Linux shows them (never a path
+// that links back to /proc/self/fd, which realpath would loop on).
+func streamPath(n int, tty bool) string {
+	if tty {
+		return "/dev/pts/0"
+	}
+	return fmt.Sprintf("pipe:[%d]", 4242000+n)
 }
 
 // Close releases the host files the process holds.
@@ -264,9 +274,11 @@ func (p *Process) Counts() []SyscallCount {
 	return out
 }
 
-// readBytes reads n guest bytes at addr, or EFAULT.
+// readBytes reads n guest bytes at addr, or EFAULT. It is for the small
+// structures system calls take (iovec arrays, pollfds, timespecs); n above
+// 1 MiB is EINVAL. Buffers of any length go through writeFrom.
 func (p *Process) readBytes(addr, n uint64) ([]byte, error) {
-	if n > 1<<30 {
+	if n > 1<<20 {
 		return nil, EINVAL
 	}
 	b := make([]byte, n)

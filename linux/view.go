@@ -150,6 +150,13 @@ func (r *resolved) isDir() bool {
 	return r.exists && r.st.Mode&unix.S_IFMT == unix.S_IFDIR
 }
 
+// entry makes r name the entry c of its directory.
+func (r *resolved) entry(c string) *resolved {
+	r.name = c
+	r.guest = path.Clean(guestOf(r.stack) + "/" + c)
+	return r
+}
+
 // guestOf is the canonical guest path of a stack of frames.
 func guestOf(stack []frame) string {
 	if len(stack) <= 1 {
@@ -281,17 +288,14 @@ func (v *view) walk(p *Process, start, name string, follow bool) (res *resolved,
 			}
 			if n == nil {
 				if last {
-					r.name, r.guest = c, guestOf(r.stack)+"/"+c
-					r.guest = path.Clean(r.guest)
-					return r, nil
+					return r.entry(c), nil
 				}
 				return nil, ENOENT
 			}
 			if n.kind == vLink || ((n.kind == vFD || n.kind == vExe) && !last) {
 				if last && !follow && !r.mustDir {
-					r.name, r.virtual, r.exists = c, n, true
-					r.guest = path.Clean(guestOf(r.stack) + "/" + c)
-					return r, nil
+					r.virtual, r.exists = n, true
+					return r.entry(c), nil
 				}
 				target, err := n.linkTarget(p)
 				if err != nil {
@@ -309,18 +313,15 @@ func (v *view) walk(p *Process, start, name string, follow bool) (res *resolved,
 			if !last {
 				return nil, ENOTDIR
 			}
-			r.name, r.virtual, r.exists = c, n, true
-			r.guest = path.Clean(guestOf(r.stack) + "/" + c)
-			return r, nil
+			r.virtual, r.exists = n, true
+			return r.entry(c), nil
 		}
 		var st unix.Stat_t
 		if err := unix.Fstatat(top.fd, c, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			e := errnoOf(err)
 			if e == ENOENT && last {
-				r.name = c
-				r.guest = path.Clean(guestOf(r.stack) + "/" + c)
 				r.writable = top.writable
-				return r, nil
+				return r.entry(c), nil
 			}
 			return nil, e
 		}
@@ -339,11 +340,12 @@ func (v *view) walk(p *Process, start, name string, follow bool) (res *resolved,
 			}
 			continue
 		}
-		if last && st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			r.name, r.st, r.exists = c, st, true
-			r.guest = path.Clean(guestOf(r.stack) + "/" + c)
-			r.writable = top.writable
-			return r, nil
+		if last {
+			// A directory too is an entry of its parent here, so that
+			// rmdir and rename see the parent; only a path ending in
+			// "." or ".." names a directory itself (name ".").
+			r.st, r.exists, r.writable = st, true, top.writable
+			return r.entry(c), nil
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			return nil, ENOTDIR

@@ -397,10 +397,101 @@ func TestResolution(t *testing.T) {
 	if string(got) != "/a/b\x00" {
 		t.Errorf("getcwd after chdir through a symlink = %q, want the physical /a/b", got)
 	}
+	// Directories in a writable directory can be renamed and removed; the
+	// writable directory itself cannot.
+	must(os.MkdirAll(filepath.Join(root, "rw/d1"), 0o755))
+	w := newGuest(t, Config{Root: root, Writable: []string{"/rw"}})
+	if r, _ := w.call(nrRenameat, cwd, w.str("/rw/d1"), cwd, w.str("/rw/d2")); r != 0 {
+		t.Errorf("rename a directory: %d", r)
+	}
+	if r, _ := w.call(nrUnlinkat, cwd, w.str("/rw/d2/"), atRemoveDir); r != 0 {
+		t.Errorf("rmdir: %d", r)
+	}
+	if r, _ := w.call(nrUnlinkat, cwd, w.str("/rw"), atRemoveDir); r != -int64(EROFS) {
+		t.Errorf("rmdir of the writable directory itself: %d, want -EROFS", r)
+	}
+	if r, _ := w.call(nrUnlinkat, cwd, w.str("/rw/."), atRemoveDir); r != -int64(EINVAL) {
+		t.Errorf("rmdir /rw/.: %d, want -EINVAL", r)
+	}
+	if r, _ := w.call(nrMkdirat, cwd, w.str("/rw/new/"), 0o755); r != 0 {
+		t.Errorf("mkdir with a trailing slash: %d", r)
+	}
+	if _, err := os.Stat(filepath.Join(root, "rw/new")); err != nil {
+		t.Errorf("mkdir /rw/new/: %v", err)
+	}
 	if _, err := New(g.mem, Config{Root: root, Hide: []string{filepath.Join(root, "missing")}}); err == nil {
 		t.Errorf("a hidden path that does not exist was accepted")
 	}
 	if _, err := New(g.mem, Config{Root: root, Hide: []string{root}}); err == nil {
 		t.Errorf("hiding the root itself was accepted")
+	}
+}
+
+// FuzzResolve opens random paths, relative to the root or to a directory
+// descriptor, in the escape layout: whatever the path, resolution ends,
+// never panics, and never yields a hidden file's content.
+func FuzzResolve(f *testing.F) {
+	for _, s := range []string{"/pub/rel/jobs.db", "../data", "/pub/up/../data/jobs.db", "/proc/self/fd/3/../../data",
+		"/dev/fd/0", "/var/statelink/gxbitd/state.db", "pub/deep/procdir/self/mem", "/pub/parent/pub/parent/tmp/scratch-1/", "//./..//tmp"} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, path string, fromPub bool) {
+		if path == "" || len(path) > 512 || strings.IndexByte(path, 0) >= 0 {
+			return
+		}
+		root, hide := escapeLayout(t)
+		g := newGuest(t, Config{Root: root, Hide: hide, Writable: []string{"/tmp"}})
+		dirfd := uint64(cwd)
+		if fromPub {
+			fd, _ := g.call(nrOpenat, cwd, g.str("/pub"), oRdonlyDir, 0)
+			dirfd = uint64(fd)
+		}
+		fd, err := g.call(nrOpenat, dirfd, g.str(path), 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fd >= 0 {
+			if got := g.readAll(fd); strings.Contains(got, "SECRET") {
+				t.Fatalf("open %q read a hidden file: %q", path, got)
+			}
+		}
+		if r, _ := g.call(nrChdir, g.str(path)); r == 0 {
+			if fd, _ := g.call(nrOpenat, cwd, g.str("jobs.db"), 0, 0); fd >= 0 {
+				t.Fatalf("chdir %q reached a hidden directory", path)
+			}
+		}
+	})
+}
+
+// TestResolutionLeaksNoDescriptors resolves paths of every kind, failing
+// and succeeding, and checks that gxbit holds no more host descriptors
+// afterwards than before.
+func TestResolutionLeaksNoDescriptors(t *testing.T) {
+	root, hide := escapeLayout(t)
+	g := newGuest(t, Config{Root: root, Hide: hide, Writable: []string{"/tmp"}})
+	count := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip(err)
+		}
+		return len(ents)
+	}
+	before := count()
+	for i := 0; i < 3; i++ {
+		for _, p := range []string{"/pub/f.txt", "/pub/rel/jobs.db", "/pub/parent/pub/deep", "/loop", "/pub/f.txt/x", "/dev/null", "/proc/self/fd/1", "/tmp/new", "/tmp/scratch-1"} {
+			if fd, _ := g.call(nrOpenat, cwd, g.str(p), oCreat|oRdwr, 0o644); fd >= 0 {
+				g.call(nrClose, uint64(fd))
+			}
+			g.call(4, g.str(p), g.next+4096)
+			g.call(nrChdir, g.str(p))
+			g.call(nrUnlinkat, cwd, g.str(p), 0)
+			g.call(nrMkdirat, cwd, g.str(p), 0o755)
+			g.call(nrReadlink, g.str(p), g.next, 100)
+		}
+		g.list("/pub")
+	}
+	if after := count(); after != before {
+		t.Errorf("%d host descriptors before, %d after", before, after)
 	}
 }

@@ -27,14 +27,13 @@ const (
 
 // vnode is one virtual file.
 type vnode struct {
-	kind   vkind
-	name   string // its name in its directory
-	ino    uint64
-	major  uint32 // device numbers, for vDev
-	minor  uint32
-	link   string // the target, for vLink
-	fd     int    // for vFD
-	parent string // for vDir: its canonical guest path
+	kind  vkind
+	name  string // its name in its directory
+	ino   uint64
+	major uint32 // device numbers, for vDev
+	minor uint32
+	link  string // the target, for vLink
+	fd    int    // for vFD
 }
 
 // virtualDev is the device number the virtual files report.
@@ -42,10 +41,10 @@ const virtualDev = 5
 
 // The virtual directories.
 var (
-	vdirDev   = &vnode{kind: vDir, name: "dev", ino: 1, parent: "/dev"}
-	vdirProc  = &vnode{kind: vDir, name: "proc", ino: 2, parent: "/proc"}
-	vdirPid   = &vnode{kind: vDir, name: strconv.Itoa(guestPID), ino: 3, parent: "/proc/" + strconv.Itoa(guestPID)}
-	vdirPidFD = &vnode{kind: vDir, name: "fd", ino: 4, parent: "/proc/" + strconv.Itoa(guestPID) + "/fd"}
+	vdirDev   = &vnode{kind: vDir, name: "dev", ino: 1}
+	vdirProc  = &vnode{kind: vDir, name: "proc", ino: 2}
+	vdirPid   = &vnode{kind: vDir, name: strconv.Itoa(guestPID), ino: 3}
+	vdirPidFD = &vnode{kind: vDir, name: "fd", ino: 4}
 )
 
 // devices are /dev's entries.

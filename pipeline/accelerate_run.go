@@ -11,21 +11,46 @@ import (
 	"github.com/gxbit/gxbit/profile"
 )
 
+// One run, both phases (RATIONALE).
+//
+// gxbit run --accelerate starts under phase 1's collector and ends a
+// profiling round as soon as every loop nest the guest has entered is
+// sampled enough (profile.Collector.Progress), or after ProfileInsns
+// guest instructions at most. Phase 2 then takes over with the profile of
+// what ran so far. A nest instance that was running when the round ended
+// is not lost: its mapped level's header is a breakpoint, so at its next
+// iteration the rest of that same instance goes to the GPU. When the
+// guest later spends many slices in a row outside every nest the profile
+// knows (a nest that had not started yet), a new profiling round begins,
+// and the hot spots it finds join the running accelerator. A round that
+// finds nothing new doubles the wait before the next one, so a program
+// with nothing to offload pays for few of them.
+
 // OnlineOptions configures a run that profiles and accelerates in one
 // execution (gxbit run --accelerate).
 type OnlineOptions struct {
 	Driver gpu.Driver
-	// ProfileInsns is how many guest instructions phase 1 profiles before
-	// phase 2 takes over; 0 means DefaultProfileInsns.
+	// ProfileInsns bounds each profiling round, in guest instructions;
+	// 0 means DefaultProfileInsns.
 	ProfileInsns  uint64
 	MinIterations uint64
 	// AlwaysOffload launches whenever the guards pass (accel.Options).
 	AlwaysOffload bool
 }
 
-// DefaultProfileInsns is the length of the profiling phase of an online
-// run when OnlineOptions.ProfileInsns is 0.
+// DefaultProfileInsns bounds a profiling round of an online run when
+// OnlineOptions.ProfileInsns is 0.
 const DefaultProfileInsns = 50_000_000
+
+// The online engine's rhythm: guest instructions per slice while
+// profiling (progress is checked between slices) and while accelerating
+// (the guest's position is sampled between slices), and how many slices
+// in a row outside every known nest start a new profiling round.
+const (
+	profileSlice     = 1 << 18
+	accelerateSlice  = 1 << 20
+	unknownToProfile = 8
+)
 
 // ErrNoPhase2 is wrapped by OnlineResult.Why when an online run could not
 // accelerate anything.
@@ -33,17 +58,16 @@ var ErrNoPhase2 = errors.New("phase 2 did not start")
 
 // OnlineResult is what RunOnline learned besides the guest's result.
 type OnlineResult struct {
-	Profile *profile.File // the profile phase 1 built (nil if the guest ended first)
+	Profile *profile.File // the last profile phase 1 built (nil if the guest ended first)
 	Report  *accel.Report // phase 2's report (nil when it did not start)
-	// Why says, when phase 2 did not start, why not (wrapping ErrNoPhase2).
+	// Rounds is the number of profiling rounds that ended.
+	Rounds int
+	// Why says, when nothing was offloaded, why not (wrapping ErrNoPhase2).
 	Why error
 }
 
-// RunOnline runs a program once: the first ProfileInsns guest
-// instructions under phase 1's profiler, then, with the profile of what
-// ran so far, the rest with its parallel hot spots offloaded. Nests whose
-// instances all ran during profiling are not accelerated; Why says so when
-// nothing was.
+// RunOnline runs a program once, profiling it in rounds and offloading the
+// parallel hot spots found so far the rest of the time (see above).
 func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *OnlineResult, error) {
 	if opts.Driver == nil {
 		return nil, nil, errors.New("run --accelerate: a driver is needed")
@@ -56,88 +80,143 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 		return nil, nil, err
 	}
 	defer g.Close()
-	im := g.ProfileImage()
-
-	sess := profile.NewSession(g.Lifter, g.Mem, im, profile.Options{})
-	sw := &switchEngine{first: sess.Engine(), limit: opts.ProfileInsns}
+	sess := profile.NewSession(g.Lifter, g.Mem, g.ProfileImage(), profile.Options{})
 	out := &OnlineResult{}
-	var acc *accel.Accelerator
-	sw.change = func() error {
-		out.Profile = sess.Finish(profile.RunInfo{Program: cfg.Path, ProgramSHA256: g.SHA256, Args: cfg.Args, LoadBias: g.Image.Bias, GuestInstructions: sw.first.Stats().GuestInsns})
+	on := &onlineEngine{sess: sess, limit: opts.ProfileInsns, wait: unknownToProfile, profiling: true}
+	on.endRound = func() error {
+		out.Rounds++
+		out.Profile = sess.Finish(profile.RunInfo{Program: cfg.Path, ProgramSHA256: g.SHA256, Args: cfg.Args, LoadBias: g.Image.Bias, GuestInstructions: on.Stats().GuestInsns})
+		if on.acc != nil {
+			return on.armed(on.acc.Update(out.Profile))
+		}
 		a, err := accel.New(g.AccelGuest(), accel.Options{Profile: out.Profile, Driver: opts.Driver, MinIterations: opts.MinIterations, AlwaysOffload: opts.AlwaysOffload})
 		if err != nil {
 			return err
 		}
-		acc = a
-		sw.then = a.Engine()
-		return nil
+		on.acc = a
+		return on.armed(len(out.Profile.HotSpots))
 	}
-	res, err := g.RunEngine(ctx, sw, func(cpu *gvinst.CPU) error {
-		if acc == nil {
+	res, err := g.RunEngine(ctx, on, func(cpu *gvinst.CPU) error {
+		if on.acc == nil {
 			return nil
 		}
-		return acc.OnBreak(cpu)
+		return on.acc.OnBreak(cpu)
 	})
-	if acc != nil {
-		defer acc.Close()
+	if on.acc != nil {
+		defer on.acc.Close()
+		if ferr := on.acc.Finish(); ferr != nil && err == nil {
+			err = ferr
+		}
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	if sw.err != nil {
-		out.Why = fmt.Errorf("%w: %v", ErrNoPhase2, sw.err)
+	if on.err != nil {
+		out.Why = fmt.Errorf("%w: %v", ErrNoPhase2, on.err)
 		return res, out, nil
 	}
-	if acc == nil {
-		out.Why = fmt.Errorf("%w: the program ended after %d guest instructions, within the profiling phase (%d)", ErrNoPhase2, res.Stats.GuestInstructions, opts.ProfileInsns)
+	if on.acc == nil {
+		out.Why = fmt.Errorf("%w: the program ended after %d guest instructions, within the first profiling round", ErrNoPhase2, res.Stats.GuestInstructions)
 		return res, out, nil
 	}
-	out.Report = acc.Report()
+	out.Report = on.acc.Report()
 	out.Report.WallSeconds = res.Stats.Wall.Seconds()
-	out.Report.GuestInstructions = sw.Stats().GuestInsns + acc.AuxInstructions()
+	out.Report.GuestInstructions = on.Stats().GuestInsns + on.acc.AuxInstructions()
 	launches := 0
 	for _, h := range out.Report.HotSpots {
 		launches += h.Launches
 	}
 	if launches == 0 {
-		out.Why = fmt.Errorf("%w: no parallel hot spot ran again after the profiling phase", ErrNoPhase2)
+		out.Why = fmt.Errorf("%w: no parallel hot spot was launched after profiling (%d rounds)", ErrNoPhase2, out.Rounds)
 	}
 	return res, out, nil
 }
 
-// switchEngine runs the guest on first until it has run limit guest
-// instructions, then calls change (which sets then) and runs it on then.
-type switchEngine struct {
-	first, then gvinst.Engine
-	limit       uint64
-	change      func() error
-	err         error
+// onlineEngine runs the guest under the profiling session's engine during
+// a profiling round and under the accelerator's otherwise (see RunOnline).
+type onlineEngine struct {
+	sess      *profile.Session
+	acc       *accel.Accelerator
+	limit     uint64 // guest instructions a round may take
+	profiling bool
+	start     uint64 // the profiling engine's count when the round began
+	unknown   int    // slices in a row outside every known nest
+	wait      int    // how many of those start a round
+	endRound  func() error
+	err       error // why phase 2 could not start
 }
 
-func (s *switchEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
-	if s.then == nil && s.err == nil && s.first.Stats().GuestInsns >= s.limit {
-		s.err = s.change()
+// armed adjusts the wait before the next round to what the round that
+// just ended found: back to the start when it armed hot spots, doubled
+// when it armed none.
+func (o *onlineEngine) armed(n int) error {
+	if n > 0 {
+		o.wait = unknownToProfile
+	} else {
+		o.wait *= 2
 	}
-	if s.then != nil {
-		return s.then.Run(cpu, budget)
-	}
-	if left := s.limit - min(s.limit, s.first.Stats().GuestInsns); s.err == nil && (budget == 0 || budget > left) {
-		budget = max(left, 1)
-	}
-	return s.first.Run(cpu, budget)
+	return nil
 }
 
-func (s *switchEngine) Invalidate(addr, size uint64) {
-	s.first.Invalidate(addr, size)
-	if s.then != nil {
-		s.then.Invalidate(addr, size)
+func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
+	prof := o.sess.Engine()
+	for {
+		if o.profiling {
+			used := prof.Stats().GuestInsns - o.start
+			p := o.sess.Collector.Progress()
+			if used >= o.limit || (used > 0 && p.Entered > 0 && p.Sampling == 0) {
+				o.profiling = false
+				if err := o.endRound(); err != nil {
+					o.err = err
+				}
+				continue
+			}
+			slice := min(profileSlice, o.limit-used)
+			if budget != 0 {
+				slice = min(slice, budget)
+			}
+			st := prof.Run(cpu, slice)
+			if st.Kind != gvinst.StopBudget || budget != 0 {
+				return st
+			}
+			continue
+		}
+		if o.acc == nil {
+			// Phase 2 could not start: the rest runs plainly.
+			return prof.Run(cpu, budget)
+		}
+		slice := uint64(accelerateSlice)
+		if budget != 0 {
+			slice = min(slice, budget)
+		}
+		st := o.acc.Engine().Run(cpu, slice)
+		if st.Kind != gvinst.StopBudget {
+			return st
+		}
+		if o.sess.Collector.InNest(cpu.PC) {
+			o.unknown = 0
+		} else if o.unknown++; o.unknown >= o.wait {
+			o.unknown = 0
+			o.profiling = true
+			o.start = prof.Stats().GuestInsns
+		}
+		if budget != 0 {
+			return st
+		}
 	}
 }
 
-func (s *switchEngine) Stats() gvinst.EngineStats {
-	st := s.first.Stats()
-	if s.then != nil {
-		t := s.then.Stats()
+func (o *onlineEngine) Invalidate(addr, size uint64) {
+	o.sess.Engine().Invalidate(addr, size)
+	if o.acc != nil {
+		o.acc.Engine().Invalidate(addr, size)
+	}
+}
+
+func (o *onlineEngine) Stats() gvinst.EngineStats {
+	st := o.sess.Engine().Stats()
+	if o.acc != nil {
+		t := o.acc.Engine().Stats()
 		st.GuestInsns += t.GuestInsns
 		st.BlocksTranslated += t.BlocksTranslated
 		st.BlocksExecuted += t.BlocksExecuted

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gxbit/gxbit/internal/corpus"
+	"github.com/gxbit/gxbit/jit"
 )
 
 // corpusModes are the build modes the differential test covers: all of them
@@ -26,13 +27,13 @@ func corpusModes() []string {
 }
 
 // runUnder runs p under the translator the way the native run was made.
-func runUnder(t *testing.T, p corpus.Program, tempDir string) corpus.Result {
+func runUnder(t *testing.T, p corpus.Program, tempDir, engine string) corpus.Result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cfg := Config{
 		Path: p.Path, Args: append([]string{p.Path}, p.Argv(tempDir)...), Env: p.Env,
 		Stdin: bytes.NewReader(p.Stdin), Stdout: &stdout, Stderr: &stderr,
-		MaxInsns: 20_000_000_000,
+		MaxInsns: 20_000_000_000, Engine: engine,
 	}
 	if tempDir != "" {
 		cfg.Writable = []string{tempDir}
@@ -74,20 +75,22 @@ func TestCorpusDifferential(t *testing.T) {
 			}
 			t.Run(p.String(), func(t *testing.T) {
 				native := corpus.RunNative(t, p)
-				tmp := ""
-				if p.NeedsTempDir {
-					tmp = t.TempDir()
-				}
-				under := runUnder(t, p, tmp)
-				err := corpus.Compare(native, under)
-				why, known := knownMismatches[p.String()]
-				switch {
-				case err != nil && known:
-					t.Skipf("known mismatch (%s): %v", why, err)
-				case err != nil:
-					t.Errorf("%v\n(native %v, gxbit %v)", err, native.Duration, under.Duration)
-				case known:
-					t.Errorf("passes now: remove it from knownMismatches (%s)", why)
+				for _, engine := range testEngines() {
+					tmp := ""
+					if p.NeedsTempDir {
+						tmp = t.TempDir()
+					}
+					under := runUnder(t, p, tmp, engine)
+					err := corpus.Compare(native, under)
+					why, known := knownMismatches[p.String()]
+					switch {
+					case err != nil && known:
+						t.Logf("%s: known mismatch (%s): %v", engine, why, err)
+					case err != nil:
+						t.Errorf("%s: %v\n(native %v, gxbit %v)", engine, err, native.Duration, under.Duration)
+					case known:
+						t.Errorf("%s passes now: remove it from knownMismatches (%s)", engine, why)
+					}
 				}
 			})
 		}
@@ -95,3 +98,12 @@ func TestCorpusDifferential(t *testing.T) {
 }
 
 var _ = strings.Contains
+
+// testEngines are the CPU engines every differential suite runs on: the
+// interpreter, and the compiling engine where it runs.
+func testEngines() []string {
+	if jit.Supported() {
+		return []string{EngineInterp, EngineJIT}
+	}
+	return []string{EngineInterp}
+}

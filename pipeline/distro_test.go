@@ -82,25 +82,27 @@ func TestDistroBinaries(t *testing.T) {
 				}
 				nstatus = ee.ExitCode()
 			}
-			var gout, gerr bytes.Buffer
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			res, err := Run(ctx, Config{Path: bin, Args: append([]string{bin}, c.args...), Env: []string{"LC_ALL=C"},
-				Stdin: strings.NewReader(c.stdin), Stdout: &gout, Stderr: &gerr})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := res.Diagnosis(); d != "" {
-				t.Fatalf("gxbit: %s", d)
-			}
-			if !bytes.Equal(nout.Bytes(), gout.Bytes()) {
-				t.Errorf("stdout differs: native %d bytes, gxbit %d bytes", nout.Len(), gout.Len())
-			}
-			if nerr.String() != gerr.String() {
-				t.Errorf("stderr differs:\nnative: %q\ngxbit:  %q", nerr.String(), gerr.String())
-			}
-			if res.ExitStatus != nstatus {
-				t.Errorf("exit status %d, native %d", res.ExitStatus, nstatus)
+			for _, engine := range testEngines() {
+				var gout, gerr bytes.Buffer
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				res, err := Run(ctx, Config{Path: bin, Args: append([]string{bin}, c.args...), Env: []string{"LC_ALL=C"},
+					Stdin: strings.NewReader(c.stdin), Stdout: &gout, Stderr: &gerr, Engine: engine})
+				cancel()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := res.Diagnosis(); d != "" {
+					t.Fatalf("%s: gxbit: %s", engine, d)
+				}
+				if !bytes.Equal(nout.Bytes(), gout.Bytes()) {
+					t.Errorf("%s: stdout differs: native %d bytes, gxbit %d bytes", engine, nout.Len(), gout.Len())
+				}
+				if nerr.String() != gerr.String() {
+					t.Errorf("%s: stderr differs:\nnative: %q\ngxbit:  %q", engine, nerr.String(), gerr.String())
+				}
+				if res.ExitStatus != nstatus {
+					t.Errorf("%s: exit status %d, native %d", engine, res.ExitStatus, nstatus)
+				}
 			}
 		})
 	}

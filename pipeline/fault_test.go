@@ -62,20 +62,28 @@ func TestGuestFaults(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			bin := compileStatic(t, c.name, c.src)
-			var out bytes.Buffer
-			res, err := Run(context.Background(), Config{Path: bin, Stdout: &out, Stderr: &out})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Outcome != Faulted || res.Fault == nil || res.Fault.Kind != c.kind {
-				t.Fatalf("outcome %v fault %+v, want a %v fault", res.Outcome, res.Fault, c.kind)
-			}
-			if res.ExitStatus != c.status {
-				t.Errorf("exit status %d, want %d", res.ExitStatus, c.status)
-			}
-			d := res.Diagnosis()
-			if !strings.Contains(d, c.diag) || strings.Contains(d, "\n") || res.Fault.PC == 0 || res.Fault.Insn == "" {
-				t.Errorf("diagnosis %q: want one line containing %q, with the instruction", d, c.diag)
+			var first *Fault
+			for _, engine := range testEngines() {
+				var out bytes.Buffer
+				res, err := Run(context.Background(), Config{Path: bin, Stdout: &out, Stderr: &out, Engine: engine})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if first == nil {
+					first = res.Fault
+				} else if res.Fault != nil && (res.Fault.PC != first.PC || res.Fault.FaultAddr != first.FaultAddr || res.Fault.Insn != first.Insn) {
+					t.Errorf("%s: fault %+v, the interpreter's %+v", engine, res.Fault, first)
+				}
+				if res.Outcome != Faulted || res.Fault == nil || res.Fault.Kind != c.kind {
+					t.Fatalf("outcome %v fault %+v, want a %v fault", res.Outcome, res.Fault, c.kind)
+				}
+				if res.ExitStatus != c.status {
+					t.Errorf("exit status %d, want %d", res.ExitStatus, c.status)
+				}
+				d := res.Diagnosis()
+				if !strings.Contains(d, c.diag) || strings.Contains(d, "\n") || res.Fault.PC == 0 || res.Fault.Insn == "" {
+					t.Errorf("%s: diagnosis %q: want one line containing %q, with the instruction", engine, d, c.diag)
+				}
 			}
 		})
 	}
@@ -112,21 +120,69 @@ int main(){ return clone(f, stack + sizeof stack, CLONE_VM|CLONE_THREAD|CLONE_SI
 // loop stops, with its own outcome, instead of hanging.
 func TestBudgets(t *testing.T) {
 	loop := compileStatic(t, "loop", "int main(){ for (volatile int i = 0;; i++); }")
-	res, err := Run(context.Background(), Config{Path: loop, MaxInsns: 5_000_000})
+	var counts []uint64
+	for _, engine := range testEngines() {
+		res, err := Run(context.Background(), Config{Path: loop, MaxInsns: 5_000_000, Engine: engine})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outcome != OverBudget || res.Stats.GuestInstructions < 5_000_000 || !strings.Contains(res.Diagnosis(), "instruction budget") {
+			t.Errorf("%s: budget: outcome %v after %d instructions", engine, res.Outcome, res.Stats.GuestInstructions)
+		}
+		counts = append(counts, res.Stats.GuestInstructions)
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		res, err = Run(ctx, Config{Path: loop, Engine: engine})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outcome != Cancelled {
+			t.Errorf("%s: cancel: outcome %v", engine, res.Outcome)
+		}
+	}
+	// Both engines stop before the first block that starts after the
+	// budget is spent.
+	for i := range counts {
+		if counts[i] != counts[0] {
+			t.Errorf("the engines stopped the budget run after different counts: %v", counts)
+		}
+	}
+}
+
+// TestSelfModifyingCode runs a program that patches the immediate of the
+// instruction right after the store that patches it, as hardware runs it:
+// the patched instruction executes.
+func TestSelfModifyingCode(t *testing.T) {
+	bin := compileStatic(t, "smc", `#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+int main(void) {
+	/* mov byte ptr [rip+1], 7 ; mov eax, 1 ; ret: the store writes the
+	   immediate of the mov that follows it. */
+	static const unsigned char code[] = {0xc6, 0x05, 0x01, 0x00, 0x00, 0x00, 0x07, 0xb8, 0x01, 0x00, 0x00, 0x00, 0xc3};
+	unsigned char *p = mmap(0, 4096, PROT_READ|PROT_WRITE|PROT_EXEC, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) return 2;
+	int sum = 0;
+	for (int i = 0; i < 3; i++) {
+		memcpy(p, code, sizeof code);
+		sum = sum * 10 + ((int (*)(void))p)();
+	}
+	printf("%d\n", sum);
+	return 0;
+}`)
+	native, err := exec.Command(bin).Output()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("native: %v", err)
 	}
-	if res.Outcome != OverBudget || res.Stats.GuestInstructions < 5_000_000 || !strings.Contains(res.Diagnosis(), "instruction budget") {
-		t.Errorf("budget: outcome %v after %d instructions", res.Outcome, res.Stats.GuestInstructions)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	res, err = Run(ctx, Config{Path: loop})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Outcome != Cancelled {
-		t.Errorf("cancel: outcome %v", res.Outcome)
+	for _, engine := range testEngines() {
+		var out bytes.Buffer
+		res, err := Run(context.Background(), Config{Path: bin, Stdout: &out, Engine: engine})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != string(native) || res.ExitStatus != 0 {
+			t.Errorf("%s: printed %q (status %d), natively %q", engine, out.String(), res.ExitStatus, native)
+		}
 	}
 }
 

@@ -10,11 +10,19 @@ import (
 
 // OpenGPU returns an initialised driver for a GPU choice: "sim" is the
 // simulator, "cuda" the real GPU (an error when there is none), "auto" the
-// real GPU when one is present and the simulator otherwise.
+// real GPU when one is present and the simulator otherwise. The simulator
+// ends any launch that runs longer than gpusim.DefaultMaxLaunchTime with
+// CUDA_ERROR_LAUNCH_TIMEOUT.
 func OpenGPU(choice string) (gpu.Driver, error) {
+	return OpenGPUWith(choice, gpusim.Options{MaxLaunchTime: gpusim.DefaultMaxLaunchTime})
+}
+
+// OpenGPUWith is OpenGPU with the simulator configured by sim (its launch
+// bounds, say).
+func OpenGPUWith(choice string, sim gpusim.Options) (gpu.Driver, error) {
 	switch choice {
 	case "sim":
-		d := gpusim.New(gpusim.Options{})
+		d := gpusim.New(sim)
 		return d, d.Init()
 	case "cuda":
 		d := cuda.New()
@@ -26,10 +34,10 @@ func OpenGPU(choice string) (gpu.Driver, error) {
 		}
 		return d, nil
 	case "auto":
-		if d, err := OpenGPU("cuda"); err == nil {
+		if d, err := OpenGPUWith("cuda", sim); err == nil {
 			return d, nil
 		}
-		return OpenGPU("sim")
+		return OpenGPUWith("sim", sim)
 	}
 	return nil, fmt.Errorf("--gpu %q: want sim, cuda or auto", choice)
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/jit"
 	"github.com/gxbit/gxbit/lift"
 	"github.com/gxbit/gxbit/linux"
 	"github.com/gxbit/gxbit/loader"
@@ -45,6 +46,38 @@ type Config struct {
 	Sysroot  string           // where the dynamic loader is found; "" is Root
 	MaxMem   uint64           // bytes of guest memory; 0 is DefaultMaxMem
 	MaxInsns uint64           // guest instructions; 0 is no limit
+	Engine   string           // the CPU engine: EngineJIT, EngineInterp, or "" for DefaultEngine
+}
+
+// The CPU engines Config.Engine names.
+const (
+	EngineJIT    = "jit"    // compiled x86-64 code (package jit), linux/amd64 only
+	EngineInterp = "interp" // the interpreter (package gvinst)
+)
+
+// DefaultEngine is the engine a Config with no Engine runs on.
+const DefaultEngine = EngineInterp
+
+// NewEngine returns the CPU engine cfg.Engine names over the guest's memory
+// and lifter, with the interpreter's options, and a function that releases
+// it.
+func (g *Guest) NewEngine(opts gvinst.InterpOptions) (gvinst.Engine, func(), error) {
+	switch name := g.cfg.Engine; name {
+	case "", EngineInterp, EngineJIT:
+		if name == "" {
+			name = DefaultEngine
+		}
+		if name == EngineInterp {
+			return gvinst.NewInterpreter(g.Mem, g.Lifter, opts), func() {}, nil
+		}
+		e, err := jit.New(g.Mem, g.Lifter, opts)
+		if err != nil {
+			return nil, nil, fmt.Errorf("engine %s: %w", EngineJIT, err)
+		}
+		return e, func() { e.Close() }, nil
+	default:
+		return nil, nil, fmt.Errorf("unknown engine %q (want %s or %s)", name, EngineJIT, EngineInterp)
+	}
 }
 
 // DefaultMaxMem is the guest memory budget when Config.MaxMem is 0.
@@ -130,6 +163,9 @@ type Result struct {
 type Stats struct {
 	GuestInstructions uint64
 	BlocksTranslated  uint64
+	UnitsCompiled     uint64        // blocks compiled to host code (the jit engine)
+	CompileTime       time.Duration // spent translating and compiling them
+	Callouts          uint64        // GVInst instructions compiled code handed to the interpreter's semantics
 	Wall              time.Duration
 	Syscalls          []linux.SyscallCount
 }
@@ -324,6 +360,9 @@ func (g *Guest) RunEngine(ctx context.Context, e gvinst.Engine, onBreak func(*gv
 		st := e.Stats()
 		res.Stats.GuestInstructions = st.GuestInsns
 		res.Stats.BlocksTranslated = st.BlocksTranslated
+		res.Stats.UnitsCompiled = st.UnitsCompiled
+		res.Stats.CompileTime = st.CompileTime
+		res.Stats.Callouts = st.Callouts
 		res.Stats.Wall = time.Since(start)
 		res.Stats.Syscalls = g.Proc.Counts()
 		return res, nil
@@ -388,13 +427,17 @@ func (g *Guest) RunEngine(ctx context.Context, e gvinst.Engine, onBreak func(*gv
 	}
 }
 
-// Run loads and runs a program on the interpreter (gxbit run).
+// Run loads and runs a program on the engine cfg.Engine names (gxbit run).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	g, err := Load(cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer g.Close()
-	e := gvinst.NewInterpreter(g.Mem, g.Lifter, gvinst.InterpOptions{Optimize: true})
+	e, release, err := g.NewEngine(gvinst.InterpOptions{Optimize: true})
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	return g.RunEngine(ctx, e, nil)
 }

@@ -25,6 +25,7 @@ const maxAnalysedEntries = 3
 
 // Finish analyses what the collector recorded and returns the profile.
 func (c *Collector) Finish(run RunInfo) *File {
+	defer c.provisionalTrips()()
 	f := &File{Version: FormatVersion, Program: run.Program, ProgramSHA256: run.ProgramSHA256, Args: run.Args, LoadBias: Hex(run.LoadBias),
 		GuestInstructions: run.GuestInstructions, Functions: len(c.prog.Funcs), Loops: []LoopSummary{}, HotSpots: []HotSpot{}}
 	var hots []*HotSpot

@@ -102,6 +102,7 @@ type nestState struct {
 	counter  []int32
 	sel      []bool
 	entries  int32
+	maxOuter int32 // the most iterations the outermost loop ran in one entry (while sampling)
 	sampling bool
 	probes   int64
 	samples  []sample
@@ -144,6 +145,7 @@ type Collector struct {
 	// Hotness is sampled: between slices of SliceInsns instructions the
 	// collector notes which nest block the guest is about to run.
 	blockSamples map[uint64]uint64 // CFG block address (of a nest) → samples
+	blockNest    map[uint64]int    // CFG block address → its nest, or -1 (a loop of a function with no candidate)
 	pcSamples    uint64            // all samples
 	beforeAddrs  []uint64
 	executed     map[uint64]bool // nest instructions of translated (so executed) VBlocks
@@ -186,7 +188,7 @@ func NewCollector(p *Program, lift BlockLifter, mem *gvinst.Memory, opts Collect
 	}
 	c := &Collector{prog: p, lift: lift, mem: mem, opts: opts,
 		before: map[uint64][]probeSpec{}, access: map[uint64]int{}, accSite: map[[2]uint64]int{},
-		live: map[*Func]map[uint64]slots{}, blockSamples: map[uint64]uint64{}, executed: map[uint64]bool{}}
+		live: map[*Func]map[uint64]slots{}, blockSamples: map[uint64]uint64{}, blockNest: map[uint64]int{}, executed: map[uint64]bool{}}
 	for _, f := range p.Funcs {
 		if len(f.Nests) == 0 {
 			continue
@@ -240,6 +242,7 @@ func (c *Collector) analyse(a uint64) {
 			for _, l := range f.Loops {
 				if l.Contains(b) {
 					c.blockSamples[b.Addr] += 0
+					c.blockNest[b.Addr] = -1
 				}
 			}
 		}
@@ -330,6 +333,7 @@ func (c *Collector) addNest(root *Loop, live map[uint64]slots) {
 	// Counters at every block of the nest.
 	for _, b := range root.Blocks {
 		c.blockSamples[b.Addr] += 0
+		c.blockNest[b.Addr] = ni
 		for _, x := range b.Insns {
 			c.access[x.Addr] = ni
 		}
@@ -619,7 +623,12 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 		}
 		return
 	}
-	n.probes++
+	// A nest the guest was inside when the collector took over (a later
+	// round of gxbit run --accelerate) starts counting at its first outer
+	// iteration, so that the probe budget buys whole iterations.
+	if n.entries > 0 || s.kind == siteHeader && s.loop == 0 {
+		n.probes++
+	}
 	if n.probes == c.opts.MaxProbesPerNest {
 		n.sampling = false
 		c.pendingNest = append(c.pendingNest, s.nest)
@@ -637,6 +646,9 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			}
 		}
 		n.counter[l]++
+		if l == 0 {
+			n.maxOuter = max(n.maxOuter, n.counter[0])
+		}
 		n.sel[l] = selected(n.counter[l])
 		n.snapping = -1
 		info := n.loops[l]
@@ -815,3 +827,87 @@ func (c *Collector) Invalidate(addr, size uint64) { c.inner.Invalidate(addr, siz
 
 // Stats implements gvinst.Engine.
 func (c *Collector) Stats() gvinst.EngineStats { return c.inner.Stats() }
+
+// Progress is how far a collector's sampling has come, for a caller that
+// ends the profiling once it has seen enough (gxbit run --accelerate).
+type Progress struct {
+	// Entered is the number of nests the guest has entered.
+	Entered int
+	// Sampling is how many of those are running now and have not been
+	// sampled enough yet: a nest has been once it stopped sampling
+	// (MaxProbesPerNest), or once its outermost loop has run
+	// minOuterIterations iterations in one entry (the iterations the fit
+	// samples before it thins out). A nest that is not running has given
+	// what its entries so far could give.
+	Sampling int
+}
+
+// minOuterIterations is how many iterations of a nest's outermost loop
+// make it sampled enough for Progress.
+const minOuterIterations = 9
+
+// Progress reports the collector's sampling so far.
+func (c *Collector) Progress() Progress {
+	var p Progress
+	for _, n := range c.nests {
+		running := false
+		for _, k := range n.counter {
+			running = running || k >= 0
+		}
+		if n.entries == 0 && !running {
+			continue
+		}
+		p.Entered++
+		// A nest the guest was inside when the collector took over counts
+		// its entry from its next outer iteration: running, it is not
+		// sampled until then.
+		if n.sampling && n.maxOuter < minOuterIterations && running {
+			p.Sampling++
+		}
+	}
+	return p
+}
+
+// InNest reports whether the guest address pc starts a block of a loop
+// nest the collector has seen run (or of a loop it does not instrument:
+// one of a function with no candidate nest).
+func (c *Collector) InNest(pc uint64) bool {
+	ni, ok := c.blockNest[pc]
+	return ok && (ni < 0 || c.nests[ni].entries > 0)
+}
+
+// provisionalTrips gives every loop that is running now and has no trip
+// count sample yet (the outer level of a nest instance still in progress,
+// as when gxbit run --accelerate ends a profiling round inside the only
+// instance of a nest) the iterations it has run so far as its trip count,
+// a lower bound, so that Finish can analyse the nest; phase 2 finds the
+// real trip count from the loop's exit test when it offloads the rest of
+// the instance. It returns the function that takes the samples back out.
+func (c *Collector) provisionalTrips() (undo func()) {
+	type added struct{ info *loopInfo }
+	var undoList []added
+	for _, n := range c.nests {
+		if n.entries == 0 {
+			continue
+		}
+		for l, info := range n.loops {
+			if n.counter[l] < 0 || len(info.trips) > 0 {
+				continue
+			}
+			var outer []int32
+			if p := info.parent; p >= 0 {
+				if !c.chainSelected(n, p) {
+					continue
+				}
+				outer = c.iters(n, p)
+			}
+			info.trips = append(info.trips, tripSample{entry: n.entries - 1, iters: outer, trips: int64(n.counter[l]) + 1})
+			undoList = append(undoList, added{info})
+		}
+	}
+	return func() {
+		for _, a := range undoList {
+			a.info.trips = a.info.trips[:len(a.info.trips)-1]
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"math"
 	"math/bits"
 	"strings"
 
@@ -337,9 +338,9 @@ func addrOf(x *Insn, i int) operand {
 			r, i = d.Src[0], j
 		case d.Op == gvinst.OpLi:
 			return operand{kind: opdConst, value: d.Imm + disp}
-		case d.Op == gvinst.OpSelect && alignmentCheck(x, j):
-			// An aligned SSE access: the address, made to fault when
-			// misaligned (lift's aligned16).
+		case alignChecked(x.Code[:j], d):
+			// The address of an aligned SSE access, which faults when
+			// misaligned: the address itself when the access happens.
 			r, i = d.Src[2], j
 		default:
 			return operand{}
@@ -348,31 +349,20 @@ func addrOf(x *Insn, i int) operand {
 	return operand{}
 }
 
-// alignmentCheck reports whether instruction j of x is the lifter's
-// alignment check of an aligned SSE access: SELECT bad, addr^(1<<63),
-// addr, where bad = (addr & 15) != 0. Its value is addr whenever the
-// access does not fault.
-func alignmentCheck(x *Insn, j int) bool {
-	sel := &x.Code[j]
-	def := func(r gvinst.Reg, before int) *gvinst.Inst {
-		for k := before - 1; k >= 0; k-- {
-			if hasDst(&x.Code[k]) && x.Code[k].Dst == r {
-				return &x.Code[k]
-			}
+// alignChecked reports whether d is the SELECT the lifter puts on the
+// address of an aligned SSE access: d = c ? a^(1<<63) : a, which faults
+// (a non-canonical address) unless a is 16-byte aligned (lift's
+// aligned16). before is the code ahead of d.
+func alignChecked(before []gvinst.Inst, d *gvinst.Inst) bool {
+	if d.Op != gvinst.OpSelect {
+		return false
+	}
+	for k := len(before) - 1; k >= 0; k-- {
+		if p := &before[k]; hasDst(p) && p.Dst == d.Src[1] {
+			return p.Op == gvinst.OpXor && p.HasImm && p.Imm == math.MinInt64 && p.Src[0] == d.Src[2]
 		}
-		return nil
 	}
-	addr := sel.Src[2]
-	poison := def(sel.Src[1], j)
-	bad := def(sel.Src[0], j)
-	if poison == nil || bad == nil || poison.Op != gvinst.OpXor || !poison.HasImm || poison.Imm != -1<<63 || poison.Src[0] != addr {
-		return false
-	}
-	if bad.Op != gvinst.OpCmp || gvinst.Cmp(bad.Mod) != gvinst.CmpNe || !bad.HasImm || bad.Imm != 0 {
-		return false
-	}
-	off := def(bad.Src[0], j)
-	return off != nil && off.Op == gvinst.OpAnd && off.HasImm && off.Imm == 15 && off.Src[0] == addr
+	return false
 }
 
 // isStackBase reports whether slot is rsp or rbp.

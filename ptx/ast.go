@@ -144,13 +144,24 @@ type Module struct {
 }
 
 // Func looks up a function or kernel by name; it returns nil when absent.
+//
+// A function may be declared (a prototype, with no body) before it is
+// defined: Func then returns the definition, and the first declaration only
+// when there is no definition.
 func (m *Module) Func(name string) *Func {
+	var decl *Func
 	for _, f := range m.Funcs {
-		if f.Name == name {
+		if f.Name != name {
+			continue
+		}
+		if f.Body != nil {
 			return f
 		}
+		if decl == nil {
+			decl = f
+		}
 	}
-	return nil
+	return decl
 }
 
 // Func is an .entry (kernel) or .func (device function) definition or

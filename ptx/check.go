@@ -172,6 +172,17 @@ func (s *Scope) Lookup(name string) (Symbol, bool) {
 // It returns all problems found, joined, each an *Error.
 func Check(m *Module) error {
 	var errs []error
+	if m.Version == "" {
+		errs = append(errs, errorf(Pos{Line: 1, Col: 1}, "the module has no .version directive"))
+	}
+	if len(m.Target) == 0 {
+		errs = append(errs, errorf(Pos{Line: 1, Col: 1}, "the module has no .target directive"))
+	}
+	for _, f := range m.Funcs {
+		if def := m.Func(f.Name); def != f && !sameSignature(f, def) {
+			errs = append(errs, errorf(f.Pos, "declaration of %s does not match its definition at %s", f.Name, def.Pos))
+		}
+	}
 	seen := map[string]bool{}
 	for _, v := range m.Vars {
 		if seen[v.Name] {
@@ -692,4 +703,21 @@ func wideType(t Type) Type {
 		return S64
 	}
 	return t
+}
+
+// sameSignature reports whether functions f and g have the same kind and
+// parameters and return values of the same types, in order.
+func sameSignature(f, g *Func) bool {
+	same := func(a, b []*Param) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if a[i].Type != b[i].Type || a[i].Size() != b[i].Size() {
+				return false
+			}
+		}
+		return true
+	}
+	return f.Entry == g.Entry && same(f.Params, g.Params) && same(f.Rets, g.Rets)
 }

@@ -272,3 +272,50 @@ func FuzzParse(f *testing.F) {
 		_ = Check(m)
 	})
 }
+
+// TestCheckNeedsVersionAndTarget is the regression test for issue 12 item
+// 8: an empty file, or a module without .version or .target, is not a
+// module.
+func TestCheckNeedsVersionAndTarget(t *testing.T) {
+	for src, want := range map[string]string{
+		"":                              "no .version directive",
+		"// only a comment\n":           "no .target directive",
+		".version 8.0\n":                "no .target directive",
+		".target sm_90\n":               "no .version directive",
+		".version 8.0\n.target sm_90\n": "",
+	} {
+		m, err := Parse(src)
+		if err == nil {
+			err = Check(m)
+		}
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("%q: %v, want %q", src, err, want)
+		}
+	}
+}
+
+// TestFuncDeclaredBeforeDefinition is the regression test for issue 12
+// item 8: a .func prototype followed by its definition checks, Func finds
+// the definition, and a prototype that disagrees with it is an error.
+func TestFuncDeclaredBeforeDefinition(t *testing.T) {
+	const head = ".version 8.0\n.target sm_90\n.address_size 64\n"
+	const def = ".func (.reg .u32 y) f(.reg .u32 x)\n{\n\tmov.u32 y, x;\n\tret;\n}\n"
+	const entry = ".visible .entry k()\n{\n\t.reg .b32 %r<2>;\n\tcall.uni (%r1), f, (%r0);\n\tret;\n}\n"
+	m, err := Parse(head + ".func (.reg .u32 y) f(.reg .u32 x);\n" + entry + def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(m); err != nil {
+		t.Errorf("prototype then definition: %v", err)
+	}
+	if f := m.Func("f"); f == nil || f.Body == nil {
+		t.Errorf("Func(f) = %+v, want the definition", f)
+	}
+	m, err = Parse(head + ".func (.reg .u64 y) f(.reg .u32 x);\n" + entry + def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(m); err == nil || !strings.Contains(err.Error(), "declaration of f does not match") {
+		t.Errorf("mismatched prototype: %v", err)
+	}
+}

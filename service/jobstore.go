@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"time"
 
 	"github.com/gxbit/gxbit/api"
@@ -39,4 +40,37 @@ type JobStore interface {
 type LocalStore interface {
 	JobStore
 	Recover(now time.Time, message string) (queued, interrupted []*api.Job, err error)
+}
+
+// SharedStore is a JobStore that several gxbitd replicas share, and that
+// is also the job queue: each replica claims queued jobs for itself, holds
+// a lease on each while it runs it, and ends the jobs of replicas whose
+// leases ran out (package service/pgstore).
+type SharedStore interface {
+	JobStore
+	// Replica names this replica.
+	Replica() string
+	// Lease is how long a claim lasts without renewal.
+	Lease() time.Duration
+	// Claim takes the oldest queued job nobody holds; nil when none.
+	Claim(ctx context.Context) (*api.Job, error)
+	// Renew extends this replica's leases and returns the ids of its jobs
+	// a client asked (through any replica) to cancel.
+	Renew(ctx context.Context) (cancel []string, err error)
+	// Expire ends the leases that ran out: running jobs become
+	// interrupted with message, claimed ones are queued again.
+	Expire(ctx context.Context, message string) (interrupted []*api.Job, requeued []string, err error)
+	// RecoverReplica does the same for the leases an earlier process of
+	// this replica's name left behind; it is called once, at start.
+	RecoverReplica(ctx context.Context, message string) (interrupted []*api.Job, requeued []string, err error)
+	// RequestCancel asks the replica that runs a job to cancel it.
+	RequestCancel(id string) error
+	// AppendOutput and LiveOutput keep a running job's output for
+	// watchers on other replicas.
+	AppendOutput(id string, seq int, data []byte) error
+	LiveOutput(id string, after int) ([]store.OutputPiece, error)
+	// QueueDepth counts the queued jobs of all replicas.
+	QueueDepth(ctx context.Context) (int, error)
+	// Release hands back the jobs this replica claimed and has not started.
+	Release(ctx context.Context) (int, error)
 }

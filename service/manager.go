@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -74,12 +75,25 @@ var (
 
 // Manager runs jobs on a bounded pool of workers, keeps their records in a
 // store, and lets clients watch and cancel them.
+//
+// With a LocalStore the queue is in memory and this process owns every
+// job. With a SharedStore the queue is the store: workers claim jobs from
+// it, a lease loop renews this replica's leases, passes on cancellations
+// made through other replicas and ends the jobs of replicas that died;
+// jobs that run elsewhere are watched by polling the store.
 type Manager struct {
 	cfg     ManagerConfig
-	store   LocalStore
+	store   JobStore
+	shared  SharedStore // nil with a LocalStore
 	exec    Executor
 	metrics *Metrics
 	log     *slog.Logger
+
+	// wake tells idle workers of a shared store that a job was submitted
+	// here; closed is closed when the manager starts shutting down.
+	wake      chan struct{}
+	closed    chan struct{}
+	leaseDone chan struct{}
 
 	jobsCtx  context.Context
 	stopJobs context.CancelCauseFunc
@@ -91,6 +105,8 @@ type Manager struct {
 	active  map[string]*activeJob
 	closing bool
 	lastID  string
+	// workersStopped is closed once the workers have returned in Shutdown.
+	workersStopped chan struct{}
 }
 
 // activeJob is a job that is queued or running, with everything watchers
@@ -125,10 +141,11 @@ func (a *activeJob) notifyLocked() {
 	a.changed = make(chan struct{})
 }
 
-// NewManager creates a Manager over st and exec, recovers the store (jobs
-// that were running become interrupted, queued ones are queued again) and
-// starts the workers.
-func NewManager(cfg ManagerConfig, st LocalStore, exec Executor, metrics *Metrics) (*Manager, error) {
+// NewManager creates a Manager over st and exec and starts the workers.
+// A LocalStore is recovered first (jobs that were running become
+// interrupted, queued ones are queued again); with a SharedStore the lease
+// loop starts, which does that for dead replicas.
+func NewManager(cfg ManagerConfig, st JobStore, exec Executor, metrics *Metrics) (*Manager, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, fmt.Errorf("job manager: %w", err)
 	}
@@ -136,11 +153,35 @@ func NewManager(cfg ManagerConfig, st LocalStore, exec Executor, metrics *Metric
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &Manager{cfg: cfg, store: st, exec: exec, metrics: metrics, log: log, active: map[string]*activeJob{}}
+	m := &Manager{cfg: cfg, store: st, exec: exec, metrics: metrics, log: log, active: map[string]*activeJob{},
+		wake: make(chan struct{}, cfg.Workers), closed: make(chan struct{}), leaseDone: make(chan struct{})}
 	m.cond = sync.NewCond(&m.mu)
 	m.jobsCtx, m.stopJobs = context.WithCancelCause(context.Background())
+	metrics.workers.Set(float64(cfg.Workers))
 
-	queued, interrupted, err := st.Recover(time.Now(), "the daemon stopped while the job was running")
+	if sh, ok := st.(SharedStore); ok {
+		m.shared = sh
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		interrupted, requeued, err := sh.RecoverReplica(ctx, "the daemon stopped while the job was running")
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("job manager: %w", err)
+		}
+		m.countEnded(interrupted, requeued, "job interrupted: this replica's previous process stopped while it ran")
+		go m.leaseLoop()
+		for range cfg.Workers {
+			m.workers.Add(1)
+			go m.worker()
+		}
+		return m, nil
+	}
+	close(m.leaseDone)
+	ls, ok := st.(LocalStore)
+	if !ok {
+		return nil, fmt.Errorf("job manager: the store %T is neither local nor shared", st)
+	}
+
+	queued, interrupted, err := ls.Recover(time.Now(), "the daemon stopped while the job was running")
 	if err != nil {
 		return nil, fmt.Errorf("job manager: %w", err)
 	}
@@ -154,7 +195,6 @@ func NewManager(cfg ManagerConfig, st LocalStore, exec Executor, metrics *Metric
 		m.active[rec.GetId()] = &activeJob{rec: rec, changed: make(chan struct{})}
 		m.queue = append(m.queue, rec.GetId())
 	}
-	metrics.workers.Set(float64(cfg.Workers))
 	metrics.queued.Set(float64(len(m.queue)))
 	for range cfg.Workers {
 		m.workers.Add(1)
@@ -206,15 +246,20 @@ func (m *Manager) submit(spec *api.JobSpec, owner string, limits Limits, binary,
 		},
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if rec.Id <= m.lastID {
 		// Two submissions in one millisecond: keep ids in submission order.
 		rec.Id = nextJobID(m.lastID)
 	}
 	m.lastID = rec.Id
 	if m.closing {
+		m.mu.Unlock()
 		return nil, status.Error(codes.Unavailable, "the daemon is shutting down; submit again later")
 	}
+	if m.shared != nil {
+		m.mu.Unlock()
+		return m.submitShared(rec, binary, stdin)
+	}
+	defer m.mu.Unlock()
 	if len(m.queue) >= m.cfg.MaxQueued {
 		return nil, status.Errorf(codes.ResourceExhausted, "the job queue is full (%d jobs waiting); submit again later", len(m.queue))
 	}
@@ -227,6 +272,135 @@ func (m *Manager) submit(spec *api.JobSpec, owner string, limits Limits, binary,
 	m.cond.Signal()
 	m.log.Info("job queued", "job", rec.Id, "owner", owner, "mode", mode.String(), "binary_bytes", len(binary))
 	return proto.CloneOf(rec), nil
+}
+
+// submitShared queues a job in the shared store, where any replica may
+// claim it, and wakes an idle worker here.
+func (m *Manager) submitShared(rec *api.Job, binary, stdin []byte) (*api.Job, error) {
+	depth, err := m.shared.QueueDepth(context.Background())
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "the job store: %v", err)
+	}
+	if depth >= m.cfg.MaxQueued {
+		return nil, status.Errorf(codes.ResourceExhausted, "the job queue is full (%d jobs waiting); submit again later", depth)
+	}
+	if err := m.store.CreateJob(rec, binary, stdin); err != nil {
+		return nil, status.Errorf(codes.Internal, "storing the job: %v", err)
+	}
+	m.metrics.queued.Set(float64(depth + 1))
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+	m.log.Info("job queued", "job", rec.Id, "owner", rec.Owner, "mode", rec.GetSpec().GetMode().String(), "binary_bytes", len(binary))
+	return proto.CloneOf(rec), nil
+}
+
+// pollInterval is how often idle workers look for queued jobs in a shared
+// store, and how often watchers of a job that runs on another replica
+// look for news.
+const pollInterval = 250 * time.Millisecond
+
+// claim waits for a job this replica can claim in the shared store; ok is
+// false when the manager is closing.
+func (m *Manager) claim() (a *activeJob, ok bool) {
+	for {
+		select {
+		case <-m.closed:
+			return nil, false
+		default:
+		}
+		rec, err := m.shared.Claim(m.jobsCtx)
+		if err != nil {
+			m.log.Error("claiming a job", "err", err)
+		}
+		if rec != nil {
+			a := &activeJob{rec: rec, changed: make(chan struct{})}
+			m.mu.Lock()
+			m.active[rec.GetId()] = a
+			m.mu.Unlock()
+			m.log.Info("job claimed", "job", rec.GetId(), "replica", m.shared.Replica())
+			return a, true
+		}
+		select {
+		case <-m.wake:
+		case <-time.After(pollInterval):
+		case <-m.closed:
+			return nil, false
+		}
+	}
+}
+
+// leaseLoop renews this replica's leases, cancels the jobs clients
+// cancelled through other replicas, ends the jobs of replicas whose leases
+// ran out, and keeps the queue gauge current. It runs until the manager
+// has shut down.
+func (m *Manager) leaseLoop() {
+	defer close(m.leaseDone)
+	every := m.shared.Lease() / 3
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), every)
+		cancelIDs, err := m.shared.Renew(ctx)
+		if err != nil {
+			m.log.Error("renewing leases", "err", err)
+		}
+		for _, id := range cancelIDs {
+			m.mu.Lock()
+			a := m.active[id]
+			m.mu.Unlock()
+			if a != nil {
+				a.mu.Lock()
+				if !a.cancelReq {
+					m.log.Info("job cancelled through another replica", "job", id)
+				}
+				a.cancelReq = true
+				if a.cancel != nil {
+					a.cancel(errCancelled)
+				}
+				a.mu.Unlock()
+			}
+		}
+		interrupted, requeued, err := m.shared.Expire(ctx, "the replica running the job stopped renewing its lease (it died or lost the database)")
+		if err != nil {
+			m.log.Error("expiring leases", "err", err)
+		}
+		m.countEnded(interrupted, requeued, "job interrupted: its replica's lease expired")
+		if depth, err := m.shared.QueueDepth(ctx); err == nil {
+			m.metrics.queued.Set(float64(depth))
+		}
+		cancel()
+		select {
+		case <-tick.C:
+		case <-m.leaseStop():
+			return
+		}
+	}
+}
+
+// countEnded counts and logs the jobs whose leases this replica ended.
+func (m *Manager) countEnded(interrupted []*api.Job, requeued []string, why string) {
+	for _, rec := range interrupted {
+		mode, _ := modeFromAPI(rec.GetSpec().GetMode())
+		m.metrics.jobFinished(mode, outcomeInterrupted, 0, false, Stats{})
+		m.metrics.leaseExpiries.WithLabelValues("running").Inc()
+		m.log.Warn(why, "job", rec.GetId())
+	}
+	for _, id := range requeued {
+		m.metrics.leaseExpiries.WithLabelValues("queued").Inc()
+		m.log.Warn("job queued again: the replica that claimed it let its lease go", "job", id)
+	}
+}
+
+// leaseStop is closed when the workers have stopped during a shutdown.
+func (m *Manager) leaseStop() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.workersStopped == nil {
+		m.workersStopped = make(chan struct{})
+	}
+	return m.workersStopped
 }
 
 // next waits for a queued job; ok is false when the manager is closing.
@@ -248,7 +422,13 @@ func (m *Manager) next() (a *activeJob, ok bool) {
 func (m *Manager) worker() {
 	defer m.workers.Done()
 	for {
-		a, ok := m.next()
+		var a *activeJob
+		var ok bool
+		if m.shared != nil {
+			a, ok = m.claim()
+		} else {
+			a, ok = m.next()
+		}
 		if !ok {
 			return
 		}
@@ -357,7 +537,9 @@ func (m *Manager) run(a *activeJob) {
 
 	stdout := &outputWriter{m: m, a: a, stream: api.Stream_STREAM_STDOUT, cancel: cancel}
 	stderr := &outputWriter{m: m, a: a, stream: api.Stream_STREAM_STDERR, cancel: cancel}
+	stopFlush := m.flushOutput(a)
 	out, execErr := m.execute(ctx, spec, stdout, stderr, func(p Progress) { m.progress(a, p) })
+	stopFlush()
 	cause := context.Cause(ctx)
 	m.metrics.running.Dec()
 	if execErr == nil || cause == nil {
@@ -366,6 +548,50 @@ func (m *Manager) run(a *activeJob) {
 		cause = execErr
 	}
 	m.finish(a, rec, &start, time.Now(), cause, out, execErr)
+}
+
+// flushOutput copies a running job's new output to the shared store every
+// pollInterval, for watchers on other replicas; the returned function stops
+// it (the final log is stored when the job finishes). Without a shared
+// store it does nothing.
+func (m *Manager) flushOutput(a *activeJob) (stop func()) {
+	if m.shared == nil {
+		return func() {}
+	}
+	id := a.rec.GetId()
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		flushed, seq := 0, 0
+		tick := time.NewTicker(pollInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+			case <-done:
+				return
+			}
+			a.mu.Lock()
+			chunks := segmentsFrom(a.out, a.segs, flushed)
+			end := len(a.out)
+			a.mu.Unlock()
+			if len(chunks) == 0 {
+				continue
+			}
+			seq++
+			if err := m.shared.AppendOutput(id, seq, encodeOutput(chunks)); err != nil {
+				m.log.Warn("storing live output", "job", id, "err", err)
+				seq--
+				continue
+			}
+			flushed = end
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
 }
 
 // execute calls the Executor, turning a panic into an error so that one
@@ -538,7 +764,22 @@ func (m *Manager) finish(a *activeJob, rec *api.Job, start *time.Time, end time.
 		rec.Artifacts = append(rec.Artifacts, &api.Artifact{Name: art.Name, Kind: art.Kind, Size: uint64(len(art.Data))})
 	}
 
-	if err := m.store.FinishJob(rec, output, arts); err != nil {
+	if err := m.store.FinishJob(rec, output, arts); errors.Is(err, store.ErrLeaseLost) {
+		// Another replica ended the job when this one's lease ran out, and
+		// counted it: keep its record.
+		m.log.Warn("the job ended here after another replica had interrupted it; its record stays interrupted", "job", rec.GetId(), "state", rec.State.String())
+		if stored, err := m.store.Job(rec.GetId()); err == nil {
+			rec = stored
+		}
+		a.mu.Lock()
+		a.rec = rec
+		a.notifyLocked()
+		a.mu.Unlock()
+		m.mu.Lock()
+		delete(m.active, rec.GetId())
+		m.mu.Unlock()
+		return
+	} else if err != nil {
 		m.log.Error("storing the finished job", "job", rec.GetId(), "err", err)
 		rec.State, rec.Message, rec.Artifacts = api.JobState_JOB_STATE_FAILED, fmt.Sprintf("storing the job's results: %v", err), nil
 		if err := m.store.UpdateJob(rec); err != nil {
@@ -571,6 +812,19 @@ func (m *Manager) finish(a *activeJob, rec *api.Job, start *time.Time, end time.
 		attrs = append(attrs, "executor_error", execErr.Error())
 	}
 	m.log.Info("job finished", attrs...)
+}
+
+// segmentsFrom returns the output from byte from on, split by stream.
+func segmentsFrom(out []byte, segs []segment, from int) []outputChunk {
+	var chunks []outputChunk
+	start := 0
+	for _, s := range segs {
+		if s.end > from {
+			chunks = append(chunks, outputChunk{stream: s.stream, data: bytes.Clone(out[max(start, from):s.end])})
+		}
+		start = s.end
+	}
+	return chunks
 }
 
 func segmentsOf(out []byte, segs []segment) []outputChunk {
@@ -633,6 +887,9 @@ func (m *Manager) cancel(id string) (*api.Job, error) {
 		m.metrics.queued.Set(float64(len(m.queue)))
 	}
 	m.mu.Unlock()
+	if a == nil && m.shared != nil {
+		return m.cancelShared(id)
+	}
 	if a == nil {
 		return m.job(id)
 	}
@@ -651,6 +908,45 @@ func (m *Manager) cancel(id string) (*api.Job, error) {
 	rec := proto.CloneOf(a.rec)
 	a.mu.Unlock()
 	return rec, nil
+}
+
+// cancelShared cancels a job of the shared store that this replica does
+// not run: a queued job nobody claimed ends here at once; for one that a
+// replica claimed or runs, the cancellation is stored for that replica,
+// which acts on it when it next renews its leases.
+func (m *Manager) cancelShared(id string) (*api.Job, error) {
+	rec, err := m.store.Job(id)
+	if err != nil {
+		return nil, storeStatus(err, id)
+	}
+	if rec.GetState() == api.JobState_JOB_STATE_QUEUED {
+		final := proto.CloneOf(rec)
+		final.State, final.Exceeded, final.Message = classify(errCancelled, rec.GetEffectiveLimits(), m.cfg.MaxOutputBytes)
+		final.FinishedAt = timestamppb.Now()
+		err := m.store.FinishJob(final, nil, nil)
+		if err == nil {
+			mode, _ := modeFromAPI(final.GetSpec().GetMode())
+			m.metrics.jobFinished(mode, outcomeCancelled, 0, false, Stats{})
+			m.log.Info("job finished", "job", id, "state", final.State.String(), "message", final.Message)
+			return final, nil
+		}
+		if !errors.Is(err, store.ErrLeaseLost) {
+			return nil, storeStatus(err, id)
+		}
+		// A replica claimed it meanwhile.
+	}
+	if isFinished(rec.GetState()) {
+		return rec, nil
+	}
+	if err := m.shared.RequestCancel(id); err != nil {
+		return nil, storeStatus(err, id)
+	}
+	return m.job(id)
+}
+
+// isFinished reports whether a job in state st has ended.
+func isFinished(st api.JobState) bool {
+	return st != api.JobState_JOB_STATE_QUEUED && st != api.JobState_JOB_STATE_RUNNING
 }
 
 // activeRecord returns the current record of a queued or running job,
@@ -709,6 +1005,9 @@ func (m *Manager) watch(ctx context.Context, id string, skipPast bool, send func
 	m.mu.Lock()
 	a := m.active[id]
 	m.mu.Unlock()
+	if a == nil && m.shared != nil {
+		return m.watchShared(ctx, id, skipPast, send)
+	}
 	if a == nil {
 		return m.watchFinished(id, skipPast, send)
 	}
@@ -793,12 +1092,73 @@ func sendOutput(pieces []outputChunk, send func(*api.JobEvent) error) error {
 	return nil
 }
 
+// watchShared sends the events of a job of the shared store that this
+// replica does not run, polling the store: its state changes and the live
+// output that its replica stores, then, once it has finished, the rest of
+// its final output log and its end.
+func (m *Manager) watchShared(ctx context.Context, id string, skipPast bool, send func(*api.JobEvent) error) error {
+	lastState := api.JobState_JOB_STATE_UNSPECIFIED
+	seq, sent := 0, 0 // the last live piece seen, and the output bytes seen
+	first := true
+	for {
+		rec, err := m.store.Job(id)
+		if err != nil {
+			return storeStatus(err, id)
+		}
+		if isFinished(rec.GetState()) {
+			return m.sendFinished(rec, sent, skipPast && first, send)
+		}
+		if rec.GetState() != lastState {
+			lastState = rec.GetState()
+			if err := send(stateEvent(rec)); err != nil {
+				return err
+			}
+		}
+		pieces, err := m.shared.LiveOutput(id, seq)
+		if err != nil {
+			return storeStatus(err, id)
+		}
+		for _, p := range pieces {
+			seq = p.Seq
+			chunks, err := decodeOutput(p.Data)
+			if err != nil {
+				return status.Errorf(codes.DataLoss, "job %q: %v", id, err)
+			}
+			if !(skipPast && first) {
+				if err := sendOutput(chunks, send); err != nil {
+					return err
+				}
+			}
+			for _, c := range chunks {
+				sent += len(c.data)
+			}
+		}
+		first = false
+		if rec.GetState() == api.JobState_JOB_STATE_QUEUED && m.isClosing() {
+			return status.Errorf(codes.Unavailable, "this replica is shutting down; job %s stays queued for another replica", id)
+		}
+		select {
+		case <-time.After(pollInterval):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // watchFinished sends the events of a job that is no longer active.
 func (m *Manager) watchFinished(id string, skipPast bool, send func(*api.JobEvent) error) error {
 	rec, err := m.store.Job(id)
 	if err != nil {
 		return storeStatus(err, id)
 	}
+	return m.sendFinished(rec, 0, skipPast, send)
+}
+
+// sendFinished sends the end of finished job rec: its state, its output
+// log past the first skip bytes (none when skipPast), and the JobFinished
+// event with its report.
+func (m *Manager) sendFinished(rec *api.Job, skip int, skipPast bool, send func(*api.JobEvent) error) error {
+	id := rec.GetId()
 	if err := send(stateEvent(rec)); err != nil {
 		return err
 	}
@@ -811,13 +1171,14 @@ func (m *Manager) watchFinished(id string, skipPast bool, send func(*api.JobEven
 		if err != nil {
 			return status.Errorf(codes.DataLoss, "job %q: %v", id, err)
 		}
-		if err := sendOutput(chunks, send); err != nil {
+		if err := sendOutput(skipBytes(chunks, skip), send); err != nil {
 			return err
 		}
 	}
 	var report []byte
 	for _, art := range rec.GetArtifacts() {
 		if art.GetName() == "report.json" {
+			var err error
 			if report, err = m.store.Artifact(id, art.GetName()); err != nil {
 				return storeStatus(err, id)
 			}
@@ -826,11 +1187,27 @@ func (m *Manager) watchFinished(id string, skipPast bool, send func(*api.JobEven
 	return send(&api.JobEvent{Event: &api.JobEvent_Finished{Finished: &api.JobFinished{Job: rec, ReportJson: report}}})
 }
 
+// skipBytes drops the first n bytes of an output log's chunks.
+func skipBytes(chunks []outputChunk, n int) []outputChunk {
+	for len(chunks) > 0 && n > 0 {
+		if len(chunks[0].data) > n {
+			chunks[0].data = chunks[0].data[n:]
+			return chunks
+		}
+		n -= len(chunks[0].data)
+		chunks = chunks[1:]
+	}
+	return chunks
+}
+
 // Shutdown stops taking jobs and waits for the running ones to end. When ctx
 // is done first, the running jobs are cancelled and end as interrupted; jobs
 // still queued stay queued in the store and run after the next start.
 func (m *Manager) Shutdown(ctx context.Context) {
 	m.mu.Lock()
+	if !m.closing {
+		close(m.closed)
+	}
 	m.closing = true
 	m.cond.Broadcast()
 	m.mu.Unlock()
@@ -846,6 +1223,28 @@ func (m *Manager) Shutdown(ctx context.Context) {
 		<-done
 	}
 	m.stopJobs(errShutdown)
+	// The leases were renewed while the jobs ran; stop now, and hand back
+	// whatever this replica claimed without starting.
+	m.mu.Lock()
+	if m.workersStopped == nil {
+		m.workersStopped = make(chan struct{})
+	}
+	select {
+	case <-m.workersStopped:
+	default:
+		close(m.workersStopped)
+	}
+	m.mu.Unlock()
+	<-m.leaseDone
+	if m.shared != nil {
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if n, err := m.shared.Release(rctx); err != nil {
+			m.log.Error("handing back claimed jobs", "err", err)
+		} else if n > 0 {
+			m.log.Info("handed back claimed jobs", "jobs", n)
+		}
+		cancel()
+	}
 	// Wake watchers of queued jobs so their streams end.
 	m.mu.Lock()
 	for _, a := range m.active {

@@ -32,6 +32,7 @@ func MetricNames() []string {
 		"gxbit_fallbacks_total",
 		"gxbit_accelerated_speedup_ratio",
 		"gxbit_kernel_speedup_ratio",
+		"gxbit_lease_expiries_total",
 	}
 }
 
@@ -67,6 +68,7 @@ type Metrics struct {
 	fallbacks        *prometheus.CounterVec
 	speedup          prometheus.Histogram
 	kernelSpeedup    prometheus.Histogram
+	leaseExpiries    *prometheus.CounterVec
 }
 
 // The outcome label values of gxbit_jobs_total.
@@ -168,6 +170,10 @@ func NewMetrics(reg prometheus.Registerer, build BuildInfo) (*Metrics, error) {
 			Help:    "Per offloaded hot spot of a finished job: CPU-engine time of the loop over its kernel time.",
 			Buckets: speedupBuckets,
 		}),
+		leaseExpiries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gxbit_lease_expiries_total",
+			Help: "With a shared (PostgreSQL) store: leases of other replicas that ran out and this replica ended, by the job's state (running: marked interrupted; queued: queued again).",
+		}, []string{"state"}),
 	}
 	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "gxbit_build_info",
@@ -179,7 +185,7 @@ func NewMetrics(reg prometheus.Registerer, build BuildInfo) (*Metrics, error) {
 		buildInfo, m.gpuBackend, m.gpuRequested, m.jobs, m.queued, m.running, m.workers, m.rejected,
 		m.jobDuration, m.phaseDuration, m.instructions, m.hotSpotsFound, m.hotSpotsOffload,
 		m.launches, m.kernelSeconds, m.copySeconds, m.translateSeconds, m.fallbacks,
-		m.speedup, m.kernelSpeedup,
+		m.speedup, m.kernelSpeedup, m.leaseExpiries,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	}
@@ -189,6 +195,8 @@ func NewMetrics(reg prometheus.Registerer, build BuildInfo) (*Metrics, error) {
 		}
 	}
 	m.setBackend("")
+	m.leaseExpiries.WithLabelValues("running")
+	m.leaseExpiries.WithLabelValues("queued")
 	return m, nil
 }
 

@@ -14,8 +14,8 @@
 //	gxbit ptx check FILE.ptx
 //	gxbit ptx run FILE.ptx --kernel NAME --grid X[,Y[,Z]] --block X[,Y[,Z]] [flags] ARG...
 //	gxbit bench [-n N] PROG [ARGS...]
-//	gxbit submit --server ADDR [--mode MODE] [--gpu GPU] PROG [ARGS...]
-//	gxbit jobs|job|cancel|fetch --server ADDR ...
+//	gxbit submit --server ADDR [--token T] [--ca FILE] [--mode MODE] [--gpu GPU] PROG [ARGS...]
+//	gxbit jobs|job|cancel|fetch --server ADDR [--token T] [--ca FILE] ...
 //	gxbit help
 //
 // Run "gxbit help COMMAND" for a command's flags.

@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gxbit/gxbit/gpu"
+	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/pipeline"
 	"github.com/gxbit/gxbit/ptx"
 )
@@ -168,7 +170,9 @@ flags:`)
 	kernel := fs.String("kernel", "", "kernel (.entry) name")
 	gridText := fs.String("grid", "1", "grid shape X[,Y[,Z]]")
 	blockText := fs.String("block", "1", "block shape X[,Y[,Z]]")
-	shared := fs.Uint("shared", 0, "dynamic shared memory bytes")
+	shared := fs.Uint64("shared", 0, "dynamic shared memory bytes")
+	timeout := fs.Duration("timeout", time.Minute, "on the simulator, fail a launch still running after this long with CUDA_ERROR_LAUNCH_TIMEOUT (0: no limit)")
+	maxWarpInsns := fs.Int64("max-warp-insns", 0, "on the simulator, fail a launch that issues more warp instructions with CUDA_ERROR_LAUNCH_TIMEOUT (0: no limit)")
 	gpuChoice := fs.String("gpu", "sim", "GPU: sim, cuda or auto")
 	outDir := fs.String("out", ".", "directory for the argN.bin outputs")
 	stats := fs.Bool("stats", false, "print the launch statistics")
@@ -203,6 +207,12 @@ flags:`)
 	if err != nil {
 		return fail(2, "--block %v", err)
 	}
+	if *shared > math.MaxUint32 {
+		return fail(2, "--shared %d: at most %d bytes", *shared, uint64(math.MaxUint32))
+	}
+	if *timeout < 0 || *maxWarpInsns < 0 {
+		return fail(2, "--timeout and --max-warp-insns cannot be negative")
+	}
 	var kargs []kernelArg
 	for _, s := range pos[1:] {
 		a, err := parseKernelArg(s)
@@ -215,7 +225,7 @@ flags:`)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	drv, err := pipeline.OpenGPU(*gpuChoice)
+	drv, err := pipeline.OpenGPUWith(*gpuChoice, gpusim.Options{MaxLaunchTime: *timeout, MaxWarpInstructions: *maxWarpInsns})
 	if err != nil {
 		return fail(1, "%v", err)
 	}

@@ -66,3 +66,32 @@ func TestPtxRunBadInput(t *testing.T) {
 		t.Errorf("ptx check of saxpy: exit status %d", got)
 	}
 }
+
+// TestPtxRunLimits is the regression test for issue 12 item 8: a kernel
+// that never ends stops at --timeout (on by default), --shared beyond 32
+// bits is refused rather than cut, an empty file is not a module, and a
+// .func declared before its definition runs.
+func TestPtxRunLimits(t *testing.T) {
+	faults := "../../gpusim/testdata/faults.ptx"
+	if got := cmdPtxRun([]string{faults, "--kernel", "forever", "--timeout", "100ms", "--out", t.TempDir()}); got != 1 {
+		t.Errorf("endless kernel with --timeout 100ms: exit status %d, want 1", got)
+	}
+	saxpy := filepath.Join(fixtures, "saxpy.ptx")
+	if got := cmdPtxRun([]string{saxpy, "--kernel", "saxpy", "--shared", "4294967396", "u32:1", "f32:1", "zero:4", "zero:4"}); got != 2 {
+		t.Errorf("--shared 4294967396: exit status %d, want 2", got)
+	}
+	empty := filepath.Join(t.TempDir(), "empty.ptx")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := cmdPtxCheck([]string{empty}); got != 1 {
+		t.Errorf("gxbit ptx check of an empty file: exit status %d, want 1", got)
+	}
+	proto := "../../gpusim/testdata/prototype.ptx"
+	if got := cmdPtxCheck([]string{proto}); got != 0 {
+		t.Errorf("gxbit ptx check of a prototype then its definition: exit status %d", got)
+	}
+	if got := cmdPtxRun([]string{proto, "--kernel", "k", "--block", "32", "--out", t.TempDir(), "zero:128"}); got != 0 {
+		t.Errorf("gxbit ptx run of a prototyped .func: exit status %d", got)
+	}
+}

@@ -28,6 +28,7 @@ type guestFlags struct {
 	maxMem   string
 	maxInsns uint64
 	stats    bool
+	engine   string
 }
 
 type multiFlag []string
@@ -42,6 +43,7 @@ func (g *guestFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.maxMem, "max-mem", "4G", "guest memory budget (bytes, or with K, M, G)")
 	fs.Uint64Var(&g.maxInsns, "max-insns", 0, "guest instruction budget (0: none)")
 	fs.BoolVar(&g.stats, "stats", false, "print execution statistics on stderr at the end")
+	fs.StringVar(&g.engine, "engine", pipeline.DefaultEngine, "CPU engine: jit (compiled code, linux/amd64) or interp (the interpreter)")
 }
 
 // findProgram finds the program a command was given as a shell does: a
@@ -85,7 +87,7 @@ func (g *guestFlags) config(prog string, args []string) (pipeline.Config, error)
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, TTY: tty,
 		Root: g.root, Writable: g.writable, Sysroot: g.sysroot, Cwd: pipeline.GuestCwd(g.root),
 		Files:  inheritedFiles(),
-		MaxMem: mem, MaxInsns: g.maxInsns,
+		MaxMem: mem, MaxInsns: g.maxInsns, Engine: g.engine,
 	}, nil
 }
 
@@ -158,6 +160,10 @@ func printStats(res *pipeline.Result) {
 		fmt.Fprintf(os.Stderr, " (%.1f M guest instructions/s)", float64(s.GuestInstructions)/s.Wall.Seconds()/1e6)
 	}
 	fmt.Fprintln(os.Stderr)
+	if s.UnitsCompiled > 0 {
+		fmt.Fprintf(os.Stderr, "gxbit: jit: units compiled %d, compile time %.3fs, callouts to the interpreter %d\n",
+			s.UnitsCompiled, s.CompileTime.Seconds(), s.Callouts)
+	}
 	var parts []string
 	for _, c := range s.Syscalls {
 		p := fmt.Sprintf("%s=%d", c.Name, c.Count)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/gxbit/gxbit/accel"
@@ -27,7 +26,7 @@ import (
 // the files the translator writes (generated kernels), removed at its end.
 type executor struct {
 	root    string     // the guests' "/" on the host
-	hide    []string   // guest paths of the data and scratch directories
+	hide    []string   // the data and scratch directories, on the host
 	scratch string     // the parent of the jobs' scratch directories
 	cuda    gpu.Driver // the real GPU, shared by all jobs; nil without one
 	cudaErr error      // why there is none
@@ -51,41 +50,11 @@ func newExecutor(cfg daemon.Config) (service.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.hide = hiddenGuestPaths(root, data, scratch)
+	// The sandbox hides them by identity, through any alias, inside the
+	// guest root or not.
+	e.hide = []string{data, scratch}
 	e.cuda, e.cudaErr = pipeline.OpenGPU("cuda")
 	return e, nil
-}
-
-// hiddenGuestPaths returns the guest paths, seen from inside root, of the
-// host directories dirs, each as given and with its symbolic links
-// resolved; a directory outside root needs no hiding and is left out.
-func hiddenGuestPaths(root string, dirs ...string) []string {
-	var hide []string
-	seen := map[string]bool{}
-	roots := []string{root}
-	if r, err := filepath.EvalSymlinks(root); err == nil && r != root {
-		roots = append(roots, r)
-	}
-	for _, d := range dirs {
-		forms := []string{d}
-		if r, err := filepath.EvalSymlinks(d); err == nil && r != d {
-			forms = append(forms, r)
-		}
-		for _, r := range roots {
-			for _, f := range forms {
-				rel, err := filepath.Rel(r, f)
-				if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-					continue
-				}
-				g := filepath.Join("/", rel)
-				if !seen[g] {
-					seen[g] = true
-					hide = append(hide, g)
-				}
-			}
-		}
-	}
-	return hide
 }
 
 // Execute runs one job.

@@ -33,7 +33,7 @@ type NestExpectations struct {
 type ProgramExpect struct {
 	// Shape says in words what the program computes.
 	Shape string `json:"shape"`
-	// Nests are all the program's loop nests, in source order.
+	// Nests are all the program's loop nests.
 	Nests []*NestExpect `json:"nests"`
 }
 
@@ -96,6 +96,9 @@ type LoopExpect struct {
 	Var string
 	// Line is the 1-based line of the loop's for statement.
 	Line int
+	// End is the last line of the loop's statement (its body's closing
+	// brace, or its single statement's last line).
+	End int
 	// Children are the loops directly inside this one, in source order.
 	Children []*LoopExpect
 }
@@ -106,6 +109,27 @@ func (l *LoopExpect) Walk(f func(*LoopExpect)) {
 	for _, c := range l.Children {
 		c.Walk(f)
 	}
+}
+
+// Lines returns the first and last source lines of the nest.
+func (n *NestExpect) Lines() (first, last int) {
+	for _, r := range n.Tree {
+		if first == 0 || r.Line < first {
+			first = r.Line
+		}
+		last = max(last, r.End)
+	}
+	return first, last
+}
+
+// NestAt returns the nest whose lines hold the source line, or nil.
+func (pe *ProgramExpect) NestAt(line int) *NestExpect {
+	for _, n := range pe.Nests {
+		if first, last := n.Lines(); first <= line && line <= last {
+			return n
+		}
+	}
+	return nil
 }
 
 var trailingDigits = regexp.MustCompile(`[0-9]+$`)
@@ -167,10 +191,10 @@ func ReadNestExpectations(dir string) (*NestExpectations, error) {
 
 // marker is one /* LOOP: NEST.ID */ comment of a source.
 type marker struct {
-	nest, id string
-	line     int
-	indent   int
-	parent   string // the enclosing marker's NEST.ID, or ""
+	nest, id  string
+	line, end int
+	indent    int
+	parent    string // the enclosing marker's NEST.ID, or ""
 }
 
 // sourceMarkers finds the source's loop markers and, from the indentation
@@ -188,7 +212,22 @@ func sourceMarkers(file string, code []byte) (map[string]*marker, error) {
 		if len(ms) > 1 {
 			return nil, &SyntaxError{File: file, Line: i + 1, Msg: "more than one LOOP marker on a line"}
 		}
-		m := &marker{nest: ms[0][1], id: ms[0][2], line: i + 1, indent: indent(l)}
+		m := &marker{nest: ms[0][1], id: ms[0][2], line: i + 1, end: i + 1, indent: indent(l)}
+		// The loop's statement runs on over the lines indented deeper
+		// (blank lines included), and a closing brace at its own depth.
+		for k := i + 1; k < len(lines); k++ {
+			if strings.TrimSpace(lines[k]) == "" {
+				continue
+			}
+			if indent(lines[k]) > m.indent {
+				m.end = k + 1
+				continue
+			}
+			if indent(lines[k]) == m.indent && strings.HasPrefix(strings.TrimSpace(lines[k]), "}") {
+				m.end = k + 1
+			}
+			break
+		}
 		key := m.nest + "." + m.id
 		if o, dup := out[key]; dup {
 			return nil, &SyntaxError{File: file, Line: i + 1, Msg: fmt.Sprintf("marker %s also on line %d", key, o.line)}
@@ -244,7 +283,7 @@ func (pe *ProgramExpect) locate(file string, code []byte) error {
 			}
 			ids[l.ID] = true
 			used[key] = true
-			l.Line, l.Var = m.line, trailingDigits.ReplaceAllString(l.ID, "")
+			l.Line, l.End, l.Var = m.line, m.end, trailingDigits.ReplaceAllString(l.ID, "")
 			if m.parent != parent {
 				return errAt("line %d: loop %s is inside %q in the source, %q in %q", m.line, key, m.parent, parent, n.Loops)
 			}
@@ -389,3 +428,54 @@ func parseLoopTree(s string) ([]*LoopExpect, error) {
 	}
 	return list(0)
 }
+
+// SizesFile is the name of the nests suite's benchmark sizes file, beside
+// its C sources: testdata/nests/sizes.
+const SizesFile = "sizes"
+
+// ReadNestSizes reads one size set ("medium" or "large") of dir/sizes:
+// per program, its arguments at that size. The file is line based:
+//
+//	# comment; blank lines are ignored
+//	NAME | MEDIUM ARGS | LARGE ARGS
+//
+// Every argument must be a positive integer.
+func ReadNestSizes(dir, set string) (map[string][]string, error) {
+	path := filepath.Join(dir, SizesFile)
+	col := map[string]int{"medium": 1, "large": 2}[set]
+	if col == 0 {
+		return nil, fmt.Errorf("corpus: size set %q (want medium or large)", set)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("corpus: %w", err)
+	}
+	out := map[string][]string{}
+	for i, line := range strings.Split(string(data), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		fields := strings.Split(line, "|")
+		if len(fields) != 3 {
+			return nil, &SyntaxError{File: path, Line: i + 1, Msg: "want NAME | MEDIUM ARGS | LARGE ARGS"}
+		}
+		name := strings.TrimSpace(fields[0])
+		if _, dup := out[name]; dup || name == "" {
+			return nil, &SyntaxError{File: path, Line: i + 1, Msg: fmt.Sprintf("program %q empty or listed twice", name)}
+		}
+		args := strings.Fields(fields[col])
+		for _, a := range append(strings.Fields(fields[1]), strings.Fields(fields[2])...) {
+			if !positiveInt.MatchString(a) {
+				return nil, &SyntaxError{File: path, Line: i + 1, Msg: fmt.Sprintf("argument %q is not a positive integer", a)}
+			}
+		}
+		if len(args) == 0 {
+			return nil, &SyntaxError{File: path, Line: i + 1, Msg: "no arguments"}
+		}
+		out[name] = args
+	}
+	return out, nil
+}
+
+var positiveInt = regexp.MustCompile(`^[1-9][0-9]*$`)

@@ -3,6 +3,7 @@ package corpus
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -33,6 +34,19 @@ func TestNestExpectations(t *testing.T) {
 			t.Errorf("%s: no hot nest", name)
 		}
 	}
+	for name, p := range ex.Programs {
+		var spans [][2]int
+		for _, n := range p.Nests {
+			first, last := n.Lines()
+			spans = append(spans, [2]int{first, last})
+		}
+		sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
+		for i := 1; i < len(spans); i++ {
+			if spans[i][0] <= spans[i-1][1] {
+				t.Errorf("%s: a nest on lines %v overlaps one on lines %v", name, spans[i], spans[i-1])
+			}
+		}
+	}
 	gemm := ex.Programs["gemm"]
 	var kernel *NestExpect
 	for _, n := range gemm.Nests {
@@ -42,6 +56,45 @@ func TestNestExpectations(t *testing.T) {
 	}
 	if kernel == nil || len(kernel.Tree) != 1 || len(kernel.Tree[0].Children) != 2 || kernel.Tree[0].Children[1].Children[0].Var != "j" {
 		t.Fatalf("gemm's kernel tree is not i(j k(j2)): %+v", kernel)
+	}
+	i, k := kernel.Tree[0], kernel.Tree[0].Children[1]
+	if i.End != k.End+1 || k.End != k.Children[0].End || k.Children[0].End != k.Children[0].Line+1 {
+		t.Errorf("gemm's kernel: i ends on %d, k on %d, j2 on %d (from %d)", i.End, k.End, k.Children[0].End, k.Children[0].Line)
+	}
+	if gemm.NestAt(k.Children[0].Line+1) != kernel || gemm.NestAt(i.End+1) != nil {
+		t.Errorf("NestAt does not place gemm's kernel at lines %d-%d", i.Line, i.End)
+	}
+}
+
+// TestNestSizes checks testdata/nests/sizes: both sets give every nests
+// program as many arguments as it reads sizes (calls of size()).
+func TestNestSizes(t *testing.T) {
+	dir := filepath.Join(testdataDir(t), string(SuiteNests))
+	srcs, err := filepath.Glob(filepath.Join(dir, "*.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range []string{"medium", "large"} {
+		sizes, err := ReadNestSizes(dir, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sizes) != len(srcs) {
+			t.Errorf("%s: %d programs, %d sources", set, len(sizes), len(srcs))
+		}
+		for _, src := range srcs {
+			name := strings.TrimSuffix(filepath.Base(src), ".c")
+			code, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := strings.Count(string(code), "= size(argc, argv, "); len(sizes[name]) != want {
+				t.Errorf("%s %s: %d arguments, the program reads %d", set, name, len(sizes[name]), want)
+			}
+		}
+	}
+	if _, err := ReadNestSizes(dir, "huge"); err == nil {
+		t.Error("an unknown size set is accepted")
 	}
 }
 

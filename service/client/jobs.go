@@ -145,6 +145,9 @@ func describe(w io.Writer, j *api.Job) {
 			row("exit", "status %d", j.GetExitCode())
 		}
 	}
+	if j.GetOwner() != "" {
+		row("owner", "%s", j.GetOwner())
+	}
 	row("program", "%s", j.GetSpec().GetName())
 	row("argv", "%q", j.GetSpec().GetArgv())
 	row("mode", "%s", modeName(j.GetSpec().GetMode()))

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -36,6 +37,7 @@ import (
 	"github.com/gxbit/gxbit/service/auth"
 	"github.com/gxbit/gxbit/service/bytesize"
 	"github.com/gxbit/gxbit/service/certfiles"
+	"github.com/gxbit/gxbit/service/pgstore"
 	"github.com/gxbit/gxbit/service/store"
 )
 
@@ -73,6 +75,14 @@ type Config struct {
 	InsecurePlaintext bool
 	// AuthTokens is the token file; "" serves every caller.
 	AuthTokens string
+	// Store chooses the job store: "" or "bbolt:DIR" for the embedded
+	// database (DIR defaults to DataDir), "postgres://…" for a PostgreSQL
+	// database that several replicas share.
+	Store string
+	// Replica names this replica in a shared store; Lease is how long its
+	// claims last without renewal.
+	Replica string
+	Lease   time.Duration
 	// ShutdownGrace is how long running jobs may go on after SIGTERM before
 	// they are interrupted.
 	ShutdownGrace time.Duration
@@ -136,6 +146,9 @@ func ParseFlags(args []string, getenv func(string) string, out io.Writer) (Confi
 	fs.StringVar(&cfg.TLS.Key, "tls-key", "", "PEM `file` of the server's private key")
 	fs.StringVar(&cfg.TLS.ClientCA, "client-ca", "", "PEM `file` of the CA that clients' certificates must chain to (mutual TLS)")
 	fs.BoolVar(&cfg.InsecurePlaintext, "insecure-plaintext", false, "allow plaintext gRPC on a --listen address that is not loopback")
+	fs.StringVar(&cfg.Store, "store", "", "job store: bbolt:DIR (the default, DIR defaulting to --data) or a postgres://user@host/db URL shared by several replicas (or $GXBIT_STORE)")
+	fs.StringVar(&cfg.Replica, "replica", "", "this replica's name in a shared store (default: host name and process id)")
+	fs.DurationVar(&cfg.Lease, "lease", 15*time.Second, "with a shared store, how long a replica's claim on a job lasts without renewal; a dead replica's jobs are taken over within about 1.3 times this")
 	fs.StringVar(&cfg.AuthTokens, "auth-tokens", "", "`file` of lines TOKEN NAME ROLE (submit or admin); every call but health checks then needs a token (re-read when it changes)")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "usage: gxbitd [flags]\n\ngxbitd runs gxbit jobs submitted over gRPC (gxbit.v1.JobService).\n\nflags:\n")
@@ -175,11 +188,69 @@ func ParseFlags(args []string, getenv func(string) string, out io.Writer) (Confi
 	if cfg.GuestRoot == "" {
 		return Config{}, errors.New("--guest-root must not be empty")
 	}
+	if cfg.Store == "" {
+		cfg.Store = getenv("GXBIT_STORE")
+	}
+	if _, _, err := parseStore(cfg.Store); err != nil {
+		return Config{}, err
+	}
+	if cfg.Lease < time.Second || cfg.Lease > 10*time.Minute {
+		return Config{}, fmt.Errorf("--lease %v: want between 1s and 10m", cfg.Lease)
+	}
 	if err := cfg.Manager.Check(); err != nil {
 		return Config{}, err
 	}
 	cfg.Build = ReadBuildInfo()
 	return cfg, nil
+}
+
+// parseStore splits a --store value into its kind ("bbolt" or "postgres")
+// and its location (a directory, or the connection URL).
+func parseStore(v string) (kind, where string, err error) {
+	switch {
+	case v == "":
+		return "bbolt", "", nil
+	case strings.HasPrefix(v, "bbolt:"):
+		return "bbolt", strings.TrimPrefix(v, "bbolt:"), nil
+	case strings.HasPrefix(v, "postgres://"), strings.HasPrefix(v, "postgresql://"):
+		return "postgres", v, nil
+	}
+	return "", "", fmt.Errorf("--store %q: want bbolt:DIR or a postgres:// URL", redactURL(v))
+}
+
+// redactURL hides a password in a connection URL for messages.
+func redactURL(v string) string {
+	if u, err := url.Parse(v); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			return u.Redacted()
+		}
+	}
+	return v
+}
+
+// openStore opens the job store cfg names.
+func openStore(cfg Config) (service.JobStore, error) {
+	kind, where, err := parseStore(cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	if kind == "postgres" {
+		replica := cfg.Replica
+		if replica == "" {
+			host, _ := os.Hostname()
+			replica = fmt.Sprintf("%s-%d", host, os.Getpid())
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return pgstore.Open(ctx, where, replica, cfg.Lease)
+	}
+	if where == "" {
+		where = cfg.DataDir
+	}
+	if err := os.MkdirAll(where, 0o700); err != nil {
+		return nil, fmt.Errorf("store directory: %w", err)
+	}
+	return store.Open(filepath.Join(where, dbFile))
 }
 
 // isLoopback reports whether a host:port address is on loopback only:
@@ -223,7 +294,7 @@ type GPUBackendReporter interface {
 type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
-	store   *store.Store
+	store   service.JobStore
 	manager *service.Manager
 	grpc    *grpc.Server
 	health  *health.Server
@@ -251,7 +322,7 @@ func New(cfg Config, exec service.Executor, logOut io.Writer) (d *Daemon, err er
 	if err := os.Mkdir(cfg.ScratchDir(), 0o700); err != nil {
 		return nil, fmt.Errorf("scratch directory: %w", err)
 	}
-	st, err := store.Open(filepath.Join(cfg.DataDir, dbFile))
+	st, err := openStore(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -366,7 +437,8 @@ func (d *Daemon) Serve(ctx context.Context) error {
 			}
 		}()
 	}
-	d.log.Info("gxbitd serving", "grpc", d.GRPCAddr(), "metrics", d.MetricsAddr(), "data", d.cfg.DataDir,
+	kind, _, _ := parseStore(d.cfg.Store)
+	d.log.Info("gxbitd serving", "grpc", d.GRPCAddr(), "metrics", d.MetricsAddr(), "data", d.cfg.DataDir, "store", kind, "tls", d.cfg.TLS.Cert != "",
 		"workers", d.cfg.Manager.Workers, "version", d.cfg.Build.Version)
 	var serveErr error
 	select {

@@ -85,7 +85,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func startDaemon(t *testing.T, cfg Config, exec service.Executor) *testDaemon {
+func startDaemon(t testing.TB, cfg Config, exec service.Executor) *testDaemon {
 	t.Helper()
 	log := &syncBuffer{}
 	d, err := New(cfg, exec, log)
@@ -99,7 +99,7 @@ func startDaemon(t *testing.T, cfg Config, exec service.Executor) *testDaemon {
 	return td
 }
 
-func (td *testDaemon) stop(t *testing.T) {
+func (td *testDaemon) stop(t testing.TB) {
 	t.Helper()
 	if td.cancel == nil {
 		return

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -278,11 +279,11 @@ func (s *Store) FinishJob(job *api.Job, output []byte, artifacts []store.Artifac
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("job %s: %w", job.GetId(), store.ErrLeaseLost)
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM job_inputs WHERE job_id = $1`, job.GetId()); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM job_artifacts WHERE job_id = $1`, job.GetId()); err != nil {
-			return err
+		// The final log replaces the live one.
+		for _, table := range []string{"job_inputs", "job_output", "job_artifacts"} {
+			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE job_id = $1`, job.GetId()); err != nil {
+				return err
+			}
 		}
 		for _, a := range artifacts {
 			if _, err := tx.Exec(ctx, `INSERT INTO job_artifacts (job_id, name, kind, data) VALUES ($1, $2, $3, $4)`,
@@ -438,14 +439,35 @@ func (s *Store) Renew(ctx context.Context) (cancel []string, err error) {
 }
 
 // Expire ends the leases that ran out: a running job is marked interrupted
-// with message (and returned), a claimed job that had not started is
-// queued again (its id returned).
+// with message (and returned), its output log being the live output its
+// replica stored; a claimed job that had not started is queued again (its
+// id returned).
 func (s *Store) Expire(ctx context.Context, message string) (interrupted []*api.Job, requeued []string, err error) {
+	interrupted, requeued, err = s.endLeases(ctx, `replica IS NOT NULL AND lease_until < now()`, message)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pgstore: expire leases: %w", err)
+	}
+	return interrupted, requeued, nil
+}
+
+// RecoverReplica ends, as Expire does, the leases held under this
+// replica's name by an earlier process of the same name, which stopped
+// without handing them back. A replica calls it once, before it claims.
+func (s *Store) RecoverReplica(ctx context.Context, message string) (interrupted []*api.Job, requeued []string, err error) {
+	interrupted, requeued, err = s.endLeases(ctx, `replica = '`+strings.ReplaceAll(s.replica, "'", "''")+`'`, message)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pgstore: recover replica %s: %w", s.replica, err)
+	}
+	return interrupted, requeued, nil
+}
+
+// endLeases ends the leases of the jobs that where selects.
+func (s *Store) endLeases(ctx context.Context, where, message string) (interrupted []*api.Job, requeued []string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		interrupted, requeued = nil, nil
-		rows, err := tx.Query(ctx, `SELECT id, state, record FROM jobs WHERE replica IS NOT NULL AND lease_until < now() FOR UPDATE SKIP LOCKED`)
+		rows, err := tx.Query(ctx, `SELECT id, state, record FROM jobs WHERE `+where+` FOR UPDATE SKIP LOCKED`)
 		if err != nil {
 			return err
 		}
@@ -486,12 +508,16 @@ func (s *Store) Expire(ctx context.Context, message string) (interrupted []*api.
 			if err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `UPDATE jobs SET state = $2, record = $3, output = coalesce(output, ''::bytea), replica = NULL, lease_until = NULL WHERE id = $1`,
+			if _, err := tx.Exec(ctx, `UPDATE jobs SET state = $2, record = $3, replica = NULL, lease_until = NULL,
+				output = coalesce((SELECT string_agg(data, ''::bytea ORDER BY seq) FROM job_output WHERE job_id = $1), ''::bytea)
+				WHERE id = $1`,
 				r.id, int32(job.State), data); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `DELETE FROM job_inputs WHERE job_id = $1`, r.id); err != nil {
-				return err
+			for _, table := range []string{"job_inputs", "job_output"} {
+				if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE job_id = $1`, r.id); err != nil {
+					return err
+				}
 			}
 			if err := s.history(ctx, tx, job); err != nil {
 				return err
@@ -501,7 +527,7 @@ func (s *Store) Expire(ctx context.Context, message string) (interrupted []*api.
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("pgstore: expire leases: %w", err)
+		return nil, nil, err
 	}
 	return interrupted, requeued, nil
 }
@@ -518,7 +544,8 @@ func (s *Store) RequestCancel(id string) error {
 }
 
 // AppendOutput stores piece seq (counting from 1) of a running job's live
-// output log, for watchers on other replicas.
+// output log, for watchers on other replicas. The pieces go when the job
+// finishes, replaced by its final log.
 func (s *Store) AppendOutput(id string, seq int, data []byte) error {
 	ctx, cancel := opContext()
 	defer cancel()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,6 +135,9 @@ func TestLeases(t *testing.T) {
 	if out, err := b.Output("j2"); err != nil || string(out) != "final" {
 		t.Errorf("Output = %q, %v", out, err)
 	}
+	if p, err := b.LiveOutput("j2", 0); err != nil || len(p) != 0 {
+		t.Errorf("live output of a finished job = %v, %v; want none (the final log replaces it)", p, err)
+	}
 	if d, err := b.Artifact("j2", "report.json"); err != nil || string(d) != "{}" {
 		t.Errorf("Artifact = %q, %v", d, err)
 	}
@@ -220,5 +224,46 @@ func TestClaimsDoNotOverlap(t *testing.T) {
 		if n != 1 {
 			t.Errorf("job %s claimed %d times", id, n)
 		}
+	}
+}
+
+// TestRestartedReplica checks that a replica started under the name of one
+// that stopped without handing its jobs back ends them at once, instead of
+// renewing their leases for ever.
+func TestRestartedReplica(t *testing.T) {
+	ctx := context.Background()
+	dsn := database(t)
+	old := open(t, dsn, "pod-0", time.Minute)
+	for _, id := range []string{"j1", "j2"} {
+		if err := old.CreateJob(queued(id, ""), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j1, _ := old.Claim(ctx)
+	j1.State = api.JobState_JOB_STATE_RUNNING
+	if err := old.UpdateJob(j1); err != nil {
+		t.Fatal(err)
+	}
+	old.Claim(ctx) // j2, claimed but not started
+	again := open(t, dsn, "pod-0", time.Minute)
+	interrupted, requeued, err := again.RecoverReplica(ctx, "restarted")
+	if err != nil || len(interrupted) != 1 || interrupted[0].GetId() != "j1" || len(requeued) != 1 || requeued[0] != "j2" {
+		t.Fatalf("RecoverReplica = %v, %v, %v", interrupted, requeued, err)
+	}
+	if j, err := again.Claim(ctx); err != nil || j.GetId() != "j2" {
+		t.Errorf("claim after the restart = %v, %v; want j2", j, err)
+	}
+}
+
+// TestNewerSchema checks that a gxbitd meeting a schema newer than it
+// knows refuses to start.
+func TestNewerSchema(t *testing.T) {
+	dsn := database(t)
+	s := open(t, dsn, "a", time.Minute)
+	if _, err := s.pool.Exec(context.Background(), `INSERT INTO schema_migrations (version) VALUES ($1)`, SchemaVersion()+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(context.Background(), dsn, "b", time.Minute); err == nil || !strings.Contains(err.Error(), "newer than this gxbitd knows") {
+		t.Errorf("Open on a newer schema: %v", err)
 	}
 }

@@ -12,8 +12,10 @@
 # and copy seconds, hot spots offloaded out of those in the profile, and
 # the schedule chosen. Every run's stdout and exit status are compared with
 # the native run's; a difference is reported in the "output" column and in
-# the exit status (1). It prints a markdown table, the ratios against plain
-# gxbit run and against native, and their geometric means.
+# the exit status (1), and the failing run's output is kept as
+# MODE.failREP.{out,err,status} in the output directory's runs/PROGRAM/.
+# It prints a markdown table, the ratios against plain gxbit run and
+# against native, and their geometric means.
 #
 # Usage: bench.sh [-n N] [-g sim|cuda] [-s medium|large] [-t SECONDS]
 #                 [-o OUTDIR] [PROGRAM...]
@@ -160,14 +162,22 @@ for p in "${order[@]}"; do
 	# Phase 1 at the default size (not timed in the table).
 	"$gx" profile -o "$dir/profile.json" "$bin/$p" >"$dir/profile.out" 2>"$dir/profile.err" || true
 	tn=() tr=() to=() tt=()
-	bad=""
+	bad="" slow=""
 	for ((r = 0; r < runs; r++)); do
 		tn+=("$(timed "$dir/native.out" "$dir/native.err" "$bin/$p" "${args[@]}")")
 		tr+=("$(timed "$dir/run.out" "$dir/run.err" "$gx" run "$bin/$p" "${args[@]}")")
 		to+=("$(timed "$dir/online.out" "$dir/online.err" "$gx" run --stats --accelerate --gpu "$gpu" "$bin/$p" "${args[@]}")")
 		tt+=("$(timed "$dir/2phase.out" "$dir/2phase.err" "$gx" accelerate --profile "$dir/profile.json" --gpu "$gpu" --report "$dir/report.json" "$bin/$p" "${args[@]}")")
 		for m in run online 2phase; do
-			same "$dir/$m.out" || bad="$bad $m"
+			if [ "$(cat "$dir/$m.out.status")" = 124 ]; then
+				slow="$slow $m" # past the time limit: its output is cut short
+			elif ! same "$dir/$m.out"; then
+				bad="$bad $m"
+				# Keep the failing run's output for a look.
+				cp "$dir/$m.out" "$dir/$m.fail$r.out"
+				cp "$dir/$m.out.status" "$dir/$m.fail$r.status"
+				cp "$dir/$m.err" "$dir/$m.fail$r.err"
+			fi
 		done
 	done
 	mn=$(median "${tn[@]}") mr=$(median "${tr[@]}") mo=$(median "${to[@]}") mt=$(median "${tt[@]}")
@@ -188,8 +198,11 @@ for p in "${order[@]}"; do
 	[ -n "$online_launches" ] && launches="$launches (online $online_launches)"
 	output=ok
 	if [ -n "$bad" ]; then
-		output="DIFF:$(printf '%s\n' $bad | sort -u | xargs)"
+		output="DIFF: $(printf '%s\n' $bad | sort -u | xargs)"
 		failed=1
+	fi
+	if [ -n "$slow" ]; then
+		output="${output/ok/} TIMEOUT: $(printf '%s\n' $slow | sort -u | xargs)"
 	fi
 	r_or=$(ratio "$mo" "$mr") r_tr=$(ratio "$mt" "$mr") r_no=$(ratio "$mn" "$mo") r_nt=$(ratio "$mn" "$mt")
 	if [ "$r_or" != - ] && [ "$r_tr" != - ] && [ "$r_no" != - ] && [ "$r_nt" != - ]; then

@@ -58,9 +58,16 @@ func bindir() (string, error) {
 	return filepath.Dir(p), nil
 }
 
-// Start initialises and starts a server. The error says why when the
-// server cannot be started at all (no PostgreSQL installed, say).
-func Start() (*Server, error) {
+// Start initialises and starts a server with fsync off, for tests. The
+// error says why when the server cannot be started at all (no PostgreSQL
+// installed, say).
+func Start() (*Server, error) { return start(false) }
+
+// StartDurable starts a server that commits to disk as a production one
+// does (fsync and synchronous commit on), for benchmarks.
+func StartDurable() (*Server, error) { return start(true) }
+
+func start(durable bool) (*Server, error) {
 	bin, err := bindir()
 	if err != nil {
 		return nil, err
@@ -101,7 +108,10 @@ func Start() (*Server, error) {
 	}
 	s.port = l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", s.port, dir)
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=200", s.port, dir)
+	if !durable {
+		opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	}
 	if out, err := s.command("pg_ctl", "-D", s.data, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "-o", opts, "start").CombinedOutput(); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "log"))
 		os.RemoveAll(dir)

@@ -1,12 +1,11 @@
-package pipeline
+package accel_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/internal/corpus"
+	"github.com/gxbit/gxbit/pipeline"
 	"github.com/gxbit/gxbit/profile"
 )
 
@@ -44,10 +44,18 @@ func TestNests(t *testing.T) {
 		modes = []string{"O0-static", "O2-static", "O3-static"}
 	}
 	dir := buildNests(t, modes)
+	script, err := corpus.ScriptPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(filepath.Dir(script), string(corpus.SuiteNests))
+	expect, err := corpus.ReadNestExpectations(src)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var sizes map[string][]string
 	if full {
-		var err error
-		if sizes, err = readNestSizes(filepath.Join(dir, "src", "nests", "sizes"), "medium"); err != nil {
+		if sizes, err = corpus.ReadNestSizes(src, "medium"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -67,22 +75,26 @@ func TestNests(t *testing.T) {
 				}
 				p.Args = args
 			}
-			t.Run(p.String(), func(t *testing.T) { checkNest(t, p) })
+			t.Run(p.String(), func(t *testing.T) { checkNest(t, p, expect.Programs[p.Name]) })
 		}
 	}
 }
 
 // checkNest runs one program natively, under gxbit run and two-phase on
-// gpusim, and compares the outputs.
-func checkNest(t *testing.T, p corpus.Program) {
+// gpusim, and compares the outputs; no nest that must stay on the CPU may
+// have launched a kernel.
+func checkNest(t *testing.T, p corpus.Program, want *corpus.ProgramExpect) {
+	if want == nil {
+		t.Fatalf("%s has no entry in expect.json", p.Name)
+	}
 	native := corpus.RunNative(t, p)
 	if native.ExitCode != 0 {
 		t.Fatalf("native run exits %d: %s", native.ExitCode, native.Stderr)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cfg := func(out, errOut *bytes.Buffer) Config {
-		return Config{Path: p.Path, Args: append([]string{p.Path}, p.Args...), Env: p.Env, Stdin: bytes.NewReader(p.Stdin), Stdout: out, Stderr: errOut}
+	cfg := func(out, errOut *bytes.Buffer) pipeline.Config {
+		return pipeline.Config{Path: p.Path, Args: append([]string{p.Path}, p.Args...), Env: p.Env, Stdin: bytes.NewReader(p.Stdin), Stdout: out, Stderr: errOut}
 	}
 	check := func(how string, got corpus.Result) {
 		err := corpus.Compare(native, got)
@@ -99,7 +111,7 @@ func checkNest(t *testing.T, p corpus.Program) {
 	}
 
 	var out, errOut bytes.Buffer
-	res, err := Run(ctx, cfg(&out, &errOut))
+	res, err := pipeline.Run(ctx, cfg(&out, &errOut))
 	if err != nil {
 		t.Fatalf("gxbit run: %v", err)
 	}
@@ -107,14 +119,14 @@ func checkNest(t *testing.T, p corpus.Program) {
 
 	out.Reset()
 	errOut.Reset()
-	res, prof, err := Profile(ctx, cfg(&out, &errOut), profile.Options{})
+	res, prof, err := pipeline.Profile(ctx, cfg(&out, &errOut), profile.Options{})
 	if err != nil {
 		t.Fatalf("gxbit profile: %v", err)
 	}
 	check("profile", resultOf(res, &out, &errOut))
 	out.Reset()
 	errOut.Reset()
-	res, rep, err := Accelerate(ctx, cfg(&out, &errOut), accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
+	res, rep, err := pipeline.Accelerate(ctx, cfg(&out, &errOut), accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 	if err != nil {
 		t.Fatalf("gxbit accelerate: %v", err)
 	}
@@ -122,10 +134,34 @@ func checkNest(t *testing.T, p corpus.Program) {
 	if testing.Verbose() {
 		t.Logf("%s", accel.FormatReport(rep))
 	}
+	lines, err := corpus.ReadLineTable(p.Path, p.Name+".c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	offloaded := map[*corpus.NestExpect]bool{}
+	for _, h := range rep.HotSpots {
+		header, err := strconv.ParseUint(strings.TrimPrefix(h.Header, "0x"), 16, 64)
+		if err != nil {
+			t.Fatalf("hot spot %s: header %q: %v", h.Entry, h.Header, err)
+		}
+		n := want.NestAt(lines.Line(header))
+		if n == nil || h.Launches == 0 {
+			continue
+		}
+		offloaded[n] = true
+		if n.CPU {
+			t.Errorf("hot spot %s (header %s, line %d) launched %d kernels in nest %s, which must stay on the CPU: %s", h.Entry, h.Header, lines.Line(header), h.Launches, n.Nest, n.Why)
+		}
+	}
+	for _, n := range want.Nests {
+		if n.Hot && !n.CPU && !offloaded[n] {
+			t.Logf("%s: hot nest %s (%s) was not offloaded", p.Name, n.Nest, n.Loops)
+		}
+	}
 }
 
 // resultOf turns a guest run into a corpus.Result for comparison.
-func resultOf(res *Result, out, errOut *bytes.Buffer) corpus.Result {
+func resultOf(res *pipeline.Result, out, errOut *bytes.Buffer) corpus.Result {
 	r := corpus.Result{Stdout: append([]byte(nil), out.Bytes()...), Stderr: append([]byte(nil), errOut.Bytes()...), ExitCode: res.ExitStatus}
 	if res.Signal != 0 {
 		r.ExitCode, r.Signal = -1, syscall.Signal(res.Signal)
@@ -150,32 +186,4 @@ func buildNests(t *testing.T, modes []string) string {
 		t.Skipf("nests not built: %v", err)
 	}
 	return dir
-}
-
-// readNestSizes reads one column ("medium" or "large") of
-// testdata/nests/sizes: per program, the arguments of that size.
-func readNestSizes(path, column string) (map[string][]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	col := map[string]int{"medium": 1, "large": 2}[column]
-	if col == 0 {
-		return nil, fmt.Errorf("%s: no column %q", path, column)
-	}
-	out := map[string][]string{}
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		fields := strings.Split(line, "|")
-		if len(fields) != 3 {
-			return nil, fmt.Errorf("%s:%d: want NAME | MEDIUM ARGS | LARGE ARGS", path, n)
-		}
-		out[strings.TrimSpace(fields[0])] = strings.Fields(fields[col])
-	}
-	return out, sc.Err()
 }

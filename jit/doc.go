@@ -1,0 +1,71 @@
+// Package jit is gxbit's compiling CPU engine: it translates each GVInst
+// VBlock to x86-64 machine code and runs that code directly, behind the same
+// gvinst.Engine interface as the interpreter, which stays the reference
+// semantics and the fallback.
+//
+// # How a block becomes code
+//
+// A unit is one VBlock (after the optimization passes, when asked). Every
+// GVInst register, guest state and virtual alike, lives in the machine's
+// frame, laid out exactly as the interpreter's (gvinst.FrameSlots slots,
+// guest state first); r15 holds the frame's address while compiled code
+// runs. Each instruction the compiler knows (integer arithmetic, logic and
+// shifts of every width, comparisons, selects, integer conversions, moves,
+// the lazy flags record, loads and stores) becomes a few host instructions
+// that load its operands into scratch registers, compute, and store the
+// result. Every other instruction is a callout: the code returns to Go with
+// the instruction's index, Go runs it with the interpreter's semantics
+// (gvinst.Interpreter.Exec) on the same frame, and re-enters the code just
+// after it. Because the frame is the only state, a unit can be left and
+// resumed at any instruction.
+//
+// Loads and stores probe the Memory's software TLB inline (gvinst.SoftTLBs):
+// the page number's entry is compared with the page, the access must stay
+// within the page, and the page's bytes are read or written directly. A
+// miss, a page-crossing access, and every page the TLB does not vouch for
+// (unmapped, stale, watched, holding translated code) take the callout,
+// where the interpreter's load or store does the full check; its faults
+// are therefore precise: the stop names the faulting x86 instruction, and
+// the guest state is as it was before that instruction's first GVInst that
+// had not completed.
+//
+// # Leaving and entering
+//
+// enter (enter_amd64.s) is a NOSPLIT assembly function that loads the
+// machine's address into r15 and CALLs the code; the code uses no stack
+// but that return address and comes back with an exit word in rax: why it
+// stopped (a successor not yet linked, a computed jump, a system call, a
+// callout, the budget, a breakpoint), an argument and the unit's number.
+// The code must return promptly: every unit entry checks and decrements a
+// fuel counter (guest instructions left), which Go sets to the instruction
+// budget, and at most about a millisecond's worth (quantum), so that a loop
+// that never leaves compiled code still returns to Go for the garbage
+// collector, the budget, and the caller's cancellation.
+//
+// A unit's static successors start as exits; the first time one is taken,
+// Go compiles the successor and patches the exit into a direct jump (the
+// code memory page is flipped to writable and back: code memory is never
+// writable and executable at once). Invalidating a unit restores the exits
+// that jump into it.
+//
+// # Self-modifying code
+//
+// A store into a page translated code came from always takes the callout
+// (the write TLB never holds such pages); the Memory's OnCodeWrite hook
+// drops the units of that page. When the storing unit is among them, Go
+// finishes the current x86 instruction with the interpreter's semantics and
+// goes on at the next instruction, translated afresh: code that patches the
+// instruction right after the store runs the patched one, as on hardware.
+//
+// # Threads, later
+//
+// The engine is single-threaded, like the interpreter. For guest threads
+// the design extends as follows: a machine (frame, fuel, TLB pointers) per
+// thread, pointed to by r15, so compiled code is shared; one code cache per
+// process whose units are immutable once placed, with links patched only
+// while the other threads are out of compiled code (at their next fuel
+// exit) and invalidated units freed only after every thread has left them
+// (an epoch per thread); lock-prefixed instructions compiled to the host's
+// lock-prefixed instructions on the guest page, which the software TLB
+// resolves to one host address.
+package jit

@@ -1,0 +1,451 @@
+//go:build linux && amd64
+
+package jit
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// quantum is the most guest instructions compiled code runs before it
+// returns to Go, so that the Go runtime (its garbage collector, above all)
+// never waits long for this goroutine: about a millisecond.
+const quantum = 1 << 20
+
+// arenaBytes is the size of the code memory; when it fills up, every unit
+// is dropped and compiling starts over.
+const arenaBytes = 64 << 20
+
+// unit is one compiled VBlock in the arena.
+type unit struct {
+	id         uint32
+	addr, end  uint64
+	vb         *gvinst.VBlock
+	nguest     uint64
+	at         int     // arena offset of the code
+	entryChain uintptr // where linked jumps enter: breakpoint and budget checks first
+	entryGo    uintptr // where Go enters
+	resume     []uintptr
+	chainStub  [2]int // arena offsets of the successor exits, -1 for none
+	targets    [2]uint64
+	incoming   []link // linked jumps into this unit
+	bp         bool
+	dead       bool
+}
+
+// link is successor k of unit from, jumping straight to another unit.
+type link struct {
+	from *unit
+	k    int
+}
+
+// Engine is the compiling CPU engine: see the package documentation. It is
+// not safe for concurrent use.
+type Engine struct {
+	mem    *gvinst.Memory
+	tr     gvinst.Translator
+	opts   gvinst.InterpOptions
+	interp *gvinst.Interpreter // the reference semantics of callouts
+	m      *machine
+	arena  *codeArena
+	units  []*unit
+	byAddr map[uint64]*unit
+	pages  map[uint64][]*unit
+	stats  gvinst.EngineStats
+	freed  bool
+}
+
+var _ gvinst.Engine = (*Engine)(nil)
+
+// Supported reports whether this build can compile guest code (linux/amd64).
+func Supported() bool { return true }
+
+// New returns a compiling engine over guest memory mem that gets its code
+// from t; opts are the interpreter's (breakpoints, the probe hook, the
+// optimization passes). If mem.OnCodeWrite is nil, the engine sets it so
+// that a guest write to a page translated code came from invalidates that
+// page's translations. Close releases its code memory.
+func New(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (*Engine, error) {
+	arena, err := newCodeArena(arenaBytes)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		mem:    mem,
+		tr:     t,
+		opts:   opts,
+		m:      new(machine),
+		arena:  arena,
+		byAddr: make(map[uint64]*unit),
+		pages:  make(map[uint64][]*unit),
+	}
+	if mem.OnCodeWrite == nil {
+		mem.OnCodeWrite = func(pageAddr uint64) {
+			e.Invalidate(pageAddr, gvinst.PageSize)
+			mem.ClearCode(pageAddr)
+		}
+	}
+	e.interp = gvinst.NewInterpreter(mem, t, gvinst.InterpOptions{Probe: opts.Probe})
+	e.m.rtlb, e.m.wtlb = mem.SoftTLBs()
+	e.m.clearIJC()
+	return e, nil
+}
+
+// Close releases the engine's code memory; the engine must not run again.
+func (e *Engine) Close() error {
+	e.dropAll()
+	e.freed = true
+	return e.arena.free()
+}
+
+// Stats returns the engine's counters.
+func (e *Engine) Stats() gvinst.EngineStats { return e.stats }
+
+// Invalidate drops every unit that overlaps [addr, addr+size).
+func (e *Engine) Invalidate(addr, size uint64) {
+	if size == 0 {
+		return
+	}
+	end := addr + size
+	if end < addr {
+		end = ^uint64(0)
+	}
+	for pn := addr / gvinst.PageSize; pn <= (end-1)/gvinst.PageSize; pn++ {
+		list := e.pages[pn]
+		if len(list) == 0 {
+			continue
+		}
+		kept := list[:0]
+		for _, u := range list {
+			if u.dead {
+				continue
+			}
+			if u.addr < end && u.end > addr || u.addr == u.end && u.addr >= addr && u.addr < end {
+				e.kill(u)
+				continue
+			}
+			kept = append(kept, u)
+		}
+		if len(kept) == 0 {
+			delete(e.pages, pn)
+		} else {
+			e.pages[pn] = kept
+		}
+	}
+}
+
+// kill drops unit u: nothing enters it again, and the jumps linked into it
+// become exits again.
+func (e *Engine) kill(u *unit) {
+	u.dead = true
+	if e.byAddr[u.addr] == u {
+		delete(e.byAddr, u.addr)
+	}
+	for _, l := range u.incoming {
+		if !l.from.dead {
+			e.unlink(l.from, l.k)
+		}
+	}
+	u.incoming = nil
+	if c := &e.m.ijc[ijcSlot(u.addr)]; c.pc == u.addr {
+		*c = ijcEntry{pc: ijcEmpty}
+	}
+	e.stats.BlocksInvalidated++
+}
+
+// dropAll drops every unit and empties the arena.
+func (e *Engine) dropAll() {
+	for _, u := range e.units {
+		u.dead = true
+	}
+	e.units = nil
+	clear(e.byAddr)
+	clear(e.pages)
+	e.m.clearIJC()
+	e.arena.reset()
+}
+
+// lookup returns the unit at pc, compiling it if needed.
+func (e *Engine) lookup(pc uint64) (*unit, error) {
+	if u, ok := e.byAddr[pc]; ok {
+		return u, nil
+	}
+	start := time.Now()
+	vb, err := e.tr.Translate(pc)
+	if err != nil {
+		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
+	}
+	if vb == nil || vb.Addr != pc {
+		return nil, &gvinst.TranslateError{Addr: pc, Err: errors.New("the translator returned no block for this address")}
+	}
+	if err := gvinst.Verify(vb); err != nil {
+		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
+	}
+	if e.opts.Optimize {
+		c := *vb
+		c.Insts = append([]gvinst.Inst(nil), vb.Insts...)
+		c.Guest = append([]gvinst.GuestInst(nil), vb.Guest...)
+		vb = &c
+		if err := gvinst.Optimize(vb); err != nil {
+			return nil, &gvinst.TranslateError{Addr: pc, Err: err}
+		}
+	}
+	if len(e.units) >= 1<<31 {
+		e.dropAll()
+	}
+	bp := e.opts.Breakpoints[pc]
+	id := uint32(len(e.units))
+	cu, err := compileUnit(vb, id, bp)
+	if err != nil {
+		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
+	}
+	if !e.arena.room(len(cu.code) + 16) {
+		e.dropAll()
+		id = 0
+		if cu, err = compileUnit(vb, id, bp); err != nil {
+			return nil, &gvinst.TranslateError{Addr: pc, Err: err}
+		}
+	}
+	at, err := e.arena.add(cu.code)
+	if err != nil {
+		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
+	}
+	u := &unit{
+		id: id, addr: vb.Addr, end: vb.End, vb: vb, nguest: guestCount(vb), at: at,
+		entryChain: e.arena.addr(at), entryGo: e.arena.addr(at + cu.entryGo),
+		resume: make([]uintptr, len(cu.resume)), chainStub: [2]int{-1, -1}, bp: bp,
+	}
+	for i, r := range cu.resume {
+		if r >= 0 {
+			u.resume[i] = e.arena.addr(at + r)
+		}
+	}
+	for k, s := range cu.chainStub {
+		if s >= 0 {
+			u.chainStub[k] = at + s
+		}
+	}
+	u.targets = vb.Insts[len(vb.Insts)-1].Target
+	e.units = append(e.units, u)
+	e.byAddr[pc] = u
+	last := vb.End
+	if last > vb.Addr {
+		last--
+	}
+	for pn := vb.Addr / gvinst.PageSize; pn <= last/gvinst.PageSize; pn++ {
+		e.pages[pn] = append(e.pages[pn], u)
+		e.mem.MarkCode(pn * gvinst.PageSize)
+	}
+	e.stats.BlocksTranslated++
+	e.stats.UnitsCompiled++
+	e.stats.CodeBytes += uint64(len(cu.code))
+	e.stats.CompileTime += time.Since(start)
+	return u, nil
+}
+
+// linkTo makes successor k of from jump straight to to.
+func (e *Engine) linkTo(from *unit, k int, to *unit) error {
+	site := from.chainStub[k]
+	if site < 0 {
+		return nil
+	}
+	var j [5]byte
+	j[0] = 0xe9
+	target := to.at
+	binary.LittleEndian.PutUint32(j[1:], uint32(int32(target-(site+5))))
+	if err := e.arena.write(site, j[:]); err != nil {
+		return err
+	}
+	to.incoming = append(to.incoming, link{from: from, k: k})
+	e.stats.ChainHits++
+	return nil
+}
+
+// unlink restores successor k of from to its exit.
+func (e *Engine) unlink(from *unit, k int) {
+	site := from.chainStub[k]
+	var a asm
+	a.movImm64(rax, exitWord(exitChain, k, from.id))
+	a.ret()
+	if err := e.arena.write(site, a.bytes()); err != nil {
+		// The arena can no longer be changed; nothing compiled may run.
+		e.dropAll()
+		panic(fmt.Sprintf("jit: unlinking a jump: %v", err))
+	}
+}
+
+// Run runs the guest from cpu.PC until a system call, a trap, a breakpoint
+// or the budget (0 for none) stops it. A Go panic inside becomes a StopTrap
+// with an *gvinst.InternalError.
+func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
+	m := e.m
+	copy(m.frame[:gvinst.NumGuestSlots], cpu.State[:])
+	pc := cpu.PC
+	var executed uint64
+	defer func() {
+		if r := recover(); r != nil {
+			e.stats.Traps++
+			stop = gvinst.Stop{Kind: gvinst.StopTrap, PC: pc, Trap: gvinst.TrapIllegal, Err: &gvinst.InternalError{Addr: pc, Cause: r}}
+		}
+		e.stats.GuestInsns += executed
+		copy(cpu.State[:], m.frame[:gvinst.NumGuestSlots])
+		cpu.PC = pc
+	}()
+	if e.freed {
+		panic("the engine was closed")
+	}
+	first := true
+	for {
+		if budget != 0 && executed >= budget {
+			return gvinst.Stop{Kind: gvinst.StopBudget, PC: pc}
+		}
+		u, err := e.lookup(pc)
+		if err != nil {
+			return e.translateStop(pc, err)
+		}
+		if u.bp && !first {
+			return gvinst.Stop{Kind: gvinst.StopBreakpoint, PC: pc}
+		}
+		first = false
+		code := u.entryGo
+		for {
+			fuel := int64(quantum)
+			if budget != 0 {
+				fuel = min(fuel, int64(budget-executed))
+			}
+			m.fuel = fuel
+			m.mxIn = uint32(m.frame[gvinst.MXCSR])&0xffff | mxMasks
+			w := enter(code, uintptr(unsafe.Pointer(m)))
+			m.frame[gvinst.MXCSR] |= uint64(m.mxOut & mxFlags)
+			executed += uint64(fuel - m.fuel)
+			kind, arg, cur := int(w&0xff), int(w>>8&0xffffff), e.units[w>>32]
+			switch kind {
+			case exitChain:
+				pc = cur.targets[arg]
+				next, err := e.lookup(pc)
+				if err != nil {
+					return e.translateStop(pc, err)
+				}
+				if !cur.dead && !next.dead {
+					if err := e.linkTo(cur, arg, next); err != nil {
+						panic(err)
+					}
+				}
+				code = next.entryChain
+				continue
+			case exitIndirect:
+				pc = m.nextPC
+				next, err := e.lookup(pc)
+				if err != nil {
+					return e.translateStop(pc, err)
+				}
+				m.ijc[ijcSlot(pc)] = ijcEntry{pc: pc, entry: next.entryChain}
+				code = next.entryChain
+				continue
+			case exitSyscall:
+				pc = cur.targets[0]
+				e.stats.Syscalls++
+				return gvinst.Stop{Kind: gvinst.StopSyscall, PC: pc}
+			case exitBreakpoint:
+				pc = cur.addr
+				return gvinst.Stop{Kind: gvinst.StopBreakpoint, PC: pc}
+			case exitFuel:
+				pc = cur.addr
+				if budget != 0 && executed >= budget {
+					return gvinst.Stop{Kind: gvinst.StopBudget, PC: pc}
+				}
+				code = cur.entryGo
+				continue
+			case exitCallout:
+				e.stats.Callouts++
+				in := &cur.vb.Insts[arg]
+				if st := e.interp.Exec(m.frame[:], in); st != nil {
+					pc = in.X86
+					executed -= cur.nguest - guestBefore(cur.vb, in.X86)
+					return e.trapStop(cur, st)
+				}
+				if cur.dead {
+					// The instruction wrote to the code of its own block
+					// (self-modifying code): finish the x86 instruction
+					// and go on at the next one, translated afresh.
+					next, ended, syscall, st := e.interp.FinishInsn(m.frame[:], cur.vb.Insts, arg, cur.end)
+					if st != nil {
+						executed -= cur.nguest - guestBefore(cur.vb, st.PC)
+						pc = st.PC
+						return e.trapStop(cur, st)
+					}
+					if !ended {
+						executed -= cur.nguest - guestBefore(cur.vb, in.X86) - 1
+					}
+					pc = next
+					if syscall {
+						e.stats.Syscalls++
+						return gvinst.Stop{Kind: gvinst.StopSyscall, PC: pc}
+					}
+					break
+				}
+				code = cur.resume[arg]
+				continue
+			default:
+				panic(fmt.Sprintf("compiled code exited with an unknown word %#x", w))
+			}
+			break
+		}
+	}
+}
+
+// guestBefore is the number of vb's x86 instructions before the one at
+// addr.
+func guestBefore(vb *gvinst.VBlock, addr uint64) uint64 {
+	n := uint64(0)
+	if len(vb.Guest) != 0 {
+		for _, g := range vb.Guest {
+			if g.Addr == addr {
+				break
+			}
+			n++
+		}
+		return n
+	}
+	var prev uint64
+	for i := range vb.Insts {
+		x := vb.Insts[i].X86
+		if x == addr {
+			break
+		}
+		if i == 0 || x != prev {
+			n++
+			prev = x
+		}
+	}
+	return n
+}
+
+// trapStop completes the stop of a trap in unit u.
+func (e *Engine) trapStop(u *unit, st *gvinst.Stop) gvinst.Stop {
+	e.stats.Traps++
+	s := *st
+	for _, g := range u.vb.Guest {
+		if g.Addr == s.PC {
+			s.Insn = g.Text
+			break
+		}
+	}
+	return s
+}
+
+// translateStop builds the stop for a failed translation at pc.
+func (e *Engine) translateStop(pc uint64, err error) gvinst.Stop {
+	e.stats.Traps++
+	s := gvinst.Stop{Kind: gvinst.StopTrap, PC: pc, Trap: gvinst.TrapIllegal, Err: err}
+	var f *gvinst.Fault
+	if errors.As(err, &f) {
+		s.Trap, s.FaultAddr = gvinst.TrapSegv, f.Addr
+	}
+	return s
+}

@@ -1,0 +1,57 @@
+package jit
+
+import (
+	"unsafe"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// machine is the memory compiled code works on; r15 holds its address. It
+// holds no Go pointers (the code writes it without write barriers), and
+// lives on the heap, where it does not move.
+type machine struct {
+	frame  [gvinst.FrameSlots]uint64 // guest state slots, then the block's virtual registers
+	fuel   int64                     // guest instructions left before the next unit entry exits
+	nextPC uint64                    // the target of a computed jump, at exitIndirect
+	rtlb   uintptr                   // the Memory's read TLB
+	wtlb   uintptr                   // its write TLB
+	mxIn   uint32                    // the MXCSR compiled code runs under: the guest's, every exception masked
+	mxOut  uint32                    // the MXCSR it left, whose exception flags go back to the guest's
+	// ijc caches the targets of computed jumps (returns, above all): the
+	// entry at ijcSlot(pc) holds pc and the code address of its unit, so
+	// compiled code jumps there without returning to Go.
+	ijc [ijcSize]ijcEntry
+}
+
+// ijcEntry is one entry of the computed-jump cache.
+type ijcEntry struct {
+	pc    uint64
+	entry uintptr
+}
+
+const ijcSize = 4096
+
+// ijcEmpty is the pc of an empty computed-jump cache entry: no x86-64
+// code address is that (it is not canonical).
+const ijcEmpty = 1 << 63
+
+// clearIJC empties the computed-jump cache.
+func (m *machine) clearIJC() {
+	for i := range m.ijc {
+		m.ijc[i] = ijcEntry{pc: ijcEmpty}
+	}
+}
+
+// ijcSlot is the entry of the computed-jump cache for guest address pc; the
+// compiled code computes the same.
+func ijcSlot(pc uint64) uint64 { return (pc ^ pc>>12) % ijcSize }
+
+const (
+	offFuel   = unsafe.Offsetof(machine{}.fuel)
+	offNextPC = unsafe.Offsetof(machine{}.nextPC)
+	offRTLB   = unsafe.Offsetof(machine{}.rtlb)
+	offWTLB   = unsafe.Offsetof(machine{}.wtlb)
+	offMXIn   = unsafe.Offsetof(machine{}.mxIn)
+	offMXOut  = unsafe.Offsetof(machine{}.mxOut)
+	offIJC    = unsafe.Offsetof(machine{}.ijc)
+)

@@ -3,7 +3,6 @@ package ptxgen
 import (
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 
 	"github.com/gxbit/gxbit/gvinst"
@@ -434,10 +433,6 @@ func (a *analysis) findAccesses() error {
 		for _, b := range a.bases {
 			off[b] = privKeyOf(b, 0)
 		}
-		// flipped maps r to a when r = a^(1<<63): with SELECT c, r, a it
-		// is the lifter's check that an aligned SSE address is aligned
-		// (lift's aligned16), whose result is a when the access happens.
-		flipped := map[gvinst.Reg]gvinst.Reg{}
 		for i := range b.Insts {
 			in := &b.Insts[i]
 			if in.Op == gvinst.OpRepStos {
@@ -472,21 +467,10 @@ func (a *analysis) findAccesses() error {
 			}
 			if hasDst(in) {
 				delete(off, in.Dst)
-				delete(flipped, in.Dst)
 				if in.DstType().IsWide() {
 					delete(off, in.Dst+1)
 				}
 				switch in.Op {
-				case gvinst.OpXor:
-					if in.HasImm && in.Imm == math.MinInt64 {
-						flipped[in.Dst] = in.Src[0]
-					}
-				case gvinst.OpSelect:
-					if a, ok := flipped[in.Src[1]]; ok && a == in.Src[2] {
-						if o, ok := off[a]; ok {
-							off[in.Dst] = o
-						}
-					}
 				case gvinst.OpGet, gvinst.OpMov:
 					if in.Type.Size() == 8 {
 						if o, ok := off[in.Src[0]]; ok {

@@ -86,6 +86,10 @@ const (
 	mnNotM
 	mnNegM
 	mnMovMI
+	mnRolMCL // rol r/m, cl (D3 /0; D2 for bytes: mnRol8MCL)
+	mnRorMCL
+	mnRol8MCL
+	mnRor8MCL
 	mnJmpM    // jmp r/m64 (FF /4)
 	mnMovssRM // movss xmm, m32 (F3 0F 10)
 	mnMovdRX  // movd r/m32, xmm (66 0F 7E)
@@ -162,6 +166,10 @@ var forms = [mnCount]form{
 	mnNotM:      {op: []byte{0xf7}, digit: 2},
 	mnNegM:      {op: []byte{0xf7}, digit: 3},
 	mnMovMI:     {op: []byte{0xc7}, digit: 0, imm: 4},
+	mnRolMCL:    {op: []byte{0xd3}, digit: 0},
+	mnRorMCL:    {op: []byte{0xd3}, digit: 1},
+	mnRol8MCL:   {op: []byte{0xd2}, digit: 0},
+	mnRor8MCL:   {op: []byte{0xd2}, digit: 1},
 	mnJmpM:      {op: []byte{0xff}, digit: 4},
 	mnMovssRM:   {prefix: 0xf3, op: []byte{0x0f, 0x10}, digit: -1},
 	mnMovdRX:    {prefix: 0x66, op: []byte{0x0f, 0x7e}, digit: -1},

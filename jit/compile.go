@@ -365,6 +365,38 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 		}
 		c.shift(in)
 		return true
+	case gvinst.OpRol, gvinst.OpRor:
+		// The host rotates by its count modulo 32 or 64, then modulo the
+		// width: b mod t.Bits(), as GVInst does, for every width.
+		if !t.IsInt() {
+			return false
+		}
+		c.load(rax, in.Src[0])
+		c.loadSrc1(rcx, in)
+		m := mnRolMCL
+		if in.Op == gvinst.OpRor {
+			m = mnRorMCL
+		}
+		if sz == 1 {
+			m += mnRol8MCL - mnRolMCL
+		}
+		a.encode(m, sz, 0, regOp(rax), 0)
+		c.extendReg(rax, sz, false)
+		c.store(in.Dst, rax)
+		return true
+	case gvinst.OpBswap:
+		// The byte-reversed 64 bits of the zero-extended value, shifted
+		// down to t's width.
+		if !t.IsInt() {
+			return false
+		}
+		c.loadExt(rax, in.Src[0], sz, false)
+		a.b = append(a.b, 0x48, 0x0f, 0xc8) // bswap rax
+		if sz < 8 {
+			a.shiftImm(5, rax, uint8(64-8*sz))
+		}
+		c.store(in.Dst, rax)
+		return true
 	case gvinst.OpNot, gvinst.OpNeg:
 		if !t.IsInt() {
 			return false

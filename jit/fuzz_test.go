@@ -88,7 +88,7 @@ func (g *blockGen) program() string {
 			}
 			fmt.Fprintf(&b, "  %s.%s %s, %s, %s\n", op, t, def(), a, src)
 		case 5:
-			op := []string{"NOT", "NEG", "CLZ", "POPC"}[g.pick(4)]
+			op := []string{"NOT", "NEG", "CLZ", "POPC", "BSWAP"}[g.pick(5)]
 			fmt.Fprintf(&b, "  %s.%s %s, %s\n", op, t, def(), g.reg(cur))
 		case 6:
 			c := []string{"eq", "ne", "lt", "le", "gt", "ge"}[g.pick(6)]

@@ -38,8 +38,14 @@ func nativeRun(t *testing.T, bin string, args ...string) (string, int) {
 // diagnosis.
 func gxbitRun(t *testing.T, bin string, args ...string) (string, int, string) {
 	t.Helper()
+	return gxbitRunOn(t, EngineInterp, bin, args...)
+}
+
+// gxbitRunOn is gxbitRun on the CPU engine named engine.
+func gxbitRunOn(t *testing.T, engine, bin string, args ...string) (string, int, string) {
+	t.Helper()
 	var out bytes.Buffer
-	res, err := Run(context.Background(), Config{Path: bin, Args: append([]string{bin}, args...), Stdout: &out})
+	res, err := Run(context.Background(), Config{Path: bin, Args: append([]string{bin}, args...), Stdout: &out, Engine: engine})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +62,8 @@ func hardeningProgram(t *testing.T, name string) string {
 // aligned SSE forms (movaps, movapd, movdqa, movntdq, movntps, legacy
 // arithmetic on m128, fxsave) fault on a misaligned address as the CPU
 // does (SIGSEGV, 139), and the unaligned forms (movups, movdqu, lddqu,
-// pcmpistri, scalar and 8-byte operands) do not; checked against the host.
+// pcmpistri, scalar and 8-byte operands) do not; checked against the host,
+// on every CPU engine.
 func TestMisalignedSSEFaults(t *testing.T) {
 	bin := hardeningProgram(t, "sse_align")
 	for which := 0; which <= 17; which++ {
@@ -66,12 +73,14 @@ func TestMisalignedSSEFaults(t *testing.T) {
 			if which <= 10 && off != "0" && wantStatus != 139 {
 				t.Fatalf("case %d offset %s: native status %d, the test expects SIGSEGV", which, off, wantStatus)
 			}
-			out, status, diag := gxbitRun(t, bin, args...)
-			if out != wantOut || status != wantStatus {
-				t.Errorf("case %d offset %s: gxbit %q status %d (%s); native %q status %d", which, off, out, status, diag, wantOut, wantStatus)
-			}
-			if status == 139 && which != 10 && !strings.Contains(diag, "misaligned 16-byte access") {
-				t.Errorf("case %d offset %s: diagnosis %q", which, off, diag)
+			for _, engine := range testEngines() {
+				out, status, diag := gxbitRunOn(t, engine, bin, args...)
+				if out != wantOut || status != wantStatus {
+					t.Errorf("%s: case %d offset %s: gxbit %q status %d (%s); native %q status %d", engine, which, off, out, status, diag, wantOut, wantStatus)
+				}
+				if status == 139 && which != 10 && !strings.Contains(diag, "misaligned 16-byte access") {
+					t.Errorf("%s: case %d offset %s: diagnosis %q", engine, which, off, diag)
+				}
 			}
 		}
 	}

@@ -276,7 +276,7 @@ func newSpot(hs *profile.HotSpot, L int) *spot {
 		blocks: map[uint64]*gvinst.VBlock{}, exits: map[uint64]bool{}, groupOf: map[[2]uint64]int{}}
 	sp.rep = HotSpotReport{Entry: hs.Entry.String(), Function: hs.Function, Header: lv.Header.String(), FallbackReasons: map[string]int{}}
 	sched := schedule.Build(hs)
-	sp.rep.Schedule, sp.rep.ScheduleNote = schedule.Format(sched), scheduleNote(sched, hs, L)
+	sp.rep.Schedule, sp.rep.ScheduleDetail, sp.rep.ScheduleNote = schedule.Summary(sched), schedule.Format(sched), scheduleNote(sched, hs, L)
 	for _, b := range lv.Blocks {
 		sp.level[uint64(b)] = true
 	}

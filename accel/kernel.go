@@ -44,7 +44,7 @@ func GenerateKernels(lifter gvinst.Translator, prof *profile.File) []GeneratedKe
 		sp := newSpot(hs, L)
 		err := sp.generate(lifter)
 		out = append(out, GeneratedKernel{Entry: sp.entry, Header: sp.header, Function: hs.Function, Kernel: sp.kernel, Kernel2D: sp.kernel2, Note: sp.rep.Note,
-			Schedule: sp.rep.Schedule, ScheduleNote: sp.rep.ScheduleNote, Err: err})
+			Schedule: sp.rep.ScheduleDetail, ScheduleNote: sp.rep.ScheduleNote, Err: err})
 	}
 	return out
 }

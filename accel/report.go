@@ -36,12 +36,13 @@ type HotSpotReport struct {
 	// BytesDeferred are written bytes left on the device after a launch;
 	// the guest pages come back when something touches them.
 	BytesDeferred uint64 `json:"bytes_left_on_device"`
-	// Schedule is the plan phase 1's model gives the nest (package
-	// schedule: host loops, kernels with their grid and in-thread loops,
-	// distribution, interchange, and why not), as text; ScheduleNote says
-	// how the kernel phase 2 runs compares with it.
-	Schedule     string `json:"schedule,omitempty"`
-	ScheduleNote string `json:"schedule_note,omitempty"`
+	// Schedule is the plan phase 1's model gives the nest on one line
+	// (schedule.Summary); ScheduleDetail the same with every decision and
+	// refusal and its reason (schedule.Format); ScheduleNote how the
+	// kernel phase 2 runs compares with it.
+	Schedule       string `json:"schedule,omitempty"`
+	ScheduleDetail string `json:"schedule_detail,omitempty"`
+	ScheduleNote   string `json:"schedule_note,omitempty"`
 }
 
 // KernelSpeedup estimates how much faster the GPU ran the offloaded
@@ -116,8 +117,8 @@ func FormatReport(r *Report) string {
 			fmt.Fprintf(&sb, "; back on the CPU, not profitable: %s", h.NotProfitable)
 		}
 		sb.WriteString("\n")
-		if h.Schedule != "" {
-			fmt.Fprintf(&sb, "  %s  %s\n", strings.ReplaceAll(strings.TrimRight(h.Schedule, "\n"), "\n", "\n  "), h.ScheduleNote)
+		if h.ScheduleDetail != "" {
+			fmt.Fprintf(&sb, "  %s\n  %s\n", strings.ReplaceAll(strings.TrimRight(h.ScheduleDetail, "\n"), "\n", "\n  "), h.ScheduleNote)
 		}
 	}
 	if r.BytesBroughtBack > 0 {

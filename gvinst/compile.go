@@ -25,6 +25,14 @@ type cblock struct {
 	bp        bool       // a breakpoint is set at addr
 }
 
+// The mod of iLd128, iSt128, iLdX128 and iStX128: the shift of the X
+// forms in its low bits, and modAligned when the access first checks that
+// its address is 16-byte aligned (a CHKALIGN.b128 folded in).
+const (
+	modShift   = 63
+	modAligned = 64
+)
+
 // compileBlock compiles vb. With fast set, it coalesces guest state copies
 // into direct slot accesses and uses the specialised opcodes; otherwise
 // every instruction but the control transfer runs through the reference
@@ -113,6 +121,17 @@ func compileBlock(vb *VBlock, fast bool) (*cblock, error) {
 				continue
 			}
 		}
+		if fast && checksAlignOf(insts, i) {
+			// CHKALIGN.b128 a(disp); LD or ST.b128 a(disp) → one access
+			// that checks the alignment first.
+			acc := &insts[i+1]
+			c := cinst{op: iSlow, idx: uint32(i + 1), d: uint16(acc.Dst), a: uint16(acc.Src[0]), b: uint16(acc.Src[1]), c: uint16(acc.Src[2])}
+			lower(&c, acc)
+			c.mod |= modAligned
+			b.code = append(b.code, c)
+			i++
+			continue
+		}
 		c := cinst{op: iSlow, idx: uint32(i), d: uint16(in.Dst), a: uint16(in.Src[0]), b: uint16(in.Src[1]), c: uint16(in.Src[2]), mod: in.Mod}
 		if in.Op.EndsBlock() {
 			lowerControl(&c, in, b)
@@ -191,6 +210,10 @@ func lower(c *cinst, in *Inst) {
 			c.op = iLd64
 		case 16:
 			c.op = iLd128
+		}
+	case OpChkAlign:
+		if sz&(sz-1) == 0 {
+			c.op, c.sz = iChkAlign, uint8(sz)
 		}
 	case OpSt:
 		c.sz = uint8(sz)
@@ -488,8 +511,9 @@ func is64Int(in *Inst) bool { return in.Type.IsInt() && in.Type.Size() == 8 }
 //	ADD a, base, x; LD d, a(disp)               → d = load(base + x + disp)
 //	ADD a, base, imm; LD d, a(disp)             → d = load(base + imm + disp)
 //
-// (and the same for ST). It returns the instruction and how many source
-// instructions it covers.
+// (and the same for ST). A CHKALIGN.b128 a(disp) right before a 16-byte
+// access of a(disp) is folded in too (modAligned). It returns the
+// instruction and how many source instructions it covers.
 func fuseAddress(s []Inst, reads map[Reg]int, at int) (cinst, int, bool) {
 	single := func(r Reg) bool { return r.IsVirtual() && reads[r] == 1 }
 	var shift uint8
@@ -525,7 +549,11 @@ func fuseAddress(s []Inst, reads map[Reg]int, at int) (cinst, int, bool) {
 	}
 	a := s[n-1].Dst
 	mem := &s[n]
-	if !single(a) || a == base || a == index || mem.Src[0] != a {
+	aligned := checksAlignOf(s, n) && a.IsVirtual() && reads[a] == 2
+	if aligned {
+		mem = &s[n+1]
+	}
+	if !aligned && !single(a) || a == base || a == index || mem.Src[0] != a {
 		return cinst{}, 0, false
 	}
 	sz := mem.Type.Size()
@@ -533,6 +561,12 @@ func fuseAddress(s []Inst, reads map[Reg]int, at int) (cinst, int, bool) {
 		return cinst{}, 0, false
 	}
 	c := cinst{idx: uint32(at + n), a: uint16(base), b: uint16(index), mod: shift, imm: disp + uint64(mem.Imm), sz: uint8(sz)}
+	covered := n + 1
+	if aligned {
+		c.idx++
+		c.mod |= modAligned
+		covered++
+	}
 	switch mem.Op {
 	case OpLd:
 		c.d = uint16(mem.Dst)
@@ -573,7 +607,19 @@ func fuseAddress(s []Inst, reads map[Reg]int, at int) (cinst, int, bool) {
 	default:
 		return cinst{}, 0, false
 	}
-	return c, n + 1, true
+	return c, covered, true
+}
+
+// checksAlignOf reports whether insts[i] is a CHKALIGN.b128 of the address
+// of the 16-byte LD or ST right after it, which the compiled access then
+// checks itself (modAligned).
+func checksAlignOf(insts []Inst, i int) bool {
+	if i+1 >= len(insts) {
+		return false
+	}
+	chk, acc := &insts[i], &insts[i+1]
+	return chk.Op == OpChkAlign && chk.Type.Size() == 16 && (acc.Op == OpLd || acc.Op == OpSt) &&
+		acc.Type.Size() == 16 && acc.Src[0] == chk.Src[0] && acc.Imm == chk.Imm
 }
 
 // lowerCvt picks a specialised form for the common conversions: integer

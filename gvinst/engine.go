@@ -139,6 +139,21 @@ func (e *TranslateError) Error() string {
 // faulted).
 func (e *TranslateError) Unwrap() error { return e.Err }
 
+// MisalignedError is the error of the segv stop a CHKALIGN raises: the
+// guest accessed Addr with an instruction that requires Align-byte
+// alignment (a movaps, an addps from memory, an fxsave), which x86 answers
+// with #GP and Linux with SIGSEGV. It tells such a stop from an access to
+// an unmapped or protected page.
+type MisalignedError struct {
+	Addr  uint64
+	Align int
+}
+
+// Error describes the access.
+func (e *MisalignedError) Error() string {
+	return fmt.Sprintf("misaligned %d-byte access to %#x", e.Align, e.Addr)
+}
+
 // GuestTrapError is the error of a stop caused by a TRAP instruction: the
 // guest code itself faults (ud2, int3, hlt, a known-bad access, an
 // instruction the lifter does not support).

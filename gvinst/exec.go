@@ -94,6 +94,7 @@ const (
 	iSt128      // 128-bit store of b, b+1 at a + imm
 	iLdX128     // d, d+1 = 128-bit load at a + b<<mod + imm
 	iStX128     // 128-bit store of c, c+1 at a + b<<mod + imm
+	iChkAlign   // trap unless a + imm is a multiple of sz (a power of two)
 	iVAddF64    // packed .f64 and .f32 arithmetic, fast path as iAddF64
 	iVSubF64    //
 	iVMulF64    //
@@ -662,7 +663,11 @@ again:
 		case iLd128, iLdX128:
 			addr := f[in.a] + in.imm
 			if in.op == iLdX128 {
-				addr += f[in.b] << in.mod
+				addr += f[in.b] << (in.mod & modShift)
+			}
+			if in.mod&modAligned != 0 && addr&15 != 0 {
+				it.misalignedTrap(int(in.idx), addr, 16)
+				return exitTrap, 0, -1, blk
 			}
 			pn := addr / PageSize
 			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-16 {
@@ -676,8 +681,12 @@ again:
 			addr := f[in.a] + in.imm
 			v := in.b
 			if in.op == iStX128 {
-				addr += f[in.b] << in.mod
+				addr += f[in.b] << (in.mod & modShift)
 				v = in.c
+			}
+			if in.mod&modAligned != 0 && addr&15 != 0 {
+				it.misalignedTrap(int(in.idx), addr, 16)
+				return exitTrap, 0, -1, blk
 			}
 			pn := addr / PageSize
 			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-16 {
@@ -798,6 +807,11 @@ again:
 			hi -= x & uint64(int64(y)>>63)
 			hi -= y & uint64(int64(x)>>63)
 			f[in.d] = hi
+		case iChkAlign:
+			if addr := f[in.a] + in.imm; addr&(uint64(in.sz)-1) != 0 {
+				it.misalignedTrap(int(in.idx), addr, int(in.sz))
+				return exitTrap, 0, -1, blk
+			}
 		case iSlow:
 			if !it.slow(f, &blk.insts[in.idx], int(in.idx)) {
 				return exitTrap, 0, -1, blk

@@ -119,7 +119,7 @@ func (in *Inst) srcType(i int) Type {
 	switch {
 	case info.SrcType != TNone && info.Types != TVec:
 		return in.SrcType
-	case in.Op == OpLd || in.Op == OpSt && i == 0 || in.Op == OpProbe:
+	case in.Op == OpLd || in.Op == OpSt && i == 0 || in.Op == OpProbe || in.Op == OpChkAlign:
 		return U64
 	case in.Op == OpSelect && i == 0, in.Op == OpBranch, in.Op == OpJmpR, in.Op == OpCallR, in.Op == OpRet, in.Op == OpSetFlags:
 		return U64

@@ -380,6 +380,12 @@ func (it *Interpreter) memTrap(idx int, err error) {
 	it.setTrap(idx, TrapSegv, 0, err)
 }
 
+// misalignedTrap records the trap of CHKALIGN instruction idx, which
+// found addr not a multiple of align.
+func (it *Interpreter) misalignedTrap(idx int, addr uint64, align int) {
+	it.setTrap(idx, TrapSegv, addr, &MisalignedError{Addr: addr, Align: align})
+}
+
 // guestBefore is the number of the block's guest instructions before addr.
 func (b *cblock) guestBefore(addr uint64) uint64 {
 	if len(b.vb.Guest) == 0 {

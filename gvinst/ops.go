@@ -102,6 +102,12 @@ const (
 	// Memory.
 	OpLd // LD.t d, a(disp): d = memory[a+disp], t.Size() bytes, zero-extended
 	OpSt // ST.t a(disp), b: memory[a+disp] = low t.Size() bytes of b
+	// CHKALIGN.t a(disp): stop the guest with a segv trap, whose error is a
+	// *MisalignedError, unless a+disp is a multiple of t.Size(); it reads
+	// and writes nothing else. The lifter puts it before an access that x86
+	// requires to be aligned (movaps, addps m128, fxsave: #GP otherwise),
+	// which keeps its plain a(disp) operand.
+	OpChkAlign
 
 	// Integer and float computation. Results of a .t op are t's bits,
 	// zero-extended to the slot; sources are read as their low t bits
@@ -270,6 +276,8 @@ var opTable = [numOps]OpInfo{
 
 	OpLd: {Name: "LD", Operands: []OperandKind{OpdDst, OpdMem}, Types: TAny, Effects: EffLoad | EffTrap, GPU: true},
 	OpSt: {Name: "ST", Operands: []OperandKind{OpdMem, OpdSrc}, Types: TAny, Effects: EffStore | EffTrap, GPU: true},
+
+	OpChkAlign: {Name: "CHKALIGN", Operands: memOnl, Types: TAny, Effects: EffTrap, GPU: true},
 
 	OpAdd:   {Name: "ADD", Operands: dAB, Types: TNum, GPU: true},
 	OpSub:   {Name: "SUB", Operands: dAB, Types: TNum, GPU: true},

@@ -117,6 +117,11 @@ func (it *Interpreter) slow(f *frame, in *Inst, idx int) bool {
 			it.memTrap(idx, err)
 			return false
 		}
+	case OpChkAlign:
+		if addr := r(0) + uint64(in.Imm); addr%uint64(t.Size()) != 0 {
+			it.misalignedTrap(idx, addr, t.Size())
+			return false
+		}
 	case OpAdd, OpSub, OpMul, OpMulHi, OpDiv, OpRem, OpAnd, OpOr, OpXor, OpShl, OpShr, OpSar, OpRol, OpRor, OpMin, OpMax:
 		a, bv := r(0), b()
 		if t.IsFloat() {

@@ -11,6 +11,7 @@ const sampleBlock = `vblock 0x401000..0x40101c:
   LI.s64 v29, -8
   ADD.s64 v29, v6, v29
   LD.s32 v1, v29(0)
+  CHKALIGN.b128 v29(-16)
   PUT.u64 s0, v1
   # 0x401003: add eax, 0x64
   ADD.u32 v2, v1, 100

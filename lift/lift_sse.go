@@ -1,8 +1,6 @@
 package lift
 
 import (
-	"math"
-
 	"github.com/gxbit/gxbit/gvinst"
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -49,7 +47,7 @@ func (b *builder) xoperand(i int) (xop, error) {
 			return xop{}, err
 		}
 		if b.d.Inst.MemBytes == 16 && !unalignedM128[b.d.Inst.Op] {
-			m = b.aligned16(m)
+			b.checkAligned16(m)
 		}
 		return xop{kind: xopMem, m: m}, nil
 	case x86asm.Imm:
@@ -257,33 +255,12 @@ var unalignedM128 = map[x86asm.Op]bool{
 	x86asm.PCMPESTRI: true, x86asm.PCMPESTRM: true, x86asm.PCMPISTRI: true, x86asm.PCMPISTRM: true,
 }
 
-// misalignedBit is set in the address of an access that must fault as a
-// misaligned aligned-SSE access (#GP): the address becomes non-canonical,
-// which no guest mapping covers, so the access itself faults (SIGSEGV)
-// before the instruction changes anything, and the diagnosis can recover
-// the address the guest used (MisalignedAddr).
-const misalignedBit = 1 << 63
-
-// aligned16 returns m as a reference that faults unless m's address is a
-// multiple of 16: the effective address, with misalignedBit set when it is
-// not aligned.
-func (b *builder) aligned16(m memRef) memRef {
-	addr := m.base
-	if m.disp != 0 {
-		addr = b.opi(gvinst.OpAdd, gvinst.U64, m.base, m.disp)
-	}
-	off := b.opi(gvinst.OpAnd, gvinst.U64, addr, 15)
-	bad := b.cmpi(gvinst.CmpNe, gvinst.U64, off, 0)
-	poisoned := b.opi(gvinst.OpXor, gvinst.U64, addr, math.MinInt64)
-	return memRef{base: b.sel(gvinst.U64, bad, poisoned, addr)}
-}
-
-// MisalignedAddr reports whether addr, a faulting address, is one that
-// aligned16 made fault, and the misaligned address the guest used.
-func MisalignedAddr(addr uint64) (uint64, bool) {
-	if addr&misalignedBit == 0 {
-		return 0, false
-	}
-	orig := addr &^ misalignedBit
-	return orig, orig&15 != 0 && orig < 1<<47
+// checkAligned16 emits CHKALIGN.b128 m: the guest faults (#GP, SIGSEGV)
+// here, before the instruction changes anything, unless m's address is a
+// multiple of 16. The access itself keeps m as it is, so that phase 1 sees
+// its address as base + displacement.
+func (b *builder) checkAligned16(m memRef) {
+	in := gvinst.Inst{Op: gvinst.OpChkAlign, Type: gvinst.B128, Imm: m.disp}
+	in.Src[0] = m.base
+	b.emit(in)
 }

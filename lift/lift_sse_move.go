@@ -27,8 +27,27 @@ func sseMoveOps() map[x86asm.Op]liftFunc {
 	}
 }
 
-// liftMov128 lifts the full-register moves (alignment is not checked).
+// liftMov128 lifts the full-register moves (movaps and the other aligned
+// forms check the alignment in xoperand).
 func liftMov128(b *builder) error {
+	if _, toMem := b.d.Inst.Args[0].(x86asm.Mem); toMem {
+		// The register first, so that an alignment check of the
+		// destination sits right before the store.
+		s, err := b.xoperand(1)
+		if err != nil {
+			return err
+		}
+		if s.kind != xopXMM {
+			return unsupported("memory to memory")
+		}
+		v := b.getX(s.x)
+		d, err := b.xoperand(0)
+		if err != nil {
+			return err
+		}
+		b.st(gvinst.B128, d.m, v)
+		return nil
+	}
 	d, err := b.xoperand(0)
 	if err != nil {
 		return err
@@ -36,13 +55,6 @@ func liftMov128(b *builder) error {
 	s, err := b.xoperand(1)
 	if err != nil {
 		return err
-	}
-	if d.kind == xopMem {
-		if s.kind != xopXMM {
-			return unsupported("memory to memory")
-		}
-		b.st(gvinst.B128, d.m, b.getX(s.x))
-		return nil
 	}
 	if d.kind != xopXMM {
 		return unsupported("destination")

@@ -185,7 +185,7 @@ func liftFxState(op gvinst.Op) liftFunc {
 			return err
 		}
 		if op == gvinst.OpFxsave || op == gvinst.OpFxrstor {
-			ref = b.aligned16(ref) // the 512-byte area must be 16-byte aligned (#GP)
+			b.checkAligned16(ref) // the 512-byte area must be 16-byte aligned (#GP)
 		}
 		in := gvinst.Inst{Op: op, Imm: ref.disp}
 		in.Src[0] = ref.base

@@ -140,8 +140,9 @@ func (f *Fault) String() string {
 	case gvinst.TrapHalt:
 		return fmt.Sprintf("privileged instruction (SIGSEGV) at %#x: %s", f.PC, insn)
 	}
-	if a, ok := lift.MisalignedAddr(f.FaultAddr); ok {
-		return fmt.Sprintf("general protection fault (SIGSEGV) at %#x: %s: misaligned 16-byte access to %#x", f.PC, insn, a)
+	var me *gvinst.MisalignedError
+	if errors.As(f.Err, &me) {
+		return fmt.Sprintf("general protection fault (SIGSEGV) at %#x: %s: %v", f.PC, insn, me)
 	}
 	if f.Err != nil {
 		return fmt.Sprintf("segmentation fault (SIGSEGV) at %#x: %s: %v", f.PC, insn, f.Err)

@@ -1,7 +1,6 @@
 package profile
 
 import (
-	"math"
 	"math/bits"
 	"strings"
 
@@ -338,31 +337,11 @@ func addrOf(x *Insn, i int) operand {
 			r, i = d.Src[0], j
 		case d.Op == gvinst.OpLi:
 			return operand{kind: opdConst, value: d.Imm + disp}
-		case alignChecked(x.Code[:j], d):
-			// The address of an aligned SSE access, which faults when
-			// misaligned: the address itself when the access happens.
-			r, i = d.Src[2], j
 		default:
 			return operand{}
 		}
 	}
 	return operand{}
-}
-
-// alignChecked reports whether d is the SELECT the lifter puts on the
-// address of an aligned SSE access: d = c ? a^(1<<63) : a, which faults
-// (a non-canonical address) unless a is 16-byte aligned (lift's
-// aligned16). before is the code ahead of d.
-func alignChecked(before []gvinst.Inst, d *gvinst.Inst) bool {
-	if d.Op != gvinst.OpSelect {
-		return false
-	}
-	for k := len(before) - 1; k >= 0; k-- {
-		if p := &before[k]; hasDst(p) && p.Dst == d.Src[1] {
-			return p.Op == gvinst.OpXor && p.HasImm && p.Imm == math.MinInt64 && p.Src[0] == d.Src[2]
-		}
-	}
-	return false
 }
 
 // isStackBase reports whether slot is rsp or rbp.

@@ -40,7 +40,12 @@
 // writes reach guest memory only after a launch that reported no error, so a
 // failed check costs a CPU fallback, never a wrong result. The two tests
 // share one branch (off = addr - lo, with the host passing span = hi - lo -
-// size: off > span, or-ed with the alignment test). Inside a one-block
+// size: off > span, or-ed with the alignment test). A CHKALIGN (movaps,
+// addps from memory: x86 faults unless the address is 16-byte aligned)
+// raises the alignment test of the access it guards to its own size and
+// emits nothing else; one guarding no site access is tested on its own.
+// Either way a misaligned address ends the thread with ErrCodeAlign, and
+// the CPU then runs the instance and faults as x86 does. Inside a one-block
 // counted loop the checks of addresses that step with an induction
 // variable are proven once at the loop's entry instead (hoist.go). Such a
 // loop, whose trip count the kernel then knows, reads through device

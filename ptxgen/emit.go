@@ -502,6 +502,8 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		e.p("mov.b64 %s, %s", e.reg(in.Dst+1), hi)
 	case gvinst.OpLd, gvinst.OpSt:
 		e.mem(block, idx, in)
+	case gvinst.OpChkAlign:
+		e.chkAlign(block, idx, in)
 	case gvinst.OpRepStos:
 		e.repStos(block, idx, in)
 	case gvinst.OpAdd, gvinst.OpSub, gvinst.OpMul:
@@ -932,7 +934,7 @@ func (e *emitter) mem(block uint64, idx int, in *gvinst.Inst) {
 		e.p("add.u64 %s, %s, %s", addr, guest, lit(uint64(in.Imm)))
 		guest = addr
 	}
-	e.siteCheckTo(id, addr, guest, size, in.X86)
+	e.siteCheckTo(id, addr, guest, max(naturalAlign(size), e.a.align[key(block, idx)]), in.X86)
 	parts := 1
 	if size == 16 {
 		parts, size = 2, 8
@@ -948,6 +950,28 @@ func (e *emitter) mem(block uint64, idx int, in *gvinst.Inst) {
 		}
 		e.store(at, e.reg(in.Src[1]+gvinst.Reg(h)), size)
 	}
+}
+
+// chkAlign lowers CHKALIGN: nothing where the access it guards checks the
+// alignment in its site check (analysis.align), else an explicit test that
+// reports ErrCodeAlign, so that the CPU runs the instance and faults as
+// x86 does.
+func (e *emitter) chkAlign(block uint64, idx int, in *gvinst.Inst) {
+	if e.a.alignChecked[key(block, idx)] {
+		return
+	}
+	x := e.t()
+	e.p("add.u64 %s, %s, %s", x, e.reg(in.Src[0]), lit(uint64(in.Imm)))
+	if n := in.Type.Size(); n&(n-1) == 0 {
+		e.p("and.b64 %s, %s, %d", x, x, n-1)
+	} else {
+		e.p("rem.u64 %s, %s, %d", x, x, n)
+	}
+	p := e.pred()
+	e.p("setp.ne.u64 %s, %s, 0", p, x)
+	l := fmt.Sprintf("$Lal%x", in.X86)
+	e.p("@%s bra %s", p, l)
+	e.stubs[l] = [2]uint64{ErrCodeAlign, in.X86}
 }
 
 // repStos lowers rep stos as a loop storing rax's low bytes to rcx
@@ -975,12 +999,17 @@ func (e *emitter) repStos(block uint64, idx int, in *gvinst.Inst) {
 // bytes at site id against the site's footprint and the access's natural
 // alignment, then turns it into the device address in place.
 func (e *emitter) siteCheck(id int, addr string, size int, x86 uint64) {
-	e.siteCheckTo(id, addr, addr, size, x86)
+	e.siteCheckTo(id, addr, addr, naturalAlign(size), x86)
 }
 
-// siteCheckTo checks guest address register guest as siteCheck does and
-// leaves the device address in register addr.
-func (e *emitter) siteCheckTo(id int, addr, guest string, size int, x86 uint64) {
+// naturalAlign is the alignment the GPU requires of an access of size
+// bytes: a 16-byte access is two 8-byte ones.
+func naturalAlign(size int) int { return min(size, 8) }
+
+// siteCheckTo checks guest address register guest as siteCheck does, for
+// an alignment of al bytes, and leaves the device address in register
+// addr.
+func (e *emitter) siteCheckTo(id int, addr, guest string, al int, x86 uint64) {
 	// %sl is the site's lowest address and %sh the span it may start an
 	// access in (see the prologue): one unsigned compare checks both ends,
 	// and the alignment test joins the same predicate, so an access costs
@@ -989,10 +1018,6 @@ func (e *emitter) siteCheckTo(id int, addr, guest string, size int, x86 uint64) 
 	off := e.t()
 	e.p("sub.u64 %s, %s, %%sl%d", off, guest, id)
 	e.p("setp.gt.u64 %s, %s, %%sh%d", p, off, id)
-	al := size
-	if al > 8 {
-		al = 8
-	}
 	if al == 1 {
 		e.p("@%s bra $Lfp%x", p, x86)
 		e.stubs[fmt.Sprintf("$Lfp%x", x86)] = [2]uint64{ErrCodeFootprint, x86}

@@ -3,7 +3,6 @@ package ptxgen
 import (
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 
 	"github.com/gxbit/gxbit/gvinst"
@@ -138,10 +137,15 @@ type analysis struct {
 	privIdx  map[int64]int // offset → register number
 	sites    []Site
 	siteAt   map[[2]int64]int
-	liveIns  []LiveIn
-	exit     ExitTest
-	usesDyn  bool
-	usesDF   bool // REPSTOS: the kernel assumes the direction flag is clear
+	// align maps (block, inst index) of a site's LD/ST to the alignment
+	// a CHKALIGN before it requires, which its site check then tests;
+	// alignChecked holds those CHKALIGNs, which emit nothing themselves.
+	align        map[[2]int64]int
+	alignChecked map[[2]int64]bool
+	liveIns      []LiveIn
+	exit         ExitTest
+	usesDyn      bool
+	usesDF       bool // REPSTOS: the kernel assumes the direction flag is clear
 	// 2D mapping: the inner level's blocks and live-in values.
 	inner     map[uint64]bool
 	innerLive []LiveIn
@@ -158,7 +162,8 @@ func analyze(n *Nest) (*analysis, error) {
 	if n.Blocks[n.Header] == nil {
 		return nil, reject(n.Header, "the header block %#x is not among the nest's blocks", n.Header)
 	}
-	a := &analysis{n: n, priv: map[[2]int64]int64{}, privSize: map[int64]int{}, privIdx: map[int64]int{}, siteAt: map[[2]int64]int{}}
+	a := &analysis{n: n, priv: map[[2]int64]int64{}, privSize: map[int64]int{}, privIdx: map[int64]int{}, siteAt: map[[2]int64]int{},
+		align: map[[2]int64]int{}, alignChecked: map[[2]int64]bool{}}
 	for addr, b := range n.Blocks {
 		if b == nil {
 			return nil, reject(addr, "no block at %#x", addr)
@@ -343,6 +348,23 @@ func (a *analysis) checkOps() error {
 	return nil
 }
 
+// checkedAccess finds the LD or ST whose address the CHKALIGN at index i
+// of b checks: the next access of the same register and displacement, of
+// at least the checked size, with the register unchanged in between.
+func checkedAccess(b *gvinst.VBlock, i int) (int, bool) {
+	chk := &b.Insts[i]
+	for j := i + 1; j < len(b.Insts); j++ {
+		in := &b.Insts[j]
+		if (in.Op == gvinst.OpLd || in.Op == gvinst.OpSt) && in.Src[0] == chk.Src[0] && in.Imm == chk.Imm {
+			return j, in.Type.Size() >= chk.Type.Size()
+		}
+		if hasDst(in) && in.Dst <= chk.Src[0] && chk.Src[0] < in.Dst+gvinst.Reg(in.DstType().Slots()) {
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
 // writesSlot reports whether in writes guest slot r (explicitly).
 func writesSlot(in *gvinst.Inst, r gvinst.Reg) bool {
 	if in.Op == gvinst.OpRepStos && (r == gvinst.SReg(1) || r == gvinst.SReg(7)) {
@@ -411,16 +433,20 @@ func (a *analysis) findAccesses() error {
 		for _, b := range a.bases {
 			off[b] = privKeyOf(b, 0)
 		}
-		// flipped maps r to a when r = a^(1<<63): with SELECT c, r, a it
-		// is the lifter's check that an aligned SSE address is aligned
-		// (lift's aligned16), whose result is a when the access happens.
-		flipped := map[gvinst.Reg]gvinst.Reg{}
 		for i := range b.Insts {
 			in := &b.Insts[i]
 			if in.Op == gvinst.OpRepStos {
 				s := Site{ID: len(a.sites), Block: addr, Index: i, X86: in.X86, Size: in.Type.Size(), Store: true}
 				a.siteAt[key(addr, i)] = s.ID
 				a.sites = append(a.sites, s)
+			}
+			if in.Op == gvinst.OpChkAlign {
+				if _, private := off[in.Src[0]]; !private {
+					if j, ok := checkedAccess(b, i); ok {
+						a.align[key(addr, j)] = in.Type.Size()
+						a.alignChecked[key(addr, i)] = true
+					}
+				}
 			}
 			if in.Op == gvinst.OpLd || in.Op == gvinst.OpSt {
 				srcIdx := 0
@@ -441,21 +467,10 @@ func (a *analysis) findAccesses() error {
 			}
 			if hasDst(in) {
 				delete(off, in.Dst)
-				delete(flipped, in.Dst)
 				if in.DstType().IsWide() {
 					delete(off, in.Dst+1)
 				}
 				switch in.Op {
-				case gvinst.OpXor:
-					if in.HasImm && in.Imm == math.MinInt64 {
-						flipped[in.Dst] = in.Src[0]
-					}
-				case gvinst.OpSelect:
-					if a, ok := flipped[in.Src[1]]; ok && a == in.Src[2] {
-						if o, ok := off[a]; ok {
-							off[in.Dst] = o
-						}
-					}
 				case gvinst.OpGet, gvinst.OpMov:
 					if in.Type.Size() == 8 {
 						if o, ok := off[in.Src[0]]; ok {

@@ -54,6 +54,7 @@ var opCases = []string{
 	"VUNPACKL.u32 v2, v0, v2; MOV.b128 v6, v2", "VUNPACKL.u32 v0, v0, v2; MOV.b128 v6, v0", "VCMP.gt.s32 v2, v0, v2; MOV.b128 v6, v2",
 	"VSHL.u64 v0, v0, 32; MOV.b128 v6, v0", "VCVT.rn.f64.s32 v0, v0; MOV.b128 v6, v0", "VSHUFP.f32 v2, v0, v2, 27; MOV.b128 v6, v2",
 	"VSAR.s32 v0, v0, 5; MOV.b128 v6, v0", "VMUL.f64 v2, v2, v0; MOV.b128 v6, v2", "JOIN.b128 v2, v0, v2; MOV.b128 v6, v2",
+	"CHKALIGN.b128 v42(16); MOV.b128 v6, v2", "CHKALIGN.u64 v42(8); MOV.b128 v6, v4",
 	"VCVT.rn.f64.s32 v6, v0", "VCVT.rz.s32.f64 v6, v2", "VCVT.rn.f32.s32 v6, v0", "VCVT.rn.f64.f32 v6, v0", "VCVT.rn.f32.f64 v6, v2", "VCVT.rz.s32.f32 v6, v0",
 }
 
@@ -277,6 +278,64 @@ func TestDivideTraps(t *testing.T) {
 		_ = mem.Read(dataBase+0x20000, out)
 		if !bytes.Equal(out, make([]byte, 48)) {
 			t.Errorf("%s: a failed launch wrote guest memory", c.op)
+		}
+	}
+}
+
+// TestChkAlignOnGPU checks CHKALIGN's two lowerings: folded into the site
+// check of the 16-byte access it guards (which then tests 16-byte
+// alignment, not the 8 bytes two 8-byte halves need), and on its own. A
+// misaligned address makes the kernel report ErrCodeAlign with the x86
+// address, so the CPU runs the instance and faults as x86 does; an aligned
+// one runs.
+func TestChkAlignOnGPU(t *testing.T) {
+	ctx, err := gpusim.New(gpusim.Options{}).NewContext(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	for _, c := range []struct {
+		name, from, to string
+		folded         bool
+	}{
+		{"folded", "LD.b128 v0, v42(0)", "CHKALIGN.b128 v42(%d)\n  LD.b128 v0, v42(%[1]d)\n  MOV.b128 v6, v0", true},
+		{"alone", "LD.b128 v4, v42(32)", "LD.b128 v4, v42(32)\n  CHKALIGN.b128 v42(%d)", false},
+	} {
+		for _, disp := range []int{0, 8, 16, 24} {
+			src := strings.Replace(opLoop(""), c.from, fmt.Sprintf(c.to, disp), 1)
+			bs := parseBlocks(t, src)
+			k, err := Generate(&Nest{Header: 0x1000, Blocks: map[uint64]*gvinst.VBlock{0x1000: bs[0x1000]}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.folded && !strings.Contains(k.PTX, ", 15;") {
+				t.Errorf("%s: no site check tests 16-byte alignment\n%s", c.name, numbered(k.PTX))
+			}
+			if got := strings.Contains(k.PTX, "$Lal"); got == c.folded {
+				t.Errorf("%s: an explicit alignment test: %v, want %v", c.name, got, !c.folded)
+			}
+			mem, _ := setupWith(t, make([]byte, opIters*48))
+			in := LaunchInput{Count: opIters - 1}
+			for _, l := range k.LiveIns {
+				in.Values = append(in.Values, map[gvinst.Reg]uint64{gvinst.S6: dataBase, gvinst.S7: dataBase + 0x20000, gvinst.S2: opIters * 48}[l.Slot])
+				in.Steps = append(in.Steps, map[gvinst.Reg]uint64{gvinst.S0: 48}[l.Slot])
+			}
+			for range k.Sites {
+				in.Sites = append(in.Sites, Range{dataBase, dataBase + 0x40000})
+			}
+			m, err := ctx.LoadModule(k.PTX)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, numbered(k.PTX))
+			}
+			fn, _ := m.Function(k.Name)
+			_, err = Launch(ctx, fn, k, mem, in, nil)
+			ke, isKE := err.(*KernelError)
+			switch {
+			case disp%16 == 0 && err != nil:
+				t.Errorf("%s disp %d: aligned, got %v", c.name, disp, err)
+			case disp%16 != 0 && (!isKE || ke.Code != ErrCodeAlign || ke.X86 != 0x1000):
+				t.Errorf("%s disp %d: got %v, want an alignment error at 0x1000", c.name, disp, err)
+			}
 		}
 	}
 }

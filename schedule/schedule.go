@@ -700,6 +700,29 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
+// Summary is the schedule on one line: host loops, then per kernel its
+// grid and in-thread loops, e.g. "grid(i,u0); grid(i,u2) thread(u1) [u1<->u2]".
+func Summary(s *Schedule) string {
+	var parts []string
+	if len(s.Host) > 0 {
+		parts = append(parts, "host("+names(s.Host)+")")
+	}
+	for _, k := range s.Kernels {
+		p := "grid(" + strings.ReplaceAll(names(k.Grid), " ", "") + ")"
+		if len(k.Thread) > 0 {
+			p += " thread(" + strings.ReplaceAll(names(k.Thread), " ", "") + ")"
+		}
+		if k.Interchanged[0] != "" {
+			p += " [" + k.Interchanged[0] + "<->" + k.Interchanged[1] + "]"
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return "CPU"
+	}
+	return strings.Join(parts, "; ")
+}
+
 // tripText shows a loop's trip count (header arrivals per entry).
 func tripText(t string) string {
 	if t == "" {

@@ -137,3 +137,17 @@ func TestBuildRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestSummary checks the one-line form the accelerate report carries.
+func TestSummary(t *testing.T) {
+	s := &schedule.Schedule{Host: []schedule.Loop{{Index: "t"}}, Kernels: []schedule.Kernel{
+		{Grid: []schedule.Loop{{Index: "i"}, {Index: "u0"}}},
+		{Grid: []schedule.Loop{{Index: "i"}, {Index: "u2"}}, Thread: []schedule.Loop{{Index: "u1"}}, Interchanged: [2]string{"u1", "u2"}},
+	}}
+	if got, want := schedule.Summary(s), "host(t); grid(i,u0); grid(i,u2) thread(u1) [u1<->u2]"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := schedule.Summary(&schedule.Schedule{}); got != "CPU" {
+		t.Errorf("empty schedule: %q", got)
+	}
+}

@@ -106,6 +106,17 @@ func (f *Func) findLoops() {
 			}
 		}
 	}
+	hasChild := map[*Loop]bool{}
+	for _, l := range loops {
+		hasChild[l.Parent] = true
+	}
+	kept := loops[:0]
+	for _, l := range loops {
+		if l.Parent == nil || hasChild[l] || !l.unswitchedGuard() {
+			kept = append(kept, l)
+		}
+	}
+	loops = kept
 	for _, l := range loops {
 		if l.Parent != nil {
 			l.Parent.Children = append(l.Parent.Children, l)
@@ -124,6 +135,63 @@ func (f *Func) findLoops() {
 	for _, l := range f.Nests {
 		order(l, 1)
 	}
+}
+
+// unswitchedGuard reports whether l is the empty twin of an unswitched
+// inner loop, which findLoops leaves out of the forest: its blocks are then
+// straight-line code of its parent. gcc -O2 versions a loop on a test of
+// values the loop does not change (gemm's k loop on nj > 0): the header
+// tests it and either enters the real loop, outside l, or runs l, which
+// only advances registers the real loop would have advanced. l qualifies
+// when
+//
+//   - the header's exit test reads only slots that no block of l writes,
+//     so it goes the same way on every visit: l leaves from the header on
+//     entry or never;
+//   - no block of l reads or writes memory, calls, or ends otherwise than
+//     by a jump, a conditional branch or falling through;
+//   - every slot l writes is tracked and recomputed in each iteration of the
+//     parent (not in the parent's carriedIn): whatever l does, and however
+//     often its back edge runs, no later iteration of the parent sees it.
+//
+// The parent's analyses then never depend on l's trip count, and a kernel
+// that takes l's back edge runs l exactly as the CPU does (ptxgen branches
+// to any block of the level that is not its header).
+func (l *Loop) unswitchedGuard() bool {
+	var written slots
+	for _, b := range l.Blocks {
+		switch b.Last().Term {
+		case TermFall, TermJump, TermBranch:
+		default:
+			return false
+		}
+		for _, x := range b.Insns {
+			for i := range x.Code {
+				in := &x.Code[i]
+				switch in.Op {
+				case gvinst.OpLd, gvinst.OpSt, gvinst.OpChkAlign, gvinst.OpProbe:
+					return false
+				}
+				if in.Op == gvinst.OpPut || hasDst(in) && in.Dst < gvinst.NumGuestSlots {
+					if slotBit(in.Dst) < 0 {
+						return false
+					}
+				}
+			}
+			_, d := useDef(x)
+			written |= d
+		}
+	}
+	var headerUse, headerDef slots
+	for _, x := range l.Header.Insns {
+		u, d := useDef(x)
+		headerUse |= u &^ headerDef
+		headerDef |= d
+	}
+	if h := l.Header.Last(); h.Term != TermBranch || headerUse&written != 0 {
+		return false
+	}
+	return written&l.Parent.carriedIn() == 0
 }
 
 // FormatLoops prints the functions' loop-nest forests, one loop a line,

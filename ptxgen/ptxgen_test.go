@@ -155,6 +155,60 @@ vblock 0x2100..0x2102:
   SYSCALL 0x2102
 `
 
+// unswitchedGuard is a level holding the register-only twin of an
+// unswitched loop, as gcc -O2 leaves gemm's k loop (profile leaves such a
+// twin out of the loop forest, so its blocks are the level's code). The
+// guard at 0x3010 tests s13, which nothing in the level writes: non-zero,
+// the real path stores 1.0 at row[0]; zero, the twin at 0x3040 advances
+// s7 and s1 s14 times, branching back to the guard, a block of the level
+// that is not its header. The latch then stores s7 at out[i].
+const unswitchedGuard = `
+vblock 0x3000..0x3010:
+  # 0x3000: mov rdi, r9; xor ecx, ecx
+  GET.u64 v0, s9
+  PUT.u64 s7, v0
+  LI.u64 v1, 0
+  PUT.u64 s1, v1
+  JMP 0x3010
+vblock 0x3010..0x3020:
+  # 0x3010: test r13, r13; je 0x3040
+  GET.u64 v0, s13
+  CMP.eq.u64 v1, v0, 0
+  BRANCH v1, 0x3040, 0x3020
+vblock 0x3020..0x3030:
+  # 0x3020: the real path: row[0] = 1.0
+  GET.u64 v0, s7
+  LI.f64 v1, 4607182418800017408
+  ST.f64 v0(0x1000), v1
+  JMP 0x3050
+vblock 0x3040..0x3050:
+  # 0x3040: add rdi, 8; add rcx, 1; cmp rcx, r14; jne 0x3010
+  GET.u64 v0, s7
+  ADD.u64 v1, v0, 8
+  PUT.u64 s7, v1
+  GET.u64 v2, s1
+  ADD.u64 v3, v2, 1
+  PUT.u64 s1, v3
+  GET.u64 v4, s14
+  CMP.ne.u64 v5, v3, v4
+  BRANCH v5, 0x3010, 0x3050
+vblock 0x3050..0x3060:
+  # 0x3050: out[i] = rdi; r9 += 8; r12 -= 1; jne 0x3000
+  GET.u64 v0, s9
+  GET.u64 v1, s7
+  ST.u64 v0(0), v1
+  ADD.u64 v2, v0, 8
+  PUT.u64 s9, v2
+  GET.u64 v3, s12
+  SUB.u64 v4, v3, 1
+  PUT.u64 s12, v4
+  CMP.ne.u64 v5, v4, 0
+  BRANCH v5, 0x3000, 0x3100
+vblock 0x3100..0x3102:
+  # 0x3100: syscall
+  SYSCALL 0x3102
+`
+
 // loopCase is one nest to run on the CPU and on the simulated GPU.
 type loopCase struct {
 	name     string
@@ -187,6 +241,8 @@ func cases() []loopCase {
 			},
 			data: Range{dataBase, dataBase + 0x2000},
 		},
+		unswitchedCase("unswitchedTwinRuns", 0),
+		unswitchedCase("unswitchedRealPath", 1),
 		{
 			name: "intO0", src: intO0, header: 0x2000, level: []uint64{0x2000, 0x2010, 0x2020, 0x2030, 0x2040}, arrivals: 201,
 			setup: func(mem *gvinst.Memory, cpu *gvinst.CPU) {
@@ -200,6 +256,21 @@ func cases() []loopCase {
 			},
 			data: Range{dataBase, dataBase + 0x2000},
 		},
+	}
+}
+
+// unswitchedCase runs unswitchedGuard over 100 rows with s13 = guard: 0
+// takes the twin's back edge to the guard 5 times in every thread.
+func unswitchedCase(name string, guard uint64) loopCase {
+	return loopCase{
+		name: name, src: unswitchedGuard, header: 0x3000, level: []uint64{0x3000, 0x3010, 0x3020, 0x3040, 0x3050}, arrivals: 100,
+		setup: func(mem *gvinst.Memory, cpu *gvinst.CPU) {
+			cpu.State[gvinst.SReg(9)] = dataBase
+			cpu.State[gvinst.SReg(12)] = 100
+			cpu.State[gvinst.SReg(13)] = guard
+			cpu.State[gvinst.SReg(14)] = 5
+		},
+		data: Range{dataBase, dataBase + 0x2000},
 	}
 }
 

@@ -374,17 +374,19 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	return true, nil
 }
 
-// The plain engine's speed is timed on plainTimedInsns guest instructions
-// of the instance, after plainWarmInsns that translate its blocks.
+// The plain engine's speed is the best of plainTimedRuns runs of
+// plainTimedInsns guest instructions of the instance, after plainWarmInsns
+// that translate its blocks (one run on a shared machine may be slowed).
 const (
 	plainWarmInsns  = 4 << 10
-	plainTimedInsns = 64 << 10
+	plainTimedInsns = 32 << 10
+	plainTimedRuns  = 2
 )
 
 // timePlain times the plain CPU engine on the instance at the header,
 // unless a CPU tail already timed the main engine on the loop (or the cost
-// model is off): it runs plainWarmInsns then plainTimedInsns guest
-// instructions, timing the second run, and returns the rate (guest
+// model is off): it runs plainWarmInsns guest instructions, then times
+// plainTimedRuns runs of plainTimedInsns, and returns the best rate (guest
 // instructions per second), the CPU back at the header. The runs stop at
 // every exit of the level: when the instance ends among them, it returns
 // the fallback, as probing does.
@@ -401,30 +403,37 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallbac
 			sp.fatal = fmt.Errorf("accelerate: the timing engine of hot spot %s stopped at a system call (%v)", sp.rep.Entry, st)
 			return fail(ReasonProbeStop, "%v", st)
 		case st.Kind == gvinst.StopBreakpoint && sp.exits[st.PC]:
-			return fail(ReasonTripCount, "the loop ended within %d instructions", plainWarmInsns+plainTimedInsns)
+			return fail(ReasonTripCount, "the loop ended within %d instructions", plainWarmInsns+plainTimedRuns*plainTimedInsns)
 		}
 		return fail(ReasonProbeStop, "%v", st)
 	}
 	if fb := ended(sp.timer.Run(cpu, plainWarmInsns), gvinst.StopBudget); fb != nil {
 		return 0, true, fb
 	}
-	n0, t0 := sp.timer.Stats().GuestInsns, time.Now()
-	st := sp.timer.Run(cpu, plainTimedInsns)
-	d, n := time.Since(t0), sp.timer.Stats().GuestInsns-n0
-	if fb := ended(st, gvinst.StopBudget); fb != nil {
-		return 0, true, fb
+	for i := 0; i < plainTimedRuns; i++ {
+		n0, t0 := sp.timer.Stats().GuestInsns, time.Now()
+		st := sp.timer.Run(cpu, plainTimedInsns)
+		d, n := time.Since(t0), sp.timer.Stats().GuestInsns-n0
+		if fb := ended(st, gvinst.StopBudget); fb != nil {
+			return 0, true, fb
+		}
+		rate = max(rate, float64(n)/max(d.Seconds(), 1e-9))
 	}
 	// On to the header, where probing starts.
+	var st gvinst.Stop
 	for {
 		st = sp.toHeader.Run(cpu, 0)
 		if st.Kind != gvinst.StopBreakpoint || st.PC == sp.header || sp.exits[st.PC] {
 			break
 		}
 	}
-	if st.Kind != gvinst.StopBreakpoint || st.PC != sp.header {
-		return 0, true, ended(st, gvinst.StopBreakpoint)
+	if st.Kind == gvinst.StopBreakpoint && st.PC == sp.header {
+		return rate, false, nil
 	}
-	return float64(n) / max(d.Seconds(), 1e-9), false, nil
+	if st.Kind == gvinst.StopBreakpoint {
+		return 0, true, fail(ReasonTripCount, "the loop ended within %d instructions", plainWarmInsns+plainTimedRuns*plainTimedInsns)
+	}
+	return 0, true, ended(st, gvinst.StopBudget)
 }
 
 // The sample launch: at least sampleMin iterations, a sampleFraction of

@@ -134,9 +134,9 @@ for p in "${progs[@]}"; do
 	refms=$(sed -n "s/^$p kernel_ms=//p" "$d/ref.err")
 	"$gx" profile -o "$d/profile.json" "$bin/$p" >/dev/null 2>"$d/profile.err" || true
 	out=$d/gxbit.out err=$d/gxbit.err
-	tg=$(seconds timeout "$limit" "$gx" accelerate --profile "$d/profile.json" --gpu "$gpu" --report "$d/report.json" "$bin/$p" "${args[@]}")
+	tg=$(seconds timeout -k 5 "$limit" "$gx" accelerate --profile "$d/profile.json" --gpu "$gpu" --report "$d/report.json" "$bin/$p" "${args[@]}")
 	out=$d/online.out err=$d/online.err
-	to=$(seconds timeout "$limit" "$gx" run --accelerate --gpu "$gpu" "$bin/$p" "${args[@]}")
+	to=$(seconds timeout -k 5 "$limit" "$gx" run --accelerate --gpu "$gpu" "$bin/$p" "${args[@]}")
 	kms=- launches=- copys=-
 	if [ -s "$d/report.json" ]; then
 		kms=$(awk '$1 == "\"kernel_seconds\":" { gsub(/,/, "", $2); s += $2 } END { printf "%.3f", s * 1000 }' "$d/report.json")

@@ -137,3 +137,50 @@ func loopModesFromEnv() []string {
 	}
 	return []string{"O0-static", "O2-static", "O3-static"}
 }
+
+// TestCostModelLoops runs every loops program (O2) with the cost model on
+// and a free device, so that hot spots are timed on the plain engine,
+// probed and launched, and checks that the output is byte-identical to
+// the native run's, whether an instance ends while it is timed, on the
+// CPU or on the GPU.
+func TestCostModelLoops(t *testing.T) {
+	if testing.Short() {
+		t.Skip("profiles and accelerates every loops program")
+	}
+	dir := buildLoopsCorpus(t)
+	progs, err := corpus.Programs(dir, "O2-static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := accel.DeviceCosts{HostToDevice: 1e18, DeviceToHost: 1e18, ThreadInsnsPerSecond: 1e18}
+	launches := 0
+	for _, p := range progs {
+		if p.Suite != corpus.SuiteLoops || strings.HasPrefix(p.Name, "bench_") {
+			continue
+		}
+		t.Run(p.String(), func(t *testing.T) {
+			native := corpus.RunNative(t, p)
+			argv := append([]string{p.Path}, p.Argv(t.TempDir())...)
+			cfg := func(out, errOut *bytes.Buffer) pipeline.Config {
+				return pipeline.Config{Path: p.Path, Args: argv, Env: p.Env, Stdin: bytes.NewReader(p.Stdin), Stdout: out, Stderr: errOut}
+			}
+			var o1, e1 bytes.Buffer
+			prof := phase1(t, cfg(&o1, &e1))
+			var out, errOut bytes.Buffer
+			res, rep, err := pipeline.Accelerate(context.Background(), cfg(&out, &errOut), accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), Costs: &free})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := corpus.Result{Stdout: out.Bytes(), Stderr: errOut.Bytes(), ExitCode: res.ExitStatus}
+			if err := corpus.Compare(native, got); err != nil {
+				t.Errorf("accelerated run differs from native: %v", err)
+			}
+			for _, h := range rep.HotSpots {
+				launches += h.Launches
+			}
+		})
+	}
+	if launches == 0 {
+		t.Errorf("no launch in the whole corpus: the timed and probed path was not exercised")
+	}
+}

@@ -232,9 +232,15 @@ type spot struct {
 	groupOf map[[2]uint64]int
 	probe   *gvinst.Interpreter // instrumented; stops at the header and the exits
 	rest    *gvinst.Interpreter // plain; stops at the exits (fallback runs)
-	rec     probeRecord
-	skip    []uint64 // live-in values expected at the tail's second arrival
-	small   int      // consecutive too-short instances before any launch
+	// The plain engines of timePlain: timer, optimized like the main
+	// engine, runs a budget of instructions (stopping at the exits);
+	// toHeader then runs on to the header (or the inner header, or an
+	// exit).
+	timer    *gvinst.Interpreter
+	toHeader *gvinst.Interpreter
+	rec      probeRecord
+	skip     []uint64 // live-in values expected at the tail's second arrival
+	small    int      // consecutive too-short instances before any launch
 	// The cost model's measurements: the launches so far, the plain CPU
 	// engine's time per iteration (timed on the CPU tails; 0 until one
 	// ran), the kernel's time per iteration on the last launch, and when

@@ -12,8 +12,11 @@ import (
 //
 // A launch pays only when the GPU finishes the iterations it takes, with
 // the launch and the copies, before the CPU engine would have. Before the
-// first launch of a hot spot phase 2 predicts both sides: the CPU from the
-// time the last probed iteration took, the GPU from the device's costs
+// first launch of a hot spot phase 2 predicts both sides: the CPU from
+// the plain engine's speed, timed on the instance before probing, times
+// the iteration's instructions (CPUIteration), the GPU from the
+// instance's fixed overhead so far (probing and guards, which every
+// offloaded instance pays again) and the device's costs
 // (DeviceCosts, measured once per run at the first launch that needs
 // them: launch latency, copy bandwidth each way and, on the simulator,
 // its thread instructions per second on this host), the bytes the launch
@@ -188,30 +191,35 @@ func MeasureDevice(ctx gpu.Context, simulated bool) (DeviceCosts, error) {
 type Estimate struct {
 	Iterations uint64
 	CPU        time.Duration // the CPU engine, all the iterations
-	Launch     time.Duration
-	Copy       time.Duration
-	Kernel     time.Duration // 0 when not predicted (a real GPU before its first launch)
+	// Overhead is what an offloaded instance costs beyond the launch:
+	// probing (slower than plain iterations), the guards and the copy
+	// bookkeeping, paid again by every instance.
+	Overhead time.Duration
+	Launch   time.Duration
+	Copy     time.Duration
+	Kernel   time.Duration // 0 when not predicted (a real GPU before its first launch)
 }
 
-// GPU is the GPU side: launch, copies and kernel.
-func (e Estimate) GPU() time.Duration { return e.Launch + e.Copy + e.Kernel }
+// GPU is the GPU side: overhead, launch, copies and kernel.
+func (e Estimate) GPU() time.Duration { return e.Overhead + e.Launch + e.Copy + e.Kernel }
 
 // Pays reports whether the GPU side costs less than the CPU.
 func (e Estimate) Pays() bool { return e.GPU() < e.CPU }
 
 // String gives the numbers, for the report.
 func (e Estimate) String() string {
-	return fmt.Sprintf("GPU %.3gs (launch %.3gs, copies %.3gs, kernel %.3gs) against CPU %.3gs for %d iterations",
-		e.GPU().Seconds(), e.Launch.Seconds(), e.Copy.Seconds(), e.Kernel.Seconds(), e.CPU.Seconds(), e.Iterations)
+	return fmt.Sprintf("GPU %.3gs (overhead %.3gs, launch %.3gs, copies %.3gs, kernel %.3gs) against CPU %.3gs for %d iterations",
+		e.GPU().Seconds(), e.Overhead.Seconds(), e.Launch.Seconds(), e.Copy.Seconds(), e.Kernel.Seconds(), e.CPU.Seconds(), e.Iterations)
 }
 
 // Predict estimates a launch of count iterations before it runs: each
 // costs the CPU cpuPerIter and runs insnsPerIter guest instructions; the
-// launch copies at most copyIn bytes to the device. kernelPerIter, when
-// not 0, is the kernel time per iteration measured on earlier launches,
-// which replaces the throughput model.
-func (c DeviceCosts) Predict(count uint64, cpuPerIter time.Duration, insnsPerIter float64, copyIn uint64, kernelPerIter time.Duration) Estimate {
-	e := Estimate{Iterations: count, CPU: time.Duration(count) * cpuPerIter, Launch: c.LaunchLatency}
+// instance costs overhead besides (probing, guards); the launch copies at
+// most copyIn bytes to the device. kernelPerIter, when not 0, is the
+// kernel time per iteration measured on earlier launches, which replaces
+// the throughput model.
+func (c DeviceCosts) Predict(count uint64, cpuPerIter time.Duration, insnsPerIter float64, overhead time.Duration, copyIn uint64, kernelPerIter time.Duration) Estimate {
+	e := Estimate{Iterations: count, CPU: time.Duration(count) * cpuPerIter, Overhead: max(overhead, 0), Launch: c.LaunchLatency}
 	if c.HostToDevice > 0 {
 		e.Copy = time.Duration(float64(copyIn) / c.HostToDevice * float64(time.Second))
 	}
@@ -222,6 +230,30 @@ func (c DeviceCosts) Predict(count uint64, cpuPerIter time.Duration, insnsPerIte
 		e.Kernel = time.Duration(float64(count) * insnsPerIter * ptxPerGuestInsn / c.ThreadInsnsPerSecond * float64(time.Second))
 	}
 	return e
+}
+
+// CPUIteration is the best estimate of what one iteration of insns guest
+// instructions costs the CPU engine before a launch: tail, the plain
+// engine's time on the CPU tail of an earlier instance, wins when there is
+// one; else the least of probed (the last probed iteration, which the
+// probes slow down several times over) and insns at plainRate (the plain
+// engine's guest instructions per second, timed on the instance before
+// probing) or at mainRate (the main engine's so far). A zero duration or
+// rate means not measured.
+func CPUIteration(tail, probed time.Duration, insns, plainRate, mainRate float64) time.Duration {
+	if tail > 0 {
+		return tail
+	}
+	best := probed
+	for _, r := range []float64{plainRate, mainRate} {
+		if r <= 0 {
+			continue
+		}
+		if d := time.Duration(insns / r * float64(time.Second)); best == 0 || d < best {
+			best = d
+		}
+	}
+	return best
 }
 
 // ledger is a hot spot's account of its launches: what the GPU side cost,

@@ -18,21 +18,27 @@ func TestPredict(t *testing.T) {
 		count     uint64
 		cpuIter   time.Duration
 		insns     float64
+		overhead  time.Duration
 		copyIn    uint64
 		perIter   time.Duration
 		pays      bool
 		kernelMin time.Duration
 	}{
-		{"few iterations: the launch costs more", sim, 100, time.Microsecond, 20, 0, 0, false, 0},
-		{"many heavy iterations", sim, 1e6, time.Microsecond, 100, 0, 0, true, 190 * time.Millisecond},
-		{"simulator slower than the CPU per iteration", sim, 1e6, 100 * time.Nanosecond, 100, 0, 0, false, 0},
-		{"copies dominate", sim, 1e5, time.Microsecond, 10, 1 << 30, 0, false, 0},
-		{"measured kernel time replaces the model", sim, 1e6, time.Microsecond, 1e6, 0, 100 * time.Nanosecond, true, 100 * time.Millisecond},
-		{"real GPU: kernel not predicted", gpu, 1e4, time.Microsecond, 1e6, 1 << 20, 0, true, 0},
-		{"real GPU: too short", gpu, 10, 100 * time.Nanosecond, 10, 0, 0, false, 0},
+		{"few iterations: the launch costs more", sim, 100, time.Microsecond, 20, 0, 0, 0, false, 0},
+		{"many heavy iterations", sim, 1e6, time.Microsecond, 100, 0, 0, 0, true, 190 * time.Millisecond},
+		{"simulator slower than the CPU per iteration", sim, 1e6, 100 * time.Nanosecond, 100, 0, 0, 0, false, 0},
+		{"copies dominate", sim, 1e5, time.Microsecond, 10, 0, 1 << 30, 0, false, 0},
+		{"measured kernel time replaces the model", sim, 1e6, time.Microsecond, 1e6, 0, 0, 100 * time.Nanosecond, true, 100 * time.Millisecond},
+		{"real GPU: kernel not predicted", gpu, 1e4, time.Microsecond, 1e6, 0, 1 << 20, 0, true, 0},
+		{"real GPU: too short", gpu, 10, 100 * time.Nanosecond, 10, 0, 0, 0, false, 0},
+		// An instance's fixed overhead (probing, guards, copy
+		// bookkeeping, about 4 ms) sinks a short one that the launch
+		// alone would not.
+		{"short instance: the overhead costs more", gpu, 2000, time.Microsecond, 10, 4 * time.Millisecond, 0, 0, false, 0},
+		{"long instance: the overhead is paid back", gpu, 1e5, time.Microsecond, 10, 4 * time.Millisecond, 0, 0, true, 0},
 	}
 	for _, c := range cases {
-		e := c.c.Predict(c.count, c.cpuIter, c.insns, c.copyIn, c.perIter)
+		e := c.c.Predict(c.count, c.cpuIter, c.insns, c.overhead, c.copyIn, c.perIter)
 		if e.Pays() != c.pays {
 			t.Errorf("%s: pays %v, want %v: %s", c.name, e.Pays(), c.pays, e)
 		}
@@ -42,6 +48,45 @@ func TestPredict(t *testing.T) {
 		if !strings.Contains(e.String(), "against CPU") {
 			t.Errorf("%s: %q", c.name, e)
 		}
+	}
+}
+
+// TestCPUIteration checks which measurement prices a CPU iteration
+// before a launch, and that a loop of short iterations is not offloaded
+// because probing made its sampled iteration look slow.
+func TestCPUIteration(t *testing.T) {
+	us := time.Microsecond
+	cases := []struct {
+		name                       string
+		tail, probed               time.Duration
+		insns, plainRate, mainRate float64
+		want                       time.Duration
+	}{
+		{"a CPU tail wins", 2 * us, 7 * us, 10, 1e9, 1e9, 2 * us},
+		{"the plain engine's speed beats the probed iteration", 0, 7 * us, 100, 1e8, 0, us},
+		{"the main engine's speed when faster", 0, 7 * us, 100, 1e8, 1e9, 100 * time.Nanosecond},
+		{"the probed iteration when faster", 0, us / 2, 100, 1e8, 0, us / 2},
+		{"probed only (timing off)", 0, 7 * us, 10, 0, 0, 7 * us},
+	}
+	for _, c := range cases {
+		if got := CPUIteration(c.tail, c.probed, c.insns, c.plainRate, c.mainRate); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	// A loop of a few instructions an iteration (testdata/loops
+	// earlyexit): the probed iteration takes 7x the plain one, and before
+	// the main engine has run a million instructions its speed is unknown.
+	// Priced by the probed iteration the simulator looks profitable; at
+	// the plain engine's speed it is not.
+	sim := DeviceCosts{LaunchLatency: 100 * us, HostToDevice: 1e9, DeviceToHost: 1e9, ThreadInsnsPerSecond: 4e8}
+	const count, insns = 1e6, 8
+	const plainRate = insns / 30e-9 // 30 ns an iteration
+	probed := 210 * time.Nanosecond
+	if e := sim.Predict(count, probed, insns, 0, 0, 0); !e.Pays() {
+		t.Fatalf("the example does not show the problem: priced by the probed iteration: %s", e)
+	}
+	if e := sim.Predict(count, CPUIteration(0, probed, insns, plainRate, 0), insns, 0, 0, 0); e.Pays() {
+		t.Errorf("priced at the plain engine's speed, offloaded: %s", e)
 	}
 }
 

@@ -209,6 +209,8 @@ func (sp *spot) build() error {
 	}
 	sp.probe = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp}, gvinst.InterpOptions{Breakpoints: bps, Probe: sp.rec.probe})
 	sp.rest = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: exits})
-	a.aux = append(a.aux, sp.probe, sp.rest)
+	sp.timer = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: exits, Optimize: true})
+	sp.toHeader = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: bps})
+	a.aux = append(a.aux, sp.probe, sp.rest, sp.timer, sp.toHeader)
 	return nil
 }

@@ -38,6 +38,14 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	var states [4][]uint64
 	var recs [3]probeRecord
 	var err error
+	// Until a CPU tail has timed the main engine on this loop, the plain
+	// engine's speed is timed first: a probed iteration costs several
+	// times a plain one, and a short iteration priced by it makes the GPU
+	// look profitable when it is not.
+	plainRate, done, fb := sp.timePlain(cpu)
+	if fb != nil {
+		return done, fb
+	}
 	if states[0], err = sp.liveValues(cpu); err != nil {
 		return false, fail(ReasonNotAffine, "reading live-in: %v", err)
 	}
@@ -236,18 +244,13 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		return false, fail(ReasonDependence, "%s", why)
 	}
 	// The CPU's time per iteration: the plain engine's on the tails of
-	// earlier instances, else the last probed iteration's (which the
-	// probes slow down: an estimate that leans to the GPU until the first
-	// tail corrects it).
-	cpuIter := sp.plainIter
-	if cpuIter == 0 {
-		cpuIter = time.Duration(cpuPerIter * float64(time.Second))
-		// A short iteration's time is mostly the probing's; the main
-		// engine's speed prices its instructions better.
-		if r := sp.a.mainRate(); r > 0 {
-			cpuIter = min(cpuIter, time.Duration(insnsPerIter/r*float64(time.Second)))
-		}
-	}
+	// earlier instances, else its instructions at the plain engine's speed
+	// timed above (or the main engine's, or the probed iteration's time,
+	// if less).
+	cpuIter := CPUIteration(sp.plainIter, time.Duration(cpuPerIter*float64(time.Second)), insnsPerIter, plainRate, sp.a.mainRate())
+	// What this instance cost so far beyond its iterations' CPU time
+	// (probing, guards): every offloaded instance pays it again.
+	overhead := time.Since(start) - time.Duration(P)*cpuIter
 	if !sp.a.opts.AlwaysOffload {
 		costs, err := sp.a.deviceCosts()
 		if err != nil {
@@ -263,7 +266,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		if sp.a.copyIn > 0 {
 			c.HostToDevice = min(c.HostToDevice, sp.a.copyIn)
 		}
-		est := c.Predict(count, cpuIter, insnsPerIter, copyIn, sp.kernelPerIter)
+		est := c.Predict(count, cpuIter, insnsPerIter, overhead, copyIn, sp.kernelPerIter)
 		if sp.rep.Launches > 0 {
 			// Earlier launches measured the copies.
 			est.Copy = time.Duration(sp.rep.CopySeconds / float64(sp.rep.Launches) * float64(time.Second))
@@ -369,6 +372,68 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	sp.skip = next
 	sp.tailStart = time.Now()
 	return true, nil
+}
+
+// The plain engine's speed is the best of plainTimedRuns runs of
+// plainTimedInsns guest instructions of the instance, after plainWarmInsns
+// that translate its blocks (one run on a shared machine may be slowed).
+const (
+	plainWarmInsns  = 4 << 10
+	plainTimedInsns = 32 << 10
+	plainTimedRuns  = 2
+)
+
+// timePlain times the plain CPU engine on the instance at the header,
+// unless a CPU tail already timed the main engine on the loop (or the cost
+// model is off): it runs plainWarmInsns guest instructions, then times
+// plainTimedRuns runs of plainTimedInsns, and returns the best rate (guest
+// instructions per second), the CPU back at the header. The runs stop at
+// every exit of the level: when the instance ends among them, it returns
+// the fallback, as probing does.
+func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallback) {
+	if sp.plainIter != 0 || sp.a.opts.AlwaysOffload {
+		return 0, false, nil
+	}
+	ended := func(st gvinst.Stop, want gvinst.StopKind) *fallback {
+		switch {
+		case st.Kind == want:
+			return nil
+		case st.Kind == gvinst.StopSyscall:
+			// As in probing: the loop has no system call.
+			sp.fatal = fmt.Errorf("accelerate: the timing engine of hot spot %s stopped at a system call (%v)", sp.rep.Entry, st)
+			return fail(ReasonProbeStop, "%v", st)
+		case st.Kind == gvinst.StopBreakpoint && sp.exits[st.PC]:
+			return fail(ReasonTripCount, "the loop ended within %d instructions", plainWarmInsns+plainTimedRuns*plainTimedInsns)
+		}
+		return fail(ReasonProbeStop, "%v", st)
+	}
+	if fb := ended(sp.timer.Run(cpu, plainWarmInsns), gvinst.StopBudget); fb != nil {
+		return 0, true, fb
+	}
+	for i := 0; i < plainTimedRuns; i++ {
+		n0, t0 := sp.timer.Stats().GuestInsns, time.Now()
+		st := sp.timer.Run(cpu, plainTimedInsns)
+		d, n := time.Since(t0), sp.timer.Stats().GuestInsns-n0
+		if fb := ended(st, gvinst.StopBudget); fb != nil {
+			return 0, true, fb
+		}
+		rate = max(rate, float64(n)/max(d.Seconds(), 1e-9))
+	}
+	// On to the header, where probing starts.
+	var st gvinst.Stop
+	for {
+		st = sp.toHeader.Run(cpu, 0)
+		if st.Kind != gvinst.StopBreakpoint || st.PC == sp.header || sp.exits[st.PC] {
+			break
+		}
+	}
+	if st.Kind == gvinst.StopBreakpoint && st.PC == sp.header {
+		return rate, false, nil
+	}
+	if st.Kind == gvinst.StopBreakpoint {
+		return 0, true, fail(ReasonTripCount, "the loop ended within %d instructions", plainWarmInsns+plainTimedRuns*plainTimedInsns)
+	}
+	return 0, true, ended(st, gvinst.StopBudget)
 }
 
 // The sample launch: at least sampleMin iterations, a sampleFraction of

@@ -21,7 +21,8 @@ n=${BENCH_N:-1}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-for p in matmul stencil vecops sort; do
+gcc -O2 -static -o "$work/matmul" "$here/../../examples/matmul.c"
+for p in stencil vecops sort; do
 	gcc -O2 -static -o "$work/$p" "$here/$p.c"
 done
 yes 'the quick brown fox jumps over the lazy dog 0123456789' | head -c $((50 << 20)) >"$work/data50m" || true # yes stops on SIGPIPE

@@ -13,6 +13,7 @@ package ptx
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -220,8 +221,8 @@ type Block struct {
 	Stmts []Stmt
 }
 
-// Stmt is one statement of a function body: *Inst, *Label, *RegDecl, *Var or
-// a nested *Block.
+// Stmt is one statement of a function body: *Inst, *Label, *RegDecl, *Var,
+// *Comment or a nested *Block.
 type Stmt interface {
 	StmtPos() Pos
 }
@@ -237,6 +238,18 @@ type Label struct {
 
 // StmtPos implements Stmt.
 func (l *Label) StmtPos() Pos { return l.Pos }
+
+// Comment is a comment on a line of its own inside a function body. Text
+// is what follows the "//", verbatim; the printer writes it back on a line
+// of its own. Comments elsewhere (after an instruction, /* */) are not
+// kept.
+type Comment struct {
+	Pos  Pos
+	Text string
+}
+
+// StmtPos implements Stmt.
+func (c *Comment) StmtPos() Pos { return c.Pos }
 
 // RegDecl declares one register, or Count registers Name0..Name{Count-1}
 // when Count > 0 (the `%r<N>` form).
@@ -378,6 +391,9 @@ type Operand struct {
 	Neg  bool // !%p
 	// Int is the integer immediate (OpInt) or the address offset (OpAddr).
 	Int int64
+	// HexDigits is how many hex digits an OpInt immediate was written
+	// with (0x00FF: 4), or 0 for decimal; the printer keeps the spelling.
+	HexDigits int
 	// Float is a floating-point immediate; FloatBits and FloatSize hold the
 	// exact bits of a 0f/0d literal (FloatSize 4 or 8), or 0 for decimal.
 	Float     float64
@@ -399,6 +415,9 @@ func (o Operand) String() string {
 		}
 		return s
 	case OpInt:
+		if o.HexDigits > 0 {
+			return fmt.Sprintf("0x%0*X", o.HexDigits, uint64(o.Int))
+		}
 		return fmt.Sprint(o.Int)
 	case OpFloat:
 		switch o.FloatSize {
@@ -407,7 +426,13 @@ func (o Operand) String() string {
 		case 8:
 			return fmt.Sprintf("0d%016X", o.FloatBits)
 		}
-		return fmt.Sprint(o.Float)
+		// A decimal literal keeps a point or an exponent, so that it
+		// reads back as a float.
+		t := strconv.FormatFloat(o.Float, 'g', -1, 64)
+		if !strings.ContainsAny(t, ".eIN") {
+			t += ".0"
+		}
+		return t
 	case OpAddr:
 		switch {
 		case o.Name == "":

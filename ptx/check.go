@@ -256,22 +256,48 @@ func (c *checker) inst(in *Inst) {
 		c.errs = append(c.errs, err)
 		return
 	}
-	switch in.Op {
-	case "bra":
+	eff := in.Effects()
+	switch {
+	case eff&Branch != 0:
 		a := in.Args[0]
 		if a.Kind != OpSym || !c.s.labels[a.Name] {
 			c.errf(a.Pos, "branch target %s is not a label of %s", a.String(), c.s.fn.Name)
 		}
 		return
-	case "call":
+	case eff&Calls != 0:
 		c.call(in)
 		return
+	}
+	for _, d := range in.Dests() {
+		c.writable(in, d)
 	}
 	for i, a := range in.Args {
 		if i >= len(roles) {
 			break
 		}
 		c.operand(in, a, roles[i])
+	}
+}
+
+// writable reports a destination operand that is not a register the
+// instruction may write: an immediate, an address, a special register.
+func (c *checker) writable(in *Inst, d Operand) {
+	switch d.Kind {
+	case OpSink:
+	case OpVec:
+		for _, e := range d.Elems {
+			c.writable(in, e)
+		}
+	case OpReg, OpSym:
+		if _, special := SpecialRegs[d.Name]; special {
+			c.errf(d.Pos, "%s writes %s, a read-only special register", in.String(), d.Name)
+			return
+		}
+		if _, reg := c.s.Reg(d.Name); d.Kind == OpSym && !reg {
+			c.errf(d.Pos, "the destination of %s must be a register, not %s", in.String(), d.String())
+		}
+	default:
+		c.errf(d.Pos, "the destination of %s must be a register, not %s", in.String(), d.String())
 	}
 }
 

@@ -1,8 +1,10 @@
 package ptx
 
-// OpInfo describes one PTX opcode: its operand counts and the op-specific
-// modifiers it accepts. The parser uses it to reject unknown instructions and
-// modifiers; the checker and the simulator's decoder read the same table.
+// OpInfo describes one PTX opcode: its operand counts, the op-specific
+// modifiers it accepts, which operands it writes and what else it does.
+// The parser uses it to reject unknown instructions and modifiers; the
+// checker, the simulator's decoder and ptxgen's passes read the same table
+// (through Inst's Info, DefRegs, UseRegs and Effects).
 type OpInfo struct {
 	Name             string
 	MinArgs, MaxArgs int
@@ -11,79 +13,88 @@ type OpInfo struct {
 	Modes []string
 	// Cmp is true for opcodes that take a comparison operator (setp, set).
 	Cmp bool
+	// Dsts is how many leading operands the instruction writes: 1 for
+	// every opcode that computes a value (a vector {a, b} and a predicate
+	// pair p|q count as one operand), 0 for stores, branches, barriers.
+	// call is the exception: its destinations are the parenthesised list
+	// before the callee, when there is one (see Inst.DefRegs).
+	Dsts int
+	// Effects is what the instruction does besides writing its
+	// destinations; 0 for an instruction that only computes them.
+	Effects Effect
 }
 
 var atomModes = []string{"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"}
 
 // opTable lists every opcode the package accepts, by name.
 var opTable = map[string]*OpInfo{
-	"mov":        {Name: "mov", MinArgs: 2, MaxArgs: 2},
-	"ld":         {Name: "ld", MinArgs: 2, MaxArgs: 3},
-	"ldu":        {Name: "ldu", MinArgs: 2, MaxArgs: 2},
-	"st":         {Name: "st", MinArgs: 2, MaxArgs: 2},
-	"cvt":        {Name: "cvt", MinArgs: 2, MaxArgs: 2},
-	"cvta":       {Name: "cvta", MinArgs: 2, MaxArgs: 2},
-	"add":        {Name: "add", MinArgs: 3, MaxArgs: 3},
-	"addc":       {Name: "addc", MinArgs: 3, MaxArgs: 3},
-	"sub":        {Name: "sub", MinArgs: 3, MaxArgs: 3},
-	"subc":       {Name: "subc", MinArgs: 3, MaxArgs: 3},
-	"mul":        {Name: "mul", MinArgs: 3, MaxArgs: 3},
-	"mad":        {Name: "mad", MinArgs: 4, MaxArgs: 4},
-	"madc":       {Name: "madc", MinArgs: 4, MaxArgs: 4},
-	"mul24":      {Name: "mul24", MinArgs: 3, MaxArgs: 3},
-	"mad24":      {Name: "mad24", MinArgs: 4, MaxArgs: 4},
-	"div":        {Name: "div", MinArgs: 3, MaxArgs: 3},
-	"rem":        {Name: "rem", MinArgs: 3, MaxArgs: 3},
-	"abs":        {Name: "abs", MinArgs: 2, MaxArgs: 2},
-	"neg":        {Name: "neg", MinArgs: 2, MaxArgs: 2},
-	"min":        {Name: "min", MinArgs: 3, MaxArgs: 3},
-	"max":        {Name: "max", MinArgs: 3, MaxArgs: 3},
-	"fma":        {Name: "fma", MinArgs: 4, MaxArgs: 4},
-	"rcp":        {Name: "rcp", MinArgs: 2, MaxArgs: 2},
-	"sqrt":       {Name: "sqrt", MinArgs: 2, MaxArgs: 2},
-	"rsqrt":      {Name: "rsqrt", MinArgs: 2, MaxArgs: 2},
-	"ex2":        {Name: "ex2", MinArgs: 2, MaxArgs: 2},
-	"lg2":        {Name: "lg2", MinArgs: 2, MaxArgs: 2},
-	"sin":        {Name: "sin", MinArgs: 2, MaxArgs: 2},
-	"cos":        {Name: "cos", MinArgs: 2, MaxArgs: 2},
-	"copysign":   {Name: "copysign", MinArgs: 3, MaxArgs: 3},
-	"testp":      {Name: "testp", MinArgs: 2, MaxArgs: 2, Modes: []string{"finite", "infinite", "number", "notanumber", "normal", "subnormal"}},
-	"and":        {Name: "and", MinArgs: 3, MaxArgs: 3},
-	"or":         {Name: "or", MinArgs: 3, MaxArgs: 3},
-	"xor":        {Name: "xor", MinArgs: 3, MaxArgs: 3},
-	"not":        {Name: "not", MinArgs: 2, MaxArgs: 2},
-	"cnot":       {Name: "cnot", MinArgs: 2, MaxArgs: 2},
-	"shl":        {Name: "shl", MinArgs: 3, MaxArgs: 3},
-	"shr":        {Name: "shr", MinArgs: 3, MaxArgs: 3},
-	"bfe":        {Name: "bfe", MinArgs: 4, MaxArgs: 4},
-	"bfi":        {Name: "bfi", MinArgs: 5, MaxArgs: 5},
-	"brev":       {Name: "brev", MinArgs: 2, MaxArgs: 2},
-	"bfind":      {Name: "bfind", MinArgs: 2, MaxArgs: 2},
-	"shf":        {Name: "shf", MinArgs: 4, MaxArgs: 4, Modes: []string{"l", "r"}},
-	"sad":        {Name: "sad", MinArgs: 4, MaxArgs: 4},
-	"popc":       {Name: "popc", MinArgs: 2, MaxArgs: 2},
-	"clz":        {Name: "clz", MinArgs: 2, MaxArgs: 2},
-	"prmt":       {Name: "prmt", MinArgs: 4, MaxArgs: 4, Modes: []string{"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"}},
-	"setp":       {Name: "setp", MinArgs: 3, MaxArgs: 4, Cmp: true},
-	"set":        {Name: "set", MinArgs: 3, MaxArgs: 4, Cmp: true},
-	"selp":       {Name: "selp", MinArgs: 4, MaxArgs: 4},
-	"slct":       {Name: "slct", MinArgs: 4, MaxArgs: 4},
-	"bra":        {Name: "bra", MinArgs: 1, MaxArgs: 1},
-	"call":       {Name: "call", MinArgs: 1, MaxArgs: 3},
-	"ret":        {Name: "ret", MinArgs: 0, MaxArgs: 0},
-	"exit":       {Name: "exit", MinArgs: 0, MaxArgs: 0},
-	"trap":       {Name: "trap", MinArgs: 0, MaxArgs: 0},
-	"bar":        {Name: "bar", MinArgs: 0, MaxArgs: 2, Modes: []string{"sync", "arrive", "warp"}},
-	"barrier":    {Name: "barrier", MinArgs: 0, MaxArgs: 2, Modes: []string{"sync", "arrive"}},
-	"membar":     {Name: "membar", MinArgs: 0, MaxArgs: 0},
-	"fence":      {Name: "fence", MinArgs: 0, MaxArgs: 0},
-	"atom":       {Name: "atom", MinArgs: 3, MaxArgs: 4, Modes: atomModes},
-	"red":        {Name: "red", MinArgs: 2, MaxArgs: 2, Modes: atomModes},
-	"shfl":       {Name: "shfl", MinArgs: 4, MaxArgs: 5, Modes: []string{"up", "down", "bfly", "idx"}},
-	"vote":       {Name: "vote", MinArgs: 2, MaxArgs: 3, Modes: []string{"all", "any", "uni", "ballot"}},
-	"activemask": {Name: "activemask", MinArgs: 1, MaxArgs: 1},
-	"nanosleep":  {Name: "nanosleep", MinArgs: 1, MaxArgs: 1},
-	"prefetch":   {Name: "prefetch", MinArgs: 1, MaxArgs: 1},
+	"mov":        {Name: "mov", MinArgs: 2, MaxArgs: 2, Dsts: 1},
+	"ld":         {Name: "ld", MinArgs: 2, MaxArgs: 3, Dsts: 1, Effects: ReadsMem},
+	"ldu":        {Name: "ldu", MinArgs: 2, MaxArgs: 2, Dsts: 1, Effects: ReadsMem},
+	"st":         {Name: "st", MinArgs: 2, MaxArgs: 2, Effects: WritesMem},
+	"cvt":        {Name: "cvt", MinArgs: 2, MaxArgs: 2, Dsts: 1},
+	"cvta":       {Name: "cvta", MinArgs: 2, MaxArgs: 2, Dsts: 1},
+	"add":        {Name: "add", MinArgs: 3, MaxArgs: 3, Dsts: 1},
+	"addc":       {Name: "addc", MinArgs: 3, MaxArgs: 3, Dsts: 1},
+	"sub":        {Name: "sub", MinArgs: 3, MaxArgs: 3, Dsts: 1},
+	"subc":       {Name: "subc", MinArgs: 3, MaxArgs: 3, Dsts: 1},
+	"mul":        {Name: "mul", MinArgs: 3, MaxArgs: 3, Dsts: 1},
+	"mad":        {Name: "mad", MinArgs: 4, MaxArgs: 4, Dsts: 1},
+	"madc":       {Name: "madc", MinArgs: 4, MaxArgs: 4, Dsts: 1},
+	"mul24":      {Name: "mul24", MinArgs: 3, MaxArgs: 3, Dsts: 1},
+	"mad24":      {Name: "mad24", MinArgs: 4, MaxArgs: 4, Dsts: 1},
+	"div":        {Name: "div", MinArgs: 3, MaxArgs: 3, Dsts: 1},
+	"rem":        {Name: "rem", MinArgs: 3, MaxArgs: 3, Dsts: 1},
+	"abs":        {Name: "abs", MinArgs: 2, MaxArgs: 2, Dsts: 1},
+	"neg":        {Name: "neg", MinArgs: 2, MaxArgs: 2, Dsts: 1},
+	"min":        {Name: "min", MinArgs: 3, MaxArgs: 3, Dsts: 1},
+	"max":        {Name: "max", MinArgs: 3, MaxArgs: 3, Dsts: 1},
+	"fma":        {Name: "fma", MinArgs: 4, MaxArgs: 4, Dsts: 1},
+	"rcp":        {Name: "rcp", MinArgs: 2, MaxArgs: 2, Dsts: 1},
+	"sqrt":       {Name: "sqrt", MinArgs: 2, MaxArgs: 2, Dsts: 1},
+	"rsqrt":      {Name: "rsqrt", MinArgs: 2, MaxArgs: 2, Dsts: 1},
+	"ex2":        {Name: "ex2", MinArgs: 2, MaxArgs: 2, Dsts: 1},
+	"lg2":        {Name: "lg2", MinArgs: 2, MaxArgs: 2, Dsts: 1},
+	"sin":        {Name: "sin", MinArgs: 2, MaxArgs: 2, Dsts: 1},
+	"cos":        {Name: "cos", MinArgs: 2, MaxArgs: 2, Dsts: 1},
+	"copysign":   {Name: "copysign", MinArgs: 3, MaxArgs: 3, Dsts: 1},
+	"testp":      {Name: "testp", MinArgs: 2, MaxArgs: 2, Modes: []string{"finite", "infinite", "number", "notanumber", "normal", "subnormal"}, Dsts: 1, Effects: SetsPred},
+	"and":        {Name: "and", MinArgs: 3, MaxArgs: 3, Dsts: 1},
+	"or":         {Name: "or", MinArgs: 3, MaxArgs: 3, Dsts: 1},
+	"xor":        {Name: "xor", MinArgs: 3, MaxArgs: 3, Dsts: 1},
+	"not":        {Name: "not", MinArgs: 2, MaxArgs: 2, Dsts: 1},
+	"cnot":       {Name: "cnot", MinArgs: 2, MaxArgs: 2, Dsts: 1},
+	"shl":        {Name: "shl", MinArgs: 3, MaxArgs: 3, Dsts: 1},
+	"shr":        {Name: "shr", MinArgs: 3, MaxArgs: 3, Dsts: 1},
+	"bfe":        {Name: "bfe", MinArgs: 4, MaxArgs: 4, Dsts: 1},
+	"bfi":        {Name: "bfi", MinArgs: 5, MaxArgs: 5, Dsts: 1},
+	"brev":       {Name: "brev", MinArgs: 2, MaxArgs: 2, Dsts: 1},
+	"bfind":      {Name: "bfind", MinArgs: 2, MaxArgs: 2, Dsts: 1},
+	"shf":        {Name: "shf", MinArgs: 4, MaxArgs: 4, Modes: []string{"l", "r"}, Dsts: 1},
+	"sad":        {Name: "sad", MinArgs: 4, MaxArgs: 4, Dsts: 1},
+	"popc":       {Name: "popc", MinArgs: 2, MaxArgs: 2, Dsts: 1},
+	"clz":        {Name: "clz", MinArgs: 2, MaxArgs: 2, Dsts: 1},
+	"prmt":       {Name: "prmt", MinArgs: 4, MaxArgs: 4, Modes: []string{"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"}, Dsts: 1},
+	"setp":       {Name: "setp", MinArgs: 3, MaxArgs: 4, Cmp: true, Dsts: 1, Effects: SetsPred},
+	"set":        {Name: "set", MinArgs: 3, MaxArgs: 4, Cmp: true, Dsts: 1},
+	"selp":       {Name: "selp", MinArgs: 4, MaxArgs: 4, Dsts: 1},
+	"slct":       {Name: "slct", MinArgs: 4, MaxArgs: 4, Dsts: 1},
+	"bra":        {Name: "bra", MinArgs: 1, MaxArgs: 1, Effects: Branch},
+	"call":       {Name: "call", MinArgs: 1, MaxArgs: 3, Effects: Calls | ReadsMem | WritesMem},
+	"ret":        {Name: "ret", MinArgs: 0, MaxArgs: 0, Effects: Ends},
+	"exit":       {Name: "exit", MinArgs: 0, MaxArgs: 0, Effects: Ends},
+	"trap":       {Name: "trap", MinArgs: 0, MaxArgs: 0, Effects: Ends},
+	"bar":        {Name: "bar", MinArgs: 0, MaxArgs: 2, Modes: []string{"sync", "arrive", "warp"}, Effects: Sync},
+	"barrier":    {Name: "barrier", MinArgs: 0, MaxArgs: 2, Modes: []string{"sync", "arrive"}, Effects: Sync},
+	"membar":     {Name: "membar", MinArgs: 0, MaxArgs: 0, Effects: Sync},
+	"fence":      {Name: "fence", MinArgs: 0, MaxArgs: 0, Effects: Sync},
+	"atom":       {Name: "atom", MinArgs: 3, MaxArgs: 4, Modes: atomModes, Dsts: 1, Effects: ReadsMem | WritesMem},
+	"red":        {Name: "red", MinArgs: 2, MaxArgs: 2, Modes: atomModes, Effects: ReadsMem | WritesMem},
+	"shfl":       {Name: "shfl", MinArgs: 4, MaxArgs: 5, Modes: []string{"up", "down", "bfly", "idx"}, Dsts: 1, Effects: Lanes},
+	"vote":       {Name: "vote", MinArgs: 2, MaxArgs: 3, Modes: []string{"all", "any", "uni", "ballot"}, Dsts: 1, Effects: Lanes},
+	"activemask": {Name: "activemask", MinArgs: 1, MaxArgs: 1, Dsts: 1, Effects: Lanes},
+	"nanosleep":  {Name: "nanosleep", MinArgs: 1, MaxArgs: 1, Effects: Sync},
+	"prefetch":   {Name: "prefetch", MinArgs: 1, MaxArgs: 1, Effects: Hint},
 }
 
 // LookupOp returns the table entry of opcode name, or nil when PTX has no
@@ -164,4 +175,134 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Effect is a set of things an instruction does besides writing its
+// destination registers. Passes ask for it to decide whether an
+// instruction may be removed when its results are dead, or moved.
+type Effect uint16
+
+// The effects. A memory effect applies to the instruction's state space
+// (Inst.Space; generic addressing when none is named).
+const (
+	// ReadsMem: the instruction reads memory (ld, atom, call).
+	ReadsMem Effect = 1 << iota
+	// WritesMem: the instruction writes memory (st, atom, red, call).
+	WritesMem
+	// Sync: the instruction orders memory or threads (bar, membar,
+	// fence, nanosleep); nothing moves across it.
+	Sync
+	// Branch: the instruction may go to the label of its first operand.
+	Branch
+	// Ends: control does not go on past the instruction in this function
+	// (exit, ret, trap) unless a guard is false.
+	Ends
+	// Calls: the instruction calls a function.
+	Calls
+	// Lanes: the result depends on other lanes of the warp (shfl, vote,
+	// activemask), so the instruction may not move across divergent
+	// control flow.
+	Lanes
+	// SetsPred: the destination is a predicate (setp, testp).
+	SetsPred
+	// Hint: the instruction has no effect on results (prefetch).
+	Hint
+	// Volatile: a memory access that must happen exactly as written
+	// (ld.volatile, st.volatile); set per instruction, never in the table.
+	Volatile
+)
+
+// Info returns the table entry of the instruction's opcode, or nil for an
+// opcode the table lacks (only possible for an Inst built by hand).
+func (in *Inst) Info() *OpInfo { return opTable[in.Op] }
+
+// Effects returns the instruction's effects: its opcode's, plus Volatile
+// for a .volatile access.
+func (in *Inst) Effects() Effect {
+	info := in.Info()
+	if info == nil {
+		return 0
+	}
+	e := info.Effects
+	if e&(ReadsMem|WritesMem) != 0 && in.Has("volatile") {
+		e |= Volatile
+	}
+	return e
+}
+
+// Removable reports whether the instruction does nothing but write its
+// destinations, so that it may be deleted when none of them is read
+// (loads included: a dead non-volatile load has no effect).
+func (in *Inst) Removable() bool {
+	info := in.Info()
+	if info == nil || info.Dsts == 0 {
+		return false
+	}
+	return in.Effects()&^(ReadsMem|SetsPred|Lanes) == 0
+}
+
+// Dests returns the operands the instruction writes (empty for stores,
+// branches, barriers; call's result list when it has one).
+func (in *Inst) Dests() []Operand {
+	info := in.Info()
+	if info == nil {
+		return nil
+	}
+	if in.Op == "call" {
+		if len(in.Args) > 1 && in.Args[0].Kind == OpList {
+			return in.Args[:1]
+		}
+		return nil
+	}
+	return in.Args[:min(info.Dsts, len(in.Args))]
+}
+
+// Sources returns the operands the instruction reads: all but its
+// destinations.
+func (in *Inst) Sources() []Operand { return in.Args[len(in.Dests()):] }
+
+// DefRegs appends to out the registers the instruction writes: its
+// destinations' registers, a predicate pair's second register, vector
+// elements. A sink (_) writes nothing.
+func (in *Inst) DefRegs(out []string) []string {
+	for _, a := range in.Dests() {
+		out = a.appendRegs(out, true)
+	}
+	return out
+}
+
+// UseRegs appends to out the registers the instruction reads: the guard,
+// its source operands' registers and address bases. Special registers
+// (%tid.x, ...) are left out: nothing writes them.
+func (in *Inst) UseRegs(out []string) []string {
+	if in.Guard != "" {
+		out = append(out, in.Guard)
+	}
+	for _, a := range in.Sources() {
+		out = a.appendRegs(out, false)
+	}
+	return out
+}
+
+// appendRegs appends the registers operand o names; dst says whether o is
+// a destination (where the pair of p|q is a register too).
+func (o Operand) appendRegs(out []string, dst bool) []string {
+	switch o.Kind {
+	case OpReg:
+		if _, special := SpecialRegs[o.Name]; !special {
+			out = append(out, o.Name)
+		}
+		if dst && o.Pair != "" {
+			out = append(out, o.Pair)
+		}
+	case OpAddr:
+		if len(o.Name) > 0 && o.Name[0] == '%' {
+			out = append(out, o.Name)
+		}
+	case OpVec, OpList:
+		for _, e := range o.Elems {
+			out = e.appendRegs(out, dst)
+		}
+	}
+	return out
 }

@@ -41,6 +41,13 @@ func (d *decoder) inst(fi *fnInstance, in *ptx.Inst) error {
 		}
 		return nil
 	}
+	// types holds each operand's type, from the ptx package's rules (the
+	// checker's): the simulator keeps no list of operand shapes of its own.
+	var types []ptx.Type
+	operandTypes := func() error {
+		types, err = in.OperandTypes()
+		return err
+	}
 	emit := func() error {
 		if x.fn == nil && x.kind == kALU {
 			return unsupported(in.Pos, "instruction %s is not supported by the simulator", in.String())
@@ -122,7 +129,10 @@ func (d *decoder) inst(fi *fnInstance, in *ptx.Inst) error {
 		if x.d, err = d.dst(fi, A[0]); err != nil {
 			return err
 		}
-		if err := srcs(1, t); err != nil {
+		if err := operandTypes(); err != nil {
+			return err
+		}
+		if err := srcs(1, types[1:]...); err != nil {
 			return err
 		}
 		x.fn, x.f2 = cvtaFunc(in)
@@ -131,7 +141,10 @@ func (d *decoder) inst(fi *fnInstance, in *ptx.Inst) error {
 		if x.d, err = d.dst(fi, A[0]); err != nil {
 			return err
 		}
-		if err := srcs(1, x.t2); err != nil {
+		if err := operandTypes(); err != nil {
+			return err
+		}
+		if err := srcs(1, types[1:]...); err != nil {
 			return err
 		}
 		if x.fn, err = cvtHandler(x, in); err != nil {
@@ -144,7 +157,10 @@ func (d *decoder) inst(fi *fnInstance, in *ptx.Inst) error {
 		if x.d, err = d.dst(fi, A[0]); err != nil {
 			return err
 		}
-		if err := srcs(1, t, t); err != nil {
+		if err := operandTypes(); err != nil {
+			return err
+		}
+		if err := srcs(1, types[1:3]...); err != nil {
 			return err
 		}
 		if x.pc, err = d.pred(fi, A[3].Name, A[3].Pos); err != nil {
@@ -157,7 +173,10 @@ func (d *decoder) inst(fi *fnInstance, in *ptx.Inst) error {
 		if x.d, err = d.dst(fi, A[0]); err != nil {
 			return err
 		}
-		if err := srcs(1, t, t, x.t2); err != nil {
+		if err := operandTypes(); err != nil {
+			return err
+		}
+		if err := srcs(1, types[1:]...); err != nil {
 			return err
 		}
 		x.fn = opSlct
@@ -182,7 +201,10 @@ func (d *decoder) inst(fi *fnInstance, in *ptx.Inst) error {
 		if x.pd, err = d.pred(fi, A[0].Name, A[0].Pos); err != nil {
 			return err
 		}
-		if err := srcs(1, t); err != nil {
+		if err := operandTypes(); err != nil {
+			return err
+		}
+		if err := srcs(1, types[1:]...); err != nil {
 			return err
 		}
 		x.mode = testpModes[in.Mode[0]]
@@ -197,40 +219,11 @@ func (d *decoder) inst(fi *fnInstance, in *ptx.Inst) error {
 	if x.d, err = d.dst(fi, A[0]); err != nil {
 		return err
 	}
-	st := t
-	switch in.Op {
-	case "shl", "shr":
-		if err := srcs(1, t, ptx.U32); err != nil {
-			return err
-		}
-	case "bfe":
-		if err := srcs(1, t, ptx.U32, ptx.U32); err != nil {
-			return err
-		}
-	case "bfi":
-		if err := srcs(1, t, t, ptx.U32, ptx.U32); err != nil {
-			return err
-		}
-	case "shf":
-		if err := srcs(1, t, t, ptx.U32); err != nil {
-			return err
-		}
-	case "mad":
-		ct := t
-		if in.Has("wide") {
-			ct = wideOf(t)
-		}
-		if err := srcs(1, t, t, ct); err != nil {
-			return err
-		}
-	default:
-		ts := make([]ptx.Type, len(A)-1)
-		for i := range ts {
-			ts[i] = st
-		}
-		if err := srcs(1, ts...); err != nil {
-			return err
-		}
+	if err := operandTypes(); err != nil {
+		return err
+	}
+	if err := srcs(1, types[1:]...); err != nil {
+		return err
 	}
 	if err := selectArith(x, in); err != nil {
 		return err

@@ -1,5 +1,10 @@
 package ptx
 
+import (
+	"slices"
+	"strings"
+)
+
 // OpInfo describes one PTX opcode: its operand counts, the op-specific
 // modifiers it accepts, which operands it writes and what else it does.
 // The parser uses it to reject unknown instructions and modifiers; the
@@ -304,5 +309,33 @@ func (o Operand) appendRegs(out []string, dst bool) []string {
 			out = e.appendRegs(out, dst)
 		}
 	}
+	return out
+}
+
+// OperandTypes returns the type each operand of the instruction has, as
+// its opcode and type modifiers say (the checker's rules): TypeNone for an
+// address, a label or an operand that may have any type. It reports a
+// missing or unsuitable type modifier as an *Error.
+func (in *Inst) OperandTypes() ([]Type, error) {
+	roles, err := operandRoles(in)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Type, len(in.Args))
+	for i := range out {
+		if i < len(roles) {
+			out[i] = roles[i].t
+		}
+	}
+	return out, nil
+}
+
+// Ops returns the table's entries, sorted by name.
+func Ops() []*OpInfo {
+	out := make([]*OpInfo, 0, len(opTable))
+	for _, info := range opTable {
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b *OpInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }

@@ -339,3 +339,52 @@ func Ops() []*OpInfo {
 	slices.SortFunc(out, func(a, b *OpInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
+
+// NewInst builds an instruction from its opcode with modifiers ("add.u64",
+// "setp.ne.or.u64") and its operands, classifying the modifiers as the
+// parser does. It fails on an opcode or modifier the table does not have.
+func NewInst(op string, args ...Operand) (*Inst, error) {
+	parts := strings.Split(op, ".")
+	in := &Inst{Op: parts[0], Args: args}
+	for _, m := range parts[1:] {
+		if m == "" {
+			return nil, errorf(Pos{}, "empty modifier in %q", op)
+		}
+		in.Mods = append(in.Mods, m)
+	}
+	info := LookupOp(in.Op)
+	if info == nil {
+		return nil, errorf(Pos{}, "unknown instruction %q", in.Op)
+	}
+	if err := classify(in, info); err != nil {
+		return nil, err
+	}
+	if len(args) < info.MinArgs || len(args) > info.MaxArgs {
+		return nil, errorf(Pos{}, "%s takes %d to %d operands, found %d", in.Op, info.MinArgs, info.MaxArgs, len(args))
+	}
+	return in, nil
+}
+
+// Regs appends to out the registers operand o names (its register, a
+// predicate pair's second, an address base, vector elements), special
+// registers left out.
+func (o Operand) Regs(out []string) []string { return o.appendRegs(out, true) }
+
+// Reg is the operand naming register name.
+func Reg(name string) Operand { return Operand{Kind: OpReg, Name: name} }
+
+// Sym is the operand naming a label, variable, parameter or function.
+func Sym(name string) Operand { return Operand{Kind: OpSym, Name: name} }
+
+// Int is the integer immediate v, written in decimal.
+func Int(v int64) Operand { return Operand{Kind: OpInt, Int: v} }
+
+// Hex is the integer immediate v written with digits hex digits.
+func Hex(v uint64, digits int) Operand { return Operand{Kind: OpInt, Int: int64(v), HexDigits: digits} }
+
+// Addr is the address operand [base+off]; base is a register or a
+// variable or parameter name.
+func Addr(base string, off int64) Operand { return Operand{Kind: OpAddr, Name: base, Int: off} }
+
+// Vec is the vector operand {elems...}.
+func Vec(elems ...Operand) Operand { return Operand{Kind: OpVec, Elems: elems} }

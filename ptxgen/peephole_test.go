@@ -8,6 +8,7 @@ import (
 
 	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gpusim"
+	"github.com/gxbit/gxbit/ptx"
 )
 
 // sumBody is a kernel body as the emitter writes it: thread idx sums the
@@ -252,4 +253,34 @@ func testPeephole(t *testing.T, body string) {
 			t.Errorf("%s: no sum", c.name)
 		}
 	}
+}
+
+// optimizeBody runs the peephole pass over a kernel body written as text,
+// as a test writes one; decls declares the registers the hoisted loops use
+// (hoist.go, unroll.go), "" when none.
+func optimizeBody(s string) (text, decls string) {
+	ls, err := parseBody(s)
+	if err != nil {
+		panic(fmt.Sprintf("ptxgen: the emitted body does not parse: %v", err))
+	}
+	ls = optimize(ls)
+	var b strings.Builder
+	for _, st := range stmts(ls) {
+		ptx.WriteStmt(&b, st, "\t")
+	}
+	var d strings.Builder
+	for _, st := range hoistDecls(ls) {
+		ptx.WriteStmt(&d, st, "\t")
+	}
+	return b.String(), d.String()
+}
+
+// parseBody reads a kernel body written as PTX text (the emitter's, or a
+// test's) into lines.
+func parseBody(s string) ([]*pline, error) {
+	m, err := ptx.Parse(".version 8.0\n.target sm_90\n.address_size 64\n.entry body()\n{\n" + s + "}\n")
+	if err != nil {
+		return nil, err
+	}
+	return bodyLines(m.Funcs[0].Body.Stmts), nil
 }

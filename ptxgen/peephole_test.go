@@ -284,3 +284,36 @@ func parseBody(s string) ([]*pline, error) {
 	}
 	return bodyLines(m.Funcs[0].Body.Stmts), nil
 }
+
+// TestUnrollDeterministic checks that the hoisted and unrolled loop's
+// text does not depend on map order: two addresses stepped by registers
+// get their %hs registers in register order, the same every time.
+func TestUnrollDeterministic(t *testing.T) {
+	body := strings.Replace(sumBody, "\tadd.u64 %r11, %r1, 8;\n", `	@%p1 ld.global.u64 %r22, [%r20];
+	add.u64 %r18, %r18, %r22;
+	@%p1 ld.global.u64 %r25, [%r23];
+	add.u64 %r18, %r18, %r25;
+	add.u64 %r23, %r23, %r24;
+	add.u64 %r20, %r20, %r21;
+	add.u64 %r11, %r1, 8;
+`, 1)
+	body = strings.Replace(body, "\tmov.b64 %r18, %r9;\n", `	mov.b64 %r18, %r9;
+	mov.b64 %r20, 4096;
+	mov.b64 %r21, -24;
+	mov.b64 %r23, 8192;
+	mov.b64 %r24, 40;
+	mov.b64 %r22, 0;
+	mov.b64 %r25, 0;
+	setp.ne.u64 %p1, %idx, %idx;
+`, 1)
+	body = strings.Replace(body, "\tst.global.u64 [%t0], %r18;\n", "\tadd.u64 %r18, %r18, %r20;\n\tadd.u64 %r18, %r18, %r23;\n\tst.global.u64 [%t0], %r18;\n", 1)
+	first, _ := optimizeBody(body)
+	if !strings.Contains(first, "cvt.u32.u64 %hs0, %r21;") || !strings.Contains(first, "cvt.u32.u64 %hs1, %r24;") {
+		t.Fatalf("the register steps are not numbered in register order:\n%s", first)
+	}
+	for range 20 {
+		if again, _ := optimizeBody(body); again != first {
+			t.Fatalf("the optimized body differs between runs:\n%s\n--- then ---\n%s", first, again)
+		}
+	}
+}

@@ -1,14 +1,20 @@
-// Package ptx parses and checks PTX assembly modules (NVIDIA's virtual ISA)
-// into an abstract syntax tree. It is shared by the code generator, which
-// checks what it emits, and by the simulated GPU, which decodes the tree into
-// its executable form.
+// Package ptx is gxbit's one model of PTX assembly (NVIDIA's virtual
+// ISA): the op table (ops.go: per opcode its operands, which of them it
+// writes and what else it does), the tree of a module, the parser, the
+// checker and the printer. The code generator builds kernels as values of
+// this package and its passes read the op table; the simulated GPU
+// decodes the tree, taking operand types from the same rules as the
+// checker.
 //
 // The package covers the subset of PTX ISA 9.0 that compute kernels use:
 // module directives, .entry and .func definitions, register and variable
 // declarations in every state space, labels, predicated instructions and all
 // operand forms. Parse builds the tree; Check verifies it (declared
-// registers, compatible types, defined labels and state spaces). Both report
-// problems as *Error values carrying a line and column.
+// registers, compatible types, writable destinations, defined labels and
+// state spaces); Print writes it back in one canonical layout, keeping
+// whole-line comments inside bodies, so that Print(Parse(x)) == x for
+// text in that layout. Parse and Check report problems as *Error values
+// carrying a line and column.
 package ptx
 
 import (

@@ -68,11 +68,16 @@ func (l *pline) clone() *pline {
 	return &pline{in: &in, op: l.op}
 }
 
-// setOp changes l's opcode and modifiers, keeping its operands and guard.
-func (l *pline) setOp(op string) {
-	n := inst(op, l.in.Args...)
-	n.in.Guard, n.in.GuardNeg = l.in.Guard, l.in.GuardNeg
-	l.in, l.op = n.in, op
+// setType changes the type modifier of l, an instruction with one.
+func (l *pline) setType(t ptx.Type) {
+	old := l.in.Type().String()
+	for k, m := range l.in.Mods {
+		if m == old {
+			l.in.Mods[k] = t.String()
+		}
+	}
+	l.in.Types[0] = t
+	l.op = l.in.String()
 }
 
 // touch drops l's cached register lists after its operands changed.
@@ -522,14 +527,18 @@ func coalesce(ls []*pline, v *live) bool {
 		if !ok || i < 0 {
 			continue
 		}
-		var crossOp string
+		var crossType ptx.Type
 		if cross {
-			op := ls[i].op
-			n := strings.LastIndexByte(op, '.')
-			if !strings.HasPrefix(op, "ld.") || n < 0 || (op[n+1:] != "u64" && op[n+1:] != "b64" && op[n+1:] != "u32" && op[n+1:] != "b32") {
+			ld := ls[i].in
+			switch ld.Type() {
+			case ptx.U64, ptx.B64:
+				crossType = ptx.B64
+			case ptx.U32, ptx.B32:
+				crossType = ptx.B32
+			}
+			if ld.Op != "ld" || len(ld.Types) != 1 || crossType == ptx.TypeNone {
 				continue
 			}
-			crossOp = op[:n+1] + "b" + op[n+2:]
 			for k := i + 1; k < j; k++ {
 				if has(ls[k].uses(), x) {
 					ok = false
@@ -585,7 +594,7 @@ func coalesce(ls []*pline, v *live) bool {
 			continue
 		}
 		if cross {
-			ls[i].setOp(crossOp)
+			ls[i].setType(crossType)
 		}
 		re := func(l *pline, from int) {
 			for a := from; a < len(l.in.Args); a++ {
@@ -681,9 +690,9 @@ func foldDisplacements(ls []*pline, v *live) {
 		m := ls[k]
 		at := -1
 		switch {
-		case strings.HasPrefix(m.op, "ld.") && m.nargs() == 2 && m.arg(1) == "["+t+"]" && m.arg(0) != t:
+		case m.in.Op == "ld" && m.nargs() == 2 && isAddrOf(m.in.Args[1], t) && m.arg(0) != t:
 			at = 1
-		case strings.HasPrefix(m.op, "st.") && m.nargs() == 2 && m.arg(0) == "["+t+"]" && m.arg(1) != t:
+		case m.in.Op == "st" && m.nargs() == 2 && isAddrOf(m.in.Args[0], t) && m.arg(1) != t:
 			at = 0
 		}
 		if at < 0 {
@@ -713,3 +722,8 @@ func nextLive(ls []*pline, i int) int {
 
 // none says whether o is the zero Operand: no operand at all.
 func none(o ptx.Operand) bool { return o.Kind == 0 }
+
+// isAddrOf says whether operand o is the address [r].
+func isAddrOf(o ptx.Operand, r string) bool {
+	return o.Kind == ptx.OpAddr && o.Name == r && o.Int == 0
+}

@@ -419,6 +419,12 @@ func (o Operand) String() string {
 		if o.Pair != "" {
 			s += "|" + o.Pair
 		}
+		switch {
+		case o.Kind == OpSym && o.Int > 0:
+			s += fmt.Sprintf("+%d", o.Int)
+		case o.Kind == OpSym && o.Int < 0:
+			s += fmt.Sprintf("%d", o.Int)
+		}
 		return s
 	case OpInt:
 		if o.HexDigits > 0 {

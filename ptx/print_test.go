@@ -109,6 +109,8 @@ func TestPrintKeepsLayout(t *testing.T) {
 .target sm_90
 .address_size 64
 
+.global .align 8 .b8 g[16];
+
 .visible .entry k(
 	.param .u64 count,
 	.param .align 8 .b8 blob[16]
@@ -127,6 +129,8 @@ func TestPrintKeepsLayout(t *testing.T) {
 	ld.global.v2.f64 {%d, %d}, [%r1+-8];
 	mov.f64 %d, 0d3FF0000000000000;
 	mov.f64 %d, 1.5;
+	mov.u64 %r3, g+8;
+	mov.u64 %r3, g-8;
 $Ldone:
 	ret;
 }

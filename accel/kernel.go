@@ -76,6 +76,11 @@ func (sp *spot) liftLevel(lifter gvinst.Translator) error {
 				b.SplitAt(e)
 			}
 		}
+		for _, c := range sp.partCuts() {
+			if c != addr {
+				b.SplitAt(c)
+			}
+		}
 		if err := gvinst.Optimize(b); err != nil {
 			return fmt.Errorf("optimizing %#x: %w", addr, err)
 		}
@@ -113,6 +118,9 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 		return err
 	}
 	sp.kernel = k
+	if sp.sched != nil {
+		sp.generateParts(sp.sched)
+	}
 	if sp.inner != 0 && sp.blocks[sp.inner] != nil {
 		inner := map[uint64]bool{}
 		for a := range sp.blocks {
@@ -180,7 +188,11 @@ func (sp *spot) build() error {
 	}
 	k := sp.kernel
 	if a.opts.PTXDir != "" {
-		for suffix, k := range map[string]*ptxgen.Kernel{"": sp.kernel, "_2d": sp.kernel2} {
+		ks := map[string]*ptxgen.Kernel{"": sp.kernel, "_2d": sp.kernel2}
+		for i, p := range sp.parts {
+			ks[fmt.Sprintf("_s%d", i+1)] = p.k
+		}
+		for suffix, k := range ks {
 			if k == nil {
 				continue
 			}
@@ -201,6 +213,14 @@ func (sp *spot) build() error {
 	bps := map[uint64]bool{sp.header: true}
 	if sp.kernel2 != nil {
 		bps[sp.inner] = true
+	}
+	for _, p := range sp.parts {
+		for _, a := range []uint64{p.nest.Inner, p.nest.ThreadLoop} {
+			if a != 0 {
+				bps[a] = true
+			}
+		}
+		sp.rec.watch = append(sp.rec.watch, &p.watch)
 	}
 	exits := map[uint64]bool{}
 	for e := range sp.exits {

@@ -790,7 +790,8 @@ func (a *analysis) findLiveIns() {
 }
 
 // liveAt computes the values read on some path from header, through the
-// given blocks, before being written.
+// given blocks, before being written (blocks no such path reaches read
+// nothing).
 func (a *analysis) liveAt(header uint64, blocks []uint64) []LiveIn {
 	inSet := map[uint64]bool{}
 	for _, b := range blocks {
@@ -867,7 +868,10 @@ func (a *analysis) liveAt(header uint64, blocks []uint64) []LiveIn {
 	}
 	live := map[int]bool{}
 	for _, b := range blocks {
-		def := in[b]
+		def, reached := in[b]
+		if !reached {
+			continue // no path from header runs it
+		}
 		for r := range uses[b].exp {
 			if !def[r] {
 				live[r] = true

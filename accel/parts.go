@@ -503,6 +503,12 @@ func (sp *spot) offloadParts(cpu *gvinst.CPU, in ptxgen.LaunchInput, P int, site
 			byKey[key] = ptxgen.Range{Lo: min(r.Lo, sites[i].Lo), Hi: max(r.Hi, sites[i].Hi)}
 		}
 	}
+	if sp.a.prefer1D(sp.kernel, in.Count) {
+		// The simulator, with rows enough for every host core: one thread
+		// per row pays a thread's prologue once per row (prefer1D).
+		sp.rep.Note = "the level's own kernel ran: on the simulator, with a CTA of rows for every host core"
+		return false, nil
+	}
 	inputs, why := sp.partInputs(in, P, byKey)
 	if why != "" {
 		sp.rep.Note = "the level's own kernel ran: " + why

@@ -23,7 +23,13 @@ type GeneratedKernel struct {
 	// launch uses when the probed rows confirm the inner level's shape;
 	// nil when there is none, and Note says why.
 	Kernel2D *ptxgen.Kernel
-	Note     string
+	// Scheduled are the schedule's kernels, which a launch runs in order
+	// in place of Kernel when the probe confirms them (distribution, a
+	// loop interchanged inward under a grid level), each with the
+	// schedule's kernel in words; nil when the schedule is Kernel's own.
+	Scheduled      []*ptxgen.Kernel
+	ScheduledWords []string
+	Note           string
 	// Schedule is the schedule of the hot spot (schedule.Format) and
 	// ScheduleNote how the kernels above compare with it.
 	Schedule, ScheduleNote string
@@ -43,7 +49,12 @@ func GenerateKernels(lifter gvinst.Translator, prof *profile.File) []GeneratedKe
 		}
 		sp := newSpot(hs, L)
 		err := sp.generate(lifter)
-		out = append(out, GeneratedKernel{Entry: sp.entry, Header: sp.header, Function: hs.Function, Kernel: sp.kernel, Kernel2D: sp.kernel2, Note: sp.rep.Note,
+		var sk []*ptxgen.Kernel
+		var sw []string
+		for _, p := range sp.parts {
+			sk, sw = append(sk, p.k), append(sw, p.what)
+		}
+		out = append(out, GeneratedKernel{Scheduled: sk, ScheduledWords: sw, Entry: sp.entry, Header: sp.header, Function: hs.Function, Kernel: sp.kernel, Kernel2D: sp.kernel2, Note: sp.rep.Note,
 			Schedule: sp.rep.ScheduleDetail, ScheduleNote: sp.rep.ScheduleNote, Err: err})
 	}
 	return out

@@ -153,6 +153,10 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		e.i("exit").when("%p0")
 	}
 	interchanged := a.n.Interchange
+	// threadLoop: the 2D prologue (y the level, x the inner level), the
+	// interchanged inner loop (each thread runs its own inner iteration of
+	// every row of the thread loop).
+	threadLoop := a.n.ThreadLoop != 0
 	if interchanged {
 		// Interchanged: idx above is the inner iteration (x); the thread
 		// runs the rows from the first, and idx counts them.
@@ -209,16 +213,20 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		e.i("ld.param.u64", fmt.Sprintf("%%sl%d", i), ptx.Addr(fmt.Sprintf("site%d_lo", i), 0))
 		e.i("ld.param.u64", fmt.Sprintf("%%sh%d", i), ptx.Addr(fmt.Sprintf("site%d_span", i), 0))
 	}
-	e.i("bra", label(a.n.Header))
-	if interchanged {
+	e.i("bra", label(a.n.start()))
+	if interchanged || threadLoop {
 		// Entering the inner loop: this row's trip count; a thread past
 		// it skips the row's inner loop, else moves to its iteration.
+		// (With a thread loop, the level's row is the thread's: its trip
+		// count, computed in the prologue, holds for every entry.)
 		e.label("$Linner_entry")
-		e.i("ld.param.u64", "%ib", ptx.Addr("itrip0", 0))
-		e.i("ld.param.u64", "%t1", ptx.Addr("itripstep", 0))
-		e.i("mad.lo.u64", "%ib", "%t1", "%idx", "%ib")
-		e.i("setp.ge.u64", "%p0", "%xi", "%ib")
-		e.i("bra", label(a.innerExit)).when("%p0")
+		if !threadLoop {
+			e.i("ld.param.u64", "%ib", ptx.Addr("itrip0", 0))
+			e.i("ld.param.u64", "%t1", ptx.Addr("itripstep", 0))
+			e.i("mad.lo.u64", "%ib", "%t1", "%idx", "%ib")
+			e.i("setp.ge.u64", "%p0", "%xi", "%ib")
+			e.i("bra", label(a.innerExit)).when("%p0")
+		}
 		for _, l := range a.innerLive {
 			dst := ""
 			if l.Stack {
@@ -245,15 +253,17 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		e.i("setp.ne.u64", "%p0", "%xi", "%t0")
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
 		e.i("bra", label(a.innerExit))
-		// The level's back edge: the next row, until count rows ran.
-		e.label("$Linner_row")
-		e.i("add.u64", "%idx", "%idx", 1)
-		e.i("ld.param.u64", "%t0", ptx.Addr("count", 0))
-		e.i("setp.lt.u64", "%p0", "%idx", "%t0")
-		e.i("bra", label(a.n.Header)).when("%p0")
-		e.i("bra", "$Ldone")
+		if interchanged {
+			// The level's back edge: the next row, until count rows ran.
+			e.label("$Linner_row")
+			e.i("add.u64", "%idx", "%idx", 1)
+			e.i("ld.param.u64", "%t0", ptx.Addr("count", 0))
+			e.i("setp.lt.u64", "%p0", "%idx", "%t0")
+			e.i("bra", label(a.n.start())).when("%p0")
+			e.i("bra", "$Ldone")
+		}
 	}
-	if a.inner != nil && !interchanged {
+	if a.inner != nil && !interchanged && !threadLoop {
 		// Entering the inner loop from the outer body: move this thread to
 		// its inner iteration.
 		e.label("$Linner_entry")
@@ -373,7 +383,7 @@ func emit(a *analysis, k *Kernel) (string, error) {
 	f.Body.Stmts = append(f.Body.Stmts, hoistDecls(ls)...)
 	f.Body.Stmts = append(f.Body.Stmts, stmts(ls)...)
 	m := &ptx.Module{Version: "8.0", Target: []string{"sm_90"}, AddressSize: 64, Funcs: []*ptx.Func{f}}
-	header := fmt.Sprintf("//\n// gxbit kernel %s: the loop at %#x, one iteration per thread.\n//\n", k.Name, a.n.Header)
+	header := fmt.Sprintf("//\n// gxbit kernel %s: the loop at %#x, %s.\n//\n", k.Name, a.n.Header, shapeOf(a.n))
 	return header + ptx.Print(m), nil
 }
 
@@ -484,6 +494,29 @@ func flit(t gvinst.Type, v float64) ptx.Operand {
 	return ptx.Operand{Kind: ptx.OpFloat, Float: v, FloatBits: math.Float64bits(v), FloatSize: 8}
 }
 
+// shapeOf says in words how a kernel maps the nest to threads, for the
+// kernel's header comment.
+func shapeOf(n *Nest) string {
+	var s string
+	switch {
+	case n.Interchange:
+		s = fmt.Sprintf("interchanged: x over the inner loop at %#x, each thread running the level's rows in order", n.Inner)
+	case n.ThreadLoop != 0:
+		s = fmt.Sprintf("2D: y over the level, x over the inner loop at %#x, each thread running the loop at %#x in order (interchanged inward)", n.Inner, n.ThreadLoop)
+	case n.Inner != 0:
+		s = fmt.Sprintf("2D: y over the level, x over the inner loop at %#x", n.Inner)
+	default:
+		s = "one iteration per thread"
+	}
+	if n.Start != 0 {
+		s += fmt.Sprintf("; a distributed part: each iteration from %#x", n.Start)
+	}
+	if n.Stop != 0 {
+		s += fmt.Sprintf("; a distributed part: each iteration up to %#x", n.Stop)
+	}
+	return s
+}
+
 // target returns the label control goes to for a successor address.
 func (e *emitter) target(to uint64) string {
 	if in := e.a.inner; in != nil {
@@ -497,7 +530,7 @@ func (e *emitter) target(to uint64) string {
 			return "$Linner_entry"
 		}
 	}
-	if to == e.a.n.Header {
+	if to == e.a.n.Header || to == e.a.n.Stop && to != 0 {
 		if e.a.n.Interchange {
 			return "$Linner_row"
 		}

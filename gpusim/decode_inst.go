@@ -92,8 +92,11 @@ func (d *decoder) inst(fi *fnInstance, in *ptx.Inst) error {
 		}
 		// a = barrier number, b = expected thread count (-1: the whole CTA).
 		x.a, x.b = d.constReg(0), -1
+		if err := operandTypes(); err != nil {
+			return err
+		}
 		if len(A) > 0 {
-			if x.a, err = d.src(fi, A[0], ptx.U32); err != nil {
+			if x.a, err = d.src(fi, A[0], types[0]); err != nil {
 				return err
 			}
 			if A[0].Kind == ptx.OpInt && (A[0].Int < 0 || A[0].Int > 15) {
@@ -101,7 +104,7 @@ func (d *decoder) inst(fi *fnInstance, in *ptx.Inst) error {
 			}
 		}
 		if len(A) > 1 {
-			if x.b, err = d.src(fi, A[1], ptx.U32); err != nil {
+			if x.b, err = d.src(fi, A[1], types[1]); err != nil {
 				return err
 			}
 			if A[1].Kind == ptx.OpInt && (A[1].Int <= 0 || A[1].Int%32 != 0) {
@@ -471,10 +474,14 @@ func (d *decoder) setp(fi *fnInstance, in *ptx.Inst, x *inst, guard int32) error
 			}
 		}
 	}
-	if x.a, err = d.src(fi, A[1], ct); err != nil {
+	types, err := in.OperandTypes()
+	if err != nil {
 		return err
 	}
-	if x.b, err = d.src(fi, A[2], ct); err != nil {
+	if x.a, err = d.src(fi, A[1], types[1]); err != nil {
+		return err
+	}
+	if x.b, err = d.src(fi, A[2], types[2]); err != nil {
 		return err
 	}
 	if len(A) > 3 {
@@ -538,7 +545,11 @@ func (d *decoder) atom(fi *fnInstance, in *ptx.Inst, x *inst, guard int32) error
 	if x.space == msConst || x.space == msKParam || x.space == msLocal {
 		return decodeErr(A[ai].Pos, "%s: atomics need .global, .shared or generic addresses", in.String())
 	}
-	if x.a, err = d.src(fi, A[ai+1], t); err != nil {
+	types, err := in.OperandTypes()
+	if err != nil {
+		return err
+	}
+	if x.a, err = d.src(fi, A[ai+1], types[ai+1]); err != nil {
 		return err
 	}
 	op := in.Mode[0]
@@ -546,7 +557,7 @@ func (d *decoder) atom(fi *fnInstance, in *ptx.Inst, x *inst, guard int32) error
 		if len(A) < ai+3 {
 			return decodeErr(in.Pos, "%s needs a compare and a new value", in.String())
 		}
-		if x.b, err = d.src(fi, A[ai+2], t); err != nil {
+		if x.b, err = d.src(fi, A[ai+2], types[ai+2]); err != nil {
 			return err
 		}
 	} else if len(A) > ai+2 {
@@ -579,13 +590,17 @@ func (d *decoder) shfl(fi *fnInstance, in *ptx.Inst, x *inst, guard int32) error
 			return err
 		}
 	}
-	if x.a, err = d.src(fi, A[1], ptx.B32); err != nil {
+	types, err := in.OperandTypes()
+	if err != nil {
 		return err
 	}
-	if x.b, err = d.src(fi, A[2], ptx.U32); err != nil {
+	if x.a, err = d.src(fi, A[1], types[1]); err != nil {
 		return err
 	}
-	if x.c, err = d.src(fi, A[3], ptx.U32); err != nil {
+	if x.b, err = d.src(fi, A[2], types[2]); err != nil {
+		return err
+	}
+	if x.c, err = d.src(fi, A[3], types[3]); err != nil {
 		return err
 	}
 	x.mode = map[string]uint8{"up": 0, "down": 1, "bfly": 2, "idx": 3}[in.Mode[0]]
@@ -611,7 +626,11 @@ func (d *decoder) vote(fi *fnInstance, in *ptx.Inst, x *inst, guard int32) error
 	x.pcNeg = A[1].Neg
 	x.b = -1
 	if len(A) > 2 {
-		if x.b, err = d.src(fi, A[2], ptx.U32); err != nil {
+		types, err := in.OperandTypes()
+		if err != nil {
+			return err
+		}
+		if x.b, err = d.src(fi, A[2], types[2]); err != nil {
 			return err
 		}
 	}

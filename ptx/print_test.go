@@ -226,6 +226,11 @@ func TestOpTableComplete(t *testing.T) {
 		if info.Dsts == 0 && info.Effects == 0 {
 			t.Errorf("%s writes nothing and has no effect", name)
 		}
+		// Only opcodes whose operands are labels, callees or nothing
+		// lack a shape.
+		if info.shape == nil && info.Effects&(Branch|Calls|Ends|Sync) == 0 {
+			t.Errorf("%s has no operand shape", name)
+		}
 	}
 }
 

@@ -13,7 +13,9 @@ import (
 // float operands through moves into .f64/.f32 temporaries, results through
 // a virtual register and then a PUT. ptxas removes those moves for the real
 // GPU, but gpusim executes exactly what it is given, so the generator
-// removes them itself, over the kernel body's text:
+// removes them itself, over the kernel body's instructions (values of the
+// ptx package; which registers each writes and reads, and whether it may
+// be removed, come from the ptx op table):
 //
 //   - copy propagation inside each basic block (a register that is a copy
 //     of another is read as the original; constants are propagated into
@@ -94,7 +96,8 @@ func (l *pline) guard() string {
 	return "@" + l.in.Guard
 }
 
-// arg returns l's operand i as PTX text, for comparisons.
+// arg returns l's operand i as PTX text: comparing it with a register or
+// label name asks whether the operand is that register or label.
 func (l *pline) arg(i int) string { return l.in.Args[i].String() }
 
 // nargs is l's number of operands.

@@ -157,7 +157,7 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 			p := ls[n].arg(0)
 			st.lines = append(st.lines, n)
 			n = nextInst(ls, n, end)
-			if n >= 0 && ls[n].op == "and.b64" && ls[n].arg(1) == g.String() {
+			if n >= 0 && ls[n].op == "and.b64" && sameOperand(ls[n].in.Args[1], g) {
 				mask := ls[n].in.Args[2]
 				m := uint64(mask.Int)
 				bq := ls[n].arg(0)

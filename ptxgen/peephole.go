@@ -730,3 +730,10 @@ func none(o ptx.Operand) bool { return o.Kind == 0 }
 func isAddrOf(o ptx.Operand, r string) bool {
 	return o.Kind == ptx.OpAddr && o.Name == r && o.Int == 0
 }
+
+// sameOperand says whether operands a and b are the same register,
+// immediate, label or address (positions aside).
+func sameOperand(a, b ptx.Operand) bool {
+	a.Pos, b.Pos = ptx.Pos{}, ptx.Pos{}
+	return a.Kind == b.Kind && a.String() == b.String()
+}

@@ -476,7 +476,7 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 	for _, r := range names {
 		if st := steps[r]; st.late {
 			fourU()
-			if st.step.String() == "1" {
+			if st.step.Kind == ptx.OpInt && st.step.Int == 1 {
 				add(&pre, "add.u64", ptx.Reg(r), ptx.Reg(r), hq1)
 				continue
 			}

@@ -252,3 +252,29 @@ func TestCheckDestinations(t *testing.T) {
 		}
 	}
 }
+
+// TestNewInst checks that instructions built as values classify their
+// modifiers as parsed ones do, and that the table refuses what PTX lacks.
+func TestNewInst(t *testing.T) {
+	in, err := NewInst("setp.ne.or.u64", Reg("%p0"), Reg("%r1"), Int(0), Reg("%p1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Parse(".version 8.0\n.target sm_90\n.address_size 64\n.entry k()\n{\n\tsetp.ne.or.u64 %p0, %r1, 0, %p1;\n}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed := m.Funcs[0].Body.Stmts[0].(*Inst)
+	clearPos(reflect.ValueOf(parsed))
+	if !reflect.DeepEqual(in, parsed) {
+		t.Errorf("NewInst gives %+v, the parser %+v", in, parsed)
+	}
+	for _, bad := range []string{"frob.u32", "add.bogus", "add..u32"} {
+		if _, err := NewInst(bad, Reg("%r0"), Reg("%r1"), Reg("%r2")); err == nil {
+			t.Errorf("NewInst(%q) succeeded", bad)
+		}
+	}
+	if _, err := NewInst("add.u32", Reg("%r0")); err == nil {
+		t.Error("NewInst accepted add with one operand")
+	}
+}

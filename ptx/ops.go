@@ -103,7 +103,7 @@ var opTable = map[string]*OpInfo{
 	"vote":       {Name: "vote", MinArgs: 2, MaxArgs: 3, Modes: []string{"all", "any", "uni", "ballot"}, Dsts: 1, Effects: Lanes, shape: shapeVote},
 	"activemask": {Name: "activemask", MinArgs: 1, MaxArgs: 1, Dsts: 1, Effects: Lanes, shape: shapeActivemask},
 	"nanosleep":  {Name: "nanosleep", MinArgs: 1, MaxArgs: 1, Effects: Sync, shape: shapeNanosleep},
-	"prefetch":   {Name: "prefetch", MinArgs: 1, MaxArgs: 1, Effects: Hint, shape: shapePrefetch},
+	"prefetch":   {Name: "prefetch", MinArgs: 1, MaxArgs: 1, Modes: []string{"L1", "L2"}, Effects: Hint, shape: shapePrefetch},
 }
 
 // LookupOp returns the table entry of opcode name, or nil when PTX has no

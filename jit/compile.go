@@ -69,6 +69,18 @@ type compiler struct {
 	loopTop    int
 	loopWrites map[gvinst.Reg]bool
 	fused      int // the CMP compiled into the BRANCH's jump, or -1
+	// alias maps a virtual register that a GET or MOV copied from another
+	// register, still unchanged while the copy is read, to that register:
+	// the copy is never made (see findAliases).
+	alias map[gvinst.Reg]aliasOf
+	cur   int // the instruction being compiled
+}
+
+// aliasOf says virtual register's value is register of's from instruction
+// from on.
+type aliasOf struct {
+	of   gvinst.Reg
+	from int
 }
 
 // slowPath is a jump from the body to a callout of instruction idx, whose
@@ -114,6 +126,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool) (*compiled, error) {
 	c.loop = !bp && (last.Op == gvinst.OpJmp && last.Target[0] == vb.Addr ||
 		last.Op == gvinst.OpBranch && (last.Target[0] == vb.Addr || last.Target[1] == vb.Addr))
 	c.out.loop = c.loop
+	c.alias = findAliases(vb, c.lastRead)
 	c.fused = fusableCmp(vb, c.lastRead)
 	a := &c.a
 	if bp {
@@ -134,10 +147,14 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool) (*compiled, error) {
 		in := &vb.Insts[i]
 		c.out.marks = append(c.out.marks, mark{a.pos(), fmt.Sprintf("%d: %s", i, gvinst.FormatInst(in))})
 		c.beginInst()
+		c.cur = i
 		switch {
 		case i == c.fused:
 			c.out.nativeOps++
 			continue // the BRANCH compares
+		case c.isAliasDef(i, in):
+			c.out.nativeOps++
+			continue // a copy made by renaming
 		case c.native(i, in):
 			c.out.nativeOps++
 		default:
@@ -147,6 +164,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool) (*compiled, error) {
 	}
 	c.out.marks = append(c.out.marks, mark{a.pos(), fmt.Sprintf("%d: %s", nInsts-1, gvinst.FormatInst(last))})
 	c.beginInst()
+	c.cur = nInsts - 1
 	c.control(nInsts-1, last)
 	for _, s := range c.slowAt {
 		for _, j := range s.jumps {
@@ -154,6 +172,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool) (*compiled, error) {
 		}
 		c.out.marks = append(c.out.marks, mark{a.pos(), fmt.Sprintf("slow path of %d", s.idx)})
 		c.emitFlush(&s.pre, true)
+		c.materialize(s.idx)
 		a.movImm64(rax, exitWord(exitCallout, s.idx, id))
 		a.ret()
 		// Go ran the instruction on the frame: reload what the body
@@ -174,15 +193,17 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool) (*compiled, error) {
 // false) or writes (dst true) through its explicit operands; a wide value
 // is two slots.
 func operandSlots(in *gvinst.Inst, f func(r gvinst.Reg, dst bool)) {
-	wide := in.Type.IsWide() || in.SrcType.IsWide()
+	info := in.Op.Info()
+	// Packed ops name a lane type but read and write 128-bit values.
+	wide := in.Type.IsWide() || in.SrcType.IsWide() || info.Types == gvinst.TVec
 	see := func(r gvinst.Reg, dst bool) {
 		f(r, dst)
-		if wide {
+		if dst && in.DstType().IsWide() || !dst && wide {
 			f(r+1, dst)
 		}
 	}
 	si := 0
-	for _, k := range in.Op.Info().Operands {
+	for _, k := range info.Operands {
 		switch k {
 		case gvinst.OpdDst:
 			see(in.Dst, true)
@@ -225,6 +246,129 @@ func (c *compiler) freeDead(idx int) {
 			}
 		}
 	}
+}
+
+// findAliases finds the copies the compiler need not make: GET or MOV of
+// 8 bytes into a virtual register written nowhere else, from a register
+// that nothing writes before the copy's last read (an instruction that
+// reads the copy and writes the original is fine: it reads first). Reads
+// of the copy then read the original; a callout that reads the copy gets
+// it stored to the frame first (materialize).
+func findAliases(vb *gvinst.VBlock, lastRead map[gvinst.Reg]int) map[gvinst.Reg]aliasOf {
+	writes := map[gvinst.Reg][]int{}
+	for i := range vb.Insts {
+		operandSlots(&vb.Insts[i], func(r gvinst.Reg, dst bool) {
+			if dst {
+				writes[r] = append(writes[r], i)
+			}
+		})
+	}
+	// Instructions that may write guest state beyond their operands.
+	var stateWriters []int
+	for i := range vb.Insts {
+		in := &vb.Insts[i]
+		if in.Op.Info().Effects&gvinst.EffStateWrite != 0 && in.Op != gvinst.OpFlags {
+			stateWriters = append(stateWriters, i)
+		}
+	}
+	m := map[gvinst.Reg]aliasOf{}
+	for i := range vb.Insts {
+		for _, cp := range copies(&vb.Insts[i]) {
+			tryAlias(m, i, cp[0], cp[1], writes, stateWriters, lastRead)
+		}
+	}
+	return m
+}
+
+// copies lists the (destination, source) slot pairs instruction in copies
+// unchanged: GET and MOV of 8 bytes, the halves of a wide MOV or GET, and
+// of a JOIN.
+func copies(in *gvinst.Inst) [][2]gvinst.Reg {
+	switch {
+	case in.Op == gvinst.OpJoin:
+		return [][2]gvinst.Reg{{in.Dst, in.Src[0]}, {in.Dst + 1, in.Src[1]}}
+	case (in.Op == gvinst.OpMov || in.Op == gvinst.OpGet) && in.Type.IsWide():
+		return [][2]gvinst.Reg{{in.Dst, in.Src[0]}, {in.Dst + 1, in.Src[0] + 1}}
+	case in.Op == gvinst.OpMov || in.Op == gvinst.OpGet && in.Type.Size() == 8:
+		return [][2]gvinst.Reg{{in.Dst, in.Src[0]}}
+	}
+	return nil
+}
+
+// isAliasDef reports whether instruction i only makes copies that are
+// all renamed away.
+func (c *compiler) isAliasDef(i int, in *gvinst.Inst) bool {
+	cps := copies(in)
+	if len(cps) == 0 {
+		return false
+	}
+	for _, cp := range cps {
+		if a, ok := c.alias[cp[0]]; !ok || a.from != i {
+			return false
+		}
+	}
+	return true
+}
+
+// tryAlias makes v an alias of src from instruction i on, if that is
+// sound (see findAliases).
+func tryAlias(m map[gvinst.Reg]aliasOf, i int, v, src gvinst.Reg, writes map[gvinst.Reg][]int, stateWriters []int, lastRead map[gvinst.Reg]int) {
+	if !v.IsVirtual() || len(writes[v]) != 1 || src == gvinst.MXCSR {
+		return
+	}
+	last, read := lastRead[v]
+	if !read || last <= i {
+		return
+	}
+	of := src
+	if a, ok := m[of]; ok && a.from < i {
+		of = a.of
+	}
+	if of >= gvinst.CCOp && of <= gvinst.CCC || of == v {
+		return
+	}
+	for _, w := range writes[of] {
+		if w >= i && w < last {
+			return
+		}
+	}
+	if !of.IsVirtual() {
+		for _, w := range stateWriters {
+			if w > i && w < last {
+				return
+			}
+		}
+	}
+	m[v] = aliasOf{of: of, from: i}
+	// The original must stay for as long as the copy is read.
+	if of.IsVirtual() && lastRead[of] < last {
+		lastRead[of] = last
+	}
+}
+
+// aliased returns the register whose value r has at the current
+// instruction: r itself, or what it is an uncopied copy of.
+func (c *compiler) aliased(r gvinst.Reg) gvinst.Reg {
+	if a, ok := c.alias[r]; ok && c.cur > a.from {
+		return a.of
+	}
+	return r
+}
+
+// materialize stores, before a callout of instruction idx (the frame
+// being current), the uncopied copies it reads.
+func (c *compiler) materialize(idx int) {
+	in := &c.vb.Insts[idx]
+	done := map[gvinst.Reg]bool{}
+	operandSlots(in, func(r gvinst.Reg, dst bool) {
+		a, ok := c.alias[r]
+		if dst || !ok || idx <= a.from || done[r] {
+			return
+		}
+		done[r] = true
+		c.a.encode(mnMovRM, 8, rax, memOp(slotMem(a.of)), 0)
+		c.a.encode(mnMovMR, 8, rax, memOp(slotMem(r)), 0)
+	})
 }
 
 // fusableCmp returns the index of the integer CMP whose only reader is the
@@ -303,6 +447,7 @@ func guestCount(vb *gvinst.VBlock) uint64 {
 // back from it after.
 func (c *compiler) callout(idx int) {
 	c.emitFlush(&c.cache, true)
+	c.materialize(idx)
 	c.a.movImm64(rax, exitWord(exitCallout, idx, c.id))
 	c.a.ret()
 	c.out.resume[idx] = c.a.pos()
@@ -807,23 +952,26 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 			a.encode(mnMovMR, 8, val[1], memOp(hi), 0)
 		}
 	} else {
-		switch sz {
-		case 1:
-			a.encode(mnMovzx8, 4, rax, memOp(at), 0)
-		case 2:
-			a.encode(mnMovzx16, 4, rax, memOp(at), 0)
-		case 4:
-			a.encode(mnMovRM, 4, rax, memOp(at), 0)
-		case 8, 16:
-			a.encode(mnMovRM, 8, rax, memOp(at), 0)
-		}
 		if sz == 16 {
 			hi := at
 			hi.disp = 8
 			a.encode(mnMovRM, 8, rdx, memOp(hi), 0)
+		}
+		d := c.dstReg(in.Dst)
+		switch sz {
+		case 1:
+			a.encode(mnMovzx8, 4, d, memOp(at), 0)
+		case 2:
+			a.encode(mnMovzx16, 4, d, memOp(at), 0)
+		case 4:
+			a.encode(mnMovRM, 4, d, memOp(at), 0)
+		case 8, 16:
+			a.encode(mnMovRM, 8, d, memOp(at), 0)
+		}
+		c.unlock(d)
+		if sz == 16 {
 			c.put(in.Dst+1, rdx)
 		}
-		c.put(in.Dst, rax)
 	}
 	c.out.resume[idx] = a.pos()
 	c.slowJump(idx, &pre, jumps...)
@@ -1037,6 +1185,7 @@ func (c *compiler) float(idx int, in *gvinst.Inst) bool {
 
 // loadF loads a .f64 (or .f32) slot into xmm register x.
 func (c *compiler) loadF(x reg, r gvinst.Reg, f64 bool) {
+	r = c.aliased(r)
 	if i := c.cache.find(r); i >= 0 {
 		c.lock(i)
 		c.a.encode(mnMovqXR, 4, x, regOp(pool[i]), 0)
@@ -1053,6 +1202,7 @@ func (c *compiler) loadF(x reg, r gvinst.Reg, f64 bool) {
 // instruction: xmm register x loaded from its register copy, or the frame
 // slot itself.
 func (c *compiler) floatOperand(x reg, r gvinst.Reg, f64 bool) operand {
+	r = c.aliased(r)
 	if c.cache.find(r) >= 0 {
 		c.loadF(x, r, f64)
 		return regOp(x)

@@ -113,6 +113,7 @@ func (c *compiler) alloc() int {
 // src returns a register holding slot r, loading it into the cache if it is
 // not there. The caller must not change it.
 func (c *compiler) src(r gvinst.Reg) reg {
+	r = c.aliased(r)
 	i := c.cache.find(r)
 	if i < 0 {
 		i = c.alloc()
@@ -125,6 +126,7 @@ func (c *compiler) src(r gvinst.Reg) reg {
 
 // srcTo copies slot r into scratch register d.
 func (c *compiler) srcTo(d reg, r gvinst.Reg) {
+	r = c.aliased(r)
 	if i := c.cache.find(r); i >= 0 {
 		c.touch(i)
 		c.a.encode(mnMovMR, 8, pool[i], regOp(d), 0)
@@ -136,6 +138,7 @@ func (c *compiler) srcTo(d reg, r gvinst.Reg) {
 // operand returns slot r as an r/m operand: its register copy, or the
 // frame slot (which is then current). It allocates nothing.
 func (c *compiler) operand(r gvinst.Reg) operand {
+	r = c.aliased(r)
 	if i := c.cache.find(r); i >= 0 {
 		c.touch(i)
 		return regOp(pool[i])
@@ -146,6 +149,7 @@ func (c *compiler) operand(r gvinst.Reg) operand {
 // srcExt loads slot r's low size bytes into scratch register d, zero- or
 // sign-extended to 64 bits.
 func (c *compiler) srcExt(d reg, r gvinst.Reg, size int, signed bool) {
+	r = c.aliased(r)
 	if i := c.cache.find(r); i >= 0 {
 		c.touch(i)
 		c.a.extend(d, regOp(pool[i]), size, signed)
@@ -210,6 +214,7 @@ func (c *compiler) putImm(r gvinst.Reg, v uint64) {
 // frame returns slot r's memory operand after storing its register copy if
 // that is newer; for reading the slot directly.
 func (c *compiler) frame(r gvinst.Reg) mem {
+	r = c.aliased(r)
 	if i := c.cache.find(r); i >= 0 && c.cache.e[i].dirty {
 		c.storeEntry(i)
 		if c.cache.e[i].pinned {

@@ -195,7 +195,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool) (*compiled, error) {
 func operandSlots(in *gvinst.Inst, f func(r gvinst.Reg, dst bool)) {
 	info := in.Op.Info()
 	// Packed ops name a lane type but read and write 128-bit values.
-	wide := in.Type.IsWide() || in.SrcType.IsWide() || info.Types == gvinst.TVec
+	wide := in.Type.IsWide() || in.SrcType.IsWide() || info.Types == gvinst.TVec || in.DstType().IsWide()
 	see := func(r gvinst.Reg, dst bool) {
 		f(r, dst)
 		if dst && in.DstType().IsWide() || !dst && wide {
@@ -220,15 +220,13 @@ func operandSlots(in *gvinst.Inst, f func(r gvinst.Reg, dst bool)) {
 }
 
 // lastReads maps every virtual register slot vb reads to the index of the
-// last instruction that reads it. A read of vN counts as a read of vN+1
-// too: vector ops read 128-bit values whatever their type says.
+// last instruction that reads it.
 func lastReads(vb *gvinst.VBlock) map[gvinst.Reg]int {
 	m := map[gvinst.Reg]int{}
 	for i := range vb.Insts {
 		operandSlots(&vb.Insts[i], func(r gvinst.Reg, dst bool) {
 			if !dst && r.IsVirtual() {
 				m[r] = i
-				m[r+1] = i
 			}
 		})
 	}
@@ -910,15 +908,14 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 		a.movImm(rsi, uint64(in.Imm))
 		a.encode(mnAddMR, 8, base, regOp(rsi), 0)
 	}
-	// rdx = page number; rcx = its TLB entry (the Memory's tlbIndex)
-	a.encode(mnMovMR, 8, rsi, regOp(rdx), 0)
-	a.shiftImm(5, rdx, 12)
-	a.encode(mnMovMR, 8, rdx, regOp(rcx), 0)
+	// rcx = the TLB entry of the first byte's page (gvinst.TLBSlot), rdx =
+	// the tag of the last byte's page: a hit means both are the entry's
+	// page, since consecutive pages never share an entry.
+	a.encode(mnMovMR, 8, rsi, regOp(rcx), 0)
 	a.shiftImm(5, rcx, 12)
-	a.encode(mnXorMR, 8, rdx, regOp(rcx), 0)
-	a.encode(mnMovMR, 8, rdx, regOp(rax), 0)
-	a.shiftImm(5, rax, 24)
-	a.encode(mnXorMR, 4, rax, regOp(rcx), 0)
+	a.encode(mnMovMR, 8, rcx, regOp(rax), 0)
+	a.shiftImm(5, rax, 12)
+	a.encode(mnLea, 4, rcx, memOp(mem{base: rcx, index: rax, scale: 2, hasIndex: true}), 0)
 	a.encode(mnAndMI, 4, 0, regOp(rcx), gvinst.TLBSlots-1)
 	a.shiftImm(4, rcx, 4)
 	tlb := offRTLB
@@ -926,16 +923,11 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 		tlb = offWTLB
 	}
 	a.encode(mnAddRM, 8, rcx, memOp(fieldMem(tlb)), 0)
-	// cmp [rcx], pn+1
-	a.encode(mnAddMI, 8, 0, regOp(rdx), 1)
+	a.encode(mnLea, 8, rdx, memOp(mem{base: rsi, disp: int32(sz - 1 + gvinst.PageSize)}), 0)
+	a.shiftImm(5, rdx, 12)
 	a.encode(mnCmpMR, 8, rdx, memOp(mem{base: rcx}), 0)
 	jumps := []int{a.jcc(ccNE)}
-	// The access must stay in the page: (addr & 0xfff) <= 4096-sz.
-	a.encode(mnAndMI, 4, 0, regOp(rsi), 0xfff)
-	if sz > 1 {
-		a.encode(mnCmpMI, 4, 0, regOp(rsi), int64(gvinst.PageSize-sz))
-		jumps = append(jumps, a.jcc(ccA))
-	}
+	a.encode(mnAndMI, 4, 0, regOp(rsi), gvinst.PageSize-1)
 	// rcx = page data
 	a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
 	at := mem{base: rcx, index: rsi, scale: 1, hasIndex: true}

@@ -460,4 +460,20 @@ func (a *asm) shiftImm(digit byte, r reg, k uint8) {
 	a.b = append(a.b, rex, 0xc1, 0xc0|digit<<3|byte(r&7), k)
 }
 
+// shiftImmSized shifts or rotates r by the constant k at operand size sz (4
+// or 8; 4 clears the upper half): digit 0 rol, 1 ror, 4 shl, 5 shr, 7 sar.
+func (a *asm) shiftImmSized(digit byte, r reg, k uint8, sz int) {
+	rex := byte(0)
+	if sz == 8 {
+		rex = 0x48
+	}
+	if r&8 != 0 {
+		rex |= 0x41
+	}
+	if rex != 0 {
+		a.byte1(rex)
+	}
+	a.b = append(a.b, 0xc1, 0xc0|digit<<3|byte(r&7), k)
+}
+
 func (a *asm) ret() { a.byte1(0xc3) }

@@ -671,6 +671,23 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 		if !t.IsInt() {
 			return false
 		}
+		if in.HasImm && sz >= 4 {
+			// rol/ror by a constant, in the destination's register.
+			k := uint8(uint64(in.Imm) % uint64(t.Bits()))
+			x := c.src(in.Src[0])
+			d := c.dstReg(in.Dst)
+			if d != x || sz == 4 {
+				a.encode(mnMovMR, sz, x, regOp(d), 0)
+			}
+			if k != 0 {
+				digit := byte(0)
+				if in.Op == gvinst.OpRor {
+					digit = 1
+				}
+				a.shiftImmSized(digit, d, k, sz)
+			}
+			return true
+		}
 		c.srcTo(rax, in.Src[0])
 		if in.HasImm {
 			a.movImm(rcx, uint64(in.Imm))
@@ -705,12 +722,21 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 		if !t.IsInt() {
 			return false
 		}
-		c.srcTo(rax, in.Src[0])
-		if in.Op == gvinst.OpNot {
-			a.encode(mnNotM, 8, 0, regOp(rax), 0)
-		} else {
-			a.encode(mnNegM, 8, 0, regOp(rax), 0)
+		m := mnNotM
+		if in.Op == gvinst.OpNeg {
+			m = mnNegM
 		}
+		if sz >= 4 {
+			x := c.src(in.Src[0])
+			d := c.dstReg(in.Dst)
+			if d != x || sz == 4 {
+				a.encode(mnMovMR, sz, x, regOp(d), 0)
+			}
+			a.encode(m, sz, 0, regOp(d), 0)
+			return true
+		}
+		c.srcTo(rax, in.Src[0])
+		a.encode(m, 8, 0, regOp(rax), 0)
 		a.extend(rax, regOp(rax), sz, false)
 		c.put(in.Dst, rax)
 		return true
@@ -728,9 +754,17 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 			return false
 		}
 		s := in.SrcType
-		c.srcExt(rax, in.Src[0], s.Size(), s.IsSigned())
-		a.extend(rax, regOp(rax), sz, false)
-		c.put(in.Dst, rax)
+		x := c.src(in.Src[0])
+		d := c.dstReg(in.Dst)
+		if s.Size() >= sz {
+			// The low sz bytes, zero-extended.
+			a.extend(d, regOp(x), sz, false)
+			return true
+		}
+		a.extend(d, regOp(x), s.Size(), s.IsSigned())
+		if sz < 8 && s.IsSigned() {
+			a.extend(d, regOp(d), sz, false)
+		}
 		return true
 	case gvinst.OpFlags:
 		switch gvinst.FlagKind(in.Mod) {
@@ -839,6 +873,19 @@ func (c *compiler) shift(in *gvinst.Inst) {
 	case gvinst.OpSar:
 		digit = 7
 	}
+	if in.HasImm && sz >= 4 {
+		if k := uint64(in.Imm) & t.Mask(); k > 0 && k < n {
+			// In the destination's register; a 32-bit shift clears the
+			// upper half as GVInst does.
+			x := c.src(in.Src[0])
+			d := c.dstReg(in.Dst)
+			if d != x || sz == 4 {
+				a.encode(mnMovMR, sz, x, regOp(d), 0)
+			}
+			a.shiftImmSized(digit, d, uint8(k), sz)
+			return
+		}
+	}
 	c.srcExt(rax, in.Src[0], sz, in.Op == gvinst.OpSar)
 	if in.HasImm {
 		k := uint64(in.Imm) & t.Mask()
@@ -923,8 +970,11 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 		tlb = offWTLB
 	}
 	a.encode(mnAddRM, 8, rcx, memOp(fieldMem(tlb)), 0)
-	a.encode(mnLea, 8, rdx, memOp(mem{base: rsi, disp: int32(sz - 1 + gvinst.PageSize)}), 0)
+	// (Adding the one after the shift: at the top of the address space
+	// the sum would wrap to 0, an empty entry's tag.)
+	a.encode(mnLea, 8, rdx, memOp(mem{base: rsi, disp: int32(sz - 1)}), 0)
 	a.shiftImm(5, rdx, 12)
+	a.encode(mnAddMI, 8, 0, regOp(rdx), 1)
 	a.encode(mnCmpMR, 8, rdx, memOp(mem{base: rcx}), 0)
 	jumps := []int{a.jcc(ccNE)}
 	a.encode(mnAndMI, 4, 0, regOp(rsi), gvinst.PageSize-1)

@@ -73,7 +73,20 @@ type compiler struct {
 	// register, still unchanged while the copy is read, to that register:
 	// the copy is never made (see findAliases).
 	alias map[gvinst.Reg]aliasOf
-	cur   int // the instruction being compiled
+	// addr maps a virtual register that is only ever the base of loads
+	// and stores, computed as base+index*scale, to those parts: the
+	// access folds them into its address (see findAddresses).
+	addr map[gvinst.Reg]addrOf
+	skip map[int]bool // instructions whose work folded into others
+	cur  int          // the instruction being compiled
+}
+
+// addrOf says a virtual register holds base + index*scale from
+// instruction from on.
+type addrOf struct {
+	base, index gvinst.Reg
+	scale       uint8
+	from        int
 }
 
 // aliasOf says virtual register's value is register of's from instruction
@@ -127,6 +140,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool) (*compiled, error) {
 		last.Op == gvinst.OpBranch && (last.Target[0] == vb.Addr || last.Target[1] == vb.Addr))
 	c.out.loop = c.loop
 	c.alias = findAliases(vb, c.lastRead)
+	c.addr, c.skip = findAddresses(vb, c.lastRead, c.alias)
 	c.fused = fusableCmp(vb, c.lastRead)
 	a := &c.a
 	if bp {
@@ -152,9 +166,9 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool) (*compiled, error) {
 		case i == c.fused:
 			c.out.nativeOps++
 			continue // the BRANCH compares
-		case c.isAliasDef(i, in):
+		case c.isAliasDef(i, in) || c.skip[i]:
 			c.out.nativeOps++
-			continue // a copy made by renaming
+			continue // a copy made by renaming, an address folded
 		case c.native(i, in):
 			c.out.nativeOps++
 		default:
@@ -344,6 +358,110 @@ func tryAlias(m map[gvinst.Reg]aliasOf, i int, v, src gvinst.Reg, writes map[gvi
 	}
 }
 
+// findAddresses finds the address computations loads and stores can fold:
+// ADD.u64 v, a, b (b possibly SHL.u64 of c by 1 to 3, read only by the
+// ADD) whose v is written nowhere else and read only as the base of
+// loads and stores of at most 8 bytes, while a and c stay unchanged. It
+// returns them and the instructions they make unnecessary.
+func findAddresses(vb *gvinst.VBlock, lastRead map[gvinst.Reg]int, alias map[gvinst.Reg]aliasOf) (map[gvinst.Reg]addrOf, map[int]bool) {
+	writes := map[gvinst.Reg][]int{}
+	readers := map[gvinst.Reg][]int{}
+	for i := range vb.Insts {
+		operandSlots(&vb.Insts[i], func(r gvinst.Reg, dst bool) {
+			if dst {
+				writes[r] = append(writes[r], i)
+			} else if n := len(readers[r]); n == 0 || readers[r][n-1] != i {
+				readers[r] = append(readers[r], i)
+			}
+		})
+	}
+	var stateWriters []int
+	for i := range vb.Insts {
+		if vb.Insts[i].Op.Info().Effects&gvinst.EffStateWrite != 0 && vb.Insts[i].Op != gvinst.OpFlags {
+			stateWriters = append(stateWriters, i)
+		}
+	}
+	resolve := func(r gvinst.Reg, at int) gvinst.Reg {
+		if a, ok := alias[r]; ok && a.from < at {
+			return a.of
+		}
+		return r
+	}
+	unchanged := func(r gvinst.Reg, from, last int) bool {
+		if r == gvinst.MXCSR || r >= gvinst.CCOp && r <= gvinst.CCC {
+			return false
+		}
+		for _, w := range writes[r] {
+			if w >= from && w < last {
+				return false
+			}
+		}
+		if !r.IsVirtual() {
+			for _, w := range stateWriters {
+				if w >= from && w < last {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	is64 := func(t gvinst.Type) bool { return t.Size() == 8 && t.IsInt() }
+	addrs := map[gvinst.Reg]addrOf{}
+	skip := map[int]bool{}
+	for i := range vb.Insts {
+		in := &vb.Insts[i]
+		v := in.Dst
+		if in.Op != gvinst.OpAdd || !is64(in.Type) || in.HasImm || !v.IsVirtual() || len(writes[v]) != 1 {
+			continue
+		}
+		if _, ok := alias[v]; ok {
+			continue
+		}
+		last, read := lastRead[v]
+		if !read || last <= i {
+			continue
+		}
+		ok := true
+		for _, k := range readers[v] {
+			r := &vb.Insts[k]
+			if !(r.Op == gvinst.OpLd || r.Op == gvinst.OpSt) || r.Src[0] != v || r.Op == gvinst.OpSt && r.Src[1] == v || r.Type.Size() > 8 || k <= i {
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
+		a := resolve(in.Src[0], i)
+		b := in.Src[1]
+		idx, scale, shl := resolve(b, i), uint8(1), -1
+		if len(writes[b]) == 1 && writes[b][0] < i && len(readers[b]) == 1 && readers[b][0] == i && b.IsVirtual() {
+			if j := writes[b][0]; vb.Insts[j].Op == gvinst.OpShl && is64(vb.Insts[j].Type) && vb.Insts[j].HasImm && vb.Insts[j].Imm >= 1 && vb.Insts[j].Imm <= 3 {
+				if _, aliased := alias[b]; !aliased {
+					shl, idx, scale = j, resolve(vb.Insts[j].Src[0], j), uint8(1)<<vb.Insts[j].Imm
+				}
+			}
+		}
+		from := i
+		if shl >= 0 {
+			from = shl
+		}
+		if a == v || idx == v || !unchanged(a, i, last) || !unchanged(idx, from, last) {
+			continue
+		}
+		addrs[v] = addrOf{base: a, index: idx, scale: scale, from: i}
+		skip[i] = true
+		if shl >= 0 {
+			skip[shl] = true
+		}
+		for _, r := range []gvinst.Reg{a, idx} {
+			if r.IsVirtual() && lastRead[r] < last {
+				lastRead[r] = last
+			}
+		}
+	}
+	return addrs, skip
+}
+
 // aliased returns the register whose value r has at the current
 // instruction: r itself, or what it is an uncopied copy of.
 func (c *compiler) aliased(r gvinst.Reg) gvinst.Reg {
@@ -359,6 +477,14 @@ func (c *compiler) materialize(idx int) {
 	in := &c.vb.Insts[idx]
 	done := map[gvinst.Reg]bool{}
 	operandSlots(in, func(r gvinst.Reg, dst bool) {
+		if ad, ok := c.addr[r]; ok && !dst && idx > ad.from && !done[r] {
+			done[r] = true
+			c.a.encode(mnMovRM, 8, rax, memOp(slotMem(ad.base)), 0)
+			c.a.encode(mnMovRM, 8, rcx, memOp(slotMem(ad.index)), 0)
+			c.a.encode(mnLea, 8, rax, memOp(mem{base: rax, index: rcx, scale: ad.scale, hasIndex: true}), 0)
+			c.a.encode(mnMovMR, 8, rax, memOp(slotMem(r)), 0)
+			return
+		}
 		a, ok := c.alias[r]
 		if dst || !ok || idx <= a.from || done[r] {
 			return
@@ -506,11 +632,17 @@ func (c *compiler) nativeMove(idx int, in *gvinst.Inst) bool {
 	switch in.Op {
 	case gvinst.OpGet, gvinst.OpPut, gvinst.OpMov:
 		if t.IsWide() {
-			// Through scratch: the destination may overlap the source.
-			c.srcTo(rax, in.Src[0])
-			c.srcTo(rcx, in.Src[0]+1)
-			c.put(in.Dst, rax)
-			c.put(in.Dst+1, rcx)
+			if in.Dst == in.Src[0]+1 || in.Dst+1 == in.Src[0] {
+				// Through scratch: the halves overlap.
+				c.srcTo(rax, in.Src[0])
+				c.srcTo(rcx, in.Src[0]+1)
+				c.put(in.Dst, rax)
+				c.put(in.Dst+1, rcx)
+				return true
+			}
+			lo, hi := c.src(in.Src[0]), c.src(in.Src[0]+1)
+			c.put(in.Dst, lo)
+			c.put(in.Dst+1, hi)
 			return true
 		}
 		if in.Op == gvinst.OpMov {
@@ -936,7 +1068,13 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 	default:
 		return false
 	}
-	base := c.src(in.Src[0])
+	// The base register, or the parts of a folded address.
+	at := mem{}
+	if ad, ok := c.addr[in.Src[0]]; ok && c.cur > ad.from {
+		at = mem{base: c.src(ad.base), index: c.src(ad.index), scale: ad.scale, hasIndex: true}
+	} else {
+		at.base = c.src(in.Src[0])
+	}
 	var val [2]reg
 	if isStore {
 		val[0] = c.src(in.Src[1])
@@ -947,13 +1085,15 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 	pre := c.cache
 	// rsi = address
 	switch {
-	case in.Imm == 0:
-		a.encode(mnMovMR, 8, base, regOp(rsi), 0)
+	case in.Imm == 0 && !at.hasIndex:
+		a.encode(mnMovMR, 8, at.base, regOp(rsi), 0)
 	case in.Imm == int64(int32(in.Imm)):
-		a.encode(mnLea, 8, rsi, memOp(mem{base: base, disp: int32(in.Imm)}), 0)
+		at.disp = int32(in.Imm)
+		a.encode(mnLea, 8, rsi, memOp(at), 0)
 	default:
-		a.movImm(rsi, uint64(in.Imm))
-		a.encode(mnAddMR, 8, base, regOp(rsi), 0)
+		a.encode(mnLea, 8, rsi, memOp(at), 0)
+		a.movImm(rcx, uint64(in.Imm))
+		a.encode(mnAddMR, 8, rcx, regOp(rsi), 0)
 	}
 	// rcx = the TLB entry of the first byte's page (gvinst.TLBSlot), rdx =
 	// the tag of the last byte's page: a hit means both are the entry's
@@ -980,7 +1120,7 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 	a.encode(mnAndMI, 4, 0, regOp(rsi), gvinst.PageSize-1)
 	// rcx = page data
 	a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
-	at := mem{base: rcx, index: rsi, scale: 1, hasIndex: true}
+	at = mem{base: rcx, index: rsi, scale: 1, hasIndex: true}
 	if isStore {
 		switch sz {
 		case 1:

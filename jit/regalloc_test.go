@@ -69,6 +69,58 @@ vblock 0x3000..0x3002:
   # 0x3000: syscall
   SYSCALL 0x3002
 `},
+	{
+		// Addresses folded into loads and stores (base + index*8 + disp
+		// and base + index), the first access of each page missing in
+		// the TLB so that the callout reads the address register.
+		"folded_addresses", `vblock 0x1000..0x1100:
+  # 0x1000: a
+  GET.u64 v0, s7
+  GET.u64 v1, s1
+  AND.u64 v2, v1, 511
+  SHL.u64 v3, v2, 3
+  ADD.u64 v4, v0, v3
+  LD.u64 v5, v4(8)
+  ST.u32 v4(-8), v5
+  ADD.u64 v6, v0, v2
+  LD.u8 v7, v6(4000)
+  ST.u16 v6(90), v7
+  ADD.u64 v8, v5, v7
+  PUT.u64 s2, v8
+  ADD.u64 v9, v1, 37
+  PUT.u64 s1, v9
+  # 0x10fc: jcc
+  CMP.lt.u64 v10, v9, 20000
+  BRANCH v10, 0x1000, 0x3000
+vblock 0x3000..0x3002:
+  # 0x3000: syscall
+  SYSCALL 0x3002
+`},
+	{
+		// A folded address whose base changes after it was computed is
+		// not folded: the access uses the value from before.
+		"address_base_changes", `vblock 0x1000..0x1100:
+  # 0x1000: a
+  GET.u64 v0, s7
+  GET.u64 v1, s1
+  AND.u64 v2, v1, 1023
+  ADD.u64 v4, v0, v2
+  ADD.u64 v5, v0, 64
+  PUT.u64 s7, v5
+  LD.u64 v6, v4(0)
+  PUT.u64 s3, v6
+  GET.u64 v7, s7
+  ADD.u64 v8, v7, -64
+  PUT.u64 s7, v8
+  ADD.u64 v9, v1, 13
+  PUT.u64 s1, v9
+  # 0x10fc: jcc
+  CMP.lt.u64 v10, v9, 9000
+  BRANCH v10, 0x1000, 0x3000
+vblock 0x3000..0x3002:
+  # 0x3000: syscall
+  SYSCALL 0x3002
+`},
 }
 
 func TestRegallocRegressions(t *testing.T) {

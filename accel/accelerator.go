@@ -3,6 +3,7 @@ package accel
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -39,6 +40,11 @@ type Options struct {
 	// Costs are the device's costs; nil means measure them at the first
 	// launch that needs them (MeasureDevice).
 	Costs *DeviceCosts
+	// Engine makes the main engine, the one the guest runs on outside
+	// the offloaded loops (breakpoints at the hot spots' headers); nil
+	// means the interpreter. Package pipeline passes the engine its
+	// Config names (the compiling one by default).
+	Engine gvinst.NewEngineFunc
 }
 
 // disarmAfter is how many instances in a row too short to launch make a
@@ -63,8 +69,11 @@ type Accelerator struct {
 	dev   string
 	spots map[uint64]*spot // by mapped header
 	order []*spot
-	main  *gvinst.Interpreter
-	aux   []*gvinst.Interpreter
+	main  gvinst.Engine
+	// closeMain releases the main engine (nil when it holds nothing, or
+	// once released).
+	closeMain io.Closer
+	aux       []*gvinst.Interpreter
 	// resident keeps device buffers across launches; a launch skips the
 	// copy in of an array the guest has not changed since.
 	resident ptxgen.Resident
@@ -127,7 +136,20 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	a.bps = map[uint64]bool{}
 	a.prepared = map[uint64]bool{}
 	a.add(opts.Profile)
-	a.main = gvinst.NewInterpreter(g.Mem, g.Lifter, gvinst.InterpOptions{Breakpoints: a.bps, Optimize: true})
+	newEngine := opts.Engine
+	if newEngine == nil {
+		newEngine = func(mem *gvinst.Memory, t gvinst.Translator, o gvinst.InterpOptions) (gvinst.Engine, error) {
+			return gvinst.NewInterpreter(mem, t, o), nil
+		}
+	}
+	// The breakpoint set is shared: the engine reads it whenever it
+	// translates a block, and add and disarm change it, then invalidate
+	// the header's block.
+	if a.main, err = newEngine(g.Mem, g.Lifter, gvinst.InterpOptions{Breakpoints: a.bps, Optimize: true}); err != nil {
+		_ = gctx.Close()
+		return nil, fmt.Errorf("accelerate: the main engine: %w", err)
+	}
+	a.closeMain, _ = a.main.(io.Closer)
 	return a, nil
 }
 
@@ -171,8 +193,9 @@ func (a *Accelerator) add(prof *profile.File) int {
 // armed.
 func (a *Accelerator) Update(prof *profile.File) int { return a.add(prof) }
 
-// Engine is the engine the guest runs on: the interpreter with a
-// breakpoint at every offloadable hot spot's header.
+// Engine is the engine the guest runs on: Options.Engine's (the
+// interpreter by default) with a breakpoint at every offloadable hot
+// spot's header.
 func (a *Accelerator) Engine() gvinst.Engine { return a.main }
 
 // Finish brings back into guest memory everything the device still holds,
@@ -197,12 +220,16 @@ func (a *Accelerator) AuxInstructions() uint64 {
 }
 
 // Close brings back into guest memory what is left on the device (see
-// Finish) and releases the device context.
+// Finish) and releases the device context and the main engine.
 func (a *Accelerator) Close() {
 	if a.ctx != nil {
 		_ = a.resident.Close()
 		_ = a.ctx.Close()
 		a.ctx = nil
+	}
+	if a.closeMain != nil {
+		_ = a.closeMain.Close()
+		a.closeMain = nil
 	}
 }
 

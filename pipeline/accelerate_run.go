@@ -80,7 +80,15 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 		return nil, nil, err
 	}
 	defer g.Close()
-	sess := profile.NewSession(g.Lifter, g.Mem, g.ProfileImage(), profile.Options{})
+	newEngine, err := g.EngineFunc()
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := profile.NewSession(g.Lifter, g.Mem, g.ProfileImage(), profile.Options{Engine: newEngine})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer sess.Close()
 	out := &OnlineResult{}
 	on := &onlineEngine{sess: sess, limit: opts.ProfileInsns, wait: unknownToProfile, profiling: true}
 	on.endRound = func() error {
@@ -89,7 +97,7 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 		if on.acc != nil {
 			return on.armed(on.acc.Update(out.Profile))
 		}
-		a, err := accel.New(g.AccelGuest(), accel.Options{Profile: out.Profile, Driver: opts.Driver, MinIterations: opts.MinIterations, AlwaysOffload: opts.AlwaysOffload})
+		a, err := accel.New(g.AccelGuest(), accel.Options{Profile: out.Profile, Driver: opts.Driver, MinIterations: opts.MinIterations, AlwaysOffload: opts.AlwaysOffload, Engine: newEngine})
 		if err != nil {
 			return err
 		}
@@ -219,6 +227,10 @@ func (o *onlineEngine) Stats() gvinst.EngineStats {
 		t := o.acc.Engine().Stats()
 		st.GuestInsns += t.GuestInsns
 		st.BlocksTranslated += t.BlocksTranslated
+		st.UnitsCompiled += t.UnitsCompiled
+		st.CompileTime += t.CompileTime
+		st.CodeBytes += t.CodeBytes
+		st.Callouts += t.Callouts
 		st.BlocksExecuted += t.BlocksExecuted
 		st.BlocksInvalidated += t.BlocksInvalidated
 		st.ChainHits += t.ChainHits

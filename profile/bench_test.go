@@ -31,7 +31,10 @@ func benchRun(b *testing.B, path string, args []string, prof bool) time.Duration
 		b.Fatal(err)
 	}
 	defer g.Close()
-	sess := profile.NewSession(g.Lifter, g.Mem, imageOf(g), profile.Options{})
+	sess, err := profile.NewSession(g.Lifter, g.Mem, imageOf(g), profile.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	res, err := g.RunEngine(context.Background(), sess.Engine(), nil)
 	if err != nil || res.Outcome != pipeline.Exited {
 		b.Fatalf("profile run: %v %v", err, res.Diagnosis())

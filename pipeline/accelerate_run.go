@@ -60,8 +60,13 @@ var ErrNoPhase2 = errors.New("phase 2 did not start")
 type OnlineResult struct {
 	Profile *profile.File // the last profile phase 1 built (nil if the guest ended first)
 	Report  *accel.Report // phase 2's report (nil when it did not start)
-	// Rounds is the number of profiling rounds that ended.
-	Rounds int
+	// Rounds is the number of profiling rounds that ended, and
+	// LimitedRounds how many of them ProfileInsns ended rather than
+	// what the collector had seen (profile.Collector.Progress).
+	Rounds, LimitedRounds int
+	// ProfiledInstructions is the number of guest instructions run
+	// under the collector, over every round.
+	ProfiledInstructions uint64
 	// Why says, when nothing was offloaded, why not (wrapping ErrNoPhase2).
 	Why error
 }
@@ -119,6 +124,8 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	if err != nil {
 		return nil, nil, err
 	}
+	out.LimitedRounds = on.limited
+	out.ProfiledInstructions = sess.Engine().Stats().GuestInsns
 	if on.err != nil {
 		out.Why = fmt.Errorf("%w: %v", ErrNoPhase2, on.err)
 		return res, out, nil
@@ -148,6 +155,7 @@ type onlineEngine struct {
 	limit     uint64 // guest instructions a round may take
 	profiling bool
 	start     uint64 // the profiling engine's count when the round began
+	limited   int    // rounds that ran to limit
 	unknown   int    // slices in a row outside every known nest
 	wait      int    // how many of those start a round
 	endRound  func() error
@@ -173,6 +181,9 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 			used := prof.Stats().GuestInsns - o.start
 			p := o.sess.Collector.Progress()
 			if used >= o.limit || (used > 0 && p.Entered > 0 && p.Sampling == 0) {
+				if used >= o.limit {
+					o.limited++
+				}
 				o.profiling = false
 				if err := o.endRound(); err != nil {
 					o.err = err

@@ -73,6 +73,9 @@ type Accelerator struct {
 	// closeMain releases the main engine (nil when it holds nothing, or
 	// once released).
 	closeMain io.Closer
+	// fallbacks are the engines Options.Engine made for the hot spots'
+	// CPU fallbacks (spot.fallbackEngine).
+	fallbacks []gvinst.Engine
 	aux       []*gvinst.Interpreter
 	// resident keeps device buffers across launches; a launch skips the
 	// copy in of an array the guest has not changed since.
@@ -216,6 +219,9 @@ func (a *Accelerator) AuxInstructions() uint64 {
 	for _, e := range a.aux {
 		n += e.Stats().GuestInsns
 	}
+	for _, e := range a.fallbacks {
+		n += e.Stats().GuestInsns
+	}
 	return n
 }
 
@@ -231,6 +237,12 @@ func (a *Accelerator) Close() {
 		_ = a.closeMain.Close()
 		a.closeMain = nil
 	}
+	for _, e := range a.fallbacks {
+		if c, ok := e.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
+	a.fallbacks = nil
 }
 
 // spot is one offloadable hot spot at run time.
@@ -259,6 +271,9 @@ type spot struct {
 	groupOf map[[2]uint64]int
 	probe   *gvinst.Interpreter // instrumented; stops at the header and the exits
 	rest    *gvinst.Interpreter // plain; stops at the exits (fallback runs)
+	// fallback is rest's compiled twin, made at the first fallback when
+	// Options.Engine is set (see fallbackEngine).
+	fallback gvinst.Engine
 	// The plain engines of timePlain: timer, optimized like the main
 	// engine, runs a budget of instructions (stopping at the exits);
 	// toHeader then runs on to the header (or the inner header, or an
@@ -461,8 +476,9 @@ func (a *Accelerator) deviceCosts() (*DeviceCosts, error) {
 // runRest runs the rest of the loop instance on the CPU, until it leaves
 // the loop (or stops for any other reason the main engine then handles).
 func (sp *spot) runRest(cpu *gvinst.CPU) error {
+	e := sp.fallbackEngine()
 	for {
-		st := sp.rest.Run(cpu, 0)
+		st := e.Run(cpu, 0)
 		switch {
 		case st.Kind == gvinst.StopBreakpoint && !sp.exits[st.PC]:
 			continue
@@ -472,6 +488,34 @@ func (sp *spot) runRest(cpu *gvinst.CPU) error {
 		}
 		return nil
 	}
+}
+
+// fallbackEngine is the engine that runs the rest of a loop instance on
+// the CPU after a fallback: one made by Options.Engine, as the main
+// engine is (a fallback may run almost the whole instance, so it runs at
+// the main engine's speed), stopping at the level's exits; the
+// interpreter rest when Options.Engine is not set or fails.
+func (sp *spot) fallbackEngine() gvinst.Engine {
+	if sp.fallback != nil {
+		return sp.fallback
+	}
+	a := sp.a
+	if a.opts.Engine == nil {
+		sp.fallback = sp.rest
+		return sp.fallback
+	}
+	exits := make(map[uint64]bool, len(sp.exits))
+	for e := range sp.exits {
+		exits[e] = true
+	}
+	e, err := a.opts.Engine(a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: exits, Optimize: true})
+	if err != nil {
+		sp.fallback = sp.rest
+		return sp.fallback
+	}
+	a.fallbacks = append(a.fallbacks, e)
+	sp.fallback = e
+	return e
 }
 
 func equalU64(a, b []uint64) bool {

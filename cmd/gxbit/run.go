@@ -238,5 +238,8 @@ func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, al
 		}
 		fmt.Fprintf(os.Stderr, "gxbit: %d hot spots, %d kernel launches on %s\n", len(on.Report.HotSpots), launches, on.Report.Device)
 	}
+	if stats {
+		fmt.Fprintf(os.Stderr, "gxbit: profiling: %d rounds (%d ended by the instruction bound), %d guest instructions\n", on.Rounds, on.LimitedRounds, on.ProfiledInstructions)
+	}
 	return finish(res, stats)
 }

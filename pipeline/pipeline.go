@@ -46,7 +46,7 @@ type Config struct {
 	Sysroot  string           // where the dynamic loader is found; "" is Root
 	MaxMem   uint64           // bytes of guest memory; 0 is DefaultMaxMem
 	MaxInsns uint64           // guest instructions; 0 is no limit
-	Engine   string           // the CPU engine: EngineJIT, EngineInterp, or "" for DefaultEngine
+	Engine   string           // the CPU engine: EngineJIT, EngineInterp, or "" for DefaultEngine (the interpreter where jit cannot start)
 }
 
 // The CPU engines Config.Engine names.
@@ -62,11 +62,21 @@ func (g *Guest) EngineFunc() (gvinst.NewEngineFunc, error) {
 	return engineFunc(g.cfg.Engine)
 }
 
-// engineFunc is the constructor of the engine name names ("" for
-// DefaultEngine).
+// engineFunc is the constructor of the engine name names. "" is
+// DefaultEngine, except that where the compiling engine cannot start (no
+// executable memory, say) it falls back to the interpreter; an engine
+// named explicitly that cannot start is an error.
 func engineFunc(name string) (gvinst.NewEngineFunc, error) {
 	if name == "" {
-		name = DefaultEngine
+		if DefaultEngine == EngineInterp {
+			return engineFunc(EngineInterp)
+		}
+		return func(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (gvinst.Engine, error) {
+			if e, err := jit.New(mem, t, opts); err == nil {
+				return e, nil
+			}
+			return gvinst.NewInterpreter(mem, t, opts), nil
+		}, nil
 	}
 	switch name {
 	case EngineInterp:

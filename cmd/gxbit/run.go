@@ -43,7 +43,7 @@ func (g *guestFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.maxMem, "max-mem", "4G", "guest memory budget (bytes, or with K, M, G)")
 	fs.Uint64Var(&g.maxInsns, "max-insns", 0, "guest instruction budget (0: none)")
 	fs.BoolVar(&g.stats, "stats", false, "print execution statistics on stderr at the end")
-	fs.StringVar(&g.engine, "engine", pipeline.DefaultEngine, "CPU engine of every phase (run, profile, accelerate, run --accelerate): jit (compiled code; the default on linux/amd64) or interp (the interpreter; the default elsewhere)")
+	fs.StringVar(&g.engine, "engine", "", "CPU engine of every phase (run, profile, accelerate, run --accelerate): jit (compiled code, linux/amd64) or interp (the interpreter); default "+pipeline.DefaultEngine+", the interpreter where jit cannot start")
 }
 
 // findProgram finds the program a command was given as a shell does: a

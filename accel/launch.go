@@ -28,6 +28,10 @@ func (a *Accelerator) prefer1D(k *ptxgen.Kernel, count uint64) bool {
 func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	k := sp.kernel
 	ns := len(k.Sites)
+	mem := sp.a.g.Mem
+	// The reloaded registers among the live-ins: checked at each probed
+	// arrival, passed no value (each thread loads them).
+	reloaded := reloadIndex(k.LiveIns, k.Reloads, false)
 	// Two probed iterations give the steps (checked on three states); a
 	// 2D kernel needs a third, to check the per-row changes of the inner
 	// trip count and steps.
@@ -97,10 +101,16 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		if states[it+1], err = sp.liveValues(cpu); err != nil {
 			return false, fail(ReasonNotAffine, "reading live-in: %v", err)
 		}
+		if why := checkReloads(mem, k.LiveIns, states[it+1], reloaded, it+1); why != "" {
+			return false, fail(ReasonNotAffine, "a reloaded register: %s", why)
+		}
 	}
 	// Steps of the live-in values.
 	steps := make([]uint64, len(k.LiveIns))
 	for i := range k.LiveIns {
+		if _, ok := reloaded[i]; ok {
+			continue
+		}
 		d1 := states[1][i] - states[0][i]
 		for j := 2; j <= P; j++ {
 			if d := states[j][i] - states[j-1][i]; d != d1 {
@@ -197,6 +207,13 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		lo0, lo1 := int64(o.lo[0]), int64(o.lo[1])
 		hi0, hi1 := int64(o.hi[0]), int64(o.hi[1])
 		first, lastJ := int64(P), int64(last-2)
+		for _, r := range k.Reloads {
+			if !r.Inner && r.X86 == k.Sites[s].X86 && !k.Sites[s].Store {
+				// The first thread loads what the load read r.Depth
+				// iterations before it.
+				first = min(first, int64(P-r.Depth))
+			}
+		}
 		loA, loB := lo0+(lo1-lo0)*first, lo0+(lo1-lo0)*lastJ
 		hiA, hiB := hi0+(hi1-hi0)*first, hi0+(hi1-hi0)*lastJ
 		r := ptxgen.Range{Lo: uint64(min(loA, loB)), Hi: uint64(max(hiA, hiB))}
@@ -291,7 +308,16 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		isteps := make([]uint64, len(k2.InnerLiveIns))
 		irows := make([]uint64, len(k2.InnerLiveIns))
 		ok := first >= 0 && lastRow >= 0 && int64(innerTrips[2])-int64(innerTrips[1]) == dn
+		innerReloaded := reloadIndex(k2.InnerLiveIns, k2.Reloads, true)
+		for it := 0; it < 3 && ok; it++ {
+			for a := 1; a < 3 && ok; a++ {
+				ok = checkReloads(mem, k2.InnerLiveIns, innerStates[it][a], innerReloaded, a) == ""
+			}
+		}
 		for i := range isteps {
+			if _, r := innerReloaded[i]; r {
+				continue
+			}
 			var st [3]uint64
 			for it := 0; it < 3; it++ {
 				is := innerStates[it]
@@ -327,6 +353,9 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		moved := make([]uint64, len(steps))
 		for i := range steps {
 			moved[i] = states[P][i] + steps[i]*sample
+		}
+		if err := sp.resolveReloads(moved); err != nil {
+			return false, fail(ReasonDriver, "loading a reloaded register: %v", err)
 		}
 		// From here on the CPU, should it take over, goes on after the
 		// sample.
@@ -364,6 +393,10 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	for i := range steps {
 		tail[i] = states[P][i] + steps[i]*count
 		next[i] = tail[i] + steps[i]
+	}
+	if err := errors.Join(sp.resolveReloads(tail), sp.resolveReloads(next)); err != nil {
+		sp.fatal = fmt.Errorf("accelerate: hot spot %s: loading a reloaded register for the CPU: %w", sp.rep.Entry, err)
+		return true, fail(ReasonDriver, "%v", err)
 	}
 	if err := sp.setLive(cpu, tail); err != nil {
 		return false, fail(ReasonDriver, "writing the loop state: %v", err)

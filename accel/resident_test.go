@@ -44,8 +44,9 @@ func TestStencilResidency(t *testing.T) {
 		array, arrays uint64
 		minLaunches   int
 	}{
+		{"jacobi1d", []string{"60000", "10"}, 60000 * 8, 2, 2 * 10},
 		{"jacobi2dt", []string{"300", "10"}, 300 * 300 * 8, 2, 2 * 10},
-		{"heat3d", []string{"40", "10"}, 40 * 40 * 40 * 4, 2, 2 * 10},
+		{"heat3d", []string{"40", "10"}, 40 * 40 * 40 * 4, 2, 2 * 10}, // 2D kernels with reloads at the inner level
 		{"fdtd2d", []string{"200", "220", "10"}, 200 * 220 * 8, 3, 4 * 10},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -334,7 +334,7 @@ type Array struct {
 type Scalar struct {
 	Loc   Loc    `json:"loc"`
 	Level int    `json:"level"`
-	Kind  string `json:"kind"` // reduction|carried|private
+	Kind  string `json:"kind"` // reduction|carried|reload|private
 	Op    string `json:"op,omitempty"`
 }
 

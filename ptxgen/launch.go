@@ -177,28 +177,24 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			bufs[gi].pinned = true
 		}
 	}
-	loaded := map[*resBuf]bool{}
 	for gi, g := range groups {
 		b := bufs[gi]
-		if !loaded[b] {
-			loaded[b] = true
-			copied, lerr := b.load(ctx, mem, res)
-			if lerr != nil {
-				if kept[gi] {
-					// What the device holds of the failed copy is unknown.
-					if derr := res.drop(b); derr != nil {
-						lerr = errors.Join(lerr, derr)
-					}
-					for gj := range bufs {
-						if bufs[gj] == b {
-							kept[gj], bufs[gj] = false, nil
-						}
+		copied, lerr := b.load(ctx, mem, res, g.Range)
+		if lerr != nil {
+			if kept[gi] {
+				// What the device holds of the failed copy is unknown.
+				if derr := res.drop(b); derr != nil {
+					lerr = errors.Join(lerr, derr)
+				}
+				for gj := range bufs {
+					if bufs[gj] == b {
+						kept[gj], bufs[gj] = false, nil
 					}
 				}
-				return st, lerr
 			}
-			st.BytesIn += copied
+			return st, lerr
 		}
+		st.BytesIn += copied
 		if lazy && g.Written && b.nstale > 0 {
 			n := g.Range.Hi - g.Range.Lo
 			bk, berr := ctx.Alloc(n)

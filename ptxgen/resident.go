@@ -108,10 +108,12 @@ func (b *resBuf) span(i, j int) (lo, hi uint64) {
 	return lo, hi
 }
 
-// load brings the device's copy up to date with the guest and returns the
-// bytes it copied: everything for a new buffer, else the pages that are
-// not stale and whose guest bytes changed since.
-func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident) (uint64, error) {
+// load brings the device's copy of the bytes r of b up to date with the
+// guest and returns the bytes it copied: everything for a new buffer, else
+// the pages holding bytes of r that are not stale and whose guest bytes
+// changed since. Pages of b outside r keep what they hold: the launch
+// does not touch them.
+func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range) (uint64, error) {
 	if !b.filled {
 		if err := mem.Read(b.r.Lo, b.snap); err != nil {
 			return 0, fmt.Errorf("reading guest footprint [%#x,%#x): %w", b.r.Lo, b.r.Hi, err)
@@ -120,9 +122,11 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident) (uint64, 
 			return 0, err
 		}
 		b.filled = true
-		b.watch(res)
+		b.watch(res, 0, len(b.stale))
 		return uint64(len(b.snap)), nil
 	}
+	first, _ := b.page(max(r.Lo, b.r.Lo) / gvinst.PageSize)
+	last, _ := b.page((min(r.Hi, b.r.Hi) - 1) / gvinst.PageSize)
 	var cur []byte
 	if res != nil {
 		if uint64(cap(res.scratch)) < b.r.Hi-b.r.Lo {
@@ -140,13 +144,13 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident) (uint64, 
 	// The pages to look at: not stale, and (when watched) changed since.
 	check := func(p int) bool { return !b.stale[p] && (!b.watched || b.dirty[p]) }
 	var copied uint64
-	for i := 0; i < len(b.stale); {
+	for i := first; i <= last; {
 		if !check(i) {
 			i++
 			continue
 		}
 		j := i + 1
-		for j < len(b.stale) && check(j) {
+		for j <= last && check(j) {
 			j++
 		}
 		lo, hi := b.span(i, j)
@@ -173,20 +177,21 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident) (uint64, 
 		}
 		i = j
 	}
-	b.watch(res)
+	b.watch(res, first, last+1)
 	return copied, nil
 }
 
 // watch asks the guest memory of a lazy Resident to report the next
-// change of each of b's pages, now that snap holds them.
-func (b *resBuf) watch(res *Resident) {
+// change of pages i..j-1 of b, now that snap holds them.
+func (b *resBuf) watch(res *Resident, i, j int) {
 	if res == nil || res.lazyMem == nil {
 		return
 	}
-	for i := range b.dirty {
-		b.dirty[i] = false
+	for p := i; p < j; p++ {
+		b.dirty[p] = false
 	}
-	res.lazyMem.Watch(b.r.Lo, b.r.Hi-b.r.Lo)
+	lo, hi := b.span(i, j)
+	res.lazyMem.Watch(lo, hi-lo)
 	b.watched = true
 }
 

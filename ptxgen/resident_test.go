@@ -346,3 +346,41 @@ func TestResidentMerge(t *testing.T) {
 		t.Fatal("memory differs from the CPU engine's")
 	}
 }
+
+// TestResidentLoadsItsRange launches the saxpy loop over all 3000
+// elements, then the guest changes x[0], and a launch over the second half
+// (a range inside the resident buffers) copies nothing in: x's first page
+// is outside it. The next launch over everything copies that page.
+func TestResidentLoadsItsRange(t *testing.T) {
+	const n = 3000
+	_, k, ctx, fn := saxpyKernel(t)
+	mem, cpu := lazyGuest(t, n)
+	res := Resident{Lazy: true}
+	defer func() { _ = res.Close() }()
+	all := func() (Range, Range) {
+		return Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
+	}
+	xr, yr := all()
+	if _, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.Store(dataBase, 8, 0x4010000000000000); err != nil { // x[0] = 4.0
+		t.Fatal(err)
+	}
+	half := *cpu
+	half.State[gvinst.S0] = 8 * n / 2
+	xh, yh := Range{dataBase + 8*n/2, xr.Hi}, Range{dataBase + 0x8000 + 8*n/2, yr.Hi}
+	st, err := Launch(ctx, fn, k, mem, saxpyInput(k, &half, n/2, xh, yh), &res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.BytesIn != 0 {
+		t.Errorf("the launch over the second half copied %d bytes in, want 0", st.BytesIn)
+	}
+	if st, err = Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res); err != nil {
+		t.Fatal(err)
+	}
+	if st.BytesIn != gvinst.PageSize {
+		t.Errorf("the launch over everything copied %d bytes in, want x's first page (%d)", st.BytesIn, gvinst.PageSize)
+	}
+}

@@ -3,6 +3,8 @@ package accel_test
 import (
 	"bytes"
 	"context"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -93,4 +95,39 @@ func TestReloads(t *testing.T) {
 			t.Errorf("sweep %s with wrong reloads: %d launches, last fallback %q", h.Entry, h.Launches, h.LastFallback)
 		}
 	}
+}
+
+// TestReloads2D runs testdata/nests' jacobi2dt two-phase on gpusim at a
+// size whose rows fit one CTA, so that the sweeps run their 2D kernels
+// (grid (i, j)), where each thread at j ≥ 2 loads A[i][j] and A[i][j-1]
+// again (gcc carries them in two registers), the thread at j = 1 copies
+// the one its row's preheader loaded: the output must be native's.
+func TestReloads2D(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a nests program")
+	}
+	if runtime.NumCPU() < 2 {
+		t.Skip("on one core the simulator prefers the 1D kernel")
+	}
+	dir := buildNests(t, []string{"O2-static"})
+	progs, err := corpus.Programs(dir, "O2-static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range progs {
+		if p.Name != "jacobi2dt" {
+			continue
+		}
+		const steps = 6
+		rep := accelerateAt(t, p, []string{"100", strconv.Itoa(steps)})
+		n := 0
+		for _, h := range rep.HotSpots {
+			n += h.Launches2D
+		}
+		if n < 2*steps {
+			t.Errorf("%d 2D launches, want at least two per time step", n)
+		}
+		return
+	}
+	t.Fatal("jacobi2dt not built")
 }

@@ -156,7 +156,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 				b.pinned = false
 			}
 			if backup[gi] != 0 {
-				_ = ctx.Free(backup[gi])
+				res.putSpare(backup[gi])
 			}
 		}
 	}()
@@ -197,10 +197,10 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 		st.BytesIn += copied
 		if lazy && g.Written && b.nstale > 0 {
 			n := g.Range.Hi - g.Range.Lo
-			bk, berr := ctx.Alloc(n)
+			bk, berr := res.spare(n)
 			if berr == nil {
 				if berr = ctx.CopyDtoD(bk, b.dev+gpu.DevicePtr(g.Range.Lo-b.r.Lo), n); berr != nil {
-					_ = ctx.Free(bk)
+					res.putSpare(bk)
 				}
 			}
 			if berr != nil {
@@ -216,11 +216,17 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 		st.BytesReused += g.Range.Hi - g.Range.Lo
 	}
 	st.BytesReused -= min(st.BytesReused, st.BytesIn)
-	errDev, err := ctx.Alloc(ErrorRecordSize)
+	var errDev gpu.DevicePtr
+	if res != nil {
+		errDev, err = res.spare(ErrorRecordSize)
+		defer func() { res.putSpare(errDev) }()
+	} else {
+		errDev, err = ctx.Alloc(ErrorRecordSize)
+		defer func() { _ = ctx.Free(errDev) }()
+	}
 	if err != nil {
 		return st, err
 	}
-	defer func() { _ = ctx.Free(errDev) }()
 	if err := ctx.Memset(errDev, 0, ErrorRecordSize); err != nil {
 		return st, err
 	}

@@ -64,6 +64,61 @@ type Resident struct {
 	scratch   []byte
 	broughtIn uint64        // bytes Refresh and Close brought back
 	broughtT  time.Duration // and the time that took
+	// spares are device buffers for the backups a launch makes of what
+	// it may write (allocating and freeing them each launch costs more
+	// than the copy on a real GPU: cuMemFree synchronizes).
+	spares []spareBuf
+	lent   map[gpu.DevicePtr]uint64 // spares in use, by size
+}
+
+type spareBuf struct {
+	dev  gpu.DevicePtr
+	size uint64
+}
+
+// spare returns a device buffer of at least n bytes, kept for reuse.
+func (res *Resident) spare(n uint64) (gpu.DevicePtr, error) {
+	best := -1
+	for i, s := range res.spares {
+		if s.size >= n && (best < 0 || s.size < res.spares[best].size) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		s := res.spares[best]
+		res.spares = append(res.spares[:best], res.spares[best+1:]...)
+		res.lent[s.dev] = s.size
+		return s.dev, nil
+	}
+	dev, err := res.ctx.Alloc(n)
+	if err == nil {
+		if res.lent == nil {
+			res.lent = map[gpu.DevicePtr]uint64{}
+		}
+		res.lent[dev] = n
+	}
+	return dev, err
+}
+
+// putSpare gives back a buffer from spare. A few are kept, the largest.
+func (res *Resident) putSpare(dev gpu.DevicePtr) {
+	n, ok := res.lent[dev]
+	if !ok {
+		return
+	}
+	delete(res.lent, dev)
+	res.spares = append(res.spares, spareBuf{dev, n})
+	const keep = 4
+	if len(res.spares) > keep {
+		small := 0
+		for i, s := range res.spares {
+			if s.size < res.spares[small].size {
+				small = i
+			}
+		}
+		_ = res.ctx.Free(res.spares[small].dev)
+		res.spares = append(res.spares[:small], res.spares[small+1:]...)
+	}
 }
 
 // maxReadAhead is the longest run of pages one Refresh brings back.
@@ -621,6 +676,10 @@ func (res *Resident) Close() error {
 			res.forget(b)
 		}
 	}
+	for _, s := range res.spares {
+		_ = res.ctx.Free(s.dev)
+	}
+	res.spares = nil
 	if res.lazyMem != nil && len(errs) == 0 {
 		res.lazyMem.SetHolder(nil)
 	}

@@ -207,6 +207,14 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	if fb != nil {
 		return false, fb
 	}
+	for _, kk := range []*ptxgen.Kernel{k, sp.kernel2} {
+		if kk == nil {
+			continue
+		}
+		if why := reloadsOverlapStores(kk, sites); why != "" {
+			return false, fail(ReasonDependence, "%s", why)
+		}
+	}
 	if fb := sp.guards(cpu, sites); fb != nil {
 		return false, fb
 	}

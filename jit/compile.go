@@ -336,7 +336,9 @@ func tryAlias(m map[gvinst.Reg]aliasOf, i int, v, src gvinst.Reg, writes map[gvi
 	if a, ok := m[of]; ok && a.from < i {
 		of = a.of
 	}
-	if of >= gvinst.CCOp && of <= gvinst.CCC || of == v {
+	// Only general and SSE registers: the x87, flags and control slots
+	// have implicit writers the op table does not all name.
+	if !of.IsVirtual() && of >= gvinst.FSBase || of == v {
 		return
 	}
 	for _, w := range writes[of] {
@@ -388,7 +390,7 @@ func findAddresses(vb *gvinst.VBlock, lastRead map[gvinst.Reg]int, alias map[gvi
 		return r
 	}
 	unchanged := func(r gvinst.Reg, from, last int) bool {
-		if r == gvinst.MXCSR || r >= gvinst.CCOp && r <= gvinst.CCC {
+		if !r.IsVirtual() && r >= gvinst.FSBase {
 			return false
 		}
 		for _, w := range writes[r] {

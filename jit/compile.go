@@ -1260,7 +1260,6 @@ func (c *compiler) newSite() int {
 	return c.siteNext - 1
 }
 
-
 // control emits the instruction that ends the block. Every way out stores
 // the dirty guest slots first; a loop unit's back edge keeps them in
 // registers and jumps to the loop's head.

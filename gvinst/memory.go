@@ -711,6 +711,25 @@ func (m *Memory) MarkCode(addr uint64) {
 	}
 }
 
+// ChainCodeWrite makes invalidate (an engine's Invalidate) hear of every
+// write to a page translated code came from, before whatever
+// mem.OnCodeWrite did already: several engines over one Memory (phase 2's
+// main engine and its probes, the profiler's and the accelerator's in one
+// run) each drop their translations of the page. The last in the chain
+// forgets the page's mark (ClearCode), which the next translation from it
+// sets again.
+func ChainCodeWrite(mem *Memory, invalidate func(addr, size uint64)) {
+	prev := mem.OnCodeWrite
+	mem.OnCodeWrite = func(pageAddr uint64) {
+		invalidate(pageAddr, PageSize)
+		if prev != nil {
+			prev(pageAddr)
+			return
+		}
+		mem.ClearCode(pageAddr)
+	}
+}
+
 // ClearCode forgets that translated code was read from the page holding
 // addr (after its translations were dropped), so that writes to it no
 // longer call OnCodeWrite until MarkCode marks it again.

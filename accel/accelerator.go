@@ -299,8 +299,9 @@ type spot struct {
 	plainIter     time.Duration
 	kernelPerIter time.Duration
 	tailStart     time.Time
-	unprofitable  int   // consecutive instances predicted not to pay, before any launch
-	fatal         error // a broken invariant that must stop the run
+	unprofitable  int     // consecutive instances predicted not to pay, before any launch
+	fatal         error   // a broken invariant that must stop the run
+	replay        *replay // an instance to launch again without probing (replay.go)
 	rep           HotSpotReport
 }
 

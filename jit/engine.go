@@ -316,6 +316,10 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 			}
 			m.fuel = fuel
 			m.mxIn = uint32(m.frame[gvinst.MXCSR])&0xffff | mxMasks
+			m.mxTrap = 0
+			if uint32(m.frame[gvinst.MXCSR])&mxMasks != mxMasks {
+				m.mxTrap = 1
+			}
 			w := enter(code, uintptr(unsafe.Pointer(m)))
 			m.frame[gvinst.MXCSR] |= uint64(m.mxOut & mxFlags)
 			executed += uint64(fuel - m.fuel)

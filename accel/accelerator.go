@@ -134,6 +134,7 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	a.resident.Lazy = true
 	if p, err := opts.Driver.Device(0); err == nil {
 		a.dev = opts.Driver.Name() + ": " + p.Name
+		a.resident.MaxBytes = residentBudget(p.TotalMemory)
 	}
 	a.costs = opts.Costs
 	a.bps = map[uint64]bool{}
@@ -154,6 +155,16 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	}
 	a.closeMain, _ = a.main.(io.Closer)
 	return a, nil
+}
+
+// residentBudget is the device memory the resident buffers may keep on a
+// device of total bytes: half of it (the rest is for the backups a launch
+// makes of what it may write, and the driver's own), and never less than
+// the Resident's default of 1 GiB. An array over the budget is copied back
+// eagerly after every launch, so a budget far below the device's memory
+// costs gigabytes of copies on large arrays.
+func residentBudget(total uint64) uint64 {
+	return max(total/2, 1<<30)
 }
 
 // add prepares the hot spots of prof not prepared yet and arms their

@@ -318,6 +318,9 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			inner0 = &ptxgen.LaunchInput{InnerTrip0: uint64(n0), InnerSteps: isteps0}
 		}
 	}
+	// Stores that overwrite their whole footprint: their bytes are not
+	// copied in (an initialisation nest makes its arrays on the device).
+	in.Dense = sp.denseStores(k, in, byX86)
 	sampled := false
 	// The first launch of a 1D kernel on the simulator, whose speed
 	// depends on the instructions a kernel runs, is a sample: a slice of
@@ -326,6 +329,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		sample := max(count/sampleFraction, sampleMin)
 		part := in
 		part.Count = sample
+		part.Dense = nil // the sample writes a part of the footprints
 		if fb, done := sp.launch(fn, k, part, cpuIter); fb != nil {
 			return done, fb
 		}

@@ -34,6 +34,43 @@ type LaunchInput struct {
 	// the change per inner iteration in row 0 and its change per row.
 	InnerTrip0, InnerTripStep, InnerMax uint64
 	InnerSteps, InnerStepRows           []uint64
+	// Dense (optional, per Kernel.Sites) marks the store sites that the
+	// caller proved write every byte of their footprint in Sites: a new
+	// device buffer of a group whose sites all store is not filled from
+	// the guest where dense sites cover it (the kernel overwrites those
+	// bytes before anything reads them).
+	Dense []bool
+}
+
+// overwritten returns the bytes of group g that the launch writes wholly
+// before any read: the longest run the footprints of in's dense sites
+// cover without a gap, when every site of g stores; empty otherwise.
+func overwritten(k *Kernel, g Group, in LaunchInput) Range {
+	if len(in.Dense) != len(k.Sites) {
+		return Range{}
+	}
+	var dense []Range
+	for _, s := range g.Sites {
+		if !k.Sites[s].Store {
+			return Range{}
+		}
+		if in.Dense[s] && in.Sites[s].Lo < in.Sites[s].Hi {
+			dense = append(dense, in.Sites[s])
+		}
+	}
+	sort.Slice(dense, func(a, b int) bool { return dense[a].Lo < dense[b].Lo })
+	var best, cur Range
+	for _, r := range dense {
+		if cur.Hi > cur.Lo && r.Lo <= cur.Hi {
+			cur.Hi = max(cur.Hi, r.Hi)
+		} else {
+			cur = r
+		}
+		if cur.Hi-cur.Lo > best.Hi-best.Lo {
+			best = cur
+		}
+	}
+	return best
 }
 
 // siteSpan returns the two values a kernel checks an access of size bytes
@@ -179,7 +216,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	}
 	for gi, g := range groups {
 		b := bufs[gi]
-		copied, lerr := b.load(ctx, mem, res, g.Range)
+		copied, lerr := b.load(ctx, mem, res, g.Range, overwritten(k, g, in))
 		if lerr != nil {
 			if kept[gi] {
 				// What the device holds of the failed copy is unknown.

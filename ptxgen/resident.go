@@ -169,17 +169,32 @@ func (b *resBuf) span(i, j int) (lo, hi uint64) {
 // on the pages holding bytes of r that are not stale and that the guest
 // wrote since, the span from the first byte that changed to the last.
 // Pages of b outside r keep what they hold: the launch does not touch them.
-func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range) (uint64, error) {
+// A new buffer is not filled on the bytes of skip, which the launch
+// overwrites before reading them: its snap there is left as it is, for the
+// launch makes those pages stale or copies them back.
+func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, skip Range) (uint64, error) {
 	if !b.filled {
-		if err := mem.Read(b.r.Lo, b.snap); err != nil {
-			return 0, fmt.Errorf("reading guest footprint [%#x,%#x): %w", b.r.Lo, b.r.Hi, err)
+		skip.Lo, skip.Hi = max(skip.Lo, b.r.Lo), min(skip.Hi, b.r.Hi)
+		if skip.Hi <= skip.Lo {
+			skip = Range{b.r.Hi, b.r.Hi}
 		}
-		if err := ctx.CopyHtoD(b.dev, b.snap); err != nil {
-			return 0, err
+		var copied uint64
+		for _, part := range []Range{{b.r.Lo, skip.Lo}, {skip.Hi, b.r.Hi}} {
+			if part.Hi <= part.Lo {
+				continue
+			}
+			s := b.snap[part.Lo-b.r.Lo : part.Hi-b.r.Lo]
+			if err := mem.Read(part.Lo, s); err != nil {
+				return copied, fmt.Errorf("reading guest footprint [%#x,%#x): %w", part.Lo, part.Hi, err)
+			}
+			if err := ctx.CopyHtoD(b.dev+gpu.DevicePtr(part.Lo-b.r.Lo), s); err != nil {
+				return copied, err
+			}
+			copied += part.Hi - part.Lo
 		}
 		b.filled = true
 		b.watch(res, 0, len(b.stale))
-		return uint64(len(b.snap)), nil
+		return copied, nil
 	}
 	first, _ := b.page(max(r.Lo, b.r.Lo) / gvinst.PageSize)
 	last, _ := b.page((min(r.Hi, b.r.Hi) - 1) / gvinst.PageSize)

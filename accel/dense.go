@@ -1,0 +1,146 @@
+package accel
+
+import (
+	"github.com/gxbit/gxbit/ptxgen"
+)
+
+// denseStores marks the store sites of launch in of kernel k that write
+// every byte of their footprint in.Sites (ptxgen.LaunchInput.Dense), so
+// that the launch need not copy those bytes in: an initialisation nest
+// makes its arrays on the device. obs are the probed iterations' ranges of
+// each site. A site is dense when all of these hold, and nothing else is
+// assumed:
+//   - the profile fitted its address, on every sample, as an affine
+//     function of the loop indices, not a stack slot, and it stores;
+//   - it sits in the thread's own loop (the mapped level of a 1D kernel,
+//     the inner level of a 2D one), in a block every iteration of that
+//     loop passes through (not under a condition, nor in an inner loop);
+//   - its address moves by exactly its size per iteration of that loop
+//     so the iterations of one thread row leave no gap; and, for a 2D
+//     kernel, every row has the same trip count, the probed rows covered
+//     that many elements each, and rows are no further apart than a row
+//     is wide.
+//
+// The linear extension of the probed footprints (siteRanges) then is
+// exactly the set of bytes the kernel writes.
+func (sp *spot) denseStores(k *ptxgen.Kernel, in ptxgen.LaunchInput, byX86 map[[2]uint64]*siteObs) []bool {
+	L := sp.levelIndex
+	if L < 0 || L >= len(sp.hs.Levels) || (k.TwoD && L+1 >= len(sp.hs.Levels)) {
+		return nil
+	}
+	loopIndex, loopHeader, coeff := sp.hs.Levels[L].Index, sp.header, L
+	if k.TwoD {
+		if in.InnerTripStep != 0 || uint64(sp.hs.Levels[L+1].Header) != sp.inner {
+			return nil
+		}
+		loopIndex, loopHeader, coeff = sp.hs.Levels[L+1].Index, sp.inner, L+1
+	}
+	var loop map[uint64]bool
+	dense := make([]bool, len(k.Sites))
+	any := false
+	for s, site := range k.Sites {
+		if !site.Store || s >= len(in.Sites) {
+			continue
+		}
+		o := byX86[siteKey(site)]
+		if o == nil || !o.seen[0] || !o.seen[1] || !sp.affineStore(site, loopIndex, coeff) {
+			continue
+		}
+		size := uint64(site.Size)
+		w0, w1 := o.hi[0]-o.lo[0], o.hi[1]-o.lo[1]
+		// The step from one row (thread of a 1D kernel) to the next, as
+		// the probed iterations show it (the profile's may be another
+		// size's).
+		row := int64(o.lo[1] - o.lo[0])
+		if k.TwoD {
+			// Rows of InnerTrip0 elements, each as wide as the probed
+			// rows (a block that ran once more, or a wider stride, makes
+			// them wider), next to each other or overlapping.
+			if w0 != w1 || w0 != in.InnerTrip0*size || uint64(max(row, -row)) > w0 {
+				continue
+			}
+		} else if w0 != size || w1 != size || uint64(max(row, -row)) != size {
+			// One element per iteration, the next one along.
+			continue
+		}
+		if loop == nil {
+			loop = sp.loopOf(loopHeader)
+		}
+		if !everyIteration(sp, loop, loopHeader, site.Block) {
+			continue
+		}
+		dense[s], any = true, true
+	}
+	if !any {
+		return nil
+	}
+	return dense
+}
+
+// affineStore reports whether the profile fitted every store access of
+// site's x86 instruction as an affine function whose innermost loop is
+// the one of index loopIndex (no inner loop on its path), moving by
+// exactly the site's size per iteration of it (level coeff).
+func (sp *spot) affineStore(site ptxgen.Site, loopIndex string, coeff int) bool {
+	found := false
+	for _, a := range sp.hs.Accesses {
+		if uint64(a.X86) != site.X86 || a.Kind != "write" {
+			continue
+		}
+		if !a.Affine || a.Stack || a.Loop != loopIndex || len(a.Inner) > 0 || coeff >= len(a.Coeffs) || a.Size != site.Size {
+			return false
+		}
+		if c := a.Coeffs[coeff]; c != int64(site.Size) && c != -int64(site.Size) {
+			return false
+		}
+		found = true
+	}
+	return found
+}
+
+// loopOf returns the blocks of the loop of header h: the whole lifted
+// level for the level's own header, else the natural loop of h in it.
+func (sp *spot) loopOf(h uint64) map[uint64]bool {
+	if h != sp.header {
+		return sp.loopBlocks(h)
+	}
+	all := make(map[uint64]bool, len(sp.blocks))
+	for a := range sp.blocks {
+		all[a] = true
+	}
+	return all
+}
+
+// everyIteration reports whether every iteration of the loop of header h
+// (its blocks loop) that comes back to h passes through block b: no path
+// from h back to h inside the loop avoids b. An iteration that leaves the
+// loop early does not come back; the kernel reports it (a thread that
+// leaves its loop but through the exit test fails the launch).
+func everyIteration(sp *spot, loop map[uint64]bool, h, b uint64) bool {
+	if b == h {
+		return true
+	}
+	if !loop[b] {
+		return false
+	}
+	seen := map[uint64]bool{h: true, b: true}
+	work := []uint64{h}
+	for len(work) > 0 {
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		blk := sp.blocks[x]
+		if blk == nil {
+			return false
+		}
+		for _, s := range blk.Successors() {
+			if s == h {
+				return false // back at the header without passing b
+			}
+			if loop[s] && !seen[s] {
+				seen[s] = true
+				work = append(work, s)
+			}
+		}
+	}
+	return true
+}

@@ -36,6 +36,10 @@ type Context struct {
 	pending             bool   // a launch was recorded and its time not read yet
 	pendingKernel       string // the kernel of that launch
 	stats               gpu.LaunchStats
+	staging             staging // the pinned buffer large copies go through
+	// unstaged makes every copy take the driver's pageable path (the
+	// benchmark's baseline).
+	unstaged bool
 }
 
 var _ gpu.Context = (*Context)(nil)
@@ -168,6 +172,11 @@ func (c *Context) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
 		if err := c.checkSpan(op, dst, uint64(len(src))); err != nil {
 			return err
 		}
+		if len(src) >= stageMin && !c.unstaged {
+			if s := c.stage(); s != nil {
+				return c.stagedHtoD(s, uint64(dst), src)
+			}
+		}
 		return c.l.check(c.l.cuMemcpyHtoD(uint64(dst), unsafe.Pointer(&src[0]), uint64(len(src))), op)
 	})
 }
@@ -181,6 +190,11 @@ func (c *Context) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
 		}
 		if err := c.checkSpan(op, src, uint64(len(dst))); err != nil {
 			return err
+		}
+		if len(dst) >= stageMin && !c.unstaged {
+			if s := c.stage(); s != nil {
+				return c.stagedDtoH(s, dst, uint64(src))
+			}
 		}
 		return c.l.check(c.l.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), uint64(src), uint64(len(dst))), op)
 	})
@@ -346,6 +360,7 @@ func (c *Context) Close() error {
 	return c.run("cuCtxDestroy_v2", func() error {
 		_ = c.l.cuEventDestroy(c.statStart)
 		_ = c.l.cuEventDestroy(c.statStop)
+		c.staging.free(c)
 		r := c.l.cuCtxDestroy(c.h)
 		c.closed = true
 		c.allocs = nil

@@ -37,6 +37,10 @@ type lib struct {
 	cuMemcpyHtoD         func(dst uint64, src unsafe.Pointer, n uint64) cuResult
 	cuMemcpyDtoH         func(dst unsafe.Pointer, src uint64, n uint64) cuResult
 	cuMemcpyDtoD         func(dst, src uint64, n uint64) cuResult
+	cuMemAllocHost       func(p *unsafe.Pointer, n uint64) cuResult
+	cuMemFreeHost        func(p unsafe.Pointer) cuResult
+	cuMemcpyHtoDAsync    func(dst uint64, src unsafe.Pointer, n uint64, stream uintptr) cuResult
+	cuMemcpyDtoHAsync    func(dst unsafe.Pointer, src uint64, n uint64, stream uintptr) cuResult
 	cuMemsetD8           func(dst uint64, b uint8, n uint64) cuResult
 	cuLaunchKernel       func(fn uintptr, gx, gy, gz, bx, by, bz, shared uint32, stream uintptr, params unsafe.Pointer, extra unsafe.Pointer) cuResult
 	cuEventCreate        func(ev *uintptr, flags uint32) cuResult
@@ -77,6 +81,10 @@ func openLib() (*lib, error) {
 		{&l.cuMemcpyHtoD, "cuMemcpyHtoD_v2"},
 		{&l.cuMemcpyDtoH, "cuMemcpyDtoH_v2"},
 		{&l.cuMemcpyDtoD, "cuMemcpyDtoD_v2"},
+		{&l.cuMemAllocHost, "cuMemAllocHost_v2"},
+		{&l.cuMemFreeHost, "cuMemFreeHost"},
+		{&l.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"},
+		{&l.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"},
 		{&l.cuMemsetD8, "cuMemsetD8_v2"},
 		{&l.cuLaunchKernel, "cuLaunchKernel"},
 		{&l.cuEventCreate, "cuEventCreate"},

@@ -9,6 +9,7 @@ D=out/device
 rm -rf "$D"; mkdir -p "$D"/{bin,profiles,ptx,args}
 CGO_ENABLED=0 go build -o "$D/gxbit" ./cmd/gxbit
 CGO_ENABLED=0 go test -c -o "$D/gpusim.test" ./gpusim
+CGO_ENABLED=0 go test -c -o "$D/cuda.test" ./cuda
 bash testdata/build.sh -m O2-static -m O3-static "$D/build" >/dev/null
 gcc -O2 -static -o "$D/bin/O2-examplematmul" examples/matmul.c
 echo 256 > "$D/args/O2-examplematmul"

@@ -45,7 +45,7 @@ func TestReloads(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	_, prof, err := pipeline.Profile(ctx, pipeline.Config{Path: p.Path, Args: []string{p.Path}, Stdout: &out, Stderr: &out}, profile.Options{})
+	_, prof, err := pipeline.Profile(ctx, pipeline.Config{Path: p.Path, Args: []string{p.Path}, Stdout: &out, Stderr: &out, Engine: testEngine}, profile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestReloads(t *testing.T) {
 	native := corpus.RunNative(t, p)
 	run := func(prof *profile.File) *accel.Report {
 		var out, errOut bytes.Buffer
-		res, rep, err := pipeline.Accelerate(ctx, pipeline.Config{Path: p.Path, Args: append([]string{p.Path}, args...), Stdout: &out, Stderr: &errOut},
+		res, rep, err := pipeline.Accelerate(ctx, pipeline.Config{Path: p.Path, Args: append([]string{p.Path}, args...), Stdout: &out, Stderr: &errOut, Engine: testEngine},
 			accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 		if err != nil {
 			t.Fatal(err)

@@ -97,7 +97,7 @@ func accelerateAt(t *testing.T, p corpus.Program, args []string) *accel.Report {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cfg := func(args []string, out, errOut *bytes.Buffer) pipeline.Config {
-		return pipeline.Config{Path: p.Path, Args: append([]string{p.Path}, args...), Env: p.Env, Stdout: out, Stderr: errOut}
+		return pipeline.Config{Path: p.Path, Args: append([]string{p.Path}, args...), Env: p.Env, Stdout: out, Stderr: errOut, Engine: testEngine}
 	}
 	var out, errOut bytes.Buffer
 	_, prof, err := pipeline.Profile(ctx, cfg(nil, &out, &errOut), profile.Options{})

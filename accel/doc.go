@@ -53,7 +53,10 @@
 // them never copy it through the host, and the CPU's probed and tail
 // iterations bring back only the pages they touch. The buffer holding the
 // only current copy of a page is backed up on the device before a launch
-// that writes it, and restored if the kernel fails.
+// that writes it, and restored if the kernel fails. Buffers stay resident up
+// to half the device's memory. A store proved to write every byte of its
+// footprint (dense.go: an initialisation nest) is not copied in at all: the
+// array is born on the device.
 //
 // A time step enters the same instance again and again: an instance whose
 // live-in values at its first arrival are those of one probed and launched

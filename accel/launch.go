@@ -244,8 +244,16 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		}
 		var copyIn uint64
 		if sp.rep.Launches == 0 {
-			for _, g := range ptxgen.Groups(k, sites) {
-				copyIn += g.Range.Hi - g.Range.Lo
+			// Less what the launch overwrites (as the 2D kernel would
+			// run it, when it will): an init nest copies nothing in.
+			kk, in := k, ptxgen.LaunchInput{Sites: sites}
+			if sp.kernel2 != nil && !sp.a.prefer1D(k, count) {
+				kk, in.InnerTrip0, in.InnerTripStep = sp.kernel2, innerTrips[0], innerTrips[1]-innerTrips[0]
+			}
+			in.Dense = sp.denseStores(kk, in, byX86)
+			for _, g := range ptxgen.Groups(kk, sites) {
+				w := ptxgen.Overwritten(kk, g, in)
+				copyIn += g.Range.Hi - g.Range.Lo - (w.Hi - w.Lo)
 			}
 		}
 		c := *costs

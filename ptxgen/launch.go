@@ -42,10 +42,11 @@ type LaunchInput struct {
 	Dense []bool
 }
 
-// overwritten returns the bytes of group g that the launch writes wholly
-// before any read: the longest run the footprints of in's dense sites
-// cover without a gap, when every site of g stores; empty otherwise.
-func overwritten(k *Kernel, g Group, in LaunchInput) Range {
+// Overwritten returns the bytes of group g that a launch of k with input in
+// writes wholly before any read: the longest run the footprints of in's
+// dense sites cover without a gap, when every site of g stores; empty
+// otherwise. A new device buffer is not filled there.
+func Overwritten(k *Kernel, g Group, in LaunchInput) Range {
 	if len(in.Dense) != len(k.Sites) {
 		return Range{}
 	}
@@ -216,7 +217,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	}
 	for gi, g := range groups {
 		b := bufs[gi]
-		copied, lerr := b.load(ctx, mem, res, g.Range, overwritten(k, g, in))
+		copied, lerr := b.load(ctx, mem, res, g.Range, Overwritten(k, g, in))
 		if lerr != nil {
 			if kept[gi] {
 				// What the device holds of the failed copy is unknown.

@@ -60,6 +60,8 @@ type Engine struct {
 	freed  bool
 	// nextSite is the first page cache entry no unit uses yet.
 	nextSite int
+	// perf, when PerfMapEnv is set, names each unit's code for Linux perf.
+	perf *perfMap
 }
 
 var _ gvinst.Engine = (*Engine)(nil)
@@ -87,6 +89,10 @@ func New(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (*E
 		byAddr: make(map[uint64]*unit),
 		pages:  make(map[uint64][]*unit),
 	}
+	if e.perf, err = perfMapFromEnv(); err != nil {
+		arena.free()
+		return nil, err
+	}
 	gvinst.ChainCodeWrite(mem, e.Invalidate)
 	e.interp = gvinst.NewInterpreter(mem, t, gvinst.InterpOptions{Probe: opts.Probe})
 	e.m.rtlb, e.m.wtlb = mem.SoftTLBs()
@@ -98,7 +104,14 @@ func New(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (*E
 func (e *Engine) Close() error {
 	e.dropAll()
 	e.freed = true
-	return e.arena.free()
+	err := e.arena.free()
+	if e.perf != nil {
+		if perr := e.perf.close(); err == nil {
+			err = perr
+		}
+		e.perf = nil
+	}
+	return err
 }
 
 // Stats returns the engine's counters.
@@ -219,6 +232,11 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 	at, err := e.arena.add(cu.code)
 	if err != nil {
 		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
+	}
+	if e.perf != nil {
+		if err := e.perf.add(e.arena.addr(at), len(cu.code), vb.Addr, cu.loop); err != nil {
+			return nil, &gvinst.TranslateError{Addr: pc, Err: err}
+		}
 	}
 	u := &unit{
 		id: id, addr: vb.Addr, end: vb.End, vb: vb, nguest: guestCount(vb), at: at,

@@ -1,0 +1,101 @@
+package ptxgen
+
+import (
+	"testing"
+
+	"github.com/gxbit/gxbit/gpusim"
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// TestOverwritten checks which bytes of a group a launch may leave
+// unfilled: only where every site of the group stores, over the longest
+// gapless run of the dense sites' footprints.
+func TestOverwritten(t *testing.T) {
+	k := &Kernel{Sites: []Site{{Store: true, Size: 8}, {Store: true, Size: 8}, {Store: true, Size: 8}, {Size: 8}}}
+	for _, c := range []struct {
+		name  string
+		sites []Range
+		dense []bool
+		group []int
+		want  Range
+	}{
+		{"one dense store", []Range{{0x1000, 0x2000}}, []bool{true, false, false, false}, []int{0}, Range{0x1000, 0x2000}},
+		{"not proved dense", []Range{{0x1000, 0x2000}}, []bool{false, false, false, false}, []int{0}, Range{}},
+		{"no proof at all", []Range{{0x1000, 0x2000}}, nil, []int{0}, Range{}},
+		{"two that meet", []Range{{0x1000, 0x2000}, {0x2000, 0x2800}}, []bool{true, true, false, false}, []int{0, 1}, Range{0x1000, 0x2800}},
+		{"a gap: the longer run", []Range{{0x1000, 0x1100}, {0x1200, 0x2000}}, []bool{true, true, false, false}, []int{0, 1}, Range{0x1200, 0x2000}},
+		{"a dense store and a sparse one", []Range{{0x1000, 0x2000}, {0x0f00, 0x2100}}, []bool{true, false, false, false}, []int{0, 1}, Range{0x1000, 0x2000}},
+		{"a load in the group", []Range{{0x1000, 0x2000}, {}, {}, {0x1800, 0x1808}}, []bool{true, false, false, false}, []int{0, 3}, Range{}},
+	} {
+		in := LaunchInput{Sites: make([]Range, len(k.Sites)), Dense: c.dense}
+		copy(in.Sites, c.sites)
+		if got := Overwritten(k, Group{Sites: c.group}, in); got != c.want {
+			t.Errorf("%s: %#x, want %#x", c.name, got, c.want)
+		}
+	}
+}
+
+// flatMemory is guest memory over one slice from base, counting the bytes
+// read.
+type flatMemory struct {
+	base  uint64
+	b     []byte
+	reads uint64
+}
+
+func (m *flatMemory) Read(addr uint64, buf []byte) error {
+	m.reads += uint64(len(buf))
+	copy(buf, m.b[addr-m.base:])
+	return nil
+}
+
+func (m *flatMemory) Write(addr uint64, buf []byte) error {
+	copy(m.b[addr-m.base:], buf)
+	return nil
+}
+
+// TestLoadSkipsOverwritten fills a new device buffer around the bytes a
+// launch overwrites: the edges are the guest's, the rest is neither read
+// from the guest nor copied.
+func TestLoadSkipsOverwritten(t *testing.T) {
+	ctx, err := gpusim.New(gpusim.Options{}).NewContext(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	const base, n = 0x10000, 3 * gvinst.PageSize
+	mem := &flatMemory{base: base, b: make([]byte, n)}
+	for i := range mem.b {
+		mem.b[i] = byte(i%251 + 1)
+	}
+	r := Range{base, base + n}
+	dev, err := ctx.Alloc(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ctx.Memset(dev, 0, n); err != nil {
+		t.Fatal(err)
+	}
+	b := newResBuf(r, dev)
+	skip := Range{base + 8, base + n - 16}
+	copied, err := b.load(ctx, mem, nil, r, skip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if copied != 24 || mem.reads != 24 {
+		t.Errorf("copied %d bytes and read %d, want the 24 outside the overwritten ones", copied, mem.reads)
+	}
+	got := make([]byte, n)
+	if err := ctx.CopyDtoH(got, dev); err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		want := mem.b[i]
+		if uint64(i) >= skip.Lo-base && uint64(i) < skip.Hi-base {
+			want = 0
+		}
+		if got[i] != want {
+			t.Fatalf("device byte %d is %d, want %d", i, got[i], want)
+		}
+	}
+}

@@ -108,6 +108,10 @@ type EngineStats struct {
 	CodeBytes     uint64        // bytes of host code made
 	CompileTime   time.Duration // translating and compiling them
 	Callouts      uint64        // GVInst instructions compiled code handed to the interpreter's semantics
+	// CalloutsByOp splits Callouts by the instruction's op, modifier and
+	// types as its text form spells them ("GETCC.ne", "DIV.u64"); the
+	// loads and stores counted are those whose TLB probe missed.
+	CalloutsByOp map[string]uint64
 }
 
 // InternalError is a broken invariant of the engine, caught at Run's

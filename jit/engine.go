@@ -58,6 +58,8 @@ type Engine struct {
 	pages  map[uint64][]*unit
 	stats  gvinst.EngineStats
 	freed  bool
+	// callouts counts the callouts of each kind of instruction.
+	callouts map[calloutKey]uint64
 }
 
 var _ gvinst.Engine = (*Engine)(nil)
@@ -104,7 +106,11 @@ func (e *Engine) Close() error {
 }
 
 // Stats returns the engine's counters.
-func (e *Engine) Stats() gvinst.EngineStats { return e.stats }
+func (e *Engine) Stats() gvinst.EngineStats {
+	s := e.stats
+	s.CalloutsByOp = e.calloutsByOp()
+	return s
+}
 
 // Invalidate drops every unit that overlaps [addr, addr+size).
 func (e *Engine) Invalidate(addr, size uint64) {
@@ -362,8 +368,8 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 				code = cur.entryGo
 				continue
 			case exitCallout:
-				e.stats.Callouts++
 				in := &cur.vb.Insts[arg]
+				e.countCallout(in)
 				if st := e.interp.Exec(m.frame[:], in); st != nil {
 					pc = in.X86
 					executed -= cur.nguest - guestBefore(cur.vb, in.X86)

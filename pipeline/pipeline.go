@@ -164,9 +164,10 @@ type Result struct {
 type Stats struct {
 	GuestInstructions uint64
 	BlocksTranslated  uint64
-	UnitsCompiled     uint64        // blocks compiled to host code (the jit engine)
-	CompileTime       time.Duration // spent translating and compiling them
-	Callouts          uint64        // GVInst instructions compiled code handed to the interpreter's semantics
+	UnitsCompiled     uint64            // blocks compiled to host code (the jit engine)
+	CompileTime       time.Duration     // spent translating and compiling them
+	Callouts          uint64            // GVInst instructions compiled code handed to the interpreter's semantics
+	CalloutsByOp      map[string]uint64 // Callouts by op, as gvinst.EngineStats has them
 	Wall              time.Duration
 	Syscalls          []linux.SyscallCount
 }
@@ -364,6 +365,7 @@ func (g *Guest) RunEngine(ctx context.Context, e gvinst.Engine, onBreak func(*gv
 		res.Stats.UnitsCompiled = st.UnitsCompiled
 		res.Stats.CompileTime = st.CompileTime
 		res.Stats.Callouts = st.Callouts
+		res.Stats.CalloutsByOp = st.CalloutsByOp
 		res.Stats.Wall = time.Since(start)
 		res.Stats.Syscalls = g.Proc.Counts()
 		return res, nil

@@ -236,6 +236,11 @@ func (a *asm) encode(m mn, size int, r reg, rm operand, imm int64) {
 	if f.op == nil {
 		panic(fmt.Sprintf("jit: encoder table has no form %d", m))
 	}
+	a.encodeForm(f, size, r, rm, imm)
+}
+
+// encodeForm emits form f as encode does.
+func (a *asm) encodeForm(f *form, size int, r reg, rm operand, imm int64) {
 	if size == 2 {
 		a.byte1(0x66)
 	}

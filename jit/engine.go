@@ -92,6 +92,10 @@ func New(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (*E
 			mem.ClearCode(pageAddr)
 		}
 	}
+	if err := e.placeRoutines(); err != nil {
+		arena.free()
+		return nil, err
+	}
 	e.interp = gvinst.NewInterpreter(mem, t, gvinst.InterpOptions{Probe: opts.Probe})
 	e.m.rtlb, e.m.wtlb = mem.SoftTLBs()
 	e.m.clearIJC()

@@ -120,11 +120,18 @@ func (g *blockGen) program() string {
 				fmt.Fprintf(&b, "  ST.%s %s(%d), %s\n", t, base, disp, g.reg(cur))
 			}
 		case 11:
-			k := []string{"add", "sub", "logic", "adc", "sbb", "inc", "shl", "mul"}[g.pick(8)]
+			k := []string{"add", "sub", "logic", "adc", "sbb", "inc", "dec", "neg", "shl", "shr", "sar", "rol", "ror", "mul", "none"}[g.pick(15)]
 			fmt.Fprintf(&b, "  FLAGS.%s.%s %s, %s, %s, %s\n", k, t, g.reg(cur), g.reg(cur), g.reg(cur), g.reg(cur))
 		case 12:
-			c := []string{"o", "no", "b", "ae", "e", "ne", "be", "a", "s", "ns", "p", "np", "l", "ge", "le", "g"}[g.pick(16)]
-			fmt.Fprintf(&b, "  GETCC.%s %s\n", c, def())
+			switch g.pick(8) {
+			case 0:
+				fmt.Fprintf(&b, "  GETFLAGS %s\n", def())
+			case 1:
+				fmt.Fprintf(&b, "  SETFLAGS %s\n", g.reg(cur))
+			default:
+				c := []string{"o", "no", "b", "ae", "e", "ne", "be", "a", "s", "ns", "p", "np", "l", "ge", "le", "g"}[g.pick(16)]
+				fmt.Fprintf(&b, "  GETCC.%s %s\n", c, def())
+			}
 		case 13:
 			fmt.Fprintf(&b, "  MOV.u64 %s, %s\n", def(), g.reg(cur))
 		}

@@ -17,6 +17,10 @@ type machine struct {
 	wtlb   uintptr                   // its write TLB
 	mxIn   uint32                    // the MXCSR compiled code runs under: the guest's, every exception masked
 	mxOut  uint32                    // the MXCSR it left, whose exception flags go back to the guest's
+	// flagsFn is the address of the statusFlags routine (compile_flags.go).
+	flagsFn uintptr
+	// subCondsFn is the address of the subConds routine.
+	subCondsFn uintptr
 	// ijc caches the targets of computed jumps (returns, above all): the
 	// entry at ijcSlot(pc) holds pc and the code address of its unit, so
 	// compiled code jumps there without returning to Go.
@@ -47,11 +51,13 @@ func (m *machine) clearIJC() {
 func ijcSlot(pc uint64) uint64 { return (pc ^ pc>>12) % ijcSize }
 
 const (
-	offFuel   = unsafe.Offsetof(machine{}.fuel)
-	offNextPC = unsafe.Offsetof(machine{}.nextPC)
-	offRTLB   = unsafe.Offsetof(machine{}.rtlb)
-	offWTLB   = unsafe.Offsetof(machine{}.wtlb)
-	offMXIn   = unsafe.Offsetof(machine{}.mxIn)
-	offMXOut  = unsafe.Offsetof(machine{}.mxOut)
-	offIJC    = unsafe.Offsetof(machine{}.ijc)
+	offFuel       = unsafe.Offsetof(machine{}.fuel)
+	offNextPC     = unsafe.Offsetof(machine{}.nextPC)
+	offRTLB       = unsafe.Offsetof(machine{}.rtlb)
+	offWTLB       = unsafe.Offsetof(machine{}.wtlb)
+	offMXIn       = unsafe.Offsetof(machine{}.mxIn)
+	offMXOut      = unsafe.Offsetof(machine{}.mxOut)
+	offIJC        = unsafe.Offsetof(machine{}.ijc)
+	offFlagsFn    = unsafe.Offsetof(machine{}.flagsFn)
+	offSubCondsFn = unsafe.Offsetof(machine{}.subCondsFn)
 )

@@ -1,0 +1,49 @@
+//go:build linux && amd64
+
+package jit
+
+import "testing"
+
+// flagsProgram is a block that records flags with FLAGS (or SETFLAGS) and
+// reads them back with GETCC and GETFLAGS into guest registers.
+func flagsProgram(body string) string {
+	return "vblock 0x1000..0x1100:\n  # 0x1000: insn\n" + body +
+		"  # 0x10fc: jcc\n  BRANCH s0, 0x2000, 0x3000\n" +
+		"vblock 0x2000..0x2002:\n  # 0x2000: syscall\n  SYSCALL 0x2002\n" +
+		"vblock 0x3000..0x3002:\n  # 0x3000: syscall\n  SYSCALL 0x3002\n"
+}
+
+// TestFlagsRecordNotItsOperation: GETCC after a FLAGS.sub whose result is
+// not a-b reads a and b as the interpreter's getCC does (the fuzzer found
+// GETCC.a and GETCC.le computed from r).
+func TestFlagsRecordNotItsOperation(t *testing.T) {
+	for _, cc := range []string{"a", "le", "l", "g", "be", "e", "ne", "b", "s", "o", "p"} {
+		runBoth(t, flagsProgram(
+			"  MOV.u64 v0, s0\n  FLAGS.sub.u8 v0, v0, v0, v0\n  GETCC."+cc+" v1\n  PUT.u64 s2, v1\n  GETFLAGS v2\n  PUT.u64 s3, v2\n"), []byte{7})
+	}
+}
+
+// TestFlagsEveryKind reads every condition and RFLAGS after each kind of
+// FLAGS, at every width, on operands near the width's edges.
+func TestFlagsEveryKind(t *testing.T) {
+	kinds := []string{"add", "sub", "adc", "sbb", "logic", "inc", "dec", "neg", "shl", "shr", "sar", "rol", "ror", "mul", "none"}
+	types := []string{"u8", "s16", "u32", "s64", "b64"}
+	vals := []string{"0", "1", "-1", "127", "128", "-128", "65535", "2147483648", "9223372036854775807", "63", "64", "7"}
+	conds := []string{"o", "no", "b", "ae", "e", "ne", "be", "a", "s", "ns", "p", "np", "l", "ge", "le", "g"}
+	n := 0
+	for ki, k := range kinds {
+		for ti, ty := range types {
+			a, b := vals[(ki+ti)%len(vals)], vals[(ki*3+ti*5+1)%len(vals)]
+			body := "  LI.u64 v0, " + a + "\n  LI.u64 v1, " + b + "\n  ADD.u64 v2, v0, v1\n  LI.u64 v3, 1\n" +
+				"  SETFLAGS s5\n  FLAGS." + k + "." + ty + " v0, v1, v2, v3\n"
+			for ci, cc := range conds {
+				if (ci+n)%3 == 0 {
+					body += "  GETCC." + cc + " v4\n  PUT.u64 s" + string(rune('0'+ci%8)) + ", v4\n"
+				}
+			}
+			body += "  GETFLAGS v5\n  PUT.u64 s9, v5\n  FLAGS.inc." + ty + " v2, v1, v0, v0\n  GETFLAGS v6\n  PUT.u64 s10, v6\n"
+			runBoth(t, flagsProgram(body), []byte{byte(n)})
+			n++
+		}
+	}
+}

@@ -4,6 +4,10 @@ package jit
 // routine's bit tests and calls, and the SSE forms of compile_sse.go. Each
 // is emitted with asm.encodeForm.
 var (
+	fmUcomisd  = form{prefix: 0x66, op: []byte{0x0f, 0x2e}, digit: -1} // ucomisd xmm, xmm/m64
+	fmComisd   = form{prefix: 0x66, op: []byte{0x0f, 0x2f}, digit: -1} // comisd xmm, xmm/m64
+	fmUcomiss  = form{op: []byte{0x0f, 0x2e}, digit: -1}               // ucomiss xmm, xmm/m32
+	fmComiss   = form{op: []byte{0x0f, 0x2f}, digit: -1}               // comiss xmm, xmm/m32
 	fmBtMR     = form{op: []byte{0x0f, 0xa3}, digit: -1}               // bt r/m, r
 	fmCallM    = form{op: []byte{0xff}, digit: 2}                      // call r/m64
 	fmTest8    = form{op: []byte{0x84}, digit: -1}                     // test r/m8, r8

@@ -11,6 +11,133 @@ func (c *compiler) nativeMore(idx int, in *gvinst.Inst) bool {
 	switch in.Op {
 	case gvinst.OpGetCC, gvinst.OpGetFlags, gvinst.OpSetFlags, gvinst.OpFlags:
 		return c.flagsOps(idx, in)
+	case gvinst.OpCmp:
+		return c.floatCmp(idx, in)
+	case gvinst.OpChkAlign:
+		return c.chkAlign(idx, in)
 	}
 	return false
+}
+
+// chkAlign emits CHKALIGN: an address that is not a multiple of the
+// type's size takes the callout, where the interpreter stops the guest
+// with its misaligned-access trap.
+func (c *compiler) chkAlign(idx int, in *gvinst.Inst) bool {
+	a := &c.a
+	sz := in.Type.Size()
+	if sz == 0 || sz&(sz-1) != 0 {
+		return false
+	}
+	if sz == 1 {
+		return true
+	}
+	c.load(rax, in.Src[0])
+	if in.Imm != 0 {
+		a.movImm(rcx, uint64(in.Imm))
+		a.encode(mnAddMR, 8, rcx, regOp(rax), 0)
+	}
+	a.encodeForm(&fmTestMI, 4, 0, regOp(rax), int64(sz-1))
+	j := a.jcc(ccNE)
+	c.out.resume[idx] = a.pos()
+	c.slowJump(idx, j)
+	return true
+}
+
+// floatCmp emits a float CMP as the host's ucomiss/ucomisd (comiss/comisd
+// for the conditions that raise IE on a quiet NaN), whose IE and DE
+// follow sseCmp: IE for a NaN as the condition says, DE for a denormal
+// operand of an ordered comparison unless DAZ, which the host's MXCSR
+// (the guest's) applies. As float() does, it first checks that the guest
+// masks every exception; otherwise the instruction is a callout.
+func (c *compiler) floatCmp(idx int, in *gvinst.Inst) bool {
+	a := &c.a
+	t := in.Type
+	if in.HasImm || (t != gvinst.F32 && t != gvinst.F64) {
+		return false
+	}
+	x, y := in.Src[0], in.Src[1]
+	var cc, cc2 cond // the result is cc, and also cc2 (combined by and2/or2)
+	both, either := false, false
+	swap := false
+	switch gvinst.Cmp(in.Mod) {
+	case gvinst.CmpEq:
+		cc, cc2, both = ccE, ccNP, true
+	case gvinst.CmpNe:
+		cc, cc2, both = ccNE, ccNP, true
+	case gvinst.CmpLt:
+		cc, swap = ccA, true
+	case gvinst.CmpLe:
+		cc, swap = ccAE, true
+	case gvinst.CmpGt:
+		cc = ccA
+	case gvinst.CmpGe:
+		cc = ccAE
+	case gvinst.CmpEqu:
+		cc = ccE
+	case gvinst.CmpNeu:
+		cc, cc2, either = ccNE, ccP, true
+	case gvinst.CmpLtu:
+		cc = ccB
+	case gvinst.CmpLeu:
+		cc = ccBE
+	case gvinst.CmpGtu:
+		cc, swap = ccB, true
+	case gvinst.CmpGeu:
+		cc, swap = ccBE, true
+	case gvinst.CmpNum:
+		cc = ccNP
+	case gvinst.CmpNan:
+		cc = ccP
+	default:
+		return false
+	}
+	if swap {
+		x, y = y, x
+	}
+	f := &fmUcomisd
+	if cmpSignalsQuietNaN(gvinst.Cmp(in.Mod)) {
+		f = &fmComisd
+	}
+	if t == gvinst.F32 {
+		f = &fmUcomiss
+		if cmpSignalsQuietNaN(gvinst.Cmp(in.Mod)) {
+			f = &fmComiss
+		}
+	}
+	j := c.checkMasked()
+	c.loadF(0, x, t == gvinst.F64)
+	a.encodeForm(f, 4, 0, memOp(slotMem(y)), 0)
+	a.setcc(cc, rax)
+	if both || either {
+		a.setcc(cc2, rcx)
+		if both {
+			a.encode(mnAndMR, 4, rcx, regOp(rax), 0)
+		} else {
+			a.encode(mnOrMR, 4, rcx, regOp(rax), 0)
+		}
+	}
+	c.store(in.Dst, rax)
+	c.out.resume[idx] = a.pos()
+	c.slowJump(idx, j)
+	return true
+}
+
+// cmpSignalsQuietNaN reports whether float comparison k raises IE on a
+// quiet NaN (gvinst's cmpSignals: SSE's LT LE NLT NLE and their mirrors).
+func cmpSignalsQuietNaN(k gvinst.Cmp) bool {
+	switch k {
+	case gvinst.CmpLt, gvinst.CmpLe, gvinst.CmpGt, gvinst.CmpGe, gvinst.CmpGtu, gvinst.CmpGeu:
+		return true
+	}
+	return false
+}
+
+// checkMasked emits the check float() makes first: the guest's MXCSR
+// masks every exception. It returns the jump taken when it does not.
+func (c *compiler) checkMasked() int {
+	a := &c.a
+	a.encode(mnMovRM, 4, rax, memOp(slotMem(gvinst.MXCSR)), 0)
+	a.encode(mnAndMI, 4, 0, regOp(rax), mxMasks)
+	a.encode(mnCmpMI, 4, 0, regOp(rax), mxMasks)
+	return a.jcc(ccNE)
 }

@@ -96,7 +96,9 @@ func New(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (*E
 		arena.free()
 		return nil, err
 	}
-	e.interp = gvinst.NewInterpreter(mem, t, gvinst.InterpOptions{Probe: opts.Probe})
+	// The interpreter runs the callouts and, when opts.HotAfter is set,
+	// the cold code (tier.go).
+	e.interp = gvinst.NewInterpreter(mem, t, opts)
 	e.m.rtlb, e.m.wtlb = mem.SoftTLBs()
 	e.m.clearIJC()
 	return e, nil
@@ -121,6 +123,7 @@ func (e *Engine) Invalidate(addr, size uint64) {
 	if size == 0 {
 		return
 	}
+	e.interp.Invalidate(addr, size)
 	end := addr + size
 	if end < addr {
 		end = ^uint64(0)
@@ -186,17 +189,11 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 		return u, nil
 	}
 	start := time.Now()
-	vb, err := e.tr.Translate(pc)
+	vb, optimized, err := e.translate(pc)
 	if err != nil {
-		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
+		return nil, err
 	}
-	if vb == nil || vb.Addr != pc {
-		return nil, &gvinst.TranslateError{Addr: pc, Err: errors.New("the translator returned no block for this address")}
-	}
-	if err := gvinst.Verify(vb); err != nil {
-		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
-	}
-	if e.opts.Optimize {
+	if e.opts.Optimize && !optimized {
 		c := *vb
 		c.Insts = append([]gvinst.Inst(nil), vb.Insts...)
 		c.Guest = append([]gvinst.GuestInst(nil), vb.Guest...)
@@ -314,6 +311,17 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 		if budget != 0 && executed >= budget {
 			return gvinst.Stop{Kind: gvinst.StopBudget, PC: pc}
 		}
+		if e.cold(pc) {
+			if e.opts.Breakpoints[pc] && !first {
+				return gvinst.Stop{Kind: gvinst.StopBreakpoint, PC: pc}
+			}
+			st, n := e.runCold(pc, budget, executed)
+			executed += n
+			pc = st.PC
+			if st.Kind != gvinst.StopHot {
+				return st
+			}
+		}
 		u, err := e.lookup(pc)
 		if err != nil {
 			return e.translateStop(pc, err)
@@ -337,6 +345,9 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 			switch kind {
 			case exitChain:
 				pc = cur.targets[arg]
+				if e.cold(pc) {
+					break
+				}
 				next, err := e.lookup(pc)
 				if err != nil {
 					return e.translateStop(pc, err)
@@ -350,6 +361,9 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 				continue
 			case exitIndirect:
 				pc = m.nextPC
+				if e.cold(pc) {
+					break
+				}
 				next, err := e.lookup(pc)
 				if err != nil {
 					return e.translateStop(pc, err)

@@ -70,6 +70,9 @@ func (g *Guest) NewEngine(opts gvinst.InterpOptions) (gvinst.Engine, func(), err
 		if name == EngineInterp {
 			return gvinst.NewInterpreter(g.Mem, g.Lifter, opts), func() {}, nil
 		}
+		if opts.HotAfter == 0 {
+			opts.HotAfter = jit.DefaultHotAfter
+		}
 		e, err := jit.New(g.Mem, g.Lifter, opts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("engine %s: %w", EngineJIT, err)
@@ -162,14 +165,15 @@ type Result struct {
 
 // Stats counts the work of a run.
 type Stats struct {
-	GuestInstructions uint64
-	BlocksTranslated  uint64
-	UnitsCompiled     uint64            // blocks compiled to host code (the jit engine)
-	CompileTime       time.Duration     // spent translating and compiling them
-	Callouts          uint64            // GVInst instructions compiled code handed to the interpreter's semantics
-	CalloutsByOp      map[string]uint64 // Callouts by op, as gvinst.EngineStats has them
-	Wall              time.Duration
-	Syscalls          []linux.SyscallCount
+	GuestInstructions  uint64
+	BlocksTranslated   uint64
+	UnitsCompiled      uint64            // blocks compiled to host code (the jit engine)
+	CompileTime        time.Duration     // spent translating and compiling them
+	Callouts           uint64            // GVInst instructions compiled code handed to the interpreter's semantics
+	CalloutsByOp       map[string]uint64 // Callouts by op, as gvinst.EngineStats has them
+	InterpInstructions uint64            // guest instructions the jit ran on its interpreter (cold code)
+	Wall               time.Duration
+	Syscalls           []linux.SyscallCount
 }
 
 // Diagnosis is the line gxbit prints on stderr when the guest did not end
@@ -366,6 +370,7 @@ func (g *Guest) RunEngine(ctx context.Context, e gvinst.Engine, onBreak func(*gv
 		res.Stats.CompileTime = st.CompileTime
 		res.Stats.Callouts = st.Callouts
 		res.Stats.CalloutsByOp = st.CalloutsByOp
+		res.Stats.InterpInstructions = st.InterpInsns
 		res.Stats.Wall = time.Since(start)
 		res.Stats.Syscalls = g.Proc.Counts()
 		return res, nil

@@ -239,8 +239,16 @@ type spot struct {
 	timer    *gvinst.Interpreter
 	toHeader *gvinst.Interpreter
 	rec      probeRecord
-	skip     []uint64 // live-in values expected at the tail's second arrival
-	small    int      // consecutive too-short instances before any launch
+	// The schedule of the hot spot, the mapped level's index, and the
+	// schedule's kernels phase 2 runs instead of kernel when they differ
+	// from it (parts.go; nil otherwise), with the CPU engine that runs a
+	// part whose launch failed.
+	sched      *schedule.Schedule
+	levelIndex int
+	parts      []*partKernel
+	partCPU    *gvinst.Interpreter
+	skip       []uint64 // live-in values expected at the tail's second arrival
+	small      int      // consecutive too-short instances before any launch
 	// The cost model's measurements: the launches so far, the plain CPU
 	// engine's time per iteration (timed on the CPU tails; 0 until one
 	// ran), the kernel's time per iteration on the last launch, and when
@@ -282,6 +290,7 @@ func newSpot(hs *profile.HotSpot, L int) *spot {
 		blocks: map[uint64]*gvinst.VBlock{}, exits: map[uint64]bool{}, groupOf: map[[2]uint64]int{}}
 	sp.rep = HotSpotReport{Entry: hs.Entry.String(), Function: hs.Function, Header: lv.Header.String(), FallbackReasons: map[string]int{}}
 	sched := schedule.Build(hs)
+	sp.sched, sp.levelIndex = sched, L
 	sp.rep.Schedule, sp.rep.ScheduleDetail, sp.rep.ScheduleNote = schedule.Summary(sched), schedule.Format(sched), scheduleNote(sched, hs, L)
 	for _, b := range lv.Blocks {
 		sp.level[uint64(b)] = true

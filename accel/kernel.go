@@ -23,7 +23,13 @@ type GeneratedKernel struct {
 	// launch uses when the probed rows confirm the inner level's shape;
 	// nil when there is none, and Note says why.
 	Kernel2D *ptxgen.Kernel
-	Note     string
+	// Scheduled are the schedule's kernels, which a launch runs in order
+	// in place of Kernel when the probe confirms them (distribution, a
+	// loop interchanged inward under a grid level), each with the
+	// schedule's kernel in words; nil when the schedule is Kernel's own.
+	Scheduled      []*ptxgen.Kernel
+	ScheduledWords []string
+	Note           string
 	// Schedule is the schedule of the hot spot (schedule.Format) and
 	// ScheduleNote how the kernels above compare with it.
 	Schedule, ScheduleNote string
@@ -43,7 +49,12 @@ func GenerateKernels(lifter gvinst.Translator, prof *profile.File) []GeneratedKe
 		}
 		sp := newSpot(hs, L)
 		err := sp.generate(lifter)
-		out = append(out, GeneratedKernel{Entry: sp.entry, Header: sp.header, Function: hs.Function, Kernel: sp.kernel, Kernel2D: sp.kernel2, Note: sp.rep.Note,
+		var sk []*ptxgen.Kernel
+		var sw []string
+		for _, p := range sp.parts {
+			sk, sw = append(sk, p.k), append(sw, p.what)
+		}
+		out = append(out, GeneratedKernel{Scheduled: sk, ScheduledWords: sw, Entry: sp.entry, Header: sp.header, Function: hs.Function, Kernel: sp.kernel, Kernel2D: sp.kernel2, Note: sp.rep.Note,
 			Schedule: sp.rep.ScheduleDetail, ScheduleNote: sp.rep.ScheduleNote, Err: err})
 	}
 	return out
@@ -74,6 +85,11 @@ func (sp *spot) liftLevel(lifter gvinst.Translator) error {
 		for _, e := range sp.exitHints {
 			if e != addr {
 				b.SplitAt(e)
+			}
+		}
+		for _, c := range sp.partCuts() {
+			if c != addr {
+				b.SplitAt(c)
 			}
 		}
 		if err := gvinst.Optimize(b); err != nil {
@@ -113,6 +129,9 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 		return err
 	}
 	sp.kernel = k
+	if sp.sched != nil {
+		sp.generateParts(sp.sched)
+	}
 	if sp.inner != 0 && sp.blocks[sp.inner] != nil {
 		inner := map[uint64]bool{}
 		for a := range sp.blocks {
@@ -180,7 +199,11 @@ func (sp *spot) build() error {
 	}
 	k := sp.kernel
 	if a.opts.PTXDir != "" {
-		for suffix, k := range map[string]*ptxgen.Kernel{"": sp.kernel, "_2d": sp.kernel2} {
+		ks := map[string]*ptxgen.Kernel{"": sp.kernel, "_2d": sp.kernel2}
+		for i, p := range sp.parts {
+			ks[fmt.Sprintf("_s%d", i+1)] = p.k
+		}
+		for suffix, k := range ks {
 			if k == nil {
 				continue
 			}
@@ -201,6 +224,14 @@ func (sp *spot) build() error {
 	bps := map[uint64]bool{sp.header: true}
 	if sp.kernel2 != nil {
 		bps[sp.inner] = true
+	}
+	for _, p := range sp.parts {
+		for _, a := range []uint64{p.nest.Inner, p.nest.ThreadLoop} {
+			if a != 0 {
+				bps[a] = true
+			}
+		}
+		sp.rec.watch = append(sp.rec.watch, &p.watch)
 	}
 	exits := map[uint64]bool{}
 	for e := range sp.exits {

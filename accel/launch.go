@@ -32,7 +32,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// 2D kernel needs a third, to check the per-row changes of the inner
 	// trip count and steps.
 	P := 2
-	if sp.kernel2 != nil {
+	if sp.kernel2 != nil || sp.partsNeedRows() {
 		P = 3
 	}
 	var states [4][]uint64
@@ -60,9 +60,17 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		t0 := time.Now()
 		i0 := sp.probe.Stats().GuestInsns
 		sp.rec.reset(ns)
+		sp.startProbe(it, ns)
 		var st gvinst.Stop
 		for {
 			st = sp.probe.Run(cpu, 0)
+			if st.Kind == gvinst.StopBreakpoint {
+				if watched, err := sp.observeParts(it, cpu, st.PC); err != nil {
+					return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
+				} else if watched {
+					continue
+				}
+			}
 			if st.Kind != gvinst.StopBreakpoint || st.PC != sp.inner || sp.kernel2 == nil {
 				break
 			}
@@ -281,6 +289,13 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	}
 	loading := time.Since(loadStart)
 	in := ptxgen.LaunchInput{Count: count, Values: states[P], Steps: steps, Sites: sites}
+	if sp.parts != nil {
+		if used, fb := sp.offloadParts(cpu, in, P, sites, cpuIter); fb != nil || sp.fatal != nil {
+			return false, fb
+		} else if used {
+			return sp.finishInstance(cpu, start, loading, P, count, steps, states[P], cpuIter)
+		}
+	}
 	fn := sp.fn
 	if k2 := sp.kernel2; k2 != nil && !sp.a.prefer1D(sp.kernel, count) && len(innerStates[0]) == 3 && len(innerStates[1]) == 3 && len(innerStates[2]) == 3 {
 		// 2D: the inner trip count of outer arrival j is n0 + dn·j, and
@@ -350,6 +365,12 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	if fb, done := sp.launch(fn, k, in, cpuIter); fb != nil {
 		return done, fb
 	}
+	return sp.finishInstance(cpu, start, loading, P, count, steps, states[P], cpuIter)
+}
+
+// finishInstance accounts for the launches of an instance and sets the
+// CPU at the header for its last two iterations (the CPU runs them).
+func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Duration, P int, count uint64, steps, values []uint64, cpuIter time.Duration) (done bool, fb *fallback) {
 	// The GPU side of the instance: everything since the header but the
 	// kernel's loading and the probed iterations, which the CPU runs
 	// either way.
@@ -362,7 +383,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	tail := make([]uint64, len(steps))
 	next := make([]uint64, len(steps))
 	for i := range steps {
-		tail[i] = states[P][i] + steps[i]*count
+		tail[i] = values[i] + steps[i]*count
 		next[i] = tail[i] + steps[i]
 	}
 	if err := sp.setLive(cpu, tail); err != nil {

@@ -153,12 +153,26 @@ func checkNest(t *testing.T, p corpus.Program, want *corpus.ProgramExpect) {
 			t.Errorf("hot spot %s (header %s, line %d) launched %d kernels in nest %s, which must stay on the CPU: %s", h.Entry, h.Header, lines.Line(header), h.Launches, n.Nest, n.Why)
 		}
 	}
+	if nestsScheduled[p.Name] && p.Mode.Opt == "O2" && p.Mode.Libc == "glibc" {
+		ran := false
+		for _, h := range rep.HotSpots {
+			ran = ran || strings.HasPrefix(h.ScheduleNote, "phase 2 runs the schedule's kernels") && h.Launches2D >= 2
+		}
+		if !ran {
+			t.Errorf("%s: no hot spot ran the schedule's distributed kernels (grid (i, j), k in the thread)", p.Name)
+		}
+	}
 	for _, n := range want.Nests {
 		if n.Hot && !n.CPU && !offloaded[n] {
 			t.Logf("%s: hot nest %s (%s) was not offloaded", p.Name, n.Nest, n.Loops)
 		}
 	}
 }
+
+// nestsScheduled are the programs whose hot nest runs, at -O2, as the
+// schedule's kernels (parts.go): a distributed level, the product as a
+// grid (i, j) with k inside the thread.
+var nestsScheduled = map[string]bool{"gemm": true, "syrk": true, "syr2k": true}
 
 // resultOf turns a guest run into a corpus.Result for comparison.
 func resultOf(res *pipeline.Result, out, errOut *bytes.Buffer) corpus.Result {

@@ -20,6 +20,8 @@ type probeRecord struct {
 	exitSiteA  uint32
 	exitSiteB  uint32
 	firstSites uint32
+	// watch are the schedule's inner-level records, fed every site access.
+	watch []*innerWatch
 }
 
 func (r *probeRecord) reset(n int) {
@@ -41,6 +43,9 @@ func (r *probeRecord) probe(site uint32, addr uint64, size int) {
 	case site == r.exitSiteB:
 		r.b = addr
 	case int(site) < len(r.lo):
+		for _, w := range r.watch {
+			w.add(site, addr, size)
+		}
 		end := addr + uint64(size)
 		r.spans[site].add(addr, end)
 		if !r.siteSeen[site] {

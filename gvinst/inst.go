@@ -1,5 +1,7 @@
 package gvinst
 
+import "slices"
+
 // Inst is one GVInst instruction. Which fields are meaningful is given by
 // the op's OpInfo: the operands fill Dst, Src (in order), Imm and Target (in
 // order); Mod holds the op's modifier (a Cmp, Cond, Rounding, FlagKind or
@@ -60,6 +62,14 @@ func (b *VBlock) SplitAt(addr uint64) bool {
 			cut = i
 			break
 		}
+	}
+	if cut == 0 && len(b.Guest) > 1 && b.Guest[0].Addr == b.Addr && slices.ContainsFunc(b.Guest[1:], func(g GuestInst) bool { return g.Addr == addr }) {
+		// The guest instructions before addr lifted to nothing (nops):
+		// the block is just the jump.
+		b.Insts = append(b.Insts[:0:0], Inst{Op: OpJmp, Target: [2]uint64{addr}, X86: b.Addr})
+		b.Guest = b.Guest[:slices.IndexFunc(b.Guest, func(g GuestInst) bool { return g.Addr == addr })]
+		b.End, b.FlagsDeadAtExit, b.Split = addr, false, true
+		return true
 	}
 	if cut <= 0 {
 		return false

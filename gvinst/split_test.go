@@ -55,3 +55,34 @@ func TestSplitAt(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitAtAfterNop cuts a block whose guest instructions before the
+// address lifted to nothing (a nop before a loop header that the block
+// falls into): the block becomes the jump alone.
+func TestSplitAtAfterNop(t *testing.T) {
+	const src = `vblock 0x40172d..0x401734:
+  # 0x40172d: nop dword ptr [rax]
+  # 0x401730: movsd xmm1, qword ptr [rdi]
+  GET.u64 v0, s7
+  LD.f64 v1, v0(0)
+  PUT.f64 x1, v1
+  JMP 0x401734
+`
+	bs, err := Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bs[0]
+	if !b.SplitAt(0x401730) {
+		t.Fatal("SplitAt(0x401730) refused")
+	}
+	if len(b.Insts) != 1 || b.Insts[0].Op != OpJmp || b.Insts[0].Target[0] != 0x401730 || b.End != 0x401730 || !b.Split || len(b.Guest) != 1 {
+		t.Errorf("after SplitAt:\n%s", Print(b))
+	}
+	if err := Verify(b); err != nil {
+		t.Errorf("the cut block does not verify: %v", err)
+	}
+	if b.SplitAt(0x40172e) {
+		t.Error("SplitAt inside the nop cut the block")
+	}
+}

@@ -108,6 +108,10 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		e.p("@%%p0 exit")
 	}
 	interchanged := a.n.Interchange
+	// threadLoop: the 2D prologue (y the level, x the inner level), the
+	// interchanged inner loop (each thread runs its own inner iteration of
+	// every row of the thread loop).
+	threadLoop := a.n.ThreadLoop != 0
 	if interchanged {
 		// Interchanged: idx above is the inner iteration (x); the thread
 		// runs the rows from the first, and idx counts them.
@@ -164,16 +168,20 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		e.p("ld.param.u64 %%sl%d, [site%d_lo]", i, i)
 		e.p("ld.param.u64 %%sh%d, [site%d_span]", i, i)
 	}
-	e.p("bra %s", label(a.n.Header))
-	if interchanged {
+	e.p("bra %s", label(a.n.start()))
+	if interchanged || threadLoop {
 		// Entering the inner loop: this row's trip count; a thread past
 		// it skips the row's inner loop, else moves to its iteration.
+		// (With a thread loop, the level's row is the thread's: its trip
+		// count, computed in the prologue, holds for every entry.)
 		fmt.Fprintf(&e.sb, "$Linner_entry:\n")
-		e.p("ld.param.u64 %%ib, [itrip0]")
-		e.p("ld.param.u64 %%t1, [itripstep]")
-		e.p("mad.lo.u64 %%ib, %%t1, %%idx, %%ib")
-		e.p("setp.ge.u64 %%p0, %%xi, %%ib")
-		e.p("@%%p0 bra %s", label(a.innerExit))
+		if !threadLoop {
+			e.p("ld.param.u64 %%ib, [itrip0]")
+			e.p("ld.param.u64 %%t1, [itripstep]")
+			e.p("mad.lo.u64 %%ib, %%t1, %%idx, %%ib")
+			e.p("setp.ge.u64 %%p0, %%xi, %%ib")
+			e.p("@%%p0 bra %s", label(a.innerExit))
+		}
 		for _, l := range a.innerLive {
 			dst := ""
 			if l.Stack {
@@ -200,15 +208,17 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		e.p("setp.ne.u64 %%p0, %%xi, %%t0")
 		e.p("@%%p0 bra $Lerr%d", ErrCodeExit)
 		e.p("bra %s", label(a.innerExit))
-		// The level's back edge: the next row, until count rows ran.
-		fmt.Fprintf(&e.sb, "$Linner_row:\n")
-		e.p("add.u64 %%idx, %%idx, 1")
-		e.p("ld.param.u64 %%t0, [count]")
-		e.p("setp.lt.u64 %%p0, %%idx, %%t0")
-		e.p("@%%p0 bra %s", label(a.n.Header))
-		e.p("bra $Ldone")
+		if interchanged {
+			// The level's back edge: the next row, until count rows ran.
+			fmt.Fprintf(&e.sb, "$Linner_row:\n")
+			e.p("add.u64 %%idx, %%idx, 1")
+			e.p("ld.param.u64 %%t0, [count]")
+			e.p("setp.lt.u64 %%p0, %%idx, %%t0")
+			e.p("@%%p0 bra %s", label(a.n.start()))
+			e.p("bra $Ldone")
+		}
 	}
-	if a.inner != nil && !interchanged {
+	if a.inner != nil && !interchanged && !threadLoop {
 		// Entering the inner loop from the outer body: move this thread to
 		// its inner iteration.
 		fmt.Fprintf(&e.sb, "$Linner_entry:\n")
@@ -294,7 +304,7 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		return "", e.err
 	}
 
-	fmt.Fprintf(&body, "//\n// gxbit kernel %s: the loop at %#x, one iteration per thread.\n//\n", k.Name, a.n.Header)
+	fmt.Fprintf(&body, "//\n// gxbit kernel %s: the loop at %#x, %s.\n//\n", k.Name, a.n.Header, shapeOf(a.n))
 	body.WriteString(".version 8.0\n.target sm_90\n.address_size 64\n\n")
 	fmt.Fprintf(&body, ".visible .entry %s(\n", k.Name)
 	for i, p := range k.Params {
@@ -440,6 +450,29 @@ func flit(t gvinst.Type, v float64) string {
 	return fmt.Sprintf("0d%016X", math.Float64bits(v))
 }
 
+// shapeOf says in words how a kernel maps the nest to threads, for the
+// kernel's header comment.
+func shapeOf(n *Nest) string {
+	var s string
+	switch {
+	case n.Interchange:
+		s = fmt.Sprintf("interchanged: x over the inner loop at %#x, each thread running the level's rows in order", n.Inner)
+	case n.ThreadLoop != 0:
+		s = fmt.Sprintf("2D: y over the level, x over the inner loop at %#x, each thread running the loop at %#x in order (interchanged inward)", n.Inner, n.ThreadLoop)
+	case n.Inner != 0:
+		s = fmt.Sprintf("2D: y over the level, x over the inner loop at %#x", n.Inner)
+	default:
+		s = "one iteration per thread"
+	}
+	if n.Start != 0 {
+		s += fmt.Sprintf("; a distributed part: each iteration from %#x", n.Start)
+	}
+	if n.Stop != 0 {
+		s += fmt.Sprintf("; a distributed part: each iteration up to %#x", n.Stop)
+	}
+	return s
+}
+
 // target returns the label control goes to for a successor address.
 func (e *emitter) target(to uint64) string {
 	if in := e.a.inner; in != nil {
@@ -453,7 +486,7 @@ func (e *emitter) target(to uint64) string {
 			return "$Linner_entry"
 		}
 	}
-	if to == e.a.n.Header {
+	if to == e.a.n.Header || to == e.a.n.Stop && to != 0 {
 		if e.a.n.Interchange {
 			return "$Linner_row"
 		}

@@ -75,6 +75,13 @@ type Kernel struct {
 	// running Count rows of the level in order from the first one's live
 	// values.
 	Interchanged bool
+	// ThreadLoop is set on the kernel of a Nest with a ThreadLoop (TwoD is
+	// set too): a 2D launch, each thread running the thread loop in order
+	// with its own inner iteration of each of its rows.
+	ThreadLoop bool
+	// Part is set on the kernel of one part of a distributed level (a Nest
+	// with Start or Stop): it has no exit test of its own.
+	Part bool
 }
 
 // LaunchPlan is how to shape a launch of the kernel.
@@ -124,7 +131,7 @@ func Generate(n *Nest) (*Kernel, error) {
 	if name == "" {
 		name = fmt.Sprintf("gx_%x", n.Header)
 	}
-	k := &Kernel{Name: name, LiveIns: a.liveIns, Private: a.privateSlots(), Sites: a.sites, Exit: a.exit, DynRounding: a.usesDyn, ClearDF: a.usesDF, Plan: defaultPlan()}
+	k := &Kernel{Name: name, Part: n.part(), LiveIns: a.liveIns, Private: a.privateSlots(), Sites: a.sites, Exit: a.exit, DynRounding: a.usesDyn, ClearDF: a.usesDF, Plan: defaultPlan()}
 	k.Params = append(k.Params, Param{Name: "count", Kind: ParamCount}, Param{Name: "errrec", Kind: ParamErr})
 	for i, l := range a.liveIns {
 		nm := paramName(l)
@@ -133,6 +140,10 @@ func Generate(n *Nest) (*Kernel, error) {
 	if a.inner != nil {
 		k.TwoD, k.InnerLiveIns = true, a.innerLive
 		k.Plan.Reason = "2D: 16x16 tiles, x over the inner level, y over the outer level; a warp covers 16 consecutive inner iterations of two rows, so unit-stride accesses still fill whole 128-byte lines of 8-byte elements, and the two rows share the lines of any access that does not depend on the outer level (B[k][j] in a matmul), halving the lines a warp loads per multiply against 32x8; 256 threads per CTA"
+		if n.ThreadLoop != 0 {
+			k.ThreadLoop = true
+			k.Plan.Reason = "2D with a thread loop: 16x16 tiles, x over the inner level, y over the level; each thread runs the sequential loop between them in order, with the inner level's element in registers, as a one-thread-per-output-element kernel does"
+		}
 		if n.Interchange {
 			k.Interchanged = true
 			k.Plan.Reason = "interchanged: 1D over the inner level, each thread running the outer level's rows in order (consecutive threads touch consecutive elements of a row); 256 threads per CTA, 128 below 32768 columns"

@@ -3,6 +3,7 @@ package ptxgen
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/gxbit/gxbit/gvinst"
@@ -34,7 +35,63 @@ type Nest struct {
 	// the inner loop may be a value the inner loop writes (each thread
 	// skips the inner iterations that are not its own).
 	Interchange bool
+	// ThreadLoop (with Inner, without Interchange) asks for the 2D kernel
+	// with a sequential loop between the level and Inner: the header of
+	// that loop, which each thread runs in order. The level maps to y and
+	// Inner to x as in the 2D kernel, and thread (x, y) runs level
+	// iteration y with, of each iteration of the thread loop, only inner
+	// iteration x (the schedule's interchange under a grid level: gemm's
+	// i, k, j as a grid (i, j) with k inside the thread, C[i][j] updated
+	// in k order). Inner's trip count and steps may change with the level
+	// (a triangle j ≤ i), not with the thread loop; the conditions of
+	// Interchange hold for the inner loop. The kernel needs only Inner:
+	// ThreadLoop names the loop for the runtime (and the kernel's
+	// comment), and need not start a block.
+	ThreadLoop uint64
+	// Start, when not 0, is where each thread begins its iteration of the
+	// level instead of Header, and Stop, when not 0, where it ends it, as
+	// the back edge to Header does: the kernel of one part of a
+	// distributed body (gemm's `C *= beta` loop up to Stop, the product
+	// from Start). Blocks still holds the whole level; the part is the
+	// blocks reachable from Start (or Header) without passing Header or
+	// Stop. A part that starts at Start reads the values it needs there as
+	// they were at the header, so none of them may be written on the way
+	// from the header to Start. The part's kernel has no exit test: the
+	// runtime takes the trip count from the whole level's kernel, and a
+	// thread that leaves the level reports it.
+	Start, Stop uint64
 }
+
+// reach lists the blocks of n reachable from from without entering a
+// block of avoid, from first.
+func (n *Nest) reach(from uint64, avoid ...uint64) []uint64 {
+	seen := map[uint64]bool{from: true}
+	out := []uint64{from}
+	for w := []uint64{from}; len(w) > 0; {
+		b := w[len(w)-1]
+		w = w[:len(w)-1]
+		for _, s := range n.Blocks[b].Successors() {
+			if seen[s] || n.Blocks[s] == nil || slices.Contains(avoid, s) {
+				continue
+			}
+			seen[s] = true
+			out = append(out, s)
+			w = append(w, s)
+		}
+	}
+	return out
+}
+
+// start is the block each thread begins its iteration at.
+func (n *Nest) start() uint64 {
+	if n.Start != 0 {
+		return n.Start
+	}
+	return n.Header
+}
+
+// part reports whether the nest is one part of a distributed level.
+func (n *Nest) part() bool { return n.Start != 0 || n.Stop != 0 }
 
 // ErrNotOffloadable is wrapped by Generate's error when the nest cannot run
 // on the GPU (an op with no PTX lowering, a call, a flags read the optimizer
@@ -159,8 +216,14 @@ func key(block uint64, idx int) [2]int64 { return [2]int64{int64(block), int64(i
 // private stack slots, the memory sites, the live-in values and the exit
 // test.
 func analyze(n *Nest) (*analysis, error) {
-	if n.Blocks[n.Header] == nil {
-		return nil, reject(n.Header, "the header block %#x is not among the nest's blocks", n.Header)
+	if n.Blocks[n.start()] == nil {
+		return nil, reject(n.start(), "the first block %#x is not among the nest's blocks", n.start())
+	}
+	if n.part() && (n.Blocks[n.Header] == nil || n.Stop != 0 && n.Blocks[n.Stop] == nil || n.Start == n.Header || n.Stop == n.Header) {
+		return nil, reject(n.Header, "a part of the level at %#x needs the level's blocks, its header and its Start and Stop among them, neither of them the header", n.Header)
+	}
+	if n.ThreadLoop != 0 && (n.Inner == 0 || n.Interchange || n.InnerBlocks[n.ThreadLoop]) {
+		return nil, reject(n.ThreadLoop, "the thread loop at %#x needs an inner level below it and no Interchange", n.ThreadLoop)
 	}
 	a := &analysis{n: n, priv: map[[2]int64]int64{}, privSize: map[int64]int{}, privIdx: map[int64]int{}, siteAt: map[[2]int64]int{},
 		align: map[[2]int64]int{}, alignChecked: map[[2]int64]bool{}}
@@ -171,12 +234,20 @@ func analyze(n *Nest) (*analysis, error) {
 		if err := gvinst.Verify(b); err != nil {
 			return nil, fmt.Errorf("ptxgen: block %#x: %w", addr, err)
 		}
-		if addr != n.Header {
+	}
+	in := map[uint64]bool{}
+	if n.part() {
+		for _, b := range n.reach(n.start(), n.Header, n.Stop) {
+			in[b] = true
+		}
+	}
+	for addr := range n.Blocks {
+		if addr != n.start() && (!n.part() || in[addr]) {
 			a.order = append(a.order, addr)
 		}
 	}
 	sort.Slice(a.order, func(i, j int) bool { return a.order[i] < a.order[j] })
-	a.order = append([]uint64{n.Header}, a.order...)
+	a.order = append([]uint64{n.start()}, a.order...)
 	if err := a.checkOps(); err != nil {
 		return nil, err
 	}
@@ -184,16 +255,23 @@ func analyze(n *Nest) (*analysis, error) {
 	if err := a.findAccesses(); err != nil {
 		return nil, err
 	}
-	if err := a.findExit(); err != nil {
-		return nil, err
+	if !n.part() {
+		if err := a.findExit(); err != nil {
+			return nil, err
+		}
 	}
 	a.findLiveIns()
+	if n.Start != 0 {
+		if err := a.checkStart(); err != nil {
+			return nil, err
+		}
+	}
 	if n.Inner != 0 {
 		if err := a.check2D(); err != nil {
 			return nil, err
 		}
 	}
-	if n.Interchange {
+	if n.Interchange || n.ThreadLoop != 0 {
 		if err := a.checkInterchange(); err != nil {
 			return nil, err
 		}
@@ -228,7 +306,7 @@ func (a *analysis) checkInterchange() error {
 			a.innerExit = t
 		}
 	}
-	if a.innerExit == 0 || a.innerExit == n.Header {
+	if a.innerExit == 0 || a.innerExit == n.Header || a.innerExit == n.Stop {
 		return reject(n.Inner, "interchange: the inner loop has no exit into the level's body")
 	}
 	written := map[LiveIn]bool{}
@@ -243,6 +321,62 @@ func (a *analysis) checkInterchange() error {
 		k.Written = false
 		if written[k] {
 			return reject(n.Inner, "interchange: the level reads %s after the inner loop, which writes it", l)
+		}
+	}
+	return nil
+}
+
+// checkStart checks that a part starting at Start may take its live-in
+// values from the header: no block on a path from the header to Start
+// writes one of them (a register, or a stack slot at the same offset from
+// an unchanged frame base).
+func (a *analysis) checkStart() error {
+	n := a.n
+	live := map[LiveIn]bool{}
+	for _, l := range a.liveIns {
+		l.Written = false
+		live[l] = true
+	}
+	for _, addr := range n.reach(n.Header, n.Start) {
+		b := n.Blocks[addr]
+		off := map[gvinst.Reg]int64{}
+		for _, base := range a.bases {
+			off[base] = privKeyOf(base, 0)
+		}
+		for i := range b.Insts {
+			in := &b.Insts[i]
+			if in.Op == gvinst.OpRepStos || in.Op == gvinst.OpSt {
+				if o, ok := off[in.Src[0]]; ok || in.Op == gvinst.OpRepStos {
+					for l := range live {
+						if l.Stack && (in.Op == gvinst.OpRepStos || privKeyOf(l.Base, l.Disp) < o+in.Imm+int64(in.Type.Size()) && o+in.Imm < privKeyOf(l.Base, l.Disp)+int64(l.Size)) {
+							return reject(in.X86, "the part from %#x reads %s, which the level writes before it", n.Start, l)
+						}
+					}
+				}
+			}
+			for r := gvinst.Reg(0); r < gvinst.NumGuestSlots; r++ {
+				if live[LiveIn{Slot: r}] && writesSlot(in, r) {
+					return reject(in.X86, "the part from %#x reads %s, which the level writes before it", n.Start, r)
+				}
+			}
+			if hasDst(in) {
+				o, ok := off[in.Src[0]]
+				delete(off, in.Dst)
+				if in.DstType().IsWide() {
+					delete(off, in.Dst+1)
+				}
+				switch {
+				case !ok || in.Type.Size() != 8:
+				case in.Op == gvinst.OpGet || in.Op == gvinst.OpMov:
+					off[in.Dst] = o
+				case (in.Op == gvinst.OpAdd || in.Op == gvinst.OpSub) && in.Type.IsInt() && in.HasImm:
+					if in.Op == gvinst.OpSub {
+						off[in.Dst] = o - in.Imm
+					} else {
+						off[in.Dst] = o + in.Imm
+					}
+				}
+			}
 		}
 	}
 	return nil
@@ -652,11 +786,12 @@ func (a *analysis) blockUse(addr uint64) (exposed, written map[int]bool) {
 // findLiveIns computes the values read on some path from the header before
 // being written (a must-write forward dataflow over the level's blocks).
 func (a *analysis) findLiveIns() {
-	a.liveIns = a.liveAt(a.n.Header, a.order)
+	a.liveIns = a.liveAt(a.n.start(), a.order)
 }
 
 // liveAt computes the values read on some path from header, through the
-// given blocks, before being written.
+// given blocks, before being written (blocks no such path reaches read
+// nothing).
 func (a *analysis) liveAt(header uint64, blocks []uint64) []LiveIn {
 	inSet := map[uint64]bool{}
 	for _, b := range blocks {
@@ -733,7 +868,10 @@ func (a *analysis) liveAt(header uint64, blocks []uint64) []LiveIn {
 	}
 	live := map[int]bool{}
 	for _, b := range blocks {
-		def := in[b]
+		def, reached := in[b]
+		if !reached {
+			continue // no path from header runs it
+		}
 		for r := range uses[b].exp {
 			if !def[r] {
 				live[r] = true

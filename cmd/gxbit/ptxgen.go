@@ -67,6 +67,10 @@ func cmdPtxGen(args []string) int {
 			fmt.Printf("// hot spot %#x (%s), 2D kernel, launched instead when the probed rows confirm the inner level's trip count and steps (on the simulated GPU only while the outer level has too few iterations to give every host core a block); launch plan: %s\n", k.Entry, k.Function, k2.Plan.Reason)
 			fmt.Println(k2.PTX)
 		}
+		for i, sk := range k.Scheduled {
+			fmt.Printf("// hot spot %#x (%s), the schedule's kernel %d of %d: %s; launched in order, in place of the kernels above, when the probe confirms them; launch plan: %s\n", k.Entry, k.Function, i+1, len(k.Scheduled), k.ScheduledWords[i], sk.Plan.Reason)
+			fmt.Println(sk.PTX)
+		}
 	}
 	// Nests phase 2 does not offload whose model still gives kernels
 	// (a loop that is parallel once distributed or interchanged).

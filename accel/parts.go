@@ -1,0 +1,602 @@
+package accel
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gxbit/gxbit/gpu"
+	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/profile"
+	"github.com/gxbit/gxbit/ptxgen"
+	"github.com/gxbit/gxbit/schedule"
+)
+
+// Running the schedule's kernels (RATIONALE).
+//
+// The level's own kernel runs one iteration of the mapped level per
+// thread, the x86 body as it is. Where the schedule distributes the body
+// (gemm's `C *= beta` loop, then the k–j product) or moves a sequential
+// loop inward under a grid level (k–j becomes j–k: grid (i, j), k in the
+// thread), phase 2 launches the schedule's kernels instead, in order,
+// once per instance of the level: each is the same x86 code cut into the
+// parts the schedule names (ptxgen.Nest's Start and Stop, ThreadLoop,
+// Interchange), so every element sees the same floating-point operations
+// in the same order as on the CPU.
+//
+// The probe checks what the schedule relies on: the level's iterations
+// touch no byte another one writes (as for the level's kernel: then all
+// of part 1 before all of part 2 is the same as part 1 then part 2 per
+// iteration), and in the first probed iteration the inner level's
+// iterations 0 and 1 (each gathered over every row of the thread loop,
+// with the part's accesses outside the inner loop counted in both) touch
+// no byte the other writes. Each kernel checks its trip counts and
+// footprints itself. When the probe cannot tell (too few inner
+// iterations, rows of uneven length), the instance runs the level's own
+// kernel. A part that fails after earlier parts ran leaves those parts'
+// writes in place, and the CPU engine runs the failed part and the later
+// ones, each for every offloaded iteration in order: what the
+// distribution makes legal.
+
+// partKernel is one kernel of the schedule that phase 2 runs in place of
+// the level's own kernel.
+type partKernel struct {
+	nest *ptxgen.Nest
+	k    *ptxgen.Kernel
+	fn   gpu.Function
+	// live gives, per k.LiveIns, its index in the level kernel's LiveIns:
+	// a part's values are the level's at the header.
+	live []int
+	// what is the schedule's kernel in words, for the report.
+	what string
+	// The probe's observations of the part's inner level, per probed
+	// iteration, and the inner independence records.
+	obs   [3]rowObs
+	watch innerWatch
+}
+
+// rowObs is what one probed iteration showed of a part's inner level:
+// the header arrivals per row (of the thread loop, or of the iteration),
+// and the first states at the inner header of a row with the most.
+type rowObs struct {
+	inRow  bool
+	trips  uint64 // arrivals in the current row
+	rows   int
+	first  uint64 // arrivals in each row so far
+	uneven bool
+	cur    [][]uint64 // the current row's first three states
+	states [][]uint64 // the first row's (with at least two) first three states
+}
+
+func (o *rowObs) closeRow() {
+	if !o.inRow {
+		return
+	}
+	if o.rows == 0 {
+		o.first = o.trips
+	} else if o.trips != o.first {
+		o.uneven = true
+	}
+	if len(o.cur) > len(o.states) {
+		o.states = o.cur
+	}
+	o.rows++
+	o.inRow, o.trips, o.cur = false, 0, nil
+}
+
+// innerWatch records, in the first probed iteration, the bytes each site
+// touched in inner iterations 0 and 1 of every row; idx is the inner
+// iteration running (-1 outside the inner loop: both).
+type innerWatch struct {
+	active bool
+	idx    int
+	recs   [2]probeRecord
+}
+
+func (w *innerWatch) add(site uint32, addr uint64, size int) {
+	if !w.active {
+		return
+	}
+	for j := range w.recs {
+		if w.idx == -1 || w.idx == j {
+			w.recs[j].probe(site, addr, size)
+		}
+	}
+}
+
+// planParts turns the schedule of the spot into ptxgen nests over the
+// lifted level, or says why phase 2 runs the level's own kernel. The level
+// must be lifted.
+func (sp *spot) planParts(s *schedule.Schedule) ([]*ptxgen.Nest, []string, string) {
+	hs := sp.hs
+	L := &hs.Levels[sp.levelIndex]
+	if len(s.Host) > 0 {
+		return nil, nil, "the schedule keeps loops on the host"
+	}
+	if len(s.Kernels) == 0 {
+		return nil, nil, "the schedule has no kernel"
+	}
+	loops := map[string]profile.InnerLoop{}
+	for _, il := range hs.InnerLoops {
+		loops[il.Index] = il
+	}
+	for l := sp.levelIndex + 1; l < len(hs.Levels); l++ {
+		lv := &hs.Levels[l]
+		loops[lv.Index] = profile.InnerLoop{Index: lv.Index, Header: lv.Header, Parent: hs.Levels[l-1].Index}
+	}
+	childOf := func(c, p string) bool { return loops[c].Parent == p }
+	// Each kernel's nest, over the whole level.
+	var nests []*ptxgen.Nest
+	var whats []string
+	for ki, kn := range s.Kernels {
+		n := &ptxgen.Nest{Name: fmt.Sprintf("gx_%x_s%d", sp.entry, ki+1), Header: sp.header, Blocks: sp.blocks}
+		g := kn.Grid
+		switch {
+		case len(g) == 1 && g[0].Index == L.Index && kn.Interchanged[0] == "":
+		case len(g) == 2 && g[0].Index == L.Index && kn.Interchanged[0] == "" && childOf(g[1].Index, L.Index):
+			n.Inner = uint64(g[1].Header)
+		case len(g) == 2 && g[0].Index == L.Index && kn.Interchanged[1] == g[1].Index && childOf(kn.Interchanged[0], L.Index) && childOf(g[1].Index, kn.Interchanged[0]):
+			n.Inner, n.ThreadLoop = uint64(g[1].Header), uint64(loops[kn.Interchanged[0]].Header)
+		case len(g) == 1 && kn.Interchanged == [2]string{L.Index, g[0].Index} && childOf(g[0].Index, L.Index):
+			n.Inner, n.Interchange = uint64(g[0].Header), true
+		default:
+			return nil, nil, fmt.Sprintf("kernel %d of the schedule is not a shape phase 2 generates (grid over %s, or %s interchanged inward, under the level)", ki+1, L.Index, L.Index)
+		}
+		if n.Inner != 0 {
+			n.InnerBlocks = sp.loopBlocks(n.Inner)
+		}
+		nests = append(nests, n)
+		whats = append(whats, kernelWords(kn))
+	}
+	if len(nests) == 1 {
+		if nests[0].ThreadLoop == 0 && !nests[0].Interchange {
+			return nil, nil, "" // the level's own kernels are the schedule's
+		}
+		return nests, whats, ""
+	}
+	// Distributed: one part per sibling loop of the level, in the order
+	// control reaches them; part m ends where sibling m's loop leaves to.
+	var sibs []profile.InnerLoop
+	for _, il := range hs.InnerLoops {
+		if il.Parent == L.Index {
+			sibs = append(sibs, il)
+		}
+	}
+	if len(sibs) != len(nests) {
+		return nil, nil, fmt.Sprintf("the schedule's %d kernels are not one per loop under %s (%d)", len(nests), L.Index, len(sibs))
+	}
+	var cuts []uint64
+	for m := range sibs[:len(sibs)-1] {
+		body := sp.loopBlocks(uint64(sibs[m].Header))
+		var exit uint64
+		for b := range body {
+			for _, t := range sp.blocks[b].Successors() {
+				if body[t] {
+					continue
+				}
+				if exit != 0 && exit != t {
+					return nil, nil, fmt.Sprintf("loop %s leaves to %#x and to %#x", sibs[m].Index, exit, t)
+				}
+				exit = t
+			}
+		}
+		if exit == 0 || exit == sp.header || sp.blocks[exit] == nil {
+			return nil, nil, fmt.Sprintf("loop %s does not leave into the level's body", sibs[m].Index)
+		}
+		cuts = append(cuts, exit)
+	}
+	owner := func(idx string) string {
+		for idx != "" && loops[idx].Parent != L.Index {
+			idx = loops[idx].Parent
+		}
+		return idx
+	}
+	for m, n := range nests {
+		if m > 0 {
+			n.Start = cuts[m-1]
+		}
+		if m < len(cuts) {
+			n.Stop = cuts[m]
+		}
+		kn := s.Kernels[m]
+		for _, l := range append(append([]schedule.Loop(nil), kn.Grid...), kn.Thread...) {
+			if l.Index != L.Index && owner(l.Index) != sibs[m].Index {
+				return nil, nil, fmt.Sprintf("kernel %d of the schedule runs %s, which is not under loop %s", m+1, l.Index, sibs[m].Index)
+			}
+		}
+	}
+	return nests, whats, ""
+}
+
+// kernelWords is one kernel of a schedule on a line.
+func kernelWords(k schedule.Kernel) string {
+	var g, t []string
+	for _, l := range k.Grid {
+		g = append(g, l.Index)
+	}
+	for _, l := range k.Thread {
+		t = append(t, l.Index)
+	}
+	s := "grid(" + strings.Join(g, ",") + ")"
+	if len(t) > 0 {
+		s += " thread(" + strings.Join(t, ",") + ")"
+	}
+	if k.Interchanged[0] != "" {
+		s += fmt.Sprintf(" [%s<->%s]", k.Interchanged[0], k.Interchanged[1])
+	}
+	return s
+}
+
+// loopBlocks is the natural loop of header h among the lifted level's
+// blocks: h and the blocks that reach one of its back edges' sources
+// without passing h, a back edge being an edge into h from a block that h
+// dominates (that the level's header cannot reach but through h).
+func (sp *spot) loopBlocks(h uint64) map[uint64]bool {
+	preds := map[uint64][]uint64{}
+	for a, b := range sp.blocks {
+		for _, s := range b.Successors() {
+			preds[s] = append(preds[s], a)
+		}
+	}
+	// Reachable from the level's header without passing h.
+	outside := map[uint64]bool{sp.header: true}
+	for w := []uint64{sp.header}; len(w) > 0; {
+		b := w[len(w)-1]
+		w = w[:len(w)-1]
+		for _, s := range sp.blocks[b].Successors() {
+			if !outside[s] && s != h && sp.blocks[s] != nil {
+				outside[s] = true
+				w = append(w, s)
+			}
+		}
+	}
+	out := map[uint64]bool{h: true}
+	var w []uint64
+	for _, p := range preds[h] {
+		if !outside[p] && !out[p] {
+			out[p] = true
+			w = append(w, p)
+		}
+	}
+	for len(w) > 0 {
+		b := w[len(w)-1]
+		w = w[:len(w)-1]
+		for _, p := range preds[b] {
+			if !out[p] && sp.blocks[p] != nil {
+				out[p] = true
+				w = append(w, p)
+			}
+		}
+	}
+	return out
+}
+
+// generateParts generates the schedule's kernels of a lifted spot, when
+// they differ from the level's own; the report's ScheduleNote says which
+// ran, or why not.
+func (sp *spot) generateParts(s *schedule.Schedule) {
+	nests, whats, why := sp.planParts(s)
+	if nests == nil {
+		if why != "" {
+			sp.rep.ScheduleNote += "; the schedule's kernels are not generated: " + why
+		}
+		return
+	}
+	var parts []*partKernel
+	for i, n := range nests {
+		k, err := ptxgen.Generate(n)
+		if err != nil {
+			sp.rep.ScheduleNote += fmt.Sprintf("; the schedule's kernel %d (%s) cannot be generated: %v", i+1, whats[i], err)
+			return
+		}
+		p := &partKernel{nest: n, k: k, what: whats[i]}
+		for _, l := range k.LiveIns {
+			at := slices.IndexFunc(sp.kernel.LiveIns, func(o ptxgen.LiveIn) bool { o.Written = l.Written; return o == l })
+			if at < 0 {
+				sp.rep.ScheduleNote += fmt.Sprintf("; the schedule's kernel %d (%s) reads %s, which the level's kernel does not", i+1, whats[i], l)
+				return
+			}
+			p.live = append(p.live, at)
+		}
+		parts = append(parts, p)
+	}
+	sp.parts = parts
+	sp.rep.ScheduleNote = "phase 2 runs the schedule's kernels: " + strings.Join(whats, "; ")
+	if len(parts) > 1 {
+		sp.rep.ScheduleNote += fmt.Sprintf(" (%d launches an instance, in order; the level's own kernel when the probe cannot confirm them)", len(parts))
+	}
+}
+
+// partCuts are the addresses where the schedule's parts begin and the
+// inner headers their kernels need as block starts: cut there when
+// lifting.
+func (sp *spot) partCuts() []uint64 {
+	var out []uint64
+	for _, il := range sp.hs.InnerLoops {
+		out = append(out, uint64(il.Header))
+	}
+	return out
+}
+
+// observeParts follows the probing engine through the parts' inner
+// levels: it is called at every breakpoint stop of probed iteration it
+// and reports whether pc is one of the parts' (probing goes on).
+func (sp *spot) observeParts(it int, cpu *gvinst.CPU, pc uint64) (bool, error) {
+	watched := false
+	for _, p := range sp.parts {
+		n := p.nest
+		o := &p.obs[it]
+		switch pc {
+		case n.ThreadLoop:
+			o.closeRow()
+			o.inRow = true
+			p.watch.idx = -1
+			watched = true
+		case n.Inner:
+			if !o.inRow {
+				o.inRow = true
+			}
+			o.trips++
+			if len(o.cur) < 3 {
+				v, err := liveValuesOf(sp.a.g.Mem, cpu, p.k.InnerLiveIns)
+				if err != nil {
+					return true, err
+				}
+				o.cur = append(o.cur, v)
+			}
+			p.watch.idx = int(o.trips - 1)
+			watched = true
+		}
+	}
+	return watched, nil
+}
+
+// startProbe resets the parts' observations before probed iteration it.
+func (sp *spot) startProbe(it, numSites int) {
+	for _, p := range sp.parts {
+		p.obs[it] = rowObs{}
+		p.watch.active, p.watch.idx = it == 0 && p.nest.Inner != 0, -1
+		if it == 0 {
+			for j := range p.watch.recs {
+				p.watch.recs[j].reset(numSites)
+			}
+		}
+	}
+}
+
+// partsNeedRows reports whether a part maps an inner level (three probed
+// iterations then give its per-row trip counts and steps).
+func (sp *spot) partsNeedRows() bool {
+	for _, p := range sp.parts {
+		if p.nest.Inner != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// partInputs makes each part's launch input from the level's (in, over
+// count iterations from probed iteration P on) and the probe's
+// observations; ok is false when they do not confirm a part's inner
+// level, and why says how.
+func (sp *spot) partInputs(in ptxgen.LaunchInput, P int, sites map[[2]uint64]ptxgen.Range) ([]ptxgen.LaunchInput, string) {
+	var out []ptxgen.LaunchInput
+	for pi, p := range sp.parts {
+		k := p.k
+		pin := ptxgen.LaunchInput{Count: in.Count}
+		for _, at := range p.live {
+			pin.Values = append(pin.Values, in.Values[at])
+			pin.Steps = append(pin.Steps, in.Steps[at])
+		}
+		for _, s := range k.Sites {
+			key := [2]uint64{s.X86, 0}
+			if s.Store {
+				key[1] = 1
+			}
+			pin.Sites = append(pin.Sites, sites[key])
+		}
+		if p.nest.Inner != 0 {
+			var trips [3]int64
+			var steps [3][]uint64
+			known := [3]bool{}
+			for it := 0; it < P; it++ {
+				o := &p.obs[it]
+				o.closeRow()
+				if o.uneven {
+					return nil, fmt.Sprintf("kernel %d: the rows of its thread loop ran different inner trip counts", pi+1)
+				}
+				trips[it] = int64(o.first)
+				if len(o.states) >= 2 {
+					known[it] = true
+					for i := range k.InnerLiveIns {
+						d := o.states[1][i] - o.states[0][i]
+						if len(o.states) == 3 && o.states[2][i]-o.states[1][i] != d {
+							return nil, fmt.Sprintf("kernel %d: %s changed by %#x then %#x in the inner level", pi+1, k.InnerLiveIns[i], d, o.states[2][i]-o.states[1][i])
+						}
+						steps[it] = append(steps[it], d)
+					}
+				}
+			}
+			if P < 3 || !known[1] || !known[2] {
+				return nil, fmt.Sprintf("kernel %d: the probed rows ran too few inner iterations to give the inner steps", pi+1)
+			}
+			dn := trips[1] - trips[0]
+			if trips[2]-trips[1] != dn {
+				return nil, fmt.Sprintf("kernel %d: inner trip counts %d, %d, %d are not affine", pi+1, trips[0], trips[1], trips[2])
+			}
+			first, last := trips[0]+int64(P)*dn, trips[0]+dn*int64(P+int(in.Count)-1)
+			if first < 0 || last < 0 {
+				return nil, fmt.Sprintf("kernel %d: inner trip counts go below zero", pi+1)
+			}
+			pin.InnerTrip0, pin.InnerTripStep, pin.InnerMax = uint64(first), uint64(dn), uint64(max(first, last))
+			for i := range k.InnerLiveIns {
+				row := steps[2][i] - steps[1][i]
+				if known[0] && steps[1][i]-steps[0][i] != row {
+					return nil, fmt.Sprintf("kernel %d: the inner step of %s is not affine in the row", pi+1, k.InnerLiveIns[i])
+				}
+				pin.InnerSteps = append(pin.InnerSteps, steps[1][i]+uint64(P-1)*row)
+				pin.InnerStepRows = append(pin.InnerStepRows, row)
+			}
+			if p.nest.Interchange {
+				// The interchanged kernel's rows are the level's; its
+				// threads the inner iterations of the widest row.
+				pin.InnerMax = max(uint64(first), uint64(last))
+			}
+		}
+		out = append(out, pin)
+	}
+	return out, ""
+}
+
+// innerDependence checks the parts' inner levels against what the first
+// probed iteration saw: "" when their iterations 0 and 1 touch no byte
+// the other writes.
+func (sp *spot) innerDependence(inner []ptxgen.LaunchInput) string {
+	for pi, p := range sp.parts {
+		if p.nest.Inner == 0 {
+			continue
+		}
+		var sites []ptxgen.Site
+		var recs [2]probeRecord
+		for j := range recs {
+			recs[j].reset(len(p.k.Sites))
+		}
+		// The level kernel's sites in the part, renumbered.
+		for _, s := range sp.kernel.Sites {
+			if !slices.ContainsFunc(p.k.Sites, func(o ptxgen.Site) bool { return o.X86 == s.X86 && o.Store == s.Store }) {
+				continue
+			}
+			id := len(sites)
+			sites = append(sites, ptxgen.Site{ID: id, X86: s.X86, Store: s.Store, Size: s.Size})
+			for j := range recs {
+				if s.ID < len(p.watch.recs[j].spans) {
+					recs[j].spans = append(recs[j].spans[:id], p.watch.recs[j].spans[s.ID])
+				}
+			}
+		}
+		for j := range recs {
+			recs[j].spans = recs[j].spans[:len(sites)]
+		}
+		if why := observedDependence(traces(sites, [2]*probeRecord{&recs[0], &recs[1]}), inner[pi].InnerMax); why != "" {
+			return fmt.Sprintf("kernel %d (%s), inner level: %s", pi+1, p.what, why)
+		}
+	}
+	return ""
+}
+
+// offloadParts runs an instance's count iterations from probed iteration
+// P as the schedule's kernels, in order, then sets the CPU at the header
+// for the last two, as offload does. When the probe does not confirm the
+// parts, use is false and the caller launches the level's kernel.
+func (sp *spot) offloadParts(cpu *gvinst.CPU, in ptxgen.LaunchInput, P int, sites []ptxgen.Range, cpuIter time.Duration) (use bool, fb *fallback) {
+	byKey := map[[2]uint64]ptxgen.Range{}
+	for i, s := range sp.kernel.Sites {
+		key := [2]uint64{s.X86, 0}
+		if s.Store {
+			key[1] = 1
+		}
+		r, ok := byKey[key]
+		if !ok || r.Hi <= r.Lo {
+			byKey[key] = sites[i]
+		} else if sites[i].Hi > sites[i].Lo {
+			byKey[key] = ptxgen.Range{Lo: min(r.Lo, sites[i].Lo), Hi: max(r.Hi, sites[i].Hi)}
+		}
+	}
+	if sp.a.prefer1D(sp.kernel, in.Count) {
+		// The simulator, with rows enough for every host core: one thread
+		// per row pays a thread's prologue once per row (prefer1D).
+		sp.rep.Note = "the level's own kernel ran: on the simulator, with a CTA of rows for every host core"
+		return false, nil
+	}
+	inputs, why := sp.partInputs(in, P, byKey)
+	if why != "" {
+		sp.rep.Note = "the level's own kernel ran: " + why
+		return false, nil
+	}
+	if why := sp.innerDependence(inputs); why != "" {
+		return true, fail(ReasonDependence, "%s", why)
+	}
+	for _, p := range sp.parts {
+		if p.fn == nil {
+			fn, err := loadKernel(sp.a.ctx, p.k)
+			if err != nil {
+				sp.rep.Note = "the level's own kernel ran: " + err.Error()
+				sp.parts = nil
+				return false, nil
+			}
+			p.fn = fn
+		}
+	}
+	var kernel time.Duration
+	for pi, p := range sp.parts {
+		before := sp.rep.KernelSeconds
+		fb, done := sp.launch(p.fn, p.k, inputs[pi], cpuIter)
+		kernel += time.Duration((sp.rep.KernelSeconds - before) * float64(time.Second))
+		if fb == nil {
+			continue
+		}
+		if pi == 0 || done {
+			return true, fb
+		}
+		// Parts before pi ran: the CPU runs this part and the later ones,
+		// each for every offloaded iteration.
+		if err := sp.runPartsOnCPU(cpu, pi, in); err != nil {
+			sp.fatal = fmt.Errorf("accelerate: hot spot %s: running the schedule's kernels %d.. on the CPU after %v: %w", sp.rep.Entry, pi+1, fb, err)
+			return true, fb
+		}
+		sp.rep.Fallbacks++
+		sp.rep.FallbackReasons[fb.reason]++
+		sp.rep.LastFallback = fb.Error() + " (the CPU ran it and the later kernels)"
+		break
+	}
+	sp.kernelPerIter = kernel / time.Duration(max(in.Count, 1))
+	return true, nil
+}
+
+// runPartsOnCPU runs parts from..end on the CPU engine, each for the
+// offloaded iterations of in in order, and leaves the CPU at the header
+// of the first iteration after them.
+func (sp *spot) runPartsOnCPU(cpu *gvinst.CPU, from int, in ptxgen.LaunchInput) error {
+	if sp.partCPU == nil {
+		bps := map[uint64]bool{sp.header: true}
+		for e := range sp.exits {
+			bps[e] = true
+		}
+		for _, p := range sp.parts {
+			if p.nest.Stop != 0 {
+				bps[p.nest.Stop] = true
+			}
+		}
+		sp.partCPU = gvinst.NewInterpreter(sp.a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: bps})
+		sp.a.aux = append(sp.a.aux, sp.partCPU)
+	}
+	vals := make([]uint64, len(in.Values))
+	for _, p := range sp.parts[from:] {
+		for t := uint64(0); t < in.Count; t++ {
+			for i := range vals {
+				vals[i] = in.Values[i] + in.Steps[i]*t
+			}
+			if err := sp.setLive(cpu, vals); err != nil {
+				return err
+			}
+			cpu.PC = p.nest.Start
+			if cpu.PC == 0 {
+				cpu.PC = sp.header
+			}
+			for {
+				st := sp.partCPU.Run(cpu, 0)
+				if st.Kind != gvinst.StopBreakpoint {
+					return fmt.Errorf("stopped at %v", st)
+				}
+				if st.PC == sp.header || st.PC == p.nest.Stop && p.nest.Stop != 0 {
+					break
+				}
+				if sp.exits[st.PC] {
+					return fmt.Errorf("left the loop at %#x", st.PC)
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -16,7 +16,7 @@ func (c *compiler) nativeMore(idx int, in *gvinst.Inst) bool {
 	case gvinst.OpChkAlign:
 		return c.chkAlign(idx, in)
 	}
-	return false
+	return c.vecOp(idx, in)
 }
 
 // chkAlign emits CHKALIGN: an address that is not a multiple of the

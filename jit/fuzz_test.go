@@ -69,7 +69,7 @@ func (g *blockGen) program() string {
 		cur := nv // sources read only registers defined before
 		fmt.Fprintf(&b, "  # %#x: insn %d\n", 0x1000+4*i, i)
 		t := fuzzTypes[g.pick(len(fuzzTypes))]
-		switch g.pick(17) {
+		switch g.pick(18) {
 		case 0:
 			fmt.Fprintf(&b, "  LI.%s %s, %d\n", t, def(), g.imm())
 		case 1:
@@ -166,6 +166,34 @@ func (g *blockGen) program() string {
 				v = f32s[g.pick(len(f32s))]
 			}
 			fmt.Fprintf(&b, "  LI.u64 %s, %d\n", def(), int64(v))
+		case 17:
+			// A packed operation on xmm registers, or a scalar moved into
+			// one (the low 64 bits).
+			x := func() string { return fmt.Sprintf("x%d", g.pick(4)) }
+			if g.pick(4) == 0 {
+				fmt.Fprintf(&b, "  PUT.u64 %s, %s\n", x(), g.reg(cur))
+				break
+			}
+			vt := []string{"u8", "s8", "u16", "s16", "u32", "s32", "u64", "s64", "f32", "f64", "b128"}[g.pick(11)]
+			fmt.Fprintf(&b, "  GET.b128 v20, %s\n  GET.b128 v22, %s\n", x(), x())
+			switch g.pick(8) {
+			case 0, 1, 2:
+				op := []string{"VADD", "VSUB", "VMUL", "VDIV", "VMIN", "VMAX", "VAND", "VOR", "VXOR", "VANDN", "VUNPACKL", "VUNPACKH", "VSHUFB"}[g.pick(13)]
+				fmt.Fprintf(&b, "  %s.%s v24, v20, v22\n", op, vt)
+			case 3:
+				c := []string{"eq", "lt", "gt", "ne", "le"}[g.pick(5)]
+				fmt.Fprintf(&b, "  VCMP.%s.%s v24, v20, v22\n", c, vt)
+			case 4:
+				fmt.Fprintf(&b, "  VALIGNR.u8 v24, v20, v22, %d\n", g.pick(40))
+			case 5:
+				fmt.Fprintf(&b, "  VPERM.%s v24, v20, %d\n", vt, g.pick(256))
+			case 6:
+				fmt.Fprintf(&b, "  VSQRT.%s v24, v20\n", vt)
+			default:
+				fmt.Fprintf(&b, "  VMOVMSK.%s %s, v20\n", vt, def())
+				continue
+			}
+			fmt.Fprintf(&b, "  PUT.b128 %s, v24\n", x())
 		case 16:
 			// A rounding mode, DAZ and FTZ, and rarely an unmasked
 			// exception.
@@ -230,6 +258,9 @@ func runBoth(t *testing.T, src string, seed []byte) {
 				v &= 0xff
 			}
 			cpu.State[i] = v
+		}
+		for i := gvinst.X0; i < gvinst.X0+32; i++ {
+			cpu.State[i] = uint64(0x9e3779b97f4a7c15)*uint64(i) ^ uint64(seed[int(i)%len(seed)])<<(8*(i%8))
 		}
 		cpu.State[gvinst.S7] = dataBase
 		cpu.State[gvinst.MXCSR] = 0x1f80

@@ -15,6 +15,8 @@ func (c *compiler) nativeMore(idx int, in *gvinst.Inst) bool {
 		return c.floatCmp(idx, in)
 	case gvinst.OpChkAlign:
 		return c.chkAlign(idx, in)
+	case gvinst.OpMulHi, gvinst.OpDiv, gvinst.OpRem, gvinst.OpDivW, gvinst.OpRemW, gvinst.OpClz, gvinst.OpCtz, gvinst.OpPopc:
+		return c.mulDiv(idx, in)
 	}
 	return c.vecOp(idx, in)
 }

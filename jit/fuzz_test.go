@@ -88,7 +88,15 @@ func (g *blockGen) program() string {
 			}
 			fmt.Fprintf(&b, "  %s.%s %s, %s, %s\n", op, t, def(), a, src)
 		case 5:
-			op := []string{"NOT", "NEG", "CLZ", "POPC", "BSWAP"}[g.pick(5)]
+			if g.pick(3) == 0 {
+				// A wide division: its dividend, hi:lo, is often lo
+				// sign- or zero-extended (cqo; idiv), or small.
+				hi, lo := g.reg(cur), g.reg(cur)
+				op := []string{"DIVW", "REMW"}[g.pick(2)]
+				fmt.Fprintf(&b, "  %s.%s %s, %s, %s, %s\n", op, t, def(), hi, lo, g.reg(cur))
+				break
+			}
+			op := []string{"NOT", "NEG", "CLZ", "CTZ", "POPC", "BSWAP"}[g.pick(6)]
 			fmt.Fprintf(&b, "  %s.%s %s, %s\n", op, t, def(), g.reg(cur))
 		case 6:
 			c := []string{"eq", "ne", "lt", "le", "gt", "ge"}[g.pick(6)]

@@ -2,14 +2,34 @@
 
 package jit
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
 
 // TestTrapAfterCoalescedPut is FuzzEngines' first crasher, kept as text
 // since the generator has grown: a store that faults after a PUT the
 // interpreter coalesced (it may have written s0 already; states are
 // compared only at stops other than traps).
 func TestTrapAfterCoalescedPut(t *testing.T) {
-	runBoth(t, flagsProgram("  PUT.u8 s7, s0\n  GET.u8 v0, s1\n  ST.u8 s7(40), v0\n  PUT.s64 s0, v0\n  LI.u8 v0, 0\n"), []byte("70,700910A0101007,"))
+	mustRunBoth(t, flagsProgram("  PUT.u8 s7, s0\n  GET.u8 v0, s1\n  ST.u8 s7(40), v0\n  PUT.s64 s0, v0\n  LI.u8 v0, 0\n"), []byte("70,700910A0101007,"))
+}
+
+// mustRunBoth is runBoth on a program that must be valid GVInst.
+func mustRunBoth(t *testing.T, src string, seed []byte) {
+	t.Helper()
+	bs, err := gvinst.Parse(src)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, src)
+	}
+	for _, b := range bs {
+		if err := gvinst.Verify(b); err != nil {
+			t.Fatalf("%v\n%s", err, src)
+		}
+	}
+	runBoth(t, src, seed)
 }
 
 // flagsProgram is a block that records flags with FLAGS (or SETFLAGS) and
@@ -26,7 +46,7 @@ func flagsProgram(body string) string {
 // GETCC.a and GETCC.le computed from r).
 func TestFlagsRecordNotItsOperation(t *testing.T) {
 	for _, cc := range []string{"a", "le", "l", "g", "be", "e", "ne", "b", "s", "o", "p"} {
-		runBoth(t, flagsProgram(
+		mustRunBoth(t, flagsProgram(
 			"  MOV.u64 v0, s0\n  FLAGS.sub.u8 v0, v0, v0, v0\n  GETCC."+cc+" v1\n  PUT.u64 s2, v1\n  GETFLAGS v2\n  PUT.u64 s3, v2\n"), []byte{7})
 	}
 }
@@ -50,8 +70,31 @@ func TestFlagsEveryKind(t *testing.T) {
 				}
 			}
 			body += "  GETFLAGS v5\n  PUT.u64 s9, v5\n  FLAGS.inc." + ty + " v2, v1, v0, v0\n  GETFLAGS v6\n  PUT.u64 s10, v6\n"
-			runBoth(t, flagsProgram(body), []byte{byte(n)})
+			mustRunBoth(t, flagsProgram(body), []byte{byte(n)})
 			n++
+		}
+	}
+}
+
+// TestDivisions runs DIV, REM, DIVW, REMW and MULHI on the operands where
+// the host's div would fault or the quotient does not fit (zero divisors,
+// min / -1, a high half not below the divisor, a wide dividend that is
+// not a sign extension) and on ordinary ones, at every width: both engines
+// trap alike or compute alike.
+func TestDivisions(t *testing.T) {
+	type op struct{ hi, lo, b string }
+	ops := []op{
+		{"0", "100", "7"}, {"-1", "-100", "7"}, {"0", "5", "0"}, {"-1", "-9223372036854775808", "-1"},
+		{"0", "-9223372036854775808", "-1"}, {"-1", "-128", "-1"}, {"-1", "-2147483648", "-1"}, {"3", "5", "2"},
+		{"1", "0", "1"}, {"0", "255", "255"}, {"-1", "1", "3"}, {"12", "34", "-5"}, {"0", "-1", "16"},
+	}
+	for _, ty := range []string{"u8", "s8", "u16", "s16", "u32", "s32", "u64", "s64"} {
+		for i, o := range ops {
+			for _, insn := range []string{"DIVW.%s v3, v0, v1, v2", "REMW.%s v3, v0, v1, v2", "DIV.%s v3, v1, v2", "REM.%s v3, v1, v2", "MULHI.%s v3, v1, v2"} {
+				body := "  LI.u64 v0, " + o.hi + "\n  LI.u64 v1, " + o.lo + "\n  LI.u64 v2, " + o.b + "\n  " +
+					fmt.Sprintf(insn, ty) + "\n  PUT.u64 s2, v3\n"
+				mustRunBoth(t, flagsProgram(body), []byte{byte(i)})
+			}
 		}
 	}
 }

@@ -189,11 +189,11 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 		return u, nil
 	}
 	start := time.Now()
-	vb, optimized, err := e.translate(pc)
+	vb, fromInterp, err := e.translate(pc)
 	if err != nil {
 		return nil, err
 	}
-	if e.opts.Optimize && !optimized {
+	if e.opts.Optimize && !fromInterp {
 		c := *vb
 		c.Insts = append([]gvinst.Inst(nil), vb.Insts...)
 		c.Guest = append([]gvinst.GuestInst(nil), vb.Guest...)
@@ -248,7 +248,6 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 		e.pages[pn] = append(e.pages[pn], u)
 		e.mem.MarkCode(pn * gvinst.PageSize)
 	}
-	e.stats.BlocksTranslated++
 	e.stats.UnitsCompiled++
 	e.stats.CodeBytes += uint64(len(cu.code))
 	e.stats.CompileTime += time.Since(start)

@@ -56,13 +56,15 @@ func (e *Engine) runCold(pc, budget, executed uint64) (gvinst.Stop, uint64) {
 	return st, n
 }
 
-// translate returns the verified VBlock at pc, and whether it is optimized
-// already: the interpreter's, when it has run the block (cold code that
-// got hot: no second lifting), else the translator's.
+// translate returns the verified VBlock at pc, and whether it is the
+// interpreter's, already optimized as the options say: when it has run the
+// block (cold code that got hot) there is no second lifting. Otherwise it
+// is the translator's, counted as translated.
 func (e *Engine) translate(pc uint64) (*gvinst.VBlock, bool, error) {
 	if vb := e.interp.Translated(pc); vb != nil {
-		return vb, e.opts.Optimize, nil
+		return vb, true, nil
 	}
+	e.stats.BlocksTranslated++
 	vb, err := e.tr.Translate(pc)
 	if err != nil {
 		return nil, false, &gvinst.TranslateError{Addr: pc, Err: err}

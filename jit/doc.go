@@ -13,11 +13,32 @@
 // shifts of every width, comparisons, selects, integer conversions, moves,
 // the lazy flags record, loads and stores) becomes a few host instructions
 // that load its operands into scratch registers, compute, and store the
-// result. Every other instruction is a callout: the code returns to Go with
+// result. Beside compile.go, compile_flags.go compiles GETCC, GETFLAGS,
+// SETFLAGS and every FLAGS kind through two routines placed once at the
+// start of the code memory (statusFlags, the interpreter's lazyFlags in
+// machine code, and subConds, its getCC of a sub); compile_muldiv.go the
+// wide multiplications, the divisions (operands that would make the host's
+// div fault take the callout instead, so #DE stays the interpreter's and
+// precise) and the bit counts; compile_sse.go the packed SSE operations,
+// and compile_more.go float CMP and CHKALIGN. Float instructions run as
+// the host's SSE under the guest's MXCSR (see float in compile.go).
+// Every other instruction is a callout: the code returns to Go with
 // the instruction's index, Go runs it with the interpreter's semantics
 // (gvinst.Interpreter.Exec) on the same frame, and re-enters the code just
 // after it. Because the frame is the only state, a unit can be left and
-// resumed at any instruction.
+// resumed at any instruction. x87 instructions stay callouts: a call from
+// compiled code into Go's float80 would need a goroutine stack switch that
+// compiled code cannot make safely, and the callout is that switch.
+//
+// # Cold code
+//
+// With InterpOptions.HotAfter set (gxbit sets DefaultHotAfter), a block
+// is compiled only after the interpreter has run it that many times: the
+// engine runs cold code on its interpreter, which stops before a hot
+// block (gvinst.StopHot), and compiles that block from the interpreter's
+// VBlock, so it is lifted once. Start-up code that runs a few times is
+// only interpreted: it is not encoded, placed or linked, each of which
+// costs two mprotect calls (tier.go).
 //
 // Loads and stores probe the Memory's software TLB inline (gvinst.SoftTLBs):
 // the page number's entry is compared with the page, the access must stay

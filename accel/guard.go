@@ -122,7 +122,12 @@ type siteObs struct {
 // [L+d·t, H+d·t), meets no other's. It returns "" when that holds, or what
 // failed. Arrays are the profile's groups (an access without a group is
 // its own array).
-func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs) string {
+//
+// A load that reads the same bytes in every iteration (LU's pivot row
+// A[k][j] under the i loop) is left out of its array's window: fixed
+// lists those loads, and fixedReadsApart must then find each of them
+// apart from everything the instance writes to its array.
+func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs) (why string, fixed []int) {
 	type window struct {
 		written bool
 		stride  int64
@@ -152,6 +157,10 @@ func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs) string {
 			continue
 		}
 		d := int64(o.lo[1] - o.lo[0])
+		if d == 0 && o.hi[1] == o.hi[0] && !site.Store {
+			fixed = append(fixed, i)
+			continue
+		}
 		if int64(o.hi[1]-o.hi[0]) != d || (w.set && d != w.stride) {
 			w.bad = fmt.Sprintf("the accesses to one array move by different strides (%#x at %#x)", d, site.X86)
 			continue
@@ -166,14 +175,35 @@ func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs) string {
 			continue
 		}
 		if w.bad != "" {
-			return w.bad
+			return w.bad, nil
 		}
 		d := w.stride
 		if d < 0 {
 			d = -d
 		}
 		if d == 0 || uint64(d) < w.hi-w.lo {
-			return fmt.Sprintf("a written array's window of %d bytes per iteration overlaps the next (stride %d)", w.hi-w.lo, w.stride)
+			return fmt.Sprintf("a written array's window of %d bytes per iteration overlaps the next (stride %d)", w.hi-w.lo, w.stride), nil
+		}
+	}
+	return "", fixed
+}
+
+// fixedReadsApart checks that each load of fixed (sites of the spot's
+// kernel that read the same bytes in every iteration, see
+// disjointIterations) reads nothing any store of its array writes in the
+// instance, whose footprints are sites: it returns what it found
+// otherwise.
+func (sp *spot) fixedReadsApart(fixed []int, sites []ptxgen.Range) string {
+	ks := sp.kernel.Sites
+	for _, f := range fixed {
+		gf, okf := sp.group(ks[f])
+		for w, site := range ks {
+			if !site.Store {
+				continue
+			}
+			if gw, okw := sp.group(site); (okf && okw && gf == gw || !okf && !okw) && sites[f].Overlaps(sites[w]) {
+				return fmt.Sprintf("the load at %#x reads the same bytes in every iteration, and the store at %#x writes some of them", ks[f].X86, site.X86)
+			}
 		}
 	}
 	return ""

@@ -381,9 +381,20 @@ func emitSubConds(a *asm) {
 	a.ret()
 }
 
+// flagsSlots are the slots the flags routines read from the frame.
+var flagsSlots = [...]gvinst.Reg{gvinst.CCOp, gvinst.CCA, gvinst.CCB, gvinst.CCR, gvinst.CCC, gvinst.RFLAGS}
+
+// flushFlags stores the register copies of the flags slots that are newer
+// than the frame, where the routines read them.
+func (c *compiler) flushFlags() {
+	for _, r := range flagsSlots {
+		c.frame(r)
+	}
+}
+
 // callStatusFlags emits the call of statusFlags, which leaves the status
 // flags in rax, and returns the jump (to bind to a callout) taken when it
-// could not read the record.
+// could not read the record. The flags slots must be flushed.
 func (c *compiler) callStatusFlags() int {
 	a := &c.a
 	a.encodeForm(&fmCallM, 4, 0, memOp(fieldMem(offFlagsFn)), 0)
@@ -436,19 +447,25 @@ func (c *compiler) condFromFlags(cc gvinst.Cond) {
 }
 
 // flagsOps emits GETCC, GETFLAGS, SETFLAGS and the FLAGS kinds
-// compile.go leaves out (none, inc, dec, the shifts and rotates).
+// compile.go leaves out (none, inc, dec, the shifts and rotates). The
+// routines read the flags slots from the frame, so those are flushed
+// first; the code writes them through the register cache (put), or, where
+// it may skip the write (a count of 0), in the frame directly.
 func (c *compiler) flagsOps(idx int, in *gvinst.Inst) bool {
 	a := &c.a
 	t := in.Type
+	var pre regCache
 	// slow binds jumps to the callout of the whole instruction, resuming
 	// after it; the instruction's code must have changed nothing before
-	// any of them.
+	// any of them, and pre is the register cache where they leave.
 	slow := func(jumps ...int) {
 		c.out.resume[idx] = a.pos()
-		c.slowJump(idx, jumps...)
+		c.slowJump(idx, &pre, jumps...)
 	}
 	switch in.Op {
 	case gvinst.OpGetCC:
+		c.flushFlags()
+		pre = c.cache
 		cc := gvinst.Cond(in.Mod)
 		var done, jumps []int
 		if bit, ok := subCondBit(cc); ok {
@@ -474,20 +491,21 @@ func (c *compiler) flagsOps(idx int, in *gvinst.Inst) bool {
 		for _, j := range done {
 			a.bind(j, a.pos())
 		}
-		c.store(in.Dst, rax)
+		c.put(in.Dst, rax)
 		slow(jumps...)
 		return true
 	case gvinst.OpGetFlags:
+		c.flushFlags()
+		pre = c.cache
 		j := c.callStatusFlags()
 		c.rflagsFromStatus()
-		c.store(in.Dst, rax)
+		c.put(in.Dst, rax)
 		slow(j)
 		return true
 	case gvinst.OpSetFlags:
-		c.load(rax, in.Src[0])
-		c.store(gvinst.RFLAGS, rax)
-		a.encode(mnXorMR, 4, rax, regOp(rax), 0)
-		c.store(gvinst.CCOp, rax)
+		c.srcTo(rax, in.Src[0])
+		c.put(gvinst.RFLAGS, rax)
+		c.putImm(gvinst.CCOp, 0)
 		return true
 	case gvinst.OpFlags:
 	default:
@@ -502,64 +520,81 @@ func (c *compiler) flagsOps(idx int, in *gvinst.Inst) bool {
 		return true
 	case gvinst.FlagsInc, gvinst.FlagsDec:
 		// CCC = the previous CF.
+		c.flushFlags()
+		pre = c.cache
 		j := c.callStatusFlags()
 		a.encode(mnMovMR, 8, rax, regOp(rsi), 0)
 		a.encode(mnAndMI, 4, 0, regOp(rsi), 1)
-		for s := 0; s < 3; s++ {
-			c.load(rax+reg(s), in.Src[s])
-		}
-		c.record(k, t, rsi)
+		c.srcTo(rax, in.Src[0])
+		c.srcTo(rcx, in.Src[1])
+		c.srcTo(rdx, in.Src[2])
+		c.putImm(gvinst.CCOp, gvinst.CCOpValue(k, t))
+		c.put(gvinst.CCA, rax)
+		c.put(gvinst.CCB, rcx)
+		c.put(gvinst.CCR, rdx)
+		c.put(gvinst.CCC, rsi)
 		slow(j)
 		return true
 	case gvinst.FlagsShl, gvinst.FlagsShr, gvinst.FlagsSar:
-		// A count of 0 leaves the flags alone.
-		for s := 0; s < 4; s++ {
-			c.load(rax+reg(s), in.Src[s])
-		}
+		// A count of 0 leaves the flags alone: the record goes to the
+		// frame, on one path only.
+		c.srcTo(rax, in.Src[0])
+		c.srcTo(rcx, in.Src[1])
+		c.srcTo(rdx, in.Src[2])
+		c.srcTo(rsi, in.Src[3])
+		c.flushFlags()
 		c.testCount(rcx, t)
 		skip := a.jcc(ccE)
-		c.record(k, t, rbx)
+		c.record(k, t, rsi)
 		a.bind(skip, a.pos())
+		c.flagsWritten()
 		return true
 	case gvinst.FlagsRol, gvinst.FlagsRor:
 		// Only CF and OF change, in RFLAGS; the record is cleared.
-		c.load(rcx, in.Src[1])
+		c.flushFlags()
+		pre = c.cache
+		c.srcTo(rcx, in.Src[1])
+		c.srcTo(rsi, in.Src[2])
 		c.testCount(rcx, t)
 		skip := a.jcc(ccE)
 		j := c.callStatusFlags()
 		c.rflagsFromStatus()
 		a.encode(mnAndMI, 8, 0, regOp(rax), ^int64(gvinst.FlagCF|gvinst.FlagOF))
-		a.encode(mnMovMR, 8, rax, regOp(rsi), 0)
-		c.load(rax, in.Src[2])
+		// rax = RFLAGS without CF OF, rsi = r.
 		n := uint8(t.Bits())
 		cfBit, ofBit := n-1, n-2  // ror: CF = sign(r), OF = CF ^ bit n-2
 		if k == gvinst.FlagsRol { // CF = bit 0, OF = sign(r) ^ CF
 			cfBit, ofBit = 0, n-1
 		}
-		a.encode(mnMovMR, 8, rax, regOp(rcx), 0)
+		a.encode(mnMovMR, 8, rsi, regOp(rcx), 0)
 		if cfBit != 0 {
 			a.shiftImm(5, rcx, cfBit)
 		}
 		a.encode(mnAndMI, 4, 0, regOp(rcx), 1)
-		a.encode(mnMovMR, 8, rax, regOp(rdx), 0)
+		a.encode(mnMovMR, 8, rsi, regOp(rdx), 0)
 		if ofBit != 0 {
 			a.shiftImm(5, rdx, ofBit)
 		}
 		a.encode(mnXorMR, 8, rcx, regOp(rdx), 0)
 		a.encode(mnAndMI, 4, 0, regOp(rdx), 1)
 		a.shiftImm(4, rdx, 11)
-		a.encode(mnOrMR, 8, rcx, regOp(rsi), 0)
-		a.encode(mnOrMR, 8, rdx, regOp(rsi), 0)
-		a.encode(mnMovMR, 8, rsi, memOp(slotMem(gvinst.RFLAGS)), 0)
-		c.wrote(gvinst.RFLAGS)
-		a.encode(mnXorMR, 4, rax, regOp(rax), 0)
-		a.encode(mnMovMR, 8, rax, memOp(slotMem(gvinst.CCOp)), 0)
-		c.wrote(gvinst.CCOp)
+		a.encode(mnOrMR, 8, rcx, regOp(rax), 0)
+		a.encode(mnOrMR, 8, rdx, regOp(rax), 0)
+		a.encode(mnMovMR, 8, rax, memOp(slotMem(gvinst.RFLAGS)), 0)
+		a.encode(mnMovMI, 8, 0, memOp(slotMem(gvinst.CCOp)), 0)
 		slow(j)
 		a.bind(skip, a.pos())
+		c.flagsWritten()
 		return true
 	}
 	return false
+}
+
+// flagsWritten records that the code wrote the flags slots in the frame.
+func (c *compiler) flagsWritten() {
+	for _, r := range flagsSlots {
+		c.frameWritten(r)
+	}
 }
 
 // testCount sets ZF when the count in r, read as t's low bits, is 0.
@@ -571,24 +606,21 @@ func (c *compiler) testCount(r reg, t gvinst.Type) {
 	c.a.encodeForm(&fmTestMI, 4, 0, regOp(r), int64(uint32(t.Mask())))
 }
 
-// record stores the flags record of kind k and type t: a, b, r in rax,
-// rcx, rdx and the carry in register cin. It writes the slots directly, so
-// that code that may skip it leaves the register cache as it was.
+// record stores the flags record of kind k and type t in the frame: a, b,
+// r in rax, rcx, rdx and the carry in register cin.
 func (c *compiler) record(k gvinst.FlagKind, t gvinst.Type, cin reg) {
 	a := &c.a
 	a.encode(mnMovMI, 8, 0, memOp(slotMem(gvinst.CCOp)), int64(gvinst.CCOpValue(k, t)))
-	c.wrote(gvinst.CCOp)
 	for _, s := range []struct {
 		slot gvinst.Reg
 		r    reg
 	}{{gvinst.CCA, rax}, {gvinst.CCB, rcx}, {gvinst.CCR, rdx}, {gvinst.CCC, cin}} {
 		a.encode(mnMovMR, 8, s.r, memOp(slotMem(s.slot)), 0)
-		c.wrote(s.slot)
 	}
 }
 
 // rflagsFromStatus turns the status flags in rax into the whole RFLAGS
-// value (clobbers rcx).
+// value, from the frame's RFLAGS (clobbers rcx).
 func (c *compiler) rflagsFromStatus() {
 	a := &c.a
 	a.encode(mnMovRM, 8, rcx, memOp(slotMem(gvinst.RFLAGS)), 0)

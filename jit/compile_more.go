@@ -33,15 +33,16 @@ func (c *compiler) chkAlign(idx int, in *gvinst.Inst) bool {
 	if sz == 1 {
 		return true
 	}
-	c.load(rax, in.Src[0])
+	c.srcTo(rax, in.Src[0])
 	if in.Imm != 0 {
 		a.movImm(rcx, uint64(in.Imm))
 		a.encode(mnAddMR, 8, rcx, regOp(rax), 0)
 	}
+	pre := c.cache
 	a.encodeForm(&fmTestMI, 4, 0, regOp(rax), int64(sz-1))
 	j := a.jcc(ccNE)
 	c.out.resume[idx] = a.pos()
-	c.slowJump(idx, j)
+	c.slowJump(idx, &pre, j)
 	return true
 }
 
@@ -106,9 +107,10 @@ func (c *compiler) floatCmp(idx int, in *gvinst.Inst) bool {
 			f = &fmComiss
 		}
 	}
+	pre := c.cache
 	j := c.checkMasked()
 	c.loadF(0, x, t == gvinst.F64)
-	a.encodeForm(f, 4, 0, memOp(slotMem(y)), 0)
+	a.encodeForm(f, 4, 0, c.floatOperand(1, y, t == gvinst.F64), 0)
 	a.setcc(cc, rax)
 	if both || either {
 		a.setcc(cc2, rcx)
@@ -118,9 +120,9 @@ func (c *compiler) floatCmp(idx int, in *gvinst.Inst) bool {
 			a.encode(mnOrMR, 4, rcx, regOp(rax), 0)
 		}
 	}
-	c.store(in.Dst, rax)
+	c.put(in.Dst, rax)
 	c.out.resume[idx] = a.pos()
-	c.slowJump(idx, j)
+	c.slowJump(idx, &pre, j)
 	return true
 }
 
@@ -134,12 +136,10 @@ func cmpSignalsQuietNaN(k gvinst.Cmp) bool {
 	return false
 }
 
-// checkMasked emits the check float() makes first: the guest's MXCSR
-// masks every exception. It returns the jump taken when it does not.
+// checkMasked emits the check float() makes first: the guest masks
+// every exception (machine.mxTrap is 0). It returns the jump taken when it
+// does not.
 func (c *compiler) checkMasked() int {
-	a := &c.a
-	a.encode(mnMovRM, 4, rax, memOp(slotMem(gvinst.MXCSR)), 0)
-	a.encode(mnAndMI, 4, 0, regOp(rax), mxMasks)
-	a.encode(mnCmpMI, 4, 0, regOp(rax), mxMasks)
-	return a.jcc(ccNE)
+	c.a.encode(mnCmpMI8, 4, 0, memOp(fieldMem(offMXTrap)), 0)
+	return c.a.jcc(ccNE)
 }

@@ -33,19 +33,24 @@ func (c *compiler) mulDiv(idx int, in *gvinst.Inst) bool {
 	n := uint8(8 * sz)
 	signed := t.IsSigned()
 	var slow []int
+	pre := c.cache // scratch loads change nothing in it
 	finish := func(r reg) {
-		c.extendReg(r, sz, false)
-		c.store(in.Dst, r)
+		a.extend(r, regOp(r), sz, false)
+		c.put(in.Dst, r)
 		if len(slow) > 0 {
 			c.out.resume[idx] = a.pos()
-			c.slowJump(idx, slow...)
+			c.slowJump(idx, &pre, slow...)
 		}
 	}
 	// src1 loads the second source (register or immediate) into rcx,
 	// extended from t to 64 bits.
 	src1 := func() {
-		c.loadSrc1(rcx, in)
-		c.extendReg(rcx, sz, signed)
+		if in.HasImm {
+			a.movImm(rcx, uint64(in.Imm))
+		} else {
+			c.srcTo(rcx, in.Src[1])
+		}
+		a.extend(rcx, regOp(rcx), sz, signed)
 	}
 	// zeroDivisor takes the callout when rcx is 0.
 	zeroDivisor := func() {
@@ -73,8 +78,12 @@ func (c *compiler) mulDiv(idx int, in *gvinst.Inst) bool {
 	switch in.Op {
 	case gvinst.OpMulHi:
 		if sz == 8 {
-			c.load(rax, in.Src[0])
-			c.loadSrc1(rcx, in)
+			c.srcTo(rax, in.Src[0])
+			if in.HasImm {
+				a.movImm(rcx, uint64(in.Imm))
+			} else {
+				c.srcTo(rcx, in.Src[1])
+			}
 			f := &fmMulM
 			if signed {
 				f = &fmImulM
@@ -85,14 +94,14 @@ func (c *compiler) mulDiv(idx int, in *gvinst.Inst) bool {
 		}
 		// The 2t-bit product is exact in 64 bits; its high half is
 		// bits t..2t-1.
-		c.loadExt(rax, in.Src[0], sz, signed)
+		c.srcExt(rax, in.Src[0], sz, signed)
 		src1()
 		a.encode(mnImulRM, 8, rax, regOp(rcx), 0)
 		a.shiftImm(5, rax, n)
 		finish(rax)
 		return true
 	case gvinst.OpDiv, gvinst.OpRem:
-		c.loadExt(rax, in.Src[0], sz, signed)
+		c.srcExt(rax, in.Src[0], sz, signed)
 		src1()
 		zeroDivisor()
 		if signed {
@@ -107,9 +116,9 @@ func (c *compiler) mulDiv(idx int, in *gvinst.Inst) bool {
 		return true
 	case gvinst.OpDivW, gvinst.OpRemW:
 		if sz == 8 {
-			c.load(rdx, in.Src[0])
-			c.load(rax, in.Src[1])
-			c.load(rcx, in.Src[2])
+			c.srcTo(rdx, in.Src[0])
+			c.srcTo(rax, in.Src[1])
+			c.srcTo(rcx, in.Src[2])
 			zeroDivisor()
 			if signed {
 				// Only a dividend that is lo sign-extended (cqo; idiv):
@@ -132,15 +141,15 @@ func (c *compiler) mulDiv(idx int, in *gvinst.Inst) bool {
 			// The 2t-bit dividend hi:lo in 64 bits (sign-extended for
 			// .sN), divided in 64 bits; a quotient wider than t takes
 			// the callout.
-			c.loadExt(rax, in.Src[0], sz, false)
+			c.srcExt(rax, in.Src[0], sz, false)
 			a.shiftImm(4, rax, n)
-			c.loadExt(rcx, in.Src[1], sz, false)
+			c.srcExt(rcx, in.Src[1], sz, false)
 			a.encode(mnOrMR, 8, rcx, regOp(rax), 0)
 			if signed && 2*n < 64 {
 				a.shiftImm(4, rax, 64-2*n)
 				a.shiftImm(7, rax, 64-2*n)
 			}
-			c.loadExt(rcx, in.Src[2], sz, signed)
+			c.srcExt(rcx, in.Src[2], sz, signed)
 			zeroDivisor()
 			if signed {
 				minOverMinusOne(1 << 63)
@@ -148,7 +157,7 @@ func (c *compiler) mulDiv(idx int, in *gvinst.Inst) bool {
 			divide()
 			a.encode(mnMovMR, 8, rax, regOp(rsi), 0)
 			if signed {
-				c.extendReg(rsi, sz, true)
+				a.extend(rsi, regOp(rsi), sz, true)
 				a.encode(mnCmpMR, 8, rax, regOp(rsi), 0)
 				slow = append(slow, a.jcc(ccNE))
 			} else {
@@ -163,7 +172,7 @@ func (c *compiler) mulDiv(idx int, in *gvinst.Inst) bool {
 		}
 		return true
 	case gvinst.OpCtz:
-		c.loadExt(rax, in.Src[0], sz, false)
+		c.srcExt(rax, in.Src[0], sz, false)
 		a.movImm(rcx, uint64(n))
 		a.encodeForm(&fmBsf, 8, rax, regOp(rax), 0)
 		a.cmov(ccE, rax, regOp(rcx))
@@ -171,7 +180,7 @@ func (c *compiler) mulDiv(idx int, in *gvinst.Inst) bool {
 		return true
 	case gvinst.OpClz:
 		// t-1 - the index of the top set bit, t for 0.
-		c.loadExt(rax, in.Src[0], sz, false)
+		c.srcExt(rax, in.Src[0], sz, false)
 		a.encodeForm(&fmBsr, 8, rcx, regOp(rax), 0)
 		a.movImm(rdx, ^uint64(0))
 		a.cmov(ccE, rcx, regOp(rdx))
@@ -183,7 +192,7 @@ func (c *compiler) mulDiv(idx int, in *gvinst.Inst) bool {
 		if !hasPOPCNT {
 			return false
 		}
-		c.loadExt(rax, in.Src[0], sz, false)
+		c.srcExt(rax, in.Src[0], sz, false)
 		a.encodeForm(&fmPopcnt, 8, rax, regOp(rax), 0)
 		finish(rax)
 		return true

@@ -43,11 +43,12 @@ var vecForms = func() map[vecKey]form {
 	}
 	const p = 0x66
 	u8, s8, u16, s16, u32, s32, u64, s64 := gvinst.U8, gvinst.S8, gvinst.U16, gvinst.S16, gvinst.U32, gvinst.S32, gvinst.U64, gvinst.S64
-	bitwise := []gvinst.Type{gvinst.B128, u8, s8, u16, s16, u32, s32, u64, s64, gvinst.B64, gvinst.B32, gvinst.B16, gvinst.B8, gvinst.F32, gvinst.F64}
-	ints(gvinst.OpVAnd, sse(p, 0xdb), bitwise...)
-	ints(gvinst.OpVAndN, sse(p, 0xdf), bitwise...)
-	ints(gvinst.OpVOr, sse(p, 0xeb), bitwise...)
-	ints(gvinst.OpVXor, sse(p, 0xef), bitwise...)
+	// The bitwise ops take any type, but only .b128 is a 128-bit result
+	// (the lifter's form); the others stay callouts.
+	ints(gvinst.OpVAnd, sse(p, 0xdb), gvinst.B128)
+	ints(gvinst.OpVAndN, sse(p, 0xdf), gvinst.B128)
+	ints(gvinst.OpVOr, sse(p, 0xeb), gvinst.B128)
+	ints(gvinst.OpVXor, sse(p, 0xef), gvinst.B128)
 	ints(gvinst.OpVAdd, sse(p, 0xfc), u8, s8)
 	ints(gvinst.OpVAdd, sse(p, 0xfd), u16, s16)
 	ints(gvinst.OpVAdd, sse(p, 0xfe), u32, s32)
@@ -92,33 +93,46 @@ var scalarMinMax = map[vecKey]form{
 }
 
 var (
-	fmPcmpeqb  = sse(0x66, 0x74)
-	fmPcmpeqw  = sse(0x66, 0x75)
-	fmPcmpeqd  = sse(0x66, 0x76)
-	fmPcmpgtb  = sse(0x66, 0x64)
-	fmPcmpgtw  = sse(0x66, 0x65)
-	fmPcmpgtd  = sse(0x66, 0x66)
-	fmPmovmskb = sse(0x66, 0xd7)    // pmovmskb r32, xmm
-	fmMovmskps = sse(0, 0x50)       // movmskps r32, xmm
-	fmMovmskpd = sse(0x66, 0x50)    // movmskpd r32, xmm
-	fmPshufd   = sseImm(0x66, 0x70) // pshufd xmm, xmm, imm8
-	fmPshufb   = sse(0x66, 0x38, 0x00)
-	fmPalignr  = sseImm(0x66, 0x3a, 0x0f)
+	fmPcmpeqb    = sse(0x66, 0x74)
+	fmPcmpeqw    = sse(0x66, 0x75)
+	fmPcmpeqd    = sse(0x66, 0x76)
+	fmPcmpgtb    = sse(0x66, 0x64)
+	fmPcmpgtw    = sse(0x66, 0x65)
+	fmPcmpgtd    = sse(0x66, 0x66)
+	fmPmovmskb   = sse(0x66, 0xd7)    // pmovmskb r32, xmm
+	fmMovmskps   = sse(0, 0x50)       // movmskps r32, xmm
+	fmMovmskpd   = sse(0x66, 0x50)    // movmskpd r32, xmm
+	fmPshufd     = sseImm(0x66, 0x70) // pshufd xmm, xmm, imm8
+	fmPshufb     = sse(0x66, 0x38, 0x00)
+	fmPalignr    = sseImm(0x66, 0x3a, 0x0f)
+	fmPunpcklqdq = sse(0x66, 0x6c)
+	fmPunpckhqdq = sse(0x66, 0x6d)
 )
 
 // hasSSSE3 says whether the host has pshufb and palignr.
 var hasSSSE3 = cpu.X86.HasSSSE3
 
-// loadX loads the 128-bit value in slots r, r+1 into xmm register x.
+// xmmTemp is the xmm register loadX and storeX use besides theirs.
+const xmmTemp = reg(7)
+
+// loadX loads the 128-bit value of slots r, r+1 into xmm register x,
+// through the register cache.
 func (c *compiler) loadX(x reg, r gvinst.Reg) {
-	c.a.encodeForm(&fmMovdqu, 4, x, memOp(slotMem(r)), 0)
+	a := &c.a
+	a.encode(mnMovqXR, 4, x, c.operand(r), 0)
+	a.encode(mnMovqXR, 4, xmmTemp, c.operand(r+1), 0)
+	a.encodeForm(&fmPunpcklqdq, 4, x, regOp(xmmTemp), 0)
 }
 
-// storeX stores xmm register x into slots r, r+1.
+// storeX makes xmm register x the new value of slots r, r+1 (clobbers x
+// and rax).
 func (c *compiler) storeX(r gvinst.Reg, x reg) {
-	c.a.encodeForm(&fmMovdquMR, 4, x, memOp(slotMem(r)), 0)
-	c.wrote(r)
-	c.wrote(r + 1)
+	a := &c.a
+	a.encode(mnMovqRX, 4, x, regOp(rax), 0)
+	c.put(r, rax)
+	a.encodeForm(&fmPunpckhqdq, 4, x, regOp(x), 0)
+	a.encode(mnMovqRX, 4, x, regOp(rax), 0)
+	c.put(r+1, rax)
 }
 
 // vecOp emits the packed ops of the tables above, VCMP eq and signed gt
@@ -129,13 +143,14 @@ func (c *compiler) vecOp(idx int, in *gvinst.Inst) bool {
 	t := in.Type
 	k := vecKey{in.Op, t}
 	if f, ok := scalarMinMax[k]; ok && !in.HasImm {
+		pre := c.cache
 		j := c.checkMasked()
 		c.loadF(0, in.Src[0], t == gvinst.F64)
 		c.loadF(1, in.Src[1], t == gvinst.F64)
 		a.encodeForm(&f, 4, 0, regOp(1), 0)
-		c.storeF(in.Dst, 0, t == gvinst.F64)
+		c.putF(in.Dst, 0, t == gvinst.F64)
 		c.out.resume[idx] = a.pos()
-		c.slowJump(idx, j)
+		c.slowJump(idx, &pre, j)
 		return true
 	}
 	if f, ok := vecForms[k]; ok {
@@ -146,6 +161,7 @@ func (c *compiler) vecOp(idx int, in *gvinst.Inst) bool {
 		return true
 	}
 	if f, ok := vecFloatForms[k]; ok {
+		pre := c.cache
 		j := c.checkMasked()
 		c.loadX(0, in.Src[0])
 		if in.Op == gvinst.OpVSqrt {
@@ -156,7 +172,7 @@ func (c *compiler) vecOp(idx int, in *gvinst.Inst) bool {
 		}
 		c.storeX(in.Dst, 0)
 		c.out.resume[idx] = a.pos()
-		c.slowJump(idx, j)
+		c.slowJump(idx, &pre, j)
 		return true
 	}
 	switch in.Op {
@@ -205,7 +221,7 @@ func (c *compiler) vecOp(idx int, in *gvinst.Inst) bool {
 		}
 		c.loadX(0, in.Src[0])
 		a.encodeForm(f, 4, rax, regOp(0), 0)
-		c.store(in.Dst, rax)
+		c.put(in.Dst, rax)
 		return true
 	case gvinst.OpVPerm:
 		if t.Size() != 4 || in.Imm < 0 || in.Imm > 0xff {

@@ -17,6 +17,7 @@ type machine struct {
 	wtlb   uintptr                   // its write TLB
 	mxIn   uint32                    // the MXCSR compiled code runs under: the guest's, every exception masked
 	mxOut  uint32                    // the MXCSR it left, whose exception flags go back to the guest's
+	mxTrap uint32                    // non-zero when the guest unmasks an SSE exception: float ops take their callouts
 	// flagsFn is the address of the statusFlags routine (compile_flags.go).
 	flagsFn uintptr
 	// subCondsFn is the address of the subConds routine.
@@ -57,6 +58,7 @@ const (
 	offWTLB       = unsafe.Offsetof(machine{}.wtlb)
 	offMXIn       = unsafe.Offsetof(machine{}.mxIn)
 	offMXOut      = unsafe.Offsetof(machine{}.mxOut)
+	offMXTrap     = unsafe.Offsetof(machine{}.mxTrap)
 	offIJC        = unsafe.Offsetof(machine{}.ijc)
 	offFlagsFn    = unsafe.Offsetof(machine{}.flagsFn)
 	offSubCondsFn = unsafe.Offsetof(machine{}.subCondsFn)

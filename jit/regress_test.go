@@ -29,7 +29,7 @@ func mustRunBoth(t *testing.T, src string, seed []byte) {
 			t.Fatalf("%v\n%s", err, src)
 		}
 	}
-	runBoth(t, src, seed)
+	runBoth(t, src, seed, 0)
 }
 
 // flagsProgram is a block that records flags with FLAGS (or SETFLAGS) and

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/pprof"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -161,8 +163,11 @@ func printStats(res *pipeline.Result) {
 	}
 	fmt.Fprintln(os.Stderr)
 	if s.UnitsCompiled > 0 {
-		fmt.Fprintf(os.Stderr, "gxbit: jit: units compiled %d, compile time %.3fs, callouts to the interpreter %d\n",
-			s.UnitsCompiled, s.CompileTime.Seconds(), s.Callouts)
+		fmt.Fprintf(os.Stderr, "gxbit: jit: units compiled %d, compile time %.3fs, guest instructions in the interpreter (cold code) %d, callouts to the interpreter %d\n",
+			s.UnitsCompiled, s.CompileTime.Seconds(), s.InterpInstructions, s.Callouts)
+		if len(s.CalloutsByOp) > 0 {
+			fmt.Fprintf(os.Stderr, "gxbit: jit: callouts by op: %s\n", calloutsLine(s.CalloutsByOp, 12))
+		}
 	}
 	var parts []string
 	for _, c := range s.Syscalls {
@@ -173,6 +178,34 @@ func printStats(res *pipeline.Result) {
 		parts = append(parts, p)
 	}
 	fmt.Fprintf(os.Stderr, "gxbit: syscalls: %s\n", strings.Join(parts, " "))
+}
+
+// calloutsLine lists the n most frequent callout kinds, most frequent
+// first, and the total of the rest.
+func calloutsLine(by map[string]uint64, n int) string {
+	names := make([]string, 0, len(by))
+	for k := range by {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if by[names[i]] != by[names[j]] {
+			return by[names[i]] > by[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	var parts []string
+	rest := uint64(0)
+	for i, k := range names {
+		if i < n {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, by[k]))
+		} else {
+			rest += by[k]
+		}
+	}
+	if rest > 0 {
+		parts = append(parts, fmt.Sprintf("others=%d", rest))
+	}
+	return strings.Join(parts, " ")
 }
 
 // signalContext is cancelled on SIGINT or SIGTERM.
@@ -191,6 +224,7 @@ func cmdRun(args []string) int {
 	accel := fs.Bool("accelerate", false, "profile the first part of the run (phase 1) and offload the parallel loop nests of the rest (phase 2)")
 	gpuName := fs.String("gpu", "sim", "with --accelerate: GPU back end, sim, cuda or auto")
 	always := fs.Bool("always-offload", false, "with --accelerate: launch whenever the guards pass, even where the cost model says the CPU is faster")
+	cpuProfile := fs.String("cpuprofile", "", "write gxbit's own CPU profile (pprof) to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -205,6 +239,19 @@ func cmdRun(args []string) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
 		return 2
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "gxbit run: --cpuprofile: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(os.Stderr, "gxbit run: --cpuprofile: %v\n", err)
+			return 2
+		}
+		defer pprof.StopCPUProfile()
 	}
 	ctx, stop := signalContext()
 	defer stop()

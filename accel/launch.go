@@ -413,6 +413,20 @@ const (
 	plainTimedRuns  = 2
 )
 
+// plainEngine is the engine timePlain times: the main engine's kind (the
+// compiling engine by default, Options.Engine), stopping at the level's
+// exits, so that the cost model prices the CPU side at the speed the
+// guest runs at without offloading; the optimizing interpreter when
+// Options.Engine is not set (the main engine is then that interpreter).
+func (sp *spot) plainEngine() gvinst.Engine {
+	if sp.a.opts.Engine != nil {
+		if e := sp.fallbackEngine(); e != gvinst.Engine(sp.rest) {
+			return e
+		}
+	}
+	return sp.timer
+}
+
 // timePlain times the plain CPU engine on the instance at the header,
 // unless a CPU tail already timed the main engine on the loop (or the cost
 // model is off): it runs plainWarmInsns guest instructions, then times
@@ -437,13 +451,14 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallbac
 		}
 		return fail(ReasonProbeStop, "%v", st)
 	}
-	if fb := ended(sp.timer.Run(cpu, plainWarmInsns), gvinst.StopBudget); fb != nil {
+	timer := sp.plainEngine()
+	if fb := ended(timer.Run(cpu, plainWarmInsns), gvinst.StopBudget); fb != nil {
 		return 0, true, fb
 	}
 	for i := 0; i < plainTimedRuns; i++ {
-		n0, t0 := sp.timer.Stats().GuestInsns, time.Now()
-		st := sp.timer.Run(cpu, plainTimedInsns)
-		d, n := time.Since(t0), sp.timer.Stats().GuestInsns-n0
+		n0, t0 := timer.Stats().GuestInsns, time.Now()
+		st := timer.Run(cpu, plainTimedInsns)
+		d, n := time.Since(t0), timer.Stats().GuestInsns-n0
 		if fb := ended(st, gvinst.StopBudget); fb != nil {
 			return 0, true, fb
 		}

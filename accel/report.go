@@ -25,11 +25,14 @@ type HotSpotReport struct {
 	Launches2D      int            `json:"launches_2d"`
 	// Replays are the instances launched without probing: the same
 	// live-in values as one probed before (see replay.go).
-	Replays            int     `json:"replays,omitempty"`
-	Note               string  `json:"note,omitempty"` // e.g. why the nest maps in one dimension only
-	Iterations         uint64  `json:"gpu_iterations"`
-	KernelSeconds      float64 `json:"kernel_seconds"`
-	CopySeconds        float64 `json:"copy_seconds"`
+	Replays       int     `json:"replays,omitempty"`
+	Note          string  `json:"note,omitempty"` // e.g. why the nest maps in one dimension only
+	Iterations    uint64  `json:"gpu_iterations"`
+	KernelSeconds float64 `json:"kernel_seconds"`
+	CopySeconds   float64 `json:"copy_seconds"`
+	// KernelGenerated says whether the kernel was generated: a hot
+	// spot's kernel is generated when the guest first reaches its header.
+	KernelGenerated    bool    `json:"kernel_generated"`
 	TranslateSeconds   float64 `json:"translate_seconds"`
 	CPUSecondsEstimate float64 `json:"cpu_seconds_estimate"`
 	KernelSpeedupEst   float64 `json:"kernel_speedup_estimate"` // CPU estimate over kernel and copy time
@@ -112,6 +115,9 @@ func FormatReport(r *Report) string {
 		fmt.Fprintf(&sb, "; kernel %.3fs, copies %.3fs, CPU estimate %.3fs", h.KernelSeconds, h.CopySeconds, h.CPUSecondsEstimate)
 		if h.Note != "" {
 			fmt.Fprintf(&sb, "; %s", h.Note)
+		}
+		if !h.KernelGenerated {
+			sb.WriteString("; never reached, no kernel generated")
 		}
 		if h.Launches == 0 && h.LastFallback != "" {
 			fmt.Fprintf(&sb, "; last fallback: %s", h.LastFallback)

@@ -89,6 +89,9 @@ type Accelerator struct {
 	// copyIn is the copy-in bandwidth the launches saw (bytes per second;
 	// 0 until one copied enough to tell).
 	copyIn float64
+	// calib compares the kernels' times with the throughput model's
+	// (DeviceCosts.KernelScale).
+	calib calibration
 	// prepared are the entries of the hot spots prepared so far.
 	prepared map[uint64]bool
 	// The main engine's speed: since created is the time it has had,
@@ -302,11 +305,14 @@ type spot struct {
 	ledger        ledger
 	plainIter     time.Duration
 	kernelPerIter time.Duration
-	tailStart     time.Time
-	unprofitable  int     // consecutive instances predicted not to pay, before any launch
-	fatal         error   // a broken invariant that must stop the run
-	replay        *replay // an instance to launch again without probing (replay.go)
-	rep           HotSpotReport
+	// modelPerIter is the throughput model's kernel time per iteration at
+	// the last prediction, before scaling (0 when none was made).
+	modelPerIter time.Duration
+	tailStart    time.Time
+	unprofitable int     // consecutive instances predicted not to pay, before any launch
+	fatal        error   // a broken invariant that must stop the run
+	replay       *replay // an instance to launch again without probing (replay.go)
+	rep          HotSpotReport
 }
 
 // prepare makes the spot of a hot spot, not built yet (see ensureBuilt):

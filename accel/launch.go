@@ -234,8 +234,15 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// if less).
 	cpuIter := CPUIteration(sp.plainIter, time.Duration(cpuPerIter*float64(time.Second)), insnsPerIter, plainRate, sp.a.mainRate())
 	// What this instance cost so far beyond its iterations' CPU time
-	// (probing, guards): every offloaded instance pays it again.
+	// (probing, guards): every offloaded instance pays it again. The
+	// hot spot's first instance has paid it whatever the decision (it
+	// is spent), so its prediction leaves it out; the ledger counts it
+	// after the launch, and the instances after the first pay it in
+	// their prediction.
 	overhead := time.Since(start) - time.Duration(P)*cpuIter
+	if sp.rep.Launches == 0 && sp.rep.Fallbacks == 0 {
+		overhead = 0
+	}
 	if !sp.a.opts.AlwaysOffload {
 		costs, err := sp.a.deviceCosts()
 		if err != nil {
@@ -251,6 +258,8 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		if sp.a.copyIn > 0 {
 			c.HostToDevice = min(c.HostToDevice, sp.a.copyIn)
 		}
+		c.KernelScale = sp.a.calib.scale()
+		sp.modelPerIter = c.ModelKernel(1<<20, insnsPerIter) >> 20
 		est := c.Predict(count, cpuIter, insnsPerIter, overhead, copyIn, sp.kernelPerIter)
 		if sp.rep.Launches > 0 {
 			// Earlier launches measured the copies.
@@ -322,7 +331,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// The first launch of a 1D kernel on the simulator, whose speed
 	// depends on the instructions a kernel runs, is a sample: a slice of
 	// the iterations, timed, then the rest where it pays.
-	if !sp.a.opts.AlwaysOffload && sp.kernelPerIter == 0 && !k.TwoD && sp.a.opts.Driver.Name() == "sim" && count >= 4*sampleMin {
+	if !sp.a.opts.AlwaysOffload && sp.kernelPerIter == 0 && !k.TwoD && sp.a.opts.Driver.Name() == "sim" && count >= 2*sampleMin {
 		sample := max(count/sampleFraction, sampleMin)
 		part := in
 		part.Count = sample
@@ -517,6 +526,7 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	sp.rep.BytesOut += st.BytesOut
 	sp.rep.BytesDeferred += st.BytesDeferred
 	sp.kernelPerIter = st.Kernel / time.Duration(in.Count)
+	sp.a.calib.add(sp.modelPerIter*time.Duration(in.Count), st.Kernel)
 	if st.BytesIn >= 1<<16 && st.CopyIn > 0 {
 		// What copies cost through the residency, for the next
 		// predictions.

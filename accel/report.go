@@ -78,7 +78,12 @@ type Report struct {
 
 // Report returns the per-hot-spot counters so far.
 func (a *Accelerator) Report() *Report {
-	rep := &Report{Device: a.dev, DeviceCosts: a.costs}
+	rep := &Report{Device: a.dev}
+	if a.costs != nil {
+		c := *a.costs
+		c.KernelScale = a.calib.scale()
+		rep.DeviceCosts = &c
+	}
 	n, d := a.resident.BroughtBack()
 	rep.BytesBroughtBack, rep.BroughtBackSeconds = n, d.Seconds()
 	for _, sp := range a.order {

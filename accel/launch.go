@@ -415,11 +415,11 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 
 // The plain engine's speed is the best of plainTimedRuns runs of
 // plainTimedInsns guest instructions of the instance, after plainWarmInsns
-// that translate its blocks (one run on a shared machine may be slowed).
+// that translate its blocks (a run on a shared machine may be slowed).
 const (
 	plainWarmInsns  = 4 << 10
 	plainTimedInsns = 32 << 10
-	plainTimedRuns  = 2
+	plainTimedRuns  = 4
 )
 
 // plainEngine is the engine timePlain times: the main engine's kind (the

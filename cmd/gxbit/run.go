@@ -31,6 +31,9 @@ type guestFlags struct {
 	maxInsns uint64
 	stats    bool
 	engine   string
+	// cpuProfile is where the Go CPU profile of gxbit itself goes ("":
+	// none): what a run spends its time on, for go tool pprof.
+	cpuProfile string
 }
 
 type multiFlag []string
@@ -45,7 +48,25 @@ func (g *guestFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.maxMem, "max-mem", "4G", "guest memory budget (bytes, or with K, M, G)")
 	fs.Uint64Var(&g.maxInsns, "max-insns", 0, "guest instruction budget (0: none)")
 	fs.BoolVar(&g.stats, "stats", false, "print execution statistics on stderr at the end")
+	fs.StringVar(&g.cpuProfile, "cpuprofile", "", "write gxbit's own Go CPU profile to this file (for go tool pprof)")
 	fs.StringVar(&g.engine, "engine", "", "CPU engine of every phase (run, profile, accelerate, run --accelerate): jit (compiled code, linux/amd64) or interp (the interpreter); default "+pipeline.DefaultEngine+", the interpreter where jit cannot start")
+}
+
+// profileCPU starts the Go CPU profile --cpuprofile asks for; the
+// returned function stops it and closes the file.
+func (g *guestFlags) profileCPU() (stop func(), err error) {
+	if g.cpuProfile == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(g.cpuProfile)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // findProgram finds the program a command was given as a shell does: a
@@ -224,7 +245,6 @@ func cmdRun(args []string) int {
 	accel := fs.Bool("accelerate", false, "profile the first part of the run (phase 1) and offload the parallel loop nests of the rest (phase 2)")
 	gpuName := fs.String("gpu", "sim", "with --accelerate: GPU back end, sim, cuda or auto")
 	always := fs.Bool("always-offload", false, "with --accelerate: launch whenever the guards pass, even where the cost model says the CPU is faster")
-	cpuProfile := fs.String("cpuprofile", "", "write gxbit's own CPU profile (pprof) to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -240,19 +260,12 @@ func cmdRun(args []string) int {
 		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
 		return 2
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "gxbit run: --cpuprofile: %v\n", err)
-			return 2
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(os.Stderr, "gxbit run: --cpuprofile: %v\n", err)
-			return 2
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := g.profileCPU()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
+		return 2
 	}
+	defer stopProfile()
 	ctx, stop := signalContext()
 	defer stop()
 	if *accel {

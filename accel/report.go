@@ -15,24 +15,28 @@ type HotSpotReport struct {
 	Disarmed    bool   `json:"disarmed,omitempty"` // stopped trying: every instance was too short, or launches did not pay
 	// NotProfitable says, when the cost model sent the hot spot back to
 	// the CPU, why, with the numbers.
-	NotProfitable      string         `json:"not_profitable,omitempty"`
-	SameAs             string         `json:"same_as,omitempty"` // another hot spot with the same mapped level, which counts its launches
-	Reason             string         `json:"reason,omitempty"`  // why not, when not
-	Launches           int            `json:"launches"`
-	Fallbacks          int            `json:"fallbacks"`
-	FallbackReasons    map[string]int `json:"fallback_reasons"`
-	LastFallback       string         `json:"last_fallback,omitempty"`
-	Launches2D         int            `json:"launches_2d"`
-	Note               string         `json:"note,omitempty"` // e.g. why the nest maps in one dimension only
-	Iterations         uint64         `json:"gpu_iterations"`
-	KernelSeconds      float64        `json:"kernel_seconds"`
-	CopySeconds        float64        `json:"copy_seconds"`
-	TranslateSeconds   float64        `json:"translate_seconds"`
-	CPUSecondsEstimate float64        `json:"cpu_seconds_estimate"`
-	KernelSpeedupEst   float64        `json:"kernel_speedup_estimate"` // CPU estimate over kernel and copy time
-	BytesIn            uint64         `json:"bytes_in"`
-	BytesOut           uint64         `json:"bytes_out"`
-	BytesReused        uint64         `json:"bytes_resident"` // bytes not copied in again: already on the device
+	NotProfitable   string         `json:"not_profitable,omitempty"`
+	SameAs          string         `json:"same_as,omitempty"` // another hot spot with the same mapped level, which counts its launches
+	Reason          string         `json:"reason,omitempty"`  // why not, when not
+	Launches        int            `json:"launches"`
+	Fallbacks       int            `json:"fallbacks"`
+	FallbackReasons map[string]int `json:"fallback_reasons"`
+	LastFallback    string         `json:"last_fallback,omitempty"`
+	Launches2D      int            `json:"launches_2d"`
+	Note            string         `json:"note,omitempty"` // e.g. why the nest maps in one dimension only
+	Iterations      uint64         `json:"gpu_iterations"`
+	KernelSeconds   float64        `json:"kernel_seconds"`
+	// ThreadInstructions are the instructions the launches executed,
+	// summed over active lanes (0 on a back end that cannot count them:
+	// the real GPU).
+	ThreadInstructions uint64  `json:"thread_instructions,omitempty"`
+	CopySeconds        float64 `json:"copy_seconds"`
+	TranslateSeconds   float64 `json:"translate_seconds"`
+	CPUSecondsEstimate float64 `json:"cpu_seconds_estimate"`
+	KernelSpeedupEst   float64 `json:"kernel_speedup_estimate"` // CPU estimate over kernel and copy time
+	BytesIn            uint64  `json:"bytes_in"`
+	BytesOut           uint64  `json:"bytes_out"`
+	BytesReused        uint64  `json:"bytes_resident"` // bytes not copied in again: already on the device
 	// BytesDeferred are written bytes left on the device after a launch;
 	// the guest pages come back when something touches them.
 	BytesDeferred uint64 `json:"bytes_left_on_device"`

@@ -19,7 +19,8 @@ type emitter struct {
 	nt, nw, nh, nf, nd, np             int
 	maxT, maxW, maxH, maxF, maxD, maxP int
 	cur                                uint64                    // x86 address of the instruction being lowered
-	fuse, fused                        bool                      // this CMP feeds the next BRANCH; this BRANCH reads %pbr
+	fuse, fused                        bool                      // this CMP feeds the next BRANCH; this BRANCH reads fusePred
+	fusePred                           string                    // the predicate a fused CMP sets: %pbr, or %ptrip (see inst)
 	stubs                              map[string][2]uint64      // error stub label: error code, x86 address
 	alias                              map[gvinst.Reg]gvinst.Reg // copies in the block being lowered
 	block                              uint64                    // the block being lowered
@@ -168,8 +169,25 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		e.p("ld.param.u64 %%sl%d, [site%d_lo]", i, i)
 		e.p("ld.param.u64 %%sh%d, [site%d_span]", i, i)
 	}
+	if threadLoop {
+		// Once per thread: how far its inner iteration lies from the
+		// first (for each value the inner loop steps), and whether it is
+		// the row's last; every entry of the inner loop then costs one add
+		// per stepped value and its leaving one predicate test.
+		for i, l := range a.innerLive {
+			if !l.Written {
+				continue // the inner loop does not change it: step 0
+			}
+			e.p("ld.param.u64 %%t1, [istep_%s]", paramName(l))
+			e.p("ld.param.u64 %%t0, [istepd_%s]", paramName(l))
+			e.p("mad.lo.u64 %%t1, %%t0, %%idx, %%t1")
+			e.p("mul.lo.u64 %%io%d, %%t1, %%xi", i)
+		}
+		e.p("sub.u64 %%t0, %%ib, 1")
+		e.p("setp.eq.u64 %%plast, %%xi, %%t0")
+	}
 	e.p("bra %s", label(a.n.start()))
-	if interchanged || threadLoop {
+	if interchanged {
 		// Entering the inner loop: this row's trip count; a thread past
 		// it skips the row's inner loop, else moves to its iteration.
 		// (With a thread loop, the level's row is the thread's: its trip
@@ -208,16 +226,15 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		e.p("setp.ne.u64 %%p0, %%xi, %%t0")
 		e.p("@%%p0 bra $Lerr%d", ErrCodeExit)
 		e.p("bra %s", label(a.innerExit))
-		if interchanged {
-			// The level's back edge: the next row, until count rows ran.
-			fmt.Fprintf(&e.sb, "$Linner_row:\n")
-			e.p("add.u64 %%idx, %%idx, 1")
-			e.p("ld.param.u64 %%t0, [count]")
-			e.p("setp.lt.u64 %%p0, %%idx, %%t0")
-			e.p("@%%p0 bra %s", label(a.n.start()))
-			e.p("bra $Ldone")
-		}
+		// The level's back edge: the next row, until count rows ran.
+		fmt.Fprintf(&e.sb, "$Linner_row:\n")
+		e.p("add.u64 %%idx, %%idx, 1")
+		e.p("ld.param.u64 %%t0, [count]")
+		e.p("setp.lt.u64 %%p0, %%idx, %%t0")
+		e.p("@%%p0 bra %s", label(a.n.start()))
+		e.p("bra $Ldone")
 	}
+
 	if a.inner != nil && !interchanged && !threadLoop {
 		// Entering the inner loop from the outer body: move this thread to
 		// its inner iteration.
@@ -251,6 +268,19 @@ func emit(a *analysis, k *Kernel) (string, error) {
 	for _, addr := range a.order {
 		b := a.n.Blocks[addr]
 		fmt.Fprintf(&e.sb, "%s:\n", label(addr))
+		if threadLoop && addr == a.n.Inner {
+			// Only the thread loop enters the inner header (its back
+			// edge leaves): move to this thread's inner iteration.
+			for i, l := range a.innerLive {
+				if l.Written {
+					dst := e.reg(l.Slot)
+					if l.Stack {
+						dst = fmt.Sprintf("%%k%d", a.privIdx[privKeyOf(l.Base, l.Disp)])
+					}
+					e.p("add.u64 %s, %s, %%io%d", dst, dst, i)
+				}
+			}
+		}
 		var lastX86 uint64 = ^uint64(0)
 		e.alias = copies(b)
 		for i := range b.Insts {
@@ -269,7 +299,30 @@ func emit(a *analysis, k *Kernel) (string, error) {
 			e.fused = e.fuse
 			e.fuse = in.Op == gvinst.OpCmp && i == len(b.Insts)-2 && b.Insts[i+1].Op == gvinst.OpBranch &&
 				b.Insts[i+1].Src[0] == in.Dst && in.Dst.IsVirtual()
+			if e.fuse {
+				e.fusePred = "%pbr"
+				if threadLoop && e.innerLeaves(b.Insts[i+1].Target) {
+					// Its own predicate, set once per inner iteration:
+					// where it does not change in the thread loop,
+					// hoist.go moves it out.
+					e.fusePred = "%ptrip"
+				}
+			}
 			e.inst(addr, i, in)
+		}
+	}
+	if threadLoop {
+		// The inner loop's back edge and exit where a jump takes them (a
+		// branch between the two tests %plast itself, see inst).
+		if strings.Contains(e.sb.String(), "bra $Linner_back;\n") {
+			fmt.Fprintf(&e.sb, "$Linner_back:\n")
+			e.p("@%%plast bra $Lerr%d", ErrCodeExit)
+			e.p("bra %s", label(a.innerExit))
+		}
+		if strings.Contains(e.sb.String(), "bra $Linner_exit;\n") {
+			fmt.Fprintf(&e.sb, "$Linner_exit:\n")
+			e.p("@!%%plast bra $Lerr%d", ErrCodeExit)
+			e.p("bra %s", label(a.innerExit))
 		}
 	}
 	// Error exits: per x86 instruction stubs, then one per code.
@@ -335,6 +388,10 @@ func emit(a *analysis, k *Kernel) (string, error) {
 	body.WriteString("\t.reg .b64 %idx;\n\t.reg .b64 %xa;\n")
 	if a.inner != nil {
 		body.WriteString("\t.reg .b64 %xi;\n\t.reg .b64 %ib;\n")
+	}
+	if threadLoop {
+		decl("b64", "io", len(a.innerLive))
+		body.WriteString("\t.reg .pred %plast;\n\t.reg .pred %ptrip;\n\t.reg .pred %ptripx;\n")
 	}
 	text, decls := optimizeBody(e.sb.String())
 	body.WriteString(decls)
@@ -473,6 +530,13 @@ func shapeOf(n *Nest) string {
 	return s
 }
 
+// innerLeaves reports whether a branch of the block being lowered goes
+// to the inner loop's back edge one way and leaves it the other.
+func (e *emitter) innerLeaves(to [2]uint64) bool {
+	t0, t1 := e.target(to[0]), e.target(to[1])
+	return t0 == "$Linner_back" && t1 == "$Linner_exit" || t0 == "$Linner_exit" && t1 == "$Linner_back"
+}
+
 // target returns the label control goes to for a successor address.
 func (e *emitter) target(to uint64) string {
 	if in := e.a.inner; in != nil {
@@ -482,6 +546,8 @@ func (e *emitter) target(to uint64) string {
 			return "$Linner_back"
 		case in[e.block] && !in[to] && ok:
 			return "$Linner_exit"
+		case !in[e.block] && to == e.a.n.Inner && e.a.n.ThreadLoop != 0:
+			return label(to) // the header block moves the thread to its iteration
 		case !in[e.block] && to == e.a.n.Inner:
 			return "$Linner_entry"
 		}
@@ -784,7 +850,7 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		a, b := e.src(in, 0), e.src(in, 1)
 		p := e.pred()
 		if e.fuse {
-			p = "%pbr"
+			p = e.fusePred
 		}
 		c := gvinst.Cmp(in.Mod)
 		if t.IsFloat() {
@@ -815,12 +881,29 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		e.p("mov.b64 %%xa, %s", lit(in.X86))
 		e.p("bra %s", e.target(in.Target[0]))
 	case gvinst.OpBranch:
-		p := "%pbr"
+		p := e.fusePred
 		if !e.fused {
 			p = e.pred()
 			e.p("setp.ne.u64 %s, %s, 0", p, e.reg(in.Src[0]))
 		}
 		t0, t1 := e.target(in.Target[0]), e.target(in.Target[1])
+		if e.a.n.ThreadLoop != 0 && e.innerLeaves(in.Target) {
+			// The thread's one inner iteration ends: it must take the
+			// back edge unless it is the row's last, the exit if it is.
+			// With q = the branch's predicate xor %plast, that is q when
+			// the back edge is the branch's target, else not q.
+			q := "%ptripx"
+			e.p("xor.pred %s, %s, %%plast", q, p)
+			stub := fmt.Sprintf("$Lcktrip%x", in.X86)
+			e.stubs[stub] = [2]uint64{ErrCodeExit, in.X86}
+			if t0 == "$Linner_back" {
+				e.p("@!%s bra %s", q, stub)
+			} else {
+				e.p("@%s bra %s", q, stub)
+			}
+			e.p("bra %s", label(e.a.innerExit))
+			return
+		}
 		if strings.HasPrefix(t0, "$Lerr") || strings.HasPrefix(t0, "$Linner_") || strings.HasPrefix(t1, "$Lerr") || strings.HasPrefix(t1, "$Linner_") {
 			e.p("mov.b64 %%xa, %s", lit(in.X86))
 		}

@@ -321,7 +321,9 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 				continue
 			}
 			ds := l.defs()
-			if len(ds) != 1 || !isReg(l.args[0]) || len(defs[ds[0]]) != 1 || strings.HasPrefix(ds[0], "%p") {
+			// Of the predicates, only the thread loop's test of its inner
+			// iteration (emit.go) moves.
+			if len(ds) != 1 || !isReg(l.args[0]) || len(defs[ds[0]]) != 1 || strings.HasPrefix(ds[0], "%p") && ds[0] != "%ptrip" && ds[0] != "%ptripx" {
 				continue
 			}
 			inv := true

@@ -241,7 +241,7 @@ func regClass(r string) string {
 		return "b32"
 	case "h":
 		return "b16"
-	case "p", "pbr":
+	case "p", "pbr", "plast", "ptrip", "ptripx":
 		return "pred"
 	}
 	return "b64"
@@ -298,6 +298,8 @@ func optimizeBody(s string) (text, decls string) {
 	ls := parseBody(s)
 	simplify(ls)
 	dropFallthrough(ls)
+	ls = dropUnusedLabels(ls)
+	simplify(ls) // over the blocks the labels no longer split
 	ls = hoistChecks(ls)
 	for dce(ls, liveness(ls)) {
 		// what the unrolled copies no longer read
@@ -335,6 +337,15 @@ func copyProp(ls []*pline) {
 		}
 		if !l.isInst() {
 			continue
+		}
+		if l.guard == "" && l.op == "add.u64" && len(l.args) == 3 {
+			// Adding a register known to hold 0 is a move.
+			for k := 1; k <= 2; k++ {
+				if c, ok := constOf[l.args[k]]; ok && c == "0" && isReg(l.args[3-k]) && size(regClass(l.args[3-k])) == 8 {
+					l.op, l.args = "mov.b64", []string{l.args[0], l.args[3-k]}
+					break
+				}
+			}
 		}
 		move := l.isMove()
 		for i := range l.args {
@@ -687,6 +698,34 @@ func dropFallthrough(ls []*pline) {
 			break
 		}
 	}
+}
+
+// dropUnusedLabels removes the labels no branch names: control reaches
+// them only by falling through, so the blocks on either side are one
+// (the thread loop of a 2D kernel whose inner iteration runs straight
+// through becomes one block that hoist.go can take). A label after a
+// branch to a guest block stays: it ends a loop that hoist.go may take.
+func dropUnusedLabels(ls []*pline) []*pline {
+	used := map[string]bool{}
+	for _, l := range ls {
+		if l.isInst() && strings.HasPrefix(l.op, "bra") {
+			for _, a := range l.args {
+				used[a] = true
+			}
+		}
+	}
+	out := ls[:0]
+	var prev *pline // the last instruction kept
+	for _, l := range ls {
+		if l.label != "" && !used[l.label] && !(prev != nil && strings.HasPrefix(prev.op, "bra") && strings.HasPrefix(prev.args[0], "$Lx")) {
+			continue
+		}
+		if l.isInst() {
+			prev = l
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // foldDisplacements rewrites "add T, X, imm; add T, T, R; ld/st [T]" as

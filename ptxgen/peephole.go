@@ -233,7 +233,7 @@ func (l *pline) computeUses() []string {
 func regClass(r string) string {
 	n := strings.TrimRight(strings.TrimPrefix(r, "%"), "0123456789")
 	switch n {
-	case "d", "hfd":
+	case "d", "hfd", "hcd":
 		return "f64"
 	case "f":
 		return "f32"

@@ -190,7 +190,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		}
 	}
 	if restride != "" {
-		if why := sp.disjointIterations(byX86); why != "" {
+		if why := sp.disjointIterations(byX86, last+1); why != "" {
 			return false, fail(ReasonNotAffine, "%s, and %s", restride, why)
 		}
 	}

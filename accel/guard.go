@@ -137,6 +137,9 @@ func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs, n uint64) strin
 	}
 	arrays := map[int]*window{}
 	for i, site := range sp.kernel.Sites {
+		if !sp.rowsIndependent(site) {
+			continue // only an interchanged kernel runs it: rows in order
+		}
 		key := [2]uint64{site.X86, 0}
 		if site.Store {
 			key[1] = 1

@@ -132,6 +132,20 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 	if sp.sched != nil {
 		sp.generateParts(sp.sched)
 	}
+	if sp.levelCarried() && sp.parts == nil && sp.cutAfter == nil {
+		if cuts := sp.storeCuts(); len(cuts) > 0 {
+			// Once more, with the stores after each distributed loop in
+			// its part (a value the next part reads from a register it
+			// reloads from them).
+			sp.cutAfter = cuts
+			sp.blocks, sp.exits = map[uint64]*gvinst.VBlock{}, map[uint64]bool{}
+			return sp.generate(lifter)
+		}
+	}
+	if sp.levelCarried() && sp.parts == nil {
+		// The level's own kernel would run its iterations at once.
+		return fmt.Errorf("the level carries a dependence, and its schedule's kernels are not generated (%s)", sp.rep.ScheduleNote)
+	}
 	if sp.inner != 0 && sp.blocks[sp.inner] != nil {
 		inner := map[uint64]bool{}
 		for a := range sp.blocks {

@@ -248,7 +248,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	}
 	// The profile says the iterations are independent: what the probed
 	// ones touched must not say otherwise.
-	if why := observedDependence(traces(k.Sites, [2]*probeRecord{&recs[0], &recs[1]}), count); why != "" {
+	if why := sp.levelDependence(traces(k.Sites, [2]*probeRecord{&recs[0], &recs[1]}), count); why != "" {
 		return false, fail(ReasonDependence, "%s", why)
 	}
 	// The CPU's time per iteration: the plain engine's on the tails of

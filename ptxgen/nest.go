@@ -337,7 +337,29 @@ func (a *analysis) checkStart() error {
 		l.Written = false
 		live[l] = true
 	}
+	// The blocks on a path from the header to Start: reached from the
+	// header and reaching Start, neither through the header again (a
+	// path that skips Start, to the latch, writes after the part's
+	// iteration, not before it).
+	toStart := map[uint64]bool{n.Start: true}
+	for changed := true; changed; {
+		changed = false
+		for addr, b := range n.Blocks {
+			if toStart[addr] || addr == n.Header {
+				continue
+			}
+			for _, t := range b.Successors() {
+				if toStart[t] {
+					toStart[addr], changed = true, true
+					break
+				}
+			}
+		}
+	}
 	for _, addr := range n.reach(n.Header, n.Start) {
+		if addr != n.Header && !toStart[addr] {
+			continue
+		}
 		b := n.Blocks[addr]
 		off := map[gvinst.Reg]int64{}
 		for _, base := range a.bases {

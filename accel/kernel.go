@@ -3,6 +3,7 @@ package accel
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -245,6 +246,7 @@ func (sp *spot) build() error {
 				bps[a] = true
 			}
 		}
+
 		sp.rec.watch = append(sp.rec.watch, &p.watch)
 	}
 	exits := map[uint64]bool{}
@@ -252,7 +254,13 @@ func (sp *spot) build() error {
 		bps[e] = true
 		exits[e] = true
 	}
-	sp.probe = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp}, gvinst.InterpOptions{Breakpoints: bps, Probe: sp.rec.probe})
+	probeBps := maps.Clone(bps) // the probe also sees the parts' inner levels end
+	for _, p := range sp.parts {
+		for a := range p.innerExits {
+			probeBps[a] = true
+		}
+	}
+	sp.probe = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp}, gvinst.InterpOptions{Breakpoints: probeBps, Probe: sp.rec.probe})
 	sp.rest = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: exits})
 	sp.timer = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: exits, Optimize: true})
 	sp.toHeader = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: bps})

@@ -51,6 +51,9 @@ type partKernel struct {
 	live []int
 	// what is the schedule's kernel in words, for the report.
 	what string
+	// innerExits are where the part's inner level leaves to: from there
+	// on, accesses belong to no inner iteration.
+	innerExits map[uint64]bool
 	// reload are the instructions reloadBlocks put at the part's start
 	// (GET, LD, PUT per register), which a run of the part on the CPU
 	// does too.
@@ -370,7 +373,14 @@ func (sp *spot) generateParts(s *schedule.Schedule) {
 			sp.rep.ScheduleNote += fmt.Sprintf("; the schedule's kernel %d (%s) cannot be generated: %v", i+1, whats[i], err)
 			return
 		}
-		p := &partKernel{nest: n, k: k, what: whats[i]}
+		p := &partKernel{nest: n, k: k, what: whats[i], innerExits: map[uint64]bool{}}
+		for b := range n.InnerBlocks {
+			for _, t := range n.Blocks[b].Successors() {
+				if !n.InnerBlocks[t] && n.Blocks[t] != nil && t != sp.header && !sp.exits[t] && t != sp.inner {
+					p.innerExits[t] = true
+				}
+			}
+		}
 		if n.Start != 0 && n.Blocks[n.Start] != sp.blocks[n.Start] {
 			p.reload = n.Blocks[n.Start].Insts[:len(n.Blocks[n.Start].Insts)-len(sp.blocks[n.Start].Insts)]
 		}
@@ -556,9 +566,27 @@ func (sp *spot) observeParts(it int, cpu *gvinst.CPU, pc uint64) (bool, error) {
 			}
 			p.watch.idx = int(o.trips - 1)
 			watched = true
+		default:
+			if p.innerExits[pc] && !sp.partHeader(pc) {
+				// Out of the inner level: what follows (the thread
+				// loop's latch) is no inner iteration's.
+				p.watch.idx = -1
+				watched = true
+			}
 		}
 	}
 	return watched, nil
+}
+
+// partHeader reports whether pc is the inner or thread loop header of a
+// part (a breakpoint observeParts handles as such).
+func (sp *spot) partHeader(pc uint64) bool {
+	for _, p := range sp.parts {
+		if pc == p.nest.Inner || pc == p.nest.ThreadLoop {
+			return true
+		}
+	}
+	return false
 }
 
 // startProbe resets the parts' observations before probed iteration it.

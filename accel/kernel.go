@@ -30,7 +30,11 @@ type GeneratedKernel struct {
 	// schedule's kernel in words; nil when the schedule is Kernel's own.
 	Scheduled      []*ptxgen.Kernel
 	ScheduledWords []string
-	Note           string
+	// ScheduledEven are, per Scheduled kernel, its variant for even rows
+	// (ptxgen.Nest.Even), launched instead when the rows are even; nil
+	// where there is none.
+	ScheduledEven []*ptxgen.Kernel
+	Note          string
 	// Schedule is the schedule of the hot spot (schedule.Format) and
 	// ScheduleNote how the kernels above compare with it.
 	Schedule, ScheduleNote string
@@ -52,10 +56,11 @@ func GenerateKernels(lifter gvinst.Translator, prof *profile.File) []GeneratedKe
 		err := sp.generate(lifter)
 		var sk []*ptxgen.Kernel
 		var sw []string
+		var se []*ptxgen.Kernel
 		for _, p := range sp.parts {
-			sk, sw = append(sk, p.k), append(sw, p.what)
+			sk, sw, se = append(sk, p.k), append(sw, p.what), append(se, p.even)
 		}
-		out = append(out, GeneratedKernel{Scheduled: sk, ScheduledWords: sw, Entry: sp.entry, Header: sp.header, Function: hs.Function, Kernel: sp.kernel, Kernel2D: sp.kernel2, Note: sp.rep.Note,
+		out = append(out, GeneratedKernel{Scheduled: sk, ScheduledWords: sw, ScheduledEven: se, Entry: sp.entry, Header: sp.header, Function: hs.Function, Kernel: sp.kernel, Kernel2D: sp.kernel2, Note: sp.rep.Note,
 			Schedule: sp.rep.ScheduleDetail, ScheduleNote: sp.rep.ScheduleNote, Err: err})
 	}
 	return out
@@ -142,6 +147,9 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 			sp.blocks, sp.exits = map[uint64]*gvinst.VBlock{}, map[uint64]bool{}
 			return sp.generate(lifter)
 		}
+	}
+	if sp.levelCarried() && sp.parts != nil {
+		sp.rep.Note = "the level carries a dependence: only the schedule's kernels run it, never the level's own"
 	}
 	if sp.levelCarried() && sp.parts == nil {
 		// The level's own kernel would run its iterations at once.

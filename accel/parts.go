@@ -51,6 +51,11 @@ type partKernel struct {
 	live []int
 	// what is the schedule's kernel in words, for the report.
 	what string
+	// even is the interchanged part's kernel for even rows (Nest.Even),
+	// which a launch whose rows are even runs instead of k; nil when
+	// there is none.
+	even   *ptxgen.Kernel
+	evenFn gpu.Function
 	// innerExits are where the part's inner level leaves to: from there
 	// on, accesses belong to no inner iteration.
 	innerExits map[uint64]bool
@@ -374,6 +379,13 @@ func (sp *spot) generateParts(s *schedule.Schedule) {
 			return
 		}
 		p := &partKernel{nest: n, k: k, what: whats[i], innerExits: map[uint64]bool{}}
+		if n.Interchange {
+			en := *n
+			en.Name, en.Even = n.Name+"e", true
+			if ek, err := ptxgen.Generate(&en); err == nil {
+				p.even = ek
+			}
+		}
 		for b := range n.InnerBlocks {
 			for _, t := range n.Blocks[b].Successors() {
 				if !n.InnerBlocks[t] && n.Blocks[t] != nil && t != sp.header && !sp.exits[t] && t != sp.inner {
@@ -795,11 +807,20 @@ func (sp *spot) runParts(cpu *gvinst.CPU, in ptxgen.LaunchInput, inputs []ptxgen
 			}
 			p.fn = fn
 		}
+		if p.even != nil && p.evenFn == nil {
+			if p.evenFn, _ = loadKernel(sp.a.ctx, p.even); p.evenFn == nil {
+				p.even = nil
+			}
+		}
 	}
 	var kernel time.Duration
 	for pi, p := range sp.parts {
 		before := sp.rep.KernelSeconds
-		fb, done := sp.launch(p.fn, p.k, inputs[pi], cpuIter)
+		k, fn := p.k, p.fn
+		if p.even != nil && evenRows(inputs[pi]) {
+			k, fn = p.even, p.evenFn
+		}
+		fb, done := sp.launch(fn, k, inputs[pi], cpuIter)
 		kernel += time.Duration((sp.rep.KernelSeconds - before) * float64(time.Second))
 		if fb == nil {
 			continue
@@ -820,6 +841,20 @@ func (sp *spot) runParts(cpu *gvinst.CPU, in ptxgen.LaunchInput, inputs []ptxgen
 	}
 	sp.kernelPerIter = kernel / time.Duration(max(in.Count, 1))
 	return nil
+}
+
+// evenRows reports whether a launch's rows all run the same inner trip
+// count with the same inner steps (an even kernel's input).
+func evenRows(in ptxgen.LaunchInput) bool {
+	if in.InnerTripStep != 0 {
+		return false
+	}
+	for _, d := range in.InnerStepRows {
+		if d != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // runPartsOnCPU runs parts from..end on the CPU engine, each for the

@@ -113,6 +113,11 @@ func emit(a *analysis, k *Kernel) (string, error) {
 	// interchanged inner loop (each thread runs its own inner iteration of
 	// every row of the thread loop).
 	threadLoop := a.n.ThreadLoop != 0
+	// even: the interchanged kernel of even rows (Nest.Even). It and the
+	// thread loop kernel (fast) enter the inner loop at its header, with
+	// each thread's offsets computed once.
+	even := interchanged && a.n.Even
+	fast := threadLoop || even
 	if interchanged {
 		// Interchanged: idx above is the inner iteration (x); the thread
 		// runs the rows from the first, and idx counts them.
@@ -169,7 +174,20 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		e.p("ld.param.u64 %%sl%d, [site%d_lo]", i, i)
 		e.p("ld.param.u64 %%sh%d, [site%d_span]", i, i)
 	}
-	if threadLoop {
+	if even {
+		// Even rows, or the kernel does not apply.
+		e.p("ld.param.u64 %%t0, [itripstep]")
+		e.p("setp.ne.u64 %%p0, %%t0, 0")
+		for _, l := range a.innerLive {
+			if l.Written {
+				e.p("ld.param.u64 %%t0, [istepd_%s]", paramName(l))
+				e.p("setp.ne.or.u64 %%p0, %%t0, 0, %%p0")
+			}
+		}
+		e.p("@%%p0 bra $Lerr%d", ErrCodeExit)
+		e.p("ld.param.u64 %%cnt, [count]")
+	}
+	if fast {
 		// Once per thread: how far its inner iteration lies from the
 		// first (for each value the inner loop steps), and whether it is
 		// the row's last; every entry of the inner loop then costs one add
@@ -187,13 +205,13 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		e.p("setp.eq.u64 %%plast, %%xi, %%t0")
 	}
 	e.p("bra %s", label(a.n.start()))
-	if interchanged {
+	if interchanged && !even {
 		// Entering the inner loop: this row's trip count; a thread past
 		// it skips the row's inner loop, else moves to its iteration.
 		// (With a thread loop, the level's row is the thread's: its trip
 		// count, computed in the prologue, holds for every entry.)
 		fmt.Fprintf(&e.sb, "$Linner_entry:\n")
-		if !threadLoop {
+		{
 			e.p("ld.param.u64 %%ib, [itrip0]")
 			e.p("ld.param.u64 %%t1, [itripstep]")
 			e.p("mad.lo.u64 %%ib, %%t1, %%idx, %%ib")
@@ -268,7 +286,7 @@ func emit(a *analysis, k *Kernel) (string, error) {
 	for _, addr := range a.order {
 		b := a.n.Blocks[addr]
 		fmt.Fprintf(&e.sb, "%s:\n", label(addr))
-		if threadLoop && addr == a.n.Inner {
+		if fast && addr == a.n.Inner {
 			// Only the thread loop enters the inner header (its back
 			// edge leaves): move to this thread's inner iteration.
 			for i, l := range a.innerLive {
@@ -301,7 +319,7 @@ func emit(a *analysis, k *Kernel) (string, error) {
 				b.Insts[i+1].Src[0] == in.Dst && in.Dst.IsVirtual()
 			if e.fuse {
 				e.fusePred = "%pbr"
-				if threadLoop && e.innerLeaves(b.Insts[i+1].Target) {
+				if fast && e.innerLeaves(b.Insts[i+1].Target) {
 					// Its own predicate, set once per inner iteration:
 					// where it does not change in the thread loop,
 					// hoist.go moves it out.
@@ -311,7 +329,15 @@ func emit(a *analysis, k *Kernel) (string, error) {
 			e.inst(addr, i, in)
 		}
 	}
-	if threadLoop {
+	if even && strings.Contains(e.sb.String(), "bra $Linner_row;\n") {
+		// The level's back edge where a jump takes it.
+		fmt.Fprintf(&e.sb, "$Linner_row:\n")
+		e.p("add.u64 %%idx, %%idx, 1")
+		e.p("setp.lt.u64 %%p0, %%idx, %%cnt")
+		e.p("@%%p0 bra %s", label(a.n.start()))
+		e.p("bra $Ldone")
+	}
+	if fast {
 		// The inner loop's back edge and exit where a jump takes them (a
 		// branch between the two tests %plast itself, see inst).
 		if strings.Contains(e.sb.String(), "bra $Linner_back;\n") {
@@ -389,7 +415,10 @@ func emit(a *analysis, k *Kernel) (string, error) {
 	if a.inner != nil {
 		body.WriteString("\t.reg .b64 %xi;\n\t.reg .b64 %ib;\n")
 	}
-	if threadLoop {
+	if even {
+		body.WriteString("\t.reg .b64 %cnt;\n")
+	}
+	if fast {
 		decl("b64", "io", len(a.innerLive))
 		body.WriteString("\t.reg .pred %plast;\n\t.reg .pred %ptrip;\n\t.reg .pred %ptripx;\n")
 	}
@@ -546,7 +575,7 @@ func (e *emitter) target(to uint64) string {
 			return "$Linner_back"
 		case in[e.block] && !in[to] && ok:
 			return "$Linner_exit"
-		case !in[e.block] && to == e.a.n.Inner && e.a.n.ThreadLoop != 0:
+		case !in[e.block] && to == e.a.n.Inner && (e.a.n.ThreadLoop != 0 || e.a.n.Even):
 			return label(to) // the header block moves the thread to its iteration
 		case !in[e.block] && to == e.a.n.Inner:
 			return "$Linner_entry"
@@ -887,7 +916,7 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 			e.p("setp.ne.u64 %s, %s, 0", p, e.reg(in.Src[0]))
 		}
 		t0, t1 := e.target(in.Target[0]), e.target(in.Target[1])
-		if e.a.n.ThreadLoop != 0 && e.innerLeaves(in.Target) {
+		if (e.a.n.ThreadLoop != 0 || e.a.n.Even) && e.innerLeaves(in.Target) {
 			// The thread's one inner iteration ends: it must take the
 			// back edge unless it is the row's last, the exit if it is.
 			// With q = the branch's predicate xor %plast, that is q when
@@ -902,6 +931,24 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 				e.p("@%s bra %s", q, stub)
 			}
 			e.p("bra %s", label(e.a.innerExit))
+			return
+		}
+		if e.a.n.Even && (t0 == "$Linner_row") != (t1 == "$Linner_row") {
+			// The level's back edge in an even kernel: a row the GPU runs
+			// is never the level's last (the CPU runs the last two), then
+			// the next row, as a counted loop (hoist.go).
+			stub := fmt.Sprintf("$Lckrow%x", in.X86)
+			e.stubs[stub] = [2]uint64{ErrCodeExit, in.X86}
+			if t0 == "$Linner_row" {
+				e.p("@!%s bra %s", p, stub)
+			} else {
+				e.p("@%s bra %s", p, stub)
+			}
+			e.p("add.u64 %%idx, %%idx, 1")
+			e.p("setp.ne.u64 %%pbr, %%idx, %%cnt")
+			e.p("@%%pbr bra %s", label(e.a.n.start()))
+			fmt.Fprintf(&e.sb, "$Lrows%x:\n", in.X86)
+			e.p("bra $Ldone")
 			return
 		}
 		if strings.HasPrefix(t0, "$Lerr") || strings.HasPrefix(t0, "$Linner_") || strings.HasPrefix(t1, "$Lerr") || strings.HasPrefix(t1, "$Linner_") {

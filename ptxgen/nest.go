@@ -35,6 +35,13 @@ type Nest struct {
 	// the inner loop may be a value the inner loop writes (each thread
 	// skips the inner iterations that are not its own).
 	Interchange bool
+	// Even (with Interchange) asks for the interchanged kernel of rows
+	// that all run the same inner trip count with the same inner steps
+	// (the launch's InnerTripStep and InnerStepRows 0; the kernel checks
+	// that): each thread's row loop is then straight-line code, which
+	// peephole.go hoists and unrolls (atax's y[j] += A[i][j]·tmp[i] over
+	// i in the thread, y[j] in a register).
+	Even bool
 	// ThreadLoop (with Inner, without Interchange) asks for the 2D kernel
 	// with a sequential loop between the level and Inner: the header of
 	// that loop, which each thread runs in order. The level maps to y and
@@ -221,6 +228,9 @@ func analyze(n *Nest) (*analysis, error) {
 	}
 	if n.part() && (n.Blocks[n.Header] == nil || n.Stop != 0 && n.Blocks[n.Stop] == nil || n.Start == n.Header || n.Stop == n.Header) {
 		return nil, reject(n.Header, "a part of the level at %#x needs the level's blocks, its header and its Start and Stop among them, neither of them the header", n.Header)
+	}
+	if n.Even && !n.Interchange {
+		return nil, reject(n.Header, "an even kernel is an interchanged one")
 	}
 	if n.ThreadLoop != 0 && (n.Inner == 0 || n.Interchange || n.InnerBlocks[n.ThreadLoop]) {
 		return nil, reject(n.ThreadLoop, "the thread loop at %#x needs an inner level below it and no Interchange", n.ThreadLoop)

@@ -69,7 +69,7 @@ func BenchmarkAccelerate(b *testing.B) {
 				argText = v
 			}
 			args := append([]string{path}, strings.Fields(argText)...)
-			prof := phase1(b, pipeline.Config{Path: path, Args: args})
+			prof := phase1(b, pipeline.Config{Path: path, Args: args, Engine: testEngine})
 			var native, plain, accelerated, kernel time.Duration
 			var launches int
 			b.ResetTimer()
@@ -83,7 +83,7 @@ func BenchmarkAccelerate(b *testing.B) {
 
 				var out bytes.Buffer
 				t1 := time.Now()
-				if _, err := pipeline.Run(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out}); err != nil {
+				if _, err := pipeline.Run(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Engine: testEngine}); err != nil {
 					b.Fatal(err)
 				}
 				plain += time.Since(t1)
@@ -93,7 +93,7 @@ func BenchmarkAccelerate(b *testing.B) {
 
 				out.Reset()
 				t2 := time.Now()
-				_, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out}, accel.Options{Profile: prof, Driver: drv})
+				_, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Engine: testEngine}, accel.Options{Profile: prof, Driver: drv})
 				if err != nil {
 					b.Fatal(err)
 				}

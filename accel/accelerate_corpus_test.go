@@ -31,7 +31,15 @@ func phase1(t testing.TB, cfg pipeline.Config) *profile.File {
 			im.Symbols = append(im.Symbols, profile.Symbol{Name: s.Name, Addr: s.Addr, Size: s.Size})
 		}
 	}
-	sess := profile.NewSession(g.Lifter, g.Mem, im, profile.Options{})
+	newEngine, err := g.EngineFunc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := profile.NewSession(g.Lifter, g.Mem, im, profile.Options{Engine: newEngine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
 	res, err := g.RunEngine(context.Background(), sess.Engine(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +95,7 @@ func TestAccelerateLoops(t *testing.T) {
 				native := corpus.RunNative(t, p)
 				argv := append([]string{p.Path}, p.Argv(t.TempDir())...)
 				cfg := func(out, errOut *bytes.Buffer) pipeline.Config {
-					return pipeline.Config{Path: p.Path, Args: argv, Env: p.Env, Stdin: bytes.NewReader(p.Stdin), Stdout: out, Stderr: errOut}
+					return pipeline.Config{Path: p.Path, Args: argv, Env: p.Env, Stdin: bytes.NewReader(p.Stdin), Stdout: out, Stderr: errOut, Engine: testEngine}
 				}
 				var o1, e1 bytes.Buffer
 				prof := phase1(t, cfg(&o1, &e1))
@@ -162,7 +170,7 @@ func TestCostModelLoops(t *testing.T) {
 			native := corpus.RunNative(t, p)
 			argv := append([]string{p.Path}, p.Argv(t.TempDir())...)
 			cfg := func(out, errOut *bytes.Buffer) pipeline.Config {
-				return pipeline.Config{Path: p.Path, Args: argv, Env: p.Env, Stdin: bytes.NewReader(p.Stdin), Stdout: out, Stderr: errOut}
+				return pipeline.Config{Path: p.Path, Args: argv, Env: p.Env, Stdin: bytes.NewReader(p.Stdin), Stdout: out, Stderr: errOut, Engine: testEngine}
 			}
 			var o1, e1 bytes.Buffer
 			prof := phase1(t, cfg(&o1, &e1))

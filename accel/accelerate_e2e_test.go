@@ -24,7 +24,7 @@ import (
 // for a phase 1 run in tests of phase 2.
 func staticProfile(t *testing.T, path string, parallel func(n *profile.Loop) []int) *profile.File {
 	t.Helper()
-	g, err := pipeline.Load(pipeline.Config{Path: path})
+	g, err := pipeline.Load(pipeline.Config{Path: path, Engine: testEngine})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func depthNests(depth int) func(n *profile.Loop) []int {
 // code multiplies doubles (MUL.f64 or VMUL.f64) without converting or
 // dividing: matmul.c's C += A*B nest, not its init or checksum nests.
 func mmNests(t *testing.T, path string) func(n *profile.Loop) []int {
-	g, err := pipeline.Load(pipeline.Config{Path: path})
+	g, err := pipeline.Load(pipeline.Config{Path: path, Engine: testEngine})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func buildLoops(t *testing.T, name string, modes ...string) string {
 func runPlain(t *testing.T, path string, args ...string) (string, int) {
 	t.Helper()
 	var out bytes.Buffer
-	res, err := pipeline.Run(context.Background(), pipeline.Config{Path: path, Args: append([]string{path}, args...), Stdout: &out, Stderr: &out})
+	res, err := pipeline.Run(context.Background(), pipeline.Config{Path: path, Args: append([]string{path}, args...), Stdout: &out, Stderr: &out, Engine: testEngine})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestAccelerateMatmul(t *testing.T) {
 			}
 			want, wantStatus := runPlain(t, path, "48")
 			var out bytes.Buffer
-			res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: []string{path, "48"}, Stdout: &out, Stderr: &out},
+			res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: []string{path, "48"}, Stdout: &out, Stderr: &out, Engine: testEngine},
 				accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 			if err != nil {
 				t.Fatal(err)
@@ -186,7 +186,7 @@ func TestNotProfitable(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out bytes.Buffer
-			_, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: []string{path, "48"}, Stdout: &out},
+			_, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: []string{path, "48"}, Stdout: &out, Engine: testEngine},
 				accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), Costs: &c.costs})
 			if err != nil {
 				t.Fatal(err)

@@ -35,7 +35,7 @@ func runNative(t *testing.T, path string, args ...string) string {
 // native one, and the report says which guard sent the loop to the CPU.
 func TestGuards(t *testing.T) {
 	path := buildC(t, "alias", "-fno-tree-vectorize")
-	prof := phase1(t, pipeline.Config{Path: path, Args: []string{path, "1000", "0", "1000"}})
+	prof := phase1(t, pipeline.Config{Path: path, Args: []string{path, "1000", "0", "1000"}, Engine: testEngine})
 	kern := ""
 	for _, h := range prof.HotSpots {
 		if h.Function == "kern" {
@@ -65,7 +65,7 @@ func TestGuards(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			want := runNative(t, path, c.args...)
 			var out bytes.Buffer
-			res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: append([]string{path}, c.args...), Stdout: &out, Stderr: &out},
+			res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: append([]string{path}, c.args...), Stdout: &out, Stderr: &out, Engine: testEngine},
 				accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 			if err != nil {
 				t.Fatal(err)
@@ -97,7 +97,7 @@ func TestRunOnline(t *testing.T) {
 	args := []string{path, "48", "12"}
 	want, _ := runPlain(t, path, args[1:]...)
 	var out bytes.Buffer
-	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out},
+	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
 		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 150_000, AlwaysOffload: true})
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func TestRunOnline(t *testing.T) {
 	// A run that ends within the first profiling round (main runs no
 	// loop) says so.
 	quiet := compileStatic(t, "quiet", "int main(void) { return 3; }")
-	res, on, err = pipeline.RunOnline(context.Background(), pipeline.Config{Path: quiet}, pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{})})
+	res, on, err = pipeline.RunOnline(context.Background(), pipeline.Config{Path: quiet, Engine: testEngine}, pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestProfileMismatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = pipeline.Accelerate(context.Background(), pipeline.Config{Path: "/usr/bin/true"}, accel.Options{Profile: f, Driver: drv, AlwaysOffload: true})
+	_, _, err = pipeline.Accelerate(context.Background(), pipeline.Config{Path: "/usr/bin/true", Engine: testEngine}, accel.Options{Profile: f, Driver: drv, AlwaysOffload: true})
 	if !errors.Is(err, accel.ErrProfileMismatch) {
 		t.Errorf("accelerate with another program's profile: %v", err)
 	}
@@ -142,10 +142,10 @@ func TestProfileMismatch(t *testing.T) {
 // must show arrays left on the device and brought back.
 func TestLazyCopyBack(t *testing.T) {
 	path := buildC(t, "lazy", "-fno-tree-vectorize")
-	prof := phase1(t, pipeline.Config{Path: path, Args: []string{path, "20000"}})
+	prof := phase1(t, pipeline.Config{Path: path, Args: []string{path, "20000"}, Engine: testEngine})
 	want := runNative(t, path, "30000")
 	var out bytes.Buffer
-	_, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: []string{path, "30000"}, Stdout: &out, Stderr: &out},
+	_, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: []string{path, "30000"}, Stdout: &out, Stderr: &out, Engine: testEngine},
 		accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +185,7 @@ func TestRunOnlineSingleInstance(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			want := runNative(t, c.args[0], c.args[1:]...)
 			var out bytes.Buffer
-			res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: c.args[0], Args: c.args, Stdout: &out, Stderr: &out},
+			res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: c.args[0], Args: c.args, Stdout: &out, Stderr: &out, Engine: testEngine},
 				pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 			if err != nil {
 				t.Fatal(err)

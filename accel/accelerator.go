@@ -3,6 +3,7 @@ package accel
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -39,6 +40,11 @@ type Options struct {
 	// Costs are the device's costs; nil means measure them at the first
 	// launch that needs them (MeasureDevice).
 	Costs *DeviceCosts
+	// Engine makes the main engine, the one the guest runs on outside
+	// the offloaded loops (breakpoints at the hot spots' headers); nil
+	// means the interpreter. Package pipeline passes the engine its
+	// Config names (the compiling one by default).
+	Engine gvinst.NewEngineFunc
 }
 
 // disarmAfter is how many instances in a row too short to launch make a
@@ -63,8 +69,14 @@ type Accelerator struct {
 	dev   string
 	spots map[uint64]*spot // by mapped header
 	order []*spot
-	main  *gvinst.Interpreter
-	aux   []*gvinst.Interpreter
+	main  gvinst.Engine
+	// closeMain releases the main engine (nil when it holds nothing, or
+	// once released).
+	closeMain io.Closer
+	// fallbacks are the engines Options.Engine made for the hot spots'
+	// CPU fallbacks (spot.fallbackEngine).
+	fallbacks []gvinst.Engine
+	aux       []*gvinst.Interpreter
 	// resident keeps device buffers across launches; a launch skips the
 	// copy in of an array the guest has not changed since.
 	resident ptxgen.Resident
@@ -127,7 +139,20 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	a.bps = map[uint64]bool{}
 	a.prepared = map[uint64]bool{}
 	a.add(opts.Profile)
-	a.main = gvinst.NewInterpreter(g.Mem, g.Lifter, gvinst.InterpOptions{Breakpoints: a.bps, Optimize: true})
+	newEngine := opts.Engine
+	if newEngine == nil {
+		newEngine = func(mem *gvinst.Memory, t gvinst.Translator, o gvinst.InterpOptions) (gvinst.Engine, error) {
+			return gvinst.NewInterpreter(mem, t, o), nil
+		}
+	}
+	// The breakpoint set is shared: the engine reads it whenever it
+	// translates a block, and add and disarm change it, then invalidate
+	// the header's block.
+	if a.main, err = newEngine(g.Mem, g.Lifter, gvinst.InterpOptions{Breakpoints: a.bps, Optimize: true}); err != nil {
+		_ = gctx.Close()
+		return nil, fmt.Errorf("accelerate: the main engine: %w", err)
+	}
+	a.closeMain, _ = a.main.(io.Closer)
 	return a, nil
 }
 
@@ -171,8 +196,9 @@ func (a *Accelerator) add(prof *profile.File) int {
 // armed.
 func (a *Accelerator) Update(prof *profile.File) int { return a.add(prof) }
 
-// Engine is the engine the guest runs on: the interpreter with a
-// breakpoint at every offloadable hot spot's header.
+// Engine is the engine the guest runs on: Options.Engine's (the
+// interpreter by default) with a breakpoint at every offloadable hot
+// spot's header.
 func (a *Accelerator) Engine() gvinst.Engine { return a.main }
 
 // Finish brings back into guest memory everything the device still holds,
@@ -193,17 +219,30 @@ func (a *Accelerator) AuxInstructions() uint64 {
 	for _, e := range a.aux {
 		n += e.Stats().GuestInsns
 	}
+	for _, e := range a.fallbacks {
+		n += e.Stats().GuestInsns
+	}
 	return n
 }
 
 // Close brings back into guest memory what is left on the device (see
-// Finish) and releases the device context.
+// Finish) and releases the device context and the main engine.
 func (a *Accelerator) Close() {
 	if a.ctx != nil {
 		_ = a.resident.Close()
 		_ = a.ctx.Close()
 		a.ctx = nil
 	}
+	if a.closeMain != nil {
+		_ = a.closeMain.Close()
+		a.closeMain = nil
+	}
+	for _, e := range a.fallbacks {
+		if c, ok := e.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
+	a.fallbacks = nil
 }
 
 // spot is one offloadable hot spot at run time.
@@ -232,6 +271,9 @@ type spot struct {
 	groupOf map[[2]uint64]int
 	probe   *gvinst.Interpreter // instrumented; stops at the header and the exits
 	rest    *gvinst.Interpreter // plain; stops at the exits (fallback runs)
+	// fallback is rest's compiled twin, made at the first fallback when
+	// Options.Engine is set (see fallbackEngine).
+	fallback gvinst.Engine
 	// The plain engines of timePlain: timer, optimized like the main
 	// engine, runs a budget of instructions (stopping at the exits);
 	// toHeader then runs on to the header (or the inner header, or an
@@ -258,8 +300,9 @@ type spot struct {
 	plainIter     time.Duration
 	kernelPerIter time.Duration
 	tailStart     time.Time
-	unprofitable  int   // consecutive instances predicted not to pay, before any launch
-	fatal         error // a broken invariant that must stop the run
+	unprofitable  int     // consecutive instances predicted not to pay, before any launch
+	fatal         error   // a broken invariant that must stop the run
+	replay        *replay // an instance to launch again without probing (replay.go)
 	rep           HotSpotReport
 }
 
@@ -445,8 +488,9 @@ func (a *Accelerator) deviceCosts() (*DeviceCosts, error) {
 // runRest runs the rest of the loop instance on the CPU, until it leaves
 // the loop (or stops for any other reason the main engine then handles).
 func (sp *spot) runRest(cpu *gvinst.CPU) error {
+	e := sp.fallbackEngine()
 	for {
-		st := sp.rest.Run(cpu, 0)
+		st := e.Run(cpu, 0)
 		switch {
 		case st.Kind == gvinst.StopBreakpoint && !sp.exits[st.PC]:
 			continue
@@ -456,6 +500,34 @@ func (sp *spot) runRest(cpu *gvinst.CPU) error {
 		}
 		return nil
 	}
+}
+
+// fallbackEngine is the engine that runs the rest of a loop instance on
+// the CPU after a fallback: one made by Options.Engine, as the main
+// engine is (a fallback may run almost the whole instance, so it runs at
+// the main engine's speed), stopping at the level's exits; the
+// interpreter rest when Options.Engine is not set or fails.
+func (sp *spot) fallbackEngine() gvinst.Engine {
+	if sp.fallback != nil {
+		return sp.fallback
+	}
+	a := sp.a
+	if a.opts.Engine == nil {
+		sp.fallback = sp.rest
+		return sp.fallback
+	}
+	exits := make(map[uint64]bool, len(sp.exits))
+	for e := range sp.exits {
+		exits[e] = true
+	}
+	e, err := a.opts.Engine(a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: exits, Optimize: true})
+	if err != nil {
+		sp.fallback = sp.rest
+		return sp.fallback
+	}
+	a.fallbacks = append(a.fallbacks, e)
+	sp.fallback = e
+	return e
 }
 
 func equalU64(a, b []uint64) bool {

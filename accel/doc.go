@@ -14,7 +14,9 @@
 // the breakpoint handler), kernel.go (lifting a level, generating and
 // loading its kernels), probe.go (the probing engine and what it
 // measures), guard.go (the fallback reasons and the guards), launch.go
-// (one offloaded instance: probe, guard, launch, CPU tail), report.go.
+// (one offloaded instance: probe, guard, launch, CPU tail), replay.go
+// (instances launched again without probing), reload.go (registers each
+// thread loads again), report.go.
 //
 // # Phase 2 at run time (RATIONALE)
 //
@@ -39,8 +41,11 @@
 // was, since written arrays are copied back only after a clean launch.
 //
 // Copies are lazy in both directions (ptxgen.Resident). Device buffers stay
-// resident, and a launch over the same range copies in only the pages the
-// guest changed since. What a kernel writes stays on the device: the
+// resident, one per stretch of guest memory (a launch over a range that
+// overlaps resident buffers merges them on the device: a stencil's kernels
+// over the rows one writes and the wider rows the next reads share one
+// copy of the array), and a launch copies in only the pages of its range
+// the guest changed since. What a kernel writes stays on the device: the
 // guest's pages are marked stale, and the first access to one (by the
 // guest, a system call, or the next probe) brings it back, with read-ahead
 // while the guest reads in order. So two nests that pass an array between
@@ -48,4 +53,12 @@
 // iterations bring back only the pages they touch. The buffer holding the
 // only current copy of a page is backed up on the device before a launch
 // that writes it, and restored if the kernel fails.
+//
+// A time step enters the same instance again and again: an instance whose
+// live-in values at its first arrival are those of one probed and launched
+// before runs on the GPU from that arrival without probing (replay.go), so
+// between steps the CPU runs, and the host copies, only the last two
+// iterations' rows. A register the level carries that phase 1 proved a
+// reload (profile.Reload) is loaded again by each thread (reload.go), and
+// checked at every probed arrival.
 package accel

@@ -130,7 +130,7 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 	if err := sp.liftLevel(lifter); err != nil {
 		return err
 	}
-	k, err := ptxgen.Generate(&ptxgen.Nest{Name: fmt.Sprintf("gx_%x", sp.entry), Header: sp.header, Blocks: sp.blocks})
+	k, err := ptxgen.Generate(&ptxgen.Nest{Name: fmt.Sprintf("gx_%x", sp.entry), Header: sp.header, Blocks: sp.blocks, Reloads: sp.reloads(false)})
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 				inner[a] = true
 			}
 		}
-		k2, err := ptxgen.Generate(&ptxgen.Nest{Name: fmt.Sprintf("gx_%x_2d", sp.entry), Header: sp.header, Blocks: sp.blocks, Inner: sp.inner, InnerBlocks: inner})
+		k2, err := ptxgen.Generate(&ptxgen.Nest{Name: fmt.Sprintf("gx_%x_2d", sp.entry), Header: sp.header, Blocks: sp.blocks, Inner: sp.inner, InnerBlocks: inner, Reloads: sp.reloads(true)})
 		if err == nil {
 			sp.kernel2 = k2
 		} else {

@@ -28,6 +28,10 @@ func (a *Accelerator) prefer1D(k *ptxgen.Kernel, count uint64) bool {
 func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	k := sp.kernel
 	ns := len(k.Sites)
+	mem := sp.a.g.Mem
+	// The reloaded registers among the live-ins: checked at each probed
+	// arrival, passed no value (each thread loads them).
+	reloaded := reloadIndex(k.LiveIns, k.Reloads, false)
 	// Two probed iterations give the steps (checked on three states); a
 	// 2D kernel needs a third, to check the per-row changes of the inner
 	// trip count and steps.
@@ -48,6 +52,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	}
 	if states[0], err = sp.liveValues(cpu); err != nil {
 		return false, fail(ReasonNotAffine, "reading live-in: %v", err)
+	}
+	if sp.replay != nil && equalU64(states[0], sp.replay.start) {
+		if applied, done, fb := sp.offloadReplay(cpu); applied {
+			return done, fb
+		}
 	}
 	// The CPU's time per iteration, for the report's estimate, is the last
 	// probed iteration's: the first may include translating the blocks.
@@ -105,10 +114,16 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		if states[it+1], err = sp.liveValues(cpu); err != nil {
 			return false, fail(ReasonNotAffine, "reading live-in: %v", err)
 		}
+		if why := checkReloads(mem, k.LiveIns, states[it+1], reloaded, it+1); why != "" {
+			return false, fail(ReasonNotAffine, "a reloaded register: %s", why)
+		}
 	}
 	// Steps of the live-in values.
 	steps := make([]uint64, len(k.LiveIns))
 	for i := range k.LiveIns {
+		if _, ok := reloaded[i]; ok {
+			continue
+		}
 		d1 := states[1][i] - states[0][i]
 		for j := 2; j <= P; j++ {
 			if d := states[j][i] - states[j-1][i]; d != d1 {
@@ -166,17 +181,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// Copies of one x86 instruction in several blocks share one access
 	// function: merge what each iteration saw of them.
 	byX86 := map[[2]uint64]*siteObs{}
-	xkey := func(s ptxgen.Site) [2]uint64 {
-		if s.Store {
-			return [2]uint64{s.X86, 1}
-		}
-		return [2]uint64{s.X86, 0}
-	}
 	for s := 0; s < ns; s++ {
-		o := byX86[xkey(k.Sites[s])]
+		o := byX86[siteKey(k.Sites[s])]
 		if o == nil {
 			o = &siteObs{}
-			byX86[xkey(k.Sites[s])] = o
+			byX86[siteKey(k.Sites[s])] = o
 		}
 		for it := 0; it < 2; it++ {
 			if !recs[it].siteSeen[s] {
@@ -194,54 +203,9 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			return false, fail(ReasonNotAffine, "%s, and %s", restride, why)
 		}
 	}
-	sites := make([]ptxgen.Range, ns)
-	seen := make([]bool, ns)
-	for s := 0; s < ns; s++ {
-		o := byX86[xkey(k.Sites[s])]
-		if !o.seen[0] || !o.seen[1] {
-			continue
-		}
-		seen[s] = true
-		lo0, lo1 := int64(o.lo[0]), int64(o.lo[1])
-		hi0, hi1 := int64(o.hi[0]), int64(o.hi[1])
-		first, lastJ := int64(P), int64(last-2)
-		loA, loB := lo0+(lo1-lo0)*first, lo0+(lo1-lo0)*lastJ
-		hiA, hiB := hi0+(hi1-hi0)*first, hi0+(hi1-hi0)*lastJ
-		r := ptxgen.Range{Lo: uint64(min(loA, loB)), Hi: uint64(max(hiA, hiB))}
-		if min(loA, loB) < 0 || r.Hi <= r.Lo || r.Hi-r.Lo > 1<<36 {
-			return false, fail(ReasonFootprint, "site at %#x: bad range", k.Sites[s].X86)
-		}
-		sites[s] = r
-	}
-	// A site that did not run in both probed iterations (conditional code,
-	// an inner loop empty there) gets the footprint of the profile's array
-	// it belongs to, as the other sites of that array show it; the kernel
-	// checks every access against it.
-	for s := 0; s < ns; s++ {
-		if seen[s] {
-			continue
-		}
-		g, ok := sp.group(k.Sites[s])
-		var r ptxgen.Range
-		for o := 0; o < ns && ok; o++ {
-			if og, ook := sp.group(k.Sites[o]); seen[o] && ook && og == g {
-				if r.Hi == 0 {
-					r = sites[o]
-				}
-				r.Lo, r.Hi = min(r.Lo, sites[o].Lo), max(r.Hi, sites[o].Hi)
-			}
-		}
-		if r.Hi == 0 && ok && g >= 0 && g < len(sp.hs.Arrays) {
-			// Nothing of that array ran either: the profile's footprint
-			// of the array (the kernel's checks catch an input for which
-			// it is wrong).
-			fp := sp.hs.Arrays[g].Footprint
-			r = ptxgen.Range{Lo: uint64(fp[0]), Hi: uint64(fp[1])}
-		}
-		// Else the site ran neither here nor when profiling (the scalar
-		// remainder of a vectorised loop, say): an empty footprint, so
-		// that the launch fails, and the CPU takes over, if it runs.
-		sites[s] = r
+	sites, fb := sp.siteRanges(byX86, uint64(P), last)
+	if fb != nil {
+		return false, fb
 	}
 	if fb := sp.guards(cpu, sites); fb != nil {
 		return false, fb
@@ -297,6 +261,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		}
 	}
 	fn := sp.fn
+	var inner0 *ptxgen.LaunchInput // a 2D launch's inner values of row 0, for a replay
 	if k2 := sp.kernel2; k2 != nil && !sp.a.prefer1D(sp.kernel, count) && len(innerStates[0]) == 3 && len(innerStates[1]) == 3 && len(innerStates[2]) == 3 {
 		// 2D: the inner trip count of outer arrival j is n0 + dn·j, and
 		// each inner step is s0 + ds·j (an inner index whose step is the
@@ -304,9 +269,19 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		n0, dn := int64(innerTrips[0]), int64(innerTrips[1])-int64(innerTrips[0])
 		first, lastRow := n0+int64(P)*dn, n0+dn*int64(last-2)
 		isteps := make([]uint64, len(k2.InnerLiveIns))
+		isteps0 := make([]uint64, len(k2.InnerLiveIns))
 		irows := make([]uint64, len(k2.InnerLiveIns))
 		ok := first >= 0 && lastRow >= 0 && int64(innerTrips[2])-int64(innerTrips[1]) == dn
+		innerReloaded := reloadIndex(k2.InnerLiveIns, k2.Reloads, true)
+		for it := 0; it < 3 && ok; it++ {
+			for a := 1; a < 3 && ok; a++ {
+				ok = checkReloads(mem, k2.InnerLiveIns, innerStates[it][a], innerReloaded, a) == ""
+			}
+		}
 		for i := range isteps {
+			if _, r := innerReloaded[i]; r {
+				continue
+			}
 			var st [3]uint64
 			for it := 0; it < 3; it++ {
 				is := innerStates[it]
@@ -321,13 +296,16 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 				ok = false
 			}
 			isteps[i] = st[0] + uint64(P)*irows[i]
+			isteps0[i] = st[0]
 		}
 		if ok {
 			in.InnerTrip0, in.InnerTripStep, in.InnerMax = uint64(first), uint64(dn), uint64(max(first, lastRow))
 			in.InnerSteps, in.InnerStepRows = isteps, irows
 			k, fn = k2, sp.fn2
+			inner0 = &ptxgen.LaunchInput{InnerTrip0: uint64(n0), InnerSteps: isteps0}
 		}
 	}
+	sampled := false
 	// The first launch of a 1D kernel on the simulator, whose speed
 	// depends on the instructions a kernel runs, is a sample: a slice of
 	// the iterations, timed, then the rest where it pays.
@@ -342,6 +320,9 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		moved := make([]uint64, len(steps))
 		for i := range steps {
 			moved[i] = states[P][i] + steps[i]*sample
+		}
+		if err := sp.resolveReloads(moved); err != nil {
+			return false, fail(ReasonDriver, "loading a reloaded register: %v", err)
 		}
 		// From here on the CPU, should it take over, goes on after the
 		// sample.
@@ -361,9 +342,20 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			return false, fail(ReasonNotProfitable, "%s", why)
 		}
 		in.Values, in.Count = moved, rest
+		sampled = true
 	}
 	if fb, done := sp.launch(fn, k, in, cpuIter); fb != nil {
 		return done, fb
+	}
+	// Later instances with the same live-in values at their first arrival
+	// run without probing (replay.go), unless the first threads reload a
+	// register (they would need iterations before the first) or the launch
+	// was split by a sample. (Re-strided footprints were found disjoint
+	// from the probed iterations: the same live-in values give the same.)
+	if len(reloaded) == 0 && !sampled {
+		if sites0, fb := sp.siteRanges(byX86, 0, last); fb == nil {
+			sp.keepReplay(states[0], k, fn, in, uint64(P), sites0, inner0, cpuIter)
+		}
 	}
 	return sp.finishInstance(cpu, start, loading, P, count, steps, states[P], cpuIter)
 }
@@ -385,6 +377,10 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 	for i := range steps {
 		tail[i] = values[i] + steps[i]*count
 		next[i] = tail[i] + steps[i]
+	}
+	if err := errors.Join(sp.resolveReloads(tail), sp.resolveReloads(next)); err != nil {
+		sp.fatal = fmt.Errorf("accelerate: hot spot %s: loading a reloaded register for the CPU: %w", sp.rep.Entry, err)
+		return true, fail(ReasonDriver, "%v", err)
 	}
 	if err := sp.setLive(cpu, tail); err != nil {
 		return false, fail(ReasonDriver, "writing the loop state: %v", err)
@@ -503,3 +499,79 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 }
 
 // ivStep is an induction variable's step as the profile gives it: fixed,
+
+// siteRanges gives each site of the spot's kernel its footprint over the
+// arrivals from..last-2 of the instance: the range the probed iterations
+// 0 and 1 saw of it (obs), extended linearly (a reloaded load's from the
+// arrival its depth before from); a site that did not run in both probed
+// iterations gets the footprint of the profile's array it belongs to.
+func (sp *spot) siteRanges(byX86 map[[2]uint64]*siteObs, from, last uint64) ([]ptxgen.Range, *fallback) {
+	k := sp.kernel
+	ns := len(k.Sites)
+	sites := make([]ptxgen.Range, ns)
+	seen := make([]bool, ns)
+	for s := 0; s < ns; s++ {
+		o := byX86[siteKey(k.Sites[s])]
+		if !o.seen[0] || !o.seen[1] {
+			continue
+		}
+		seen[s] = true
+		lo0, lo1 := int64(o.lo[0]), int64(o.lo[1])
+		hi0, hi1 := int64(o.hi[0]), int64(o.hi[1])
+		first, lastJ := int64(from), int64(last-2)
+		for _, r := range k.Reloads {
+			if !r.Inner && r.X86 == k.Sites[s].X86 && !k.Sites[s].Store {
+				// The first thread loads what the load read r.Depth
+				// iterations before it.
+				first = min(first, int64(from)-int64(r.Depth))
+			}
+		}
+		loA, loB := lo0+(lo1-lo0)*first, lo0+(lo1-lo0)*lastJ
+		hiA, hiB := hi0+(hi1-hi0)*first, hi0+(hi1-hi0)*lastJ
+		r := ptxgen.Range{Lo: uint64(min(loA, loB)), Hi: uint64(max(hiA, hiB))}
+		if min(loA, loB) < 0 || r.Hi <= r.Lo || r.Hi-r.Lo > 1<<36 {
+			return nil, fail(ReasonFootprint, "site at %#x: bad range", k.Sites[s].X86)
+		}
+		sites[s] = r
+	}
+	// A site that did not run in both probed iterations (conditional code,
+	// an inner loop empty there) gets the footprint of the profile's array
+	// it belongs to, as the other sites of that array show it; the kernel
+	// checks every access against it.
+	for s := 0; s < ns; s++ {
+		if seen[s] {
+			continue
+		}
+		g, ok := sp.group(k.Sites[s])
+		var r ptxgen.Range
+		for o := 0; o < ns && ok; o++ {
+			if og, ook := sp.group(k.Sites[o]); seen[o] && ook && og == g {
+				if r.Hi == 0 {
+					r = sites[o]
+				}
+				r.Lo, r.Hi = min(r.Lo, sites[o].Lo), max(r.Hi, sites[o].Hi)
+			}
+		}
+		if r.Hi == 0 && ok && g >= 0 && g < len(sp.hs.Arrays) {
+			// Nothing of that array ran either: the profile's footprint
+			// of the array (the kernel's checks catch an input for which
+			// it is wrong).
+			fp := sp.hs.Arrays[g].Footprint
+			r = ptxgen.Range{Lo: uint64(fp[0]), Hi: uint64(fp[1])}
+		}
+		// Else the site ran neither here nor when profiling (the scalar
+		// remainder of a vectorised loop, say): an empty footprint, so
+		// that the launch fails, and the CPU takes over, if it runs.
+		sites[s] = r
+	}
+	return sites, nil
+}
+
+// siteKey names a site by its x86 instruction and whether it stores:
+// copies of one instruction in several blocks share one access function.
+func siteKey(s ptxgen.Site) [2]uint64 {
+	if s.Store {
+		return [2]uint64{s.X86, 1}
+	}
+	return [2]uint64{s.X86, 0}
+}

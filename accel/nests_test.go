@@ -23,15 +23,16 @@ import (
 const EnvNestsFull = "GXBIT_NESTS_FULL"
 
 // nestsMismatch lists the runs of TestNests (key "MODE/PROGRAM MODE-OF-RUN",
-// the run mode being "run", "profile" or "accelerate") known to differ from native,
+// the run mode being "run", "profile", "accelerate" or "online") known to differ from native,
 // each with the reason. An entry that passes fails the test, so the list
 // only shrinks.
 var nestsMismatch = map[string]string{}
 
 // TestNests is issue 10's acceptance test: every program of testdata/nests
-// runs natively, under gxbit run, and profiled then accelerated on gpusim
-// (the two-phase flow), and every run prints the same bytes and exits
-// alike (the profiling run included).
+// runs natively, under gxbit run, profiled then accelerated on gpusim
+// (the two-phase flow), and profiled and accelerated in one run (gxbit
+// run --accelerate), and every run prints the same bytes and exits alike
+// (the profiling run included), on each CPU engine (TestMain).
 // By default it covers -O2 at the programs' default (small) sizes; with
 // GXBIT_NESTS_FULL=1 it covers -O0, -O2 and -O3 at the medium sizes.
 func TestNests(t *testing.T) {
@@ -94,7 +95,7 @@ func checkNest(t *testing.T, p corpus.Program, want *corpus.ProgramExpect) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cfg := func(out, errOut *bytes.Buffer) pipeline.Config {
-		return pipeline.Config{Path: p.Path, Args: append([]string{p.Path}, p.Args...), Env: p.Env, Stdin: bytes.NewReader(p.Stdin), Stdout: out, Stderr: errOut}
+		return pipeline.Config{Path: p.Path, Args: append([]string{p.Path}, p.Args...), Env: p.Env, Stdin: bytes.NewReader(p.Stdin), Stdout: out, Stderr: errOut, Engine: testEngine}
 	}
 	check := func(how string, got corpus.Result) {
 		err := corpus.Compare(native, got)
@@ -133,6 +134,17 @@ func checkNest(t *testing.T, p corpus.Program, want *corpus.ProgramExpect) {
 	check("accelerate", resultOf(res, &out, &errOut))
 	if testing.Verbose() {
 		t.Logf("%s", accel.FormatReport(rep))
+	}
+	// Both phases in one run (gxbit run --accelerate).
+	out.Reset()
+	errOut.Reset()
+	res, on, err := pipeline.RunOnline(ctx, cfg(&out, &errOut), pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
+	if err != nil {
+		t.Fatalf("gxbit run --accelerate: %v", err)
+	}
+	check("online", resultOf(res, &out, &errOut))
+	if testing.Verbose() && on.Report != nil {
+		t.Logf("online, %d profiling rounds:\n%s", on.Rounds, accel.FormatReport(on.Report))
 	}
 	lines, err := corpus.ReadLineTable(p.Path, p.Name+".c")
 	if err != nil {

@@ -178,7 +178,11 @@ func (sp *spot) checkIVs(steps []uint64, restride *string) *fallback {
 	if len(sp.ivs) == 0 {
 		return nil
 	}
+	reloaded := reloadIndex(sp.kernel.LiveIns, sp.kernel.Reloads, false)
 	for i, l := range sp.kernel.LiveIns {
+		if _, ok := reloaded[i]; ok {
+			continue // each thread loads it (see reload.go)
+		}
 		if steps[i] == 0 && l.Written && !l.Stack && l.Slot <= gvinst.S15 {
 			// The loop writes it, yet it did not move: an accumulator
 			// that happened to add zeros, unless it is an IV of step 0.

@@ -23,9 +23,12 @@ type HotSpotReport struct {
 	FallbackReasons map[string]int `json:"fallback_reasons"`
 	LastFallback    string         `json:"last_fallback,omitempty"`
 	Launches2D      int            `json:"launches_2d"`
-	Note            string         `json:"note,omitempty"` // e.g. why the nest maps in one dimension only
-	Iterations      uint64         `json:"gpu_iterations"`
-	KernelSeconds   float64        `json:"kernel_seconds"`
+	// Replays are the instances launched without probing: the same
+	// live-in values as one probed before (see replay.go).
+	Replays       int     `json:"replays,omitempty"`
+	Note          string  `json:"note,omitempty"` // e.g. why the nest maps in one dimension only
+	Iterations    uint64  `json:"gpu_iterations"`
+	KernelSeconds float64 `json:"kernel_seconds"`
 	// ThreadInstructions are the instructions the launches executed,
 	// summed over active lanes (0 on a back end that cannot count them:
 	// the real GPU).

@@ -42,7 +42,7 @@ int main(int argc, char **argv) {
 func TestRestride(t *testing.T) {
 	bin := compileStatic(t, "rows", rowsSource)
 	prof := func(args ...string) *profile.File {
-		_, f, err := pipeline.Profile(context.Background(), pipeline.Config{Path: bin, Args: append([]string{bin}, args...)}, profile.Options{})
+		_, f, err := pipeline.Profile(context.Background(), pipeline.Config{Path: bin, Args: append([]string{bin}, args...), Engine: testEngine}, profile.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func TestRestride(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: bin, Args: append([]string{bin}, args...), Stdout: &out}, accel.Options{Profile: f, Driver: drv, AlwaysOffload: true})
+		res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: bin, Args: append([]string{bin}, args...), Stdout: &out, Engine: testEngine}, accel.Options{Profile: f, Driver: drv, AlwaysOffload: true})
 		if err != nil {
 			t.Fatal(err)
 		}

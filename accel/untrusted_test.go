@@ -22,7 +22,7 @@ func TestUntrustedProfile(t *testing.T) {
 		t.Run(opt, func(t *testing.T) {
 			path := gccStatic(t, filepath.Join("testdata", "sequential.c"), filepath.Join(t.TempDir(), "sequential"), opt, "-fno-tree-vectorize", "-fno-inline")
 			args := []string{path, "3000", "40"}
-			prof := phase1(t, pipeline.Config{Path: path, Args: args})
+			prof := phase1(t, pipeline.Config{Path: path, Args: args, Engine: testEngine})
 			edited := 0
 			for i := range prof.HotSpots {
 				h := &prof.HotSpots[i]
@@ -43,7 +43,7 @@ func TestUntrustedProfile(t *testing.T) {
 			}
 			want := runNative(t, path, args[1:]...)
 			var out bytes.Buffer
-			res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out},
+			res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
 				accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 			if err != nil {
 				t.Fatal(err)

@@ -19,6 +19,13 @@ type Translator interface {
 	Translate(addr uint64) (*VBlock, error)
 }
 
+// NewEngineFunc makes a CPU engine over guest memory mem that gets its
+// code from t, with the interpreter's options (breakpoints, the probe
+// hook, the optimization passes): NewInterpreter wrapped, or a compiling
+// engine's constructor. An engine that holds resources implements
+// io.Closer; whoever made it closes it.
+type NewEngineFunc func(mem *Memory, t Translator, opts InterpOptions) (Engine, error)
+
 // Engine runs guest code. The interpreter is one; a compiling back end may
 // be another.
 type Engine interface {

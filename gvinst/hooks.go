@@ -56,7 +56,9 @@ const (
 )
 
 // TLBSlot is the TLB entry page number pn maps to:
-// (pn ^ pn>>12 ^ pn>>24) % TLBSlots.
+// (pn + pn>>12<<1) % TLBSlots. Pages pn and pn+1 never share an entry, so
+// an access of at most a page's bytes that hits the entry of its first
+// byte's page with the tag of its last byte's page lies in one page.
 func TLBSlot(pn uint64) uint64 { return tlbIndex(pn) }
 
 // SoftTLBs returns the addresses of the read and the write TLB (see

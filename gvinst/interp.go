@@ -104,9 +104,9 @@ type trapInfo struct {
 var _ Engine = (*Interpreter)(nil)
 
 // NewInterpreter returns an interpreter over guest memory mem that gets its
-// code from t. If mem.OnCodeWrite is nil, the interpreter sets it so that a
-// guest write to a page translated code came from invalidates that page's
-// translations.
+// code from t. It joins mem.OnCodeWrite (see ChainCodeWrite), so that a
+// write to a page translated code came from invalidates that page's
+// translations in this engine as in every other over mem.
 func NewInterpreter(mem *Memory, t Translator, opts InterpOptions) *Interpreter {
 	it := &Interpreter{
 		mem:    mem,
@@ -116,12 +116,7 @@ func NewInterpreter(mem *Memory, t Translator, opts InterpOptions) *Interpreter 
 		blocks: make(map[uint64]*cblock),
 		pages:  make(map[uint64][]*cblock),
 	}
-	if mem.OnCodeWrite == nil {
-		mem.OnCodeWrite = func(pageAddr uint64) {
-			it.Invalidate(pageAddr, PageSize)
-			mem.ClearCode(pageAddr)
-		}
-	}
+	ChainCodeWrite(mem, it.Invalidate)
 	return it
 }
 

@@ -112,15 +112,20 @@ type area struct {
 	perm        Perm
 }
 
-// tlbSize is the number of slots of each software TLB. 4096 pages (16 MiB)
+// tlbSize is the number of slots of each software TLB. 16384 pages (64 MiB)
 // cover a column walk of a large row-major matrix, which touches one page
-// per row; 256 slots thrashed there (a naive 850x850 matmul ran 4x slower).
-const tlbSize = 4096
+// per row (256 slots thrashed there: a naive 850x850 matmul ran 4x
+// slower), and the two 13.5 MB grids a Jacobi stencil sweeps (4096 slots
+// missed on every page of every sweep).
+const tlbSize = 16384
 
 // tlbIndex is the TLB slot of page number pn. Mixing in the higher bits
 // keeps arrays that lie a multiple of the TLB's reach apart from sharing
-// slots.
-func tlbIndex(pn uint64) uint64 { return (pn ^ pn>>12 ^ pn>>24) % tlbSize }
+// slots. Adding them doubled keeps consecutive pages in different slots
+// (pn+1 either moves the slot by one or, carrying into bit 12, by an odd
+// amount minus an even one), which lets compiled code check the page and
+// a page crossing with one compare (see TLBSlot).
+func tlbIndex(pn uint64) uint64 { return (pn + pn>>12<<1) % tlbSize }
 
 type tlbEntry struct {
 	tag uint64 // page number + 1; 0 is empty
@@ -698,6 +703,25 @@ func (m *Memory) MarkCode(addr uint64) {
 	if p, ok := m.touch(addr / PageSize); ok && !p.code {
 		p.code = true
 		m.wtlb[tlbIndex(addr/PageSize)] = tlbEntry{}
+	}
+}
+
+// ChainCodeWrite makes invalidate (an engine's Invalidate) hear of every
+// write to a page translated code came from, before whatever
+// mem.OnCodeWrite did already: several engines over one Memory (phase 2's
+// main engine and its probes, the profiler's and the accelerator's in one
+// run) each drop their translations of the page. The last in the chain
+// forgets the page's mark (ClearCode), which the next translation from it
+// sets again.
+func ChainCodeWrite(mem *Memory, invalidate func(addr, size uint64)) {
+	prev := mem.OnCodeWrite
+	mem.OnCodeWrite = func(pageAddr uint64) {
+		invalidate(pageAddr, PageSize)
+		if prev != nil {
+			prev(pageAddr)
+			return
+		}
+		mem.ClearCode(pageAddr)
 	}
 }
 

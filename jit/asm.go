@@ -80,6 +80,10 @@ const (
 	mnCmpMI
 	mnCmpMI8
 	mnImulRM
+	mnImulRMI // imul r, r/m, imm32 (69 /r)
+	mnLea     // lea r, m (8D /r)
+	mnCmpMR8  // cmp r/m8, r8 (38 /r)
+	mnTestMI  // test r/m, imm32 (F7 /0)
 	mnShlMCL
 	mnShrMCL
 	mnSarMCL
@@ -160,6 +164,10 @@ var forms = [mnCount]form{
 	mnCmpMI:     {op: []byte{0x81}, digit: 7, imm: 4},
 	mnCmpMI8:    {op: []byte{0x83}, digit: 7, imm: 1},
 	mnImulRM:    {op: []byte{0x0f, 0xaf}, digit: -1},
+	mnImulRMI:   {op: []byte{0x69}, digit: -1, imm: 4},
+	mnLea:       {op: []byte{0x8d}, digit: -1},
+	mnCmpMR8:    {op: []byte{0x38}, digit: -1},
+	mnTestMI:    {op: []byte{0xf7}, digit: 0, imm: 4},
 	mnShlMCL:    {op: []byte{0xd3}, digit: 4},
 	mnShrMCL:    {op: []byte{0xd3}, digit: 5},
 	mnSarMCL:    {op: []byte{0xd3}, digit: 7},
@@ -270,7 +278,8 @@ func (a *asm) encode(m mn, size int, r reg, rm operand, imm int64) {
 	}
 	// Byte operations on spl, bpl, sil, dil need a REX prefix to name them
 	// rather than ah, ch, dh, bh.
-	if size == 1 && (!rm.isMem && base >= 4 && base < 8 || f.digit < 0 && regField >= 4 && regField < 8) {
+	byteRM := size == 1 || m == mnMovzx8 || m == mnMovsx8
+	if byteRM && !rm.isMem && base >= 4 && base < 8 || size == 1 && f.digit < 0 && regField >= 4 && regField < 8 {
 		rex |= 0x40
 	}
 	if rex != 0 {
@@ -398,6 +407,29 @@ func (a *asm) setcc(c cond, r reg) {
 	a.encode(mnMovzx8, 4, r, regOp(r), 0)
 }
 
+// extend loads the low size bytes of src (a register or memory) into d,
+// zero- or sign-extended to 64 bits.
+func (a *asm) extend(d reg, src operand, size int, signed bool) {
+	switch {
+	case size == 8:
+		if src.isMem || src.r != d {
+			a.encode(mnMovRM, 8, d, src, 0)
+		}
+	case size == 4 && signed:
+		a.encode(mnMovsxd, 8, d, src, 0)
+	case size == 4:
+		a.encode(mnMovRM, 4, d, src, 0)
+	case size == 2 && signed:
+		a.encode(mnMovsx16, 8, d, src, 0)
+	case size == 2:
+		a.encode(mnMovzx16, 4, d, src, 0)
+	case size == 1 && signed:
+		a.encode(mnMovsx8, 8, d, src, 0)
+	default:
+		a.encode(mnMovzx8, 4, d, src, 0)
+	}
+}
+
 // cmov moves src into dst when condition c holds (64-bit).
 func (a *asm) cmov(c cond, dst reg, src operand) {
 	rex := byte(0x48)
@@ -426,6 +458,22 @@ func (a *asm) shiftImm(digit byte, r reg, k uint8) {
 		rex |= 1
 	}
 	a.b = append(a.b, rex, 0xc1, 0xc0|digit<<3|byte(r&7), k)
+}
+
+// shiftImmSized shifts or rotates r by the constant k at operand size sz (4
+// or 8; 4 clears the upper half): digit 0 rol, 1 ror, 4 shl, 5 shr, 7 sar.
+func (a *asm) shiftImmSized(digit byte, r reg, k uint8, sz int) {
+	rex := byte(0)
+	if sz == 8 {
+		rex = 0x48
+	}
+	if r&8 != 0 {
+		rex |= 0x41
+	}
+	if rex != 0 {
+		a.byte1(rex)
+	}
+	a.b = append(a.b, 0xc1, 0xc0|digit<<3|byte(r&7), k)
 }
 
 func (a *asm) ret() { a.byte1(0xc3) }

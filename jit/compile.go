@@ -2,6 +2,7 @@ package jit
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/gxbit/gxbit/gvinst"
 )
@@ -35,28 +36,79 @@ type compiled struct {
 	chainStub [2]int
 	nCallouts int
 	nativeOps int
+	loop      bool   // the block's back edge to itself stays inside the unit
+	marks     []mark // where each instruction's code starts (for Disassemble)
 }
 
-// compiler turns one VBlock into x86-64 code. Every GVInst register lives
-// in the machine's frame (r15 points at it); each instruction loads its
-// operands into scratch registers, computes, and stores its result.
+// mark names a place in a unit's code.
+type mark struct {
+	pos  int
+	text string
+}
+
+// compiler turns one VBlock into x86-64 code. GVInst registers live in the
+// machine's frame (r15 points at it), with copies in host registers while
+// the unit runs (see regalloc.go); each instruction gets its operands
+// through the operand API, computes in scratch or pool registers, and puts
+// its result.
 type compiler struct {
 	a      asm
 	vb     *gvinst.VBlock
 	id     uint32
 	out    compiled
 	slowAt []slowPath // out-of-line slow paths, emitted after the body
-	cache  regCache   // frame slots whose values host registers also hold
+	cache  regCache
+	locked uint16 // pool registers the current instruction uses
+	// lastRead is, per virtual register slot, the index of the last
+	// instruction that reads it; after that its register is free.
+	lastRead map[gvinst.Reg]int
+	// A loop unit keeps its back edge inside the unit; loopWrites are the
+	// guest slots the block writes (pinned ones stay dirty across
+	// iterations).
+	loop       bool
+	loopTop    int
+	loopWrites map[gvinst.Reg]bool
+	fused      int // the CMP compiled into the BRANCH's jump, or -1
+	// alias maps a virtual register that a GET or MOV copied from another
+	// register, still unchanged while the copy is read, to that register:
+	// the copy is never made (see findAliases).
+	alias map[gvinst.Reg]aliasOf
+	// addr maps a virtual register that is only ever the base of loads
+	// and stores, computed as base+index*scale, to those parts: the
+	// access folds them into its address (see findAddresses).
+	addr map[gvinst.Reg]addrOf
+	skip map[int]bool // instructions whose work folded into others
+	cur  int          // the instruction being compiled
+}
+
+// addrOf says a virtual register holds base + index*scale from
+// instruction from on.
+type addrOf struct {
+	base, index gvinst.Reg
+	scale       uint8
+	from        int
+}
+
+// aliasOf says virtual register's value is register of's from instruction
+// from on.
+type aliasOf struct {
+	of   gvinst.Reg
+	from int
 }
 
 // slowPath is a jump from the body to a callout of instruction idx, whose
 // resume point is back in the body.
 type slowPath struct {
-	jumps  []int // rel32 displacements to bind to the slow path
-	idx    int
-	back   int      // the resume point in the body
-	reload regCache // the registers to reload from the frame before going back
+	jumps []int // rel32 displacements to bind to the slow path
+	idx   int
+	back  int      // the resume point in the body
+	pre   regCache // the cache where the jumps leave: its dirty slots are stored
+	post  regCache // the cache at the resume point: reloaded from the frame
 }
+
+// maxPinned is the most guest registers a loop unit keeps in host
+// registers across iterations; the rest of the pool serves temporaries.
+const maxPinned = len(pool) - 3
 
 // compileUnit compiles vb as unit id. bp makes the unit's chained entry
 // stop at a breakpoint.
@@ -67,12 +119,29 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool) (*compiled, error) {
 	if n := int(gvinst.NumGuestSlots) + vb.NumVRegs(); n+2 > gvinst.FrameSlots {
 		return nil, fmt.Errorf("vblock %#x uses %d virtual registers, more than the frame holds", vb.Addr, vb.NumVRegs())
 	}
-	c := &compiler{vb: vb, id: id}
-	c.out.resume = make([]int, len(vb.Insts))
+	nInsts := len(vb.Insts)
+	for i := range vb.Insts[:nInsts-1] {
+		if vb.Insts[i].Op.EndsBlock() {
+			return nil, fmt.Errorf("vblock %#x: %s ends the block before its last instruction", vb.Addr, vb.Insts[i].Op)
+		}
+	}
+	last := &vb.Insts[nInsts-1]
+	if !last.Op.EndsBlock() {
+		return nil, fmt.Errorf("vblock %#x does not end with a control transfer", vb.Addr)
+	}
+	c := &compiler{vb: vb, id: id, fused: -1}
+	c.out.resume = make([]int, nInsts)
 	for i := range c.out.resume {
 		c.out.resume[i] = -1
 	}
 	c.out.chainStub = [2]int{-1, -1}
+	c.lastRead = lastReads(vb)
+	c.loop = !bp && (last.Op == gvinst.OpJmp && last.Target[0] == vb.Addr ||
+		last.Op == gvinst.OpBranch && (last.Target[0] == vb.Addr || last.Target[1] == vb.Addr))
+	c.out.loop = c.loop
+	c.alias = findAliases(vb, c.lastRead)
+	c.addr, c.skip = findAddresses(vb, c.lastRead, c.alias)
+	c.fused = fusableCmp(vb, c.lastRead)
 	a := &c.a
 	if bp {
 		a.movImm64(rax, exitWord(exitBreakpoint, 0, id))
@@ -83,39 +152,47 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool) (*compiled, error) {
 	fuelJump := a.jcc(ccLE)
 	c.out.entryGo = a.pos()
 	a.encode(mnSubMI, 8, 0, memOp(fieldMem(offFuel)), int64(guestCount(vb)))
-	for i := range vb.Insts {
+	if c.loop {
+		c.pinLoop()
+		c.loopTop = a.pos()
+		c.out.marks = append(c.out.marks, mark{a.pos(), "loop head"})
+	}
+	for i := range vb.Insts[:nInsts-1] {
 		in := &vb.Insts[i]
-		if in.Op.EndsBlock() {
-			if i != len(vb.Insts)-1 {
-				return nil, fmt.Errorf("vblock %#x: %s ends the block before its last instruction", vb.Addr, in.Op)
-			}
-			c.control(i, in)
-			break
-		}
-		if c.native(i, in) {
+		c.out.marks = append(c.out.marks, mark{a.pos(), fmt.Sprintf("%d: %s", i, gvinst.FormatInst(in))})
+		c.beginInst()
+		c.cur = i
+		switch {
+		case i == c.fused:
 			c.out.nativeOps++
-			continue
+			continue // the BRANCH compares
+		case c.isAliasDef(i, in) || c.skip[i]:
+			c.out.nativeOps++
+			continue // a copy made by renaming, an address folded
+		case c.native(i, in):
+			c.out.nativeOps++
+		default:
+			c.callout(i)
 		}
-		c.callout(i)
+		c.freeDead(i)
 	}
-	last := &vb.Insts[len(vb.Insts)-1]
-	if !last.Op.EndsBlock() {
-		return nil, fmt.Errorf("vblock %#x does not end with a control transfer", vb.Addr)
-	}
+	c.out.marks = append(c.out.marks, mark{a.pos(), fmt.Sprintf("%d: %s", nInsts-1, gvinst.FormatInst(last))})
+	c.beginInst()
+	c.cur = nInsts - 1
+	c.control(nInsts-1, last)
 	for _, s := range c.slowAt {
 		for _, j := range s.jumps {
 			a.bind(j, a.pos())
 		}
+		c.out.marks = append(c.out.marks, mark{a.pos(), fmt.Sprintf("slow path of %d", s.idx)})
+		c.emitFlush(&s.pre, true)
+		c.materialize(s.idx)
 		a.movImm64(rax, exitWord(exitCallout, s.idx, id))
 		a.ret()
 		// Go ran the instruction on the frame: reload what the body
 		// expects in registers, and go back.
 		c.out.resume[s.idx] = a.pos()
-		for i, slot := range s.reload.slot {
-			if slot != noSlot {
-				a.encode(mnMovRM, 8, cachePool[i], memOp(slotMem(slot)), 0)
-			}
-		}
+		c.emitReload(&s.post)
 		a.bind(a.jmp(), s.back)
 		c.out.nCallouts++
 	}
@@ -124,6 +201,353 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool) (*compiled, error) {
 	a.ret()
 	c.out.code = a.bytes()
 	return &c.out, nil
+}
+
+// operandSlots calls f for every frame slot instruction in reads (dst
+// false) or writes (dst true) through its explicit operands; a wide value
+// is two slots.
+func operandSlots(in *gvinst.Inst, f func(r gvinst.Reg, dst bool)) {
+	info := in.Op.Info()
+	// Packed ops name a lane type but read and write 128-bit values.
+	wide := in.Type.IsWide() || in.SrcType.IsWide() || info.Types == gvinst.TVec || in.DstType().IsWide()
+	see := func(r gvinst.Reg, dst bool) {
+		f(r, dst)
+		if dst && in.DstType().IsWide() || !dst && wide {
+			f(r+1, dst)
+		}
+	}
+	si := 0
+	for _, k := range info.Operands {
+		switch k {
+		case gvinst.OpdDst:
+			see(in.Dst, true)
+		case gvinst.OpdSrc, gvinst.OpdMem:
+			see(in.Src[si], false)
+			si++
+		case gvinst.OpdSrcImm:
+			if !in.HasImm {
+				see(in.Src[si], false)
+			}
+			si++
+		}
+	}
+}
+
+// lastReads maps every virtual register slot vb reads to the index of the
+// last instruction that reads it.
+func lastReads(vb *gvinst.VBlock) map[gvinst.Reg]int {
+	m := map[gvinst.Reg]int{}
+	for i := range vb.Insts {
+		operandSlots(&vb.Insts[i], func(r gvinst.Reg, dst bool) {
+			if !dst && r.IsVirtual() {
+				m[r] = i
+			}
+		})
+	}
+	return m
+}
+
+// freeDead forgets the virtual registers no instruction after idx reads:
+// their values need never reach the frame.
+func (c *compiler) freeDead(idx int) {
+	for i := range c.cache.e {
+		e := &c.cache.e[i]
+		if e.valid && e.slot.IsVirtual() {
+			if last, ok := c.lastRead[e.slot]; !ok || last <= idx {
+				*e = cacheEntry{}
+			}
+		}
+	}
+}
+
+// findAliases finds the copies the compiler need not make: GET or MOV of
+// 8 bytes into a virtual register written nowhere else, from a register
+// that nothing writes before the copy's last read (an instruction that
+// reads the copy and writes the original is fine: it reads first). Reads
+// of the copy then read the original; a callout that reads the copy gets
+// it stored to the frame first (materialize).
+func findAliases(vb *gvinst.VBlock, lastRead map[gvinst.Reg]int) map[gvinst.Reg]aliasOf {
+	writes := map[gvinst.Reg][]int{}
+	for i := range vb.Insts {
+		operandSlots(&vb.Insts[i], func(r gvinst.Reg, dst bool) {
+			if dst {
+				writes[r] = append(writes[r], i)
+			}
+		})
+	}
+	// Instructions that may write guest state beyond their operands.
+	var stateWriters []int
+	for i := range vb.Insts {
+		in := &vb.Insts[i]
+		if in.Op.Info().Effects&gvinst.EffStateWrite != 0 && in.Op != gvinst.OpFlags {
+			stateWriters = append(stateWriters, i)
+		}
+	}
+	m := map[gvinst.Reg]aliasOf{}
+	for i := range vb.Insts {
+		for _, cp := range copies(&vb.Insts[i]) {
+			tryAlias(m, i, cp[0], cp[1], writes, stateWriters, lastRead)
+		}
+	}
+	return m
+}
+
+// copies lists the (destination, source) slot pairs instruction in copies
+// unchanged: GET and MOV of 8 bytes, the halves of a wide MOV or GET, and
+// of a JOIN.
+func copies(in *gvinst.Inst) [][2]gvinst.Reg {
+	switch {
+	case in.Op == gvinst.OpJoin:
+		return [][2]gvinst.Reg{{in.Dst, in.Src[0]}, {in.Dst + 1, in.Src[1]}}
+	case (in.Op == gvinst.OpMov || in.Op == gvinst.OpGet) && in.Type.IsWide():
+		return [][2]gvinst.Reg{{in.Dst, in.Src[0]}, {in.Dst + 1, in.Src[0] + 1}}
+	case in.Op == gvinst.OpMov || in.Op == gvinst.OpGet && in.Type.Size() == 8:
+		return [][2]gvinst.Reg{{in.Dst, in.Src[0]}}
+	}
+	return nil
+}
+
+// isAliasDef reports whether instruction i only makes copies that are
+// all renamed away.
+func (c *compiler) isAliasDef(i int, in *gvinst.Inst) bool {
+	cps := copies(in)
+	if len(cps) == 0 {
+		return false
+	}
+	for _, cp := range cps {
+		if a, ok := c.alias[cp[0]]; !ok || a.from != i {
+			return false
+		}
+	}
+	return true
+}
+
+// tryAlias makes v an alias of src from instruction i on, if that is
+// sound (see findAliases).
+func tryAlias(m map[gvinst.Reg]aliasOf, i int, v, src gvinst.Reg, writes map[gvinst.Reg][]int, stateWriters []int, lastRead map[gvinst.Reg]int) {
+	if !v.IsVirtual() || len(writes[v]) != 1 || src == gvinst.MXCSR {
+		return
+	}
+	last, read := lastRead[v]
+	if !read || last <= i {
+		return
+	}
+	of := src
+	if a, ok := m[of]; ok && a.from < i {
+		of = a.of
+	}
+	if of >= gvinst.CCOp && of <= gvinst.CCC || of == v {
+		return
+	}
+	for _, w := range writes[of] {
+		if w >= i && w < last {
+			return
+		}
+	}
+	if !of.IsVirtual() {
+		for _, w := range stateWriters {
+			if w > i && w < last {
+				return
+			}
+		}
+	}
+	m[v] = aliasOf{of: of, from: i}
+	// The original must stay for as long as the copy is read.
+	if of.IsVirtual() && lastRead[of] < last {
+		lastRead[of] = last
+	}
+}
+
+// findAddresses finds the address computations loads and stores can fold:
+// ADD.u64 v, a, b (b possibly SHL.u64 of c by 1 to 3, read only by the
+// ADD) whose v is written nowhere else and read only as the base of
+// loads and stores of at most 8 bytes, while a and c stay unchanged. It
+// returns them and the instructions they make unnecessary.
+func findAddresses(vb *gvinst.VBlock, lastRead map[gvinst.Reg]int, alias map[gvinst.Reg]aliasOf) (map[gvinst.Reg]addrOf, map[int]bool) {
+	writes := map[gvinst.Reg][]int{}
+	readers := map[gvinst.Reg][]int{}
+	for i := range vb.Insts {
+		operandSlots(&vb.Insts[i], func(r gvinst.Reg, dst bool) {
+			if dst {
+				writes[r] = append(writes[r], i)
+			} else if n := len(readers[r]); n == 0 || readers[r][n-1] != i {
+				readers[r] = append(readers[r], i)
+			}
+		})
+	}
+	var stateWriters []int
+	for i := range vb.Insts {
+		if vb.Insts[i].Op.Info().Effects&gvinst.EffStateWrite != 0 && vb.Insts[i].Op != gvinst.OpFlags {
+			stateWriters = append(stateWriters, i)
+		}
+	}
+	resolve := func(r gvinst.Reg, at int) gvinst.Reg {
+		if a, ok := alias[r]; ok && a.from < at {
+			return a.of
+		}
+		return r
+	}
+	unchanged := func(r gvinst.Reg, from, last int) bool {
+		if r == gvinst.MXCSR || r >= gvinst.CCOp && r <= gvinst.CCC {
+			return false
+		}
+		for _, w := range writes[r] {
+			if w >= from && w < last {
+				return false
+			}
+		}
+		if !r.IsVirtual() {
+			for _, w := range stateWriters {
+				if w >= from && w < last {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	is64 := func(t gvinst.Type) bool { return t.Size() == 8 && t.IsInt() }
+	addrs := map[gvinst.Reg]addrOf{}
+	skip := map[int]bool{}
+	for i := range vb.Insts {
+		in := &vb.Insts[i]
+		v := in.Dst
+		if in.Op != gvinst.OpAdd || !is64(in.Type) || in.HasImm || !v.IsVirtual() || len(writes[v]) != 1 {
+			continue
+		}
+		if _, ok := alias[v]; ok {
+			continue
+		}
+		last, read := lastRead[v]
+		if !read || last <= i {
+			continue
+		}
+		ok := true
+		for _, k := range readers[v] {
+			r := &vb.Insts[k]
+			if !(r.Op == gvinst.OpLd || r.Op == gvinst.OpSt) || r.Src[0] != v || r.Op == gvinst.OpSt && r.Src[1] == v || r.Type.Size() > 8 || k <= i {
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
+		a := resolve(in.Src[0], i)
+		b := in.Src[1]
+		idx, scale, shl := resolve(b, i), uint8(1), -1
+		if len(writes[b]) == 1 && writes[b][0] < i && len(readers[b]) == 1 && readers[b][0] == i && b.IsVirtual() {
+			if j := writes[b][0]; vb.Insts[j].Op == gvinst.OpShl && is64(vb.Insts[j].Type) && vb.Insts[j].HasImm && vb.Insts[j].Imm >= 1 && vb.Insts[j].Imm <= 3 {
+				if _, aliased := alias[b]; !aliased {
+					shl, idx, scale = j, resolve(vb.Insts[j].Src[0], j), uint8(1)<<vb.Insts[j].Imm
+				}
+			}
+		}
+		from := i
+		if shl >= 0 {
+			from = shl
+		}
+		if a == v || idx == v || !unchanged(a, i, last) || !unchanged(idx, from, last) {
+			continue
+		}
+		addrs[v] = addrOf{base: a, index: idx, scale: scale, from: i}
+		skip[i] = true
+		if shl >= 0 {
+			skip[shl] = true
+		}
+		for _, r := range []gvinst.Reg{a, idx} {
+			if r.IsVirtual() && lastRead[r] < last {
+				lastRead[r] = last
+			}
+		}
+	}
+	return addrs, skip
+}
+
+// aliased returns the register whose value r has at the current
+// instruction: r itself, or what it is an uncopied copy of.
+func (c *compiler) aliased(r gvinst.Reg) gvinst.Reg {
+	if a, ok := c.alias[r]; ok && c.cur > a.from {
+		return a.of
+	}
+	return r
+}
+
+// materialize stores, before a callout of instruction idx (the frame
+// being current), the uncopied copies it reads.
+func (c *compiler) materialize(idx int) {
+	in := &c.vb.Insts[idx]
+	done := map[gvinst.Reg]bool{}
+	operandSlots(in, func(r gvinst.Reg, dst bool) {
+		if ad, ok := c.addr[r]; ok && !dst && idx > ad.from && !done[r] {
+			done[r] = true
+			c.a.encode(mnMovRM, 8, rax, memOp(slotMem(ad.base)), 0)
+			c.a.encode(mnMovRM, 8, rcx, memOp(slotMem(ad.index)), 0)
+			c.a.encode(mnLea, 8, rax, memOp(mem{base: rax, index: rcx, scale: ad.scale, hasIndex: true}), 0)
+			c.a.encode(mnMovMR, 8, rax, memOp(slotMem(r)), 0)
+			return
+		}
+		a, ok := c.alias[r]
+		if dst || !ok || idx <= a.from || done[r] {
+			return
+		}
+		done[r] = true
+		c.a.encode(mnMovRM, 8, rax, memOp(slotMem(a.of)), 0)
+		c.a.encode(mnMovMR, 8, rax, memOp(slotMem(r)), 0)
+	})
+}
+
+// fusableCmp returns the index of the integer CMP whose only reader is the
+// block's closing BRANCH, right after it, or -1: the BRANCH then compares
+// and jumps on the host flags, and the 0/1 value is never made.
+func fusableCmp(vb *gvinst.VBlock, lastRead map[gvinst.Reg]int) int {
+	n := len(vb.Insts)
+	if n < 2 || vb.Insts[n-1].Op != gvinst.OpBranch {
+		return -1
+	}
+	cmp, br := &vb.Insts[n-2], &vb.Insts[n-1]
+	if cmp.Op != gvinst.OpCmp || br.Src[0] != cmp.Dst || !cmp.Dst.IsVirtual() || lastRead[cmp.Dst] != n-1 {
+		return -1
+	}
+	if _, ok := intCond(cmp); !ok {
+		return -1
+	}
+	return n - 2
+}
+
+// pinLoop loads the guest registers a loop block uses most into pool
+// registers, where they stay for the whole unit.
+func (c *compiler) pinLoop() {
+	uses := map[gvinst.Reg]int{}
+	c.loopWrites = map[gvinst.Reg]bool{}
+	for i := range c.vb.Insts {
+		operandSlots(&c.vb.Insts[i], func(r gvinst.Reg, dst bool) {
+			if r.IsVirtual() {
+				return
+			}
+			if dst {
+				c.loopWrites[r] = true
+			}
+			if r < gvinst.X0 || r < gvinst.FSBase && (r-gvinst.X0)%2 == 0 {
+				uses[r]++
+			}
+		})
+	}
+	var cands []gvinst.Reg
+	for r := range uses {
+		cands = append(cands, r)
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if uses[cands[i]] != uses[cands[j]] {
+			return uses[cands[i]] > uses[cands[j]]
+		}
+		return cands[i] < cands[j]
+	})
+	if len(cands) > maxPinned {
+		cands = cands[:maxPinned]
+	}
+	for i, r := range cands {
+		c.a.encode(mnMovRM, 8, pool[i], memOp(slotMem(r)), 0)
+		c.cache.e[i] = cacheEntry{valid: true, pinned: true, slot: r, dirty: c.loopWrites[r]}
+	}
 }
 
 // guestCount is the number of x86 instructions of vb.
@@ -142,104 +566,43 @@ func guestCount(vb *gvinst.VBlock) uint64 {
 	return n
 }
 
-// callout makes instruction idx run in Go (the interpreter's semantics).
+// callout makes instruction idx run in Go (the interpreter's semantics):
+// every dirty slot goes to the frame first, and the pinned registers come
+// back from it after.
 func (c *compiler) callout(idx int) {
+	c.emitFlush(&c.cache, true)
+	c.materialize(idx)
 	c.a.movImm64(rax, exitWord(exitCallout, idx, c.id))
 	c.a.ret()
 	c.out.resume[idx] = c.a.pos()
 	c.out.nCallouts++
-	c.cache.flush()
+	c.cache.afterCallout()
+	c.emitReload(&c.cache)
 }
 
-// slowJump records jumps (from conditional branches just emitted) to a
-// callout of instruction idx that resumes at the current position + later
-// code; the caller sets the resume point with c.out.resume[idx].
-func (c *compiler) slowJump(idx int, jumps ...int) {
-	c.slowAt = append(c.slowAt, slowPath{jumps: jumps, idx: idx, back: c.a.pos(), reload: c.cache})
+// slowJump records jumps (from conditional branches just emitted, with
+// cache state pre where they leave) to a callout of instruction idx that
+// resumes at the current position; the caller sets the resume point with
+// c.out.resume[idx].
+func (c *compiler) slowJump(idx int, pre *regCache, jumps ...int) {
+	c.slowAt = append(c.slowAt, slowPath{jumps: jumps, idx: idx, back: c.a.pos(), pre: *pre, post: c.cache})
 }
 
-func slotMem(r gvinst.Reg) mem   { return mem{base: r15, disp: int32(8 * r)} }
-func slotMemHi(r gvinst.Reg) mem { return mem{base: r15, disp: int32(8*r + 8)} }
-func fieldMem(off uintptr) mem   { return mem{base: r15, disp: int32(off)} }
-func (c *compiler) load(d reg, r gvinst.Reg) {
-	if p, ok := c.cache.lookup(r); ok {
-		c.a.encode(mnMovMR, 8, p, regOp(d), 0)
-		return
-	}
-	c.a.encode(mnMovRM, 8, d, memOp(slotMem(r)), 0)
-}
+func slotMem(r gvinst.Reg) mem { return mem{base: r15, disp: int32(8 * r)} }
+func fieldMem(off uintptr) mem { return mem{base: r15, disp: int32(off)} }
 
-// store writes scratch register s to slot r, and keeps a copy in a cache
-// register when r is a general register or a virtual one.
-func (c *compiler) store(r gvinst.Reg, s reg) {
-	c.a.encode(mnMovMR, 8, s, memOp(slotMem(r)), 0)
-	c.cache.forget(r)
-	if r < gvinst.X0 || r.IsVirtual() {
-		p := c.cache.alloc(r)
-		c.a.encode(mnMovMR, 8, s, regOp(p), 0)
-	}
-}
-
-// wrote records that code wrote slot r other than through store.
-func (c *compiler) wrote(r gvinst.Reg) { c.cache.forget(r) }
-
-// loadExt loads slot r's low size bytes into d, zero- or sign-extended.
-func (c *compiler) loadExt(d reg, r gvinst.Reg, size int, signed bool) {
-	if _, ok := c.cache.lookup(r); ok {
-		c.load(d, r)
-		c.extendReg(d, size, signed)
-		return
-	}
-	m := memOp(slotMem(r))
-	switch {
-	case size == 8:
-		c.a.encode(mnMovRM, 8, d, m, 0)
-	case size == 4 && signed:
-		c.a.encode(mnMovsxd, 8, d, m, 0)
-	case size == 4:
-		c.a.encode(mnMovRM, 4, d, m, 0)
-	case size == 2 && signed:
-		c.a.encode(mnMovsx16, 8, d, m, 0)
-	case size == 2:
-		c.a.encode(mnMovzx16, 4, d, m, 0)
-	case size == 1 && signed:
-		c.a.encode(mnMovsx8, 8, d, m, 0)
-	default:
-		c.a.encode(mnMovzx8, 4, d, m, 0)
-	}
-}
-
-// extendReg zero- or sign-extends register r from size bytes to 64 bits.
-func (c *compiler) extendReg(r reg, size int, signed bool) {
-	o := regOp(r)
-	switch {
-	case size == 8:
-	case size == 4 && signed:
-		c.a.encode(mnMovsxd, 8, r, o, 0)
-	case size == 4:
-		c.a.encode(mnMovMR, 4, r, o, 0)
-	case size == 2 && signed:
-		c.a.encode(mnMovsx16, 8, r, o, 0)
-	case size == 2:
-		c.a.encode(mnMovzx16, 4, r, o, 0)
-	case size == 1 && signed:
-		c.a.encode(mnMovsx8, 8, r, o, 0)
-	default:
-		c.a.encode(mnMovzx8, 4, r, o, 0)
-	}
-}
-
-// loadSrc1 loads the second source of a binary op (a register or the
-// immediate) into d.
-func (c *compiler) loadSrc1(d reg, in *gvinst.Inst) {
+// srcOrImm returns the second source of a binary op in a register: the
+// source's, or scratch d loaded with the immediate.
+func (c *compiler) srcOrImm(d reg, in *gvinst.Inst) reg {
 	if in.HasImm {
 		c.a.movImm(d, uint64(in.Imm))
-		return
+		return d
 	}
-	c.load(d, in.Src[1])
+	return c.src(in.Src[1])
 }
 
-// native emits instruction idx as host code, or reports false.
+// native emits instruction idx as host code, or reports false having
+// emitted nothing.
 func (c *compiler) native(idx int, in *gvinst.Inst) bool {
 	t := in.Type
 	// The host's MXCSR stands for the guest's while compiled code runs:
@@ -260,7 +623,8 @@ func (c *compiler) native(idx int, in *gvinst.Inst) bool {
 }
 
 // nativeMove emits the data movement ops (of any type but .f80 where it
-// is wider than the forms): GET PUT MOV LI JOIN SELECT LD ST.
+// is wider than the forms): GET PUT MOV LI JOIN SELECT LD ST. A wide value
+// moves as its two slots.
 func (c *compiler) nativeMove(idx int, in *gvinst.Inst) bool {
 	a := &c.a
 	t := in.Type
@@ -268,58 +632,58 @@ func (c *compiler) nativeMove(idx int, in *gvinst.Inst) bool {
 	switch in.Op {
 	case gvinst.OpGet, gvinst.OpPut, gvinst.OpMov:
 		if t.IsWide() {
-			c.load(rax, in.Src[0])
-			a.encode(mnMovRM, 8, rcx, memOp(slotMemHi(in.Src[0])), 0)
-			c.store(in.Dst, rax)
-			a.encode(mnMovMR, 8, rcx, memOp(slotMemHi(in.Dst)), 0)
-			c.wrote(in.Dst + 1)
+			if in.Dst == in.Src[0]+1 || in.Dst+1 == in.Src[0] {
+				// Through scratch: the halves overlap.
+				c.srcTo(rax, in.Src[0])
+				c.srcTo(rcx, in.Src[0]+1)
+				c.put(in.Dst, rax)
+				c.put(in.Dst+1, rcx)
+				return true
+			}
+			lo, hi := c.src(in.Src[0]), c.src(in.Src[0]+1)
+			c.put(in.Dst, lo)
+			c.put(in.Dst+1, hi)
 			return true
 		}
 		if in.Op == gvinst.OpMov {
 			sz = 8
 		}
-		c.loadExt(rax, in.Src[0], sz, false)
-		c.store(in.Dst, rax)
+		s := c.src(in.Src[0])
+		d := c.dstReg(in.Dst)
+		if sz < 4 || d != s || sz == 4 {
+			a.extend(d, regOp(s), sz, false)
+		}
 		return true
 	case gvinst.OpLi:
 		if t.IsWide() {
-			a.movImm(rax, uint64(in.Imm))
-			c.store(in.Dst, rax)
-			a.encode(mnXorMR, 4, rax, regOp(rax), 0)
-			a.encode(mnMovMR, 8, rax, memOp(slotMemHi(in.Dst)), 0)
-			c.wrote(in.Dst + 1)
+			c.putImm(in.Dst, uint64(in.Imm))
+			c.putImm(in.Dst+1, 0)
 			return true
 		}
-		a.movImm(rax, uint64(in.Imm)&t.Mask())
-		c.store(in.Dst, rax)
+		c.putImm(in.Dst, uint64(in.Imm)&t.Mask())
 		return true
 	case gvinst.OpJoin:
-		c.load(rax, in.Src[0])
-		c.load(rcx, in.Src[1])
-		c.store(in.Dst, rax)
-		a.encode(mnMovMR, 8, rcx, memOp(slotMemHi(in.Dst)), 0)
-		c.wrote(in.Dst + 1)
+		c.srcTo(rax, in.Src[0])
+		c.srcTo(rcx, in.Src[1])
+		c.put(in.Dst, rax)
+		c.put(in.Dst+1, rcx)
 		return true
 	case gvinst.OpSelect:
 		slots := 1
 		if t.IsWide() {
 			slots = 2
 		}
-		a.encode(mnCmpMI8, 8, 0, memOp(slotMem(in.Src[0])), 0)
+		// Nothing is allocated after the test: the flags stay.
+		cond := c.src(in.Src[0])
 		for s := 0; s < slots; s++ {
-			off := int32(8 * s)
-			ma, mb, md := slotMem(in.Src[1]), slotMem(in.Src[2]), slotMem(in.Dst)
-			ma.disp += off
-			mb.disp += off
-			md.disp += off
-			a.encode(mnMovRM, 8, rax+reg(s), memOp(mb), 0)
-			a.cmov(ccNE, rax+reg(s), memOp(ma))
+			c.srcTo(rax+reg(s), in.Src[2]+gvinst.Reg(s))
+		}
+		a.encode(mnTestMR, 8, cond, regOp(cond), 0)
+		for s := 0; s < slots; s++ {
+			a.cmov(ccNE, rax+reg(s), c.operand(in.Src[1]+gvinst.Reg(s)))
 		}
 		for s := 0; s < slots; s++ {
-			md := slotMem(in.Dst)
-			md.disp += int32(8 * s)
-			a.encode(mnMovMR, 8, rax+reg(s), memOp(md), 0)
-			c.wrote(in.Dst + gvinst.Reg(s))
+			c.put(in.Dst+gvinst.Reg(s), rax+reg(s))
 		}
 		return true
 	case gvinst.OpLd:
@@ -328,6 +692,82 @@ func (c *compiler) nativeMove(idx int, in *gvinst.Inst) bool {
 		return c.memAccess(idx, in, true)
 	}
 	return false
+}
+
+// aluForms are the host forms of the two-operand integer ops: reg-reg and
+// reg-imm32.
+var aluForms = map[gvinst.Op][2]mn{
+	gvinst.OpAdd: {mnAddMR, mnAddMI},
+	gvinst.OpSub: {mnSubMR, mnSubMI},
+	gvinst.OpAnd: {mnAndMR, mnAndMI},
+	gvinst.OpOr:  {mnOrMR, mnOrMI},
+	gvinst.OpXor: {mnXorMR, mnXorMI},
+}
+
+// fitsImm32 reports whether v is an immediate a 32- or 64-bit host
+// operation of size sz takes as it is.
+func fitsImm32(v int64, sz int) bool {
+	if sz == 4 {
+		return true
+	}
+	return v == int64(int32(v))
+}
+
+// binary emits ADD SUB MUL AND OR XOR of 4 or 8 bytes, computing in the
+// destination's register when it can: a 32-bit host operation clears the
+// upper half as GVInst's zero-extension does.
+func (c *compiler) binary(in *gvinst.Inst) {
+	a := &c.a
+	sz := in.Type.Size()
+	x := c.src(in.Src[0])
+	var y reg
+	imm := in.HasImm && fitsImm32(in.Imm, sz)
+	if !imm {
+		y = c.srcOrImm(rcx, in)
+	}
+	// add with an immediate: lea, one instruction.
+	if in.Op == gvinst.OpAdd && imm {
+		d := c.dstReg(in.Dst)
+		if in.Imm == 0 && sz == 8 {
+			if d != x {
+				a.encode(mnMovMR, 8, x, regOp(d), 0)
+			}
+			return
+		}
+		a.encode(mnLea, sz, d, memOp(mem{base: x, disp: int32(in.Imm)}), 0)
+		return
+	}
+	d := c.dstReg(in.Dst)
+	if in.Op == gvinst.OpMul && imm {
+		a.encode(mnImulRMI, sz, d, regOp(x), in.Imm)
+		return
+	}
+	if !imm && d == y && d != x {
+		// The destination is the second source: compute in scratch.
+		a.encode(mnMovMR, 8, x, regOp(rax), 0)
+		c.aluOp(in, sz, rax, y, false)
+		a.encode(mnMovMR, 8, rax, regOp(d), 0)
+		return
+	}
+	if d != x {
+		a.encode(mnMovMR, sz, x, regOp(d), 0)
+	}
+	c.aluOp(in, sz, d, y, imm)
+}
+
+// aluOp emits d = d op y (or op the instruction's immediate).
+func (c *compiler) aluOp(in *gvinst.Inst, sz int, d, y reg, imm bool) {
+	a := &c.a
+	if in.Op == gvinst.OpMul {
+		a.encode(mnImulRM, sz, d, regOp(y), 0)
+		return
+	}
+	f := aluForms[in.Op]
+	if imm {
+		a.encode(f[1], sz, 0, regOp(d), in.Imm)
+		return
+	}
+	a.encode(f[0], sz, y, regOp(d), 0)
 }
 
 // nativeInt emits the integer computations.
@@ -340,24 +780,16 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 		if !t.IsInt() {
 			return false
 		}
-		c.load(rax, in.Src[0])
-		c.loadSrc1(rcx, in)
-		switch in.Op {
-		case gvinst.OpAdd:
-			a.encode(mnAddMR, 8, rcx, regOp(rax), 0)
-		case gvinst.OpSub:
-			a.encode(mnSubMR, 8, rcx, regOp(rax), 0)
-		case gvinst.OpMul:
-			a.encode(mnImulRM, 8, rax, regOp(rcx), 0)
-		case gvinst.OpAnd:
-			a.encode(mnAndMR, 8, rcx, regOp(rax), 0)
-		case gvinst.OpOr:
-			a.encode(mnOrMR, 8, rcx, regOp(rax), 0)
-		case gvinst.OpXor:
-			a.encode(mnXorMR, 8, rcx, regOp(rax), 0)
+		if sz >= 4 {
+			c.binary(in)
+			return true
 		}
-		c.extendReg(rax, sz, false)
-		c.store(in.Dst, rax)
+		x := c.src(in.Src[0])
+		y := c.srcOrImm(rcx, in)
+		a.encode(mnMovMR, 8, x, regOp(rax), 0)
+		c.aluOp(in, 8, rax, y, false)
+		a.extend(rax, regOp(rax), sz, false)
+		c.put(in.Dst, rax)
 		return true
 	case gvinst.OpShl, gvinst.OpShr, gvinst.OpSar:
 		if !t.IsInt() {
@@ -371,8 +803,29 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 		if !t.IsInt() {
 			return false
 		}
-		c.load(rax, in.Src[0])
-		c.loadSrc1(rcx, in)
+		if in.HasImm && sz >= 4 {
+			// rol/ror by a constant, in the destination's register.
+			k := uint8(uint64(in.Imm) % uint64(t.Bits()))
+			x := c.src(in.Src[0])
+			d := c.dstReg(in.Dst)
+			if d != x || sz == 4 {
+				a.encode(mnMovMR, sz, x, regOp(d), 0)
+			}
+			if k != 0 {
+				digit := byte(0)
+				if in.Op == gvinst.OpRor {
+					digit = 1
+				}
+				a.shiftImmSized(digit, d, k, sz)
+			}
+			return true
+		}
+		c.srcTo(rax, in.Src[0])
+		if in.HasImm {
+			a.movImm(rcx, uint64(in.Imm))
+		} else {
+			c.srcTo(rcx, in.Src[1])
+		}
 		m := mnRolMCL
 		if in.Op == gvinst.OpRor {
 			m = mnRorMCL
@@ -381,8 +834,8 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 			m += mnRol8MCL - mnRolMCL
 		}
 		a.encode(m, sz, 0, regOp(rax), 0)
-		c.extendReg(rax, sz, false)
-		c.store(in.Dst, rax)
+		a.extend(rax, regOp(rax), sz, false)
+		c.put(in.Dst, rax)
 		return true
 	case gvinst.OpBswap:
 		// The byte-reversed 64 bits of the zero-extended value, shifted
@@ -390,54 +843,60 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 		if !t.IsInt() {
 			return false
 		}
-		c.loadExt(rax, in.Src[0], sz, false)
+		c.srcExt(rax, in.Src[0], sz, false)
 		a.b = append(a.b, 0x48, 0x0f, 0xc8) // bswap rax
 		if sz < 8 {
 			a.shiftImm(5, rax, uint8(64-8*sz))
 		}
-		c.store(in.Dst, rax)
+		c.put(in.Dst, rax)
 		return true
 	case gvinst.OpNot, gvinst.OpNeg:
 		if !t.IsInt() {
 			return false
 		}
-		c.load(rax, in.Src[0])
-		if in.Op == gvinst.OpNot {
-			a.encode(mnNotM, 8, 0, regOp(rax), 0)
-		} else {
-			a.encode(mnNegM, 8, 0, regOp(rax), 0)
+		m := mnNotM
+		if in.Op == gvinst.OpNeg {
+			m = mnNegM
 		}
-		c.extendReg(rax, sz, false)
-		c.store(in.Dst, rax)
+		if sz >= 4 {
+			x := c.src(in.Src[0])
+			d := c.dstReg(in.Dst)
+			if d != x || sz == 4 {
+				a.encode(mnMovMR, sz, x, regOp(d), 0)
+			}
+			a.encode(m, sz, 0, regOp(d), 0)
+			return true
+		}
+		c.srcTo(rax, in.Src[0])
+		a.encode(m, 8, 0, regOp(rax), 0)
+		a.extend(rax, regOp(rax), sz, false)
+		c.put(in.Dst, rax)
 		return true
 	case gvinst.OpCmp:
 		cc, ok := intCond(in)
 		if !ok {
 			return false
 		}
-		signed := t.IsSigned()
-		c.loadExt(rax, in.Src[0], sz, signed)
-		if in.HasImm {
-			v := uint64(in.Imm) & t.Mask()
-			if signed && sz < 8 && v>>(uint(sz)*8-1)&1 != 0 {
-				v |= ^t.Mask()
-			}
-			a.movImm(rcx, v)
-		} else {
-			c.loadExt(rcx, in.Src[1], sz, signed)
-		}
-		a.encode(mnCmpMR, 8, rcx, regOp(rax), 0)
+		c.compare(in)
 		a.setcc(cc, rax)
-		c.store(in.Dst, rax)
+		c.put(in.Dst, rax)
 		return true
 	case gvinst.OpCvt:
 		if !t.IsInt() || !in.SrcType.IsInt() {
 			return false
 		}
 		s := in.SrcType
-		c.loadExt(rax, in.Src[0], s.Size(), s.IsSigned())
-		c.extendReg(rax, sz, false)
-		c.store(in.Dst, rax)
+		x := c.src(in.Src[0])
+		d := c.dstReg(in.Dst)
+		if s.Size() >= sz {
+			// The low sz bytes, zero-extended.
+			a.extend(d, regOp(x), sz, false)
+			return true
+		}
+		a.extend(d, regOp(x), s.Size(), s.IsSigned())
+		if sz < 8 && s.IsSigned() {
+			a.extend(d, regOp(d), sz, false)
+		}
 		return true
 	case gvinst.OpFlags:
 		switch gvinst.FlagKind(in.Mod) {
@@ -445,19 +904,60 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 		default:
 			return false
 		}
-		// Load all four first: a source may be one of the CC slots.
+		// Read all four first: a source may be one of the CC slots.
+		scratch := [4]reg{rax, rcx, rdx, rsi}
 		for s := 0; s < 4; s++ {
-			c.load(rax+reg(s), in.Src[s])
+			c.srcTo(scratch[s], in.Src[s])
 		}
-		a.movImm(rsi, gvinst.CCOpValue(gvinst.FlagKind(in.Mod), t))
-		c.store(gvinst.CCOp, rsi)
-		c.store(gvinst.CCA, rax)
-		c.store(gvinst.CCB, rcx)
-		c.store(gvinst.CCR, rdx)
-		c.store(gvinst.CCC, rbx)
+		c.putImm(gvinst.CCOp, gvinst.CCOpValue(gvinst.FlagKind(in.Mod), t))
+		c.put(gvinst.CCA, rax)
+		c.put(gvinst.CCB, rcx)
+		c.put(gvinst.CCR, rdx)
+		c.put(gvinst.CCC, rsi)
 		return true
 	}
 	return false
+}
+
+// compare emits the host compare of an integer CMP's operands, so that the
+// host flags hold the condition intCond names.
+func (c *compiler) compare(in *gvinst.Inst) {
+	a := &c.a
+	t := in.Type
+	sz := t.Size()
+	signed := t.IsSigned()
+	if sz == 1 {
+		// Byte registers are awkward to name: compare the extended values.
+		c.srcExt(rax, in.Src[0], sz, signed)
+		if in.HasImm {
+			v := uint64(in.Imm) & t.Mask()
+			if signed && v>>7&1 != 0 {
+				v |= ^t.Mask()
+			}
+			a.movImm(rcx, v)
+		} else {
+			c.srcExt(rcx, in.Src[1], sz, signed)
+		}
+		a.encode(mnCmpMR, 8, rcx, regOp(rax), 0)
+		return
+	}
+	x := c.src(in.Src[0])
+	if in.HasImm {
+		v := int64(uint64(in.Imm) & t.Mask())
+		if sz < 8 {
+			// The immediate as the host sign-extends it at this size.
+			v = int64(uint64(in.Imm)&t.Mask()) << (64 - 8*sz) >> (64 - 8*sz)
+		}
+		if sz == 2 || !fitsImm32(v, sz) {
+			a.movImm(rcx, uint64(v))
+			a.encode(mnCmpMR, sz, rcx, regOp(x), 0)
+			return
+		}
+		a.encode(mnCmpMI, sz, 0, regOp(x), v)
+		return
+	}
+	y := c.src(in.Src[1])
+	a.encode(mnCmpMR, sz, y, regOp(x), 0)
 }
 
 // intCond is the host condition of an integer CMP, unsigned or signed by
@@ -505,7 +1005,20 @@ func (c *compiler) shift(in *gvinst.Inst) {
 	case gvinst.OpSar:
 		digit = 7
 	}
-	c.loadExt(rax, in.Src[0], sz, in.Op == gvinst.OpSar)
+	if in.HasImm && sz >= 4 {
+		if k := uint64(in.Imm) & t.Mask(); k > 0 && k < n {
+			// In the destination's register; a 32-bit shift clears the
+			// upper half as GVInst does.
+			x := c.src(in.Src[0])
+			d := c.dstReg(in.Dst)
+			if d != x || sz == 4 {
+				a.encode(mnMovMR, sz, x, regOp(d), 0)
+			}
+			a.shiftImmSized(digit, d, uint8(k), sz)
+			return
+		}
+	}
+	c.srcExt(rax, in.Src[0], sz, in.Op == gvinst.OpSar)
 	if in.HasImm {
 		k := uint64(in.Imm) & t.Mask()
 		switch {
@@ -517,7 +1030,7 @@ func (c *compiler) shift(in *gvinst.Inst) {
 			a.shiftImm(digit, rax, uint8(k))
 		}
 	} else {
-		c.loadExt(rcx, in.Src[1], sz, false)
+		c.srcExt(rcx, in.Src[1], sz, false)
 		a.encode(mnCmpMI, 8, 0, regOp(rcx), int64(n))
 		inRange := a.jcc(ccB)
 		if in.Op == gvinst.OpSar {
@@ -529,8 +1042,8 @@ func (c *compiler) shift(in *gvinst.Inst) {
 		a.bind(inRange, a.pos())
 		a.encode(forms2shift(digit), 8, 0, regOp(rax), 0)
 	}
-	c.extendReg(rax, sz, false)
-	c.store(in.Dst, rax)
+	a.extend(rax, regOp(rax), sz, false)
+	c.put(in.Dst, rax)
 }
 
 func forms2shift(digit byte) mn {
@@ -555,21 +1068,41 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 	default:
 		return false
 	}
-	// rax = address
-	c.load(rax, in.Src[0])
-	if in.Imm != 0 {
-		a.movImm(rcx, uint64(in.Imm))
-		a.encode(mnAddMR, 8, rcx, regOp(rax), 0)
+	// The base register, or the parts of a folded address.
+	at := mem{}
+	if ad, ok := c.addr[in.Src[0]]; ok && c.cur > ad.from {
+		at = mem{base: c.src(ad.base), index: c.src(ad.index), scale: ad.scale, hasIndex: true}
+	} else {
+		at.base = c.src(in.Src[0])
 	}
-	// rdx = page number; rcx = TLB slot
-	a.encode(mnMovMR, 8, rax, regOp(rdx), 0)
-	a.shiftImm(5, rdx, 12)
-	a.encode(mnMovMR, 8, rdx, regOp(rcx), 0)
+	var val [2]reg
+	if isStore {
+		val[0] = c.src(in.Src[1])
+		if sz == 16 {
+			val[1] = c.src(in.Src[1] + 1)
+		}
+	}
+	pre := c.cache
+	// rsi = address
+	switch {
+	case in.Imm == 0 && !at.hasIndex:
+		a.encode(mnMovMR, 8, at.base, regOp(rsi), 0)
+	case in.Imm == int64(int32(in.Imm)):
+		at.disp = int32(in.Imm)
+		a.encode(mnLea, 8, rsi, memOp(at), 0)
+	default:
+		a.encode(mnLea, 8, rsi, memOp(at), 0)
+		a.movImm(rcx, uint64(in.Imm))
+		a.encode(mnAddMR, 8, rcx, regOp(rsi), 0)
+	}
+	// rcx = the TLB entry of the first byte's page (gvinst.TLBSlot), rdx =
+	// the tag of the last byte's page: a hit means both are the entry's
+	// page, since consecutive pages never share an entry.
+	a.encode(mnMovMR, 8, rsi, regOp(rcx), 0)
 	a.shiftImm(5, rcx, 12)
-	a.encode(mnXorMR, 8, rdx, regOp(rcx), 0)
-	a.encode(mnMovMR, 8, rdx, regOp(rsi), 0)
-	a.shiftImm(5, rsi, 24)
-	a.encode(mnXorMR, 8, rsi, regOp(rcx), 0)
+	a.encode(mnMovMR, 8, rcx, regOp(rax), 0)
+	a.shiftImm(5, rax, 12)
+	a.encode(mnLea, 4, rcx, memOp(mem{base: rcx, index: rax, scale: 2, hasIndex: true}), 0)
 	a.encode(mnAndMI, 4, 0, regOp(rcx), gvinst.TLBSlots-1)
 	a.shiftImm(4, rcx, 4)
 	tlb := offRTLB
@@ -577,74 +1110,81 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 		tlb = offWTLB
 	}
 	a.encode(mnAddRM, 8, rcx, memOp(fieldMem(tlb)), 0)
-	// cmp [rcx], pn+1
+	// (Adding the one after the shift: at the top of the address space
+	// the sum would wrap to 0, an empty entry's tag.)
+	a.encode(mnLea, 8, rdx, memOp(mem{base: rsi, disp: int32(sz - 1)}), 0)
+	a.shiftImm(5, rdx, 12)
 	a.encode(mnAddMI, 8, 0, regOp(rdx), 1)
 	a.encode(mnCmpMR, 8, rdx, memOp(mem{base: rcx}), 0)
-	miss := a.jcc(ccNE)
-	// The access must stay in the page: (addr & 0xfff) <= 4096-sz.
-	a.encode(mnMovMR, 4, rax, regOp(rsi), 0)
-	a.encode(mnAndMI, 4, 0, regOp(rsi), 0xfff)
-	jumps := []int{miss}
-	if sz > 1 {
-		a.encode(mnCmpMI, 4, 0, regOp(rsi), int64(gvinst.PageSize-sz))
-		jumps = append(jumps, a.jcc(ccA))
-	}
+	jumps := []int{a.jcc(ccNE)}
+	a.encode(mnAndMI, 4, 0, regOp(rsi), gvinst.PageSize-1)
 	// rcx = page data
 	a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
-	at := mem{base: rcx, index: rsi, scale: 1, hasIndex: true}
+	at = mem{base: rcx, index: rsi, scale: 1, hasIndex: true}
 	if isStore {
-		c.load(rax, in.Src[1])
 		switch sz {
 		case 1:
-			a.encode(mnMovMR8, 1, rax, memOp(at), 0)
+			a.encode(mnMovMR8, 1, val[0], memOp(at), 0)
 		case 2, 4, 8:
-			a.encode(mnMovMR, sz, rax, memOp(at), 0)
+			a.encode(mnMovMR, sz, val[0], memOp(at), 0)
 		case 16:
-			a.encode(mnMovMR, 8, rax, memOp(at), 0)
-			a.encode(mnMovRM, 8, rax, memOp(slotMemHi(in.Src[1])), 0)
+			a.encode(mnMovMR, 8, val[0], memOp(at), 0)
 			hi := at
 			hi.disp = 8
-			a.encode(mnMovMR, 8, rax, memOp(hi), 0)
+			a.encode(mnMovMR, 8, val[1], memOp(hi), 0)
 		}
 	} else {
-		switch sz {
-		case 1:
-			a.encode(mnMovzx8, 4, rax, memOp(at), 0)
-		case 2:
-			a.encode(mnMovzx16, 4, rax, memOp(at), 0)
-		case 4:
-			a.encode(mnMovRM, 4, rax, memOp(at), 0)
-		case 8, 16:
-			a.encode(mnMovRM, 8, rax, memOp(at), 0)
-		}
 		if sz == 16 {
 			hi := at
 			hi.disp = 8
 			a.encode(mnMovRM, 8, rdx, memOp(hi), 0)
-			a.encode(mnMovMR, 8, rdx, memOp(slotMemHi(in.Dst)), 0)
-			c.wrote(in.Dst + 1)
 		}
-		c.store(in.Dst, rax)
+		d := c.dstReg(in.Dst)
+		switch sz {
+		case 1:
+			a.encode(mnMovzx8, 4, d, memOp(at), 0)
+		case 2:
+			a.encode(mnMovzx16, 4, d, memOp(at), 0)
+		case 4:
+			a.encode(mnMovRM, 4, d, memOp(at), 0)
+		case 8, 16:
+			a.encode(mnMovRM, 8, d, memOp(at), 0)
+		}
+		c.unlock(d)
+		if sz == 16 {
+			c.put(in.Dst+1, rdx)
+		}
 	}
 	c.out.resume[idx] = a.pos()
-	c.slowJump(idx, jumps...)
+	c.slowJump(idx, &pre, jumps...)
 	return true
 }
 
-// control emits the instruction that ends the block.
+// control emits the instruction that ends the block. Every way out stores
+// the dirty guest slots first; a loop unit's back edge keeps them in
+// registers and jumps to the loop's head.
 func (c *compiler) control(idx int, in *gvinst.Inst) {
 	a := &c.a
 	switch in.Op {
 	case gvinst.OpJmp, gvinst.OpCall:
-		c.chainStub(0)
+		c.successor(0, in.Op == gvinst.OpJmp)
 	case gvinst.OpBranch:
-		a.encode(mnCmpMI8, 8, 0, memOp(slotMem(in.Src[0])), 0)
-		taken := a.jcc(ccNE)
-		c.chainStub(1)
+		cc := ccNE
+		if c.fused >= 0 {
+			cmp := &c.vb.Insts[c.fused]
+			cc, _ = intCond(cmp)
+			c.compare(cmp)
+		} else {
+			r := c.src(in.Src[0])
+			a.encode(mnTestMR, 8, r, regOp(r), 0)
+		}
+		taken := a.jcc(cc)
+		c.successor(1, true)
 		a.bind(taken, a.pos())
-		c.chainStub(0)
+		c.successor(0, true)
 	case gvinst.OpJmpR, gvinst.OpCallR, gvinst.OpRet:
-		c.load(rax, in.Src[0])
+		c.srcTo(rax, in.Src[0])
+		c.emitFlush(&c.cache, false)
 		a.encode(mnMovMR, 8, rax, memOp(fieldMem(offNextPC)), 0)
 		// rcx = ijcSlot(rax) * 16; a hit jumps to the cached unit.
 		a.encode(mnMovMR, 8, rax, regOp(rcx), 0)
@@ -661,6 +1201,7 @@ func (c *compiler) control(idx int, in *gvinst.Inst) {
 		a.movImm64(rax, exitWord(exitIndirect, 0, c.id))
 		a.ret()
 	case gvinst.OpSyscall:
+		c.emitFlush(&c.cache, false)
 		a.movImm64(rax, exitWord(exitSyscall, 0, c.id))
 		a.ret()
 	default: // TRAP
@@ -671,12 +1212,41 @@ func (c *compiler) control(idx int, in *gvinst.Inst) {
 	}
 }
 
-// chainStub emits the exit to static successor k, which linking may
-// overwrite with a direct jump.
-func (c *compiler) chainStub(k int) {
-	c.out.chainStub[k] = c.a.pos()
-	c.a.movImm64(rax, exitWord(exitChain, k, c.id))
-	c.a.ret()
+// successor emits the way to static successor k: the loop's back edge
+// when it is the block itself (and mayLoop), else the stores of the dirty
+// guest slots and the exit that linking may overwrite with a direct jump.
+// It leaves the host flags alone until it has branched.
+func (c *compiler) successor(k int, mayLoop bool) {
+	a := &c.a
+	if c.loop && mayLoop && c.vb.Insts[len(c.vb.Insts)-1].Target[k] == c.vb.Addr {
+		// What is not pinned must reach the frame; the head expects
+		// the pinned registers only.
+		for i := range c.cache.e {
+			e := &c.cache.e[i]
+			if e.valid && !e.pinned && e.dirty && !e.slot.IsVirtual() {
+				a.encode(mnMovMR, 8, pool[i], memOp(slotMem(e.slot)), 0)
+			}
+		}
+		// The fuel check of a unit entry, then the next iteration.
+		a.encode(mnCmpMI8, 8, 0, memOp(fieldMem(offFuel)), 0)
+		out := a.jcc(ccLE)
+		a.encode(mnSubMI, 8, 0, memOp(fieldMem(offFuel)), int64(guestCount(c.vb)))
+		a.bind(a.jmp(), c.loopTop)
+		a.bind(out, a.pos())
+		for i := range c.cache.e {
+			e := &c.cache.e[i]
+			if e.valid && e.pinned && e.dirty {
+				a.encode(mnMovMR, 8, pool[i], memOp(slotMem(e.slot)), 0)
+			}
+		}
+		a.movImm64(rax, exitWord(exitFuel, 0, c.id))
+		a.ret()
+		return
+	}
+	c.emitFlush(&c.cache, false)
+	c.out.chainStub[k] = a.pos()
+	a.movImm64(rax, exitWord(exitChain, k, c.id))
+	a.ret()
 }
 
 // The MXCSR bits compiled float code depends on: the exception masks
@@ -722,8 +1292,8 @@ func (c *compiler) float(idx int, in *gvinst.Inst) bool {
 		}
 		body = func() {
 			c.loadF(0, in.Src[0], is64(t))
-			a.encode(m, 4, 0, memOp(slotMem(in.Src[1])), 0)
-			c.storeF(in.Dst, 0, is64(t))
+			a.encode(m, 4, 0, c.floatOperand(1, in.Src[1], is64(t)), 0)
+			c.putF(in.Dst, 0, is64(t))
 		}
 	case gvinst.OpSqrt:
 		m := mnSqrtsd
@@ -731,8 +1301,8 @@ func (c *compiler) float(idx int, in *gvinst.Inst) bool {
 			m = mnSqrtss
 		}
 		body = func() {
-			a.encode(m, 4, 0, memOp(slotMem(in.Src[0])), 0)
-			c.storeF(in.Dst, 0, is64(t))
+			a.encode(m, 4, 0, c.floatOperand(1, in.Src[0], is64(t)), 0)
+			c.putF(in.Dst, 0, is64(t))
 		}
 	case gvinst.OpCvt:
 		r := gvinst.Rounding(in.Mod)
@@ -747,8 +1317,8 @@ func (c *compiler) float(idx int, in *gvinst.Inst) bool {
 				m = mnCvtsi2ss
 			}
 			body = func() {
-				a.encode(m, s.Size(), 0, memOp(slotMem(in.Src[0])), 0)
-				c.storeF(in.Dst, 0, is64(t))
+				a.encode(m, s.Size(), 0, regOp(c.src(in.Src[0])), 0)
+				c.putF(in.Dst, 0, is64(t))
 			}
 		case s.IsFloat() && t.IsInt() && t.IsSigned() && (t.Size() == 4 || t.Size() == 8):
 			var m mn
@@ -764,18 +1334,18 @@ func (c *compiler) float(idx int, in *gvinst.Inst) bool {
 				m += mnCvttss2si - mnCvttsd2si
 			}
 			body = func() {
-				a.encode(m, t.Size(), rax, memOp(slotMem(in.Src[0])), 0)
-				c.store(in.Dst, rax)
+				a.encode(m, t.Size(), rax, c.floatOperand(1, in.Src[0], is64(s)), 0)
+				c.put(in.Dst, rax)
 			}
 		case t == gvinst.F64 && s == gvinst.F32:
 			body = func() {
-				a.encode(mnCvtss2sd, 4, 0, memOp(slotMem(in.Src[0])), 0)
-				c.storeF(in.Dst, 0, true)
+				a.encode(mnCvtss2sd, 4, 0, c.floatOperand(1, in.Src[0], false), 0)
+				c.putF(in.Dst, 0, true)
 			}
 		case t == gvinst.F32 && s == gvinst.F64 && r == gvinst.RoundMXCSR:
 			body = func() {
-				a.encode(mnCvtsd2ss, 4, 0, memOp(slotMem(in.Src[0])), 0)
-				c.storeF(in.Dst, 0, false)
+				a.encode(mnCvtsd2ss, 4, 0, c.floatOperand(1, in.Src[0], true), 0)
+				c.putF(in.Dst, 0, false)
 			}
 		default:
 			return false
@@ -783,19 +1353,26 @@ func (c *compiler) float(idx int, in *gvinst.Inst) bool {
 	default:
 		return false
 	}
-	// mov eax, [mxcsr]; and eax, masks; cmp eax, masks; jne → callout
-	a.encode(mnMovRM, 4, rax, memOp(slotMem(gvinst.MXCSR)), 0)
-	a.encode(mnAndMI, 4, 0, regOp(rax), mxMasks)
-	a.encode(mnCmpMI, 4, 0, regOp(rax), mxMasks)
+	// Every exception masked, or the instruction is a callout: Go keeps
+	// machine.mxTrap current on every entry, and only a callout changes
+	// the guest's MXCSR.
+	pre := c.cache
+	a.encode(mnCmpMI8, 4, 0, memOp(fieldMem(offMXTrap)), 0)
 	j := a.jcc(ccNE)
 	body()
 	c.out.resume[idx] = a.pos()
-	c.slowJump(idx, j)
+	c.slowJump(idx, &pre, j)
 	return true
 }
 
 // loadF loads a .f64 (or .f32) slot into xmm register x.
 func (c *compiler) loadF(x reg, r gvinst.Reg, f64 bool) {
+	r = c.aliased(r)
+	if i := c.cache.find(r); i >= 0 {
+		c.lock(i)
+		c.a.encode(mnMovqXR, 4, x, regOp(pool[i]), 0)
+		return
+	}
 	m := mnMovsdRM
 	if !f64 {
 		m = mnMovssRM
@@ -803,86 +1380,25 @@ func (c *compiler) loadF(x reg, r gvinst.Reg, f64 bool) {
 	c.a.encode(m, 4, x, memOp(slotMem(r)), 0)
 }
 
-// storeF stores xmm register x's low .f64 (or .f32, zero-extended) into a
-// slot.
-func (c *compiler) storeF(r gvinst.Reg, x reg, f64 bool) {
+// floatOperand returns slot r as the r/m operand of a scalar SSE
+// instruction: xmm register x loaded from its register copy, or the frame
+// slot itself.
+func (c *compiler) floatOperand(x reg, r gvinst.Reg, f64 bool) operand {
+	r = c.aliased(r)
+	if c.cache.find(r) >= 0 {
+		c.loadF(x, r, f64)
+		return regOp(x)
+	}
+	return memOp(slotMem(r))
+}
+
+// putF makes xmm register x's low .f64 (or .f32, zero-extended) the new
+// value of slot r.
+func (c *compiler) putF(r gvinst.Reg, x reg, f64 bool) {
+	d := c.dstReg(r)
 	if f64 {
-		c.a.encode(mnMovsdMR, 4, x, memOp(slotMem(r)), 0)
-		c.wrote(r)
+		c.a.encode(mnMovqRX, 4, x, regOp(d), 0)
 		return
 	}
-	c.a.encode(mnMovdRX, 4, x, regOp(rax), 0)
-	c.store(r, rax)
-}
-
-// cachePool are the host registers that hold copies of frame slots within
-// a unit. The frame stays current (every write goes to it first), so a
-// register copy can be dropped at any time; after a callout Go may have
-// changed any slot, so the copies are reloaded or forgotten.
-var cachePool = [...]reg{rdi, r8, r9, r10, r11, r12, r13, r14}
-
-const noSlot = ^gvinst.Reg(0)
-
-// regCache says which slot each cachePool register holds a copy of.
-type regCache struct {
-	slot [len(cachePool)]gvinst.Reg
-	used [len(cachePool)]uint32 // when each was last written or read, for eviction
-	tick uint32
-	init bool
-}
-
-func (rc *regCache) ensure() {
-	if !rc.init {
-		rc.flush()
-	}
-}
-
-// flush forgets every copy.
-func (rc *regCache) flush() {
-	for i := range rc.slot {
-		rc.slot[i] = noSlot
-	}
-	rc.init = true
-}
-
-// lookup returns the register holding a copy of slot r.
-func (rc *regCache) lookup(r gvinst.Reg) (reg, bool) {
-	rc.ensure()
-	for i, s := range rc.slot {
-		if s == r {
-			rc.tick++
-			rc.used[i] = rc.tick
-			return cachePool[i], true
-		}
-	}
-	return 0, false
-}
-
-// forget drops the copy of slot r, if any.
-func (rc *regCache) forget(r gvinst.Reg) {
-	rc.ensure()
-	for i, s := range rc.slot {
-		if s == r {
-			rc.slot[i] = noSlot
-		}
-	}
-}
-
-// alloc picks a register for a copy of slot r: a free one, else the least
-// recently used.
-func (rc *regCache) alloc(r gvinst.Reg) reg {
-	rc.ensure()
-	best := 0
-	for i, s := range rc.slot {
-		if s == noSlot {
-			best = i
-			break
-		}
-		if rc.used[i] < rc.used[best] {
-			best = i
-		}
-	}
-	rc.tick++
-	rc.slot[best], rc.used[best] = r, rc.tick
-	return cachePool[best]
+	c.a.encode(mnMovdRX, 4, x, regOp(d), 0)
 }

@@ -6,18 +6,36 @@
 // # How a block becomes code
 //
 // A unit is one VBlock (after the optimization passes, when asked). Every
-// GVInst register, guest state and virtual alike, lives in the machine's
-// frame, laid out exactly as the interpreter's (gvinst.FrameSlots slots,
-// guest state first); r15 holds the frame's address while compiled code
-// runs. Each instruction the compiler knows (integer arithmetic, logic and
-// shifts of every width, comparisons, selects, integer conversions, moves,
-// the lazy flags record, loads and stores) becomes a few host instructions
-// that load its operands into scratch registers, compute, and store the
-// result. Every other instruction is a callout: the code returns to Go with
-// the instruction's index, Go runs it with the interpreter's semantics
-// (gvinst.Interpreter.Exec) on the same frame, and re-enters the code just
-// after it. Because the frame is the only state, a unit can be left and
-// resumed at any instruction.
+// GVInst register, guest state and virtual alike, has its home in the
+// machine's frame, laid out exactly as the interpreter's (gvinst.FrameSlots
+// slots, guest state first); r15 holds the frame's address while compiled
+// code runs. Within a unit, values live in host registers (regalloc.go): a
+// write-back cache of frame slots in rbx, rdi and r8-r14, which stores a
+// value to the frame only when the unit leaves or the register is needed
+// for another slot; rax, rcx, rdx and rsi are scratch within one
+// instruction. Virtual registers die with the block, so exits store guest
+// slots only. A copy (GET, MOV, JOIN) whose original stays unchanged while
+// it is read is not made: its reads read the original.
+//
+// Each instruction the compiler knows (integer arithmetic, logic and shifts
+// of every width, comparisons, selects, integer conversions, moves, the
+// lazy flags record, loads and stores, scalar SSE arithmetic) becomes host
+// instructions that take their operands through the operand API
+// (compiler.src, dstReg, put, frame, ... documented in regalloc.go; code
+// generators in other files use the same calls) and compute in registers.
+// Every other instruction is a callout: the code stores every dirty slot,
+// returns to Go with the instruction's index, Go runs it with the
+// interpreter's semantics (gvinst.Interpreter.Exec) on the frame, and
+// re-enters the code just after it, which reloads what it keeps in
+// registers. Because the frame is complete at every exit, a unit can be
+// left and resumed at any instruction.
+//
+// A block that branches back to itself is a loop unit: the guest registers
+// it uses most are loaded once at its entry and stay in host registers
+// across iterations; the back edge is a fuel check and a jump to the loop's
+// head, and every other way out stores them. A CMP read only by the closing
+// BRANCH becomes a host compare and conditional jump. gxbit lift --jit
+// (Disassemble) prints a unit's code.
 //
 // Loads and stores probe the Memory's software TLB inline (gvinst.SoftTLBs):
 // the page number's entry is compared with the page, the access must stay

@@ -67,9 +67,10 @@ func Supported() bool { return true }
 
 // New returns a compiling engine over guest memory mem that gets its code
 // from t; opts are the interpreter's (breakpoints, the probe hook, the
-// optimization passes). If mem.OnCodeWrite is nil, the engine sets it so
-// that a guest write to a page translated code came from invalidates that
-// page's translations. Close releases its code memory.
+// optimization passes). It joins mem.OnCodeWrite (gvinst.ChainCodeWrite),
+// so that a write to a page translated code came from invalidates that
+// page's translations here as in every other engine over mem. Close
+// releases its code memory.
 func New(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (*Engine, error) {
 	arena, err := newCodeArena(arenaBytes)
 	if err != nil {
@@ -84,12 +85,7 @@ func New(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (*E
 		byAddr: make(map[uint64]*unit),
 		pages:  make(map[uint64][]*unit),
 	}
-	if mem.OnCodeWrite == nil {
-		mem.OnCodeWrite = func(pageAddr uint64) {
-			e.Invalidate(pageAddr, gvinst.PageSize)
-			mem.ClearCode(pageAddr)
-		}
-	}
+	gvinst.ChainCodeWrite(mem, e.Invalidate)
 	e.interp = gvinst.NewInterpreter(mem, t, gvinst.InterpOptions{Probe: opts.Probe})
 	e.m.rtlb, e.m.wtlb = mem.SoftTLBs()
 	e.m.clearIJC()
@@ -320,6 +316,10 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 			}
 			m.fuel = fuel
 			m.mxIn = uint32(m.frame[gvinst.MXCSR])&0xffff | mxMasks
+			m.mxTrap = 0
+			if uint32(m.frame[gvinst.MXCSR])&mxMasks != mxMasks {
+				m.mxTrap = 1
+			}
 			w := enter(code, uintptr(unsafe.Pointer(m)))
 			m.frame[gvinst.MXCSR] |= uint64(m.mxOut & mxFlags)
 			executed += uint64(fuel - m.fuel)

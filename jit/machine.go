@@ -17,6 +17,7 @@ type machine struct {
 	wtlb   uintptr                   // its write TLB
 	mxIn   uint32                    // the MXCSR compiled code runs under: the guest's, every exception masked
 	mxOut  uint32                    // the MXCSR it left, whose exception flags go back to the guest's
+	mxTrap uint32                    // non-zero when the guest unmasks an SSE exception: float ops take their callouts
 	// ijc caches the targets of computed jumps (returns, above all): the
 	// entry at ijcSlot(pc) holds pc and the code address of its unit, so
 	// compiled code jumps there without returning to Go.
@@ -53,5 +54,6 @@ const (
 	offWTLB   = unsafe.Offsetof(machine{}.wtlb)
 	offMXIn   = unsafe.Offsetof(machine{}.mxIn)
 	offMXOut  = unsafe.Offsetof(machine{}.mxOut)
+	offMXTrap = unsafe.Offsetof(machine{}.mxTrap)
 	offIJC    = unsafe.Offsetof(machine{}.ijc)
 )

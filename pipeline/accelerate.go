@@ -13,13 +13,19 @@ func (g *Guest) AccelGuest() *accel.Guest {
 }
 
 // Accelerate loads and runs a program with the profile's parallel hot
-// spots offloaded to the GPU (gxbit accelerate).
+// spots offloaded to the GPU (gxbit accelerate). The guest runs on the
+// engine cfg.Engine names unless opts.Engine is set.
 func Accelerate(ctx context.Context, cfg Config, opts accel.Options) (*Result, *accel.Report, error) {
 	g, err := Load(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer g.Close()
+	if opts.Engine == nil {
+		if opts.Engine, err = g.EngineFunc(); err != nil {
+			return nil, nil, err
+		}
+	}
 	a, err := accel.New(g.AccelGuest(), opts)
 	if err != nil {
 		return nil, nil, err

@@ -60,8 +60,13 @@ var ErrNoPhase2 = errors.New("phase 2 did not start")
 type OnlineResult struct {
 	Profile *profile.File // the last profile phase 1 built (nil if the guest ended first)
 	Report  *accel.Report // phase 2's report (nil when it did not start)
-	// Rounds is the number of profiling rounds that ended.
-	Rounds int
+	// Rounds is the number of profiling rounds that ended, and
+	// LimitedRounds how many of them ProfileInsns ended rather than
+	// what the collector had seen (profile.Collector.Progress).
+	Rounds, LimitedRounds int
+	// ProfiledInstructions is the number of guest instructions run
+	// under the collector, over every round.
+	ProfiledInstructions uint64
 	// Why says, when nothing was offloaded, why not (wrapping ErrNoPhase2).
 	Why error
 }
@@ -80,7 +85,15 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 		return nil, nil, err
 	}
 	defer g.Close()
-	sess := profile.NewSession(g.Lifter, g.Mem, g.ProfileImage(), profile.Options{})
+	newEngine, err := g.EngineFunc()
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := profile.NewSession(g.Lifter, g.Mem, g.ProfileImage(), profile.Options{Engine: newEngine})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer sess.Close()
 	out := &OnlineResult{}
 	on := &onlineEngine{sess: sess, limit: opts.ProfileInsns, wait: unknownToProfile, profiling: true}
 	on.endRound = func() error {
@@ -89,7 +102,7 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 		if on.acc != nil {
 			return on.armed(on.acc.Update(out.Profile))
 		}
-		a, err := accel.New(g.AccelGuest(), accel.Options{Profile: out.Profile, Driver: opts.Driver, MinIterations: opts.MinIterations, AlwaysOffload: opts.AlwaysOffload})
+		a, err := accel.New(g.AccelGuest(), accel.Options{Profile: out.Profile, Driver: opts.Driver, MinIterations: opts.MinIterations, AlwaysOffload: opts.AlwaysOffload, Engine: newEngine})
 		if err != nil {
 			return err
 		}
@@ -111,6 +124,8 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	if err != nil {
 		return nil, nil, err
 	}
+	out.LimitedRounds = on.limited
+	out.ProfiledInstructions = sess.Engine().Stats().GuestInsns
 	if on.err != nil {
 		out.Why = fmt.Errorf("%w: %v", ErrNoPhase2, on.err)
 		return res, out, nil
@@ -140,6 +155,7 @@ type onlineEngine struct {
 	limit     uint64 // guest instructions a round may take
 	profiling bool
 	start     uint64 // the profiling engine's count when the round began
+	limited   int    // rounds that ran to limit
 	unknown   int    // slices in a row outside every known nest
 	wait      int    // how many of those start a round
 	endRound  func() error
@@ -165,6 +181,9 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 			used := prof.Stats().GuestInsns - o.start
 			p := o.sess.Collector.Progress()
 			if used >= o.limit || (used > 0 && p.Entered > 0 && p.Sampling == 0) {
+				if used >= o.limit {
+					o.limited++
+				}
 				o.profiling = false
 				if err := o.endRound(); err != nil {
 					o.err = err
@@ -219,6 +238,10 @@ func (o *onlineEngine) Stats() gvinst.EngineStats {
 		t := o.acc.Engine().Stats()
 		st.GuestInsns += t.GuestInsns
 		st.BlocksTranslated += t.BlocksTranslated
+		st.UnitsCompiled += t.UnitsCompiled
+		st.CompileTime += t.CompileTime
+		st.CodeBytes += t.CodeBytes
+		st.Callouts += t.Callouts
 		st.BlocksExecuted += t.BlocksExecuted
 		st.BlocksInvalidated += t.BlocksInvalidated
 		st.ChainHits += t.ChainHits

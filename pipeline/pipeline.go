@@ -46,7 +46,7 @@ type Config struct {
 	Sysroot  string           // where the dynamic loader is found; "" is Root
 	MaxMem   uint64           // bytes of guest memory; 0 is DefaultMaxMem
 	MaxInsns uint64           // guest instructions; 0 is no limit
-	Engine   string           // the CPU engine: EngineJIT, EngineInterp, or "" for DefaultEngine
+	Engine   string           // the CPU engine: EngineJIT, EngineInterp, or "" for DefaultEngine (the interpreter where jit cannot start)
 }
 
 // The CPU engines Config.Engine names.
@@ -55,28 +55,65 @@ const (
 	EngineInterp = "interp" // the interpreter (package gvinst)
 )
 
-// DefaultEngine is the engine a Config with no Engine runs on.
-const DefaultEngine = EngineInterp
+// EngineFunc returns the constructor of the CPU engine cfg.Engine names:
+// phase 1 and phase 2 build their engines with it, as Run does. It fails
+// on an unknown name.
+func (g *Guest) EngineFunc() (gvinst.NewEngineFunc, error) {
+	return engineFunc(g.cfg.Engine)
+}
+
+// engineFunc is the constructor of the engine name names. "" is
+// DefaultEngine, except that where the compiling engine cannot start (no
+// executable memory, say) it falls back to the interpreter; an engine
+// named explicitly that cannot start is an error.
+func engineFunc(name string) (gvinst.NewEngineFunc, error) {
+	if name == "" {
+		if DefaultEngine == EngineInterp {
+			return engineFunc(EngineInterp)
+		}
+		return func(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (gvinst.Engine, error) {
+			if e, err := jit.New(mem, t, opts); err == nil {
+				return e, nil
+			}
+			return gvinst.NewInterpreter(mem, t, opts), nil
+		}, nil
+	}
+	switch name {
+	case EngineInterp:
+		return func(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (gvinst.Engine, error) {
+			return gvinst.NewInterpreter(mem, t, opts), nil
+		}, nil
+	case EngineJIT:
+		return func(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (gvinst.Engine, error) {
+			e, err := jit.New(mem, t, opts)
+			if err != nil {
+				return nil, fmt.Errorf("engine %s: %w", EngineJIT, err)
+			}
+			return e, nil
+		}, nil
+	}
+	return nil, fmt.Errorf("unknown engine %q (want %s or %s)", name, EngineJIT, EngineInterp)
+}
 
 // NewEngine returns the CPU engine cfg.Engine names over the guest's memory
 // and lifter, with the interpreter's options, and a function that releases
 // it.
 func (g *Guest) NewEngine(opts gvinst.InterpOptions) (gvinst.Engine, func(), error) {
-	switch name := g.cfg.Engine; name {
-	case "", EngineInterp, EngineJIT:
-		if name == "" {
-			name = DefaultEngine
-		}
-		if name == EngineInterp {
-			return gvinst.NewInterpreter(g.Mem, g.Lifter, opts), func() {}, nil
-		}
-		e, err := jit.New(g.Mem, g.Lifter, opts)
-		if err != nil {
-			return nil, nil, fmt.Errorf("engine %s: %w", EngineJIT, err)
-		}
-		return e, func() { e.Close() }, nil
-	default:
-		return nil, nil, fmt.Errorf("unknown engine %q (want %s or %s)", name, EngineJIT, EngineInterp)
+	newEngine, err := g.EngineFunc()
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := newEngine(g.Mem, g.Lifter, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, func() { closeEngine(e) }, nil
+}
+
+// closeEngine releases e's resources, if it holds any.
+func closeEngine(e gvinst.Engine) {
+	if c, ok := e.(io.Closer); ok {
+		_ = c.Close()
 	}
 }
 

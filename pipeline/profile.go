@@ -22,14 +22,24 @@ func (g *Guest) ProfileImage() profile.Image {
 
 // Profile runs a program under the phase 1 collector (gxbit profile): its
 // output passes through as with Run, and the profile of its loop nests
-// comes back with the result.
+// comes back with the result. The collector drives the engine cfg.Engine
+// names unless opts.Engine is set.
 func Profile(ctx context.Context, cfg Config, opts profile.Options) (*Result, *profile.File, error) {
 	g, err := Load(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer g.Close()
-	sess := profile.NewSession(g.Lifter, g.Mem, g.ProfileImage(), opts)
+	if opts.Engine == nil {
+		if opts.Engine, err = g.EngineFunc(); err != nil {
+			return nil, nil, err
+		}
+	}
+	sess, err := profile.NewSession(g.Lifter, g.Mem, g.ProfileImage(), opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer sess.Close()
 	res, err := g.RunEngine(ctx, sess.Engine(), nil)
 	if err != nil {
 		return nil, nil, err

@@ -31,7 +31,10 @@ func profileSession(t testing.TB, path string, args ...string) (*profile.File, *
 		t.Fatal(err)
 	}
 	defer g.Close()
-	sess := profile.NewSession(g.Lifter, g.Mem, imageOf(g), profile.Options{})
+	sess, err := profile.NewSession(g.Lifter, g.Mem, imageOf(g), profile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := g.RunEngine(context.Background(), sess.Engine(), nil)
 	if err != nil {
 		t.Fatal(err)

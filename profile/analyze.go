@@ -609,10 +609,13 @@ func (ch *chain) dynamic() {
 				if op, ok := regAccumulates(lp, b); ok {
 					scalarRed[l] = append(scalarRed[l], loc.String())
 					hs.Scalars = append(hs.Scalars, Scalar{Loc: loc, Level: l, Kind: VerdictReduction, Op: op})
+				} else if r, why := ch.reloadOf(l, lp, b, fits); why == "" {
+					lev.Reloads = append(lev.Reloads, r)
+					hs.Scalars = append(hs.Scalars, Scalar{Loc: loc, Level: l, Kind: "reload"})
 				} else {
 					hs.Scalars = append(hs.Scalars, Scalar{Loc: loc, Level: l, Kind: "carried"})
 					if scalarBlock[l] == "" {
-						scalarBlock[l] = fmt.Sprintf("register %s carries a value from one iteration to the next", loc)
+						scalarBlock[l] = fmt.Sprintf("register %s carries a value from one iteration to the next: %s", loc, why)
 					}
 				}
 			}

@@ -14,7 +14,7 @@ import (
 )
 
 // benchRun runs a program once, plainly or under the profile collector,
-// and returns the wall time.
+// on the default engine, and returns the wall time.
 func benchRun(b *testing.B, path string, args []string, prof bool) time.Duration {
 	b.Helper()
 	cfg := pipeline.Config{Path: path, Args: append([]string{path}, args...), Stdout: io.Discard, Stderr: io.Discard}
@@ -26,17 +26,11 @@ func benchRun(b *testing.B, path string, args []string, prof bool) time.Duration
 		}
 		return time.Since(start)
 	}
-	g, err := pipeline.Load(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer g.Close()
-	sess := profile.NewSession(g.Lifter, g.Mem, imageOf(g), profile.Options{})
-	res, err := g.RunEngine(context.Background(), sess.Engine(), nil)
+	// As gxbit profile does, on the same engine as the plain run.
+	res, _, err := pipeline.Profile(context.Background(), cfg, profile.Options{})
 	if err != nil || res.Outcome != pipeline.Exited {
 		b.Fatalf("profile run: %v %v", err, res.Diagnosis())
 	}
-	sess.Finish(profile.RunInfo{Program: path, GuestInstructions: res.Stats.GuestInstructions})
 	return time.Since(start)
 }
 

@@ -166,6 +166,37 @@ type Level struct {
 	// or -1 for a scalar) and the witness iterations that decide a
 	// sequential verdict.
 	Conflict *Conflict `json:"conflict,omitempty"`
+	// Reloads are the registers this level carries from one iteration to
+	// the next that hold a value loaded from memory no access of the hot
+	// spot writes: they do not make the level sequential, since each
+	// iteration can load the value again.
+	Reloads []Reload `json:"reloads,omitempty"`
+}
+
+// Reload is a register a level carries that holds, at the header of
+// iteration t ≥ Depth, the bytes at address Σ Scale·reg + Disp (the
+// registers' values at that header) as the load at X86 read them in
+// iteration t-Depth: Depth 1 when the load's value itself is carried,
+// 2 when a copy of it is (from Source, itself a reload of depth 1). The
+// Size bytes are zero-extended to 64 bits, and an SSE register's high
+// half is zero. Stride is the load's address step per iteration, already
+// taken off Disp Depth times.
+type Reload struct {
+	Loc      Loc        `json:"loc"`
+	X86      Hex        `json:"x86"`
+	Depth    int        `json:"depth"`
+	Source   string     `json:"source,omitempty"`
+	Terms    []AddrTerm `json:"terms"`
+	Disp     int64      `json:"disp"`
+	Size     int        `json:"size"`
+	HighZero bool       `json:"high_zero,omitempty"`
+	Stride   int64      `json:"stride"`
+}
+
+// AddrTerm is one register of an address, times Scale.
+type AddrTerm struct {
+	Reg   string `json:"reg"`
+	Scale int64  `json:"scale"`
 }
 
 // Loc is a guest register or a stack slot.
@@ -303,7 +334,7 @@ type Array struct {
 type Scalar struct {
 	Loc   Loc    `json:"loc"`
 	Level int    `json:"level"`
-	Kind  string `json:"kind"` // reduction|carried|private
+	Kind  string `json:"kind"` // reduction|carried|reload|private
 	Op    string `json:"op,omitempty"`
 }
 

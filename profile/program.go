@@ -1,6 +1,11 @@
 package profile
 
-import "github.com/gxbit/gxbit/gvinst"
+import (
+	"fmt"
+	"io"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
 
 // Image is what the static analyzer needs to know about a loaded program
 // (package loader's Image and ELF file give every field).
@@ -47,14 +52,21 @@ type Options struct {
 	// rather than each function when it first runs.
 	Eager   bool
 	Collect CollectOptions
+	// Engine makes the engine the collector drives, over the collector
+	// as its translator and with its probe hook; nil means the
+	// interpreter. On a compiling engine the code outside the nests being
+	// sampled runs compiled, and each probe of an instrumented block is a
+	// call out of the compiled code into the hook (a nest stops sampling,
+	// and loses its access probes, after CollectOptions.MaxProbesPerNest).
+	Engine gvinst.NewEngineFunc
 }
 
 // Session is one profiled run: the static analysis of the program, and
-// the collector with the interpreter it drives.
+// the collector with the engine it drives.
 type Session struct {
 	Program   *Program
 	Collector *Collector
-	Interp    *gvinst.Interpreter
+	inner     gvinst.Engine
 }
 
 // NewSession prepares the instrumented engine for the program loaded in
@@ -62,7 +74,9 @@ type Session struct {
 // translated), unless opts.Eager asks for every function reachable from
 // main (or the entry point) up front. Run the guest on Engine() (its
 // output passes through untouched), then call Finish.
-func NewSession(lift Lifter, mem *gvinst.Memory, im Image, opts Options) *Session {
+//
+// It fails only when opts.Engine cannot make an engine.
+func NewSession(lift Lifter, mem *gvinst.Memory, im Image, opts Options) (*Session, error) {
 	isCode := func(a uint64) bool {
 		if a < im.Lo || a >= im.Hi {
 			return false
@@ -78,9 +92,27 @@ func NewSession(lift Lifter, mem *gvinst.Memory, im Image, opts Options) *Sessio
 		an := newAnalyzer(lift, StaticOptions{Symbols: im.Symbols, MaxInsns: opts.MaxStaticInsns, IsCode: isCode})
 		c = newLazyCollector(an, lift, mem, opts.Collect, []uint64{im.Entry})
 	}
-	it := gvinst.NewInterpreter(mem, c, gvinst.InterpOptions{Probe: c.Probe, Optimize: true})
-	c.SetEngine(it)
-	return &Session{Program: c.prog, Collector: c, Interp: it}
+	iopts := gvinst.InterpOptions{Probe: c.Probe, Optimize: true}
+	var inner gvinst.Engine
+	if opts.Engine == nil {
+		inner = gvinst.NewInterpreter(mem, c, iopts)
+	} else {
+		var err error
+		if inner, err = opts.Engine(mem, c, iopts); err != nil {
+			return nil, fmt.Errorf("profile: %w", err)
+		}
+	}
+	c.SetEngine(inner)
+	return &Session{Program: c.prog, Collector: c, inner: inner}, nil
+}
+
+// Close releases the session's engine (a compiling engine's code memory);
+// the session must not run again.
+func (s *Session) Close() {
+	if c, ok := s.inner.(io.Closer); ok {
+		_ = c.Close()
+	}
+	s.inner = nil
 }
 
 // Engine is the engine to run the guest on.

@@ -19,9 +19,11 @@
 //
 // Launch runs a kernel over the guest's memory: it copies each footprint
 // group in, launches, and copies written groups out, or, with a lazy
-// Resident, keeps device buffers across launches, copies in only pages the
-// guest changed, and leaves written pages on the device until the guest
-// touches them (resident.go).
+// Resident, keeps device buffers across launches (never two holding one
+// byte: a range overlapping resident buffers merges them, device to
+// device), copies in only the pages of the launch's range the guest
+// changed, and leaves written pages on the device until the guest touches
+// them (resident.go).
 //
 // # RATIONALE
 //

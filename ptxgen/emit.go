@@ -3,6 +3,7 @@ package ptxgen
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -204,6 +205,7 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		e.p("sub.u64 %%t0, %%ib, 1")
 		e.p("setp.eq.u64 %%plast, %%xi, %%t0")
 	}
+	e.reloads(false)
 	e.p("bra %s", label(a.n.start()))
 	if interchanged && !even {
 		// Entering the inner loop: this row's trip count; a thread past
@@ -230,6 +232,7 @@ func emit(a *analysis, k *Kernel) (string, error) {
 			e.p("mad.lo.u64 %%t1, %%t0, %%idx, %%t1")
 			e.p("mad.lo.u64 %s, %%t1, %%xi, %s", dst, dst)
 		}
+		e.reloads(true)
 		e.p("bra %s", label(a.n.Inner))
 		// After its one inner iteration the thread leaves the inner loop:
 		// by the back edge unless it ran the row's last iteration, by the
@@ -269,6 +272,7 @@ func emit(a *analysis, k *Kernel) (string, error) {
 			e.p("mad.lo.u64 %%t1, %%t0, %%idx, %%t1")
 			e.p("mad.lo.u64 %s, %%t1, %%xi, %s", dst, dst)
 		}
+		e.reloads(true)
 		e.p("bra %s", label(a.n.Inner))
 		// The inner loop's back edge: only the row's last iteration may
 		// not take it; its exit: only the last one takes it.
@@ -298,6 +302,7 @@ func emit(a *analysis, k *Kernel) (string, error) {
 					e.p("add.u64 %s, %s, %%io%d", dst, dst, i)
 				}
 			}
+			e.reloads(true)
 		}
 		var lastX86 uint64 = ^uint64(0)
 		e.alias = copies(b)
@@ -1405,4 +1410,84 @@ func copies(b *gvinst.VBlock) map[gvinst.Reg]gvinst.Reg {
 		}
 	}
 	return alias
+}
+
+// reloads loads the reloaded registers of the level (inner: the inner
+// level, at inner iteration %xi) as a thread enters it: those of depth 2
+// first, so that one whose inner iteration is 1 copies its source before
+// the source is loaded again.
+func (e *emitter) reloads(inner bool) {
+	var rs []Reload
+	for _, r := range e.a.n.Reloads {
+		if r.Inner == inner {
+			rs = append(rs, r)
+		}
+	}
+	// Only registers the level's threads read (a part of a distributed
+	// level may not).
+	live := map[gvinst.Reg]bool{}
+	lives := e.a.liveIns
+	if inner {
+		lives = e.a.innerLive
+	}
+	for _, l := range lives {
+		if !l.Stack {
+			live[l.Slot] = true
+		}
+	}
+	rs = slices.DeleteFunc(rs, func(r Reload) bool { return !live[r.Slot] && !(r.HighZero && live[r.Slot+1]) })
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Depth > rs[j].Depth })
+	for n, r := range rs {
+		e.reset()
+		e.cur = r.X86
+		site := -1
+		for i, s := range e.a.sites {
+			if s.X86 == r.X86 && !s.Store {
+				site = i
+				break
+			}
+		}
+		if site < 0 || r.Depth < 1 || r.Depth > 2 || r.Size > 8 {
+			e.fail("register %s reloads the load at %#x, which is not a site of the kernel", r.Slot, r.X86)
+			return
+		}
+		fmt.Fprintf(&e.sb, "\t// reload %s: the load at x86 %#x, %d iteration(s) back\n", r.Slot, r.X86, r.Depth)
+		skip := fmt.Sprintf("$Lreload%d_%t", n, inner)
+		if inner {
+			p := e.pred()
+			e.p("setp.lt.u64 %s, %%xi, %d", p, r.Depth)
+			e.p("@%s bra %s", p, skip)
+		}
+		addr := e.t()
+		e.p("mov.u64 %s, %s", addr, lit(uint64(r.Disp)))
+		for _, t := range r.Terms {
+			x := e.t()
+			e.p("mul.lo.u64 %s, %s, %s", x, e.reg(t.Reg), lit(uint64(t.Scale)))
+			e.p("add.u64 %s, %s, %s", addr, addr, x)
+		}
+		e.siteCheck(site, addr, r.Size, r.X86)
+		e.load(e.reg(r.Slot), fmt.Sprintf("[%s]", addr), r.Size)
+		if r.HighZero {
+			e.p("mov.b64 %s, 0", e.reg(r.Slot+1))
+		}
+		if !inner {
+			continue
+		}
+		if r.Depth == 2 {
+			// Inner iteration 1 has what the source held at iteration 0.
+			done := skip + "_done"
+			e.p("bra %s", done)
+			fmt.Fprintf(&e.sb, "%s:\n", skip)
+			p := e.pred()
+			e.p("setp.ne.u64 %s, %%xi, 1", p)
+			e.p("@%s bra %s", p, done)
+			e.p("mov.b64 %s, %s", e.reg(r.Slot), e.reg(r.Source))
+			if r.HighZero {
+				e.p("mov.b64 %s, %s", e.reg(r.Slot+1), e.reg(r.Source+1))
+			}
+			fmt.Fprintf(&e.sb, "%s:\n", done)
+			continue
+		}
+		fmt.Fprintf(&e.sb, "%s:\n", skip)
+	}
 }

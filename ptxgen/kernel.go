@@ -75,6 +75,10 @@ type Kernel struct {
 	// running Count rows of the level in order from the first one's live
 	// values.
 	Interchanged bool
+	// Reloads are the nest's reloaded registers (Nest.Reloads): the
+	// runtime passes them no value of their own, and checks while probing
+	// that they hold what the kernel loads.
+	Reloads []Reload
 	// ThreadLoop is set on the kernel of a Nest with a ThreadLoop (TwoD is
 	// set too): a 2D launch, each thread running the thread loop in order
 	// with its own inner iteration of each of its rows.
@@ -131,7 +135,7 @@ func Generate(n *Nest) (*Kernel, error) {
 	if name == "" {
 		name = fmt.Sprintf("gx_%x", n.Header)
 	}
-	k := &Kernel{Name: name, Part: n.part(), LiveIns: a.liveIns, Private: a.privateSlots(), Sites: a.sites, Exit: a.exit, DynRounding: a.usesDyn, ClearDF: a.usesDF, Plan: defaultPlan()}
+	k := &Kernel{Name: name, Part: n.part(), LiveIns: a.liveIns, Private: a.privateSlots(), Sites: a.sites, Exit: a.exit, DynRounding: a.usesDyn, ClearDF: a.usesDF, Plan: defaultPlan(), Reloads: n.Reloads}
 	k.Params = append(k.Params, Param{Name: "count", Kind: ParamCount}, Param{Name: "errrec", Kind: ParamErr})
 	for i, l := range a.liveIns {
 		nm := paramName(l)

@@ -132,7 +132,9 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	backup := make([]gpu.DevicePtr, len(groups))
 	ok := false
 	defer func() {
+		forgotten := map[*resBuf]bool{}
 		for gi, b := range bufs {
+			g := groups[gi]
 			switch {
 			case b == nil:
 			case !kept[gi]:
@@ -141,58 +143,64 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 				// The kernel may have written part of a buffer whose
 				// stale pages only the device holds: put back the copy
 				// made before the launch.
-				if rerr := ctx.CopyDtoD(b.dev, backup[gi], b.r.Hi-b.r.Lo); rerr != nil {
-					err = errors.Join(err, fmt.Errorf("%w: restoring [%#x,%#x) after a failed launch: %v", ErrLostCopy, b.r.Lo, b.r.Hi, rerr))
+				if rerr := ctx.CopyDtoD(b.dev+gpu.DevicePtr(g.Range.Lo-b.r.Lo), backup[gi], g.Range.Hi-g.Range.Lo); rerr != nil {
+					err = errors.Join(err, fmt.Errorf("%w: restoring [%#x,%#x) after a failed launch: %v", ErrLostCopy, g.Range.Lo, g.Range.Hi, rerr))
 				}
-			case !ok && groups[gi].Written:
+			case !ok && g.Written && !forgotten[b]:
 				// The device copy of a failed launch may differ from the
 				// guest, which holds every page: drop it.
 				res.forget(b)
+				forgotten[b] = true
 			}
 			if b != nil {
 				b.pinned = false
 			}
 			if backup[gi] != 0 {
-				_ = ctx.Free(backup[gi])
+				res.putSpare(backup[gi])
 			}
 		}
 	}()
 	delta := make([]uint64, len(k.Sites))
 	t0 := time.Now()
+	// The buffers first: a group's may grow (merge) over another's.
 	for gi, g := range groups {
-		b := res.find(g.Range)
-		if b == nil {
-			dev, err := ctx.Alloc(g.Range.Hi - g.Range.Lo)
-			if err != nil {
-				return st, err
-			}
-			b = newResBuf(g.Range, dev)
-			kept[gi] = res.add(b)
-			bufs[gi] = b
-		} else {
-			kept[gi] = true
+		b, keep, copied, err := res.acquire(ctx, mem, g.Range)
+		if err != nil {
+			return st, err
 		}
-		b.pinned = true
-		bufs[gi] = b
-		copied, lerr := b.load(ctx, mem, res)
+		bufs[gi], kept[gi] = b, keep
+		st.BytesIn += copied
+	}
+	for gi, g := range groups {
+		if kept[gi] {
+			bufs[gi] = res.containing(g.Range)
+			bufs[gi].pinned = true
+		}
+	}
+	for gi, g := range groups {
+		b := bufs[gi]
+		copied, lerr := b.load(ctx, mem, res, g.Range)
 		if lerr != nil {
 			if kept[gi] {
 				// What the device holds of the failed copy is unknown.
 				if derr := res.drop(b); derr != nil {
 					lerr = errors.Join(lerr, derr)
 				}
-				kept[gi], bufs[gi] = false, nil
+				for gj := range bufs {
+					if bufs[gj] == b {
+						kept[gj], bufs[gj] = false, nil
+					}
+				}
 			}
 			return st, lerr
 		}
 		st.BytesIn += copied
-		st.BytesReused += g.Range.Hi - g.Range.Lo - copied
 		if lazy && g.Written && b.nstale > 0 {
 			n := g.Range.Hi - g.Range.Lo
-			bk, berr := ctx.Alloc(n)
+			bk, berr := res.spare(n)
 			if berr == nil {
-				if berr = ctx.CopyDtoD(bk, b.dev, n); berr != nil {
-					_ = ctx.Free(bk)
+				if berr = ctx.CopyDtoD(bk, b.dev+gpu.DevicePtr(g.Range.Lo-b.r.Lo), n); berr != nil {
+					res.putSpare(bk)
 				}
 			}
 			if berr != nil {
@@ -201,14 +209,24 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			backup[gi] = bk
 		}
 		for _, s := range g.Sites {
-			delta[s] = uint64(b.dev) - g.Range.Lo
+			delta[s] = uint64(b.dev) - b.r.Lo
 		}
 	}
-	errDev, err := ctx.Alloc(ErrorRecordSize)
+	for _, g := range groups {
+		st.BytesReused += g.Range.Hi - g.Range.Lo
+	}
+	st.BytesReused -= min(st.BytesReused, st.BytesIn)
+	var errDev gpu.DevicePtr
+	if res != nil {
+		errDev, err = res.spare(ErrorRecordSize)
+		defer func() { res.putSpare(errDev) }()
+	} else {
+		errDev, err = ctx.Alloc(ErrorRecordSize)
+		defer func() { _ = ctx.Free(errDev) }()
+	}
 	if err != nil {
 		return st, err
 	}
-	defer func() { _ = ctx.Free(errDev) }()
 	if err := ctx.Memset(errDev, 0, ErrorRecordSize); err != nil {
 		return st, err
 	}
@@ -284,22 +302,22 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			continue
 		}
 		eager = append(eager, gi)
-		b := bufs[gi]
-		if err := ctx.CopyDtoH(b.snap, b.dev); err != nil {
+		b, r := bufs[gi], g.Range
+		if err := ctx.CopyDtoH(b.snap[r.Lo-b.r.Lo:r.Hi-b.r.Lo], b.dev+gpu.DevicePtr(r.Lo-b.r.Lo)); err != nil {
 			return st, err
 		}
 	}
 	ok = true
 	for _, gi := range eager {
-		b := bufs[gi]
-		if err := mem.Write(b.r.Lo, b.snap); err != nil {
-			return st, fmt.Errorf("%w: writing back [%#x,%#x): %v", ErrLostCopy, b.r.Lo, b.r.Hi, err)
+		b, r := bufs[gi], groups[gi].Range
+		if err := mem.Write(r.Lo, b.snap[r.Lo-b.r.Lo:r.Hi-b.r.Lo]); err != nil {
+			return st, fmt.Errorf("%w: writing back [%#x,%#x): %v", ErrLostCopy, r.Lo, r.Hi, err)
 		}
-		st.BytesOut += uint64(len(b.snap))
+		st.BytesOut += r.Hi - r.Lo
 	}
 	for gi, g := range groups {
 		if g.Written && lazy && kept[gi] {
-			if err := res.deferAll(bufs[gi]); err != nil {
+			if err := res.deferRange(bufs[gi], g.Range); err != nil {
 				return st, err
 			}
 			st.BytesDeferred += g.Range.Hi - g.Range.Lo

@@ -67,6 +67,39 @@ type Nest struct {
 	// runtime takes the trip count from the whole level's kernel, and a
 	// thread that leaves the level reports it.
 	Start, Stop uint64
+	// Reloads are registers a level carries from one iteration to the
+	// next that hold a value loaded from memory the nest does not write
+	// (phase 1 proves it): a thread that starts in the middle of the
+	// level loads them again (see Reload).
+	Reloads []Reload
+}
+
+// Reload is a register that the nest's level (Inner: the inner level of
+// a 2D or interchanged kernel) carries, and that holds at the header of
+// iteration t ≥ Depth the Size bytes (zero-extended) at address
+// Σ Scale·reg + Disp over Terms, the registers' values at that header.
+// A thread that starts at the level's header (1D and 2D kernels: its
+// first iteration is the launch's, at least Depth into the instance) or
+// moves to inner iteration x ≥ Depth loads it; at inner iteration x <
+// Depth a depth-2 reload is the value Source holds on entering the inner
+// loop (the one its preheader loaded). HighZero clears an SSE register's
+// high half. X86 is the load whose site's footprint covers the bytes.
+type Reload struct {
+	Slot     gvinst.Reg
+	Inner    bool
+	Depth    int
+	Source   gvinst.Reg
+	Terms    []AddrTerm
+	Disp     int64
+	Size     int
+	HighZero bool
+	X86      uint64
+}
+
+// AddrTerm is one register of a reload's address, times Scale.
+type AddrTerm struct {
+	Reg   gvinst.Reg
+	Scale int64
 }
 
 // reach lists the blocks of n reachable from from without entering a

@@ -64,6 +64,61 @@ type Resident struct {
 	scratch   []byte
 	broughtIn uint64        // bytes Refresh and Close brought back
 	broughtT  time.Duration // and the time that took
+	// spares are device buffers for the backups a launch makes of what
+	// it may write (allocating and freeing them each launch costs more
+	// than the copy on a real GPU: cuMemFree synchronizes).
+	spares []spareBuf
+	lent   map[gpu.DevicePtr]uint64 // spares in use, by size
+}
+
+type spareBuf struct {
+	dev  gpu.DevicePtr
+	size uint64
+}
+
+// spare returns a device buffer of at least n bytes, kept for reuse.
+func (res *Resident) spare(n uint64) (gpu.DevicePtr, error) {
+	best := -1
+	for i, s := range res.spares {
+		if s.size >= n && (best < 0 || s.size < res.spares[best].size) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		s := res.spares[best]
+		res.spares = append(res.spares[:best], res.spares[best+1:]...)
+		res.lent[s.dev] = s.size
+		return s.dev, nil
+	}
+	dev, err := res.ctx.Alloc(n)
+	if err == nil {
+		if res.lent == nil {
+			res.lent = map[gpu.DevicePtr]uint64{}
+		}
+		res.lent[dev] = n
+	}
+	return dev, err
+}
+
+// putSpare gives back a buffer from spare. A few are kept, the largest.
+func (res *Resident) putSpare(dev gpu.DevicePtr) {
+	n, ok := res.lent[dev]
+	if !ok {
+		return
+	}
+	delete(res.lent, dev)
+	res.spares = append(res.spares, spareBuf{dev, n})
+	const keep = 4
+	if len(res.spares) > keep {
+		small := 0
+		for i, s := range res.spares {
+			if s.size < res.spares[small].size {
+				small = i
+			}
+		}
+		_ = res.ctx.Free(res.spares[small].dev)
+		res.spares = append(res.spares[:small], res.spares[small+1:]...)
+	}
 }
 
 // maxReadAhead is the longest run of pages one Refresh brings back.
@@ -108,10 +163,12 @@ func (b *resBuf) span(i, j int) (lo, hi uint64) {
 	return lo, hi
 }
 
-// load brings the device's copy up to date with the guest and returns the
-// bytes it copied: everything for a new buffer, else the pages that are
-// not stale and whose guest bytes changed since.
-func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident) (uint64, error) {
+// load brings the device's copy of the bytes r of b up to date with the
+// guest and returns the bytes it copied: everything for a new buffer, else
+// the pages holding bytes of r that are not stale and whose guest bytes
+// changed since. Pages of b outside r keep what they hold: the launch
+// does not touch them.
+func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range) (uint64, error) {
 	if !b.filled {
 		if err := mem.Read(b.r.Lo, b.snap); err != nil {
 			return 0, fmt.Errorf("reading guest footprint [%#x,%#x): %w", b.r.Lo, b.r.Hi, err)
@@ -120,9 +177,11 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident) (uint64, 
 			return 0, err
 		}
 		b.filled = true
-		b.watch(res)
+		b.watch(res, 0, len(b.stale))
 		return uint64(len(b.snap)), nil
 	}
+	first, _ := b.page(max(r.Lo, b.r.Lo) / gvinst.PageSize)
+	last, _ := b.page((min(r.Hi, b.r.Hi) - 1) / gvinst.PageSize)
 	var cur []byte
 	if res != nil {
 		if uint64(cap(res.scratch)) < b.r.Hi-b.r.Lo {
@@ -140,13 +199,13 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident) (uint64, 
 	// The pages to look at: not stale, and (when watched) changed since.
 	check := func(p int) bool { return !b.stale[p] && (!b.watched || b.dirty[p]) }
 	var copied uint64
-	for i := 0; i < len(b.stale); {
+	for i := first; i <= last; {
 		if !check(i) {
 			i++
 			continue
 		}
 		j := i + 1
-		for j < len(b.stale) && check(j) {
+		for j <= last && check(j) {
 			j++
 		}
 		lo, hi := b.span(i, j)
@@ -173,20 +232,21 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident) (uint64, 
 		}
 		i = j
 	}
-	b.watch(res)
+	b.watch(res, first, last+1)
 	return copied, nil
 }
 
 // watch asks the guest memory of a lazy Resident to report the next
-// change of each of b's pages, now that snap holds them.
-func (b *resBuf) watch(res *Resident) {
+// change of pages i..j-1 of b, now that snap holds them.
+func (b *resBuf) watch(res *Resident, i, j int) {
 	if res == nil || res.lazyMem == nil {
 		return
 	}
-	for i := range b.dirty {
-		b.dirty[i] = false
+	for p := i; p < j; p++ {
+		b.dirty[p] = false
 	}
-	res.lazyMem.Watch(b.r.Lo, b.r.Hi-b.r.Lo)
+	lo, hi := b.span(i, j)
+	res.lazyMem.Watch(lo, hi-lo)
 	b.watched = true
 }
 
@@ -215,12 +275,15 @@ func (b *resBuf) touch(pn uint64) {
 	}
 }
 
-// deferAll marks every page of b stale in the guest memory: the device
-// holds what the kernel wrote. Other buffers holding those pages must look
-// at them again (their guest bytes change without a write the memory could
-// report).
-func (res *Resident) deferAll(b *resBuf) error {
-	for i := range b.stale {
+// deferRange marks the pages of b that hold bytes of r stale in the guest
+// memory: the device holds what the kernel wrote there (and, on the rest
+// of those pages, what the guest held when the launch loaded b). Other
+// buffers holding those pages must look at them again (their guest bytes
+// change without a write the memory could report).
+func (res *Resident) deferRange(b *resBuf, r Range) error {
+	first, _ := b.page(max(r.Lo, b.r.Lo) / gvinst.PageSize)
+	last, _ := b.page((min(r.Hi, b.r.Hi) - 1) / gvinst.PageSize)
+	for i := first; i <= last; i++ {
 		if b.stale[i] {
 			continue
 		}
@@ -319,17 +382,224 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 // device so far, and the time it took.
 func (res *Resident) BroughtBack() (uint64, time.Duration) { return res.broughtIn, res.broughtT }
 
-// find returns the resident buffer for exactly r, or nil.
-func (res *Resident) find(r Range) *resBuf {
+// containing returns the resident buffer that holds all of r, or nil.
+func (res *Resident) containing(r Range) *resBuf {
 	if res == nil {
 		return nil
 	}
 	for _, b := range res.bufs {
-		if b.r == r {
+		if b.r.Lo <= r.Lo && r.Hi <= b.r.Hi {
 			res.clock++
 			b.used = res.clock
 			return b
 		}
+	}
+	return nil
+}
+
+// acquire returns the device buffer a launch uses for the guest bytes r,
+// pinned, and whether it is resident (kept after the launch). Resident
+// buffers never share a byte: a buffer holding r is reused; buffers that
+// overlap r are merged, with r, into one that covers them all, so that
+// kernels over different parts of one array (the rows a stencil writes,
+// the wider rows the next one reads) see one device copy of it and
+// nothing goes through the host between them. An unkept buffer is new
+// and empty (load fills it).
+func (res *Resident) acquire(ctx gpu.Context, mem GuestMemory, r Range) (*resBuf, bool, uint64, error) {
+	if b := res.containing(r); b != nil {
+		b.pinned = true
+		return b, true, 0, nil
+	}
+	var olds []*resBuf
+	u := r
+	if res != nil {
+		for _, b := range res.bufs {
+			if b.r.Overlaps(r) {
+				olds = append(olds, b)
+				u.Lo, u.Hi = min(u.Lo, b.r.Lo), max(u.Hi, b.r.Hi)
+			}
+		}
+	}
+	limit := res.limit()
+	if len(olds) > 0 && u.Hi-u.Lo > limit {
+		// Too big to keep as one: the guest takes back what the old
+		// buffers hold, and the launch uses a buffer of its own.
+		for _, o := range olds {
+			if err := res.drop(o); err != nil {
+				return nil, false, 0, err
+			}
+		}
+		olds, u = nil, r
+	}
+	dev, err := ctx.Alloc(u.Hi - u.Lo)
+	if err != nil {
+		return nil, false, 0, err
+	}
+	b := newResBuf(u, dev)
+	b.pinned = true
+	var copied uint64
+	if len(olds) > 0 {
+		if copied, err = res.merge(ctx, mem, b, olds); err != nil {
+			// The old buffers' stale pages are lost with them.
+			_ = ctx.Free(dev)
+			return nil, false, 0, fmt.Errorf("%w: merging device buffers: %v", ErrLostCopy, err)
+		}
+	}
+	if res.add(b) {
+		return b, true, copied, nil
+	}
+	if b.filled {
+		// A merged buffer the budget cannot keep: the guest takes back
+		// its stale pages, and the launch gets an empty buffer.
+		if err := res.dropUnkept(b); err != nil {
+			return nil, false, 0, err
+		}
+		b = newResBuf(r, b.dev)
+		b.pinned = true
+	}
+	return b, false, 0, nil
+}
+
+// limit is the device memory the Resident keeps at most.
+func (res *Resident) limit() uint64 {
+	if res == nil || res.MaxBytes == 0 {
+		return 1 << 30
+	}
+	return res.MaxBytes
+}
+
+// merge fills b, a new buffer covering the resident buffers olds (which
+// share no byte), from them and the guest, takes their place and returns
+// the bytes it copied from the guest. The device bytes move device to
+// device. A page whose chunk in b the old buffers cover only with stale
+// chunks stays stale (one holder's mark instead of theirs), with the
+// guest's bytes of the rest of the chunk copied in; a page the old
+// buffers cover wholly and none left stale keeps their snapshot (and
+// whether the guest changed it since); the guest's bytes of every other
+// page are current (stale old chunks of them are brought back first) and
+// are copied in.
+func (res *Resident) merge(ctx gpu.Context, mem GuestMemory, b *resBuf, olds []*resBuf) (uint64, error) {
+	for _, o := range olds {
+		off := o.r.Lo - b.r.Lo
+		if err := ctx.CopyDtoD(b.dev+gpu.DevicePtr(off), o.dev, o.r.Hi-o.r.Lo); err != nil {
+			return 0, err
+		}
+		copy(b.snap[off:], o.snap)
+	}
+	// The old buffers leave the Resident now (their device memory goes at
+	// the end): a guest read below must not bring their chunks back.
+	for _, o := range olds {
+		res.remove(o)
+	}
+	defer func() {
+		for _, o := range olds {
+			_ = res.ctx.Free(o.dev)
+		}
+	}()
+	var copied uint64
+	in := func(lo, hi uint64) error {
+		s := b.snap[lo-b.r.Lo : hi-b.r.Lo]
+		if err := mem.Read(lo, s); err != nil {
+			return fmt.Errorf("reading guest footprint [%#x,%#x): %w", lo, hi, err)
+		}
+		copied += hi - lo
+		return ctx.CopyHtoD(b.dev+gpu.DevicePtr(lo-b.r.Lo), s)
+	}
+	// gaps copies in the bytes of [lo, hi) that no old buffer holds.
+	gaps := func(lo, hi uint64) error {
+		for lo < hi {
+			inside, next := false, hi
+			for _, o := range olds {
+				if o.r.Lo <= lo && lo < o.r.Hi {
+					lo, inside = o.r.Hi, true
+					break
+				}
+				if o.r.Lo > lo && o.r.Lo < next {
+					next = o.r.Lo
+				}
+			}
+			if inside {
+				continue
+			}
+			if err := in(lo, next); err != nil {
+				return err
+			}
+			lo = next
+		}
+		return nil
+	}
+	for p := range b.stale {
+		lo, hi := b.chunk(p)
+		var stale, fresh []*resBuf
+		dirty := false
+		for _, o := range olds {
+			if !o.r.Overlaps(Range{lo, hi}) {
+				continue
+			}
+			i, _ := o.page(lo / gvinst.PageSize)
+			if o.stale[i] {
+				stale = append(stale, o)
+			} else {
+				fresh = append(fresh, o)
+				dirty = dirty || !o.watched || o.dirty[i]
+			}
+		}
+		switch {
+		case len(stale) > 0 && len(fresh) == 0:
+			// The device holds the newest bytes of the old chunks; the
+			// guest those of the rest, read with the old marks off.
+			for range stale {
+				res.lazyMem.Undefer(lo, hi-lo)
+			}
+			if err := gaps(lo, hi); err != nil {
+				return copied, err
+			}
+			if err := res.lazyMem.Defer(lo, hi-lo); err != nil {
+				return copied, fmt.Errorf("%w: leaving [%#x,%#x) on the device: %v", ErrLostCopy, lo, hi, err)
+			}
+			b.stale[p] = true
+			b.nstale++
+		case len(stale) == 0 && !dirty:
+			// The device holds the guest's bytes of the old chunks.
+			if err := gaps(lo, hi); err != nil {
+				return copied, err
+			}
+		default:
+			for _, o := range stale {
+				i, _ := o.page(lo / gvinst.PageSize)
+				if err := res.bringBack(o, i, i+1); err != nil {
+					return copied, err
+				}
+			}
+			if err := in(lo, hi); err != nil {
+				return copied, err
+			}
+		}
+	}
+	b.filled = true
+	if res.lazyMem != nil {
+		res.lazyMem.Watch(b.r.Lo, b.r.Hi-b.r.Lo)
+		b.watched = true
+	}
+	return copied, nil
+}
+
+// dropUnkept brings the stale pages of b, a buffer not among res.bufs,
+// back into the guest.
+func (res *Resident) dropUnkept(b *resBuf) error {
+	for i := 0; i < len(b.stale); {
+		if !b.stale[i] {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(b.stale) && b.stale[j] {
+			j++
+		}
+		if err := res.bringBack(b, i, j); err != nil {
+			return err
+		}
+		i = j
 	}
 	return nil
 }
@@ -341,10 +611,7 @@ func (res *Resident) add(b *resBuf) bool {
 	if res == nil {
 		return false
 	}
-	limit := res.MaxBytes
-	if limit == 0 {
-		limit = 1 << 30
-	}
+	limit := res.limit()
 	n := b.r.Hi - b.r.Lo
 	if n > limit {
 		return false
@@ -369,19 +636,8 @@ func (res *Resident) add(b *resBuf) bool {
 
 // drop brings b's stale pages back and frees it.
 func (res *Resident) drop(b *resBuf) error {
-	for i := 0; i < len(b.stale); {
-		if !b.stale[i] {
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(b.stale) && b.stale[j] {
-			j++
-		}
-		if err := res.bringBack(b, i, j); err != nil {
-			return err
-		}
-		i = j
+	if err := res.dropUnkept(b); err != nil {
+		return err
 	}
 	res.forget(b)
 	return nil
@@ -389,14 +645,22 @@ func (res *Resident) drop(b *resBuf) error {
 
 // forget frees b, which must have no stale page.
 func (res *Resident) forget(b *resBuf) {
+	if res.remove(b) {
+		_ = res.ctx.Free(b.dev)
+	}
+}
+
+// remove takes b out of the Resident, without freeing it; false when b
+// was not in it.
+func (res *Resident) remove(b *resBuf) bool {
 	for i, x := range res.bufs {
 		if x == b {
 			res.bufs = append(res.bufs[:i], res.bufs[i+1:]...)
 			res.bytes -= b.r.Hi - b.r.Lo
-			_ = res.ctx.Free(b.dev)
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // Close brings every stale page back into the guest and frees every
@@ -412,6 +676,10 @@ func (res *Resident) Close() error {
 			res.forget(b)
 		}
 	}
+	for _, s := range res.spares {
+		_ = res.ctx.Free(s.dev)
+	}
+	res.spares = nil
 	if res.lazyMem != nil && len(errs) == 0 {
 		res.lazyMem.SetHolder(nil)
 	}

@@ -252,15 +252,17 @@ func TestResidentLazyClose(t *testing.T) {
 }
 
 // TestResidentLazyEvict runs the saxpy loop twice with a lazy Resident
-// that has room for two arrays only; the second launch's footprints
-// differ, so its buffers evict the first launch's, one of which holds the
-// only current copy of y: eviction must bring it back first.
+// that has room for two arrays only; the second launch's footprints are
+// 16 bytes longer, so x's buffer grows (merged with the new range) and
+// evicts y's, which holds the only current copy of y: eviction must bring
+// it back first. y's new buffer then finds no room (x's is in use) and
+// the launch copies y back at once.
 func TestResidentLazyEvict(t *testing.T) {
 	const n = 3000
 	bs, k, ctx, fn := saxpyKernel(t)
 	refMem, refCPU := lazyGuest(t, n)
 	mem, cpu := lazyGuest(t, n)
-	res := Resident{Lazy: true, MaxBytes: 50000}
+	res := Resident{Lazy: true, MaxBytes: 48010}
 	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
 	for round := 0; round < 2; round++ {
 		if round == 1 {
@@ -275,7 +277,7 @@ func TestResidentLazyEvict(t *testing.T) {
 		last := *cpu
 		last.State[gvinst.S0] = (n - 1) * 8
 		runToSyscall(t, gvinst.NewInterpreter(mem, bs, gvinst.InterpOptions{}), &last)
-		if len(res.bufs) != 2 || res.bytes > res.MaxBytes {
+		if len(res.bufs) != 2-round || res.bytes > res.MaxBytes {
 			t.Fatalf("round %d: %d buffers, %d bytes kept", round, len(res.bufs), res.bytes)
 		}
 	}
@@ -292,5 +294,93 @@ func TestResidentLazyEvict(t *testing.T) {
 	}
 	if err := res.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestResidentMerge runs the saxpy loop over the first 1500 elements,
+// then over all 3000, with a lazy Resident and nothing run on the CPU in
+// between: the second launch's footprints contain the first's, so its
+// buffers grow over the first launch's (device to device) instead of
+// bringing y back through the guest. Only the bytes the first launch did
+// not hold are copied in, nothing comes back until the end, and the guest
+// ends up as the CPU engine leaves it.
+func TestResidentMerge(t *testing.T) {
+	const n1, n2 = 1500, 3000
+	bs, k, ctx, fn := saxpyKernel(t)
+	refMem, refCPU := lazyGuest(t, n2)
+	mem, cpu := lazyGuest(t, n2)
+	res := Resident{Lazy: true}
+	var in uint64
+	for _, n := range []uint64{n1, n2} {
+		rc := *refCPU
+		rc.State[gvinst.S2] = 8 * (n - 1) // the reference runs the GPU's part
+		runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
+		xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
+		st, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in += st.BytesIn
+		if len(res.bufs) != 2 {
+			t.Fatalf("after %d elements: %d buffers, want one per array", n, len(res.bufs))
+		}
+	}
+	if got, _ := res.BroughtBack(); got != 0 {
+		t.Errorf("growing the buffers brought back %d bytes, want none", got)
+	}
+	if in != 2*8*n2 {
+		t.Errorf("copied in %d bytes, want each array once (%d)", in, 2*8*n2)
+	}
+	if !mem.IsStale(dataBase+0x8000) || !mem.IsStale(dataBase+0x8000+8*n2-8) {
+		t.Error("y should be on the device only")
+	}
+	if err := res.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, got := make([]byte, 0x10000), make([]byte, 0x10000)
+	_ = refMem.Read(dataBase, want)
+	if err := mem.Read(dataBase, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's")
+	}
+}
+
+// TestResidentLoadsItsRange launches the saxpy loop over all 3000
+// elements, then the guest changes x[0], and a launch over the second half
+// (a range inside the resident buffers) copies nothing in: x's first page
+// is outside it. The next launch over everything copies that page.
+func TestResidentLoadsItsRange(t *testing.T) {
+	const n = 3000
+	_, k, ctx, fn := saxpyKernel(t)
+	mem, cpu := lazyGuest(t, n)
+	res := Resident{Lazy: true}
+	defer func() { _ = res.Close() }()
+	all := func() (Range, Range) {
+		return Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
+	}
+	xr, yr := all()
+	if _, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.Store(dataBase, 8, 0x4010000000000000); err != nil { // x[0] = 4.0
+		t.Fatal(err)
+	}
+	half := *cpu
+	half.State[gvinst.S0] = 8 * n / 2
+	xh, yh := Range{dataBase + 8*n/2, xr.Hi}, Range{dataBase + 0x8000 + 8*n/2, yr.Hi}
+	st, err := Launch(ctx, fn, k, mem, saxpyInput(k, &half, n/2, xh, yh), &res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.BytesIn != 0 {
+		t.Errorf("the launch over the second half copied %d bytes in, want 0", st.BytesIn)
+	}
+	if st, err = Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res); err != nil {
+		t.Fatal(err)
+	}
+	if st.BytesIn != gvinst.PageSize {
+		t.Errorf("the launch over everything copied %d bytes in, want x's first page (%d)", st.BytesIn, gvinst.PageSize)
 	}
 }

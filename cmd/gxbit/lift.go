@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/jit"
 	"github.com/gxbit/gxbit/loader"
 	"github.com/gxbit/gxbit/pipeline"
 )
@@ -24,6 +25,7 @@ func cmdLift(args []string) int {
 	addrText := fs.String("addr", "", "guest address to lift from, in hex")
 	maxBlocks := fs.Int("max-blocks", 200, "most VBlocks to print")
 	optimize := fs.Bool("O", false, "print the blocks after the optimization passes")
+	showJIT := fs.Bool("jit", false, "print each block's machine code as the compiling engine makes it (after the optimization passes, as it runs them)")
 	sysroot := fs.String("sysroot", "", "where the dynamic loader is found")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -64,7 +66,7 @@ func cmdLift(args []string) int {
 			fmt.Fprintf(os.Stderr, "gxbit lift: %v\n", err)
 			return 1
 		}
-		if *optimize {
+		if *optimize || *showJIT {
 			gvinst.Optimize(b)
 		}
 		blocks = append(blocks, b)
@@ -78,6 +80,14 @@ func cmdLift(args []string) int {
 	var sb strings.Builder
 	for _, b := range blocks {
 		gvinst.WriteBlock(&sb, b)
+		if *showJIT {
+			code, err := jit.Disassemble(b)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "gxbit lift: %v\n", err)
+				return 1
+			}
+			sb.WriteString(code)
+		}
 		sb.WriteByte('\n')
 	}
 	fmt.Print(sb.String())

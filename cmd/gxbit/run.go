@@ -43,7 +43,7 @@ func (g *guestFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.maxMem, "max-mem", "4G", "guest memory budget (bytes, or with K, M, G)")
 	fs.Uint64Var(&g.maxInsns, "max-insns", 0, "guest instruction budget (0: none)")
 	fs.BoolVar(&g.stats, "stats", false, "print execution statistics on stderr at the end")
-	fs.StringVar(&g.engine, "engine", pipeline.DefaultEngine, "CPU engine: jit (compiled code, linux/amd64) or interp (the interpreter)")
+	fs.StringVar(&g.engine, "engine", "", "CPU engine of every phase (run, profile, accelerate, run --accelerate): jit (compiled code, linux/amd64) or interp (the interpreter); default "+pipeline.DefaultEngine+", the interpreter where jit cannot start")
 }
 
 // findProgram finds the program a command was given as a shell does: a
@@ -237,6 +237,9 @@ func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, al
 			launches += h.Launches
 		}
 		fmt.Fprintf(os.Stderr, "gxbit: %d hot spots, %d kernel launches on %s\n", len(on.Report.HotSpots), launches, on.Report.Device)
+	}
+	if stats {
+		fmt.Fprintf(os.Stderr, "gxbit: profiling: %d rounds (%d ended by the instruction bound), %d guest instructions\n", on.Rounds, on.LimitedRounds, on.ProfiledInstructions)
 	}
 	return finish(res, stats)
 }

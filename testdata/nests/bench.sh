@@ -4,6 +4,8 @@
 #
 #   native       the program built with gcc -O2 -static
 #   run          gxbit run
+#   profile      gxbit profile (phase 1 alone, at the same size; issue 11
+#                asks for at most 2x run)
 #   online       gxbit run --accelerate --gpu GPU (both phases in one run)
 #   2phase       gxbit accelerate --gpu GPU with a profile from gxbit
 #                profile at the program's default (small) size
@@ -18,13 +20,14 @@
 # against native, and their geometric means.
 #
 # Usage: bench.sh [-n N] [-g sim|cuda] [-s medium|large] [-t SECONDS]
-#                 [-o OUTDIR] [PROGRAM...]
+#                 [-e jit|interp] [-o OUTDIR] [PROGRAM...]
 #
 #   -n  runs of each mode per program, interleaved (default 3)
 #   -g  GPU back end for the accelerated runs (default sim)
 #   -s  size set from the file sizes beside this script (default medium)
 #   -t  time limit of one run; a run past it counts as the limit, marked >
 #       (default 600)
+#   -e  the CPU engine of every gxbit run (--engine; default: gxbit's)
 #   -o  keep the build, profiles, reports and outputs here (default: a
 #       temporary directory, removed at the end)
 #   PROGRAM  only these programs (default: all of sizes)
@@ -34,13 +37,14 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-runs=3 gpu=sim set=medium limit=600 outdir=
-while getopts "n:g:s:t:o:h" opt; do
+runs=3 gpu=sim set=medium limit=600 outdir= engine=()
+while getopts "n:g:s:t:e:o:h" opt; do
 	case $opt in
 	n) runs=$OPTARG ;;
 	g) gpu=$OPTARG ;;
 	s) set=$OPTARG ;;
 	t) limit=$OPTARG ;;
+	e) engine=(--engine "$OPTARG") ;;
 	o) outdir=$OPTARG ;;
 	h)
 		sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
@@ -151,24 +155,25 @@ echo "# nests benchmark: $set sizes, gpu $gpu, median of $runs, $(date -u +%Y-%m
 echo "# host: $(uname -m), $(getconf _NPROCESSORS_ONLN) cores, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | xargs)"
 echo "# gxbit: $gx"
 echo
-echo "| program | args | native s | run s | online s | 2phase s | online/run | 2phase/run | native/online | native/2phase | launches | kernel s | copy s | offloaded | schedule | output |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| program | args | native s | run s | profile s | online s | 2phase s | profile/run | online/run | 2phase/run | native/online | native/2phase | launches | kernel s | copy s | offloaded | schedule | output |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 failed=0
-sum_or=0 sum_tr=0 sum_no=0 sum_nt=0 count=0
+sum_pr=0 sum_or=0 sum_tr=0 sum_no=0 sum_nt=0 count=0
 for p in "${order[@]}"; do
 	dir=$outdir/runs/$p
 	mkdir -p "$dir"
 	read -r -a args <<<"${sizeargs[$p]}"
 	# Phase 1 at the default size (not timed in the table).
-	"$gx" profile -o "$dir/profile.json" "$bin/$p" >"$dir/profile.out" 2>"$dir/profile.err" || true
-	tn=() tr=() to=() tt=()
+	"$gx" profile "${engine[@]}" -o "$dir/profile.json" "$bin/$p" >"$dir/profile.out" 2>"$dir/profile.err" || true
+	tn=() tr=() tp=() to=() tt=()
 	bad="" slow=""
 	for ((r = 0; r < runs; r++)); do
 		tn+=("$(timed "$dir/native.out" "$dir/native.err" "$bin/$p" "${args[@]}")")
-		tr+=("$(timed "$dir/run.out" "$dir/run.err" "$gx" run "$bin/$p" "${args[@]}")")
-		to+=("$(timed "$dir/online.out" "$dir/online.err" "$gx" run --stats --accelerate --gpu "$gpu" "$bin/$p" "${args[@]}")")
-		tt+=("$(timed "$dir/2phase.out" "$dir/2phase.err" "$gx" accelerate --profile "$dir/profile.json" --gpu "$gpu" --report "$dir/report.json" "$bin/$p" "${args[@]}")")
-		for m in run online 2phase; do
+		tr+=("$(timed "$dir/run.out" "$dir/run.err" "$gx" run "${engine[@]}" "$bin/$p" "${args[@]}")")
+		tp+=("$(timed "$dir/profiled.out" "$dir/profiled.err" "$gx" profile "${engine[@]}" -o "$dir/profiled.json" "$bin/$p" "${args[@]}")")
+		to+=("$(timed "$dir/online.out" "$dir/online.err" "$gx" run "${engine[@]}" --stats --accelerate --gpu "$gpu" "$bin/$p" "${args[@]}")")
+		tt+=("$(timed "$dir/2phase.out" "$dir/2phase.err" "$gx" accelerate "${engine[@]}" --profile "$dir/profile.json" --gpu "$gpu" --report "$dir/report.json" "$bin/$p" "${args[@]}")")
+		for m in run profiled online 2phase; do
 			if [ "$(cat "$dir/$m.out.status")" = 124 ]; then
 				slow="$slow $m" # past the time limit: its output is cut short
 			elif ! same "$dir/$m.out"; then
@@ -180,7 +185,7 @@ for p in "${order[@]}"; do
 			fi
 		done
 	done
-	mn=$(median "${tn[@]}") mr=$(median "${tr[@]}") mo=$(median "${to[@]}") mt=$(median "${tt[@]}")
+	mn=$(median "${tn[@]}") mr=$(median "${tr[@]}") mp=$(median "${tp[@]}") mo=$(median "${to[@]}") mt=$(median "${tt[@]}")
 	launches=- kernel=- copy=- offloaded=- sched=-
 	if [ -s "$dir/report.json" ]; then
 		launches=$(report_sum launches)
@@ -204,20 +209,21 @@ for p in "${order[@]}"; do
 	if [ -n "$slow" ]; then
 		output="${output/ok/} TIMEOUT: $(printf '%s\n' $slow | sort -u | xargs)"
 	fi
-	r_or=$(ratio "$mo" "$mr") r_tr=$(ratio "$mt" "$mr") r_no=$(ratio "$mn" "$mo") r_nt=$(ratio "$mn" "$mt")
-	if [ "$r_or" != - ] && [ "$r_tr" != - ] && [ "$r_no" != - ] && [ "$r_nt" != - ]; then
+	r_pr=$(ratio "$mp" "$mr") r_or=$(ratio "$mo" "$mr") r_tr=$(ratio "$mt" "$mr") r_no=$(ratio "$mn" "$mo") r_nt=$(ratio "$mn" "$mt")
+	if [ "$r_pr" != - ] && [ "$r_or" != - ] && [ "$r_tr" != - ] && [ "$r_no" != - ] && [ "$r_nt" != - ]; then
+		sum_pr=$(awk -v s="$sum_pr" -v r="$r_pr" 'BEGIN { print s + log(r) }')
 		sum_or=$(awk -v s="$sum_or" -v r="$r_or" 'BEGIN { print s + log(r) }')
 		sum_tr=$(awk -v s="$sum_tr" -v r="$r_tr" 'BEGIN { print s + log(r) }')
 		sum_no=$(awk -v s="$sum_no" -v r="$r_no" 'BEGIN { print s + log(r) }')
 		sum_nt=$(awk -v s="$sum_nt" -v r="$r_nt" 'BEGIN { print s + log(r) }')
 		count=$((count + 1))
 	fi
-	echo "| $p | ${sizeargs[$p]} | $mn | $mr | $mo | $mt | $r_or | $r_tr | $r_no | $r_nt | $launches | $kernel | $copy | $offloaded | $sched | $output |"
+	echo "| $p | ${sizeargs[$p]} | $mn | $mr | $mp | $mo | $mt | $r_pr | $r_or | $r_tr | $r_no | $r_nt | $launches | $kernel | $copy | $offloaded | $sched | $output |"
 done
 if [ "$count" -gt 0 ]; then
 	geo() { awk -v s="$1" -v n="$count" 'BEGIN { printf "%.3g", exp(s / n) }'; }
-	echo "| **geometric mean** ($count programs) | | | | | | $(geo "$sum_or") | $(geo "$sum_tr") | $(geo "$sum_no") | $(geo "$sum_nt") | | | | | | |"
+	echo "| **geometric mean** ($count programs) | | | | | | | $(geo "$sum_pr") | $(geo "$sum_or") | $(geo "$sum_tr") | $(geo "$sum_no") | $(geo "$sum_nt") | | | | | | |"
 fi
 echo
-echo "online/run and 2phase/run above 1 are slowdowns against plain gxbit run; native/online and native/2phase above 1 are speedups over native. A time marked + hit the ${limit}s limit in at least one run (the limit counts as its time)."
+echo "profile/run, online/run and 2phase/run above 1 are slowdowns against plain gxbit run; native/online and native/2phase above 1 are speedups over native. A time marked + hit the ${limit}s limit in at least one run (the limit counts as its time)."
 exit "$failed"

@@ -1,0 +1,112 @@
+package accel_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gxbit/gxbit/accel"
+	"github.com/gxbit/gxbit/gpusim"
+	"github.com/gxbit/gxbit/internal/corpus"
+	"github.com/gxbit/gxbit/pipeline"
+	"github.com/gxbit/gxbit/profile"
+)
+
+// TestStencilResidency runs the time-stepped stencils of testdata/nests
+// two-phase on gpusim (profiled at the default size, accelerated at a
+// larger one, every launch forced) and checks that the arrays stay on the
+// device between time steps: the output is native's, the kernels launch
+// every step, and all the bytes copied in and brought back come to the
+// arrays once each way plus, per launch, what the CPU's probed and tail
+// iterations touch (a few rows or planes), far less than an array. Before
+// the resident buffers merged, each step copied whole arrays through the
+// host (jacobi2dt: 1.2 MB per launch at these sizes, the test's bound is
+// 45 KB). The steps after the first launch their nests without probing
+// them (a replay), except where the first thread reloads registers.
+func TestStencilResidency(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three nests programs")
+	}
+	dir := buildNests(t, []string{"O2-static"})
+	progs, err := corpus.Programs(dir, "O2-static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]corpus.Program{}
+	for _, p := range progs {
+		byName[p.Name] = p
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		// array is the bytes of one array, arrays how many the program
+		// has; minLaunches the kernels the time steps launch at least,
+		// minReplays the instances of one nest launched without probing
+		// (the same registers as the step before; jacobi1d's sweeps reload
+		// registers at their first iteration, so they are probed).
+		array, arrays           uint64
+		minLaunches, minReplays int
+	}{
+		{"jacobi1d", []string{"60000", "10"}, 60000 * 8, 2, 2 * 10, 0},
+		{"jacobi2dt", []string{"300", "10"}, 300 * 300 * 8, 2, 2 * 10, 9},
+		{"heat3d", []string{"40", "10"}, 40 * 40 * 40 * 4, 2, 2 * 10, 9}, // 2D kernels with reloads at the inner level
+		{"fdtd2d", []string{"200", "220", "10"}, 200 * 220 * 8, 3, 4 * 10, 9},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, ok := byName[c.name]
+			if !ok {
+				t.Fatalf("%s not built", c.name)
+			}
+			rep := accelerateAt(t, p, c.args)
+			var launches, replays int
+			var in uint64
+			for _, h := range rep.HotSpots {
+				launches += h.Launches
+				in += h.BytesIn
+				replays = max(replays, h.Replays)
+			}
+			if replays < c.minReplays {
+				t.Errorf("at most %d instances of a nest replayed, want %d", replays, c.minReplays)
+			}
+			if launches < c.minLaunches {
+				t.Errorf("%d launches, want at least %d (the time steps ran on the CPU)", launches, c.minLaunches)
+			}
+			once := 2 * c.arrays * c.array
+			perLaunch := (in + rep.BytesBroughtBack - min(once, in+rep.BytesBroughtBack)) / uint64(max(launches, 1))
+			t.Logf("%d launches, %d bytes copied in, %d brought back: %d per launch beyond the arrays once each way", launches, in, rep.BytesBroughtBack, perLaunch)
+			if perLaunch > c.array/16 {
+				t.Errorf("%d bytes copied per launch beyond the arrays once each way, want at most %d (an array is %d): the steps copy arrays through the host", perLaunch, c.array/16, c.array)
+			}
+		})
+	}
+}
+
+// accelerateAt profiles p at its default size, accelerates it on gpusim
+// at args with every launch forced, checks its output against native's
+// and returns the report.
+func accelerateAt(t *testing.T, p corpus.Program, args []string) *accel.Report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cfg := func(args []string, out, errOut *bytes.Buffer) pipeline.Config {
+		return pipeline.Config{Path: p.Path, Args: append([]string{p.Path}, args...), Env: p.Env, Stdout: out, Stderr: errOut}
+	}
+	var out, errOut bytes.Buffer
+	_, prof, err := pipeline.Profile(ctx, cfg(nil, &out, &errOut), profile.Options{})
+	if err != nil {
+		t.Fatalf("gxbit profile: %v", err)
+	}
+	p.Args = args
+	native := corpus.RunNative(t, p)
+	out.Reset()
+	errOut.Reset()
+	res, rep, err := pipeline.Accelerate(ctx, cfg(args, &out, &errOut), accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
+	if err != nil {
+		t.Fatalf("gxbit accelerate: %v", err)
+	}
+	if err := corpus.Compare(native, resultOf(res, &out, &errOut)); err != nil {
+		t.Fatalf("accelerated run differs from native: %v", err)
+	}
+	return rep
+}

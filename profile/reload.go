@@ -1,0 +1,271 @@
+package profile
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// A register a loop carries from one iteration to the next is often a
+// value the loop loaded from memory it does not write: gcc keeps A[i+1]
+// in a register for the next iteration's A[i] (and copies it on for the
+// one after, A[i-1]). Such a register does not make the iterations
+// dependent: each one could load the value again. reloadOf proves it for
+// one register of a one-block loop by evaluating the block symbolically
+// from the header's values, and phase 2 makes every GPU thread load it
+// again (checking while probing that the register holds that load).
+
+// symVal is a symbolic value in terms of the header's register values:
+// a linear form (coefficients of the 64-bit header values of guest slots,
+// plus a constant), the value of a load at a linear address, or unknown.
+type symVal struct {
+	kind  symKind
+	terms map[gvinst.Reg]int64 // linear form, or a load's address
+	c     int64
+	// For a load: the x86 load instruction, the bytes loaded
+	// (zero-extended) and, for an SSE register, whether its high half is
+	// zero (a movsd/movss/movq load).
+	x86      uint64
+	size     int
+	highZero bool
+}
+
+type symKind uint8
+
+const (
+	symUnknown symKind = iota
+	symLinear
+	symLoad
+)
+
+func linearOf(terms map[gvinst.Reg]int64, c int64) symVal {
+	t := map[gvinst.Reg]int64{}
+	for r, k := range terms {
+		if k != 0 {
+			t[r] = k
+		}
+	}
+	return symVal{kind: symLinear, terms: t, c: c}
+}
+
+// combine returns a + k·b for two linear forms.
+func combine(a, b symVal, k int64) symVal {
+	if a.kind != symLinear || b.kind != symLinear {
+		return symVal{}
+	}
+	t := map[gvinst.Reg]int64{}
+	for r, v := range a.terms {
+		t[r] += v
+	}
+	for r, v := range b.terms {
+		t[r] += k * v
+	}
+	return linearOf(t, a.c+k*b.c)
+}
+
+func scale(a symVal, k int64) symVal {
+	return combine(linearOf(nil, 0), a, k)
+}
+
+// isConst reports whether v is a known constant.
+func (v symVal) isConst() (int64, bool) {
+	if v.kind == symLinear && len(v.terms) == 0 {
+		return v.c, true
+	}
+	return 0, false
+}
+
+// headerSlot reports whether v is the header's value of one slot, whole.
+func (v symVal) headerSlot() (gvinst.Reg, bool) {
+	if v.kind != symLinear || v.c != 0 || len(v.terms) != 1 {
+		return 0, false
+	}
+	for r, k := range v.terms {
+		return r, k == 1
+	}
+	return 0, false
+}
+
+// blockEffect evaluates the instructions of a one-block loop from its
+// header and returns what each guest slot it writes holds at the back
+// edge, keyed by the slot written (the first slot of an SSE register for
+// a whole .b128 write; a partial write leaves the slot unknown).
+func blockEffect(insns []*Insn) map[gvinst.Reg]symVal {
+	state := map[gvinst.Reg]symVal{}
+	slotVal := func(g gvinst.Reg) symVal {
+		if v, ok := state[g]; ok {
+			return v
+		}
+		return linearOf(map[gvinst.Reg]int64{g: 1}, 0)
+	}
+	for _, x := range insns {
+		vals := map[gvinst.Reg]symVal{}
+		val := func(r gvinst.Reg) symVal {
+			if r < gvinst.NumGuestSlots {
+				return symVal{}
+			}
+			return vals[r]
+		}
+		for i := range x.Code {
+			in := &x.Code[i]
+			var d symVal
+			wide := in.Type == gvinst.U64 || in.Type == gvinst.S64
+			switch in.Op {
+			case gvinst.OpGet:
+				g := in.Src[0]
+				v := slotVal(g)
+				switch {
+				case in.Type == gvinst.B128 && g >= gvinst.X0 && g < gvinst.FSBase:
+					d = v
+				case v.kind == symLinear && (wide || in.Type == gvinst.F64):
+					d = v
+				case v.kind == symLoad && (wide || in.Type == gvinst.F64) && v.size <= 8:
+					d = v
+				}
+			case gvinst.OpLi:
+				d = linearOf(nil, in.Imm)
+			case gvinst.OpMov:
+				d = val(in.Src[0])
+			case gvinst.OpAdd, gvinst.OpSub:
+				if !wide {
+					break
+				}
+				b := val(in.Src[1])
+				if in.HasImm {
+					b = linearOf(nil, in.Imm)
+				}
+				k := int64(1)
+				if in.Op == gvinst.OpSub {
+					k = -1
+				}
+				d = combine(val(in.Src[0]), b, k)
+			case gvinst.OpShl, gvinst.OpMul:
+				if !wide {
+					break
+				}
+				a, b := val(in.Src[0]), val(in.Src[1])
+				if in.HasImm {
+					b = linearOf(nil, in.Imm)
+				}
+				if kb, ok := b.isConst(); ok {
+					if in.Op == gvinst.OpShl {
+						if kb < 0 || kb > 32 {
+							break
+						}
+						kb = 1 << kb
+					}
+					d = scale(a, kb)
+				} else if ka, ok := a.isConst(); ok && in.Op == gvinst.OpMul {
+					d = scale(b, ka)
+				}
+			case gvinst.OpLd:
+				a := val(in.Src[0])
+				if a.kind == symLinear && in.Type.Size() <= 8 {
+					d = symVal{kind: symLoad, terms: a.terms, c: a.c + in.Imm, x86: in.X86, size: in.Type.Size()}
+				}
+			case gvinst.OpJoin:
+				lo, hi := val(in.Src[0]), val(in.Src[1])
+				if z, ok := hi.isConst(); ok && z == 0 && lo.kind == symLoad {
+					d = lo
+					d.highZero = true
+				}
+			case gvinst.OpPut:
+				g := in.Dst
+				v := val(in.Src[0])
+				switch {
+				case g < gvinst.X0 && wide:
+					state[g] = v
+				case g >= gvinst.X0 && g < gvinst.FSBase && in.Type == gvinst.B128 && (v.kind == symLoad && v.highZero || v.kind == symLinear):
+					state[g] = v
+				case g >= gvinst.X0 && g < gvinst.FSBase && in.Type.Slots() == 2:
+					state[g], state[g+1] = symVal{}, symVal{}
+				default:
+					state[g] = symVal{}
+				}
+				continue
+			}
+			if in.Op != gvinst.OpPut && hasDst(in) && in.Dst >= gvinst.NumGuestSlots {
+				vals[in.Dst] = d
+			}
+		}
+	}
+	return state
+}
+
+// reloadOf reports whether register b (a profile slot bit), which level l
+// carries from one iteration to the next, is a reload: the loop is one
+// block, and at its back edge b holds the value of a load from memory (or
+// a whole copy of a register that the header held such a value in) whose
+// address is affine in the header's registers, from bytes no access of the
+// hot spot writes. It returns the reload, or why b is not one.
+func (ch *chain) reloadOf(l int, lp *Loop, b int, fits []*siteFit) (Reload, string) {
+	if b < 0 || b >= 32 {
+		return Reload{}, "not a general or SSE register"
+	}
+	if len(lp.Blocks) != 1 {
+		return Reload{}, "the loop has more than one block"
+	}
+	state := blockEffect(lp.Header.Insns)
+	slot := bitSlot(b)
+	v, ok := state[slot]
+	if !ok || v.kind == symUnknown {
+		return Reload{}, "its value at the back edge is not a load"
+	}
+	depth := 1
+	var source gvinst.Reg
+	if src, ok := v.headerSlot(); ok {
+		// A whole copy of the header's value of another register, which
+		// must itself be a load.
+		if src < gvinst.X0 && slot >= gvinst.X0 || src >= gvinst.X0 && slot < gvinst.X0 {
+			return Reload{}, "a copy between register kinds"
+		}
+		sv, ok := state[src]
+		if !ok || sv.kind != symLoad || slot >= gvinst.X0 && !sv.highZero {
+			return Reload{}, fmt.Sprintf("a copy of %s, which does not hold a load", src)
+		}
+		v, depth, source = sv, 2, src
+	}
+	if v.kind != symLoad {
+		return Reload{}, "its value at the back edge is not a load"
+	}
+	if slot >= gvinst.X0 && !v.highZero {
+		return Reload{}, "the load leaves the register's high half"
+	}
+	for r := range v.terms {
+		if r >= gvinst.X0 {
+			return Reload{}, "the load's address is not in general registers"
+		}
+	}
+	// The load's site: its stride per iteration of level l, and no write
+	// of the hot spot may touch its bytes.
+	var load *siteFit
+	for _, sf := range fits {
+		if sf.s.x86 == v.x86 && !sf.s.write && sf.fit != nil && sf.err == nil && len(sf.path) == 0 && sf.depth == l+1 {
+			load = sf
+		}
+	}
+	if load == nil {
+		return Reload{}, fmt.Sprintf("the load at %#x has no affine access function at this level", v.x86)
+	}
+	for _, sf := range fits {
+		if sf.s.write && sf.lo < load.hi && load.lo < sf.hi {
+			return Reload{}, fmt.Sprintf("the store at %#x writes bytes the load at %#x reads", sf.s.x86, v.x86)
+		}
+	}
+	stride := load.fit.coeffs[l]
+	r := Reload{Loc: Loc{Reg: slot.String()}, X86: Hex(v.x86), Depth: depth, Size: v.size, HighZero: slot >= gvinst.X0,
+		Disp: v.c - int64(depth)*stride, Stride: stride}
+	if depth == 2 {
+		r.Source = source.String()
+	}
+	regs := make([]gvinst.Reg, 0, len(v.terms))
+	for reg := range v.terms {
+		regs = append(regs, reg)
+	}
+	sort.Slice(regs, func(i, j int) bool { return regs[i] < regs[j] })
+	for _, reg := range regs {
+		r.Terms = append(r.Terms, AddrTerm{Reg: reg.String(), Scale: v.terms[reg]})
+	}
+	return r, ""
+}

@@ -127,7 +127,12 @@ type siteObs struct {
 // when H-L + max(0, b-a)·(n-2) ≤ a; a < 0 is the same on negated
 // addresses. It returns "" when that holds, or what failed. Arrays are the
 // profile's groups (an access without a group is its own array).
-func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs, n uint64) string {
+//
+// A load that reads the same bytes in every iteration (LU's pivot row
+// A[k][j] under the i loop) is left out of its array's window: fixed
+// lists those loads, and fixedReadsApart must then find each of them
+// apart from everything the instance writes to its array.
+func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs, n uint64) (why string, fixed []int) {
 	type window struct {
 		written bool
 		set     bool
@@ -160,6 +165,10 @@ func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs, n uint64) strin
 			continue
 		}
 		a, b := int64(o.lo[1]-o.lo[0]), int64(o.hi[1]-o.hi[0])
+		if a == 0 && b == 0 && !site.Store {
+			fixed = append(fixed, i)
+			continue
+		}
 		if w.set && (a > 0) != (w.a > 0) {
 			w.bad = fmt.Sprintf("the accesses to one array move in opposite directions (%#x at %#x)", a, site.X86)
 			continue
@@ -175,7 +184,7 @@ func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs, n uint64) strin
 			continue
 		}
 		if w.bad != "" {
-			return w.bad
+			return w.bad, nil
 		}
 		a, b := w.a, w.b
 		if a <= 0 {
@@ -186,7 +195,28 @@ func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs, n uint64) strin
 			width.Add(width, new(big.Int).Mul(big.NewInt(grow), new(big.Int).SetUint64(n-2)))
 		}
 		if a <= 0 || width.Cmp(big.NewInt(a)) > 0 {
-			return fmt.Sprintf("a written array's window of %d bytes per iteration (moving by %d to %d) overlaps the next over %d iterations", w.hi-w.lo, w.a, w.b, n)
+			return fmt.Sprintf("a written array's window of %d bytes per iteration (moving by %d to %d) overlaps the next over %d iterations", w.hi-w.lo, w.a, w.b, n), nil
+		}
+	}
+	return "", fixed
+}
+
+// fixedReadsApart checks that each load of fixed (sites of the spot's
+// kernel that read the same bytes in every iteration, see
+// disjointIterations) reads nothing any store of its array writes in the
+// instance, whose footprints are sites: it returns what it found
+// otherwise.
+func (sp *spot) fixedReadsApart(fixed []int, sites []ptxgen.Range) string {
+	ks := sp.kernel.Sites
+	for _, f := range fixed {
+		gf, okf := sp.group(ks[f])
+		for w, site := range ks {
+			if !site.Store {
+				continue
+			}
+			if gw, okw := sp.group(site); (okf && okw && gf == gw || !okf && !okw) && sites[f].Overlaps(sites[w]) {
+				return fmt.Sprintf("the load at %#x reads the same bytes in every iteration, and the store at %#x writes some of them", ks[f].X86, site.X86)
+			}
 		}
 	}
 	return ""

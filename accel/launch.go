@@ -198,14 +198,27 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			o.lo[it], o.hi[it] = min(o.lo[it], recs[it].lo[s]), max(o.hi[it], recs[it].hi[s])
 		}
 	}
+	var fixed []int // loads the same in every iteration: checked below
 	if restride != "" {
-		if why := sp.disjointIterations(byX86, last+1); why != "" {
+		var why string
+		if why, fixed = sp.disjointIterations(byX86, last+1); why != "" {
 			return false, fail(ReasonNotAffine, "%s, and %s", restride, why)
 		}
 	}
 	sites, fb := sp.siteRanges(byX86, uint64(P), last)
 	if fb != nil {
 		return false, fb
+	}
+	if why := sp.fixedReadsApart(fixed, sites); why != "" {
+		return false, fail(ReasonNotAffine, "%s, and %s", restride, why)
+	}
+	for _, kk := range []*ptxgen.Kernel{k, sp.kernel2} {
+		if kk == nil {
+			continue
+		}
+		if why := reloadsOverlapStores(kk, sites); why != "" {
+			return false, fail(ReasonDependence, "%s", why)
+		}
 	}
 	if fb := sp.guards(cpu, sites); fb != nil {
 		return false, fb

@@ -137,3 +137,23 @@ func (sp *spot) resolveReloads(vals []uint64) error {
 	}
 	return nil
 }
+
+// reloadsOverlapStores reports, for the kernel k launched with site
+// footprints sites, a reloaded load whose footprint meets a store's: a
+// thread could then load a value the kernel wrote, where the CPU carried
+// the one read before. Phase 1 saw them apart; this holds it at run time.
+func reloadsOverlapStores(k *ptxgen.Kernel, sites []ptxgen.Range) string {
+	for _, r := range k.Reloads {
+		for i, s := range k.Sites {
+			if s.Store || s.X86 != r.X86 {
+				continue
+			}
+			for j, w := range k.Sites {
+				if w.Store && sites[i].Overlaps(sites[j]) {
+					return fmt.Sprintf("the load at %#x that %s reloads reads bytes the store at %#x writes", r.X86, r.Slot, w.X86)
+				}
+			}
+		}
+	}
+	return ""
+}

@@ -65,7 +65,7 @@ func (sp *spot) offloadReplay(cpu *gvinst.CPU) (applied, done bool, fb *fallback
 		return false, false, nil
 	}
 	start := time.Now()
-	if fb := sp.guards(cpu, r.in.Sites); fb != nil {
+	if fb := sp.guards(cpu, r.in.Sites); fb != nil || reloadsOverlapStores(r.k, r.in.Sites) != "" {
 		sp.replay = nil
 		return false, false, nil
 	}

@@ -3,6 +3,7 @@ package accel_test
 import (
 	"bytes"
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -109,4 +110,38 @@ func accelerateAt(t *testing.T, p corpus.Program, args []string) *accel.Report {
 		t.Fatalf("accelerated run differs from native: %v", err)
 	}
 	return rep
+}
+
+// TestLUPerK runs testdata/nests' lu two-phase on gpusim at a size other
+// than the profile's: the update nest under k (grid (i, j)) must launch
+// once per k, its pivot row A[k][j], the same bytes in every i, kept
+// apart from the rows it writes (the re-strided footprints' check used to
+// refuse the nest for that load), with native's output.
+func TestLUPerK(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a nests program")
+	}
+	dir := buildNests(t, []string{"O2-static"})
+	progs, err := corpus.Programs(dir, "O2-static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 120
+	for _, p := range progs {
+		if p.Name != "lu" {
+			continue
+		}
+		rep := accelerateAt(t, p, []string{strconv.Itoa(n)})
+		most := 0
+		for _, h := range rep.HotSpots {
+			if h.Schedule == "grid(i,j)" {
+				most = max(most, h.Launches)
+			}
+		}
+		if most < n/2 {
+			t.Errorf("the update nest launched %d times, want about one per k (%d)", most, n)
+		}
+		return
+	}
+	t.Fatal("lu not built")
 }

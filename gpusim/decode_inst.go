@@ -41,6 +41,13 @@ func (d *decoder) inst(fi *fnInstance, in *ptx.Inst) error {
 		}
 		return nil
 	}
+	// types holds each operand's type, from the ptx package's rules (the
+	// checker's): the simulator keeps no list of operand shapes of its own.
+	var types []ptx.Type
+	operandTypes := func() error {
+		types, err = in.OperandTypes()
+		return err
+	}
 	emit := func() error {
 		if x.fn == nil && x.kind == kALU {
 			return unsupported(in.Pos, "instruction %s is not supported by the simulator", in.String())
@@ -85,8 +92,11 @@ func (d *decoder) inst(fi *fnInstance, in *ptx.Inst) error {
 		}
 		// a = barrier number, b = expected thread count (-1: the whole CTA).
 		x.a, x.b = d.constReg(0), -1
+		if err := operandTypes(); err != nil {
+			return err
+		}
 		if len(A) > 0 {
-			if x.a, err = d.src(fi, A[0], ptx.U32); err != nil {
+			if x.a, err = d.src(fi, A[0], types[0]); err != nil {
 				return err
 			}
 			if A[0].Kind == ptx.OpInt && (A[0].Int < 0 || A[0].Int > 15) {
@@ -94,7 +104,7 @@ func (d *decoder) inst(fi *fnInstance, in *ptx.Inst) error {
 			}
 		}
 		if len(A) > 1 {
-			if x.b, err = d.src(fi, A[1], ptx.U32); err != nil {
+			if x.b, err = d.src(fi, A[1], types[1]); err != nil {
 				return err
 			}
 			if A[1].Kind == ptx.OpInt && (A[1].Int <= 0 || A[1].Int%32 != 0) {
@@ -122,7 +132,10 @@ func (d *decoder) inst(fi *fnInstance, in *ptx.Inst) error {
 		if x.d, err = d.dst(fi, A[0]); err != nil {
 			return err
 		}
-		if err := srcs(1, t); err != nil {
+		if err := operandTypes(); err != nil {
+			return err
+		}
+		if err := srcs(1, types[1:]...); err != nil {
 			return err
 		}
 		x.fn, x.f2 = cvtaFunc(in)
@@ -131,7 +144,10 @@ func (d *decoder) inst(fi *fnInstance, in *ptx.Inst) error {
 		if x.d, err = d.dst(fi, A[0]); err != nil {
 			return err
 		}
-		if err := srcs(1, x.t2); err != nil {
+		if err := operandTypes(); err != nil {
+			return err
+		}
+		if err := srcs(1, types[1:]...); err != nil {
 			return err
 		}
 		if x.fn, err = cvtHandler(x, in); err != nil {
@@ -144,7 +160,10 @@ func (d *decoder) inst(fi *fnInstance, in *ptx.Inst) error {
 		if x.d, err = d.dst(fi, A[0]); err != nil {
 			return err
 		}
-		if err := srcs(1, t, t); err != nil {
+		if err := operandTypes(); err != nil {
+			return err
+		}
+		if err := srcs(1, types[1:3]...); err != nil {
 			return err
 		}
 		if x.pc, err = d.pred(fi, A[3].Name, A[3].Pos); err != nil {
@@ -157,7 +176,10 @@ func (d *decoder) inst(fi *fnInstance, in *ptx.Inst) error {
 		if x.d, err = d.dst(fi, A[0]); err != nil {
 			return err
 		}
-		if err := srcs(1, t, t, x.t2); err != nil {
+		if err := operandTypes(); err != nil {
+			return err
+		}
+		if err := srcs(1, types[1:]...); err != nil {
 			return err
 		}
 		x.fn = opSlct
@@ -182,7 +204,10 @@ func (d *decoder) inst(fi *fnInstance, in *ptx.Inst) error {
 		if x.pd, err = d.pred(fi, A[0].Name, A[0].Pos); err != nil {
 			return err
 		}
-		if err := srcs(1, t); err != nil {
+		if err := operandTypes(); err != nil {
+			return err
+		}
+		if err := srcs(1, types[1:]...); err != nil {
 			return err
 		}
 		x.mode = testpModes[in.Mode[0]]
@@ -197,40 +222,11 @@ func (d *decoder) inst(fi *fnInstance, in *ptx.Inst) error {
 	if x.d, err = d.dst(fi, A[0]); err != nil {
 		return err
 	}
-	st := t
-	switch in.Op {
-	case "shl", "shr":
-		if err := srcs(1, t, ptx.U32); err != nil {
-			return err
-		}
-	case "bfe":
-		if err := srcs(1, t, ptx.U32, ptx.U32); err != nil {
-			return err
-		}
-	case "bfi":
-		if err := srcs(1, t, t, ptx.U32, ptx.U32); err != nil {
-			return err
-		}
-	case "shf":
-		if err := srcs(1, t, t, ptx.U32); err != nil {
-			return err
-		}
-	case "mad":
-		ct := t
-		if in.Has("wide") {
-			ct = wideOf(t)
-		}
-		if err := srcs(1, t, t, ct); err != nil {
-			return err
-		}
-	default:
-		ts := make([]ptx.Type, len(A)-1)
-		for i := range ts {
-			ts[i] = st
-		}
-		if err := srcs(1, ts...); err != nil {
-			return err
-		}
+	if err := operandTypes(); err != nil {
+		return err
+	}
+	if err := srcs(1, types[1:]...); err != nil {
+		return err
 	}
 	if err := selectArith(x, in); err != nil {
 		return err
@@ -478,10 +474,14 @@ func (d *decoder) setp(fi *fnInstance, in *ptx.Inst, x *inst, guard int32) error
 			}
 		}
 	}
-	if x.a, err = d.src(fi, A[1], ct); err != nil {
+	types, err := in.OperandTypes()
+	if err != nil {
 		return err
 	}
-	if x.b, err = d.src(fi, A[2], ct); err != nil {
+	if x.a, err = d.src(fi, A[1], types[1]); err != nil {
+		return err
+	}
+	if x.b, err = d.src(fi, A[2], types[2]); err != nil {
 		return err
 	}
 	if len(A) > 3 {
@@ -545,7 +545,11 @@ func (d *decoder) atom(fi *fnInstance, in *ptx.Inst, x *inst, guard int32) error
 	if x.space == msConst || x.space == msKParam || x.space == msLocal {
 		return decodeErr(A[ai].Pos, "%s: atomics need .global, .shared or generic addresses", in.String())
 	}
-	if x.a, err = d.src(fi, A[ai+1], t); err != nil {
+	types, err := in.OperandTypes()
+	if err != nil {
+		return err
+	}
+	if x.a, err = d.src(fi, A[ai+1], types[ai+1]); err != nil {
 		return err
 	}
 	op := in.Mode[0]
@@ -553,7 +557,7 @@ func (d *decoder) atom(fi *fnInstance, in *ptx.Inst, x *inst, guard int32) error
 		if len(A) < ai+3 {
 			return decodeErr(in.Pos, "%s needs a compare and a new value", in.String())
 		}
-		if x.b, err = d.src(fi, A[ai+2], t); err != nil {
+		if x.b, err = d.src(fi, A[ai+2], types[ai+2]); err != nil {
 			return err
 		}
 	} else if len(A) > ai+2 {
@@ -586,13 +590,17 @@ func (d *decoder) shfl(fi *fnInstance, in *ptx.Inst, x *inst, guard int32) error
 			return err
 		}
 	}
-	if x.a, err = d.src(fi, A[1], ptx.B32); err != nil {
+	types, err := in.OperandTypes()
+	if err != nil {
 		return err
 	}
-	if x.b, err = d.src(fi, A[2], ptx.U32); err != nil {
+	if x.a, err = d.src(fi, A[1], types[1]); err != nil {
 		return err
 	}
-	if x.c, err = d.src(fi, A[3], ptx.U32); err != nil {
+	if x.b, err = d.src(fi, A[2], types[2]); err != nil {
+		return err
+	}
+	if x.c, err = d.src(fi, A[3], types[3]); err != nil {
 		return err
 	}
 	x.mode = map[string]uint8{"up": 0, "down": 1, "bfly": 2, "idx": 3}[in.Mode[0]]
@@ -618,7 +626,11 @@ func (d *decoder) vote(fi *fnInstance, in *ptx.Inst, x *inst, guard int32) error
 	x.pcNeg = A[1].Neg
 	x.b = -1
 	if len(A) > 2 {
-		if x.b, err = d.src(fi, A[2], ptx.U32); err != nil {
+		types, err := in.OperandTypes()
+		if err != nil {
+			return err
+		}
+		if x.b, err = d.src(fi, A[2], types[2]); err != nil {
 			return err
 		}
 	}

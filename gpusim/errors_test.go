@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gxbit/gxbit/gpu"
+	"github.com/gxbit/gxbit/ptx"
 )
 
 func wantCode(t *testing.T, err error, code gpu.Result, substrs ...string) {
@@ -244,4 +245,26 @@ func FuzzLaunch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSpecialRegsFromPTX checks that the decoder knows every special
+// register the ptx package declares (the two lists must not drift).
+func TestSpecialRegsFromPTX(t *testing.T) {
+	for name := range ptx.SpecialRegs {
+		_, fixed := sregKinds[name]
+		_, dyn := dynSregs[name]
+		if !fixed && !dyn {
+			t.Errorf("special register %s of the ptx package is not decoded", name)
+		}
+	}
+	for name := range sregKinds {
+		if _, ok := ptx.SpecialRegs[name]; !ok {
+			t.Errorf("the decoder fills %s, which the ptx package does not declare", name)
+		}
+	}
+	for name := range dynSregs {
+		if _, ok := ptx.SpecialRegs[name]; !ok {
+			t.Errorf("the decoder reads %s, which the ptx package does not declare", name)
+		}
+	}
 }

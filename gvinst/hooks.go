@@ -68,6 +68,12 @@ func (m *Memory) SoftTLBs() (read, write uintptr) {
 	return uintptr(unsafe.Pointer(&m.rtlb)), uintptr(unsafe.Pointer(&m.wtlb))
 }
 
+// TLBGeneration changes whenever a software TLB entry, or a copy of one
+// taken earlier, may have gone stale: a mapping, permission or mark
+// changed, or an untouched page got bytes of its own. Copies of entries
+// taken since it last changed are as good as the entries.
+func (m *Memory) TLBGeneration() uint64 { return m.tlbGen }
+
 // tlbLayoutOK reports whether the TLB entries and pages are laid out as
 // TLBSlots documents (a test checks it).
 func tlbLayoutOK() bool {

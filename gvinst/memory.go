@@ -156,6 +156,7 @@ type Memory struct {
 	mapped uint64            // pages mapped
 	rtlb   [tlbSize]tlbEntry // readable pages
 	wtlb   [tlbSize]tlbEntry // writable pages that hold no translated code
+	tlbGen uint64            // counts the changes that may make a TLB entry stale (TLBGeneration)
 	// OnCodeWrite, if set, is called when the guest writes to a page that
 	// translated code was read from (see MarkCode), before the write.
 	OnCodeWrite func(pageAddr uint64)
@@ -194,6 +195,7 @@ func (m *Memory) Limit() uint64 { return m.limit }
 // flushTLB drops the TLB entries of pages first..last: one by one when the
 // range is smaller than the TLB, else all of them.
 func (m *Memory) flushTLB(first, last uint64) {
+	m.tlbGen++
 	if last-first >= tlbSize {
 		m.rtlb = [tlbSize]tlbEntry{}
 		m.wtlb = [tlbSize]tlbEntry{}
@@ -340,6 +342,7 @@ func (m *Memory) touchedIn(first, last uint64) []uint64 {
 func (m *Memory) materialize(pn uint64, perm Perm) *page {
 	p := &page{perm: perm}
 	m.pages[pn] = p
+	m.tlbGen++
 	// The read TLB may hold the shared zero page for pn.
 	if i := tlbIndex(pn); m.rtlb[i].tag == pn+1 {
 		m.rtlb[i] = tlbEntry{}
@@ -653,6 +656,7 @@ func (m *Memory) Watch(addr, size uint64) {
 		for pn := max(first, m.areas[i].first); pn <= min(last, m.areas[i].last); pn++ {
 			if p, _ := m.touch(pn); !p.watched {
 				p.watched = true
+				m.tlbGen++
 				// Writes that hit the TLB would not see the mark.
 				if i := tlbIndex(pn); m.wtlb[i].tag == pn+1 {
 					m.wtlb[i] = tlbEntry{}
@@ -702,6 +706,7 @@ func (m *Memory) changing(pn uint64, p *page) {
 func (m *Memory) MarkCode(addr uint64) {
 	if p, ok := m.touch(addr / PageSize); ok && !p.code {
 		p.code = true
+		m.tlbGen++
 		m.wtlb[tlbIndex(addr/PageSize)] = tlbEntry{}
 	}
 }

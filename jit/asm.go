@@ -66,6 +66,7 @@ const (
 	mnMovsxd
 	mnAddMR
 	mnAddRM
+	mnSubRM
 	mnOrMR
 	mnAndMR
 	mnSubMR
@@ -150,6 +151,7 @@ var forms = [mnCount]form{
 	mnMovsxd:    {op: []byte{0x63}, digit: -1},
 	mnAddMR:     {op: []byte{0x01}, digit: -1},
 	mnAddRM:     {op: []byte{0x03}, digit: -1},
+	mnSubRM:     {op: []byte{0x2b}, digit: -1},
 	mnOrMR:      {op: []byte{0x09}, digit: -1},
 	mnAndMR:     {op: []byte{0x21}, digit: -1},
 	mnSubMR:     {op: []byte{0x29}, digit: -1},

@@ -38,6 +38,7 @@ type compiled struct {
 	nativeOps int
 	loop      bool   // the block's back edge to itself stays inside the unit
 	marks     []mark // where each instruction's code starts (for Disassemble)
+	sites     int    // page cache entries used, from the one compileUnit was given
 }
 
 // mark names a place in a unit's code.
@@ -79,6 +80,10 @@ type compiler struct {
 	addr map[gvinst.Reg]addrOf
 	skip map[int]bool // instructions whose work folded into others
 	cur  int          // the instruction being compiled
+	// siteNext is the next free entry of the machine's page caches (-1:
+	// none); outOfLine are code emitters run after the body.
+	siteNext  int
+	outOfLine []func()
 }
 
 // addrOf says a virtual register holds base + index*scale from
@@ -111,8 +116,9 @@ type slowPath struct {
 const maxPinned = len(pool) - 3
 
 // compileUnit compiles vb as unit id. bp makes the unit's chained entry
-// stop at a breakpoint.
-func compileUnit(vb *gvinst.VBlock, id uint32, bp bool) (*compiled, error) {
+// stop at a breakpoint. A loop unit gives its loads and stores page cache
+// entries from site on (none when site is -1).
+func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, error) {
 	if len(vb.Insts) == 0 {
 		return nil, fmt.Errorf("vblock %#x is empty", vb.Addr)
 	}
@@ -129,7 +135,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool) (*compiled, error) {
 	if !last.Op.EndsBlock() {
 		return nil, fmt.Errorf("vblock %#x does not end with a control transfer", vb.Addr)
 	}
-	c := &compiler{vb: vb, id: id, fused: -1}
+	c := &compiler{vb: vb, id: id, fused: -1, siteNext: site}
 	c.out.resume = make([]int, nInsts)
 	for i := range c.out.resume {
 		c.out.resume[i] = -1
@@ -180,6 +186,9 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool) (*compiled, error) {
 	c.beginInst()
 	c.cur = nInsts - 1
 	c.control(nInsts-1, last)
+	for _, f := range c.outOfLine {
+		f()
+	}
 	for _, s := range c.slowAt {
 		for _, j := range s.jumps {
 			a.bind(j, a.pos())
@@ -336,7 +345,9 @@ func tryAlias(m map[gvinst.Reg]aliasOf, i int, v, src gvinst.Reg, writes map[gvi
 	if a, ok := m[of]; ok && a.from < i {
 		of = a.of
 	}
-	if of >= gvinst.CCOp && of <= gvinst.CCC || of == v {
+	// Only general and SSE registers: the x87, flags and control slots
+	// have implicit writers the op table does not all name.
+	if !of.IsVirtual() && of >= gvinst.FSBase || of == v {
 		return
 	}
 	for _, w := range writes[of] {
@@ -388,7 +399,7 @@ func findAddresses(vb *gvinst.VBlock, lastRead map[gvinst.Reg]int, alias map[gvi
 		return r
 	}
 	unchanged := func(r gvinst.Reg, from, last int) bool {
-		if r == gvinst.MXCSR || r >= gvinst.CCOp && r <= gvinst.CCC {
+		if !r.IsVirtual() && r >= gvinst.FSBase {
 			return false
 		}
 		for _, w := range writes[r] {
@@ -1082,7 +1093,26 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 			val[1] = c.src(in.Src[1] + 1)
 		}
 	}
+	// A load's destination register is taken before the paths split (it
+	// may evict something); the slow path does not count it as written.
+	var d reg
+	var dBefore cacheEntry
+	dAt := -1
+	if !isStore {
+		if i := c.cache.find(in.Dst); i >= 0 {
+			dBefore = c.cache.e[i]
+		}
+		d = c.dstReg(in.Dst)
+		for i, p := range pool {
+			if p == d {
+				dAt = i
+			}
+		}
+	}
 	pre := c.cache
+	if dAt >= 0 {
+		pre.e[dAt] = dBefore
+	}
 	// rsi = address
 	switch {
 	case in.Imm == 0 && !at.hasIndex:
@@ -1095,6 +1125,75 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 		a.movImm(rcx, uint64(in.Imm))
 		a.encode(mnAddMR, 8, rcx, regOp(rsi), 0)
 	}
+	var jumps []int
+	var probeAt int // the slow path the full probe's miss joins
+	var access int  // the access itself: rcx = page data, rax = offset in the page
+	site := c.newSite()
+	if site >= 0 {
+		// The site's page: rax = the offset from its start, which must
+		// leave the access inside it, and the copy must be of the TLB
+		// generation Go entered with.
+		sm := func(field int32) operand {
+			return memOp(mem{base: r15, disp: int32(offSites) + int32(site)*siteBytes + field})
+		}
+		a.encode(mnMovMR, 8, rsi, regOp(rax), 0)
+		a.encode(mnSubRM, 8, rax, sm(0), 0)
+		a.encode(mnCmpMI, 8, 0, regOp(rax), int64(gvinst.PageSize-sz))
+		j1 := a.jcc(ccA)
+		a.encode(mnMovRM, 8, rdx, memOp(fieldMem(offTLBGen)), 0)
+		a.encode(mnCmpMR, 8, rdx, sm(16), 0)
+		j2 := a.jcc(ccNE)
+		a.encode(mnMovRM, 8, rcx, sm(8), 0)
+		access = a.pos()
+		c.emitAccess(in, isStore, sz, d, val, rax)
+		tlb := offRTLB
+		if isStore {
+			tlb = offWTLB
+		}
+		c.outOfLine = append(c.outOfLine, func() {
+			a.bind(j1, a.pos())
+			a.bind(j2, a.pos())
+			miss := c.emitProbe(tlb, sz)
+			// Hit: remember the page for this site, then access.
+			a.encode(mnMovMR, 8, rsi, regOp(rax), 0)
+			a.encode(mnAndMI, 8, 0, regOp(rax), -gvinst.PageSize)
+			a.encode(mnMovMR, 8, rax, sm(0), 0)
+			a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
+			a.encode(mnMovMR, 8, rcx, sm(8), 0)
+			a.encode(mnMovRM, 8, rdx, memOp(fieldMem(offTLBGen)), 0)
+			a.encode(mnMovMR, 8, rdx, sm(16), 0)
+			a.encode(mnMovMR, 8, rsi, regOp(rax), 0)
+			a.encode(mnAndMI, 4, 0, regOp(rax), gvinst.PageSize-1)
+			a.bind(a.jmp(), access)
+			c.slowAt[probeAt].jumps = append(c.slowAt[probeAt].jumps, miss)
+		})
+	} else {
+		tlb := offRTLB
+		if isStore {
+			tlb = offWTLB
+		}
+		jumps = append(jumps, c.emitProbe(tlb, sz))
+		a.encode(mnAndMI, 4, 0, regOp(rsi), gvinst.PageSize-1)
+		a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
+		c.emitAccess(in, isStore, sz, d, val, rsi)
+	}
+	if !isStore {
+		c.unlock(d)
+		if sz == 16 {
+			c.put(in.Dst+1, rdx)
+		}
+	}
+	c.out.resume[idx] = a.pos()
+	probeAt = len(c.slowAt)
+	c.slowJump(idx, &pre, jumps...)
+	return true
+}
+
+// emitProbe emits the software TLB probe of the access at rsi of sz bytes
+// (tlb: the read or the write TLB's field) and returns the jump its miss
+// takes; on a hit rcx is the TLB entry. It uses rax, rcx and rdx.
+func (c *compiler) emitProbe(tlb uintptr, sz int) int {
+	a := &c.a
 	// rcx = the TLB entry of the first byte's page (gvinst.TLBSlot), rdx =
 	// the tag of the last byte's page: a hit means both are the entry's
 	// page, since consecutive pages never share an entry.
@@ -1105,10 +1204,6 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 	a.encode(mnLea, 4, rcx, memOp(mem{base: rcx, index: rax, scale: 2, hasIndex: true}), 0)
 	a.encode(mnAndMI, 4, 0, regOp(rcx), gvinst.TLBSlots-1)
 	a.shiftImm(4, rcx, 4)
-	tlb := offRTLB
-	if isStore {
-		tlb = offWTLB
-	}
 	a.encode(mnAddRM, 8, rcx, memOp(fieldMem(tlb)), 0)
 	// (Adding the one after the shift: at the top of the address space
 	// the sum would wrap to 0, an empty entry's tag.)
@@ -1116,11 +1211,17 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 	a.shiftImm(5, rdx, 12)
 	a.encode(mnAddMI, 8, 0, regOp(rdx), 1)
 	a.encode(mnCmpMR, 8, rdx, memOp(mem{base: rcx}), 0)
-	jumps := []int{a.jcc(ccNE)}
-	a.encode(mnAndMI, 4, 0, regOp(rsi), gvinst.PageSize-1)
-	// rcx = page data
-	a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
-	at = mem{base: rcx, index: rsi, scale: 1, hasIndex: true}
+	return a.jcc(ccNE)
+}
+
+// emitAccess emits the load or store itself at [rcx+offset]: into register d,
+// or of the value registers val (and the high half of a 16-byte load into
+// rdx).
+func (c *compiler) emitAccess(in *gvinst.Inst, isStore bool, sz int, d reg, val [2]reg, offset reg) {
+	a := &c.a
+	at := mem{base: rcx, index: offset, scale: 1, hasIndex: true}
+	hi := at
+	hi.disp = 8
 	if isStore {
 		switch sz {
 		case 1:
@@ -1129,35 +1230,34 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 			a.encode(mnMovMR, sz, val[0], memOp(at), 0)
 		case 16:
 			a.encode(mnMovMR, 8, val[0], memOp(at), 0)
-			hi := at
-			hi.disp = 8
 			a.encode(mnMovMR, 8, val[1], memOp(hi), 0)
 		}
-	} else {
-		if sz == 16 {
-			hi := at
-			hi.disp = 8
-			a.encode(mnMovRM, 8, rdx, memOp(hi), 0)
-		}
-		d := c.dstReg(in.Dst)
-		switch sz {
-		case 1:
-			a.encode(mnMovzx8, 4, d, memOp(at), 0)
-		case 2:
-			a.encode(mnMovzx16, 4, d, memOp(at), 0)
-		case 4:
-			a.encode(mnMovRM, 4, d, memOp(at), 0)
-		case 8, 16:
-			a.encode(mnMovRM, 8, d, memOp(at), 0)
-		}
-		c.unlock(d)
-		if sz == 16 {
-			c.put(in.Dst+1, rdx)
-		}
+		return
 	}
-	c.out.resume[idx] = a.pos()
-	c.slowJump(idx, &pre, jumps...)
-	return true
+	if sz == 16 {
+		a.encode(mnMovRM, 8, rdx, memOp(hi), 0)
+	}
+	switch sz {
+	case 1:
+		a.encode(mnMovzx8, 4, d, memOp(at), 0)
+	case 2:
+		a.encode(mnMovzx16, 4, d, memOp(at), 0)
+	case 4:
+		a.encode(mnMovRM, 4, d, memOp(at), 0)
+	case 8, 16:
+		a.encode(mnMovRM, 8, d, memOp(at), 0)
+	}
+}
+
+// newSite returns a page cache entry for the next access of a loop unit,
+// or -1.
+func (c *compiler) newSite() int {
+	if !c.loop || c.siteNext < 0 || c.siteNext >= maxSites {
+		return -1
+	}
+	c.siteNext++
+	c.out.sites++
+	return c.siteNext - 1
 }
 
 // control emits the instruction that ends the block. Every way out stores

@@ -14,7 +14,7 @@ import (
 // that a reader can count host instructions per guest instruction. It is
 // for looking at the code (gxbit lift --jit); it runs nothing.
 func Disassemble(vb *gvinst.VBlock) (string, error) {
-	cu, err := compileUnit(vb, 0, false)
+	cu, err := compileUnit(vb, 0, false, 0)
 	if err != nil {
 		return "", err
 	}

@@ -38,8 +38,15 @@
 // (Disassemble) prints a unit's code.
 //
 // Loads and stores probe the Memory's software TLB inline (gvinst.SoftTLBs):
-// the page number's entry is compared with the page, the access must stay
-// within the page, and the page's bytes are read or written directly. A
+// the entry of the first byte's page is compared with the tag of the last
+// byte's page, which checks the page and that the access stays in it at
+// once (gvinst.TLBSlot never gives neighbouring pages one entry), and the
+// page's bytes are read or written directly; an address computed as
+// base+index*scale is folded into the access's lea. In a loop unit each
+// load and store first tries its own page cache (machine.sites): the page
+// it touched last and that page's bytes, good while the Memory's TLB
+// generation (gvinst.Memory.TLBGeneration, which Go passes on every entry)
+// has not changed; a miss probes the TLB out of line and refills it. A
 // miss, a page-crossing access, and every page the TLB does not vouch for
 // (unmapped, stale, watched, holding translated code) take the callout,
 // where the interpreter's load or store does the full check; its faults

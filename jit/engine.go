@@ -58,6 +58,8 @@ type Engine struct {
 	pages  map[uint64][]*unit
 	stats  gvinst.EngineStats
 	freed  bool
+	// nextSite is the first page cache entry no unit uses yet.
+	nextSite int
 }
 
 var _ gvinst.Engine = (*Engine)(nil)
@@ -163,6 +165,8 @@ func (e *Engine) dropAll() {
 	clear(e.byAddr)
 	clear(e.pages)
 	e.m.clearIJC()
+	e.m.sites = [maxSites]siteEntry{}
+	e.nextSite = 0
 	e.arena.reset()
 }
 
@@ -196,17 +200,22 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 	}
 	bp := e.opts.Breakpoints[pc]
 	id := uint32(len(e.units))
-	cu, err := compileUnit(vb, id, bp)
+	site := e.nextSite
+	if site+len(vb.Insts) > maxSites {
+		site = -1
+	}
+	cu, err := compileUnit(vb, id, bp, site)
 	if err != nil {
 		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
 	}
 	if !e.arena.room(len(cu.code) + 16) {
 		e.dropAll()
 		id = 0
-		if cu, err = compileUnit(vb, id, bp); err != nil {
+		if cu, err = compileUnit(vb, id, bp, 0); err != nil {
 			return nil, &gvinst.TranslateError{Addr: pc, Err: err}
 		}
 	}
+	e.nextSite += cu.sites
 	at, err := e.arena.add(cu.code)
 	if err != nil {
 		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
@@ -316,6 +325,7 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 			}
 			m.fuel = fuel
 			m.mxIn = uint32(m.frame[gvinst.MXCSR])&0xffff | mxMasks
+			m.tlbGen = e.mem.TLBGeneration() + 1
 			m.mxTrap = 0
 			if uint32(m.frame[gvinst.MXCSR])&mxMasks != mxMasks {
 				m.mxTrap = 1

@@ -22,7 +22,27 @@ type machine struct {
 	// entry at ijcSlot(pc) holds pc and the code address of its unit, so
 	// compiled code jumps there without returning to Go.
 	ijc [ijcSize]ijcEntry
+	// tlbGen is the Memory's TLB generation plus one when Go entered;
+	// sites are the loop units' page caches, one per load or store: a
+	// copy of a TLB entry, good while its gen equals tlbGen.
+	tlbGen uint64
+	sites  [maxSites]siteEntry
 }
+
+// siteEntry is the page cache of one load or store of a loop unit: the
+// guest page it last accessed, that page's bytes, and the TLB generation
+// the copy was taken in (0: empty).
+type siteEntry struct {
+	page uint64
+	host uintptr
+	gen  uint64
+	_    uint64
+}
+
+const (
+	maxSites  = 8192
+	siteBytes = 32
+)
 
 // ijcEntry is one entry of the computed-jump cache.
 type ijcEntry struct {
@@ -56,4 +76,6 @@ const (
 	offMXOut  = unsafe.Offsetof(machine{}.mxOut)
 	offMXTrap = unsafe.Offsetof(machine{}.mxTrap)
 	offIJC    = unsafe.Offsetof(machine{}.ijc)
+	offTLBGen = unsafe.Offsetof(machine{}.tlbGen)
+	offSites  = unsafe.Offsetof(machine{}.sites)
 )

@@ -2,7 +2,11 @@
 
 package jit
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
 
 // Named regressions of the register cache: each program once ran
 // differently on the two engines.
@@ -128,5 +132,66 @@ func TestRegallocRegressions(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) {
 			runBoth(t, r.src, []byte(r.name), 5000)
 		})
+	}
+}
+
+// TestSiteCacheSeesFirstWrite: a loop unit's load caches the page it
+// reads, the shared zero page of an untouched page; a store then gives
+// that page bytes of its own, and the next iteration's load must read them.
+func TestSiteCacheSeesFirstWrite(t *testing.T) {
+	const src = `vblock 0x1000..0x1100:
+  # 0x1000: a
+  GET.u64 v0, s7
+  LD.u64 v1, v0(8)
+  GET.u64 v3, s0
+  ADD.u64 v4, v3, v1
+  PUT.u64 s0, v4
+  GET.u64 v5, s1
+  ADD.u64 v6, v5, 1
+  PUT.u64 s1, v6
+  CMP.lt.u64 v8, v6, 5
+  ADD.u64 v9, v0, 4096
+  SELECT.u64 v10, v8, v9, v0
+  ADD.u64 v2, v1, 3
+  ST.u64 v10(8), v2
+  # 0x10fc: jcc
+  CMP.lt.u64 v7, v6, 1000
+  BRANCH v7, 0x1000, 0x3000
+vblock 0x3000..0x3002:
+  # 0x3000: syscall
+  SYSCALL 0x3002
+`
+	run := func(useJIT bool) (gvinst.Stop, gvinst.CPU) {
+		mem := gvinst.NewMemory(0)
+		if err := mem.Map(dataBase, 2*gvinst.PageSize, gvinst.PermRead|gvinst.PermWrite); err != nil {
+			t.Fatal(err)
+		}
+		// The second page is touched; the first stays untouched until
+		// the fifth iteration's store.
+		if err := mem.Poke(dataBase+gvinst.PageSize, make([]byte, 16)); err != nil {
+			t.Fatal(err)
+		}
+		tr := newTextTranslator(t, mem, src)
+		var e gvinst.Engine = gvinst.NewInterpreter(mem, tr, gvinst.InterpOptions{})
+		if useJIT {
+			j, err := New(mem, tr, gvinst.InterpOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			e = j
+		}
+		cpu := gvinst.CPU{PC: 0x1000}
+		cpu.State[gvinst.S7] = dataBase
+		cpu.State[gvinst.MXCSR] = 0x1f80
+		return e.Run(&cpu, 0), cpu
+	}
+	ws, wc := run(false)
+	gs, gc := run(true)
+	if ws.Kind != gs.Kind || ws.PC != gs.PC || wc != gc {
+		t.Fatalf("jit: %v, s0=%d; interpreter: %v, s0=%d", gs, gc.State[gvinst.S0], ws, wc.State[gvinst.S0])
+	}
+	if wc.State[gvinst.S0] == 0 {
+		t.Fatal("the loads never saw the stores")
 	}
 }

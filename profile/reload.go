@@ -126,7 +126,9 @@ func blockEffect(insns []*Insn) map[gvinst.Reg]symVal {
 			case gvinst.OpLi:
 				d = linearOf(nil, in.Imm)
 			case gvinst.OpMov:
-				d = val(in.Src[0])
+				if wide || in.Type == gvinst.F64 || in.Type == gvinst.B128 {
+					d = val(in.Src[0])
+				}
 			case gvinst.OpAdd, gvinst.OpSub:
 				if !wide {
 					break

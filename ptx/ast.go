@@ -1,18 +1,25 @@
-// Package ptx parses and checks PTX assembly modules (NVIDIA's virtual ISA)
-// into an abstract syntax tree. It is shared by the code generator, which
-// checks what it emits, and by the simulated GPU, which decodes the tree into
-// its executable form.
+// Package ptx is gxbit's one model of PTX assembly (NVIDIA's virtual
+// ISA): the op table (ops.go: per opcode its operands, which of them it
+// writes and what else it does), the tree of a module, the parser, the
+// checker and the printer. The code generator builds kernels as values of
+// this package and its passes read the op table; the simulated GPU
+// decodes the tree, taking operand types from the same rules as the
+// checker.
 //
 // The package covers the subset of PTX ISA 9.0 that compute kernels use:
 // module directives, .entry and .func definitions, register and variable
 // declarations in every state space, labels, predicated instructions and all
 // operand forms. Parse builds the tree; Check verifies it (declared
-// registers, compatible types, defined labels and state spaces). Both report
-// problems as *Error values carrying a line and column.
+// registers, compatible types, writable destinations, defined labels and
+// state spaces); Print writes it back in one canonical layout, keeping
+// whole-line comments inside bodies, so that Print(Parse(x)) == x for
+// text in that layout. Parse and Check report problems as *Error values
+// carrying a line and column.
 package ptx
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -220,8 +227,8 @@ type Block struct {
 	Stmts []Stmt
 }
 
-// Stmt is one statement of a function body: *Inst, *Label, *RegDecl, *Var or
-// a nested *Block.
+// Stmt is one statement of a function body: *Inst, *Label, *RegDecl, *Var,
+// *Comment or a nested *Block.
 type Stmt interface {
 	StmtPos() Pos
 }
@@ -237,6 +244,18 @@ type Label struct {
 
 // StmtPos implements Stmt.
 func (l *Label) StmtPos() Pos { return l.Pos }
+
+// Comment is a comment on a line of its own inside a function body. Text
+// is what follows the "//", verbatim; the printer writes it back on a line
+// of its own. Comments elsewhere (after an instruction, /* */) are not
+// kept.
+type Comment struct {
+	Pos  Pos
+	Text string
+}
+
+// StmtPos implements Stmt.
+func (c *Comment) StmtPos() Pos { return c.Pos }
 
 // RegDecl declares one register, or Count registers Name0..Name{Count-1}
 // when Count > 0 (the `%r<N>` form).
@@ -378,6 +397,9 @@ type Operand struct {
 	Neg  bool // !%p
 	// Int is the integer immediate (OpInt) or the address offset (OpAddr).
 	Int int64
+	// HexDigits is how many hex digits an OpInt immediate was written
+	// with (0x00FF: 4), or 0 for decimal; the printer keeps the spelling.
+	HexDigits int
 	// Float is a floating-point immediate; FloatBits and FloatSize hold the
 	// exact bits of a 0f/0d literal (FloatSize 4 or 8), or 0 for decimal.
 	Float     float64
@@ -397,8 +419,17 @@ func (o Operand) String() string {
 		if o.Pair != "" {
 			s += "|" + o.Pair
 		}
+		switch {
+		case o.Kind == OpSym && o.Int > 0:
+			s += fmt.Sprintf("+%d", o.Int)
+		case o.Kind == OpSym && o.Int < 0:
+			s += fmt.Sprintf("%d", o.Int)
+		}
 		return s
 	case OpInt:
+		if o.HexDigits > 0 {
+			return fmt.Sprintf("0x%0*X", o.HexDigits, uint64(o.Int))
+		}
 		return fmt.Sprint(o.Int)
 	case OpFloat:
 		switch o.FloatSize {
@@ -407,7 +438,13 @@ func (o Operand) String() string {
 		case 8:
 			return fmt.Sprintf("0d%016X", o.FloatBits)
 		}
-		return fmt.Sprint(o.Float)
+		// A decimal literal keeps a point or an exponent, so that it
+		// reads back as a float.
+		t := strconv.FormatFloat(o.Float, 'g', -1, 64)
+		if !strings.ContainsAny(t, ".eIN") {
+			t += ".0"
+		}
+		return t
 	case OpAddr:
 		switch {
 		case o.Name == "":

@@ -256,22 +256,48 @@ func (c *checker) inst(in *Inst) {
 		c.errs = append(c.errs, err)
 		return
 	}
-	switch in.Op {
-	case "bra":
+	eff := in.Effects()
+	switch {
+	case eff&Branch != 0:
 		a := in.Args[0]
 		if a.Kind != OpSym || !c.s.labels[a.Name] {
 			c.errf(a.Pos, "branch target %s is not a label of %s", a.String(), c.s.fn.Name)
 		}
 		return
-	case "call":
+	case eff&Calls != 0:
 		c.call(in)
 		return
+	}
+	for _, d := range in.Dests() {
+		c.writable(in, d)
 	}
 	for i, a := range in.Args {
 		if i >= len(roles) {
 			break
 		}
 		c.operand(in, a, roles[i])
+	}
+}
+
+// writable reports a destination operand that is not a register the
+// instruction may write: an immediate, an address, a special register.
+func (c *checker) writable(in *Inst, d Operand) {
+	switch d.Kind {
+	case OpSink:
+	case OpVec:
+		for _, e := range d.Elems {
+			c.writable(in, e)
+		}
+	case OpReg, OpSym:
+		if _, special := SpecialRegs[d.Name]; special {
+			c.errf(d.Pos, "%s writes %s, a read-only special register", in.String(), d.Name)
+			return
+		}
+		if _, reg := c.s.Reg(d.Name); d.Kind == OpSym && !reg {
+			c.errf(d.Pos, "the destination of %s must be a register, not %s", in.String(), d.String())
+		}
+	default:
+		c.errf(d.Pos, "the destination of %s must be a register, not %s", in.String(), d.String())
 	}
 }
 
@@ -454,223 +480,6 @@ func (c *checker) address(in *Inst, a Operand) {
 	if in.Op == "st" && sp == SpaceConst {
 		c.errf(a.Pos, "cannot store to .const variable %s", a.Name)
 	}
-}
-
-// operandRoles returns the type each operand of in should have, derived from the
-// instruction's type modifiers. It reports a missing or unsuitable type
-// modifier as an *Error.
-func operandRoles(in *Inst) ([]role, error) {
-	t := in.Type()
-	need := func(ok func(Type) bool, what string) error {
-		if t == TypeNone {
-			return errorf(in.Pos, "%s needs a type modifier (%s)", in.String(), what)
-		}
-		if !ok(t) {
-			return errorf(in.Pos, "%s does not accept type .%s (expects %s)", in.Op, t, what)
-		}
-		return nil
-	}
-	all := func(n int, r role) []role {
-		out := make([]role, n)
-		for i := range out {
-			out[i] = r
-		}
-		return out
-	}
-	anyType := func(Type) bool { return true }
-	intOrFloat := func(x Type) bool { return x.IsInt() || x.IsFloat() || x.IsBits() }
-	num := func(x Type) bool { return x.IsInt() || x.IsFloat() }
-	fltT := func(x Type) bool { return x == F32 || x == F64 }
-	bitsOrPred := func(x Type) bool { return x.IsBits() || x.IsInt() || x == Pred }
-	n := len(in.Args)
-	u32 := role{t: U32}
-	switch in.Op {
-	case "mov":
-		if err := need(anyType, "any type"); err != nil {
-			return nil, err
-		}
-		return all(n, role{t: t}), nil
-	case "ld", "ldu":
-		if err := need(anyType, "a load type"); err != nil {
-			return nil, err
-		}
-		return []role{{t: t, wider: !t.IsFloat()}, {addr: true}, {}}, nil
-	case "st":
-		if err := need(anyType, "a store type"); err != nil {
-			return nil, err
-		}
-		return []role{{addr: true}, {t: t, wider: !t.IsFloat()}}, nil
-	case "cvt":
-		if len(in.Types) != 2 {
-			return nil, errorf(in.Pos, "cvt needs two types (destination and source), found %d", len(in.Types))
-		}
-		return []role{{t: in.Types[0], wider: !in.Types[0].IsFloat()}, {t: in.Types[1], wider: !in.Types[1].IsFloat()}}, nil
-	case "cvta":
-		if err := need(func(x Type) bool { return x == U32 || x == U64 }, ".u32 or .u64"); err != nil {
-			return nil, err
-		}
-		return all(2, role{t: t}), nil
-	case "add", "sub", "min", "max", "addc", "subc", "copysign":
-		if err := need(num, "an integer or float type"); err != nil {
-			return nil, err
-		}
-		return all(3, role{t: t}), nil
-	case "madc":
-		if err := need(func(x Type) bool { return x.IsInt() && x.Size() >= 4 }, "a 32- or 64-bit integer type"); err != nil {
-			return nil, err
-		}
-		return all(4, role{t: t}), nil
-	case "mul", "mad":
-		if err := need(num, "an integer or float type"); err != nil {
-			return nil, err
-		}
-		if in.Has("wide") {
-			if !t.IsInt() || t.Size() > 4 {
-				return nil, errorf(in.Pos, "%s.wide needs a 16- or 32-bit integer type, not .%s", in.Op, t)
-			}
-			wide := wideType(t)
-			if in.Op == "mul" {
-				return []role{{t: wide}, {t: t}, {t: t}}, nil
-			}
-			return []role{{t: wide}, {t: t}, {t: t}, {t: wide}}, nil
-		}
-		return all(n, role{t: t}), nil
-	case "mul24", "mad24":
-		if err := need(func(x Type) bool { return x == U32 || x == S32 }, ".u32 or .s32"); err != nil {
-			return nil, err
-		}
-		return all(n, role{t: t}), nil
-	case "div", "rem", "abs", "neg":
-		if err := need(num, "an integer or float type"); err != nil {
-			return nil, err
-		}
-		if in.Op == "rem" && !t.IsInt() {
-			return nil, errorf(in.Pos, "rem needs an integer type, not .%s", t)
-		}
-		return all(n, role{t: t}), nil
-	case "fma", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos":
-		if err := need(fltT, ".f32 or .f64"); err != nil {
-			return nil, err
-		}
-		return all(n, role{t: t}), nil
-	case "testp":
-		if err := need(fltT, ".f32 or .f64"); err != nil {
-			return nil, err
-		}
-		return []role{{t: Pred}, {t: t}}, nil
-	case "and", "or", "xor", "not", "cnot":
-		if err := need(bitsOrPred, "a bit-size or predicate type"); err != nil {
-			return nil, err
-		}
-		return all(n, role{t: t}), nil
-	case "shl", "shr":
-		if err := need(func(x Type) bool { return x.IsBits() || x.IsInt() }, "a bit-size or integer type"); err != nil {
-			return nil, err
-		}
-		return []role{{t: t}, {t: t}, u32}, nil
-	case "bfe":
-		if err := need(func(x Type) bool { return x == U32 || x == S32 || x == U64 || x == S64 }, ".u32, .s32, .u64 or .s64"); err != nil {
-			return nil, err
-		}
-		return []role{{t: t}, {t: t}, u32, u32}, nil
-	case "bfi":
-		if err := need(func(x Type) bool { return x == B32 || x == B64 }, ".b32 or .b64"); err != nil {
-			return nil, err
-		}
-		return []role{{t: t}, {t: t}, {t: t}, u32, u32}, nil
-	case "brev":
-		if err := need(func(x Type) bool { return x == B32 || x == B64 }, ".b32 or .b64"); err != nil {
-			return nil, err
-		}
-		return all(2, role{t: t}), nil
-	case "shf":
-		if len(in.Mode) != 1 || t != B32 {
-			return nil, errorf(in.Pos, "shf needs .l or .r, .wrap or .clamp, and .b32")
-		}
-		return []role{{t: B32}, {t: B32}, {t: B32}, u32}, nil
-	case "sad":
-		if err := need(func(x Type) bool { return x.IsInt() }, "an integer type"); err != nil {
-			return nil, err
-		}
-		return all(4, role{t: t}), nil
-	case "bfind":
-		if err := need(func(x Type) bool { return x == U32 || x == S32 || x == U64 || x == S64 }, ".u32, .s32, .u64 or .s64"); err != nil {
-			return nil, err
-		}
-		return []role{u32, {t: t}}, nil
-	case "popc", "clz":
-		if err := need(func(x Type) bool { return x == B32 || x == B64 }, ".b32 or .b64"); err != nil {
-			return nil, err
-		}
-		return []role{u32, {t: t}}, nil
-	case "prmt":
-		if err := need(func(x Type) bool { return x == B32 }, ".b32"); err != nil {
-			return nil, err
-		}
-		return all(4, role{t: B32}), nil
-	case "setp":
-		if in.Cmp == "" {
-			return nil, errorf(in.Pos, "setp needs a comparison operator (.eq, .lt, ...)")
-		}
-		if err := need(intOrFloat, "an integer, bit-size or float type"); err != nil {
-			return nil, err
-		}
-		if err := cmpFits(in, t); err != nil {
-			return nil, err
-		}
-		return []role{{t: Pred}, {t: t}, {t: t}, {t: Pred}}, nil
-	case "set":
-		if in.Cmp == "" || len(in.Types) != 2 {
-			return nil, errorf(in.Pos, "set needs a comparison operator and two types")
-		}
-		return []role{{t: in.Types[0]}, {t: in.Types[1]}, {t: in.Types[1]}, {t: Pred}}, nil
-	case "selp":
-		if err := need(intOrFloat, "an integer, bit-size or float type"); err != nil {
-			return nil, err
-		}
-		return []role{{t: t}, {t: t}, {t: t}, {t: Pred}}, nil
-	case "slct":
-		if len(in.Types) != 2 || (in.Types[1] != S32 && in.Types[1] != F32) {
-			return nil, errorf(in.Pos, "slct needs a value type and .s32 or .f32")
-		}
-		return []role{{t: t}, {t: t}, {t: t}, {t: in.Types[1]}}, nil
-	case "atom", "red":
-		if len(in.Mode) != 1 {
-			return nil, errorf(in.Pos, "%s needs exactly one operation (.add, .cas, ...)", in.Op)
-		}
-		if err := need(intOrFloat, "an integer, bit-size or float type"); err != nil {
-			return nil, err
-		}
-		if in.Op == "red" {
-			return []role{{addr: true}, {t: t}}, nil
-		}
-		return []role{{t: t}, {addr: true}, {t: t}, {t: t}}, nil
-	case "shfl":
-		if len(in.Mode) != 1 || t != B32 {
-			return nil, errorf(in.Pos, "shfl needs a mode (.up, .down, .bfly, .idx) and .b32")
-		}
-		return []role{{t: B32}, {t: B32}, u32, u32, u32}, nil
-	case "vote":
-		if len(in.Mode) != 1 {
-			return nil, errorf(in.Pos, "vote needs a mode (.all, .any, .uni, .ballot)")
-		}
-		if in.Mode[0] == "ballot" {
-			if t != B32 {
-				return nil, errorf(in.Pos, "vote.ballot needs .b32")
-			}
-			return []role{{t: B32}, {t: Pred}, u32}, nil
-		}
-		return []role{{t: Pred}, {t: Pred}, u32}, nil
-	case "activemask":
-		return []role{{t: B32}}, nil
-	case "bar", "barrier":
-		return all(n, u32), nil
-	case "nanosleep":
-		return []role{u32}, nil
-	case "prefetch":
-		return []role{{addr: true}}, nil
-	}
-	return all(n, role{}), nil
 }
 
 func cmpFits(in *Inst, t Type) error {

@@ -10,12 +10,13 @@ import (
 type tokKind uint8
 
 const (
-	tEOF   tokKind = iota
-	tWord          // identifiers, directives, registers, dotted opcodes
-	tInt           // integer literal
-	tFloat         // floating-point literal
-	tStr           // string literal
-	tPunct         // one punctuation character
+	tEOF     tokKind = iota
+	tWord            // identifiers, directives, registers, dotted opcodes
+	tInt             // integer literal
+	tFloat           // floating-point literal
+	tStr             // string literal
+	tPunct           // one punctuation character
+	tComment         // a // comment on a line of its own (text: what follows //)
 )
 
 type token struct {
@@ -26,6 +27,7 @@ type token struct {
 	fval float64
 	fbit uint64
 	fsz  int
+	hex  int // hex digits of a 0x integer literal
 }
 
 func (t token) describe() string {
@@ -42,6 +44,9 @@ type lexer struct {
 	src       string
 	off       int
 	line, col int
+	// lineStart is true while only white space precedes off on its line.
+	lineStart bool
+	comment   *token // a whole-line comment skipSpace found, not yet returned
 }
 
 func isWordStart(c byte) bool {
@@ -75,11 +80,20 @@ func (lx *lexer) skipSpace() error {
 	for lx.off < len(lx.src) {
 		c := lx.src[lx.off]
 		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+		case c == '\n':
+			lx.advance(1)
+			lx.lineStart = true
+		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
 			lx.advance(1)
 		case strings.HasPrefix(lx.src[lx.off:], "//"):
+			p := Pos{lx.line, lx.col}
+			start := lx.off + 2
 			for lx.off < len(lx.src) && lx.src[lx.off] != '\n' {
 				lx.advance(1)
+			}
+			if lx.lineStart {
+				lx.comment = &token{kind: tComment, text: strings.TrimSuffix(lx.src[start:lx.off], "\r"), pos: p}
+				return nil
 			}
 		case strings.HasPrefix(lx.src[lx.off:], "/*"):
 			p := Pos{lx.line, lx.col}
@@ -88,6 +102,7 @@ func (lx *lexer) skipSpace() error {
 				return errorf(p, "unterminated /* comment")
 			}
 			lx.advance(end + 4)
+			lx.lineStart = false
 		default:
 			return nil
 		}
@@ -99,6 +114,11 @@ func (lx *lexer) next() (token, error) {
 	if err := lx.skipSpace(); err != nil {
 		return token{}, err
 	}
+	if c := lx.comment; c != nil {
+		lx.comment = nil
+		return *c, nil
+	}
+	lx.lineStart = false
 	p := Pos{lx.line, lx.col}
 	if lx.off >= len(lx.src) {
 		return token{kind: tEOF, pos: p}, nil
@@ -233,12 +253,16 @@ func (lx *lexer) number(p Pos) (token, error) {
 		return token{}, errorf(p, "bad integer literal %q", s[:n+1])
 	}
 	lx.advance(n)
-	return token{kind: tInt, text: s[:n], pos: p, ival: int64(v)}, nil
+	t := token{kind: tInt, text: s[:n], pos: p, ival: int64(v)}
+	if base == 16 {
+		t.hex = len(digits)
+	}
+	return t, nil
 }
 
 // tokenize splits src into tokens, ending with one tEOF token.
 func tokenize(src string) ([]token, error) {
-	lx := &lexer{src: src, line: 1, col: 1}
+	lx := &lexer{src: src, line: 1, col: 1, lineStart: true}
 	var toks []token
 	for {
 		t, err := lx.next()

@@ -19,13 +19,23 @@ func Parse(src string) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{toks: toks}
+	p := &parser{comments: map[int][]token{}}
+	for _, t := range toks {
+		if t.kind == tComment {
+			p.comments[len(p.toks)] = append(p.comments[len(p.toks)], t)
+			continue
+		}
+		p.toks = append(p.toks, t)
+	}
 	return p.module()
 }
 
 type parser struct {
 	toks []token
 	i    int
+	// comments holds the whole-line comments found before token i; a
+	// function body keeps them as *Comment statements.
+	comments map[int][]token
 }
 
 func (p *parser) peek() token { return p.toks[p.i] }
@@ -521,6 +531,10 @@ func (p *parser) block() (*Block, error) {
 	}
 	b := &Block{Pos: open.pos}
 	for {
+		for _, c := range p.comments[p.i] {
+			b.Stmts = append(b.Stmts, &Comment{Pos: c.pos, Text: c.text})
+		}
+		delete(p.comments, p.i)
 		t := p.peek()
 		switch {
 		case t.kind == tEOF:
@@ -799,7 +813,7 @@ func (p *parser) operand() (Operand, error) {
 		return o, errorf(n.pos, "expected a number after -, found %s", n.describe())
 	case t.kind == tInt:
 		p.take()
-		return Operand{Pos: t.pos, Kind: OpInt, Int: t.ival}, nil
+		return Operand{Pos: t.pos, Kind: OpInt, Int: t.ival, HexDigits: t.hex}, nil
 	case t.kind == tFloat:
 		p.take()
 		return floatOperand(t), nil

@@ -141,8 +141,8 @@ func TestOperandForms(t *testing.T) {
 		"mov.f32 %f1 0f3F800000",
 		"mov.f64 %fd1 0d4000000000000000",
 		"mov.f32 %f2 0fBF800000",
-		"mov.f64 %fd2 1500",
-		"mov.u32 %r2 31",
+		"mov.f64 %fd2 1500.0",
+		"mov.u32 %r2 0x1F",
 		"mov.u32 %r3 -7",
 		"mov.u32 %r4 15",
 		"mov.b64 %rd2 {%r1, %r2}",
@@ -249,7 +249,8 @@ func TestCheckErrors(t *testing.T) {
 }
 
 // FuzzParse checks that neither the parser nor the checker panics on any
-// input.
+// input, and that what parses prints back to text that parses to the same
+// module and prints the same again.
 func FuzzParse(f *testing.F) {
 	f.Add(".version 8.0\n.target sm_90\n.address_size 64\n.entry k(.param .u32 a){.reg .b32 %r<2>; ld.param.u32 %r1,[a]; ret;}")
 	f.Add(".global .b8 g[4] = {1,2,3,4};")
@@ -270,6 +271,17 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		_ = Check(m)
+		text := Print(m)
+		m2, err := Parse(text)
+		if err != nil {
+			t.Fatalf("printed module does not parse: %v\n%s", err, text)
+		}
+		if again := Print(m2); again != text {
+			t.Fatalf("printing is not canonical:\n%s\n--- then ---\n%s", text, again)
+		}
+		if !samePTX(m, m2) {
+			t.Fatalf("the printed module parses to a different module:\n%s", text)
+		}
 	})
 }
 

@@ -93,8 +93,12 @@
 // Code shape: a CMP feeding the block's BRANCH becomes the branch's
 // predicate, immediates go straight into the instructions, and a GET or
 // MOV copy is not emitted when its source stays unchanged while it is read.
-// A peephole pass over the emitted text (peephole.go) then propagates
-// copies, coalesces moves, removes dead code with liveness over the whole
-// kernel and folds displacements into addresses: ptxas would do that for a
-// real GPU, but gpusim runs exactly the instructions it is given.
+// The emitter builds the kernel as values of the ptx package (emitter.i:
+// one *ptx.Inst per instruction, with labels and comments); a peephole
+// pass over those values (peephole.go) then propagates copies, coalesces
+// moves, removes dead code with liveness over the whole kernel and folds
+// displacements into addresses: ptxas would do that for a real GPU, but
+// gpusim runs exactly the instructions it is given. The passes ask the
+// ptx op table which registers an instruction writes and reads and what
+// else it does (memory, branches, ends); ptx.Print writes the module.
 package ptxgen

@@ -8,14 +8,15 @@ import (
 	"strings"
 
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/ptx"
 )
 
 // emitter writes the PTX of one kernel.
 type emitter struct {
 	a    *analysis
 	k    *Kernel
-	sb   strings.Builder
-	maxR int // highest frame slot used, plus one
+	body []*pline // the kernel body being built
+	maxR int      // highest frame slot used, plus one
 	// temporaries, reset per instruction; max* is the most any used.
 	nt, nw, nh, nf, nd, np             int
 	maxT, maxW, maxH, maxF, maxD, maxP int
@@ -39,10 +40,54 @@ type check struct {
 	site  int
 }
 
-func (e *emitter) p(format string, args ...any) {
-	e.sb.WriteString("\t")
-	fmt.Fprintf(&e.sb, format, args...)
-	e.sb.WriteString(";\n")
+// i appends instruction op (opcode and modifiers) to the body. Each
+// operand is a ptx.Operand, a register name ("%r1"), a label ("$Ldone")
+// or an integer.
+func (e *emitter) i(op string, args ...any) *pline {
+	ops := make([]ptx.Operand, len(args))
+	for k, a := range args {
+		ops[k] = operand(a)
+	}
+	l := inst(op, ops...)
+	e.body = append(e.body, l)
+	return l
+}
+
+// label appends label name to the body.
+func (e *emitter) label(name string) { e.body = append(e.body, &pline{label: name}) }
+
+// comment appends a whole-line comment (the text after "//").
+func (e *emitter) comment(text string) { e.body = append(e.body, &pline{comment: text}) }
+
+// operand converts an operand of emitter.i.
+func operand(a any) ptx.Operand {
+	switch v := a.(type) {
+	case ptx.Operand:
+		return v
+	case string:
+		switch {
+		case strings.HasPrefix(v, "%"):
+			return ptx.Reg(v)
+		case strings.HasPrefix(v, "$"):
+			return ptx.Sym(v)
+		}
+	case int:
+		return ptx.Int(int64(v))
+	case int64:
+		return ptx.Int(v)
+	case uint64:
+		return lit(v)
+	}
+	panic(fmt.Sprintf("ptxgen: %#v is not an operand", a))
+}
+
+// vec is the vector operand of registers rs.
+func vec(rs ...any) ptx.Operand {
+	ops := make([]ptx.Operand, len(rs))
+	for k, r := range rs {
+		ops[k] = operand(r)
+	}
+	return ptx.Vec(ops...)
 }
 
 func (e *emitter) reset() {
@@ -77,11 +122,12 @@ func (e *emitter) reg(r gvinst.Reg) string {
 	return fmt.Sprintf("%%r%d", r)
 }
 
-func lit(v uint64) string {
+// lit is the immediate v: decimal up to 2^63-1, else sixteen hex digits.
+func lit(v uint64) ptx.Operand {
 	if v <= math.MaxInt64 {
-		return fmt.Sprintf("%d", v)
+		return ptx.Int(int64(v))
 	}
-	return fmt.Sprintf("0x%016X", v)
+	return ptx.Hex(v, 16)
 }
 
 func label(addr uint64) string { return fmt.Sprintf("$Lx%x", addr) }
@@ -95,19 +141,18 @@ func (e *emitter) fail(format string, args ...any) {
 // emit produces the module text.
 func emit(a *analysis, k *Kernel) (string, error) {
 	e := &emitter{a: a, k: k, stubs: map[string][2]uint64{}}
-	var body strings.Builder
 	// Prologue: the thread's iteration index and its live-in values.
 	e.reset()
-	e.p("mov.u32 %%w0, %%ctaid.x")
-	e.p("mov.u32 %%w1, %%ntid.x")
-	e.p("mov.u32 %%w2, %%tid.x")
-	e.p("mul.wide.u32 %%idx, %%w0, %%w1")
-	e.p("cvt.u64.u32 %%t0, %%w2")
-	e.p("add.u64 %%idx, %%idx, %%t0")
+	e.i("mov.u32", "%w0", "%ctaid.x")
+	e.i("mov.u32", "%w1", "%ntid.x")
+	e.i("mov.u32", "%w2", "%tid.x")
+	e.i("mul.wide.u32", "%idx", "%w0", "%w1")
+	e.i("cvt.u64.u32", "%t0", "%w2")
+	e.i("add.u64", "%idx", "%idx", "%t0")
 	if a.inner == nil {
-		e.p("ld.param.u64 %%t0, [count]")
-		e.p("setp.ge.u64 %%p0, %%idx, %%t0")
-		e.p("@%%p0 exit")
+		e.i("ld.param.u64", "%t0", ptx.Addr("count", 0))
+		e.i("setp.ge.u64", "%p0", "%idx", "%t0")
+		e.i("exit").when("%p0")
 	}
 	interchanged := a.n.Interchange
 	// threadLoop: the 2D prologue (y the level, x the inner level), the
@@ -122,37 +167,37 @@ func emit(a *analysis, k *Kernel) (string, error) {
 	if interchanged {
 		// Interchanged: idx above is the inner iteration (x); the thread
 		// runs the rows from the first, and idx counts them.
-		e.p("mov.b64 %%xi, %%idx")
-		e.p("mov.u64 %%idx, 0")
-		e.sb.WriteString("\t// threads past the widest row retire\n")
-		e.p("ld.param.u64 %%t0, [itrip0]")
-		e.p("setp.ge.u64 %%p0, %%xi, %%t0")
-		e.p("ld.param.u64 %%t1, [itripstep]")
-		e.p("ld.param.u64 %%t0, [count]")
-		e.p("sub.u64 %%t0, %%t0, 1")
-		e.p("ld.param.u64 %%ib, [itrip0]")
-		e.p("mad.lo.u64 %%ib, %%t1, %%t0, %%ib")
-		e.p("setp.ge.and.u64 %%p0, %%xi, %%ib, %%p0")
-		e.p("@%%p0 exit")
+		e.i("mov.b64", "%xi", "%idx")
+		e.i("mov.u64", "%idx", 0)
+		e.comment(" threads past the widest row retire")
+		e.i("ld.param.u64", "%t0", ptx.Addr("itrip0", 0))
+		e.i("setp.ge.u64", "%p0", "%xi", "%t0")
+		e.i("ld.param.u64", "%t1", ptx.Addr("itripstep", 0))
+		e.i("ld.param.u64", "%t0", ptx.Addr("count", 0))
+		e.i("sub.u64", "%t0", "%t0", 1)
+		e.i("ld.param.u64", "%ib", ptx.Addr("itrip0", 0))
+		e.i("mad.lo.u64", "%ib", "%t1", "%t0", "%ib")
+		e.i("setp.ge.and.u64", "%p0", "%xi", "%ib", "%p0")
+		e.i("exit").when("%p0")
 	}
 	if a.inner != nil && !interchanged {
 		// 2D: idx above is along x; the outer iteration is along y.
-		e.p("mov.b64 %%xi, %%idx")
-		e.p("mov.u32 %%w0, %%ctaid.y")
-		e.p("mov.u32 %%w1, %%ntid.y")
-		e.p("mov.u32 %%w2, %%tid.y")
-		e.p("mul.wide.u32 %%idx, %%w0, %%w1")
-		e.p("cvt.u64.u32 %%t0, %%w2")
-		e.p("add.u64 %%idx, %%idx, %%t0")
-		e.p("ld.param.u64 %%t0, [count]")
-		e.p("setp.ge.u64 %%p0, %%idx, %%t0")
-		e.p("@%%p0 exit")
-		e.sb.WriteString("\t// this row's inner trip count; threads past it retire\n")
-		e.p("ld.param.u64 %%ib, [itrip0]")
-		e.p("ld.param.u64 %%t1, [itripstep]")
-		e.p("mad.lo.u64 %%ib, %%t1, %%idx, %%ib")
-		e.p("setp.ge.u64 %%p0, %%xi, %%ib")
-		e.p("@%%p0 exit")
+		e.i("mov.b64", "%xi", "%idx")
+		e.i("mov.u32", "%w0", "%ctaid.y")
+		e.i("mov.u32", "%w1", "%ntid.y")
+		e.i("mov.u32", "%w2", "%tid.y")
+		e.i("mul.wide.u32", "%idx", "%w0", "%w1")
+		e.i("cvt.u64.u32", "%t0", "%w2")
+		e.i("add.u64", "%idx", "%idx", "%t0")
+		e.i("ld.param.u64", "%t0", ptx.Addr("count", 0))
+		e.i("setp.ge.u64", "%p0", "%idx", "%t0")
+		e.i("exit").when("%p0")
+		e.comment(" this row's inner trip count; threads past it retire")
+		e.i("ld.param.u64", "%ib", ptx.Addr("itrip0", 0))
+		e.i("ld.param.u64", "%t1", ptx.Addr("itripstep", 0))
+		e.i("mad.lo.u64", "%ib", "%t1", "%idx", "%ib")
+		e.i("setp.ge.u64", "%p0", "%xi", "%ib")
+		e.i("exit").when("%p0")
 	}
 	e.maxW, e.maxT, e.maxP = 3, 2, 1
 	for _, l := range a.liveIns {
@@ -163,30 +208,30 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		} else {
 			dst = e.reg(l.Slot)
 		}
-		e.sb.WriteString(fmt.Sprintf("\t// live-in %s\n", l))
-		e.p("ld.param.u64 %s, [in_%s]", dst, nm)
-		e.p("ld.param.u64 %%t1, [step_%s]", nm)
-		e.p("mad.lo.u64 %s, %%t1, %%idx, %s", dst, dst)
+		e.comment(fmt.Sprintf(" live-in %s", l))
+		e.i("ld.param.u64", dst, ptx.Addr(fmt.Sprintf("in_%s", nm), 0))
+		e.i("ld.param.u64", "%t1", ptx.Addr(fmt.Sprintf("step_%s", nm), 0))
+		e.i("mad.lo.u64", dst, "%t1", "%idx", dst)
 	}
 	for i := range a.sites {
-		e.p("ld.param.u64 %%sd%d, [site%d_delta]", i, i)
+		e.i("ld.param.u64", fmt.Sprintf("%%sd%d", i), ptx.Addr(fmt.Sprintf("site%d_delta", i), 0))
 		// The host passes the span an access of this site may start in
 		// (hi-lo-size), so one unsigned compare checks both ends.
-		e.p("ld.param.u64 %%sl%d, [site%d_lo]", i, i)
-		e.p("ld.param.u64 %%sh%d, [site%d_span]", i, i)
+		e.i("ld.param.u64", fmt.Sprintf("%%sl%d", i), ptx.Addr(fmt.Sprintf("site%d_lo", i), 0))
+		e.i("ld.param.u64", fmt.Sprintf("%%sh%d", i), ptx.Addr(fmt.Sprintf("site%d_span", i), 0))
 	}
 	if even {
 		// Even rows, or the kernel does not apply.
-		e.p("ld.param.u64 %%t0, [itripstep]")
-		e.p("setp.ne.u64 %%p0, %%t0, 0")
+		e.i("ld.param.u64", "%t0", ptx.Addr("itripstep", 0))
+		e.i("setp.ne.u64", "%p0", "%t0", 0)
 		for _, l := range a.innerLive {
 			if l.Written {
-				e.p("ld.param.u64 %%t0, [istepd_%s]", paramName(l))
-				e.p("setp.ne.or.u64 %%p0, %%t0, 0, %%p0")
+				e.i("ld.param.u64", "%t0", ptx.Addr(fmt.Sprintf("istepd_%s", paramName(l)), 0))
+				e.i("setp.ne.or.u64", "%p0", "%t0", 0, "%p0")
 			}
 		}
-		e.p("@%%p0 bra $Lerr%d", ErrCodeExit)
-		e.p("ld.param.u64 %%cnt, [count]")
+		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
+		e.i("ld.param.u64", "%cnt", ptx.Addr("count", 0))
 	}
 	if fast {
 		// Once per thread: how far its inner iteration lies from the
@@ -197,28 +242,28 @@ func emit(a *analysis, k *Kernel) (string, error) {
 			if !l.Written {
 				continue // the inner loop does not change it: step 0
 			}
-			e.p("ld.param.u64 %%t1, [istep_%s]", paramName(l))
-			e.p("ld.param.u64 %%t0, [istepd_%s]", paramName(l))
-			e.p("mad.lo.u64 %%t1, %%t0, %%idx, %%t1")
-			e.p("mul.lo.u64 %%io%d, %%t1, %%xi", i)
+			e.i("ld.param.u64", "%t1", ptx.Addr(fmt.Sprintf("istep_%s", paramName(l)), 0))
+			e.i("ld.param.u64", "%t0", ptx.Addr(fmt.Sprintf("istepd_%s", paramName(l)), 0))
+			e.i("mad.lo.u64", "%t1", "%t0", "%idx", "%t1")
+			e.i("mul.lo.u64", fmt.Sprintf("%%io%d", i), "%t1", "%xi")
 		}
-		e.p("sub.u64 %%t0, %%ib, 1")
-		e.p("setp.eq.u64 %%plast, %%xi, %%t0")
+		e.i("sub.u64", "%t0", "%ib", 1)
+		e.i("setp.eq.u64", "%plast", "%xi", "%t0")
 	}
 	e.reloads(false)
-	e.p("bra %s", label(a.n.start()))
+	e.i("bra", label(a.n.start()))
 	if interchanged && !even {
 		// Entering the inner loop: this row's trip count; a thread past
 		// it skips the row's inner loop, else moves to its iteration.
 		// (With a thread loop, the level's row is the thread's: its trip
 		// count, computed in the prologue, holds for every entry.)
-		fmt.Fprintf(&e.sb, "$Linner_entry:\n")
+		e.label("$Linner_entry")
 		{
-			e.p("ld.param.u64 %%ib, [itrip0]")
-			e.p("ld.param.u64 %%t1, [itripstep]")
-			e.p("mad.lo.u64 %%ib, %%t1, %%idx, %%ib")
-			e.p("setp.ge.u64 %%p0, %%xi, %%ib")
-			e.p("@%%p0 bra %s", label(a.innerExit))
+			e.i("ld.param.u64", "%ib", ptx.Addr("itrip0", 0))
+			e.i("ld.param.u64", "%t1", ptx.Addr("itripstep", 0))
+			e.i("mad.lo.u64", "%ib", "%t1", "%idx", "%ib")
+			e.i("setp.ge.u64", "%p0", "%xi", "%ib")
+			e.i("bra", label(a.innerExit)).when("%p0")
 		}
 		for _, l := range a.innerLive {
 			dst := ""
@@ -227,39 +272,39 @@ func emit(a *analysis, k *Kernel) (string, error) {
 			} else {
 				dst = e.reg(l.Slot)
 			}
-			e.p("ld.param.u64 %%t1, [istep_%s]", paramName(l))
-			e.p("ld.param.u64 %%t0, [istepd_%s]", paramName(l))
-			e.p("mad.lo.u64 %%t1, %%t0, %%idx, %%t1")
-			e.p("mad.lo.u64 %s, %%t1, %%xi, %s", dst, dst)
+			e.i("ld.param.u64", "%t1", ptx.Addr(fmt.Sprintf("istep_%s", paramName(l)), 0))
+			e.i("ld.param.u64", "%t0", ptx.Addr(fmt.Sprintf("istepd_%s", paramName(l)), 0))
+			e.i("mad.lo.u64", "%t1", "%t0", "%idx", "%t1")
+			e.i("mad.lo.u64", dst, "%t1", "%xi", dst)
 		}
 		e.reloads(true)
-		e.p("bra %s", label(a.n.Inner))
+		e.i("bra", label(a.n.Inner))
 		// After its one inner iteration the thread leaves the inner loop:
 		// by the back edge unless it ran the row's last iteration, by the
 		// exit only if it did.
-		fmt.Fprintf(&e.sb, "$Linner_back:\n")
-		e.p("sub.u64 %%t0, %%ib, 1")
-		e.p("setp.eq.u64 %%p0, %%xi, %%t0")
-		e.p("@%%p0 bra $Lerr%d", ErrCodeExit)
-		e.p("bra %s", label(a.innerExit))
-		fmt.Fprintf(&e.sb, "$Linner_exit:\n")
-		e.p("sub.u64 %%t0, %%ib, 1")
-		e.p("setp.ne.u64 %%p0, %%xi, %%t0")
-		e.p("@%%p0 bra $Lerr%d", ErrCodeExit)
-		e.p("bra %s", label(a.innerExit))
+		e.label("$Linner_back")
+		e.i("sub.u64", "%t0", "%ib", 1)
+		e.i("setp.eq.u64", "%p0", "%xi", "%t0")
+		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
+		e.i("bra", label(a.innerExit))
+		e.label("$Linner_exit")
+		e.i("sub.u64", "%t0", "%ib", 1)
+		e.i("setp.ne.u64", "%p0", "%xi", "%t0")
+		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
+		e.i("bra", label(a.innerExit))
 		// The level's back edge: the next row, until count rows ran.
-		fmt.Fprintf(&e.sb, "$Linner_row:\n")
-		e.p("add.u64 %%idx, %%idx, 1")
-		e.p("ld.param.u64 %%t0, [count]")
-		e.p("setp.lt.u64 %%p0, %%idx, %%t0")
-		e.p("@%%p0 bra %s", label(a.n.start()))
-		e.p("bra $Ldone")
+		e.label("$Linner_row")
+		e.i("add.u64", "%idx", "%idx", 1)
+		e.i("ld.param.u64", "%t0", ptx.Addr("count", 0))
+		e.i("setp.lt.u64", "%p0", "%idx", "%t0")
+		e.i("bra", label(a.n.start())).when("%p0")
+		e.i("bra", "$Ldone")
 	}
 
 	if a.inner != nil && !interchanged && !threadLoop {
 		// Entering the inner loop from the outer body: move this thread to
 		// its inner iteration.
-		fmt.Fprintf(&e.sb, "$Linner_entry:\n")
+		e.label("$Linner_entry")
 		for _, l := range a.innerLive {
 			dst := ""
 			if l.Stack {
@@ -267,29 +312,29 @@ func emit(a *analysis, k *Kernel) (string, error) {
 			} else {
 				dst = e.reg(l.Slot)
 			}
-			e.p("ld.param.u64 %%t1, [istep_%s]", paramName(l))
-			e.p("ld.param.u64 %%t0, [istepd_%s]", paramName(l))
-			e.p("mad.lo.u64 %%t1, %%t0, %%idx, %%t1")
-			e.p("mad.lo.u64 %s, %%t1, %%xi, %s", dst, dst)
+			e.i("ld.param.u64", "%t1", ptx.Addr(fmt.Sprintf("istep_%s", paramName(l)), 0))
+			e.i("ld.param.u64", "%t0", ptx.Addr(fmt.Sprintf("istepd_%s", paramName(l)), 0))
+			e.i("mad.lo.u64", "%t1", "%t0", "%idx", "%t1")
+			e.i("mad.lo.u64", dst, "%t1", "%xi", dst)
 		}
 		e.reloads(true)
-		e.p("bra %s", label(a.n.Inner))
+		e.i("bra", label(a.n.Inner))
 		// The inner loop's back edge: only the row's last iteration may
 		// not take it; its exit: only the last one takes it.
-		fmt.Fprintf(&e.sb, "$Linner_back:\n")
-		e.p("sub.u64 %%t0, %%ib, 1")
-		e.p("setp.eq.u64 %%p0, %%xi, %%t0")
-		e.p("@%%p0 bra $Lerr%d", ErrCodeExit)
-		e.p("bra $Ldone")
-		fmt.Fprintf(&e.sb, "$Linner_exit:\n")
-		e.p("sub.u64 %%t0, %%ib, 1")
-		e.p("setp.ne.u64 %%p0, %%xi, %%t0")
-		e.p("@%%p0 bra $Lerr%d", ErrCodeExit)
-		e.p("bra $Ldone")
+		e.label("$Linner_back")
+		e.i("sub.u64", "%t0", "%ib", 1)
+		e.i("setp.eq.u64", "%p0", "%xi", "%t0")
+		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
+		e.i("bra", "$Ldone")
+		e.label("$Linner_exit")
+		e.i("sub.u64", "%t0", "%ib", 1)
+		e.i("setp.ne.u64", "%p0", "%xi", "%t0")
+		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
+		e.i("bra", "$Ldone")
 	}
 	for _, addr := range a.order {
 		b := a.n.Blocks[addr]
-		fmt.Fprintf(&e.sb, "%s:\n", label(addr))
+		e.label(label(addr))
 		if fast && addr == a.n.Inner {
 			// Only the thread loop enters the inner header (its back
 			// edge leaves): move to this thread's inner iteration.
@@ -299,7 +344,7 @@ func emit(a *analysis, k *Kernel) (string, error) {
 					if l.Stack {
 						dst = fmt.Sprintf("%%k%d", a.privIdx[privKeyOf(l.Base, l.Disp)])
 					}
-					e.p("add.u64 %s, %s, %%io%d", dst, dst, i)
+					e.i("add.u64", dst, dst, fmt.Sprintf("%%io%d", i))
 				}
 			}
 			e.reloads(true)
@@ -313,7 +358,7 @@ func emit(a *analysis, k *Kernel) (string, error) {
 			}
 			if in.X86 != lastX86 {
 				lastX86 = in.X86
-				fmt.Fprintf(&e.sb, "\t// x86 %#x%s\n", in.X86, guestText(b, in.X86))
+				e.comment(fmt.Sprintf(" x86 %#x%s", in.X86, guestText(b, in.X86)))
 			}
 			e.cur, e.block = in.X86, addr
 			e.reset()
@@ -334,26 +379,26 @@ func emit(a *analysis, k *Kernel) (string, error) {
 			e.inst(addr, i, in)
 		}
 	}
-	if even && strings.Contains(e.sb.String(), "bra $Linner_row;\n") {
+	if even && e.branchesTo("$Linner_row") {
 		// The level's back edge where a jump takes it.
-		fmt.Fprintf(&e.sb, "$Linner_row:\n")
-		e.p("add.u64 %%idx, %%idx, 1")
-		e.p("setp.lt.u64 %%p0, %%idx, %%cnt")
-		e.p("@%%p0 bra %s", label(a.n.start()))
-		e.p("bra $Ldone")
+		e.label("$Linner_row")
+		e.i("add.u64", "%idx", "%idx", 1)
+		e.i("setp.lt.u64", "%p0", "%idx", "%cnt")
+		e.i("bra", label(a.n.start())).when("%p0")
+		e.i("bra", "$Ldone")
 	}
 	if fast {
 		// The inner loop's back edge and exit where a jump takes them (a
 		// branch between the two tests %plast itself, see inst).
-		if strings.Contains(e.sb.String(), "bra $Linner_back;\n") {
-			fmt.Fprintf(&e.sb, "$Linner_back:\n")
-			e.p("@%%plast bra $Lerr%d", ErrCodeExit)
-			e.p("bra %s", label(a.innerExit))
+		if e.branchesTo("$Linner_back") {
+			e.label("$Linner_back")
+			e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%plast")
+			e.i("bra", label(a.innerExit))
 		}
-		if strings.Contains(e.sb.String(), "bra $Linner_exit;\n") {
-			fmt.Fprintf(&e.sb, "$Linner_exit:\n")
-			e.p("@!%%plast bra $Lerr%d", ErrCodeExit)
-			e.p("bra %s", label(a.innerExit))
+		if e.branchesTo("$Linner_exit") {
+			e.label("$Linner_exit")
+			e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("!%plast")
+			e.i("bra", label(a.innerExit))
 		}
 	}
 	// Error exits: per x86 instruction stubs, then one per code.
@@ -363,76 +408,76 @@ func emit(a *analysis, k *Kernel) (string, error) {
 	}
 	sort.Strings(stubs)
 	for _, l := range stubs {
-		fmt.Fprintf(&e.sb, "%s:\n", l)
-		e.p("mov.b64 %%xa, %s", lit(e.stubs[l][1]))
-		e.p("bra $Lerr%d", e.stubs[l][0])
+		e.label(l)
+		e.i("mov.b64", "%xa", lit(e.stubs[l][1]))
+		e.i("bra", fmt.Sprintf("$Lerr%d", e.stubs[l][0]))
 	}
 	for _, c := range e.checks {
-		fmt.Fprintf(&e.sb, "%s:\n", c.label)
-		e.p("mov.b64 %%xa, %s", lit(c.x86))
-		e.p("setp.gt.u64 %%p0, %s, %%sh%d", c.off, c.site)
-		e.p("@%%p0 bra $Lerr%d", ErrCodeFootprint)
-		e.p("bra $Lerr%d", ErrCodeAlign)
+		e.label(c.label)
+		e.i("mov.b64", "%xa", lit(c.x86))
+		e.i("setp.gt.u64", "%p0", c.off, fmt.Sprintf("%%sh%d", c.site))
+		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeFootprint)).when("%p0")
+		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeAlign))
 	}
 	for _, code := range []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign} {
-		fmt.Fprintf(&e.sb, "$Lerr%d:\n", code)
-		e.p("ld.param.u64 %%t0, [errrec]")
-		e.p("mov.u32 %%w0, %d", code)
-		e.p("st.global.u32 [%%t0], %%w0")
-		e.p("st.global.u64 [%%t0+8], %%xa")
-		e.p("exit")
+		e.label(fmt.Sprintf("$Lerr%d", code))
+		e.i("ld.param.u64", "%t0", ptx.Addr("errrec", 0))
+		e.i("mov.u32", "%w0", code)
+		e.i("st.global.u32", ptx.Addr("%t0", 0), "%w0")
+		e.i("st.global.u64", ptx.Addr("%t0", 8), "%xa")
+		e.i("exit")
 	}
-	fmt.Fprintf(&e.sb, "$Ldone:\n")
-	e.p("ret")
+	e.label("$Ldone")
+	e.i("ret")
 	if e.err != nil {
 		return "", e.err
 	}
 
-	fmt.Fprintf(&body, "//\n// gxbit kernel %s: the loop at %#x, %s.\n//\n", k.Name, a.n.Header, shapeOf(a.n))
-	body.WriteString(".version 8.0\n.target sm_90\n.address_size 64\n\n")
-	fmt.Fprintf(&body, ".visible .entry %s(\n", k.Name)
-	for i, p := range k.Params {
-		sep := ","
-		if i == len(k.Params)-1 {
-			sep = ""
-		}
-		fmt.Fprintf(&body, "\t.param .u64 %s%s\n", p.Name, sep)
+	f := &ptx.Func{Name: k.Name, Entry: true, Linkage: "visible", Body: &ptx.Block{}}
+	for _, p := range k.Params {
+		f.Params = append(f.Params, &ptx.Param{Name: p.Name, Space: ptx.SpaceParam, Type: ptx.U64})
 	}
-	body.WriteString(")\n{\n")
-	decl := func(t, prefix string, n int) {
+	decl := func(t ptx.Type, name string, n int) {
+		f.Body.Stmts = append(f.Body.Stmts, &ptx.RegDecl{Name: name, Type: t, Count: n})
+	}
+	decls := func(t ptx.Type, prefix string, n int) {
 		if n > 0 {
-			fmt.Fprintf(&body, "\t.reg .%s %%%s<%d>;\n", t, prefix, n)
+			decl(t, prefix, n)
 		}
 	}
-	decl("pred", "p", e.maxP)
-	body.WriteString("\t.reg .pred %pbr;\n")
-	decl("b64", "r", e.maxR)
-	decl("b64", "t", e.maxT)
-	decl("b32", "w", e.maxW)
-	decl("b16", "h", e.maxH)
-	decl("f32", "f", e.maxF)
-	decl("f64", "d", e.maxD)
-	decl("b64", "k", len(a.privIdx))
-	decl("b64", "sd", len(a.sites))
-	decl("b64", "sl", len(a.sites))
-	decl("b64", "sh", len(a.sites))
-	body.WriteString("\t.reg .b64 %idx;\n\t.reg .b64 %xa;\n")
+	decls(ptx.Pred, "%p", e.maxP)
+	decl(ptx.Pred, "%pbr", 0)
+	decls(ptx.B64, "%r", e.maxR)
+	decls(ptx.B64, "%t", e.maxT)
+	decls(ptx.B32, "%w", e.maxW)
+	decls(ptx.B16, "%h", e.maxH)
+	decls(ptx.F32, "%f", e.maxF)
+	decls(ptx.F64, "%d", e.maxD)
+	decls(ptx.B64, "%k", len(a.privIdx))
+	decls(ptx.B64, "%sd", len(a.sites))
+	decls(ptx.B64, "%sl", len(a.sites))
+	decls(ptx.B64, "%sh", len(a.sites))
+	decl(ptx.B64, "%idx", 0)
+	decl(ptx.B64, "%xa", 0)
 	if a.inner != nil {
-		body.WriteString("\t.reg .b64 %xi;\n\t.reg .b64 %ib;\n")
+		decl(ptx.B64, "%xi", 0)
+		decl(ptx.B64, "%ib", 0)
 	}
 	if even {
-		body.WriteString("\t.reg .b64 %cnt;\n")
+		decl(ptx.B64, "%cnt", 0)
 	}
 	if fast {
-		decl("b64", "io", len(a.innerLive))
-		body.WriteString("\t.reg .pred %plast;\n\t.reg .pred %ptrip;\n\t.reg .pred %ptripx;\n")
+		decls(ptx.B64, "%io", len(a.innerLive))
+		decl(ptx.Pred, "%plast", 0)
+		decl(ptx.Pred, "%ptrip", 0)
+		decl(ptx.Pred, "%ptripx", 0)
 	}
-	text, decls := optimizeBody(e.sb.String())
-	body.WriteString(decls)
-	body.WriteString("\n")
-	body.WriteString(text)
-	body.WriteString("}\n")
-	return body.String(), nil
+	ls := optimize(e.body)
+	f.Body.Stmts = append(f.Body.Stmts, hoistDecls(ls)...)
+	f.Body.Stmts = append(f.Body.Stmts, stmts(ls)...)
+	m := &ptx.Module{Version: "8.0", Target: []string{"sm_90"}, AddressSize: 64, Funcs: []*ptx.Func{f}}
+	header := fmt.Sprintf("//\n// gxbit kernel %s: the loop at %#x, %s.\n//\n", k.Name, a.n.Header, shapeOf(a.n))
+	return header + ptx.Print(m), nil
 }
 
 func guestText(b *gvinst.VBlock, addr uint64) string {
@@ -460,7 +505,7 @@ func (e *emitter) src(in *gvinst.Inst, i int) string {
 			if si == i {
 				if in.HasImm {
 					t := e.t()
-					e.p("mov.b64 %s, %s", t, lit(uint64(in.Imm)))
+					e.i("mov.b64", t, lit(uint64(in.Imm)))
 					return t
 				}
 				return e.reg(in.Src[si])
@@ -480,10 +525,10 @@ func (e *emitter) ext(r string, t gvinst.Type, signed bool) string {
 	}
 	x := e.t()
 	if signed {
-		e.p("shl.b64 %s, %s, %d", x, r, 64-n)
-		e.p("shr.s64 %s, %s, %d", x, x, 64-n)
+		e.i("shl.b64", x, r, 64-n)
+		e.i("shr.s64", x, x, 64-n)
 	} else {
-		e.p("and.b64 %s, %s, %s", x, r, lit(t.Mask()))
+		e.i("and.b64", x, r, lit(t.Mask()))
 	}
 	return x
 }
@@ -491,7 +536,7 @@ func (e *emitter) ext(r string, t gvinst.Type, signed bool) string {
 // mask truncates d to t's width in place.
 func (e *emitter) mask(d string, t gvinst.Type) {
 	if t.Size() < 8 {
-		e.p("and.b64 %s, %s, %s", d, d, lit(t.Mask()))
+		e.i("and.b64", d, d, lit(t.Mask()))
 	}
 }
 
@@ -499,12 +544,12 @@ func (e *emitter) mask(d string, t gvinst.Type) {
 func (e *emitter) fin(r string, t gvinst.Type) string {
 	if t == gvinst.F32 {
 		w, f := e.w(), e.fs()
-		e.p("cvt.u32.u64 %s, %s", w, r)
-		e.p("mov.b32 %s, %s", f, w)
+		e.i("cvt.u32.u64", w, r)
+		e.i("mov.b32", f, w)
 		return f
 	}
 	d := e.fd()
-	e.p("mov.b64 %s, %s", d, r)
+	e.i("mov.b64", d, r)
 	return d
 }
 
@@ -512,11 +557,11 @@ func (e *emitter) fin(r string, t gvinst.Type) string {
 func (e *emitter) fout(d, f string, t gvinst.Type) {
 	if t == gvinst.F32 {
 		w := e.w()
-		e.p("mov.b32 %s, %s", w, f)
-		e.p("cvt.u64.u32 %s, %s", d, w)
+		e.i("mov.b32", w, f)
+		e.i("cvt.u64.u32", d, w)
 		return
 	}
-	e.p("mov.b64 %s, %s", d, f)
+	e.i("mov.b64", d, f)
 }
 
 func ftype(t gvinst.Type) string {
@@ -534,11 +579,12 @@ func (e *emitter) freg(t gvinst.Type) string {
 }
 
 // flit is a float literal of type t with value v.
-func flit(t gvinst.Type, v float64) string {
+func flit(t gvinst.Type, v float64) ptx.Operand {
 	if t == gvinst.F32 {
-		return fmt.Sprintf("0f%08X", math.Float32bits(float32(v)))
+		f := float32(v)
+		return ptx.Operand{Kind: ptx.OpFloat, Float: float64(f), FloatBits: uint64(math.Float32bits(f)), FloatSize: 4}
 	}
-	return fmt.Sprintf("0d%016X", math.Float64bits(v))
+	return ptx.Operand{Kind: ptx.OpFloat, Float: v, FloatBits: math.Float64bits(v), FloatSize: 8}
 }
 
 // shapeOf says in words how a kernel maps the nest to threads, for the
@@ -562,6 +608,17 @@ func shapeOf(n *Nest) string {
 		s += fmt.Sprintf("; a distributed part: each iteration up to %#x", n.Stop)
 	}
 	return s
+}
+
+// branchesTo reports whether a branch of the body so far names label
+// name.
+func (e *emitter) branchesTo(name string) bool {
+	for _, l := range e.body {
+		if l.isBranch() && l.arg(0) == name {
+			return true
+		}
+	}
+	return false
 }
 
 // innerLeaves reports whether a branch of the block being lowered goes
@@ -609,30 +666,30 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		d := e.reg(in.Dst)
 		switch {
 		case t.IsWide():
-			e.p("mov.b64 %s, %s", d, a)
-			e.p("mov.b64 %s, %s", e.reg(in.Dst+1), e.reg(in.Src[0]+1))
+			e.i("mov.b64", d, a)
+			e.i("mov.b64", e.reg(in.Dst+1), e.reg(in.Src[0]+1))
 		case t.Size() == 8 || in.Op == gvinst.OpMov:
-			e.p("mov.b64 %s, %s", d, a)
+			e.i("mov.b64", d, a)
 		default:
-			e.p("and.b64 %s, %s, %s", d, a, lit(t.Mask()))
+			e.i("and.b64", d, a, lit(t.Mask()))
 		}
 	case gvinst.OpLi:
 		d := e.reg(in.Dst)
 		if t.IsWide() {
-			e.p("mov.b64 %s, %s", d, lit(uint64(in.Imm)))
-			e.p("mov.b64 %s, 0", e.reg(in.Dst+1))
+			e.i("mov.b64", d, lit(uint64(in.Imm)))
+			e.i("mov.b64", e.reg(in.Dst+1), 0)
 		} else {
-			e.p("mov.b64 %s, %s", d, lit(uint64(in.Imm)&t.Mask()))
+			e.i("mov.b64", d, lit(uint64(in.Imm)&t.Mask()))
 		}
 	case gvinst.OpJoin:
 		lo, hi := e.reg(in.Src[0]), e.reg(in.Src[1])
 		if in.Dst == in.Src[1] {
 			x := e.t()
-			e.p("mov.b64 %s, %s", x, hi)
+			e.i("mov.b64", x, hi)
 			hi = x
 		}
-		e.p("mov.b64 %s, %s", e.reg(in.Dst), lo)
-		e.p("mov.b64 %s, %s", e.reg(in.Dst+1), hi)
+		e.i("mov.b64", e.reg(in.Dst), lo)
+		e.i("mov.b64", e.reg(in.Dst+1), hi)
 	case gvinst.OpLd, gvinst.OpSt:
 		e.mem(block, idx, in)
 	case gvinst.OpChkAlign:
@@ -653,7 +710,7 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 			case gvinst.OpSub:
 				name, imm = "add", -imm
 			}
-			e.p("%s.u64 %s, %s, %s", name, d, e.reg(in.Src[0]), lit(imm))
+			e.i(fmt.Sprintf("%s.u64", name), d, e.reg(in.Src[0]), lit(imm))
 			e.mask(d, t)
 			return
 		}
@@ -661,14 +718,14 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		if t.IsFloat() {
 			fa, fb := e.fin(a, t), e.fin(b, t)
 			r := e.freg(t)
-			e.p("%s.rn.%s %s, %s, %s", name, ftype(t), r, fa, fb)
+			e.i(fmt.Sprintf("%s.rn.%s", name, ftype(t)), r, fa, fb)
 			e.fout(d, r, t)
 			return
 		}
 		if in.Op == gvinst.OpMul {
-			e.p("mul.lo.u64 %s, %s, %s", d, a, b)
+			e.i("mul.lo.u64", d, a, b)
 		} else {
-			e.p("%s.u64 %s, %s, %s", name, d, a, b)
+			e.i(fmt.Sprintf("%s.u64", name), d, a, b)
 		}
 		e.mask(d, t)
 	case gvinst.OpMulHi:
@@ -679,15 +736,15 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 			if t.IsSigned() {
 				s = "s64"
 			}
-			e.p("mul.hi.%s %s, %s, %s", s, d, a, b)
+			e.i(fmt.Sprintf("mul.hi.%s", s), d, a, b)
 			return
 		}
 		x, y := e.ext(a, t, t.IsSigned()), e.ext(b, t, t.IsSigned())
-		e.p("mul.lo.u64 %s, %s, %s", d, x, y)
+		e.i("mul.lo.u64", d, x, y)
 		if t.IsSigned() {
-			e.p("shr.s64 %s, %s, %d", d, d, t.Bits())
+			e.i("shr.s64", d, d, t.Bits())
 		} else {
-			e.p("shr.u64 %s, %s, %d", d, d, t.Bits())
+			e.i("shr.u64", d, d, t.Bits())
 		}
 		e.mask(d, t)
 	case gvinst.OpDiv, gvinst.OpRem:
@@ -696,31 +753,31 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		if t.IsFloat() {
 			fa, fb := e.fin(a, t), e.fin(b, t)
 			r := e.freg(t)
-			e.p("div.rn.%s %s, %s, %s", ftype(t), r, fa, fb)
+			e.i(fmt.Sprintf("div.rn.%s", ftype(t)), r, fa, fb)
 			e.fout(d, r, t)
 			return
 		}
 		s := t.IsSigned()
 		x, y := e.ext(a, t, s), e.ext(b, t, s)
 		p := e.pred()
-		e.p("mov.b64 %%xa, %s", lit(in.X86))
-		e.p("setp.eq.u64 %s, %s, 0", p, y)
-		e.p("@%s bra $Lerr%d", p, ErrCodeDivide)
+		e.i("mov.b64", "%xa", lit(in.X86))
+		e.i("setp.eq.u64", p, y, 0)
+		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeDivide)).when(p)
 		ty := "u64"
 		if s {
 			ty = "s64"
 			// INT_MIN / -1 overflows on x86.
 			q := e.pred()
-			e.p("setp.eq.s64 %s, %s, -1", q, y)
-			e.p("setp.eq.s64 %s, %s, %s", p, x, lit(uint64(sext(1<<(t.Bits()-1), t.Bits()))))
-			e.p("and.pred %s, %s, %s", p, p, q)
-			e.p("@%s bra $Lerr%d", p, ErrCodeDivide)
+			e.i("setp.eq.s64", q, y, -1)
+			e.i("setp.eq.s64", p, x, lit(uint64(sext(1<<(t.Bits()-1), t.Bits()))))
+			e.i("and.pred", p, p, q)
+			e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeDivide)).when(p)
 		}
 		op := "div"
 		if in.Op == gvinst.OpRem {
 			op = "rem"
 		}
-		e.p("%s.%s %s, %s, %s", op, ty, d, x, y)
+		e.i(fmt.Sprintf("%s.%s", op, ty), d, x, y)
 		e.mask(d, t)
 	case gvinst.OpDivW, gvinst.OpRemW:
 		e.divw(in)
@@ -728,31 +785,31 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		a, b := e.src(in, 0), e.src(in, 1)
 		d := e.reg(in.Dst)
 		name := map[gvinst.Op]string{gvinst.OpAnd: "and", gvinst.OpOr: "or", gvinst.OpXor: "xor"}[in.Op]
-		e.p("%s.b64 %s, %s, %s", name, d, a, b)
+		e.i(fmt.Sprintf("%s.b64", name), d, a, b)
 		e.mask(d, t)
 	case gvinst.OpShl, gvinst.OpShr, gvinst.OpSar:
 		a := e.src(in, 0)
 		d := e.reg(in.Dst)
-		var w string
+		var w ptx.Operand
 		if in.HasImm {
 			// A constant count, masked and clamped here.
-			w = fmt.Sprint(min(uint64(in.Imm)&t.Mask(), 64))
+			w = lit(min(uint64(in.Imm)&t.Mask(), 64))
 		} else {
 			c := e.t()
-			e.p("and.b64 %s, %s, %s", c, e.src(in, 1), lit(t.Mask()))
-			e.p("min.u64 %s, %s, 64", c, c)
-			w = e.w()
-			e.p("cvt.u32.u64 %s, %s", w, c)
+			e.i("and.b64", c, e.src(in, 1), lit(t.Mask()))
+			e.i("min.u64", c, c, 64)
+			w = ptx.Reg(e.w())
+			e.i("cvt.u32.u64", w, c)
 		}
 		switch in.Op {
 		case gvinst.OpShl:
-			e.p("shl.b64 %s, %s, %s", d, a, w)
+			e.i("shl.b64", d, a, w)
 		case gvinst.OpShr:
 			x := e.ext(a, t, false)
-			e.p("shr.u64 %s, %s, %s", d, x, w)
+			e.i("shr.u64", d, x, w)
 		default:
 			x := e.ext(a, t, true)
-			e.p("shr.s64 %s, %s, %s", d, x, w)
+			e.i("shr.s64", d, x, w)
 		}
 		e.mask(d, t)
 	case gvinst.OpRol, gvinst.OpRor:
@@ -760,21 +817,21 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		d := e.reg(in.Dst)
 		n := t.Bits()
 		k := e.t()
-		e.p("and.b64 %s, %s, %d", k, b, n-1)
+		e.i("and.b64", k, b, n-1)
 		if in.Op == gvinst.OpRor {
-			e.p("sub.u64 %s, %d, %s", k, n, k)
-			e.p("and.b64 %s, %s, %d", k, k, n-1)
+			e.i("sub.u64", k, n, k)
+			e.i("and.b64", k, k, n-1)
 		}
 		az := e.ext(a, t, false)
 		kk := e.t()
-		e.p("sub.u64 %s, %d, %s", kk, n, k)
+		e.i("sub.u64", kk, n, k)
 		w1, w2 := e.w(), e.w()
-		e.p("cvt.u32.u64 %s, %s", w1, k)
-		e.p("cvt.u32.u64 %s, %s", w2, kk)
+		e.i("cvt.u32.u64", w1, k)
+		e.i("cvt.u32.u64", w2, kk)
 		x, y := e.t(), e.t()
-		e.p("shl.b64 %s, %s, %s", x, az, w1)
-		e.p("shr.u64 %s, %s, %s", y, az, w2)
-		e.p("or.b64 %s, %s, %s", d, x, y)
+		e.i("shl.b64", x, az, w1)
+		e.i("shr.u64", y, az, w2)
+		e.i("or.b64", d, x, y)
 		e.mask(d, t)
 	case gvinst.OpMin, gvinst.OpMax:
 		a, b := e.src(in, 0), e.src(in, 1)
@@ -786,8 +843,8 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 			if in.Op == gvinst.OpMax {
 				c = "gt"
 			}
-			e.p("setp.%s.%s %s, %s, %s", c, ftype(t), p, fa, fb)
-			e.p("selp.b64 %s, %s, %s, %s", d, a, b, p)
+			e.i(fmt.Sprintf("setp.%s.%s", c, ftype(t)), p, fa, fb)
+			e.i("selp.b64", d, a, b, p)
 			e.mask(d, t)
 			return
 		}
@@ -801,12 +858,12 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		if in.Op == gvinst.OpMax {
 			name = "max"
 		}
-		e.p("%s.%s %s, %s, %s", name, ty, d, x, y)
+		e.i(fmt.Sprintf("%s.%s", name, ty), d, x, y)
 		e.mask(d, t)
 	case gvinst.OpNot:
 		a := e.src(in, 0)
 		d := e.reg(in.Dst)
-		e.p("not.b64 %s, %s", d, a)
+		e.i("not.b64", d, a)
 		e.mask(d, t)
 	case gvinst.OpNeg, gvinst.OpAbs:
 		a := e.src(in, 0)
@@ -817,25 +874,25 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 				sign = 1 << 31
 			}
 			if in.Op == gvinst.OpNeg {
-				e.p("xor.b64 %s, %s, %s", d, a, lit(sign))
+				e.i("xor.b64", d, a, lit(sign))
 			} else {
-				e.p("and.b64 %s, %s, %s", d, a, lit(^sign))
+				e.i("and.b64", d, a, lit(^sign))
 			}
 			e.mask(d, t)
 			return
 		}
 		if in.Op == gvinst.OpNeg {
-			e.p("neg.s64 %s, %s", d, a)
+			e.i("neg.s64", d, a)
 		} else {
 			x := e.ext(a, t, true)
-			e.p("abs.s64 %s, %s", d, x)
+			e.i("abs.s64", d, x)
 		}
 		e.mask(d, t)
 	case gvinst.OpSqrt:
 		a := e.src(in, 0)
 		fa := e.fin(a, t)
 		r := e.freg(t)
-		e.p("sqrt.rn.%s %s, %s", ftype(t), r, fa)
+		e.i(fmt.Sprintf("sqrt.rn.%s", ftype(t)), r, fa)
 		e.fout(e.reg(in.Dst), r, t)
 	case gvinst.OpClz, gvinst.OpCtz, gvinst.OpPopc:
 		a := e.src(in, 0)
@@ -843,34 +900,34 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		w := e.w()
 		switch in.Op {
 		case gvinst.OpClz:
-			e.p("clz.b64 %s, %s", w, az)
-			e.p("sub.u32 %s, %s, %d", w, w, 64-t.Bits())
+			e.i("clz.b64", w, az)
+			e.i("sub.u32", w, w, 64-t.Bits())
 		case gvinst.OpCtz:
 			x := e.t()
-			e.p("brev.b64 %s, %s", x, az)
-			e.p("clz.b64 %s, %s", w, x)
-			e.p("min.u32 %s, %s, %d", w, w, t.Bits())
+			e.i("brev.b64", x, az)
+			e.i("clz.b64", w, x)
+			e.i("min.u32", w, w, t.Bits())
 		default:
-			e.p("popc.b64 %s, %s", w, az)
+			e.i("popc.b64", w, az)
 		}
-		e.p("cvt.u64.u32 %s, %s", e.reg(in.Dst), w)
+		e.i("cvt.u64.u32", e.reg(in.Dst), w)
 	case gvinst.OpBswap:
 		a := e.src(in, 0)
 		d := e.reg(in.Dst)
 		switch t.Size() {
 		case 1:
-			e.p("and.b64 %s, %s, 255", d, a)
+			e.i("and.b64", d, a, 255)
 		case 4:
 			w, w2 := e.w(), e.w()
-			e.p("cvt.u32.u64 %s, %s", w, a)
-			e.p("prmt.b32 %s, %s, 0, 0x0123", w2, w)
-			e.p("cvt.u64.u32 %s, %s", d, w2)
+			e.i("cvt.u32.u64", w, a)
+			e.i("prmt.b32", w2, w, 0, ptx.Hex(0x0123, 4))
+			e.i("cvt.u64.u32", d, w2)
 		default:
 			lo, hi, lo2, hi2 := e.w(), e.w(), e.w(), e.w()
-			e.p("mov.b64 {%s, %s}, %s", lo, hi, a)
-			e.p("prmt.b32 %s, %s, 0, 0x0123", lo2, lo)
-			e.p("prmt.b32 %s, %s, 0, 0x0123", hi2, hi)
-			e.p("mov.b64 %s, {%s, %s}", d, hi2, lo2)
+			e.i("mov.b64", vec(lo, hi), a)
+			e.i("prmt.b32", lo2, lo, 0, ptx.Hex(0x0123, 4))
+			e.i("prmt.b32", hi2, hi, 0, ptx.Hex(0x0123, 4))
+			e.i("mov.b64", d, vec(hi2, lo2))
 		}
 	case gvinst.OpCvt:
 		e.cvt(in)
@@ -878,7 +935,7 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		a := e.src(in, 0)
 		fa := e.fin(a, t)
 		r := e.freg(t)
-		e.p("cvt.%si.%s.%s %s, %s", roundName(gvinst.Rounding(in.Mod)), ftype(t), ftype(t), r, fa)
+		e.i(fmt.Sprintf("cvt.%si.%s.%s", roundName(gvinst.Rounding(in.Mod)), ftype(t), ftype(t)), r, fa)
 		e.fout(e.reg(in.Dst), r, t)
 	case gvinst.OpCmp:
 		a, b := e.src(in, 0), e.src(in, 1)
@@ -889,7 +946,7 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		c := gvinst.Cmp(in.Mod)
 		if t.IsFloat() {
 			fa, fb := e.fin(a, t), e.fin(b, t)
-			e.p("setp.%s.%s %s, %s, %s", c, ftype(t), p, fa, fb)
+			e.i(fmt.Sprintf("setp.%s.%s", c, ftype(t)), p, fa, fb)
 		} else {
 			s := t.IsSigned()
 			x, y := e.ext(a, t, s), e.ext(b, t, s)
@@ -897,28 +954,28 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 			if s {
 				ty = "s64"
 			}
-			e.p("setp.%s.%s %s, %s, %s", intCmpName(c), ty, p, x, y)
+			e.i(fmt.Sprintf("setp.%s.%s", intCmpName(c), ty), p, x, y)
 		}
 		if e.fuse {
 			return // only the BRANCH that follows reads the result
 		}
-		e.p("selp.u64 %s, 1, 0, %s", e.reg(in.Dst), p)
+		e.i("selp.u64", e.reg(in.Dst), 1, 0, p)
 	case gvinst.OpSelect:
 		c := e.reg(in.Src[0])
 		p := e.pred()
-		e.p("setp.ne.u64 %s, %s, 0", p, c)
-		e.p("selp.b64 %s, %s, %s, %s", e.reg(in.Dst), e.reg(in.Src[1]), e.reg(in.Src[2]), p)
+		e.i("setp.ne.u64", p, c, 0)
+		e.i("selp.b64", e.reg(in.Dst), e.reg(in.Src[1]), e.reg(in.Src[2]), p)
 		if t.IsWide() {
-			e.p("selp.b64 %s, %s, %s, %s", e.reg(in.Dst+1), e.reg(in.Src[1]+1), e.reg(in.Src[2]+1), p)
+			e.i("selp.b64", e.reg(in.Dst+1), e.reg(in.Src[1]+1), e.reg(in.Src[2]+1), p)
 		}
 	case gvinst.OpJmp:
-		e.p("mov.b64 %%xa, %s", lit(in.X86))
-		e.p("bra %s", e.target(in.Target[0]))
+		e.i("mov.b64", "%xa", lit(in.X86))
+		e.i("bra", e.target(in.Target[0]))
 	case gvinst.OpBranch:
 		p := e.fusePred
 		if !e.fused {
 			p = e.pred()
-			e.p("setp.ne.u64 %s, %s, 0", p, e.reg(in.Src[0]))
+			e.i("setp.ne.u64", p, e.reg(in.Src[0]), 0)
 		}
 		t0, t1 := e.target(in.Target[0]), e.target(in.Target[1])
 		if (e.a.n.ThreadLoop != 0 || e.a.n.Even) && e.innerLeaves(in.Target) {
@@ -927,15 +984,15 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 			// With q = the branch's predicate xor %plast, that is q when
 			// the back edge is the branch's target, else not q.
 			q := "%ptripx"
-			e.p("xor.pred %s, %s, %%plast", q, p)
+			e.i("xor.pred", q, p, "%plast")
 			stub := fmt.Sprintf("$Lcktrip%x", in.X86)
 			e.stubs[stub] = [2]uint64{ErrCodeExit, in.X86}
 			if t0 == "$Linner_back" {
-				e.p("@!%s bra %s", q, stub)
+				e.i("bra", stub).when("!" + q)
 			} else {
-				e.p("@%s bra %s", q, stub)
+				e.i("bra", stub).when(q)
 			}
-			e.p("bra %s", label(e.a.innerExit))
+			e.i("bra", label(e.a.innerExit))
 			return
 		}
 		if e.a.n.Even && (t0 == "$Linner_row") != (t1 == "$Linner_row") {
@@ -945,22 +1002,22 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 			stub := fmt.Sprintf("$Lckrow%x", in.X86)
 			e.stubs[stub] = [2]uint64{ErrCodeExit, in.X86}
 			if t0 == "$Linner_row" {
-				e.p("@!%s bra %s", p, stub)
+				e.i("bra", stub).when("!" + p)
 			} else {
-				e.p("@%s bra %s", p, stub)
+				e.i("bra", stub).when(p)
 			}
-			e.p("add.u64 %%idx, %%idx, 1")
-			e.p("setp.ne.u64 %%pbr, %%idx, %%cnt")
-			e.p("@%%pbr bra %s", label(e.a.n.start()))
-			fmt.Fprintf(&e.sb, "$Lrows%x:\n", in.X86)
-			e.p("bra $Ldone")
+			e.i("add.u64", "%idx", "%idx", 1)
+			e.i("setp.ne.u64", "%pbr", "%idx", "%cnt")
+			e.i("bra", label(e.a.n.start())).when("%pbr")
+			e.label(fmt.Sprintf("$Lrows%x", in.X86))
+			e.i("bra", "$Ldone")
 			return
 		}
 		if strings.HasPrefix(t0, "$Lerr") || strings.HasPrefix(t0, "$Linner_") || strings.HasPrefix(t1, "$Lerr") || strings.HasPrefix(t1, "$Linner_") {
-			e.p("mov.b64 %%xa, %s", lit(in.X86))
+			e.i("mov.b64", "%xa", lit(in.X86))
 		}
-		e.p("@%s bra %s", p, t0)
-		e.p("bra %s", t1)
+		e.i("bra", t0).when(p)
+		e.i("bra", t1)
 	default:
 		if vecSupported(in) {
 			e.vec(in)
@@ -1011,12 +1068,12 @@ func (e *emitter) cvtReg(d, a string, t, s gvinst.Type, r gvinst.Rounding) {
 	switch {
 	case t.IsInt() && s.IsInt():
 		x := e.ext(a, s, s.IsSigned())
-		e.p("mov.b64 %s, %s", d, x)
+		e.i("mov.b64", d, x)
 		e.mask(d, t)
 	case t.IsInt():
 		fa := e.fin(a, s)
 		ri := e.freg(s)
-		e.p("cvt.%si.%s.%s %s, %s", roundName(r), ftype(s), ftype(s), ri, fa)
+		e.i(fmt.Sprintf("cvt.%si.%s.%s", roundName(r), ftype(s), ftype(s)), ri, fa)
 		n := t.Bits()
 		var lo, hi float64
 		if t.IsSigned() {
@@ -1025,16 +1082,16 @@ func (e *emitter) cvtReg(d, a string, t, s gvinst.Type, r gvinst.Rounding) {
 			lo, hi = 0, math.Ldexp(1, n)
 		}
 		p, q := e.pred(), e.pred()
-		e.p("setp.ge.%s %s, %s, %s", ftype(s), p, ri, flit(s, lo))
-		e.p("setp.lt.%s %s, %s, %s", ftype(s), q, ri, flit(s, hi))
-		e.p("and.pred %s, %s, %s", p, p, q)
+		e.i(fmt.Sprintf("setp.ge.%s", ftype(s)), p, ri, flit(s, lo))
+		e.i(fmt.Sprintf("setp.lt.%s", ftype(s)), q, ri, flit(s, hi))
+		e.i("and.pred", p, p, q)
 		x := e.t()
 		if t.IsSigned() || n < 64 {
-			e.p("cvt.rzi.s64.%s %s, %s", ftype(s), x, ri)
+			e.i(fmt.Sprintf("cvt.rzi.s64.%s", ftype(s)), x, ri)
 		} else {
-			e.p("cvt.rzi.u64.%s %s, %s", ftype(s), x, ri)
+			e.i(fmt.Sprintf("cvt.rzi.u64.%s", ftype(s)), x, ri)
 		}
-		e.p("selp.b64 %s, %s, %s, %s", d, x, lit(uint64(1)<<(n-1)), p)
+		e.i("selp.b64", d, x, lit(uint64(1)<<(n-1)), p)
 		e.mask(d, t)
 	case s.IsInt():
 		x := e.ext(a, s, s.IsSigned())
@@ -1043,20 +1100,20 @@ func (e *emitter) cvtReg(d, a string, t, s gvinst.Type, r gvinst.Rounding) {
 			ty = "s64"
 		}
 		f := e.freg(t)
-		e.p("cvt.%s.%s.%s %s, %s", roundName(r), ftype(t), ty, f, x)
+		e.i(fmt.Sprintf("cvt.%s.%s.%s", roundName(r), ftype(t), ty), f, x)
 		e.fout(d, f, t)
 	case t == s:
-		e.p("mov.b64 %s, %s", d, a)
+		e.i("mov.b64", d, a)
 		e.mask(d, t)
 	case t == gvinst.F64:
 		fa := e.fin(a, s)
 		f := e.fd()
-		e.p("cvt.f64.f32 %s, %s", f, fa)
+		e.i("cvt.f64.f32", f, fa)
 		e.fout(d, f, t)
 	default:
 		fa := e.fin(a, s)
 		f := e.fs()
-		e.p("cvt.%s.f32.f64 %s, %s", roundName(r), f, fa)
+		e.i(fmt.Sprintf("cvt.%s.f32.f64", roundName(r)), f, fa)
 		e.fout(d, f, t)
 	}
 }
@@ -1077,21 +1134,21 @@ func (e *emitter) mem(block uint64, idx int, in *gvinst.Inst) {
 			if in.Op == gvinst.OpLd {
 				d := e.reg(in.Dst + gvinst.Reg(h))
 				if size == 8 {
-					e.p("mov.b64 %s, %s", d, k)
+					e.i("mov.b64", d, k)
 				} else {
-					e.p("and.b64 %s, %s, %s", d, k, lit(sizeMask(size)))
+					e.i("and.b64", d, k, lit(sizeMask(size)))
 				}
 				continue
 			}
 			v := e.reg(in.Src[1] + gvinst.Reg(h))
 			if size == 8 {
-				e.p("mov.b64 %s, %s", k, v)
+				e.i("mov.b64", k, v)
 				continue
 			}
 			x := e.t()
-			e.p("and.b64 %s, %s, %s", x, v, lit(sizeMask(size)))
-			e.p("and.b64 %s, %s, %s", k, k, lit(^sizeMask(size)))
-			e.p("or.b64 %s, %s, %s", k, k, x)
+			e.i("and.b64", x, v, lit(sizeMask(size)))
+			e.i("and.b64", k, k, lit(^sizeMask(size)))
+			e.i("or.b64", k, k, x)
 		}
 		return
 	}
@@ -1099,7 +1156,7 @@ func (e *emitter) mem(block uint64, idx int, in *gvinst.Inst) {
 	addr := e.t()
 	guest := e.reg(in.Src[0])
 	if in.Imm != 0 {
-		e.p("add.u64 %s, %s, %s", addr, guest, lit(uint64(in.Imm)))
+		e.i("add.u64", addr, guest, lit(uint64(in.Imm)))
 		guest = addr
 	}
 	e.siteCheckTo(id, addr, guest, max(naturalAlign(size), e.a.align[key(block, idx)]), in.X86)
@@ -1108,10 +1165,7 @@ func (e *emitter) mem(block uint64, idx int, in *gvinst.Inst) {
 		parts, size = 2, 8
 	}
 	for h := 0; h < parts; h++ {
-		at := fmt.Sprintf("[%s+%d]", addr, 8*h)
-		if h == 0 {
-			at = fmt.Sprintf("[%s]", addr)
-		}
+		at := ptx.Addr(addr, int64(8*h))
 		if in.Op == gvinst.OpLd {
 			e.load(e.reg(in.Dst+gvinst.Reg(h)), at, size)
 			continue
@@ -1129,16 +1183,16 @@ func (e *emitter) chkAlign(block uint64, idx int, in *gvinst.Inst) {
 		return
 	}
 	x := e.t()
-	e.p("add.u64 %s, %s, %s", x, e.reg(in.Src[0]), lit(uint64(in.Imm)))
+	e.i("add.u64", x, e.reg(in.Src[0]), lit(uint64(in.Imm)))
 	if n := in.Type.Size(); n&(n-1) == 0 {
-		e.p("and.b64 %s, %s, %d", x, x, n-1)
+		e.i("and.b64", x, x, n-1)
 	} else {
-		e.p("rem.u64 %s, %s, %d", x, x, n)
+		e.i("rem.u64", x, x, n)
 	}
 	p := e.pred()
-	e.p("setp.ne.u64 %s, %s, 0", p, x)
+	e.i("setp.ne.u64", p, x, 0)
 	l := fmt.Sprintf("$Lal%x", in.X86)
-	e.p("@%s bra %s", p, l)
+	e.i("bra", l).when(p)
 	e.stubs[l] = [2]uint64{ErrCodeAlign, in.X86}
 }
 
@@ -1150,17 +1204,17 @@ func (e *emitter) repStos(block uint64, idx int, in *gvinst.Inst) {
 	n := fmt.Sprintf("%d_%d", idx, block)
 	rcx, rdi, rax := e.reg(gvinst.SReg(1)), e.reg(gvinst.SReg(7)), e.reg(gvinst.S0)
 	p := e.pred()
-	fmt.Fprintf(&e.sb, "$Lrep%s:\n", n)
-	e.p("setp.eq.u64 %s, %s, 0", p, rcx)
-	e.p("@%s bra $Lrep%s_end", p, n)
+	e.label(fmt.Sprintf("$Lrep%s", n))
+	e.i("setp.eq.u64", p, rcx, 0)
+	e.i("bra", fmt.Sprintf("$Lrep%s_end", n)).when(p)
 	addr := e.t()
-	e.p("mov.b64 %s, %s", addr, rdi)
+	e.i("mov.b64", addr, rdi)
 	e.siteCheck(id, addr, size, in.X86)
-	e.store(fmt.Sprintf("[%s]", addr), rax, size)
-	e.p("add.u64 %s, %s, %d", rdi, rdi, size)
-	e.p("sub.u64 %s, %s, 1", rcx, rcx)
-	e.p("bra $Lrep%s", n)
-	fmt.Fprintf(&e.sb, "$Lrep%s_end:\n", n)
+	e.store(ptx.Addr(addr, 0), rax, size)
+	e.i("add.u64", rdi, rdi, size)
+	e.i("sub.u64", rcx, rcx, 1)
+	e.i("bra", fmt.Sprintf("$Lrep%s", n))
+	e.label(fmt.Sprintf("$Lrep%s_end", n))
 }
 
 // siteCheck checks guest address addr (a register) of an access of size
@@ -1184,52 +1238,52 @@ func (e *emitter) siteCheckTo(id int, addr, guest string, al int, x86 uint64) {
 	// one branch; the error stub tells the two failures apart.
 	p := e.pred()
 	off := e.t()
-	e.p("sub.u64 %s, %s, %%sl%d", off, guest, id)
-	e.p("setp.gt.u64 %s, %s, %%sh%d", p, off, id)
+	e.i("sub.u64", off, guest, fmt.Sprintf("%%sl%d", id))
+	e.i("setp.gt.u64", p, off, fmt.Sprintf("%%sh%d", id))
 	if al == 1 {
-		e.p("@%s bra $Lfp%x", p, x86)
+		e.i("bra", fmt.Sprintf("$Lfp%x", x86)).when(p)
 		e.stubs[fmt.Sprintf("$Lfp%x", x86)] = [2]uint64{ErrCodeFootprint, x86}
 	} else {
 		x := e.t()
-		e.p("and.b64 %s, %s, %d", x, guest, al-1)
-		e.p("setp.ne.or.u64 %s, %s, 0, %s", p, x, p)
+		e.i("and.b64", x, guest, al-1)
+		e.i("setp.ne.or.u64", p, x, 0, p)
 		l := fmt.Sprintf("$Lck%x_%d", x86, len(e.checks))
-		e.p("@%s bra %s", p, l)
+		e.i("bra", l).when(p)
 		e.checks = append(e.checks, check{label: l, x86: x86, off: off, site: id})
 	}
-	e.p("add.u64 %s, %s, %%sd%d", addr, guest, id)
+	e.i("add.u64", addr, guest, fmt.Sprintf("%%sd%d", id))
 }
 
 // load loads size bytes at device address at into register d,
 // zero-extended.
-func (e *emitter) load(d, at string, size int) {
+func (e *emitter) load(d string, at ptx.Operand, size int) {
 	switch size {
 	case 1, 2:
 		x := e.h()
-		e.p("ld.global.u%d %s, %s", size*8, x, at)
-		e.p("cvt.u64.u16 %s, %s", d, x)
+		e.i(fmt.Sprintf("ld.global.u%d", size*8), x, at)
+		e.i("cvt.u64.u16", d, x)
 	case 4:
 		x := e.w()
-		e.p("ld.global.u32 %s, %s", x, at)
-		e.p("cvt.u64.u32 %s, %s", d, x)
+		e.i("ld.global.u32", x, at)
+		e.i("cvt.u64.u32", d, x)
 	default:
-		e.p("ld.global.u64 %s, %s", d, at)
+		e.i("ld.global.u64", d, at)
 	}
 }
 
 // store stores the low size bytes of register v at device address at.
-func (e *emitter) store(at, v string, size int) {
+func (e *emitter) store(at ptx.Operand, v string, size int) {
 	switch size {
 	case 1, 2:
 		x := e.h()
-		e.p("cvt.u16.u64 %s, %s", x, v)
-		e.p("st.global.u%d %s, %s", size*8, at, x)
+		e.i("cvt.u16.u64", x, v)
+		e.i(fmt.Sprintf("st.global.u%d", size*8), at, x)
 	case 4:
 		x := e.w()
-		e.p("cvt.u32.u64 %s, %s", x, v)
-		e.p("st.global.u32 %s, %s", at, x)
+		e.i("cvt.u32.u64", x, v)
+		e.i("st.global.u32", at, x)
 	default:
-		e.p("st.global.u64 %s, %s", at, v)
+		e.i("st.global.u64", at, v)
 	}
 }
 
@@ -1252,59 +1306,59 @@ func (e *emitter) divw(in *gvinst.Inst) {
 	hi, lo, b := e.reg(in.Src[0]), e.reg(in.Src[1]), e.reg(in.Src[2])
 	d := e.reg(in.Dst)
 	p, q := e.pred(), e.pred()
-	e.p("mov.b64 %%xa, %s", lit(in.X86))
+	e.i("mov.b64", "%xa", lit(in.X86))
 	y := e.ext(b, t, s)
-	e.p("setp.eq.u64 %s, %s, 0", p, y)
-	e.p("@%s bra $Lerr%d", p, ErrCodeDivide)
+	e.i("setp.eq.u64", p, y, 0)
+	e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeDivide)).when(p)
 	x := e.t()
 	if n < 64 {
 		l := e.ext(lo, t, false)
-		e.p("shl.b64 %s, %s, %d", x, hi, n)
-		e.p("or.b64 %s, %s, %s", x, x, l)
+		e.i("shl.b64", x, hi, n)
+		e.i("or.b64", x, x, l)
 		if s && n < 32 {
-			e.p("shl.b64 %s, %s, %d", x, x, 64-2*n)
-			e.p("shr.s64 %s, %s, %d", x, x, 64-2*n)
+			e.i("shl.b64", x, x, 64-2*n)
+			e.i("shr.s64", x, x, 64-2*n)
 		} else if !s && n < 32 {
-			e.p("and.b64 %s, %s, %s", x, x, lit(uint64(1)<<(2*n)-1))
+			e.i("and.b64", x, x, lit(uint64(1)<<(2*n)-1))
 		}
 	} else {
 		// hi must extend lo.
 		ext := e.t()
 		if s {
-			e.p("shr.s64 %s, %s, 63", ext, lo)
+			e.i("shr.s64", ext, lo, 63)
 		} else {
-			e.p("mov.b64 %s, 0", ext)
+			e.i("mov.b64", ext, 0)
 		}
-		e.p("setp.ne.u64 %s, %s, %s", p, hi, ext)
-		e.p("@%s bra $Lerr%d", p, ErrCodeDivide)
-		e.p("mov.b64 %s, %s", x, lo)
+		e.i("setp.ne.u64", p, hi, ext)
+		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeDivide)).when(p)
+		e.i("mov.b64", x, lo)
 	}
 	ty := "u64"
 	if s {
 		ty = "s64"
-		e.p("setp.eq.s64 %s, %s, -1", q, y)
-		e.p("setp.eq.s64 %s, %s, %s", p, x, lit(1<<63))
-		e.p("and.pred %s, %s, %s", p, p, q)
-		e.p("@%s bra $Lerr%d", p, ErrCodeDivide)
+		e.i("setp.eq.s64", q, y, -1)
+		e.i("setp.eq.s64", p, x, lit(1<<63))
+		e.i("and.pred", p, p, q)
+		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeDivide)).when(p)
 	}
 	quo := e.t()
-	e.p("div.%s %s, %s, %s", ty, quo, x, y)
+	e.i(fmt.Sprintf("div.%s", ty), quo, x, y)
 	if n < 64 {
 		// The quotient must fit t.
 		if s {
-			e.p("setp.lt.s64 %s, %s, %d", p, quo, -(int64(1) << (n - 1)))
-			e.p("setp.ge.s64 %s, %s, %d", q, quo, int64(1)<<(n-1))
+			e.i("setp.lt.s64", p, quo, -(int64(1) << (n - 1)))
+			e.i("setp.ge.s64", q, quo, int64(1)<<(n-1))
 		} else {
-			e.p("setp.ge.u64 %s, %s, %s", p, quo, lit(uint64(1)<<n))
-			e.p("setp.ge.u64 %s, %s, %s", q, quo, lit(uint64(1)<<n))
+			e.i("setp.ge.u64", p, quo, lit(uint64(1)<<n))
+			e.i("setp.ge.u64", q, quo, lit(uint64(1)<<n))
 		}
-		e.p("or.pred %s, %s, %s", p, p, q)
-		e.p("@%s bra $Lerr%d", p, ErrCodeDivide)
+		e.i("or.pred", p, p, q)
+		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeDivide)).when(p)
 	}
 	if in.Op == gvinst.OpDivW {
-		e.p("mov.b64 %s, %s", d, quo)
+		e.i("mov.b64", d, quo)
 	} else {
-		e.p("rem.%s %s, %s, %s", ty, d, x, y)
+		e.i(fmt.Sprintf("rem.%s", ty), d, x, y)
 	}
 	e.mask(d, t)
 }
@@ -1451,24 +1505,24 @@ func (e *emitter) reloads(inner bool) {
 			e.fail("register %s reloads the load at %#x, which is not a site of the kernel", r.Slot, r.X86)
 			return
 		}
-		fmt.Fprintf(&e.sb, "\t// reload %s: the load at x86 %#x, %d iteration(s) back\n", r.Slot, r.X86, r.Depth)
+		e.comment(fmt.Sprintf(" reload %s: the load at x86 %#x, %d iteration(s) back", r.Slot, r.X86, r.Depth))
 		skip := fmt.Sprintf("$Lreload%d_%t", n, inner)
 		if inner {
 			p := e.pred()
-			e.p("setp.lt.u64 %s, %%xi, %d", p, r.Depth)
-			e.p("@%s bra %s", p, skip)
+			e.i("setp.lt.u64", p, "%xi", r.Depth)
+			e.i("bra", skip).when(p)
 		}
 		addr := e.t()
-		e.p("mov.u64 %s, %s", addr, lit(uint64(r.Disp)))
+		e.i("mov.u64", addr, lit(uint64(r.Disp)))
 		for _, t := range r.Terms {
 			x := e.t()
-			e.p("mul.lo.u64 %s, %s, %s", x, e.reg(t.Reg), lit(uint64(t.Scale)))
-			e.p("add.u64 %s, %s, %s", addr, addr, x)
+			e.i("mul.lo.u64", x, e.reg(t.Reg), lit(uint64(t.Scale)))
+			e.i("add.u64", addr, addr, x)
 		}
 		e.siteCheck(site, addr, r.Size, r.X86)
-		e.load(e.reg(r.Slot), fmt.Sprintf("[%s]", addr), r.Size)
+		e.load(e.reg(r.Slot), ptx.Addr(addr, 0), r.Size)
 		if r.HighZero {
-			e.p("mov.b64 %s, 0", e.reg(r.Slot+1))
+			e.i("mov.b64", e.reg(r.Slot+1), 0)
 		}
 		if !inner {
 			continue
@@ -1476,18 +1530,18 @@ func (e *emitter) reloads(inner bool) {
 		if r.Depth == 2 {
 			// Inner iteration 1 has what the source held at iteration 0.
 			done := skip + "_done"
-			e.p("bra %s", done)
-			fmt.Fprintf(&e.sb, "%s:\n", skip)
+			e.i("bra", done)
+			e.label(skip)
 			p := e.pred()
-			e.p("setp.ne.u64 %s, %%xi, 1", p)
-			e.p("@%s bra %s", p, done)
-			e.p("mov.b64 %s, %s", e.reg(r.Slot), e.reg(r.Source))
+			e.i("setp.ne.u64", p, "%xi", 1)
+			e.i("bra", done).when(p)
+			e.i("mov.b64", e.reg(r.Slot), e.reg(r.Source))
 			if r.HighZero {
-				e.p("mov.b64 %s, %s", e.reg(r.Slot+1), e.reg(r.Source+1))
+				e.i("mov.b64", e.reg(r.Slot+1), e.reg(r.Source+1))
 			}
-			fmt.Fprintf(&e.sb, "%s:\n", done)
+			e.label(done)
 			continue
 		}
-		fmt.Fprintf(&e.sb, "%s:\n", skip)
+		e.label(skip)
 	}
 }

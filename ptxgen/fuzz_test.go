@@ -3,6 +3,7 @@ package ptxgen
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gxbit/gxbit/gvinst"
@@ -42,9 +43,29 @@ func FuzzGenerate(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			if _, err := ptx.Parse(k.PTX); err != nil {
-				t.Fatalf("generated PTX does not parse: %v\n%s", err, numbered(k.PTX))
-			}
+			checkText(t, k.PTX)
 		}
 	})
+}
+
+// checkText checks a generated kernel's text against the ptx package's
+// model: it parses and checks, and printing what it parses to gives the
+// text back byte for byte (but the leading comment lines, which the
+// parser does not keep).
+func checkText(t *testing.T, src string) {
+	t.Helper()
+	m, err := ptx.Parse(src)
+	if err != nil {
+		t.Fatalf("generated PTX does not parse: %v\n%s", err, numbered(src))
+	}
+	if err := ptx.Check(m); err != nil {
+		t.Fatalf("generated PTX does not check: %v\n%s", err, numbered(src))
+	}
+	body := src
+	for strings.HasPrefix(body, "//") {
+		_, body, _ = strings.Cut(body, "\n")
+	}
+	if got := ptx.Print(m); got != body {
+		t.Fatalf("the printed kernel differs from the generated text:\n%s\n--- generated ---\n%s", got, body)
+	}
 }

@@ -71,6 +71,7 @@ func TestPTXShape(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkText(t, k.PTX)
 			for _, w := range c.want {
 				if !regexp.MustCompile(w).MatchString(k.PTX) {
 					t.Errorf("kernel lacks %q", w)

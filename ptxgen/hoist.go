@@ -2,9 +2,12 @@ package ptxgen
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"strconv"
 	"strings"
+
+	"github.com/gxbit/gxbit/ptx"
 )
 
 // Hoisting the footprint checks out of counted loops (RATIONALE).
@@ -30,9 +33,12 @@ const (
 // iv is an induction variable of a one-block loop: defined once, by
 // "add.u64 R, R, step" with an invariant step.
 type iv struct {
-	line int    // the add's line
-	step string // an immediate or an invariant register
+	line int         // the add's line
+	step ptx.Operand // an immediate or an invariant register
 }
+
+// emitFn appends instruction op on args to the code being built.
+type emitFn func(op string, args ...ptx.Operand)
 
 // hoistChecks rewrites the one-block counted loops of ls (and unrolls
 // them, unroll.go).
@@ -75,15 +81,15 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 		// It ends "setp.ne.u64 %pbr, E, INV; @%pbr bra L" and falls
 		// through to the next label.
 		br, cmp := ls[body[len(body)-1]], ls[body[len(body)-2]]
-		if br.guard != "@%pbr" || br.op != "bra" || br.args[0] != lab.label ||
-			cmp.op != "setp.ne.u64" || cmp.guard != "" || cmp.args[0] != "%pbr" {
+		if br.guard() != "@%pbr" || br.op != "bra" || br.arg(0) != lab.label ||
+			cmp.op != "setp.ne.u64" || cmp.guard() != "" || cmp.arg(0) != "%pbr" {
 			continue
 		}
 		defs := map[string][]int{}
 		ok := true
 		for _, k := range body {
 			l := ls[k]
-			if strings.HasPrefix(l.op, "bra") && l != br && !(l.guard != "" && strings.HasPrefix(l.args[0], "$Lck")) && !(l.guard != "" && strings.HasPrefix(l.args[0], "$Lfp")) {
+			if l.isBranch() && l != br && !(l.guard() != "" && strings.HasPrefix(l.arg(0), "$Lck")) && !(l.guard() != "" && strings.HasPrefix(l.arg(0), "$Lfp")) {
 				ok = false // another way out or a call: not handled
 			}
 			if l.op == "exit" || l.op == "ret" {
@@ -96,26 +102,26 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 		if !ok {
 			continue
 		}
-		invariant := func(s string) bool { return isImm(s) || (isReg(s) && len(defs[s]) == 0) }
+		invariant := func(o ptx.Operand) bool { return isImm(o) || (isReg(o) && len(defs[o.Name]) == 0) }
 		ivs := map[string]iv{}
 		for r, ks := range defs {
 			if len(ks) != 1 {
 				continue
 			}
 			l := ls[ks[0]]
-			if l.guard == "" && l.op == "add.u64" && l.args[0] == r && l.args[1] == r && invariant(l.args[2]) && l.args[2] != r {
-				ivs[r] = iv{ks[0], l.args[2]}
+			if l.guard() == "" && l.op == "add.u64" && l.arg(0) == r && l.arg(1) == r && invariant(l.in.Args[2]) && l.arg(2) != r {
+				ivs[r] = iv{ks[0], l.in.Args[2]}
 			}
 		}
 		// The exit induction variable and the trip count: trip writes
 		// the code leaving T-1 in %hq0.
-		var trip func(add func(guard, op string, args ...string), check func(op string, args ...string))
+		var trip func(add, check emitFn)
 		if e, inv, step, ok := exit64(cmp, ivs, invariant); ok {
-			trip = func(add func(guard, op string, args ...string), check func(op string, args ...string)) {
+			trip = func(add, check emitFn) {
 				emitTrip64(add, check, e, inv, step, ivs[e].line < body[len(body)-2])
 			}
 		} else if r, inv, step, ok := exit32(ls, defs, invariant, cmp, body[len(body)-2]); ok {
-			trip = func(add func(guard, op string, args ...string), check func(op string, args ...string)) {
+			trip = func(add, check emitFn) {
 				emitTrip32(add, check, r, inv, step)
 			}
 		} else {
@@ -124,11 +130,11 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 		// The checks to hoist.
 		type site struct {
 			lines  []int // the check's lines, removed from the loop
-			g      string
+			g      ptx.Operand
 			id     string // the site's register suffix
 			al     uint64
 			gOff   int
-			step   string // "" for an invariant address
+			step   ptx.Operand // none for an invariant address
 			absImm uint64
 			expr   *expr  // the address, when the loop computes it
 			ptr    string // its device pointer (unroll.go), or ""
@@ -138,35 +144,36 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 		var sites []site
 		for _, k := range body {
 			l := ls[k]
-			if l.op != "sub.u64" || len(l.args) != 3 || !strings.HasPrefix(l.args[2], "%sl") {
+			if l.op != "sub.u64" || l.nargs() != 3 || !strings.HasPrefix(l.arg(2), "%sl") {
 				continue
 			}
-			id := strings.TrimPrefix(l.args[2], "%sl")
-			g, a := l.args[1], l.args[0]
+			id := strings.TrimPrefix(l.arg(2), "%sl")
+			g, a := l.in.Args[1], l.arg(0)
 			st := site{g: g, id: id, al: 1, lines: []int{k}}
 			n := nextInst(ls, k, end)
-			if n < 0 || ls[n].op != "setp.gt.u64" || len(ls[n].args) != 3 || ls[n].args[1] != a || ls[n].args[2] != "%sh"+id {
+			if n < 0 || ls[n].op != "setp.gt.u64" || ls[n].nargs() != 3 || ls[n].arg(1) != a || ls[n].arg(2) != "%sh"+id {
 				continue
 			}
-			p := ls[n].args[0]
+			p := ls[n].arg(0)
 			st.lines = append(st.lines, n)
 			n = nextInst(ls, n, end)
-			if n >= 0 && ls[n].op == "and.b64" && ls[n].args[1] == g {
-				m, err := strconv.ParseUint(ls[n].args[2], 0, 64)
-				bq := ls[n].args[0]
+			if n >= 0 && ls[n].op == "and.b64" && sameOperand(ls[n].in.Args[1], g) {
+				mask := ls[n].in.Args[2]
+				m := uint64(mask.Int)
+				bq := ls[n].arg(0)
 				n2 := nextInst(ls, n, end)
-				if err != nil || m&(m+1) != 0 || n2 < 0 || ls[n2].op != "setp.ne.or.u64" || ls[n2].args[0] != p || ls[n2].args[1] != bq || ls[n2].args[3] != p {
+				if mask.Kind != ptx.OpInt || m&(m+1) != 0 || n2 < 0 || ls[n2].op != "setp.ne.or.u64" || ls[n2].arg(0) != p || ls[n2].arg(1) != bq || ls[n2].arg(3) != p {
 					continue
 				}
 				st.al = m + 1
 				st.lines = append(st.lines, n, n2)
 				n = nextInst(ls, n2, end)
 			}
-			if n < 0 || ls[n].guard != "@"+p || ls[n].op != "bra" {
+			if n < 0 || ls[n].guard() != "@"+p || ls[n].op != "bra" {
 				continue
 			}
 			st.lines = append(st.lines, n)
-			if r, isIV := ivs[g]; isIV {
+			if r, isIV := ivs[g.Name]; isIV && isReg(g) {
 				st.step = r.step
 				if r.line < k {
 					st.gOff = 1
@@ -184,9 +191,8 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 				}
 			}
 			if isImm(st.step) {
-				svu, err := strconv.ParseUint(st.step, 0, 64)
-				sv := int64(svu)
-				if err != nil || uint64(sv)&(st.al-1) != 0 || sv >= 1<<32 || sv <= -(1<<32) {
+				sv := st.step.Int
+				if st.step.Kind != ptx.OpInt || uint64(sv)&(st.al-1) != 0 || sv >= 1<<32 || sv <= -(1<<32) {
 					continue
 				}
 				st.absImm = uint64(sv)
@@ -219,7 +225,7 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 			if nptr == ptrRegs {
 				break
 			}
-			if dadd, acc, ok := deltaAdd(ls, v, st.lines[len(st.lines)-1], end, body[len(body)-1], st.g, "%sd"+st.id); ok {
+			if dadd, acc, ok := deltaAdd(ls, v, st.lines[len(st.lines)-1], end, body[len(body)-1], st.g.String(), "%sd"+st.id); ok {
 				st.ptr, st.dadd, st.acc = fmt.Sprintf("%%hv%d", nptr), dadd, acc
 				nptr++
 			}
@@ -227,14 +233,14 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 		// The entry checks.
 		fail := fmt.Sprintf("$Lhc%x", x86)
 		var pre []*pline
-		add := func(guard, op string, args ...string) {
-			pre = append(pre, &pline{guard: guard, op: op, args: args})
+		add := func(op string, args ...ptx.Operand) {
+			pre = append(pre, inst(op, args...))
 		}
-		check := func(op string, args ...string) {
-			add("", op, append([]string{"%hp"}, args...)...)
-			add("@%hp", "bra", fail)
+		check := func(op string, args ...ptx.Operand) {
+			add(op, append([]ptx.Operand{ptx.Reg("%hp")}, args...)...)
+			pre = append(pre, inst("bra", ptx.Sym(fail)).when("%hp"))
 		}
-		pre = append(pre, &pline{comment: "\t// the loop's footprint checks, once at its entry (see hoist.go)"})
+		pre = append(pre, &pline{comment: " the loop's footprint checks, once at its entry (see hoist.go)"})
 		trip(add, check)
 		// %hq0 is T-1 now. Per site: F = G0 + gOff*step aligned and in
 		// the footprint; the span below 2^62; |step| < 2^32, aligned, and
@@ -243,8 +249,9 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 		// integer last address lies within span of F, and so does the one
 		// in the footprint congruent to it, so they are equal (2*span <
 		// 2^64), and the sequence runs monotonely between the two ends.
+		hq := func(i int) ptx.Operand { return ptx.Reg(fmt.Sprintf("%%hq%d", i)) }
 		for _, st := range sites {
-			sl, sh := "%sl"+st.id, "%sh"+st.id
+			sl, sh := ptx.Reg("%sl"+st.id), ptx.Reg("%sh"+st.id)
 			switch {
 			case st.expr != nil:
 				n := 4
@@ -252,42 +259,42 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 				if !ok {
 					return ls, false // cannot happen: derive bounds the size
 				}
-				add("", "mov.b64", "%hq1", r)
+				add("mov.b64", hq(1), r)
 			case st.gOff == 1:
-				add("", "add.u64", "%hq1", st.g, st.step)
+				add("add.u64", hq(1), st.g, st.step)
 			default:
-				add("", "mov.b64", "%hq1", st.g)
+				add("mov.b64", hq(1), st.g)
 			}
 			if st.ptr != "" {
-				add("", "add.u64", st.ptr, "%hq1", "%sd"+st.id)
+				add("add.u64", ptx.Reg(st.ptr), hq(1), ptx.Reg("%sd"+st.id))
 			}
 			if st.al > 1 {
-				add("", "and.b64", "%hq2", "%hq1", lit(st.al-1))
-				check("setp.ne.u64", "%hq2", "0")
+				add("and.b64", hq(2), hq(1), lit(st.al-1))
+				check("setp.ne.u64", hq(2), ptx.Int(0))
 			}
-			add("", "sub.u64", "%hq2", "%hq1", sl)
-			check("setp.gt.u64", "%hq2", sh)
-			if st.step == "" {
+			add("sub.u64", hq(2), hq(1), sl)
+			check("setp.gt.u64", hq(2), sh)
+			if none(st.step) {
 				continue
 			}
 			check("setp.gt.u64", sh, lit(1<<62-1))
 			if isImm(st.step) {
-				add("", "mul.lo.u64", "%hq3", "%hq0", lit(st.absImm))
-				add("", "mul.lo.u64", "%hq2", "%hq0", st.step)
+				add("mul.lo.u64", hq(3), hq(0), lit(st.absImm))
+				add("mul.lo.u64", hq(2), hq(0), st.step)
 			} else {
 				if st.al > 1 {
-					add("", "and.b64", "%hq2", st.step, lit(st.al-1))
-					check("setp.ne.u64", "%hq2", "0")
+					add("and.b64", hq(2), st.step, lit(st.al-1))
+					check("setp.ne.u64", hq(2), ptx.Int(0))
 				}
-				add("", "abs.s64", "%hq3", st.step)
-				check("setp.gt.u64", "%hq3", "4294967295")
-				add("", "mul.lo.u64", "%hq3", "%hq3", "%hq0")
-				add("", "mul.lo.u64", "%hq2", st.step, "%hq0")
+				add("abs.s64", hq(3), st.step)
+				check("setp.gt.u64", hq(3), ptx.Int(4294967295))
+				add("mul.lo.u64", hq(3), hq(3), hq(0))
+				add("mul.lo.u64", hq(2), st.step, hq(0))
 			}
-			check("setp.gt.u64", "%hq3", sh)
-			add("", "add.u64", "%hq2", "%hq2", "%hq1")
-			add("", "sub.u64", "%hq2", "%hq2", sl)
-			check("setp.gt.u64", "%hq2", sh)
+			check("setp.gt.u64", hq(3), sh)
+			add("add.u64", hq(2), hq(2), hq(1))
+			add("sub.u64", hq(2), hq(2), sl)
+			check("setp.gt.u64", hq(2), sh)
 		}
 		loop := lab.label + "_loop"
 		var adv []*pline // the device pointers' steps, at the end of the body
@@ -302,12 +309,11 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 			for _, k := range st.acc {
 				l := ls[k]
 				ai := addrArg(l)
-				_, off, _ := splitAddr(l.args[ai])
-				l.args[ai] = fmtAddr(st.ptr, off)
+				l.in.Args[ai] = ptx.Addr(st.ptr, l.in.Args[ai].Int)
 				l.touch()
 			}
-			if st.step != "" {
-				adv = append(adv, &pline{op: "add.u64", args: []string{st.ptr, st.ptr, st.step}})
+			if !none(st.step) {
+				adv = append(adv, inst("add.u64", ptx.Reg(st.ptr), ptx.Reg(st.ptr), st.step))
 			}
 		}
 		// Loop-invariant instructions move to the entry too: defined once
@@ -317,13 +323,13 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 		moved := map[string]bool{}
 		for _, k := range body {
 			l := ls[k]
-			if l.dead || l.guard != "" || !pure(l.op) || (strings.HasPrefix(l.op, "ld.") && !strings.HasPrefix(l.op, "ld.param")) {
+			if l.dead || l.guard() != "" || !l.pure() || (l.in.Effects()&ptx.ReadsMem != 0 && l.in.Space != ptx.SpaceParam) {
 				continue
 			}
 			ds := l.defs()
 			// Of the predicates, only the thread loop's test of its inner
 			// iteration (emit.go) moves.
-			if len(ds) != 1 || !isReg(l.args[0]) || len(defs[ds[0]]) != 1 || strings.HasPrefix(ds[0], "%p") && ds[0] != "%ptrip" && ds[0] != "%ptripx" {
+			if len(ds) != 1 || !isReg(l.in.Args[0]) || len(defs[ds[0]]) != 1 || strings.HasPrefix(ds[0], "%p") && ds[0] != "%ptrip" && ds[0] != "%ptripx" {
 				continue
 			}
 			inv := true
@@ -341,18 +347,19 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 				continue
 			}
 			moved[ds[0]] = true
-			pre = append(pre, &pline{op: l.op, args: append([]string(nil), l.args...)})
+			pre = append(pre, l.clone())
 			l.dead = true
 		}
 		// Accumulators in float registers (unroll.go).
 		var wb []*pline
 		for i, r := range promoteFloats(ls, v, body, br) {
 			f := fmt.Sprintf("%%hfd%d", i)
-			pre = append(pre, &pline{op: "mov.b64", args: []string{f, r}})
-			wb = append(wb, &pline{op: "mov.b64", args: []string{r, f}})
+			pre = append(pre, inst("mov.b64", ptx.Reg(f), ptx.Reg(r)))
+			wb = append(wb, inst("mov.b64", ptx.Reg(r), ptx.Reg(f)))
 		}
 		h := &hoistedLoop{loop: &pline{label: loop}, out: &pline{label: lab.label + "_out"}, cmp: cmp, name: lab.label,
-			keep: &pline{op: "cvt.u32.u64", args: []string{"%hn", "%hq0"}, keep: true}}
+			keep: inst("cvt.u32.u64", ptx.Reg("%hn"), hq(0))}
+		h.keep.keep = true
 		// A load and a store of one invariant address, every other
 		// access through another site: the unrolled loop may keep the
 		// value in a register (unroll.go).
@@ -369,7 +376,7 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 		promo := &promotion{}
 		for _, k := range body {
 			l := ls[k]
-			if l.dead || !strings.HasPrefix(l.op, "ld.global") && !strings.HasPrefix(l.op, "st.global") {
+			if l.dead || l.in.Space != ptx.SpaceGlobal || l.in.Op != "ld" && l.in.Op != "st" {
 				continue
 			}
 			si, ok := accSite[l]
@@ -378,14 +385,14 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 				break
 			}
 			st := sites[si]
-			if st.step != "" || st.expr == nil && !invariant(st.g) || l.guard != "" {
+			if !none(st.step) || st.expr == nil && !invariant(st.g) || l.guard() != "" {
 				continue
 			}
 			switch {
-			case (l.op == "ld.global.b64" || l.op == "ld.global.u64" || l.op == "ld.global.f64") && l.args[1] == "["+st.ptr+"]":
+			case (l.op == "ld.global.b64" || l.op == "ld.global.u64" || l.op == "ld.global.f64") && isAddrOf(l.in.Args[1], st.ptr):
 				pl = append(pl, si)
 				promo.ld = l
-			case (l.op == "st.global.b64" || l.op == "st.global.u64" || l.op == "st.global.f64") && l.args[0] == "["+st.ptr+"]":
+			case (l.op == "st.global.b64" || l.op == "st.global.u64" || l.op == "st.global.f64") && isAddrOf(l.in.Args[0], st.ptr):
 				ps = append(ps, si)
 				promo.st = l
 			}
@@ -400,7 +407,7 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 			h.promo = promo
 		}
 		pre = append(pre, h.keep)
-		br.args[0] = loop
+		br.in.Args[0] = ptx.Sym(loop)
 		br.touch()
 		var out []*pline
 		out = append(out, ls[:b+1]...)
@@ -416,7 +423,7 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 		out = append(out, wb...)
 		out = append(out, ls[end:]...)
 		out = append(out, &pline{label: fail})
-		out = append(out, &pline{op: "mov.b64", args: []string{"%xa", lit(x86)}}, &pline{op: "bra", args: []string{fmt.Sprintf("$Lerr%d", ErrCodeFootprint)}})
+		out = append(out, inst("mov.b64", ptx.Reg("%xa"), lit(x86)), inst("bra", ptx.Sym(fmt.Sprintf("$Lerr%d", ErrCodeFootprint))))
 		// Clean up what the checks and the delta adds left (address
 		// arithmetic nobody reads, float moves), then unroll.
 		simplify(out)
@@ -435,12 +442,12 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 type expr struct {
 	op    string // "", add.u64, sub.u64, shl.b64 or mov.b64
 	a, b  *expr
-	leaf  string
+	leaf  ptx.Operand
 	ivOff int
 	isIV  bool
-	iv    string // the one induction variable the value depends on, or ""
-	step  string // a leaf induction variable's step
-	size  int    // nodes
+	iv    string      // the one induction variable the value depends on, or ""
+	step  ptx.Operand // a leaf induction variable's step
+	size  int         // nodes
 }
 
 // derive builds the expression of register r as line at reads it: r
@@ -448,15 +455,19 @@ type expr struct {
 // invariants and such values, with the value's one induction variable
 // added (never subtracted or shifted), so that the value steps as that
 // variable does.
-func derive(ls []*pline, defs map[string][]int, ivs map[string]iv, invariant func(string) bool, r string, at, depth int) (*expr, bool) {
+func derive(ls []*pline, defs map[string][]int, ivs map[string]iv, invariant func(ptx.Operand) bool, o ptx.Operand, at, depth int) (*expr, bool) {
 	if depth > 4 {
 		return nil, false
 	}
-	if invariant(r) {
-		return &expr{leaf: r, size: 1}, true
+	if invariant(o) {
+		return &expr{leaf: o, size: 1}, true
 	}
+	if !isReg(o) {
+		return nil, false
+	}
+	r := o.Name
 	if v, ok := ivs[r]; ok {
-		x := &expr{leaf: r, isIV: true, iv: r, step: v.step, size: 1}
+		x := &expr{leaf: o, isIV: true, iv: r, step: v.step, size: 1}
 		if v.line < at {
 			x.ivOff = 1
 		}
@@ -475,24 +486,24 @@ func derive(ls []*pline, defs map[string][]int, ivs map[string]iv, invariant fun
 	}
 	ds := []int{d}
 	l := ls[d]
-	if l.guard != "" || len(l.args) < 2 || l.args[0] != r {
+	if l.guard() != "" || l.nargs() < 2 || l.arg(0) != r {
 		return nil, false
 	}
 	switch l.op {
 	case "mov.b64":
-		if len(l.args) != 2 || (!isReg(l.args[1]) && !isImm(l.args[1])) {
+		if l.nargs() != 2 || (!isReg(l.in.Args[1]) && !isImm(l.in.Args[1])) {
 			return nil, false
 		}
-		return derive(ls, defs, ivs, invariant, l.args[1], ds[0], depth+1)
+		return derive(ls, defs, ivs, invariant, l.in.Args[1], ds[0], depth+1)
 	case "add.u64", "sub.u64", "shl.b64":
-		if len(l.args) != 3 {
+		if l.nargs() != 3 {
 			return nil, false
 		}
-		a, ok := derive(ls, defs, ivs, invariant, l.args[1], ds[0], depth+1)
+		a, ok := derive(ls, defs, ivs, invariant, l.in.Args[1], ds[0], depth+1)
 		if !ok {
 			return nil, false
 		}
-		b, ok := derive(ls, defs, ivs, invariant, l.args[2], ds[0], depth+1)
+		b, ok := derive(ls, defs, ivs, invariant, l.in.Args[2], ds[0], depth+1)
 		if !ok {
 			return nil, false
 		}
@@ -519,64 +530,66 @@ func derive(ls []*pline, defs map[string][]int, ivs map[string]iv, invariant fun
 // emit writes the code computing x at the loop's entry (an induction
 // variable leaf read as its entry value advanced by ivOff steps) into the
 // registers from %hq<*n>, and returns the operand holding it.
-func (x *expr) emit(add func(guard, op string, args ...string), n *int) (string, bool) {
-	next := func() (string, bool) {
+func (x *expr) emit(add emitFn, n *int) (ptx.Operand, bool) {
+	next := func() (ptx.Operand, bool) {
 		if *n >= hoistRegs {
-			return "", false
+			return ptx.Operand{}, false
 		}
-		r := fmt.Sprintf("%%hq%d", *n)
+		r := ptx.Reg(fmt.Sprintf("%%hq%d", *n))
 		*n++
 		return r, true
 	}
 	if x.op == "" {
 		if x.isIV && x.ivOff == 1 {
 			r, ok := next()
-			add("", "add.u64", r, x.leaf, x.step)
+			if ok {
+				add("add.u64", r, x.leaf, x.step)
+			}
 			return r, ok
 		}
 		return x.leaf, true
 	}
 	a, ok := x.a.emit(add, n)
 	if !ok {
-		return "", false
+		return ptx.Operand{}, false
 	}
 	if isImm(a) {
 		r, ok := next()
 		if !ok {
-			return "", false
+			return ptx.Operand{}, false
 		}
-		add("", "mov.b64", r, a)
+		add("mov.b64", r, a)
 		a = r
 	}
 	b, ok := x.b.emit(add, n)
 	if !ok {
-		return "", false
+		return ptx.Operand{}, false
 	}
 	r, ok := next()
 	if !ok {
-		return "", false
+		return ptx.Operand{}, false
 	}
-	add("", x.op, r, a, b)
+	add(x.op, r, a, b)
 	return r, true
 }
 
 // exit64 recognises the exit compare "setp.ne.u64 %pbr, E, INV" of a
 // 64-bit induction variable E with a power-of-two step and an invariant
 // INV.
-func exit64(cmp *pline, ivs map[string]iv, invariant func(string) bool) (e, inv string, s int64, ok bool) {
-	e, inv = cmp.args[1], cmp.args[2]
-	if _, isIV := ivs[e]; !isIV {
-		e, inv = inv, e
+func exit64(cmp *pline, ivs map[string]iv, invariant func(ptx.Operand) bool) (e, inv string, s int64, ok bool) {
+	eo, io := cmp.in.Args[1], cmp.in.Args[2]
+	if _, isIV := ivs[eo.Name]; !isIV || !isReg(eo) {
+		eo, io = io, eo
 	}
-	eiv, isIV := ivs[e]
-	if !isIV || !isReg(inv) || !invariant(inv) {
+	eiv, isIV := ivs[eo.Name]
+	if !isIV || !isReg(eo) || !isReg(io) || !invariant(io) {
 		return "", "", 0, false
 	}
-	su, err := strconv.ParseUint(eiv.step, 0, 64)
-	s = int64(su)
-	if err != nil || s == 0 || s == -s {
+	s = eiv.step.Int
+	if eiv.step.Kind != ptx.OpInt || s == 0 || s == -s {
 		return "", "", 0, false
 	}
+	e, inv = eo.Name, io.Name
 	as := uint64(s)
 	if s < 0 {
 		as = uint64(-s)
@@ -588,28 +601,33 @@ func exit64(cmp *pline, ivs map[string]iv, invariant func(string) bool) (e, inv 
 // where q is the least k >= 0 with E0 + k*s = INV (mod 2^64) and eOff is 1
 // when the compare sees E after its update: s = ±2^j, so D = ±(INV-E0)
 // must be a multiple of 2^j, and q = D >> j.
-func emitTrip64(add func(guard, op string, args ...string), check func(op string, args ...string), e, inv string, s int64, after bool) {
+func emitTrip64(add, check emitFn, e, inv string, s int64, after bool) {
 	as := uint64(s)
 	if s < 0 {
 		as = uint64(-s)
 	}
-	add("", "sub.u64", "%hq0", inv, e)
+	hq0, hq1 := ptx.Reg("%hq0"), ptx.Reg("%hq1")
+	add("sub.u64", hq0, ptx.Reg(inv), ptx.Reg(e))
 	if s < 0 {
-		add("", "neg.s64", "%hq0", "%hq0")
+		add("neg.s64", hq0, hq0)
 	}
 	if as > 1 {
-		add("", "and.b64", "%hq1", "%hq0", lit(as-1))
-		check("setp.ne.u64", "%hq1", "0")
-		add("", "shr.u64", "%hq0", "%hq0", strconv.Itoa(bits.TrailingZeros64(as)))
+		add("and.b64", hq1, hq0, lit(as-1))
+		check("setp.ne.u64", hq1, ptx.Int(0))
+		add("shr.u64", hq0, hq0, ptx.Int(int64(bits.TrailingZeros64(as))))
 	}
-	check("setp.gt.u64", "%hq0", "2147483648")
+	check("setp.gt.u64", hq0, ptx.Int(2147483648))
 	if after {
-		check("setp.eq.u64", "%hq0", "0")
-		add("", "sub.u64", "%hq0", "%hq0", "1")
+		check("setp.eq.u64", hq0, ptx.Int(0))
+		add("sub.u64", hq0, hq0, ptx.Int(1))
 	}
 }
 
-const mask32 = "4294967295"
+// mask32 is the immediate 2^32-1, written in decimal.
+var mask32 = ptx.Int(math.MaxUint32)
+
+// isMask32 says whether operand o is the immediate 2^32-1.
+func isMask32(o ptx.Operand) bool { return o.Kind == ptx.OpInt && o.Int == math.MaxUint32 }
 
 // iv32 recognises a 32-bit induction variable R: "add.u64 X, R, imm" then
 // "and.b64 R, X, 0xffffffff", each X's and R's one definition in the loop;
@@ -620,28 +638,31 @@ func iv32(ls []*pline, defs map[string][]int, r string, before int) (uint64, boo
 		return 0, false
 	}
 	a := ls[ds[0]]
-	if a.guard != "" || a.op != "and.b64" || len(a.args) != 3 || a.args[2] != mask32 || !isReg(a.args[1]) {
+	if a.guard() != "" || a.op != "and.b64" || a.nargs() != 3 || !isMask32(a.in.Args[2]) || !isReg(a.in.Args[1]) {
 		return 0, false
 	}
-	x := a.args[1]
+	x := a.arg(1)
 	xs := defs[x]
 	if len(xs) != 1 || xs[0] >= ds[0] {
 		return 0, false
 	}
 	b := ls[xs[0]]
-	if b.guard != "" || b.op != "add.u64" || len(b.args) != 3 || b.args[1] != r || !isImm(b.args[2]) {
+	if b.guard() != "" || b.op != "add.u64" || b.nargs() != 3 || b.arg(1) != r || b.in.Args[2].Kind != ptx.OpInt {
 		return 0, false
 	}
-	s, err := strconv.ParseUint(b.args[2], 0, 64)
-	return s, err == nil
+	return uint64(b.in.Args[2].Int), true
 }
 
 // exit32 recognises the exit compare of a 32-bit counter: "setp.ne.u64
 // %pbr, A, B" where one side is a 32-bit induction variable R (or R masked
 // to 32 bits) and the other an invariant Z masked to 32 bits, the masks
 // the last definitions before the compare.
-func exit32(ls []*pline, defs map[string][]int, invariant func(string) bool, cmp *pline, at int) (r, z string, s uint64, ok bool) {
-	classify := func(op string) (isIV bool, name string, step uint64, ok bool) {
+func exit32(ls []*pline, defs map[string][]int, invariant func(ptx.Operand) bool, cmp *pline, at int) (r, z string, s uint64, ok bool) {
+	classify := func(o ptx.Operand) (isIV bool, name string, step uint64, ok bool) {
+		if !isReg(o) {
+			return false, "", 0, false
+		}
+		op := o.Name
 		if st, ok := iv32(ls, defs, op, at); ok {
 			return true, op, st, true
 		}
@@ -655,11 +676,11 @@ func exit32(ls []*pline, defs map[string][]int, invariant func(string) bool, cmp
 			return false, "", 0, false
 		}
 		l := ls[d]
-		if l.guard != "" || l.op != "and.b64" || len(l.args) != 3 || l.args[2] != mask32 || !isReg(l.args[1]) {
+		if l.guard() != "" || l.op != "and.b64" || l.nargs() != 3 || !isMask32(l.in.Args[2]) || !isReg(l.in.Args[1]) {
 			return false, "", 0, false
 		}
-		b := l.args[1]
-		if invariant(b) {
+		b := l.arg(1)
+		if invariant(l.in.Args[1]) {
 			return false, b, 0, true
 		}
 		if st, ok := iv32(ls, defs, b, d); ok {
@@ -667,8 +688,8 @@ func exit32(ls []*pline, defs map[string][]int, invariant func(string) bool, cmp
 		}
 		return false, "", 0, false
 	}
-	ia, na, sa, oka := classify(cmp.args[1])
-	ib, nb, sb, okb := classify(cmp.args[2])
+	ia, na, sa, oka := classify(cmp.in.Args[1])
+	ib, nb, sb, okb := classify(cmp.in.Args[2])
 	switch {
 	case !oka || !okb || ia == ib:
 		return "", "", 0, false
@@ -685,7 +706,7 @@ func exit32(ls []*pline, defs map[string][]int, invariant func(string) bool, cmp
 // R0 + k*s = Z (mod 2^32). With s = 2^j*o (o odd), D = Z - R0 must be a
 // multiple of 2^j, and the least k >= 0 is (D >> j) * o^-1 mod 2^(32-j);
 // 0 would mean 2^(32-j) iterations, refused like any T above 2^31.
-func emitTrip32(add func(guard, op string, args ...string), check func(op string, args ...string), r, z string, s uint64) {
+func emitTrip32(add, check emitFn, r, z string, s uint64) {
 	s32 := uint32(s)
 	j := bits.TrailingZeros32(s32)
 	o := s32 >> j
@@ -693,20 +714,21 @@ func emitTrip32(add func(guard, op string, args ...string), check func(op string
 	for range 5 {
 		inv *= 2 - o*inv
 	}
-	add("", "and.b64", "%hq0", z, mask32)
-	add("", "and.b64", "%hq1", r, mask32)
-	add("", "sub.u64", "%hq0", "%hq0", "%hq1")
-	add("", "and.b64", "%hq0", "%hq0", mask32)
+	hq0, hq1 := ptx.Reg("%hq0"), ptx.Reg("%hq1")
+	add("and.b64", hq0, ptx.Reg(z), mask32)
+	add("and.b64", hq1, ptx.Reg(r), mask32)
+	add("sub.u64", hq0, hq0, hq1)
+	add("and.b64", hq0, hq0, mask32)
 	if j > 0 {
-		add("", "and.b64", "%hq1", "%hq0", lit(uint64(1)<<j-1))
-		check("setp.ne.u64", "%hq1", "0")
-		add("", "shr.u64", "%hq0", "%hq0", strconv.Itoa(j))
+		add("and.b64", hq1, hq0, lit(uint64(1)<<j-1))
+		check("setp.ne.u64", hq1, ptx.Int(0))
+		add("shr.u64", hq0, hq0, ptx.Int(int64(j)))
 	}
-	add("", "mul.lo.u64", "%hq0", "%hq0", lit(uint64(inv)))
-	add("", "and.b64", "%hq0", "%hq0", lit(uint64(1)<<(32-j)-1))
-	check("setp.eq.u64", "%hq0", "0")
-	check("setp.gt.u64", "%hq0", "2147483648")
-	add("", "sub.u64", "%hq0", "%hq0", "1")
+	add("mul.lo.u64", hq0, hq0, lit(uint64(inv)))
+	add("and.b64", hq0, hq0, lit(uint64(1)<<(32-j)-1))
+	check("setp.eq.u64", hq0, ptx.Int(0))
+	check("setp.gt.u64", hq0, ptx.Int(2147483648))
+	add("sub.u64", hq0, hq0, ptx.Int(1))
 }
 
 // nextInst returns the next live instruction after line k before end, or
@@ -727,7 +749,7 @@ func readLater(ls []*pline, k, end int, r string) bool {
 		if has(ls[n].uses(), r) {
 			return true
 		}
-		if ls[n].guard == "" && has(ls[n].defs(), r) {
+		if ls[n].guard() == "" && has(ls[n].defs(), r) {
 			return false
 		}
 	}

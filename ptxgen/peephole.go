@@ -2,8 +2,10 @@ package ptxgen
 
 import (
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
+
+	"github.com/gxbit/gxbit/ptx"
 )
 
 // The peephole pass (RATIONALE). The emitter lowers each GVInst
@@ -11,7 +13,9 @@ import (
 // float operands through moves into .f64/.f32 temporaries, results through
 // a virtual register and then a PUT. ptxas removes those moves for the real
 // GPU, but gpusim executes exactly what it is given, so the generator
-// removes them itself, over the kernel body's text:
+// removes them itself, over the kernel body's instructions (values of the
+// ptx package; which registers each writes and reads, and whether it may
+// be removed, come from the ptx op table):
 //
 //   - copy propagation inside each basic block (a register that is a copy
 //     of another is read as the original; constants are propagated into
@@ -29,161 +33,150 @@ import (
 // keeps the kernel's results bit for bit.
 
 // pline is one line of the kernel body: a label, a comment or an
-// instruction.
+// instruction, a value of the ptx package.
 type pline struct {
-	label   string // "name" for "name:"
-	comment string // a whole-line comment, verbatim
-	guard   string // "@%p0", "@!%p0" or ""
-	op      string
-	args    []string
+	label   string    // "name" for "name:"
+	comment string    // a whole-line comment: the text after "//"
+	in      *ptx.Inst // the instruction; nil for a label or a comment
+	op      string    // in's opcode with its modifiers ("add.u64"), kept with in
 	dead    bool
 	keep    bool // dce must not drop it (a value a later pass reads)
-	// cached register lists; valid until args change (see touch).
+	// cached register lists; valid until the operands change (see touch).
 	cached     bool
 	cdef, cuse []string
+}
+
+// inst returns the line of instruction op (opcode and modifiers) on
+// args. An op the ptx table refuses is a bug in the generator.
+func inst(op string, args ...ptx.Operand) *pline {
+	in, err := ptx.NewInst(op, args...)
+	if err != nil {
+		panic(fmt.Sprintf("ptxgen: bad instruction %s: %v", op, err))
+	}
+	return &pline{in: in, op: op}
+}
+
+// when guards l by predicate p ("%p0", or "!%p0" for the negation).
+func (l *pline) when(p string) *pline {
+	l.in.GuardNeg = strings.HasPrefix(p, "!")
+	l.in.Guard = strings.TrimPrefix(p, "!")
+	return l
+}
+
+// clone returns a copy of instruction line l.
+func (l *pline) clone() *pline {
+	in := *l.in
+	in.Args = slices.Clone(in.Args)
+	return &pline{in: &in, op: l.op}
+}
+
+// setType changes the type modifier of l, an instruction with one.
+func (l *pline) setType(t ptx.Type) {
+	old := l.in.Type().String()
+	for k, m := range l.in.Mods {
+		if m == old {
+			l.in.Mods[k] = t.String()
+		}
+	}
+	l.in.Types[0] = t
+	l.op = l.in.String()
 }
 
 // touch drops l's cached register lists after its operands changed.
 func (l *pline) touch() { l.cached = false }
 
-// parseBody splits the kernel body the emitter wrote into lines.
-func parseBody(s string) []*pline {
-	var out []*pline
-	for _, raw := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
-		t := strings.TrimSpace(raw)
-		switch {
-		case t == "":
-			continue
-		case strings.HasPrefix(t, "//"):
-			out = append(out, &pline{comment: raw})
-		case strings.HasSuffix(t, ":"):
-			out = append(out, &pline{label: strings.TrimSuffix(t, ":")})
-		default:
-			t = strings.TrimSuffix(t, ";")
-			l := &pline{}
-			if strings.HasPrefix(t, "@") {
-				i := strings.IndexByte(t, ' ')
-				l.guard, t = t[:i], strings.TrimSpace(t[i+1:])
-			}
-			if i := strings.IndexByte(t, ' '); i >= 0 {
-				l.op, l.args = t[:i], splitArgs(t[i+1:])
-			} else {
-				l.op = t
-			}
-			out = append(out, l)
+// guard returns l's guard as written ("@%p0", "@!%p0"), or "".
+func (l *pline) guard() string {
+	if l.in == nil || l.in.Guard == "" {
+		return ""
+	}
+	if l.in.GuardNeg {
+		return "@!" + l.in.Guard
+	}
+	return "@" + l.in.Guard
+}
+
+// arg returns l's operand i as PTX text: comparing it with a register or
+// label name asks whether the operand is that register or label.
+func (l *pline) arg(i int) string { return l.in.Args[i].String() }
+
+// nargs is l's number of operands.
+func (l *pline) nargs() int { return len(l.in.Args) }
+
+// bodyLines turns the statements of a kernel body into lines.
+func bodyLines(stmts []ptx.Stmt) []*pline {
+	out := make([]*pline, 0, len(stmts))
+	for _, st := range stmts {
+		switch x := st.(type) {
+		case *ptx.Label:
+			out = append(out, &pline{label: x.Name})
+		case *ptx.Comment:
+			out = append(out, &pline{comment: x.Text})
+		case *ptx.Inst:
+			out = append(out, &pline{in: x, op: x.String()})
 		}
 	}
 	return out
 }
 
-// splitArgs splits operands at the commas outside brackets and braces.
-func splitArgs(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '[', '{':
-			depth++
-		case ']', '}':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, strings.TrimSpace(s[start:i]))
-				start = i + 1
-			}
+// stmts returns the live lines as statements of the ptx package.
+func stmts(ls []*pline) []ptx.Stmt {
+	out := make([]ptx.Stmt, 0, len(ls))
+	for _, l := range ls {
+		switch {
+		case l.dead:
+		case l.label != "":
+			out = append(out, &ptx.Label{Name: l.label})
+		case l.in == nil:
+			out = append(out, &ptx.Comment{Text: l.comment})
+		default:
+			out = append(out, l.in)
 		}
 	}
-	return append(out, strings.TrimSpace(s[start:]))
+	return out
 }
 
 func (l *pline) String() string {
-	switch {
-	case l.label != "":
-		return l.label + ":\n"
-	case l.comment != "":
-		return l.comment + "\n"
-	}
 	var b strings.Builder
-	b.WriteByte('\t')
-	if l.guard != "" {
-		b.WriteString(l.guard)
-		b.WriteByte(' ')
-	}
-	b.WriteString(l.op)
-	if len(l.args) > 0 {
-		b.WriteByte(' ')
-		b.WriteString(strings.Join(l.args, ", "))
-	}
-	b.WriteString(";\n")
-	return b.String()
-}
-
-func (l *pline) isInst() bool { return l.label == "" && l.comment == "" && !l.dead }
-
-// noDst says whether op writes no register.
-func noDst(op string) bool {
-	for _, p := range []string{"st.", "bra", "exit", "ret", "bar", "atom", "red", "call", "membar", "fence", "trap"} {
-		if strings.HasPrefix(op, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// pure says whether op only computes its destination.
-func pure(op string) bool { return !noDst(op) && !strings.HasPrefix(op, "ld.volatile") }
-
-// replaceRegs returns s with each register r named in it replaced by f(r).
-func replaceRegs(s string, f func(string) string) string {
-	rs := regsIn(s)
-	if len(rs) == 0 {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		if s[i] == '%' {
-			matched := false
-			for _, r := range rs {
-				if strings.HasPrefix(s[i:], r) && (i+len(r) == len(s) || !isNameByte(s[i+len(r)])) {
-					b.WriteString(f(r))
-					i += len(r)
-					matched = true
-					break
-				}
-			}
-			if matched {
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-		i++
+	for _, st := range stmts([]*pline{l}) {
+		ptx.WriteStmt(&b, st, "\t")
 	}
 	return b.String()
 }
 
-func isNameByte(c byte) bool {
-	return c == '_' || c == '.' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+func (l *pline) isInst() bool { return l.in != nil && !l.dead }
+
+// noDst says whether l writes no register.
+func (l *pline) noDst() bool { return len(l.in.Dests()) == 0 }
+
+// pure says whether l only computes its destinations (the table's
+// Removable: a non-volatile load counts).
+func (l *pline) pure() bool { return l.in.Removable() }
+
+// renameRegs replaces each register r that operand o names by f(r).
+func renameRegs(o *ptx.Operand, f func(string) string) {
+	switch o.Kind {
+	case ptx.OpReg:
+		if _, special := ptx.SpecialRegs[o.Name]; !special {
+			o.Name = f(o.Name)
+		}
+		if o.Pair != "" {
+			o.Pair = f(o.Pair)
+		}
+	case ptx.OpAddr:
+		if strings.HasPrefix(o.Name, "%") {
+			o.Name = f(o.Name)
+		}
+	case ptx.OpVec, ptx.OpList:
+		for i := range o.Elems {
+			renameRegs(&o.Elems[i], f)
+		}
+	}
 }
 
-// regsIn lists the registers named in operand s (special registers such
-// as %tid.x excluded).
-func regsIn(s string) []string {
-	var out []string
-	for i := 0; i < len(s); i++ {
-		if s[i] != '%' {
-			continue
-		}
-		j := i + 1
-		for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || j > i+1 && s[j] >= '0' && s[j] <= '9') {
-			j++
-		}
-		if j > i+1 && (j == len(s) || s[j] != '.') {
-			out = append(out, s[i:j])
-		}
-		i = j - 1
-	}
-	return out
-}
+// regsIn lists the registers operand o names (special registers such as
+// %tid.x excluded).
+func regsIn(o ptx.Operand) []string { return o.Regs(nil) }
 
 // defs lists the registers l writes.
 func (l *pline) defs() []string {
@@ -191,7 +184,7 @@ func (l *pline) defs() []string {
 		return nil
 	}
 	if !l.cached {
-		l.cdef, l.cuse, l.cached = l.computeDefs(), l.computeUses(), true
+		l.cdef, l.cuse, l.cached = l.in.DefRegs(nil), l.in.UseRegs(nil), true
 	}
 	return l.cdef
 }
@@ -202,30 +195,9 @@ func (l *pline) uses() []string {
 		return nil
 	}
 	if !l.cached {
-		l.cdef, l.cuse, l.cached = l.computeDefs(), l.computeUses(), true
+		l.cdef, l.cuse, l.cached = l.in.DefRegs(nil), l.in.UseRegs(nil), true
 	}
 	return l.cuse
-}
-
-func (l *pline) computeDefs() []string {
-	if noDst(l.op) || len(l.args) == 0 {
-		return nil
-	}
-	return regsIn(l.args[0])
-}
-
-func (l *pline) computeUses() []string {
-	var out []string
-	if l.guard != "" {
-		out = append(out, regsIn(l.guard)...)
-	}
-	for i, a := range l.args {
-		if i == 0 && !noDst(l.op) {
-			continue
-		}
-		out = append(out, regsIn(a)...)
-	}
-	return out
 }
 
 // regClass is the class of a register the emitter names: b64, f64, b32,
@@ -257,26 +229,32 @@ func size(class string) int {
 	return 0
 }
 
-// isReg says whether operand s is exactly one register.
-func isReg(s string) bool {
-	rs := regsIn(s)
-	return len(rs) == 1 && rs[0] == s
+// isReg says whether operand o is exactly one register.
+func isReg(o ptx.Operand) bool {
+	if o.Kind != ptx.OpReg || o.Neg || o.Pair != "" {
+		return false
+	}
+	_, special := ptx.SpecialRegs[o.Name]
+	return !special
 }
 
-// isImm says whether operand s is an integer or float literal.
-func isImm(s string) bool {
-	return s != "" && (s[0] == '-' || (s[0] >= '0' && s[0] <= '9'))
-}
+// isImm says whether operand o is an integer or float literal.
+func isImm(o ptx.Operand) bool { return o.Kind == ptx.OpInt || o.Kind == ptx.OpFloat }
 
 // isMove says whether l is an unguarded "mov.bN dst, src" of registers or
 // of an immediate (src).
 func (l *pline) isMove() bool {
-	return l.isInst() && l.guard == "" && (l.op == "mov.b64" || l.op == "mov.b32") && len(l.args) == 2 && isReg(l.args[0])
+	return l.isInst() && l.in.Guard == "" && (l.op == "mov.b64" || l.op == "mov.b32") && len(l.in.Args) == 2 && isReg(l.in.Args[0])
+}
+
+// isBranch says whether l may branch to the label of its first operand.
+func (l *pline) isBranch() bool {
+	return l.isInst() && l.in.Effects()&ptx.Branch != 0 && len(l.in.Args) == 1
 }
 
 // endsBlock says whether control does not fall through l.
 func (l *pline) endsBlock() bool {
-	return l.isInst() && l.guard == "" && (l.op == "bra" || l.op == "bra.uni" || l.op == "exit" || l.op == "ret")
+	return l.isInst() && l.in.Guard == "" && l.in.Effects()&(ptx.Branch|ptx.Ends) != 0 && l.op != "trap"
 }
 
 // simplify propagates copies and constants, then coalesces moves and
@@ -291,11 +269,9 @@ func simplify(ls []*pline) {
 	}
 }
 
-// optimizeBody runs the peephole pass over the kernel body text; decls
-// declares the registers the hoisted loops use (hoist.go, unroll.go), ""
-// when none.
-func optimizeBody(s string) (text, decls string) {
-	ls := parseBody(s)
+// optimize runs the peephole pass over the kernel body's lines and returns
+// the new lines (dead ones still among them, marked).
+func optimize(ls []*pline) []*pline {
 	simplify(ls)
 	dropFallthrough(ls)
 	ls = dropUnusedLabels(ls)
@@ -306,20 +282,14 @@ func optimizeBody(s string) (text, decls string) {
 	}
 	foldDisplacements(ls, liveness(ls))
 	dropFallthrough(ls)
-	var b strings.Builder
-	for _, l := range ls {
-		if !l.dead {
-			b.WriteString(l.String())
-		}
-	}
-	return b.String(), hoistDecls(ls)
+	return ls
 }
 
 // copyProp replaces, inside each basic block, reads of a register that
 // holds a copy of another with reads of the original.
 func copyProp(ls []*pline) {
 	copyOf := map[string]string{}
-	constOf := map[string]string{}
+	constOf := map[string]ptx.Operand{}
 	kill := func(r string) {
 		delete(copyOf, r)
 		delete(constOf, r)
@@ -338,32 +308,39 @@ func copyProp(ls []*pline) {
 		if !l.isInst() {
 			continue
 		}
-		if l.guard == "" && l.op == "add.u64" && len(l.args) == 3 {
+		if l.guard() == "" && l.op == "add.u64" && l.nargs() == 3 {
 			// Adding a register known to hold 0 is a move.
 			for k := 1; k <= 2; k++ {
-				if c, ok := constOf[l.args[k]]; ok && c == "0" && isReg(l.args[3-k]) && size(regClass(l.args[3-k])) == 8 {
-					l.op, l.args = "mov.b64", []string{l.args[0], l.args[3-k]}
+				x, y := l.in.Args[k], l.in.Args[3-k]
+				if !isReg(x) || !isReg(y) {
+					continue
+				}
+				if c, ok := constOf[x.Name]; ok && c.Kind == ptx.OpInt && c.Int == 0 && size(regClass(y.Name)) == 8 {
+					m := inst("mov.b64", l.in.Args[0], y)
+					l.in, l.op = m.in, m.op
+					l.touch()
 					break
 				}
 			}
 		}
 		move := l.isMove()
-		for i := range l.args {
-			if i == 0 && !noDst(l.op) {
+		args := l.in.Args
+		for i := range args {
+			if i == 0 && !l.noDst() {
 				continue
 			}
-			if move && i == 1 && isReg(l.args[1]) {
-				src := l.args[1]
-				if c, ok := constOf[src]; ok && strings.HasPrefix(regClass(l.args[0]), "b") && size(regClass(src)) == size(regClass(l.args[0])) {
-					l.args[1] = c
+			if move && i == 1 && isReg(args[1]) {
+				src, dst := args[1].Name, args[0].Name
+				if c, ok := constOf[src]; ok && strings.HasPrefix(regClass(dst), "b") && size(regClass(src)) == size(regClass(dst)) {
+					args[1] = c
 					continue
 				}
-				if to, ok := copyOf[src]; ok && size(regClass(to)) == size(regClass(l.args[0])) {
-					l.args[1] = to
+				if to, ok := copyOf[src]; ok && size(regClass(to)) == size(regClass(dst)) {
+					args[1] = ptx.Reg(to)
 				}
 				continue
 			}
-			l.args[i] = replaceRegs(l.args[i], func(r string) string {
+			renameRegs(&args[i], func(r string) string {
 				if to, ok := copyOf[r]; ok && regClass(to) == regClass(r) {
 					return to
 				}
@@ -375,10 +352,10 @@ func copyProp(ls []*pline) {
 			kill(d)
 		}
 		if move {
-			d, src := l.args[0], l.args[1]
+			d, src := args[0].Name, args[1]
 			switch {
-			case isReg(src) && src != d:
-				copyOf[d] = src
+			case isReg(src) && src.Name != d:
+				copyOf[d] = src.Name
 			case isImm(src) && strings.HasPrefix(regClass(d), "b"):
 				constOf[d] = src
 			}
@@ -408,11 +385,11 @@ func (v *live) has(set []uint64, r string) bool {
 func succs(ls []*pline, labels map[string]int, i int) []int {
 	l := ls[i]
 	var out []int
-	if l.isInst() && strings.HasPrefix(l.op, "bra") && len(l.args) == 1 {
-		if t, ok := labels[l.args[0]]; ok {
+	if l.isBranch() {
+		if t, ok := labels[l.in.Args[0].Name]; ok {
 			out = append(out, t)
 		}
-		if l.guard == "" {
+		if l.in.Guard == "" {
 			return out
 		}
 	}
@@ -452,7 +429,7 @@ func liveness(ls []*pline) *live {
 		for _, r := range l.uses() {
 			use[i] = append(use[i], v.ids[r])
 		}
-		if l.guard == "" {
+		if l.guard() == "" {
 			for _, r := range l.defs() {
 				def[i] = append(def[i], v.ids[r])
 			}
@@ -491,7 +468,7 @@ func liveness(ls []*pline) *live {
 func dce(ls []*pline, v *live) bool {
 	changed := false
 	for i, l := range ls {
-		if !l.isInst() || !pure(l.op) || l.keep {
+		if !l.isInst() || !l.pure() || l.keep {
 			continue
 		}
 		ds := l.defs()
@@ -504,7 +481,7 @@ func dce(ls []*pline, v *live) bool {
 				dead = false
 			}
 		}
-		if l.isMove() && l.args[0] == l.args[1] {
+		if l.isMove() && l.arg(0) == l.arg(1) {
 			dead = true
 		}
 		if dead {
@@ -522,10 +499,10 @@ func coalesce(ls []*pline, v *live) bool {
 	changed := false
 	dirty := map[string]bool{}
 	for j, m := range ls {
-		if !m.isMove() || !isReg(m.args[1]) {
+		if !m.isMove() || !isReg(m.in.Args[1]) {
 			continue
 		}
-		y, x := m.args[0], m.args[1]
+		y, x := m.in.Args[0].Name, m.in.Args[1].Name
 		if x == y || dirty[x] || dirty[y] {
 			continue
 		}
@@ -549,7 +526,7 @@ func coalesce(ls []*pline, v *live) bool {
 				continue
 			}
 			if has(l.defs(), x) {
-				if l.guard == "" && len(l.defs()) == 1 && !noDst(l.op) && isReg(l.args[0]) {
+				if l.guard() == "" && len(l.defs()) == 1 && !l.noDst() && isReg(l.in.Args[0]) {
 					i = k
 				} else {
 					ok = false
@@ -560,8 +537,8 @@ func coalesce(ls []*pline, v *live) bool {
 				ok = false
 				break
 			}
-			if l.op == "bra" || strings.HasPrefix(l.op, "bra") {
-				if t, found := v.labels[l.args[0]]; !found || v.has(v.in[t], y) || v.has(v.in[t], x) {
+			if l.isBranch() {
+				if t, found := v.labels[l.in.Args[0].Name]; !found || v.has(v.in[t], y) || v.has(v.in[t], x) {
 					ok = false
 					break
 				}
@@ -570,14 +547,18 @@ func coalesce(ls []*pline, v *live) bool {
 		if !ok || i < 0 {
 			continue
 		}
-		var crossOp string
+		var crossType ptx.Type
 		if cross {
-			op := ls[i].op
-			n := strings.LastIndexByte(op, '.')
-			if !strings.HasPrefix(op, "ld.") || n < 0 || (op[n+1:] != "u64" && op[n+1:] != "b64" && op[n+1:] != "u32" && op[n+1:] != "b32") {
+			ld := ls[i].in
+			switch ld.Type() {
+			case ptx.U64, ptx.B64:
+				crossType = ptx.B64
+			case ptx.U32, ptx.B32:
+				crossType = ptx.B32
+			}
+			if ld.Op != "ld" || len(ld.Types) != 1 || crossType == ptx.TypeNone {
 				continue
 			}
-			crossOp = op[:n+1] + "b" + op[n+2:]
 			for k := i + 1; k < j; k++ {
 				if has(ls[k].uses(), x) {
 					ok = false
@@ -610,14 +591,14 @@ func coalesce(ls []*pline, v *live) bool {
 				}
 				rename = append(rename, k)
 			}
-			if strings.HasPrefix(l.op, "bra") {
-				if t, found := v.labels[l.args[0]]; !found || v.has(v.in[t], x) {
+			if l.isBranch() {
+				if t, found := v.labels[l.in.Args[0].Name]; !found || v.has(v.in[t], x) {
 					ok = false
 					break
 				}
 			}
 			if has(l.defs(), x) {
-				ok = l.guard == ""
+				ok = l.guard() == ""
 				end = true
 				break
 			}
@@ -633,11 +614,11 @@ func coalesce(ls []*pline, v *live) bool {
 			continue
 		}
 		if cross {
-			ls[i].op = crossOp
+			ls[i].setType(crossType)
 		}
 		re := func(l *pline, from int) {
-			for a := from; a < len(l.args); a++ {
-				l.args[a] = replaceRegs(l.args[a], func(r string) string {
+			for a := from; a < len(l.in.Args); a++ {
+				renameRegs(&l.in.Args[a], func(r string) string {
 					if r == x {
 						return y
 					}
@@ -646,7 +627,7 @@ func coalesce(ls []*pline, v *live) bool {
 			}
 			l.touch()
 		}
-		ls[i].args[0] = y
+		ls[i].in.Args[0] = ptx.Reg(y)
 		ls[i].touch()
 		for k := i + 1; k < j; k++ {
 			if ls[k].isInst() {
@@ -666,7 +647,7 @@ func coalesce(ls []*pline, v *live) bool {
 }
 
 func firstUse(l *pline) int {
-	if noDst(l.op) {
+	if l.noDst() {
 		return 0
 	}
 	return 1
@@ -684,7 +665,7 @@ func has(rs []string, r string) bool {
 // dropFallthrough removes an unguarded branch to the label that follows it.
 func dropFallthrough(ls []*pline) {
 	for i, l := range ls {
-		if !l.isInst() || l.guard != "" || l.op != "bra" || len(l.args) != 1 {
+		if !l.isInst() || l.guard() != "" || l.op != "bra" || l.nargs() != 1 {
 			continue
 		}
 		for k := i + 1; k < len(ls); k++ {
@@ -692,7 +673,7 @@ func dropFallthrough(ls []*pline) {
 			if n.dead || n.comment != "" {
 				continue
 			}
-			if n.label == l.args[0] {
+			if n.label == l.in.Args[0].Name {
 				l.dead = true
 			}
 			break
@@ -708,16 +689,14 @@ func dropFallthrough(ls []*pline) {
 func dropUnusedLabels(ls []*pline) []*pline {
 	used := map[string]bool{}
 	for _, l := range ls {
-		if l.isInst() && strings.HasPrefix(l.op, "bra") {
-			for _, a := range l.args {
-				used[a] = true
-			}
+		if l.isBranch() {
+			used[l.arg(0)] = true
 		}
 	}
 	out := ls[:0]
 	var prev *pline // the last instruction kept
 	for _, l := range ls {
-		if l.label != "" && !used[l.label] && !(prev != nil && strings.HasPrefix(prev.op, "bra") && strings.HasPrefix(prev.args[0], "$Lx")) {
+		if l.label != "" && !used[l.label] && !(prev != nil && prev.isBranch() && strings.HasPrefix(prev.arg(0), "$Lx")) {
 			continue
 		}
 		if l.isInst() {
@@ -734,39 +713,39 @@ func dropUnusedLabels(ls []*pline) []*pline {
 // is gone).
 func foldDisplacements(ls []*pline, v *live) {
 	for i, a := range ls {
-		if !a.isInst() || a.guard != "" || a.op != "add.u64" || len(a.args) != 3 || !isReg(a.args[0]) || !isImm(a.args[2]) {
+		if !a.isInst() || a.guard() != "" || a.op != "add.u64" || a.nargs() != 3 || !isReg(a.in.Args[0]) || a.in.Args[2].Kind != ptx.OpInt {
 			continue
 		}
-		imm, err := strconv.ParseUint(a.args[2], 0, 64)
-		if err != nil || imm >= 1<<31 {
+		imm := uint64(a.in.Args[2].Int)
+		if imm >= 1<<31 {
 			continue
 		}
-		t := a.args[0]
+		t := a.in.Args[0].Name
 		j := nextLive(ls, i)
 		if j < 0 {
 			continue
 		}
 		b := ls[j]
-		if b.guard != "" || b.op != "add.u64" || len(b.args) != 3 || b.args[0] != t || b.args[1] != t || !isReg(b.args[2]) || b.args[2] == t {
+		if b.guard() != "" || b.op != "add.u64" || b.nargs() != 3 || b.arg(0) != t || b.arg(1) != t || !isReg(b.in.Args[2]) || b.arg(2) == t {
 			continue
 		}
 		k := nextLive(ls, j)
-		if k < 0 || ls[k].guard != "" || v.has(v.out[k], t) {
+		if k < 0 || ls[k].guard() != "" || v.has(v.out[k], t) {
 			continue
 		}
 		m := ls[k]
 		at := -1
 		switch {
-		case strings.HasPrefix(m.op, "ld.") && len(m.args) == 2 && m.args[1] == "["+t+"]" && m.args[0] != t:
+		case m.in.Op == "ld" && m.nargs() == 2 && isAddrOf(m.in.Args[1], t) && m.arg(0) != t:
 			at = 1
-		case strings.HasPrefix(m.op, "st.") && len(m.args) == 2 && m.args[0] == "["+t+"]" && m.args[1] != t:
+		case m.in.Op == "st" && m.nargs() == 2 && isAddrOf(m.in.Args[0], t) && m.arg(1) != t:
 			at = 0
 		}
 		if at < 0 {
 			continue
 		}
-		b.args[1] = a.args[1]
-		m.args[at] = fmt.Sprintf("[%s+%d]", t, imm)
+		b.in.Args[1] = a.in.Args[1]
+		m.in.Args[at] = ptx.Addr(t, int64(imm))
 		a.dead = true
 		b.touch()
 		m.touch()
@@ -785,4 +764,19 @@ func nextLive(ls []*pline, i int) int {
 		}
 	}
 	return -1
+}
+
+// none says whether o is the zero Operand: no operand at all.
+func none(o ptx.Operand) bool { return o.Kind == 0 }
+
+// isAddrOf says whether operand o is the address [r].
+func isAddrOf(o ptx.Operand, r string) bool {
+	return o.Kind == ptx.OpAddr && o.Name == r && o.Int == 0
+}
+
+// sameOperand says whether operands a and b are the same register,
+// immediate, label or address (positions aside).
+func sameOperand(a, b ptx.Operand) bool {
+	a.Pos, b.Pos = ptx.Pos{}, ptx.Pos{}
+	return a.Kind == b.Kind && a.String() == b.String()
 }

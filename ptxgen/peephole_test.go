@@ -8,6 +8,7 @@ import (
 
 	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gpusim"
+	"github.com/gxbit/gxbit/ptx"
 )
 
 // sumBody is a kernel body as the emitter writes it: thread idx sums the
@@ -250,6 +251,69 @@ func testPeephole(t *testing.T, body string) {
 			t.Errorf("%s: results differ", c.name)
 		case pc == 0 && binary.LittleEndian.Uint64(po) == 0:
 			t.Errorf("%s: no sum", c.name)
+		}
+	}
+}
+
+// optimizeBody runs the peephole pass over a kernel body written as text,
+// as a test writes one; decls declares the registers the hoisted loops use
+// (hoist.go, unroll.go), "" when none.
+func optimizeBody(s string) (text, decls string) {
+	ls, err := parseBody(s)
+	if err != nil {
+		panic(fmt.Sprintf("ptxgen: the emitted body does not parse: %v", err))
+	}
+	ls = optimize(ls)
+	var b strings.Builder
+	for _, st := range stmts(ls) {
+		ptx.WriteStmt(&b, st, "\t")
+	}
+	var d strings.Builder
+	for _, st := range hoistDecls(ls) {
+		ptx.WriteStmt(&d, st, "\t")
+	}
+	return b.String(), d.String()
+}
+
+// parseBody reads a kernel body written as PTX text (the emitter's, or a
+// test's) into lines.
+func parseBody(s string) ([]*pline, error) {
+	m, err := ptx.Parse(".version 8.0\n.target sm_90\n.address_size 64\n.entry body()\n{\n" + s + "}\n")
+	if err != nil {
+		return nil, err
+	}
+	return bodyLines(m.Funcs[0].Body.Stmts), nil
+}
+
+// TestUnrollDeterministic checks that the hoisted and unrolled loop's
+// text does not depend on map order: two addresses stepped by registers
+// get their %hs registers in register order, the same every time.
+func TestUnrollDeterministic(t *testing.T) {
+	body := strings.Replace(sumBody, "\tadd.u64 %r11, %r1, 8;\n", `	@%p1 ld.global.u64 %r22, [%r20];
+	add.u64 %r18, %r18, %r22;
+	@%p1 ld.global.u64 %r25, [%r23];
+	add.u64 %r18, %r18, %r25;
+	add.u64 %r23, %r23, %r24;
+	add.u64 %r20, %r20, %r21;
+	add.u64 %r11, %r1, 8;
+`, 1)
+	body = strings.Replace(body, "\tmov.b64 %r18, %r9;\n", `	mov.b64 %r18, %r9;
+	mov.b64 %r20, 4096;
+	mov.b64 %r21, -24;
+	mov.b64 %r23, 8192;
+	mov.b64 %r24, 40;
+	mov.b64 %r22, 0;
+	mov.b64 %r25, 0;
+	setp.ne.u64 %p1, %idx, %idx;
+`, 1)
+	body = strings.Replace(body, "\tst.global.u64 [%t0], %r18;\n", "\tadd.u64 %r18, %r18, %r20;\n\tadd.u64 %r18, %r18, %r23;\n\tst.global.u64 [%t0], %r18;\n", 1)
+	first, _ := optimizeBody(body)
+	if !strings.Contains(first, "cvt.u32.u64 %hs0, %r21;") || !strings.Contains(first, "cvt.u32.u64 %hs1, %r24;") {
+		t.Fatalf("the register steps are not numbered in register order:\n%s", first)
+	}
+	for range 20 {
+		if again, _ := optimizeBody(body); again != first {
+			t.Fatalf("the optimized body differs between runs:\n%s\n--- then ---\n%s", first, again)
 		}
 	}
 }

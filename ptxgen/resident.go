@@ -35,9 +35,10 @@ var ErrLostCopy = errors.New("ptxgen: the device's copy of guest memory could no
 // launches of one or several kernels in one context over one guest
 // memory. The zero value is empty and ready.
 //
-// A buffer is reused by a later launch over exactly the same guest range,
-// which copies in only the pages whose guest bytes changed since the
-// device last held them. With Lazy set (and a DeferringMemory, which the
+// A buffer is reused by a later launch over any range inside it, which
+// copies in only what changed, on the pages of its range, since the device
+// last held them (a range that overlaps buffers without fitting in one
+// merges them into one that covers all, on the device). With Lazy set (and a DeferringMemory, which the
 // first launch makes the Resident the holder of), what a kernel wrote
 // stays on the device too: the guest's pages are marked stale, and the
 // memory calls Refresh, which brings back the pages touched (and, while the guest reads a buffer in order, a
@@ -164,10 +165,10 @@ func (b *resBuf) span(i, j int) (lo, hi uint64) {
 }
 
 // load brings the device's copy of the bytes r of b up to date with the
-// guest and returns the bytes it copied: everything for a new buffer, else
-// the pages holding bytes of r that are not stale and whose guest bytes
-// changed since. Pages of b outside r keep what they hold: the launch
-// does not touch them.
+// guest and returns the bytes it copied: everything for a new buffer, else,
+// on the pages holding bytes of r that are not stale and that the guest
+// wrote since, the span from the first byte that changed to the last.
+// Pages of b outside r keep what they hold: the launch does not touch them.
 func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range) (uint64, error) {
 	if !b.filled {
 		if err := mem.Read(b.r.Lo, b.snap); err != nil {
@@ -192,10 +193,6 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range) 
 		cur = make([]byte, b.r.Hi-b.r.Lo)
 	}
 	at := func(lo, hi uint64) (int, int) { return int(lo - b.r.Lo), int(hi - b.r.Lo) }
-	same := func(p int) bool {
-		x, y := at(b.chunk(p))
-		return bytes.Equal(cur[x:y], b.snap[x:y])
-	}
 	// The pages to look at: not stale, and (when watched) changed since.
 	check := func(p int) bool { return !b.stale[p] && (!b.watched || b.dirty[p]) }
 	var copied uint64
@@ -213,22 +210,39 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range) 
 		if err := mem.Read(lo, cur[x:y]); err != nil {
 			return copied, fmt.Errorf("reading guest footprint [%#x,%#x): %w", lo, hi, err)
 		}
-		for p := i; p < j; {
-			if same(p) {
-				p++
+		// Copy the bytes that changed: from the first changed byte of a
+		// page to the last, runs of pages joined where the changes meet
+		// at their boundary.
+		pend, pendEnd := -1, -1
+		flush := func() error {
+			if pend < 0 {
+				return nil
+			}
+			if err := ctx.CopyHtoD(b.dev+gpu.DevicePtr(pend), cur[pend:pendEnd]); err != nil {
+				return err
+			}
+			copy(b.snap[pend:pendEnd], cur[pend:pendEnd])
+			copied += uint64(pendEnd - pend)
+			pend = -1
+			return nil
+		}
+		for p := i; p < j; p++ {
+			x, y := at(b.chunk(p))
+			lo, hi := changed(cur[x:y], b.snap[x:y])
+			if lo == hi {
 				continue
 			}
-			q := p + 1
-			for q < j && !same(q) {
-				q++
+			if pend >= 0 && pendEnd == x+lo {
+				pendEnd = x + hi
+				continue
 			}
-			x, y := at(b.span(p, q))
-			if err := ctx.CopyHtoD(b.dev+gpu.DevicePtr(x), cur[x:y]); err != nil {
+			if err := flush(); err != nil {
 				return copied, err
 			}
-			copy(b.snap[x:y], cur[x:y])
-			copied += uint64(y - x)
-			p = q
+			pend, pendEnd = x+lo, x+hi
+		}
+		if err := flush(); err != nil {
+			return copied, err
 		}
 		i = j
 	}
@@ -684,4 +698,20 @@ func (res *Resident) Close() error {
 		res.lazyMem.SetHolder(nil)
 	}
 	return errors.Join(errs...)
+}
+
+// changed returns the span [lo, hi) from the first byte in which a and b
+// (of one length) differ to the last; lo == hi when they are equal.
+func changed(a, b []byte) (lo, hi int) {
+	if bytes.Equal(a, b) {
+		return 0, 0
+	}
+	for lo < len(a) && a[lo] == b[lo] {
+		lo++
+	}
+	hi = len(a)
+	for hi > lo && a[hi-1] == b[hi-1] {
+		hi--
+	}
+	return lo, hi
 }

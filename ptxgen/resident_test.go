@@ -67,12 +67,14 @@ func TestResident(t *testing.T) {
 				t.Errorf("round 0: %+v", st)
 			}
 		case 1:
-			if st.BytesIn != 300*8 || st.BytesReused != 300*8 {
-				t.Errorf("round 1: want x reused and y copied: %+v", st)
+			// The CPU changed y's last element: only its changed bytes.
+			if st.BytesIn == 0 || st.BytesIn > 8 || st.BytesReused != 2*300*8-st.BytesIn {
+				t.Errorf("round 1: want x reused and y's last element copied: %+v", st)
 			}
 		case 2:
-			if st.BytesIn != 2*300*8 || st.BytesReused != 0 {
-				t.Errorf("round 2: want both copied: %+v", st)
+			// And x[7] changed.
+			if st.BytesIn < 2 || st.BytesIn > 16 || st.BytesReused != 2*300*8-st.BytesIn {
+				t.Errorf("round 2: want x[7] and y's last element copied: %+v", st)
 			}
 		}
 		want, got := make([]byte, 0x2000), make([]byte, 0x2000)
@@ -190,18 +192,17 @@ func TestResidentLazy(t *testing.T) {
 		if !mem.IsStale(yr.Lo) || mem.IsStale(yr.Hi-1) {
 			t.Errorf("round %d: only y's last page should have come back", round)
 		}
-		lastPage := yr.Hi - yr.Hi/gvinst.PageSize*gvinst.PageSize
 		switch round {
 		case 1:
-			// y's stale pages are current on the device; its last page
-			// changed on the CPU.
-			if st.BytesIn != lastPage {
-				t.Errorf("round 1: want only y's last page (%d bytes) copied in: %+v", lastPage, st)
+			// y's stale pages are current on the device; on its last
+			// page the CPU changed y's last element.
+			if st.BytesIn == 0 || st.BytesIn > 8 {
+				t.Errorf("round 1: want only y's last element copied in: %+v", st)
 			}
 		case 2:
-			// x[7] changed: x's first page, and y's last page.
-			if st.BytesIn != lastPage+gvinst.PageSize {
-				t.Errorf("round 2: want x's first page and y's last copied in: %+v", st)
+			// And x[7] changed.
+			if st.BytesIn < 2 || st.BytesIn > 16 {
+				t.Errorf("round 2: want x[7] and y's last element copied in: %+v", st)
 			}
 		}
 	}
@@ -350,7 +351,7 @@ func TestResidentMerge(t *testing.T) {
 // TestResidentLoadsItsRange launches the saxpy loop over all 3000
 // elements, then the guest changes x[0], and a launch over the second half
 // (a range inside the resident buffers) copies nothing in: x's first page
-// is outside it. The next launch over everything copies that page.
+// is outside it. The next launch over everything copies x[0]'s bytes.
 func TestResidentLoadsItsRange(t *testing.T) {
 	const n = 3000
 	_, k, ctx, fn := saxpyKernel(t)
@@ -380,7 +381,7 @@ func TestResidentLoadsItsRange(t *testing.T) {
 	if st, err = Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res); err != nil {
 		t.Fatal(err)
 	}
-	if st.BytesIn != gvinst.PageSize {
-		t.Errorf("the launch over everything copied %d bytes in, want x's first page (%d)", st.BytesIn, gvinst.PageSize)
+	if st.BytesIn == 0 || st.BytesIn > 8 {
+		t.Errorf("the launch over everything copied %d bytes in, want x[0]'s changed bytes", st.BytesIn)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gxbit/gxbit/ptx"
 )
 
 // Hoisted loops, made fast (RATIONALE). Once hoist.go has proven a
@@ -102,10 +104,10 @@ func deltaAdd(ls []*pline, v *live, at, end, brk int, g, sd string) (int, []int,
 		return 0, nil, false
 	}
 	d := ls[n]
-	if d.guard != "" || d.op != "add.u64" || len(d.args) != 3 || d.args[1] != g || d.args[2] != sd || !isReg(d.args[0]) {
+	if d.guard() != "" || d.op != "add.u64" || d.nargs() != 3 || d.arg(1) != g || d.arg(2) != sd || !isReg(d.in.Args[0]) {
 		return 0, nil, false
 	}
-	x := d.args[0]
+	x := d.arg(0)
 	var acc []int
 	for k := n + 1; k < end; k++ {
 		l := ls[k]
@@ -114,24 +116,24 @@ func deltaAdd(ls []*pline, v *live, at, end, brk int, g, sd string) (int, []int,
 		}
 		if has(l.uses(), x) {
 			ai := addrArg(l)
-			if ai < 0 || strings.Contains(l.guard, x) {
+			if ai < 0 || l.in.Guard == x {
 				return 0, nil, false
 			}
-			if r, _, ok := splitAddr(l.args[ai]); !ok || r != x {
+			if r, _, ok := splitAddr(l.in.Args[ai]); !ok || r != x {
 				return 0, nil, false
 			}
-			for i, a := range l.args {
+			for i, a := range l.in.Args {
 				if i != ai && i != 0 && has(regsIn(a), x) {
 					return 0, nil, false
 				}
 			}
-			if ai == 0 && has(regsIn(l.args[1]), x) {
+			if ai == 0 && has(regsIn(l.in.Args[1]), x) {
 				return 0, nil, false
 			}
 			acc = append(acc, k)
 		}
 		if has(l.defs(), x) {
-			if l.guard != "" {
+			if l.guard() != "" {
 				return 0, nil, false
 			}
 			return n, acc, len(acc) > 0
@@ -147,51 +149,21 @@ func deltaAdd(ls []*pline, v *live, at, end, brk int, g, sd string) (int, []int,
 // load or store of one register value, else -1.
 func addrArg(l *pline) int {
 	switch {
-	case strings.HasPrefix(l.op, "ld.global.") && len(l.args) == 2 && isReg(l.args[0]):
+	case l.in.Op == "ld" && l.in.Space == ptx.SpaceGlobal && l.nargs() == 2 && isReg(l.in.Args[0]):
 		return 1
-	case strings.HasPrefix(l.op, "st.global.") && len(l.args) == 2 && isReg(l.args[1]):
+	case l.in.Op == "st" && l.in.Space == ptx.SpaceGlobal && l.nargs() == 2 && isReg(l.in.Args[1]):
 		return 0
 	}
 	return -1
 }
 
-// splitAddr splits an address operand "[R]", "[R+N]" or "[R+-N]".
-func splitAddr(a string) (reg string, off int64, ok bool) {
-	if !strings.HasPrefix(a, "[") || !strings.HasSuffix(a, "]") {
+// splitAddr splits an address operand [R], [R+N] into its register and
+// offset; false for an address not based on a register.
+func splitAddr(a ptx.Operand) (reg string, off int64, ok bool) {
+	if a.Kind != ptx.OpAddr || !isReg(ptx.Reg(a.Name)) {
 		return "", 0, false
 	}
-	in := a[1 : len(a)-1]
-	if i := strings.IndexByte(in, '+'); i >= 0 {
-		o, err := strconv.ParseInt(in[i+1:], 10, 64)
-		if err != nil {
-			return "", 0, false
-		}
-		in, off = in[:i], o
-	}
-	if !isReg(in) {
-		return "", 0, false
-	}
-	return in, off, true
-}
-
-// fmtAddr writes an address operand as splitAddr reads it.
-func fmtAddr(reg string, off int64) string {
-	if off == 0 {
-		return "[" + reg + "]"
-	}
-	return fmt.Sprintf("[%s+%d]", reg, off)
-}
-
-// immVal reads an integer literal as the two's complement value it
-// stands for.
-func immVal(s string) (int64, bool) {
-	if v, err := strconv.ParseInt(s, 0, 64); err == nil {
-		return v, true
-	}
-	if v, err := strconv.ParseUint(s, 0, 64); err == nil {
-		return int64(v), true
-	}
-	return 0, false
+	return a.Name, a.Int, true
 }
 
 // sideExits lists the targets of the guarded branches among lines ks
@@ -200,8 +172,8 @@ func sideExits(ls []*pline, v *live, ks []int, skip *pline) []int {
 	var out []int
 	for _, k := range ks {
 		l := ls[k]
-		if l.isInst() && l != skip && strings.HasPrefix(l.op, "bra") && len(l.args) == 1 {
-			if t, ok := v.labels[l.args[0]]; ok {
+		if l.isBranch() && l != skip {
+			if t, ok := v.labels[l.in.Args[0].Name]; ok {
 				out = append(out, t)
 			}
 		}
@@ -228,8 +200,8 @@ func promoteFloats(ls []*pline, v *live, ks []int, br *pline) []string {
 				continue
 			}
 			switch {
-			case l.isMove() && l.op == "mov.b64" && l.args[1] == r && l.args[0] != r && regClass(l.args[0]) == "f64":
-			case l.isMove() && l.op == "mov.b64" && l.args[0] == r && isReg(l.args[1]) && regClass(l.args[1]) == "f64":
+			case l.isMove() && l.op == "mov.b64" && l.arg(1) == r && l.arg(0) != r && regClass(l.arg(0)) == "f64":
+			case l.isMove() && l.op == "mov.b64" && l.arg(0) == r && isReg(l.in.Args[1]) && regClass(l.arg(1)) == "f64":
 				written[r] = true
 			default:
 				bad[r] = true
@@ -263,9 +235,9 @@ func promoteFloats(ls []*pline, v *live, ks []int, br *pline) []string {
 			if !l.isInst() || !l.isMove() {
 				continue
 			}
-			for a := range l.args {
-				if l.args[a] == r {
-					l.args[a] = f
+			for a := range l.in.Args {
+				if isReg(l.in.Args[a]) && l.in.Args[a].Name == r {
+					l.in.Args[a] = ptx.Reg(f)
 				}
 			}
 			l.touch()
@@ -326,7 +298,7 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 	}
 	defs := map[string][]int{}
 	for i, k := range core {
-		if ls[k].guard == "" {
+		if ls[k].guard() == "" {
 			for _, d := range ls[k].defs() {
 				defs[d] = append(defs[d], i)
 			}
@@ -343,7 +315,7 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 	for i, k := range core {
 		m := ls[k]
 		ds := m.defs()
-		if m.guard != "" || !pure(m.op) || strings.HasPrefix(m.op, "ld.") || len(ds) != 1 || len(defs[ds[0]]) != 1 || liveOut(ds[0]) || !has(h.cmp.uses(), ds[0]) {
+		if m.guard() != "" || !m.pure() || m.in.Op == "ld" || len(ds) != 1 || len(defs[ds[0]]) != 1 || liveOut(ds[0]) || !has(h.cmp.uses(), ds[0]) {
 			continue
 		}
 		ok := true
@@ -364,7 +336,7 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 	// The stepped registers: "add.u64 R, R, S" once, S invariant.
 	type stepped struct {
 		at   int // its add's position in core
-		step string
+		step ptx.Operand
 		imm  int64
 		late bool   // nothing reads it: advanced by 4U*step before the copies
 		wide string // a register step's low 32 bits (%hs<N>), when it is read only as an address
@@ -372,16 +344,18 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 	steps := map[string]*stepped{}
 	var names []string
 	nwide := 0
-	for r, ds := range defs {
+	// In register order: the %hs registers are numbered as found.
+	for _, r := range sortedKeys(defs) {
+		ds := defs[r]
 		if len(ds) != 1 {
 			continue
 		}
 		l := ls[core[ds[0]]]
-		if l.op != "add.u64" || len(l.args) != 3 || l.args[0] != r || l.args[1] != r || l.args[2] == r {
+		if l.op != "add.u64" || l.nargs() != 3 || l.arg(0) != r || l.arg(1) != r || l.arg(2) == r {
 			continue
 		}
-		s := l.args[2]
-		if !(isImm(s) || isReg(s) && len(defs[s]) == 0) {
+		s := l.in.Args[2]
+		if !(isImm(s) || isReg(s) && len(defs[s.Name]) == 0) {
 			continue
 		}
 		if liveOut(r) {
@@ -401,8 +375,8 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 				memOnly = false
 				continue
 			}
-			ar, off, ok := splitAddr(m.args[ai])
-			if !ok || ar != r || strings.Contains(m.guard, r) || has(regsIn(m.args[1-ai]), r) {
+			ar, off, ok := splitAddr(m.in.Args[ai])
+			if !ok || ar != r || m.in.Guard == r || has(regsIn(m.in.Args[1-ai]), r) {
 				memOnly = false
 				continue
 			}
@@ -412,7 +386,7 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 		case reads == 0:
 			st.late = true
 		case memOnly && isImm(s):
-			iv, ok := immVal(s)
+			iv, ok := s.Int, s.Kind == ptx.OpInt
 			if !ok || iv >= 1<<28 || iv <= -(1<<28) || maxOff+unrollBy*max(iv, -iv) >= math.MaxInt32 {
 				continue
 			}
@@ -430,7 +404,10 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 	// 32-bit counters: "add.u64 X, R, imm" then "and.b64 R, X, 2^32-1",
 	// R read by nothing but the add and lines after the and whose result
 	// only the exit test reads: advanced by 4U steps before the copies.
-	type counter struct{ x, imm string }
+	type counter struct {
+		x   string
+		imm ptx.Operand
+	}
 	counters := map[string]*counter{}
 	counterX := map[string]bool{} // their sums X
 	var cnames []string
@@ -439,19 +416,16 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 			continue
 		}
 		lb := ls[core[ds[0]]]
-		if lb.op != "and.b64" || len(lb.args) != 3 || lb.args[0] != r || lb.args[2] != mask32 || !isReg(lb.args[1]) || lb.args[1] == r {
+		if lb.op != "and.b64" || lb.nargs() != 3 || lb.arg(0) != r || !isMask32(lb.in.Args[2]) || !isReg(lb.in.Args[1]) || lb.arg(1) == r {
 			continue
 		}
-		x := lb.args[1]
+		x := lb.arg(1)
 		xd := defs[x]
 		if len(xd) != 1 || xd[0] >= ds[0] {
 			continue
 		}
 		la := ls[core[xd[0]]]
-		if la.op != "add.u64" || len(la.args) != 3 || la.args[1] != r || !isImm(la.args[2]) || liveOut(r) || liveOut(x) {
-			continue
-		}
-		if _, ok := immVal(la.args[2]); !ok {
+		if la.op != "add.u64" || la.nargs() != 3 || la.arg(1) != r || la.in.Args[2].Kind != ptx.OpInt || liveOut(r) || liveOut(x) {
 			continue
 		}
 		ok := true
@@ -465,7 +439,7 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 			}
 		}
 		if ok {
-			counters[r] = &counter{x: x, imm: la.args[2]}
+			counters[r] = &counter{x: x, imm: la.in.Args[2]}
 			counterX[x] = true
 			cnames = append(cnames, r)
 		}
@@ -473,24 +447,28 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 	sort.Strings(cnames)
 	unrolled := &pline{label: h.name + "_unroll"}
 	var pre, main []*pline
-	add := func(to *[]*pline, guard, op string, args ...string) {
-		*to = append(*to, &pline{guard: guard, op: op, args: args})
+	add := func(to *[]*pline, op string, args ...ptx.Operand) *pline {
+		l := inst(op, args...)
+		*to = append(*to, l)
+		return l
 	}
+	hn, hp, hw0, hcd0 := ptx.Reg("%hn"), ptx.Reg("%hp"), ptx.Reg("%hw0"), ptx.Reg("%hcd0")
+	hq0, hq1, hq2 := ptx.Reg("%hq0"), ptx.Reg("%hq1"), ptx.Reg("%hq2")
 	// U = T/unrollBy (T-1 <= 2^31 in %hq0, so T fits 32 bits); none:
 	// the loop.
-	add(&pre, "", "add.u32", "%hn", "%hn", "1")
-	add(&pre, "", "shr.u32", "%hn", "%hn", strconv.Itoa(bits.TrailingZeros(unrollBy)))
-	add(&pre, "", "setp.eq.u32", "%hp", "%hn", "0")
-	add(&pre, "@%hp", "bra", h.loop.label)
+	add(&pre, "add.u32", hn, hn, ptx.Int(1))
+	add(&pre, "shr.u32", hn, hn, ptx.Int(int64(bits.TrailingZeros(unrollBy))))
+	add(&pre, "setp.eq.u32", hp, hn, ptx.Int(0))
+	add(&pre, "bra", ptx.Sym(h.loop.label)).when("%hp")
 	// A register step read as an address: P + m*S by one mad.wide.s32 in
 	// the copies when S is its low 32 bits sign-extended; else the loop
 	// runs as it was.
 	for _, r := range names {
 		if st := steps[r]; st.wide != "" {
-			add(&pre, "", "cvt.u32.u64", st.wide, st.step)
-			add(&pre, "", "cvt.s64.s32", "%hw0", st.wide)
-			add(&pre, "", "setp.ne.u64", "%hp", "%hw0", st.step)
-			add(&pre, "@%hp", "bra", h.loop.label)
+			add(&pre, "cvt.u32.u64", ptx.Reg(st.wide), st.step)
+			add(&pre, "cvt.s64.s32", hw0, ptx.Reg(st.wide))
+			add(&pre, "setp.ne.u64", hp, hw0, st.step)
+			add(&pre, "bra", ptx.Sym(h.loop.label)).when("%hp")
 		}
 	}
 	// The location kept in a register: when the entry test fails, the
@@ -508,18 +486,18 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 		}
 	}
 	if promo != nil {
-		add(&pre, "", "setp.ne.u64", "%hp", promo.ldPtr, promo.stPtr)
-		add(&pre, "@%hp", "bra", h.loop.label)
+		add(&pre, "setp.ne.u64", hp, ptx.Reg(promo.ldPtr), ptx.Reg(promo.stPtr))
+		add(&pre, "bra", ptx.Sym(h.loop.label)).when("%hp")
 		for _, d := range promo.others {
-			add(&pre, "", "setp.eq.u64", "%hp", d, promo.stDelta)
-			add(&pre, "@%hp", "bra", h.loop.label)
+			add(&pre, "setp.eq.u64", hp, ptx.Reg(d), ptx.Reg(promo.stDelta))
+			add(&pre, "bra", ptx.Sym(h.loop.label)).when("%hp")
 		}
 	}
 	deferred := false
 	fourU := func() {
 		if !deferred {
-			add(&pre, "", "add.u64", "%hq1", "%hq0", "1")
-			add(&pre, "", "and.b64", "%hq1", "%hq1", lit(^uint64(unrollBy-1)))
+			add(&pre, "add.u64", hq1, hq0, ptx.Int(1))
+			add(&pre, "and.b64", hq1, hq1, lit(^uint64(unrollBy-1)))
 			deferred = true
 		}
 	}
@@ -527,58 +505,58 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 		// R after 4U-1 steps (U >= 1 here), masked; then the last add
 		// and mask as the original does them.
 		c := counters[r]
-		imm, _ := immVal(c.imm)
+		imm := c.imm.Int
 		fourU()
-		add(&pre, "", "mul.lo.u64", "%hq2", "%hq1", c.imm)
-		add(&pre, "", "add.u64", "%hq2", "%hq2", lit(-uint64(imm)))
-		add(&pre, "", "add.u64", "%hq2", r, "%hq2")
-		add(&pre, "", "and.b64", "%hq2", "%hq2", mask32)
-		add(&pre, "", "add.u64", c.x, "%hq2", c.imm)
-		add(&pre, "", "and.b64", r, c.x, mask32)
+		add(&pre, "mul.lo.u64", hq2, hq1, c.imm)
+		add(&pre, "add.u64", hq2, hq2, lit(-uint64(imm)))
+		add(&pre, "add.u64", hq2, ptx.Reg(r), hq2)
+		add(&pre, "and.b64", hq2, hq2, mask32)
+		add(&pre, "add.u64", ptx.Reg(c.x), hq2, c.imm)
+		add(&pre, "and.b64", ptx.Reg(r), ptx.Reg(c.x), mask32)
 	}
 	for _, r := range names {
 		if st := steps[r]; st.late {
 			fourU()
-			if st.step == "1" {
-				add(&pre, "", "add.u64", r, r, "%hq1")
+			if st.step.Kind == ptx.OpInt && st.step.Int == 1 {
+				add(&pre, "add.u64", ptx.Reg(r), ptx.Reg(r), hq1)
 				continue
 			}
-			add(&pre, "", "mul.lo.u64", "%hq2", "%hq1", st.step)
-			add(&pre, "", "add.u64", r, r, "%hq2")
+			add(&pre, "mul.lo.u64", hq2, hq1, st.step)
+			add(&pre, "add.u64", ptx.Reg(r), ptx.Reg(r), hq2)
 		}
 	}
 	if promo != nil {
-		add(&pre, "", "ld.global.b64", "%hcd0", "["+promo.stPtr+"]")
+		add(&pre, "ld.global.b64", hcd0, ptx.Addr(promo.stPtr, 0))
 	}
 	main = append(main, unrolled)
 	for j := int64(0); j < unrollBy; j++ {
-		main = append(main, &pline{comment: fmt.Sprintf("\t// x86 0x%s, the loop body: copy %d of %d", strings.TrimPrefix(h.name, "$Lx"), j+1, unrollBy)})
+		main = append(main, &pline{comment: fmt.Sprintf(" x86 0x%s, the loop body: copy %d of %d", strings.TrimPrefix(h.name, "$Lx"), j+1, unrollBy)})
 		for i, k := range core {
 			l := ls[k]
 			if d := l.defs(); feeder[i] || len(d) == 1 && (steps[d[0]] != nil && steps[d[0]].at == i || counters[d[0]] != nil || counterX[d[0]]) {
 				continue
 			}
 			if promo != nil && l == promo.ld {
-				add(&main, "", "mov.b64", l.args[0], "%hcd0")
+				add(&main, "mov.b64", l.in.Args[0], hcd0)
 				continue
 			}
 			if promo != nil && l == promo.st {
-				add(&main, "", "mov.b64", "%hcd0", l.args[1])
+				add(&main, "mov.b64", hcd0, l.in.Args[1])
 				continue
 			}
-			c := &pline{guard: l.guard, op: l.op, args: append([]string(nil), l.args...)}
+			c := l.clone()
 			if ai := addrArg(c); ai >= 0 {
-				if r, off, ok := splitAddr(c.args[ai]); ok && steps[r] != nil && !steps[r].late {
+				if r, off, ok := splitAddr(c.in.Args[ai]); ok && steps[r] != nil && !steps[r].late {
 					n := j // steps taken since the copies began
 					if i > steps[r].at {
 						n++
 					}
 					switch st := steps[r]; {
 					case st.wide == "":
-						c.args[ai] = fmtAddr(r, off+n*st.imm)
+						c.in.Args[ai] = ptx.Addr(r, off+n*st.imm)
 					case n > 0:
-						add(&main, "", "mad.wide.s32", "%hw0", st.wide, strconv.FormatInt(n, 10), r)
-						c.args[ai] = fmtAddr("%hw0", off)
+						add(&main, "mad.wide.s32", hw0, ptx.Reg(st.wide), ptx.Int(n), ptx.Reg(r))
+						c.in.Args[ai] = ptx.Addr("%hw0", off)
 					}
 				}
 			}
@@ -588,27 +566,27 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 	for _, r := range names {
 		switch st := steps[r]; {
 		case st.wide != "":
-			add(&main, "", "mad.wide.s32", r, st.wide, strconv.Itoa(unrollBy), r)
+			add(&main, "mad.wide.s32", ptx.Reg(r), ptx.Reg(st.wide), ptx.Int(unrollBy), ptx.Reg(r))
 		case !st.late:
-			add(&main, "", "add.u64", r, r, lit(uint64(unrollBy*st.imm)))
+			add(&main, "add.u64", ptx.Reg(r), ptx.Reg(r), lit(uint64(unrollBy*st.imm)))
 		}
 	}
-	add(&main, "", "sub.u32", "%hn", "%hn", "1")
-	add(&main, "", "setp.ne.u32", "%hp", "%hn", "0")
-	add(&main, "@%hp", "bra", unrolled.label)
+	add(&main, "sub.u32", hn, hn, ptx.Int(1))
+	add(&main, "setp.ne.u32", hp, hn, ptx.Int(0))
+	add(&main, "bra", ptx.Sym(unrolled.label)).when("%hp")
 	if promo != nil {
-		add(&main, "", "st.global.b64", "["+promo.stPtr+"]", "%hcd0")
+		add(&main, "st.global.b64", ptx.Addr(promo.stPtr, 0), hcd0)
 	}
 	for i, k := range core {
 		if feeder[i] {
-			main = append(main, &pline{op: ls[k].op, args: append([]string(nil), ls[k].args...)})
+			main = append(main, ls[k].clone())
 		}
 	}
-	main = append(main, &pline{op: h.cmp.op, args: append([]string(nil), h.cmp.args...)})
-	add(&main, "@!%pbr", "bra", h.out.label)
+	main = append(main, h.cmp.clone())
+	add(&main, "bra", ptx.Sym(h.out.label)).when("!%pbr")
 	out := make([]*pline, 0, len(ls)+len(pre)+len(main)+1)
 	out = append(out, ls[:li]...)
-	out = append(out, &pline{comment: fmt.Sprintf("\t// unrolled by %d: the loop's trip count is known here (see unroll.go)", unrollBy)})
+	out = append(out, &pline{comment: fmt.Sprintf(" unrolled by %d: the loop's trip count is known here (see unroll.go)", unrollBy)})
 	out = append(out, pre...)
 	out = append(out, main...)
 	out = append(out, ls[li:]...)
@@ -617,7 +595,7 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 
 // hoistDecls declares the registers of hoist.go and unroll.go that ls
 // uses.
-func hoistDecls(ls []*pline) string {
+func hoistDecls(ls []*pline) []ptx.Stmt {
 	maxN := map[string]int{}
 	for _, l := range ls {
 		if !l.isInst() {
@@ -634,30 +612,43 @@ func hoistDecls(ls []*pline) string {
 			}
 		}
 	}
-	var b strings.Builder
+	var out []ptx.Stmt
+	decl := func(t ptx.Type, name string, n int) {
+		out = append(out, &ptx.RegDecl{Name: name, Type: t, Count: n})
+	}
 	if maxN["%hq"] > 0 {
-		fmt.Fprintf(&b, "\t.reg .b64 %%hq<%d>;\n", hoistRegs)
+		decl(ptx.B64, "%hq", hoistRegs)
 	}
 	if maxN["%hp"] > 0 {
-		b.WriteString("\t.reg .pred %hp;\n")
+		decl(ptx.Pred, "%hp", 0)
 	}
 	if n := maxN["%hv"]; n > 0 {
-		fmt.Fprintf(&b, "\t.reg .b64 %%hv<%d>;\n", n)
+		decl(ptx.B64, "%hv", n)
 	}
 	if n := maxN["%hfd"]; n > 0 {
-		fmt.Fprintf(&b, "\t.reg .f64 %%hfd<%d>;\n", n)
+		decl(ptx.F64, "%hfd", n)
 	}
 	if n := maxN["%hs"]; n > 0 {
-		fmt.Fprintf(&b, "\t.reg .b32 %%hs<%d>;\n", n)
+		decl(ptx.B32, "%hs", n)
 	}
 	if n := maxN["%hcd"]; n > 0 {
-		fmt.Fprintf(&b, "\t.reg .f64 %%hcd<%d>;\n", n)
+		decl(ptx.F64, "%hcd", n)
 	}
 	if n := maxN["%hw"]; n > 0 {
-		fmt.Fprintf(&b, "\t.reg .b64 %%hw<%d>;\n", n)
+		decl(ptx.B64, "%hw", n)
 	}
 	if maxN["%hn"] > 0 {
-		b.WriteString("\t.reg .b32 %hn;\n")
+		decl(ptx.B32, "%hn", 0)
 	}
-	return b.String()
+	return out
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -56,10 +56,10 @@ func (e *emitter) lanesOf(r gvinst.Reg, ls int) []string {
 			continue
 		}
 		w0, w1 := e.w(), e.w()
-		e.p("mov.b64 {%s, %s}, %s", w0, w1, e.reg(r+gvinst.Reg(h)))
+		e.i("mov.b64", vec(w0, w1), e.reg(r+gvinst.Reg(h)))
 		for _, w := range []string{w0, w1} {
 			x := e.t()
-			e.p("cvt.u64.u32 %s, %s", x, w)
+			e.i("cvt.u64.u32", x, w)
 			out = append(out, x)
 		}
 	}
@@ -71,20 +71,20 @@ func (e *emitter) lanesOf(r gvinst.Reg, ls int) []string {
 func (e *emitter) setLanes(d gvinst.Reg, lanes []string, ls int) {
 	if ls == 8 {
 		x0, x1 := e.t(), e.t()
-		e.p("mov.b64 %s, %s", x0, lanes[0])
-		e.p("mov.b64 %s, %s", x1, lanes[1])
-		e.p("mov.b64 %s, %s", e.reg(d), x0)
-		e.p("mov.b64 %s, %s", e.reg(d+1), x1)
+		e.i("mov.b64", x0, lanes[0])
+		e.i("mov.b64", x1, lanes[1])
+		e.i("mov.b64", e.reg(d), x0)
+		e.i("mov.b64", e.reg(d+1), x1)
 		return
 	}
 	var ws []string
 	for _, l := range lanes {
 		w := e.w()
-		e.p("cvt.u32.u64 %s, %s", w, l)
+		e.i("cvt.u32.u64", w, l)
 		ws = append(ws, w)
 	}
-	e.p("mov.b64 %s, {%s, %s}", e.reg(d), ws[0], ws[1])
-	e.p("mov.b64 %s, {%s, %s}", e.reg(d+1), ws[2], ws[3])
+	e.i("mov.b64", e.reg(d), vec(ws[0], ws[1]))
+	e.i("mov.b64", e.reg(d+1), vec(ws[2], ws[3]))
 }
 
 // vecMore lowers the packed ops that work lane by lane through lanesOf.
@@ -100,7 +100,7 @@ func (e *emitter) vecMore(in *gvinst.Inst) {
 			p := e.pred()
 			if t.IsFloat() {
 				fa, fb := e.fin(a[i], t), e.fin(b[i], t)
-				e.p("setp.%s.%s %s, %s, %s", c, ftype(t), p, fa, fb)
+				e.i(fmt.Sprintf("setp.%s.%s", c, ftype(t)), p, fa, fb)
 			} else {
 				s := t.IsSigned()
 				x, y := e.ext(a[i], t, s), e.ext(b[i], t, s)
@@ -108,10 +108,10 @@ func (e *emitter) vecMore(in *gvinst.Inst) {
 				if s {
 					ty = "s64"
 				}
-				e.p("setp.%s.%s %s, %s, %s", intCmpName(c), ty, p, x, y)
+				e.i(fmt.Sprintf("setp.%s.%s", intCmpName(c), ty), p, x, y)
 			}
 			out[i] = e.t()
-			e.p("selp.b64 %s, %s, 0, %s", out[i], lit(sizeMask(ls)), p)
+			e.i("selp.b64", out[i], lit(sizeMask(ls)), 0, p)
 		}
 		e.setLanes(in.Dst, out, ls)
 	case gvinst.OpVShl, gvinst.OpVShr, gvinst.OpVSar:
@@ -119,25 +119,25 @@ func (e *emitter) vecMore(in *gvinst.Inst) {
 		var cnt string
 		if in.HasImm {
 			cnt = e.t()
-			e.p("mov.b64 %s, %s", cnt, lit(uint64(in.Imm)))
+			e.i("mov.b64", cnt, lit(uint64(in.Imm)))
 		} else {
 			cnt = e.reg(in.Src[1])
 		}
 		c := e.t()
-		e.p("min.u64 %s, %s, 64", c, cnt)
+		e.i("min.u64", c, cnt, 64)
 		w := e.w()
-		e.p("cvt.u32.u64 %s, %s", w, c)
+		e.i("cvt.u32.u64", w, c)
 		out := make([]string, len(a))
 		for i := range a {
 			out[i] = e.t()
 			switch in.Op {
 			case gvinst.OpVShl:
-				e.p("shl.b64 %s, %s, %s", out[i], a[i], w)
+				e.i("shl.b64", out[i], a[i], w)
 			case gvinst.OpVShr:
-				e.p("shr.u64 %s, %s, %s", out[i], a[i], w)
+				e.i("shr.u64", out[i], a[i], w)
 			default:
 				x := e.ext(a[i], t, true)
-				e.p("shr.s64 %s, %s, %s", out[i], x, w)
+				e.i("shr.s64", out[i], x, w)
 			}
 			e.mask(out[i], t)
 		}
@@ -150,7 +150,7 @@ func (e *emitter) vecMore(in *gvinst.Inst) {
 			x := e.ext(e.reg(in.Src[0]+gvinst.Reg(h)), t, t.IsSigned())
 			y := e.ext(e.reg(in.Src[1]+gvinst.Reg(h)), t, t.IsSigned())
 			out[h] = e.t()
-			e.p("mul.lo.u64 %s, %s, %s", out[h], x, y)
+			e.i("mul.lo.u64", out[h], x, y)
 		}
 		e.setLanes(in.Dst, out, 8)
 	case gvinst.OpVShufP:
@@ -178,7 +178,7 @@ func (e *emitter) vecMore(in *gvinst.Inst) {
 		for i := range out {
 			out[i] = e.t()
 			if i >= n {
-				e.p("mov.b64 %s, 0", out[i])
+				e.i("mov.b64", out[i], 0)
 				continue
 			}
 			e.cvtReg(out[i], a[i], t, s, gvinst.Rounding(in.Mod))
@@ -199,18 +199,18 @@ func (e *emitter) vec(in *gvinst.Inst) {
 			ra, rb := e.reg(a+gvinst.Reg(h)), e.reg(b+gvinst.Reg(h))
 			switch in.Op {
 			case gvinst.OpVAnd:
-				e.p("and.b64 %s, %s, %s", x[h], ra, rb)
+				e.i("and.b64", x[h], ra, rb)
 			case gvinst.OpVOr:
-				e.p("or.b64 %s, %s, %s", x[h], ra, rb)
+				e.i("or.b64", x[h], ra, rb)
 			case gvinst.OpVXor:
-				e.p("xor.b64 %s, %s, %s", x[h], ra, rb)
+				e.i("xor.b64", x[h], ra, rb)
 			default:
-				e.p("not.b64 %s, %s", x[h], ra)
-				e.p("and.b64 %s, %s, %s", x[h], x[h], rb)
+				e.i("not.b64", x[h], ra)
+				e.i("and.b64", x[h], x[h], rb)
 			}
 		}
-		e.p("mov.b64 %s, %s", e.reg(d), x[0])
-		e.p("mov.b64 %s, %s", e.reg(d+1), x[1])
+		e.i("mov.b64", e.reg(d), x[0])
+		e.i("mov.b64", e.reg(d+1), x[1])
 		return
 	case gvinst.OpVCmp, gvinst.OpVShl, gvinst.OpVShr, gvinst.OpVSar, gvinst.OpVPerm, gvinst.OpVCvt, gvinst.OpVMulW, gvinst.OpVShufP:
 		e.vecMore(in)
@@ -222,17 +222,17 @@ func (e *emitter) vec(in *gvinst.Inst) {
 		}
 		x := [2]string{e.t(), e.t()}
 		if t.Size() == 8 {
-			e.p("mov.b64 %s, %s", x[0], e.reg(a+off))
-			e.p("mov.b64 %s, %s", x[1], e.reg(b+off))
+			e.i("mov.b64", x[0], e.reg(a+off))
+			e.i("mov.b64", x[1], e.reg(b+off))
 		} else {
 			a0, a1, b0, b1 := e.w(), e.w(), e.w(), e.w()
-			e.p("mov.b64 {%s, %s}, %s", a0, a1, e.reg(a+off))
-			e.p("mov.b64 {%s, %s}, %s", b0, b1, e.reg(b+off))
-			e.p("mov.b64 %s, {%s, %s}", x[0], a0, b0)
-			e.p("mov.b64 %s, {%s, %s}", x[1], a1, b1)
+			e.i("mov.b64", vec(a0, a1), e.reg(a+off))
+			e.i("mov.b64", vec(b0, b1), e.reg(b+off))
+			e.i("mov.b64", x[0], vec(a0, b0))
+			e.i("mov.b64", x[1], vec(a1, b1))
 		}
-		e.p("mov.b64 %s, %s", e.reg(d), x[0])
-		e.p("mov.b64 %s, %s", e.reg(d+1), x[1])
+		e.i("mov.b64", e.reg(d), x[0])
+		e.i("mov.b64", e.reg(d+1), x[1])
 		return
 	}
 	unary := in.Op == gvinst.OpVSqrt
@@ -249,19 +249,19 @@ func (e *emitter) vec(in *gvinst.Inst) {
 		}
 		// Two 32-bit lanes per half.
 		a0, a1 := e.w(), e.w()
-		e.p("mov.b64 {%s, %s}, %s", a0, a1, ra)
+		e.i("mov.b64", vec(a0, a1), ra)
 		var b0, b1 string
 		if !unary {
 			b0, b1 = e.w(), e.w()
-			e.p("mov.b64 {%s, %s}, %s", b0, b1, rb)
+			e.i("mov.b64", vec(b0, b1), rb)
 		}
 		r0, r1 := e.w(), e.w()
 		e.lane32(in.Op, t, r0, a0, b0)
 		e.lane32(in.Op, t, r1, a1, b1)
-		e.p("mov.b64 %s, {%s, %s}", res[h], r0, r1)
+		e.i("mov.b64", res[h], vec(r0, r1))
 	}
-	e.p("mov.b64 %s, %s", e.reg(d), res[0])
-	e.p("mov.b64 %s, %s", e.reg(d+1), res[1])
+	e.i("mov.b64", e.reg(d), res[0])
+	e.i("mov.b64", e.reg(d+1), res[1])
 }
 
 // lane computes one 64-bit lane into register r.
@@ -272,9 +272,9 @@ func (e *emitter) lane(op gvinst.Op, t gvinst.Type, r, a, b string) {
 	}
 	switch op {
 	case gvinst.OpVMul:
-		e.p("mul.lo.u64 %s, %s, %s", r, a, b)
+		e.i("mul.lo.u64", r, a, b)
 	default:
-		e.p("%s.u64 %s, %s, %s", vname(op), r, a, b)
+		e.i(fmt.Sprintf("%s.u64", vname(op)), r, a, b)
 	}
 }
 
@@ -286,11 +286,11 @@ func (e *emitter) floatLane(op gvinst.Op, width int, r, a, b string) {
 		freg, ft, bt = e.fs, "f32", "b32"
 	}
 	fa := freg()
-	e.p("mov.%s %s, %s", bt, fa, a)
+	e.i(fmt.Sprintf("mov.%s", bt), fa, a)
 	var fb string
 	if b != "" {
 		fb = freg()
-		e.p("mov.%s %s, %s", bt, fb, b)
+		e.i(fmt.Sprintf("mov.%s", bt), fb, b)
 	}
 	fr := freg()
 	switch op {
@@ -300,15 +300,15 @@ func (e *emitter) floatLane(op gvinst.Op, width int, r, a, b string) {
 		if op == gvinst.OpVMax {
 			c = "gt"
 		}
-		e.p("setp.%s.%s %s, %s, %s", c, ft, p, fa, fb)
-		e.p("selp.%s %s, %s, %s, %s", bt, r, a, b, p)
+		e.i(fmt.Sprintf("setp.%s.%s", c, ft), p, fa, fb)
+		e.i(fmt.Sprintf("selp.%s", bt), r, a, b, p)
 		return
 	case gvinst.OpVSqrt:
-		e.p("sqrt.rn.%s %s, %s", ft, fr, fa)
+		e.i(fmt.Sprintf("sqrt.rn.%s", ft), fr, fa)
 	default:
-		e.p("%s.rn.%s %s, %s, %s", vname(op), ft, fr, fa, fb)
+		e.i(fmt.Sprintf("%s.rn.%s", vname(op), ft), fr, fa, fb)
 	}
-	e.p("mov.%s %s, %s", bt, r, fr)
+	e.i(fmt.Sprintf("mov.%s", bt), r, fr)
 }
 
 // lane32 computes one 32-bit lane into .b32 register r.
@@ -323,11 +323,11 @@ func (e *emitter) lane32(op gvinst.Op, t gvinst.Type, r, a, b string) {
 	}
 	switch op {
 	case gvinst.OpVMul:
-		e.p("mul.lo.u32 %s, %s, %s", r, a, b)
+		e.i("mul.lo.u32", r, a, b)
 	case gvinst.OpVMin, gvinst.OpVMax:
-		e.p("%s.%s %s, %s, %s", vname(op), ty, r, a, b)
+		e.i(fmt.Sprintf("%s.%s", vname(op), ty), r, a, b)
 	default:
-		e.p("%s.u32 %s, %s, %s", vname(op), r, a, b)
+		e.i(fmt.Sprintf("%s.u32", vname(op)), r, a, b)
 	}
 }
 

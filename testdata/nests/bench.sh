@@ -20,7 +20,7 @@
 # against native, and their geometric means.
 #
 # Usage: bench.sh [-n N] [-g sim|cuda] [-s medium|large] [-t SECONDS]
-#                 [-e jit|interp] [-o OUTDIR] [PROGRAM...]
+#                 [-e jit|interp] [-c] [-o OUTDIR] [PROGRAM...]
 #
 #   -n  runs of each mode per program, interleaved (default 3)
 #   -g  GPU back end for the accelerated runs (default sim)
@@ -28,6 +28,9 @@
 #   -t  time limit of one run; a run past it counts as the limit, marked >
 #       (default 600)
 #   -e  the CPU engine of every gxbit run (--engine; default: gxbit's)
+#   -c  CPU seconds (user + sys, GNU time's) instead of wall seconds: on a
+#       shared machine, where wall times of separate runs do not compare;
+#       the simulator's kernels count on every core they ran on
 #   -o  keep the build, profiles, reports and outputs here (default: a
 #       temporary directory, removed at the end)
 #   PROGRAM  only these programs (default: all of sizes)
@@ -37,14 +40,15 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-runs=3 gpu=sim set=medium limit=600 outdir= engine=()
-while getopts "n:g:s:t:e:o:h" opt; do
+runs=3 gpu=sim set=medium limit=600 outdir= engine=() cpu=
+while getopts "n:g:s:t:e:co:h" opt; do
 	case $opt in
 	n) runs=$OPTARG ;;
 	g) gpu=$OPTARG ;;
 	s) set=$OPTARG ;;
 	t) limit=$OPTARG ;;
 	e) engine=(--engine "$OPTARG") ;;
+	c) cpu=1 ;;
 	o) outdir=$OPTARG ;;
 	h)
 		sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
@@ -86,6 +90,10 @@ while IFS= read -r line; do
 	sizeargs[$name]=$(echo "$line" | cut -d'|' -f"$col" | xargs)
 	order+=("$name")
 done <"$here/sizes"
+if [ -n "$cpu" ] && [ ! -x /usr/bin/time ]; then
+	echo "bench.sh: -c needs GNU time as /usr/bin/time" >&2
+	exit 2
+fi
 if [ $# -gt 0 ]; then
 	for p in "$@"; do
 		[ -n "${sizeargs[$p]+x}" ] || {
@@ -117,11 +125,17 @@ timed() {
 	shift 2
 	local s e st=0
 	s=$(date +%s%N)
-	timeout "$limit" "$@" >"$out" 2>"$err" || st=$?
+	if [ -n "$cpu" ]; then
+		/usr/bin/time -f "%U %S" -o "$out.time" timeout "$limit" "$@" >"$out" 2>"$err" || st=$?
+	else
+		timeout "$limit" "$@" >"$out" 2>"$err" || st=$?
+	fi
 	e=$(date +%s%N)
 	echo "$st" >"$out.status"
 	if [ "$st" = 124 ]; then
 		echo ">$limit"
+	elif [ -n "$cpu" ]; then
+		awk 'END { printf "%.3f", $1 + $2 }' "$out.time"
 	else
 		awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'
 	fi
@@ -151,7 +165,7 @@ report_sum() {
 # ratio A B prints A/B to three significant digits (a + mark dropped).
 ratio() { awk -v a="${1%+}" -v b="${2%+}" 'BEGIN { if (b > 0) printf "%.3g", a / b; else printf "-" }'; }
 
-echo "# nests benchmark: $set sizes, gpu $gpu, median of $runs, $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "# nests benchmark: $set sizes, gpu $gpu, median of $runs, $([ -n "$cpu" ] && echo "CPU seconds (user + sys)" || echo "wall seconds"), engine ${engine[1]:-default}, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "# host: $(uname -m), $(getconf _NPROCESSORS_ONLN) cores, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | xargs)"
 echo "# gxbit: $gx"
 echo

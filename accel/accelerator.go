@@ -543,5 +543,6 @@ func equalU64(a, b []uint64) bool {
 }
 
 // offload runs one instance of the loop from the header: two probed
-// iterations on the CPU, the middle on the GPU, the last two on the CPU.
+// iterations on the CPU, the middle on the GPU, the last one (or two,
+// see cpuTail) on the CPU.
 // done is true when the loop instance needs nothing more from the caller

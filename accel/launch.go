@@ -150,11 +150,12 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	if !ok {
 		return false, fail(ReasonExitTest, "no exit found for the compare at %#x", k.Exit.X86)
 	}
-	// The GPU runs arrivals P .. last-2; the CPU the last two.
-	if last < uint64(P)+2 || last-1-uint64(P) < sp.a.opts.MinIterations {
+	// The GPU runs arrivals P .. last-tail; the CPU the last tail ones.
+	tail := sp.cpuTail()
+	if last < uint64(P)+tail || last+1-tail-uint64(P) < sp.a.opts.MinIterations {
 		return false, fail(ReasonTripCount, "%d iterations left", last+1-uint64(P))
 	}
-	count := last - 1 - uint64(P)
+	count := last + 1 - tail - uint64(P)
 	if k.DynRounding && cpu.State[gvinst.MXCSR]>>13&3 != 0 {
 		return false, fail(ReasonRounding, "MXCSR %#x", cpu.State[gvinst.MXCSR])
 	}
@@ -171,7 +172,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			limit = new(big.Int).Lsh(big.NewInt(1), 32)
 		}
 		end := new(big.Int).SetUint64(states[P][i])
-		end.Add(end, new(big.Int).Mul(big.NewInt(int64(steps[i])), new(big.Int).SetUint64(count+1)))
+		end.Add(end, new(big.Int).Mul(big.NewInt(int64(steps[i])), new(big.Int).SetUint64(count+tail-1)))
 		if end.Sign() < 0 || end.Cmp(limit) >= 0 {
 			return false, fail(ReasonWrap, "%s from %#x by %#x", k.LiveIns[i], states[P][i], steps[i])
 		}
@@ -205,7 +206,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			return false, fail(ReasonNotAffine, "%s, and %s", restride, why)
 		}
 	}
-	sites, fb := sp.siteRanges(byX86, uint64(P), last)
+	sites, fb := sp.siteRanges(byX86, uint64(P), last-tail)
 	if fb != nil {
 		return false, fb
 	}
@@ -270,7 +271,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		if used, fb := sp.offloadParts(cpu, in, P, sites, cpuIter); fb != nil || sp.fatal != nil {
 			return false, fb
 		} else if used {
-			return sp.finishInstance(cpu, start, loading, P, count, steps, states[P], cpuIter)
+			return sp.finishInstance(cpu, start, loading, P, count, tail, steps, states[P], cpuIter)
 		}
 	}
 	fn := sp.fn
@@ -280,7 +281,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		// each inner step is s0 + ds·j (an inner index whose step is the
 		// outer index, i*j, say); three probed rows check both.
 		n0, dn := int64(innerTrips[0]), int64(innerTrips[1])-int64(innerTrips[0])
-		first, lastRow := n0+int64(P)*dn, n0+dn*int64(last-2)
+		first, lastRow := n0+int64(P)*dn, n0+dn*int64(last-tail)
 		isteps := make([]uint64, len(k2.InnerLiveIns))
 		isteps0 := make([]uint64, len(k2.InnerLiveIns))
 		irows := make([]uint64, len(k2.InnerLiveIns))
@@ -366,16 +367,29 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// was split by a sample. (Re-strided footprints were found disjoint
 	// from the probed iterations: the same live-in values give the same.)
 	if len(reloaded) == 0 && !sampled {
-		if sites0, fb := sp.siteRanges(byX86, 0, last); fb == nil {
-			sp.keepReplay(states[0], k, fn, in, uint64(P), sites0, inner0, cpuIter)
-		}
+		sp.keepReplay(states[0], k, fn, in, uint64(P), last, byX86, inner0, cpuIter)
 	}
-	return sp.finishInstance(cpu, start, loading, P, count, steps, states[P], cpuIter)
+	return sp.finishInstance(cpu, start, loading, P, count, tail, steps, states[P], cpuIter)
+}
+
+// cpuTail is how many of an instance's last arrivals the CPU runs after
+// the GPU ran the others: the arrival that leaves the loop, which a
+// kernel's thread may not (it takes the exit edge, an error in the
+// kernel), and, until a CPU tail has timed the plain engine on the loop
+// for the cost model, the one before it (the timing runs from its header
+// arrival to the next). A time-stepped stencil runs one row (or plane)
+// per step on the CPU, and copies only what that row touches.
+func (sp *spot) cpuTail() uint64 {
+	if sp.plainIter != 0 || sp.a.opts.AlwaysOffload {
+		return 1
+	}
+	return 2
 }
 
 // finishInstance accounts for the launches of an instance and sets the
-// CPU at the header for its last two iterations (the CPU runs them).
-func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Duration, P int, count uint64, steps, values []uint64, cpuIter time.Duration) (done bool, fb *fallback) {
+// CPU at the header for its last tail arrivals (the CPU runs them; with
+// two, the second's header arrival times the plain engine, see OnBreak).
+func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Duration, P int, count, tail uint64, steps, values []uint64, cpuIter time.Duration) (done bool, fb *fallback) {
 	// The GPU side of the instance: everything since the header but the
 	// kernel's loading and the probed iterations, which the CPU runs
 	// either way.
@@ -384,18 +398,30 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 	if why := sp.ledger.add(gpuSide, count, cpuIter); why != "" && !sp.a.opts.AlwaysOffload {
 		sp.disarm(why)
 	}
-	// The CPU runs the last two arrivals from the header.
-	tail := make([]uint64, len(steps))
-	next := make([]uint64, len(steps))
+	// The CPU runs the last tail arrivals from the header.
+	sp.rep.TailIterations += tail
+	first := make([]uint64, len(steps))
 	for i := range steps {
-		tail[i] = values[i] + steps[i]*count
-		next[i] = tail[i] + steps[i]
+		first[i] = values[i] + steps[i]*count
 	}
-	if err := errors.Join(sp.resolveReloads(tail), sp.resolveReloads(next)); err != nil {
+	var next []uint64
+	if tail > 1 {
+		next = make([]uint64, len(steps))
+		for i := range steps {
+			next[i] = first[i] + steps[i]
+		}
+	}
+	if err := sp.resolveReloads(first); err != nil {
 		sp.fatal = fmt.Errorf("accelerate: hot spot %s: loading a reloaded register for the CPU: %w", sp.rep.Entry, err)
 		return true, fail(ReasonDriver, "%v", err)
 	}
-	if err := sp.setLive(cpu, tail); err != nil {
+	if next != nil {
+		if err := sp.resolveReloads(next); err != nil {
+			sp.fatal = fmt.Errorf("accelerate: hot spot %s: loading a reloaded register for the CPU: %w", sp.rep.Entry, err)
+			return true, fail(ReasonDriver, "%v", err)
+		}
+	}
+	if err := sp.setLive(cpu, first); err != nil {
 		return false, fail(ReasonDriver, "writing the loop state: %v", err)
 	}
 	cpu.PC = sp.header
@@ -514,11 +540,11 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 // ivStep is an induction variable's step as the profile gives it: fixed,
 
 // siteRanges gives each site of the spot's kernel its footprint over the
-// arrivals from..last-2 of the instance: the range the probed iterations
+// arrivals from..to of the instance: the range the probed iterations
 // 0 and 1 saw of it (obs), extended linearly (a reloaded load's from the
 // arrival its depth before from); a site that did not run in both probed
 // iterations gets the footprint of the profile's array it belongs to.
-func (sp *spot) siteRanges(byX86 map[[2]uint64]*siteObs, from, last uint64) ([]ptxgen.Range, *fallback) {
+func (sp *spot) siteRanges(byX86 map[[2]uint64]*siteObs, from, to uint64) ([]ptxgen.Range, *fallback) {
 	k := sp.kernel
 	ns := len(k.Sites)
 	sites := make([]ptxgen.Range, ns)
@@ -531,7 +557,7 @@ func (sp *spot) siteRanges(byX86 map[[2]uint64]*siteObs, from, last uint64) ([]p
 		seen[s] = true
 		lo0, lo1 := int64(o.lo[0]), int64(o.lo[1])
 		hi0, hi1 := int64(o.hi[0]), int64(o.hi[1])
-		first, lastJ := int64(from), int64(last-2)
+		first, lastJ := int64(from), int64(to)
 		for _, r := range k.Reloads {
 			if !r.Inner && r.X86 == k.Sites[s].X86 && !k.Sites[s].Store {
 				// The first thread loads what the load read r.Depth

@@ -742,7 +742,7 @@ func (sp *spot) innerDependence(inner []ptxgen.LaunchInput) string {
 
 // offloadParts runs an instance's count iterations from probed iteration
 // P as the schedule's kernels, in order, then sets the CPU at the header
-// for the last two, as offload does. When the probe does not confirm the
+// for the last ones, as offload does. When the probe does not confirm the
 // parts, use is false and the caller launches the level's kernel.
 func (sp *spot) offloadParts(cpu *gvinst.CPU, in ptxgen.LaunchInput, P int, sites []ptxgen.Range, cpuIter time.Duration) (use bool, fb *fallback) {
 	byKey := map[[2]uint64]ptxgen.Range{}

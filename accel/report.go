@@ -25,10 +25,14 @@ type HotSpotReport struct {
 	Launches2D      int            `json:"launches_2d"`
 	// Replays are the instances launched without probing: the same
 	// live-in values as one probed before (see replay.go).
-	Replays       int     `json:"replays,omitempty"`
-	Note          string  `json:"note,omitempty"` // e.g. why the nest maps in one dimension only
-	Iterations    uint64  `json:"gpu_iterations"`
-	KernelSeconds float64 `json:"kernel_seconds"`
+	Replays    int    `json:"replays,omitempty"`
+	Note       string `json:"note,omitempty"` // e.g. why the nest maps in one dimension only
+	Iterations uint64 `json:"gpu_iterations"`
+	// TailIterations are the iterations of offloaded instances the CPU
+	// ran after the kernel: the one that leaves the loop, and while the
+	// plain engine is not yet timed, the one before it (see cpuTail).
+	TailIterations uint64  `json:"cpu_tail_iterations"`
+	KernelSeconds  float64 `json:"kernel_seconds"`
 	// ThreadInstructions are the instructions the launches executed,
 	// summed over active lanes (0 on a back end that cannot count them:
 	// the real GPU).

@@ -997,7 +997,7 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		}
 		if e.a.n.Even && (t0 == "$Linner_row") != (t1 == "$Linner_row") {
 			// The level's back edge in an even kernel: a row the GPU runs
-			// is never the level's last (the CPU runs the last two), then
+			// is never the level's last (the CPU runs at least the last), then
 			// the next row, as a counted loop (hoist.go).
 			stub := fmt.Sprintf("$Lckrow%x", in.X86)
 			e.stubs[stub] = [2]uint64{ErrCodeExit, in.X86}

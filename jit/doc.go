@@ -37,6 +37,16 @@
 // BRANCH becomes a host compare and conditional jump. gxbit lift --jit
 // (Disassemble) prints a unit's code.
 //
+// Scalar SSE arithmetic runs on the host's MXCSR, which holds the guest's
+// with every exception masked. That is exact only while the guest masks
+// every exception too, so a unit with float arithmetic checks that once,
+// at its entry (machine.mxTrap, which Go sets on every entry), not per
+// instruction: when the guest unmasks one, the entry leaves for Go
+// (exitFloatTrap), which runs the block's first x86 instruction by the
+// interpreter's semantics and goes on at the next, translated afresh; Go
+// never resumes such a unit after a callout (LDMXCSR) that unmasked one.
+// Setting GXBIT_PERFMAP=1 writes /tmp/perf-PID.map for Linux perf.
+//
 // Loads and stores probe the Memory's software TLB inline (gvinst.SoftTLBs):
 // the entry of the first byte's page is compared with the tag of the last
 // byte's page, which checks the page and that the access stays in it at

@@ -36,6 +36,7 @@ type unit struct {
 	incoming   []link // linked jumps into this unit
 	bp         bool
 	dead       bool
+	floatGuard bool // its entry leaves for Go while the guest unmasks an SSE exception
 }
 
 // link is successor k of unit from, jumping straight to another unit.
@@ -60,6 +61,8 @@ type Engine struct {
 	freed  bool
 	// nextSite is the first page cache entry no unit uses yet.
 	nextSite int
+	// perf, when PerfMapEnv is set, names each unit's code for Linux perf.
+	perf *perfMap
 }
 
 var _ gvinst.Engine = (*Engine)(nil)
@@ -87,6 +90,10 @@ func New(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (*E
 		byAddr: make(map[uint64]*unit),
 		pages:  make(map[uint64][]*unit),
 	}
+	if e.perf, err = perfMapFromEnv(); err != nil {
+		arena.free()
+		return nil, err
+	}
 	gvinst.ChainCodeWrite(mem, e.Invalidate)
 	e.interp = gvinst.NewInterpreter(mem, t, gvinst.InterpOptions{Probe: opts.Probe})
 	e.m.rtlb, e.m.wtlb = mem.SoftTLBs()
@@ -98,7 +105,14 @@ func New(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (*E
 func (e *Engine) Close() error {
 	e.dropAll()
 	e.freed = true
-	return e.arena.free()
+	err := e.arena.free()
+	if e.perf != nil {
+		if perr := e.perf.close(); err == nil {
+			err = perr
+		}
+		e.perf = nil
+	}
+	return err
 }
 
 // Stats returns the engine's counters.
@@ -220,10 +234,16 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 	if err != nil {
 		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
 	}
+	if e.perf != nil {
+		if err := e.perf.add(e.arena.addr(at), len(cu.code), vb.Addr, cu.loop); err != nil {
+			return nil, &gvinst.TranslateError{Addr: pc, Err: err}
+		}
+	}
 	u := &unit{
 		id: id, addr: vb.Addr, end: vb.End, vb: vb, nguest: guestCount(vb), at: at,
 		entryChain: e.arena.addr(at), entryGo: e.arena.addr(at + cu.entryGo),
 		resume: make([]uintptr, len(cu.resume)), chainStub: [2]int{-1, -1}, bp: bp,
+		floatGuard: cu.floatGuard,
 	}
 	for i, r := range cu.resume {
 		if r >= 0 {
@@ -327,7 +347,7 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 			m.mxIn = uint32(m.frame[gvinst.MXCSR])&0xffff | mxMasks
 			m.tlbGen = e.mem.TLBGeneration() + 1
 			m.mxTrap = 0
-			if uint32(m.frame[gvinst.MXCSR])&mxMasks != mxMasks {
+			if sseUnmasked(m.frame[gvinst.MXCSR]) {
 				m.mxTrap = 1
 			}
 			w := enter(code, uintptr(unsafe.Pointer(m)))
@@ -371,7 +391,9 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 				}
 				code = cur.entryGo
 				continue
-			case exitCallout:
+			case exitCallout, exitFloatTrap:
+				// A float trap exit runs the unit's first instruction
+				// here, as a callout that must not resume.
 				e.stats.Callouts++
 				in := &cur.vb.Insts[arg]
 				if st := e.interp.Exec(m.frame[:], in); st != nil {
@@ -379,10 +401,14 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 					executed -= cur.nguest - guestBefore(cur.vb, in.X86)
 					return e.trapStop(cur, st)
 				}
-				if cur.dead {
+				if cur.dead || kind == exitFloatTrap || cur.floatGuard && sseUnmasked(m.frame[gvinst.MXCSR]) {
 					// The instruction wrote to the code of its own block
-					// (self-modifying code): finish the x86 instruction
-					// and go on at the next one, translated afresh.
+					// (self-modifying code), or the guest unmasks an SSE
+					// exception, which the unit's inline float code
+					// would not raise: finish the x86 instruction and go
+					// on at the next one, translated afresh (a unit with
+					// float arithmetic then comes back here at once, and
+					// runs one x86 instruction at a time in Go).
 					next, ended, syscall, st := e.interp.FinishInsn(m.frame[:], cur.vb.Insts, arg, cur.end)
 					if st != nil {
 						executed -= cur.nguest - guestBefore(cur.vb, st.PC)
@@ -408,6 +434,10 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 		}
 	}
 }
+
+// sseUnmasked reports whether the guest MXCSR value mxcsr unmasks an SSE
+// exception.
+func sseUnmasked(mxcsr uint64) bool { return uint32(mxcsr)&mxMasks != mxMasks }
 
 // guestBefore is the number of vb's x86 instructions before the one at
 // addr.

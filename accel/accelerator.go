@@ -296,8 +296,9 @@ type spot struct {
 	levelIndex int
 	parts      []*partKernel
 	partCPU    *gvinst.Interpreter
-	skip       []uint64 // live-in values expected at the tail's second arrival
-	small      int      // consecutive too-short instances before any launch
+	cutAfter   map[uint64]uint64 // a distributed loop's exit → where its stores end (parts.go)
+	skip       []uint64          // live-in values expected at the tail's second arrival
+	small      int               // consecutive too-short instances before any launch
 	// The cost model's measurements: the launches so far, the plain CPU
 	// engine's time per iteration (timed on the CPU tails; 0 until one
 	// ran), the kernel's time per iteration on the last launch, and when
@@ -414,10 +415,11 @@ func scheduleNote(s *schedule.Schedule, hs *profile.HotSpot, L int) string {
 }
 
 // mappedLevel is the level of a parallel hot spot that phase 2 maps to
-// threads (the outermost parallel one), or -1.
+// threads (the outermost parallel one), or of a sequential one whose
+// schedule distributes it into kernels (distributedLevel), or -1.
 func mappedLevel(hs *profile.HotSpot) int {
 	if len(hs.ParallelLevels) == 0 || hs.Verdict != profile.VerdictParallel {
-		return -1
+		return distributedLevel(hs)
 	}
 	L := hs.ParallelLevels[0]
 	for _, l := range hs.ParallelLevels {

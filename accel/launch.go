@@ -202,7 +202,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	var fixed []int // loads the same in every iteration: checked below
 	if restride != "" {
 		var why string
-		if why, fixed = sp.disjointIterations(byX86); why != "" {
+		if why, fixed = sp.disjointIterations(byX86, last+1); why != "" {
 			return false, fail(ReasonNotAffine, "%s, and %s", restride, why)
 		}
 	}
@@ -226,7 +226,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	}
 	// The profile says the iterations are independent: what the probed
 	// ones touched must not say otherwise.
-	if why := observedDependence(traces(k.Sites, [2]*probeRecord{&recs[0], &recs[1]}), count); why != "" {
+	if why := sp.levelDependence(traces(k.Sites, [2]*probeRecord{&recs[0], &recs[1]}), count); why != "" {
 		return false, fail(ReasonDependence, "%s", why)
 	}
 	// The CPU's time per iteration: the plain engine's on the tails of
@@ -556,6 +556,7 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	}
 	sp.rep.Iterations += in.Count
 	sp.rep.KernelSeconds += st.Kernel.Seconds()
+	sp.rep.ThreadInstructions += sp.a.ctx.LastLaunchStats().ThreadInstructions
 	sp.rep.CopySeconds += (st.CopyIn + st.CopyOut).Seconds()
 	sp.rep.BytesIn += st.BytesIn
 	sp.rep.BytesReused += st.BytesReused

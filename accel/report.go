@@ -33,7 +33,11 @@ type HotSpotReport struct {
 	// plain engine is not yet timed, the one before it (see cpuTail).
 	TailIterations uint64  `json:"cpu_tail_iterations"`
 	KernelSeconds  float64 `json:"kernel_seconds"`
-	CopySeconds    float64 `json:"copy_seconds"`
+	// ThreadInstructions are the instructions the launches executed,
+	// summed over active lanes (0 on a back end that cannot count them:
+	// the real GPU).
+	ThreadInstructions uint64  `json:"thread_instructions,omitempty"`
+	CopySeconds        float64 `json:"copy_seconds"`
 	// KernelGenerated says whether the kernel was generated: a hot
 	// spot's kernel is generated when the guest first reaches its header.
 	KernelGenerated    bool    `json:"kernel_generated"`

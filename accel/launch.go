@@ -252,7 +252,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		var copyIn uint64
 		if sp.rep.Launches == 0 {
 			for _, g := range ptxgen.Groups(k, sites) {
-				copyIn += g.Range.Hi - g.Range.Lo
+				copyIn += sp.a.resident.ToCopy(g.Range)
 			}
 		}
 		c := *costs

@@ -202,7 +202,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	var fixed []int // loads the same in every iteration: checked below
 	if restride != "" {
 		var why string
-		if why, fixed = sp.disjointIterations(byX86); why != "" {
+		if why, fixed = sp.disjointIterations(byX86, last+1); why != "" {
 			return false, fail(ReasonNotAffine, "%s, and %s", restride, why)
 		}
 	}
@@ -226,7 +226,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	}
 	// The profile says the iterations are independent: what the probed
 	// ones touched must not say otherwise.
-	if why := observedDependence(traces(k.Sites, [2]*probeRecord{&recs[0], &recs[1]}), count); why != "" {
+	if why := sp.levelDependence(traces(k.Sites, [2]*probeRecord{&recs[0], &recs[1]}), count); why != "" {
 		return false, fail(ReasonDependence, "%s", why)
 	}
 	// The CPU's time per iteration: the plain engine's on the tails of
@@ -235,8 +235,15 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// if less).
 	cpuIter := CPUIteration(sp.plainIter, time.Duration(cpuPerIter*float64(time.Second)), insnsPerIter, plainRate, sp.a.mainRate())
 	// What this instance cost so far beyond its iterations' CPU time
-	// (probing, guards): every offloaded instance pays it again.
+	// (probing, guards): every offloaded instance pays it again. The
+	// hot spot's first instance has paid it whatever the decision (it
+	// is spent), so its prediction leaves it out; the ledger counts it
+	// after the launch, and the instances after the first pay it in
+	// their prediction.
 	overhead := time.Since(start) - time.Duration(P)*cpuIter
+	if sp.rep.Launches == 0 && sp.rep.Fallbacks == 0 {
+		overhead = 0
+	}
 	if !sp.a.opts.AlwaysOffload {
 		costs, err := sp.a.deviceCosts()
 		if err != nil {
@@ -245,21 +252,28 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		var copyIn uint64
 		if sp.rep.Launches == 0 {
 			// Less what the launch overwrites (as the 2D kernel would
-			// run it, when it will): an init nest copies nothing in.
+			// run it, when it will) in a new buffer: an init nest copies
+			// nothing in.
 			kk, in := k, ptxgen.LaunchInput{Sites: sites}
 			if sp.kernel2 != nil && !sp.a.prefer1D(k, count) {
 				kk, in.InnerTrip0, in.InnerTripStep = sp.kernel2, innerTrips[0], innerTrips[1]-innerTrips[0]
 			}
 			in.Dense = sp.denseStores(kk, in, byX86)
 			for _, g := range ptxgen.Groups(kk, sites) {
-				w := ptxgen.Overwritten(kk, g, in)
-				copyIn += g.Range.Hi - g.Range.Lo - (w.Hi - w.Lo)
+				n := sp.a.resident.ToCopy(g.Range)
+				if n == g.Range.Hi-g.Range.Lo {
+					w := ptxgen.Overwritten(kk, g, in)
+					n -= w.Hi - w.Lo
+				}
+				copyIn += n
 			}
 		}
 		c := *costs
 		if sp.a.copyIn > 0 {
 			c.HostToDevice = min(c.HostToDevice, sp.a.copyIn)
 		}
+		c.KernelScale = sp.a.calib.scale()
+		sp.modelPerIter = c.ModelKernel(1<<20, insnsPerIter) >> 20
 		est := c.Predict(count, cpuIter, insnsPerIter, overhead, copyIn, sp.kernelPerIter)
 		if sp.rep.Launches > 0 {
 			// Earlier launches measured the copies.
@@ -334,7 +348,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// The first launch of a 1D kernel on the simulator, whose speed
 	// depends on the instructions a kernel runs, is a sample: a slice of
 	// the iterations, timed, then the rest where it pays.
-	if !sp.a.opts.AlwaysOffload && sp.kernelPerIter == 0 && !k.TwoD && sp.a.opts.Driver.Name() == "sim" && count >= 4*sampleMin {
+	if !sp.a.opts.AlwaysOffload && sp.kernelPerIter == 0 && !k.TwoD && sp.a.opts.Driver.Name() == "sim" && count >= 2*sampleMin {
 		sample := max(count/sampleFraction, sampleMin)
 		part := in
 		part.Count = sample
@@ -444,12 +458,26 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 
 // The plain engine's speed is the best of plainTimedRuns runs of
 // plainTimedInsns guest instructions of the instance, after plainWarmInsns
-// that translate its blocks (one run on a shared machine may be slowed).
+// that translate its blocks (a run on a shared machine may be slowed).
 const (
 	plainWarmInsns  = 4 << 10
 	plainTimedInsns = 32 << 10
-	plainTimedRuns  = 2
+	plainTimedRuns  = 4
 )
+
+// plainEngine is the engine timePlain times: the main engine's kind (the
+// compiling engine by default, Options.Engine), stopping at the level's
+// exits, so that the cost model prices the CPU side at the speed the
+// guest runs at without offloading; the optimizing interpreter when
+// Options.Engine is not set (the main engine is then that interpreter).
+func (sp *spot) plainEngine() gvinst.Engine {
+	if sp.a.opts.Engine != nil {
+		if e := sp.fallbackEngine(); e != gvinst.Engine(sp.rest) {
+			return e
+		}
+	}
+	return sp.timer
+}
 
 // timePlain times the plain CPU engine on the instance at the header,
 // unless a CPU tail already timed the main engine on the loop (or the cost
@@ -475,13 +503,21 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallbac
 		}
 		return fail(ReasonProbeStop, "%v", st)
 	}
-	if fb := ended(sp.timer.Run(cpu, plainWarmInsns), gvinst.StopBudget); fb != nil {
+	timer := sp.plainEngine()
+	if fb := ended(timer.Run(cpu, plainWarmInsns), gvinst.StopBudget); fb != nil {
 		return 0, true, fb
 	}
+	// The runs are timed by the thread's CPU clock where there is one
+	// (threadCPUTime), on a locked thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	for i := 0; i < plainTimedRuns; i++ {
-		n0, t0 := sp.timer.Stats().GuestInsns, time.Now()
-		st := sp.timer.Run(cpu, plainTimedInsns)
-		d, n := time.Since(t0), sp.timer.Stats().GuestInsns-n0
+		n0, t0, c0 := timer.Stats().GuestInsns, time.Now(), threadCPUTime()
+		st := timer.Run(cpu, plainTimedInsns)
+		d, n := time.Since(t0), timer.Stats().GuestInsns-n0
+		if c := threadCPUTime() - c0; c0 > 0 && c > 0 {
+			d = c
+		}
 		if fb := ended(st, gvinst.StopBudget); fb != nil {
 			return 0, true, fb
 		}
@@ -505,10 +541,13 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallbac
 }
 
 // The sample launch: at least sampleMin iterations, a sampleFraction of
-// the instance.
+// the instance. It is small because the simulator's kernels took 12 to
+// 94 times the throughput model's time on the nests corpus (the model
+// learns that from the first launch, DeviceCosts.KernelScale): a sample
+// that loses should cost a few percent of the instance's CPU time.
 const (
-	sampleMin      = 64
-	sampleFraction = 16
+	sampleMin      = 32
+	sampleFraction = 64
 )
 
 // launch runs one launch of kernel k (loaded as fn) and adds it to the
@@ -534,12 +573,14 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	}
 	sp.rep.Iterations += in.Count
 	sp.rep.KernelSeconds += st.Kernel.Seconds()
+	sp.rep.ThreadInstructions += sp.a.ctx.LastLaunchStats().ThreadInstructions
 	sp.rep.CopySeconds += (st.CopyIn + st.CopyOut).Seconds()
 	sp.rep.BytesIn += st.BytesIn
 	sp.rep.BytesReused += st.BytesReused
 	sp.rep.BytesOut += st.BytesOut
 	sp.rep.BytesDeferred += st.BytesDeferred
 	sp.kernelPerIter = st.Kernel / time.Duration(in.Count)
+	sp.a.calib.add(sp.modelPerIter*time.Duration(in.Count), st.Kernel)
 	if st.BytesIn >= 1<<16 && st.CopyIn > 0 {
 		// What copies cost through the residency, for the next
 		// predictions.

@@ -647,9 +647,9 @@ func (c *compiler) native(idx int, in *gvinst.Inst) bool {
 		}
 	}
 	if t.IsFloat() || in.SrcType.IsFloat() {
-		return c.float(idx, in)
+		return c.float(idx, in) || c.nativeMore(idx, in)
 	}
-	return c.nativeMove(idx, in) || c.nativeInt(idx, in)
+	return c.nativeMove(idx, in) || c.nativeInt(idx, in) || c.nativeMore(idx, in)
 }
 
 // nativeMove emits the data movement ops (of any type but .f80 where it

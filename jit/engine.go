@@ -59,6 +59,8 @@ type Engine struct {
 	pages  map[uint64][]*unit
 	stats  gvinst.EngineStats
 	freed  bool
+	// callouts counts the callouts of each kind of instruction.
+	callouts map[calloutKey]uint64
 	// nextSite is the first page cache entry no unit uses yet.
 	nextSite int
 	// perf, when PerfMapEnv is set, names each unit's code for Linux perf.
@@ -95,7 +97,13 @@ func New(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (*E
 		return nil, err
 	}
 	gvinst.ChainCodeWrite(mem, e.Invalidate)
-	e.interp = gvinst.NewInterpreter(mem, t, gvinst.InterpOptions{Probe: opts.Probe})
+	if err := e.placeRoutines(); err != nil {
+		arena.free()
+		return nil, err
+	}
+	// The interpreter runs the callouts and, when opts.HotAfter is set,
+	// the cold code (tier.go).
+	e.interp = gvinst.NewInterpreter(mem, t, opts)
 	e.m.rtlb, e.m.wtlb = mem.SoftTLBs()
 	e.m.clearIJC()
 	return e, nil
@@ -116,13 +124,18 @@ func (e *Engine) Close() error {
 }
 
 // Stats returns the engine's counters.
-func (e *Engine) Stats() gvinst.EngineStats { return e.stats }
+func (e *Engine) Stats() gvinst.EngineStats {
+	s := e.stats
+	s.CalloutsByOp = e.calloutsByOp()
+	return s
+}
 
 // Invalidate drops every unit that overlaps [addr, addr+size).
 func (e *Engine) Invalidate(addr, size uint64) {
 	if size == 0 {
 		return
 	}
+	e.interp.Invalidate(addr, size)
 	end := addr + size
 	if end < addr {
 		end = ^uint64(0)
@@ -190,17 +203,11 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 		return u, nil
 	}
 	start := time.Now()
-	vb, err := e.tr.Translate(pc)
+	vb, fromInterp, err := e.translate(pc)
 	if err != nil {
-		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
+		return nil, err
 	}
-	if vb == nil || vb.Addr != pc {
-		return nil, &gvinst.TranslateError{Addr: pc, Err: errors.New("the translator returned no block for this address")}
-	}
-	if err := gvinst.Verify(vb); err != nil {
-		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
-	}
-	if e.opts.Optimize {
+	if e.opts.Optimize && !fromInterp {
 		c := *vb
 		c.Insts = append([]gvinst.Inst(nil), vb.Insts...)
 		c.Guest = append([]gvinst.GuestInst(nil), vb.Guest...)
@@ -266,7 +273,6 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 		e.pages[pn] = append(e.pages[pn], u)
 		e.mem.MarkCode(pn * gvinst.PageSize)
 	}
-	e.stats.BlocksTranslated++
 	e.stats.UnitsCompiled++
 	e.stats.CodeBytes += uint64(len(cu.code))
 	e.stats.CompileTime += time.Since(start)
@@ -329,6 +335,17 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 		if budget != 0 && executed >= budget {
 			return gvinst.Stop{Kind: gvinst.StopBudget, PC: pc}
 		}
+		if e.cold(pc) {
+			if e.opts.Breakpoints[pc] && !first {
+				return gvinst.Stop{Kind: gvinst.StopBreakpoint, PC: pc}
+			}
+			st, n := e.runCold(pc, budget, executed)
+			executed += n
+			pc = st.PC
+			if st.Kind != gvinst.StopHot {
+				return st
+			}
+		}
 		u, err := e.lookup(pc)
 		if err != nil {
 			return e.translateStop(pc, err)
@@ -357,6 +374,9 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 			switch kind {
 			case exitChain:
 				pc = cur.targets[arg]
+				if e.cold(pc) {
+					break
+				}
 				next, err := e.lookup(pc)
 				if err != nil {
 					return e.translateStop(pc, err)
@@ -370,6 +390,9 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 				continue
 			case exitIndirect:
 				pc = m.nextPC
+				if e.cold(pc) {
+					break
+				}
 				next, err := e.lookup(pc)
 				if err != nil {
 					return e.translateStop(pc, err)
@@ -394,8 +417,8 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 			case exitCallout, exitFloatTrap:
 				// A float trap exit runs the unit's first instruction
 				// here, as a callout that must not resume.
-				e.stats.Callouts++
 				in := &cur.vb.Insts[arg]
+				e.countCallout(in)
 				if st := e.interp.Exec(m.frame[:], in); st != nil {
 					pc = in.X86
 					executed -= cur.nguest - guestBefore(cur.vb, in.X86)

@@ -103,6 +103,9 @@ vblock 0x101d..0x101f:
 
 const dataBase = 0x100000
 
+// mxDE is MXCSR's denormal-operand flag.
+const mxDE = 1 << 1
+
 func TestSumLoop(t *testing.T) {
 	for _, opt := range []bool{false, true} {
 		mem := gvinst.NewMemory(0)

@@ -239,9 +239,8 @@ func (sp *spot) build() error {
 		exits[e] = true
 	}
 	sp.probe = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp}, gvinst.InterpOptions{Breakpoints: bps, Probe: sp.rec.probe})
-	sp.rest = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: exits})
-	sp.timer = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: exits, Optimize: true})
-	sp.toHeader = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: bps})
-	a.aux = append(a.aux, sp.probe, sp.rest, sp.timer, sp.toHeader)
+	sp.timer = sp.fastEngine(exits)
+	sp.toHeader = sp.fastEngine(bps)
+	a.aux = append(a.aux, sp.probe)
 	return nil
 }

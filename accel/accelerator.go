@@ -270,6 +270,9 @@ type spot struct {
 	// groupOf maps a site's x86 address and kind to the profile's array.
 	groupOf map[[2]uint64]int
 	probe   *gvinst.Interpreter // instrumented; stops at the header and the exits
+	// rows runs the probed iterations past recordedRows, without probes,
+	// stopping where probe does.
+	rows gvinst.Engine
 	// fallback runs the rest of an instance after a fallback, stopping at
 	// the exits, made at the first fallback (see fallbackEngine).
 	fallback gvinst.Engine

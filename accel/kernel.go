@@ -241,6 +241,7 @@ func (sp *spot) build() error {
 	sp.probe = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp}, gvinst.InterpOptions{Breakpoints: bps, Probe: sp.rec.probe})
 	sp.timer = sp.fastEngine(exits)
 	sp.toHeader = sp.fastEngine(bps)
+	sp.rows = sp.fastEngine(bps)
 	a.aux = append(a.aux, sp.probe)
 	return nil
 }

@@ -274,11 +274,11 @@ type spot struct {
 	// stopping where probe does.
 	rows gvinst.Engine
 	// fallback runs the rest of an instance after a fallback, stopping at
-	// the exits, made at the first fallback (see fallbackEngine).
+	// the exits (see fallbackEngine).
 	fallback gvinst.Engine
 	// The fast engines (fastEngine) of timePlain: timer runs a budget of
-	// instructions (stopping at the exits); toHeader then runs on to the
-	// header (or the inner header, or an exit).
+	// instructions (stopping at the exits; it is fallback); toHeader then
+	// runs on to the header or an exit.
 	timer    gvinst.Engine
 	toHeader gvinst.Engine
 	rec      probeRecord

@@ -233,14 +233,19 @@ func (sp *spot) build() error {
 		}
 		sp.rec.watch = append(sp.rec.watch, &p.watch)
 	}
-	exits := map[uint64]bool{}
 	for e := range sp.exits {
 		bps[e] = true
-		exits[e] = true
 	}
 	sp.probe = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp}, gvinst.InterpOptions{Breakpoints: bps, Probe: sp.rec.probe})
-	sp.timer = sp.fastEngine(exits)
-	sp.toHeader = sp.fastEngine(bps)
+	// One compiled engine per breakpoint set (translations are per
+	// engine). toHeader stops only at the header and the exits: a stop at
+	// every inner header arrival costs a return to Go.
+	sp.timer = sp.fallbackEngine()
+	toHeader := map[uint64]bool{sp.header: true}
+	for e := range sp.exits {
+		toHeader[e] = true
+	}
+	sp.toHeader = sp.fastEngine(toHeader)
 	sp.rows = sp.fastEngine(bps)
 	a.aux = append(a.aux, sp.probe)
 	return nil

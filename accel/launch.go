@@ -46,7 +46,9 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// engine's speed is timed first: a probed iteration costs several
 	// times a plain one, and a short iteration priced by it makes the GPU
 	// look profitable when it is not.
+	probeStart := time.Now()
 	plainRate, done, fb := sp.timePlain(cpu)
+	sp.rep.ProbeSeconds += time.Since(probeStart).Seconds()
 	if fb != nil {
 		return done, fb
 	}
@@ -130,6 +132,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			return false, fail(ReasonNotAffine, "a reloaded register: %s", why)
 		}
 	}
+	sp.rep.ProbeSeconds += time.Since(start).Seconds()
 	// Steps of the live-in values.
 	steps := make([]uint64, len(k.LiveIns))
 	for i := range k.LiveIns {

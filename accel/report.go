@@ -31,9 +31,12 @@ type HotSpotReport struct {
 	// engine ran with every access recorded, ProbedAccesses the accesses
 	// it recorded in them, and ProbedInstructions the guest instructions it
 	// ran (at the interpreter's speed: what probing costs).
-	ProbedIterations   int     `json:"probed_iterations,omitempty"`
-	ProbedAccesses     uint64  `json:"probed_accesses,omitempty"`
-	ProbedInstructions uint64  `json:"probed_instructions,omitempty"`
+	ProbedIterations   int    `json:"probed_iterations,omitempty"`
+	ProbedAccesses     uint64 `json:"probed_accesses,omitempty"`
+	ProbedInstructions uint64 `json:"probed_instructions,omitempty"`
+	// ProbeSeconds is the wall time of timing the CPU engine and probing,
+	// over every instance.
+	ProbeSeconds       float64 `json:"probe_seconds,omitempty"`
 	Iterations         uint64  `json:"gpu_iterations"`
 	KernelSeconds      float64 `json:"kernel_seconds"`
 	CopySeconds        float64 `json:"copy_seconds"`
@@ -121,7 +124,7 @@ func FormatReport(r *Report) string {
 		}
 		fmt.Fprintf(&sb, "; kernel %.3fs, copies %.3fs, CPU estimate %.3fs", h.KernelSeconds, h.CopySeconds, h.CPUSecondsEstimate)
 		if h.ProbedInstructions > 0 {
-			fmt.Fprintf(&sb, "; probed %d iterations (%d accesses, %d guest instructions)", h.ProbedIterations, h.ProbedAccesses, h.ProbedInstructions)
+			fmt.Fprintf(&sb, "; probed %d iterations (%d accesses, %d guest instructions; with the timing runs %.3fs)", h.ProbedIterations, h.ProbedAccesses, h.ProbedInstructions, h.ProbeSeconds)
 		}
 		if h.Note != "" {
 			fmt.Fprintf(&sb, "; %s", h.Note)

@@ -254,6 +254,14 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			for _, g := range ptxgen.Groups(k, sites) {
 				copyIn += sp.a.resident.ToCopy(g.Range)
 			}
+			// Arrays copied in stay on the device: a nest entered again
+			// and again (a time step) pays for them once. The n-th
+			// instance of a hot spot that has not launched yet is charged
+			// a 1/n share, so a stencil whose first step cannot pay for
+			// the copies alone launches by its third or fourth.
+			if seen := sp.rep.Fallbacks; seen > 0 {
+				copyIn /= uint64(seen) + 1
+			}
 		}
 		c := *costs
 		if sp.a.copyIn > 0 {

@@ -89,6 +89,9 @@ type Accelerator struct {
 	// copyIn is the copy-in bandwidth the launches saw (bytes per second;
 	// 0 until one copied enough to tell).
 	copyIn float64
+	// calib compares the kernels' times with the throughput model's
+	// (DeviceCosts.KernelScale).
+	calib calibration
 	// prepared are the entries of the hot spots prepared so far.
 	prepared map[uint64]bool
 	// The main engine's speed: since created is the time it has had,
@@ -109,10 +112,12 @@ func (a *Accelerator) mainRate() float64 {
 	return float64(n) / t.Seconds()
 }
 
-// New prepares the hot spots of opts.Profile for guest g: it translates
-// each parallel nest, generates its kernel (loaded at its first launch),
-// and arms a breakpoint at its header. A nest that cannot be offloaded is
-// reported with its reason and runs on the CPU. The caller runs the guest
+// New prepares the hot spots of opts.Profile for guest g: it arms a
+// breakpoint at the header of each parallel nest; the nest is translated
+// and its kernel generated when the guest first reaches the header, and
+// loaded at its first launch, so that a run pays for the kernels of the
+// hot spots it reaches only. A nest that cannot be offloaded is reported
+// with its reason and runs on the CPU. The caller runs the guest
 // on Engine, calls OnBreak at each breakpoint stop, and Finish at the end.
 func New(g *Guest, opts Options) (*Accelerator, error) {
 	if opts.Profile == nil || opts.Driver == nil {
@@ -171,9 +176,6 @@ func (a *Accelerator) add(prof *profile.File) int {
 		}
 		a.prepared[sp.entry] = true
 		a.order = append(a.order, sp)
-		if sp.kernel == nil {
-			continue
-		}
 		if first, dup := a.spots[sp.header]; dup {
 			sp.rep.SameAs = first.rep.Entry
 			sp.rep.Offloadable = false
@@ -258,9 +260,12 @@ type spot struct {
 	// that leaving the level by falling through starts a block too.
 	exitHints []uint64
 	ivs       map[string]ivStep // the profile's induction variables of the level, by location
-	kernel    *ptxgen.Kernel
-	fn        gpu.Function
-	loadErr   error // why the kernel could not be loaded (it then never is)
+	// built is set once the level is translated and its kernels
+	// generated (ensureBuilt); kernel is nil when that failed.
+	built   bool
+	kernel  *ptxgen.Kernel
+	fn      gpu.Function
+	loadErr error // why the kernel could not be loaded (it then never is)
 	// The 2D kernel, when the level inside is parallel too and the
 	// generator accepts the nest for it (nil otherwise).
 	inner    uint64
@@ -290,8 +295,9 @@ type spot struct {
 	levelIndex int
 	parts      []*partKernel
 	partCPU    gvinst.Engine
-	skip       []uint64 // live-in values expected at the tail's second arrival
-	small      int      // consecutive too-short instances before any launch
+	cutAfter   map[uint64]uint64 // a distributed loop's exit → where its stores end (parts.go)
+	skip       []uint64          // live-in values expected at the tail's second arrival
+	small      int               // consecutive too-short instances before any launch
 	// The cost model's measurements: the launches so far, the plain CPU
 	// engine's time per iteration (timed on the CPU tails; 0 until one
 	// ran), the kernel's time per iteration on the last launch, and when
@@ -299,15 +305,18 @@ type spot struct {
 	ledger        ledger
 	plainIter     time.Duration
 	kernelPerIter time.Duration
-	tailStart     time.Time
-	unprofitable  int     // consecutive instances predicted not to pay, before any launch
-	fatal         error   // a broken invariant that must stop the run
-	replay        *replay // an instance to launch again without probing (replay.go)
-	rep           HotSpotReport
+	// modelPerIter is the throughput model's kernel time per iteration at
+	// the last prediction, before scaling (0 when none was made).
+	modelPerIter time.Duration
+	tailStart    time.Time
+	unprofitable int     // consecutive instances predicted not to pay, before any launch
+	fatal        error   // a broken invariant that must stop the run
+	replay       *replay // an instance to launch again without probing (replay.go)
+	rep          HotSpotReport
 }
 
-// prepare builds the spot of a hot spot: nil when the profile does not
-// mark it parallel.
+// prepare makes the spot of a hot spot, not built yet (see ensureBuilt):
+// nil when the profile does not mark it parallel.
 func (a *Accelerator) prepare(hs *profile.HotSpot) *spot {
 	L := mappedLevel(hs)
 	if L < 0 {
@@ -315,16 +324,32 @@ func (a *Accelerator) prepare(hs *profile.HotSpot) *spot {
 	}
 	sp := newSpot(hs, L)
 	sp.a = a
-	t0 := time.Now()
-	err := sp.build()
-	sp.rep.TranslateSeconds = time.Since(t0).Seconds()
-	if err != nil {
-		sp.kernel = nil
-		sp.rep.Reason = err.Error()
-		return sp
-	}
 	sp.rep.Offloadable = true
 	return sp
+}
+
+// ensureBuilt translates the hot spot and generates its kernels the first
+// time the guest reaches its header (generating costs milliseconds per
+// hot spot, which a short run should not pay for the hot spots it never
+// reaches). It reports whether the spot has its kernel; when generation
+// fails, the hot spot is reported not offloadable with the reason and
+// disarmed.
+func (sp *spot) ensureBuilt() bool {
+	if sp.built {
+		return sp.kernel != nil
+	}
+	sp.built = true
+	t0 := time.Now()
+	err := sp.build()
+	sp.rep.TranslateSeconds += time.Since(t0).Seconds()
+	sp.rep.KernelGenerated = sp.kernel != nil
+	if err != nil {
+		sp.kernel, sp.kernel2 = nil, nil
+		sp.rep.Offloadable, sp.rep.Reason = false, err.Error()
+		sp.disarm("")
+		return false
+	}
+	return true
 }
 
 // newSpot makes the spot of level L of hot spot hs, before translation.
@@ -389,10 +414,11 @@ func scheduleNote(s *schedule.Schedule, hs *profile.HotSpot, L int) string {
 }
 
 // mappedLevel is the level of a parallel hot spot that phase 2 maps to
-// threads (the outermost parallel one), or -1.
+// threads (the outermost parallel one), or of a sequential one whose
+// schedule distributes it into kernels (distributedLevel), or -1.
 func mappedLevel(hs *profile.HotSpot) int {
 	if len(hs.ParallelLevels) == 0 || hs.Verdict != profile.VerdictParallel {
-		return -1
+		return distributedLevel(hs)
 	}
 	L := hs.ParallelLevels[0]
 	for _, l := range hs.ParallelLevels {
@@ -426,7 +452,7 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 			return nil
 		}
 	}
-	if sp.rep.Disarmed {
+	if sp.rep.Disarmed || !sp.ensureBuilt() {
 		return nil
 	}
 	done, fb := sp.offload(cpu)
@@ -549,5 +575,6 @@ func equalU64(a, b []uint64) bool {
 }
 
 // offload runs one instance of the loop from the header: two probed
-// iterations on the CPU, the middle on the GPU, the last two on the CPU.
+// iterations on the CPU, the middle on the GPU, the last one (or two,
+// see cpuTail) on the CPU.
 // done is true when the loop instance needs nothing more from the caller

@@ -43,6 +43,36 @@ type DeviceCosts struct {
 	// with all the cores it uses; 0 for a real GPU, whose kernels the
 	// model does not predict.
 	ThreadInsnsPerSecond float64 `json:"thread_instructions_per_s,omitempty"`
+	// KernelScale is how many times longer the run's kernels took than
+	// the throughput model gave them (measured over the launches so far,
+	// see calibration; 0 or 1 until one ran): the spin loop that measures
+	// the throughput does no memory access, the guest's kernels do.
+	KernelScale float64 `json:"kernel_scale,omitempty"`
+}
+
+// calibration compares, over a run's launches, the kernel time the
+// throughput model predicted with the time the kernels took, for
+// DeviceCosts.KernelScale: a hot spot's loss teaches the model about the
+// hot spots that launch after it.
+type calibration struct {
+	predicted, measured time.Duration
+}
+
+// add records one launch the model predicted would take predicted (before
+// scaling) and that took measured.
+func (c *calibration) add(predicted, measured time.Duration) {
+	if predicted > 0 && measured > 0 {
+		c.predicted += predicted
+		c.measured += measured
+	}
+}
+
+// scale is measured over predicted so far, 0 before any launch.
+func (c calibration) scale() float64 {
+	if c.predicted <= 0 {
+		return 0
+	}
+	return float64(c.measured) / float64(c.predicted)
 }
 
 // ptxPerGuestInsn is about how many PTX instructions a thread runs per
@@ -227,9 +257,22 @@ func (c DeviceCosts) Predict(count uint64, cpuPerIter time.Duration, insnsPerIte
 	case kernelPerIter > 0:
 		e.Kernel = time.Duration(count) * kernelPerIter
 	case c.ThreadInsnsPerSecond > 0:
-		e.Kernel = time.Duration(float64(count) * insnsPerIter * ptxPerGuestInsn / c.ThreadInsnsPerSecond * float64(time.Second))
+		e.Kernel = c.ModelKernel(count, insnsPerIter)
+		if c.KernelScale > 0 {
+			e.Kernel = time.Duration(float64(e.Kernel) * c.KernelScale)
+		}
 	}
 	return e
+}
+
+// ModelKernel is the throughput model's kernel time for count iterations
+// of insnsPerIter guest instructions on the simulator, before
+// KernelScale (0 for a real GPU).
+func (c DeviceCosts) ModelKernel(count uint64, insnsPerIter float64) time.Duration {
+	if c.ThreadInsnsPerSecond <= 0 {
+		return 0
+	}
+	return time.Duration(float64(count) * insnsPerIter * ptxPerGuestInsn / c.ThreadInsnsPerSecond * float64(time.Second))
 }
 
 // CPUIteration is the best estimate of what one iteration of insns guest

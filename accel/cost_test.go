@@ -139,3 +139,26 @@ func TestMeasureSimulator(t *testing.T) {
 		t.Errorf("implausible costs %+v", c)
 	}
 }
+
+// TestCalibration checks that the kernel times measured on launches scale
+// the throughput model's predictions after them.
+func TestCalibration(t *testing.T) {
+	c := DeviceCosts{LaunchLatency: time.Microsecond, HostToDevice: 1e9, DeviceToHost: 1e9, ThreadInsnsPerSecond: 1e9}
+	model := c.Predict(1000, time.Microsecond, 100, 0, 0, 0).Kernel
+	if want := c.ModelKernel(1000, 100); model != want || want != 200*time.Microsecond {
+		t.Fatalf("model kernel %v, ModelKernel %v, want 200µs", model, want)
+	}
+	var cal calibration
+	if cal.scale() != 0 {
+		t.Errorf("scale %v before any launch, want 0", cal.scale())
+	}
+	cal.add(model, 10*model)
+	cal.add(0, time.Second) // no prediction: not counted
+	if s := cal.scale(); s != 10 {
+		t.Errorf("scale %v, want 10", s)
+	}
+	c.KernelScale = cal.scale()
+	if e := c.Predict(1000, time.Microsecond, 100, 0, 0, 0); e.Kernel != 10*model || e.Pays() {
+		t.Errorf("scaled prediction %s, want kernel %v and not paying", e, 10*model)
+	}
+}

@@ -32,8 +32,9 @@
 // takes its array's). The guards then check the footprints against the
 // memory map, the profile's arrays (a written one may not overlap another),
 // the private stack slots, the induction variables' width, MXCSR and DF.
-// The GPU runs every iteration but the last two; the CPU runs those from
-// the header with the live-in values set as the GPU's next iteration would
+// The GPU runs every iteration but the last one (a thread may not take
+// the loop's exit edge), or the last two until a CPU tail has timed the
+// plain engine on the loop; the CPU runs those from the header with the live-in values set as the GPU's next iteration would
 // have had them, so the exit state (registers, flags, the private slots of
 // a -O0 loop) is what the native code leaves. A failed guard runs the rest
 // of the instance on the CPU engine; a kernel that reports an error (a
@@ -57,8 +58,8 @@
 // A time step enters the same instance again and again: an instance whose
 // live-in values at its first arrival are those of one probed and launched
 // before runs on the GPU from that arrival without probing (replay.go), so
-// between steps the CPU runs, and the host copies, only the last two
-// iterations' rows. A register the level carries that phase 1 proved a
+// between steps the CPU runs, and the host copies, only the last
+// iteration's rows. A register the level carries that phase 1 proved a
 // reload (profile.Reload) is loaded again by each thread (reload.go), and
 // checked at every probed arrival.
 package accel

@@ -2,6 +2,7 @@ package accel
 
 import (
 	"fmt"
+	"math/big"
 
 	"github.com/gxbit/gxbit/gvinst"
 	"github.com/gxbit/gxbit/ptxgen"
@@ -115,28 +116,35 @@ type siteObs struct {
 }
 
 // disjointIterations proves, from what the probed iterations touched, that
-// distinct iterations of the mapped level touch disjoint bytes of every
-// array they write: the sites of each written array move by one common
-// stride d per iteration, and d is at least the width of the window the
-// array's sites cover in one iteration, so the window of iteration t,
-// [L+d·t, H+d·t), meets no other's. It returns "" when that holds, or what
-// failed. Arrays are the profile's groups (an access without a group is
-// its own array).
+// distinct iterations of the mapped level, n of them from the first probed,
+// touch disjoint bytes of every array they write. Each site's lowest and
+// highest byte move linearly (by what the two probed iterations show), so
+// the array's window in iteration t lies in [L+a·t, H+b·t), L and H the
+// lowest and highest of iteration 0, a the least step of a lowest byte and
+// b the greatest of a highest (a triangle's rows: the window grows or
+// shrinks by an element a row). With a > 0 the windows of t < t' meet
+// nowhere when H+b·t ≤ L+a·t', which holds for every such pair below n
+// when H-L + max(0, b-a)·(n-2) ≤ a; a < 0 is the same on negated
+// addresses. It returns "" when that holds, or what failed. Arrays are the
+// profile's groups (an access without a group is its own array).
 //
 // A load that reads the same bytes in every iteration (LU's pivot row
 // A[k][j] under the i loop) is left out of its array's window: fixed
 // lists those loads, and fixedReadsApart must then find each of them
 // apart from everything the instance writes to its array.
-func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs) (why string, fixed []int) {
+func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs, n uint64) (why string, fixed []int) {
 	type window struct {
 		written bool
-		stride  int64
 		set     bool
-		lo, hi  uint64
+		a, b    int64  // least step of a lowest byte, greatest of a highest
+		lo, hi  uint64 // iteration 0's
 		bad     string
 	}
 	arrays := map[int]*window{}
 	for i, site := range sp.kernel.Sites {
+		if !sp.rowsIndependent(site) {
+			continue // only an interchanged kernel runs it: rows in order
+		}
 		key := [2]uint64{site.X86, 0}
 		if site.Store {
 			key[1] = 1
@@ -156,18 +164,19 @@ func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs) (why string, fi
 			w.bad = fmt.Sprintf("the access at %#x did not run in both probed iterations", site.X86)
 			continue
 		}
-		d := int64(o.lo[1] - o.lo[0])
-		if d == 0 && o.hi[1] == o.hi[0] && !site.Store {
+		a, b := int64(o.lo[1]-o.lo[0]), int64(o.hi[1]-o.hi[0])
+		if a == 0 && b == 0 && !site.Store {
 			fixed = append(fixed, i)
 			continue
 		}
-		if int64(o.hi[1]-o.hi[0]) != d || (w.set && d != w.stride) {
-			w.bad = fmt.Sprintf("the accesses to one array move by different strides (%#x at %#x)", d, site.X86)
+		if w.set && (a > 0) != (w.a > 0) {
+			w.bad = fmt.Sprintf("the accesses to one array move in opposite directions (%#x at %#x)", a, site.X86)
 			continue
 		}
 		if !w.set {
-			w.stride, w.lo, w.hi, w.set = d, o.lo[0], o.hi[0], true
+			w.a, w.b, w.lo, w.hi, w.set = a, b, o.lo[0], o.hi[0], true
 		}
+		w.a, w.b = min(w.a, a), max(w.b, b)
 		w.lo, w.hi = min(w.lo, o.lo[0]), max(w.hi, o.hi[0])
 	}
 	for _, w := range arrays {
@@ -177,12 +186,16 @@ func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs) (why string, fi
 		if w.bad != "" {
 			return w.bad, nil
 		}
-		d := w.stride
-		if d < 0 {
-			d = -d
+		a, b := w.a, w.b
+		if a <= 0 {
+			a, b = -b, -a // on negated addresses
 		}
-		if d == 0 || uint64(d) < w.hi-w.lo {
-			return fmt.Sprintf("a written array's window of %d bytes per iteration overlaps the next (stride %d)", w.hi-w.lo, w.stride), nil
+		width := new(big.Int).SetUint64(w.hi - w.lo)
+		if grow := b - a; grow > 0 && n > 2 {
+			width.Add(width, new(big.Int).Mul(big.NewInt(grow), new(big.Int).SetUint64(n-2)))
+		}
+		if a <= 0 || width.Cmp(big.NewInt(a)) > 0 {
+			return fmt.Sprintf("a written array's window of %d bytes per iteration (moving by %d to %d) overlaps the next over %d iterations", w.hi-w.lo, w.a, w.b, n), nil
 		}
 	}
 	return "", fixed

@@ -3,6 +3,7 @@ package accel
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -29,7 +30,11 @@ type GeneratedKernel struct {
 	// schedule's kernel in words; nil when the schedule is Kernel's own.
 	Scheduled      []*ptxgen.Kernel
 	ScheduledWords []string
-	Note           string
+	// ScheduledEven are, per Scheduled kernel, its variant for even rows
+	// (ptxgen.Nest.Even), launched instead when the rows are even; nil
+	// where there is none.
+	ScheduledEven []*ptxgen.Kernel
+	Note          string
 	// Schedule is the schedule of the hot spot (schedule.Format) and
 	// ScheduleNote how the kernels above compare with it.
 	Schedule, ScheduleNote string
@@ -51,10 +56,11 @@ func GenerateKernels(lifter gvinst.Translator, prof *profile.File) []GeneratedKe
 		err := sp.generate(lifter)
 		var sk []*ptxgen.Kernel
 		var sw []string
+		var se []*ptxgen.Kernel
 		for _, p := range sp.parts {
-			sk, sw = append(sk, p.k), append(sw, p.what)
+			sk, sw, se = append(sk, p.k), append(sw, p.what), append(se, p.even)
 		}
-		out = append(out, GeneratedKernel{Scheduled: sk, ScheduledWords: sw, Entry: sp.entry, Header: sp.header, Function: hs.Function, Kernel: sp.kernel, Kernel2D: sp.kernel2, Note: sp.rep.Note,
+		out = append(out, GeneratedKernel{Scheduled: sk, ScheduledWords: sw, ScheduledEven: se, Entry: sp.entry, Header: sp.header, Function: hs.Function, Kernel: sp.kernel, Kernel2D: sp.kernel2, Note: sp.rep.Note,
 			Schedule: sp.rep.ScheduleDetail, ScheduleNote: sp.rep.ScheduleNote, Err: err})
 	}
 	return out
@@ -131,6 +137,23 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 	sp.kernel = k
 	if sp.sched != nil {
 		sp.generateParts(sp.sched)
+	}
+	if sp.levelCarried() && sp.parts == nil && sp.cutAfter == nil {
+		if cuts := sp.storeCuts(); len(cuts) > 0 {
+			// Once more, with the stores after each distributed loop in
+			// its part (a value the next part reads from a register it
+			// reloads from them).
+			sp.cutAfter = cuts
+			sp.blocks, sp.exits = map[uint64]*gvinst.VBlock{}, map[uint64]bool{}
+			return sp.generate(lifter)
+		}
+	}
+	if sp.levelCarried() && sp.parts != nil {
+		sp.rep.Note = "the level carries a dependence: only the schedule's kernels run it, never the level's own"
+	}
+	if sp.levelCarried() && sp.parts == nil {
+		// The level's own kernel would run its iterations at once.
+		return fmt.Errorf("the level carries a dependence, and its schedule's kernels are not generated (%s)", sp.rep.ScheduleNote)
 	}
 	if sp.inner != 0 && sp.blocks[sp.inner] != nil {
 		inner := map[uint64]bool{}
@@ -231,22 +254,30 @@ func (sp *spot) build() error {
 				bps[a] = true
 			}
 		}
+
 		sp.rec.watch = append(sp.rec.watch, &p.watch)
 	}
 	for e := range sp.exits {
 		bps[e] = true
 	}
-	sp.probe = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp}, gvinst.InterpOptions{Breakpoints: bps, Probe: sp.rec.probe})
+	probeBps := maps.Clone(bps) // the probe also sees the parts' inner levels end
+	for _, p := range sp.parts {
+		for a := range p.innerExits {
+			probeBps[a] = true
+		}
+	}
+	sp.probe = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp}, gvinst.InterpOptions{Breakpoints: probeBps, Probe: sp.rec.probe})
 	// One compiled engine per breakpoint set (translations are per
 	// engine). toHeader stops only at the header and the exits: a stop at
-	// every inner header arrival costs a return to Go.
+	// every inner header arrival costs a return to Go. rows stops where
+	// the probe does.
 	sp.timer = sp.fallbackEngine()
 	toHeader := map[uint64]bool{sp.header: true}
 	for e := range sp.exits {
 		toHeader[e] = true
 	}
 	sp.toHeader = sp.fastEngine(toHeader)
-	sp.rows = sp.fastEngine(bps)
+	sp.rows = sp.fastEngine(probeBps)
 	a.aux = append(a.aux, sp.probe)
 	return nil
 }

@@ -165,11 +165,12 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	if !ok {
 		return false, fail(ReasonExitTest, "no exit found for the compare at %#x", k.Exit.X86)
 	}
-	// The GPU runs arrivals P .. last-2; the CPU the last two.
-	if last < uint64(P)+2 || last-1-uint64(P) < sp.a.opts.MinIterations {
+	// The GPU runs arrivals P .. last-tail; the CPU the last tail ones.
+	tail := sp.cpuTail()
+	if last < uint64(P)+tail || last+1-tail-uint64(P) < sp.a.opts.MinIterations {
 		return false, fail(ReasonTripCount, "%d iterations left", last+1-uint64(P))
 	}
-	count := last - 1 - uint64(P)
+	count := last + 1 - tail - uint64(P)
 	if k.DynRounding && cpu.State[gvinst.MXCSR]>>13&3 != 0 {
 		return false, fail(ReasonRounding, "MXCSR %#x", cpu.State[gvinst.MXCSR])
 	}
@@ -186,7 +187,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			limit = new(big.Int).Lsh(big.NewInt(1), 32)
 		}
 		end := new(big.Int).SetUint64(states[P][i])
-		end.Add(end, new(big.Int).Mul(big.NewInt(int64(steps[i])), new(big.Int).SetUint64(count+1)))
+		end.Add(end, new(big.Int).Mul(big.NewInt(int64(steps[i])), new(big.Int).SetUint64(count+tail-1)))
 		if end.Sign() < 0 || end.Cmp(limit) >= 0 {
 			return false, fail(ReasonWrap, "%s from %#x by %#x", k.LiveIns[i], states[P][i], steps[i])
 		}
@@ -216,11 +217,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	var fixed []int // loads the same in every iteration: checked below
 	if restride != "" {
 		var why string
-		if why, fixed = sp.disjointIterations(byX86); why != "" {
+		if why, fixed = sp.disjointIterations(byX86, last+1); why != "" {
 			return false, fail(ReasonNotAffine, "%s, and %s", restride, why)
 		}
 	}
-	sites, fb := sp.siteRanges(byX86, uint64(P), last)
+	sites, fb := sp.siteRanges(byX86, uint64(P), last-tail)
 	if fb != nil {
 		return false, fb
 	}
@@ -240,7 +241,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	}
 	// The profile says the iterations are independent: what the probed
 	// ones touched must not say otherwise.
-	if why := observedDependence(traces(k.Sites, [2]*probeRecord{&recs[0], &recs[1]}), count); why != "" {
+	if why := sp.levelDependence(traces(k.Sites, [2]*probeRecord{&recs[0], &recs[1]}), count); why != "" {
 		return false, fail(ReasonDependence, "%s", why)
 	}
 	// The CPU's time per iteration: the plain engine's on the tails of
@@ -249,8 +250,15 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// if less).
 	cpuIter := CPUIteration(sp.plainIter, time.Duration(cpuPerIter*float64(time.Second)), insnsPerIter, plainRate, sp.a.mainRate())
 	// What this instance cost so far beyond its iterations' CPU time
-	// (probing, guards): every offloaded instance pays it again.
+	// (probing, guards): every offloaded instance pays it again. The
+	// hot spot's first instance has paid it whatever the decision (it
+	// is spent), so its prediction leaves it out; the ledger counts it
+	// after the launch, and the instances after the first pay it in
+	// their prediction.
 	overhead := time.Since(start) - time.Duration(P)*cpuIter
+	if sp.rep.Launches == 0 && sp.rep.Fallbacks == 0 {
+		overhead = 0
+	}
 	if !sp.a.opts.AlwaysOffload {
 		costs, err := sp.a.deviceCosts()
 		if err != nil {
@@ -259,13 +267,23 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		var copyIn uint64
 		if sp.rep.Launches == 0 {
 			for _, g := range ptxgen.Groups(k, sites) {
-				copyIn += g.Range.Hi - g.Range.Lo
+				copyIn += sp.a.resident.ToCopy(g.Range)
+			}
+			// Arrays copied in stay on the device: a nest entered again
+			// and again (a time step) pays for them once. The n-th
+			// instance of a hot spot that has not launched yet is charged
+			// a 1/n share, so a stencil whose first step cannot pay for
+			// the copies alone launches by its third or fourth.
+			if seen := sp.rep.Fallbacks; seen > 0 {
+				copyIn /= uint64(seen) + 1
 			}
 		}
 		c := *costs
 		if sp.a.copyIn > 0 {
 			c.HostToDevice = min(c.HostToDevice, sp.a.copyIn)
 		}
+		c.KernelScale = sp.a.calib.scale()
+		sp.modelPerIter = c.ModelKernel(1<<20, insnsPerIter) >> 20
 		est := c.Predict(count, cpuIter, insnsPerIter, overhead, copyIn, sp.kernelPerIter)
 		if sp.rep.Launches > 0 {
 			// Earlier launches measured the copies.
@@ -285,7 +303,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		if used, fb := sp.offloadParts(cpu, in, P, sites, cpuIter); fb != nil || sp.fatal != nil {
 			return false, fb
 		} else if used {
-			return sp.finishInstance(cpu, start, loading, P, count, steps, states[P], cpuIter)
+			return sp.finishInstance(cpu, start, loading, P, count, tail, steps, states[P], cpuIter)
 		}
 	}
 	fn := sp.fn
@@ -295,7 +313,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		// each inner step is s0 + ds·j (an inner index whose step is the
 		// outer index, i*j, say); three probed rows check both.
 		n0, dn := int64(innerTrips[0]), int64(innerTrips[1])-int64(innerTrips[0])
-		first, lastRow := n0+int64(P)*dn, n0+dn*int64(last-2)
+		first, lastRow := n0+int64(P)*dn, n0+dn*int64(last-tail)
 		isteps := make([]uint64, len(k2.InnerLiveIns))
 		isteps0 := make([]uint64, len(k2.InnerLiveIns))
 		irows := make([]uint64, len(k2.InnerLiveIns))
@@ -337,7 +355,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// The first launch of a 1D kernel on the simulator, whose speed
 	// depends on the instructions a kernel runs, is a sample: a slice of
 	// the iterations, timed, then the rest where it pays.
-	if !sp.a.opts.AlwaysOffload && sp.kernelPerIter == 0 && !k.TwoD && sp.a.opts.Driver.Name() == "sim" && count >= 4*sampleMin {
+	if !sp.a.opts.AlwaysOffload && sp.kernelPerIter == 0 && !k.TwoD && sp.a.opts.Driver.Name() == "sim" && count >= 2*sampleMin {
 		sample := max(count/sampleFraction, sampleMin)
 		part := in
 		part.Count = sample
@@ -381,16 +399,29 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// was split by a sample. (Re-strided footprints were found disjoint
 	// from the probed iterations: the same live-in values give the same.)
 	if len(reloaded) == 0 && !sampled {
-		if sites0, fb := sp.siteRanges(byX86, 0, last); fb == nil {
-			sp.keepReplay(states[0], k, fn, in, uint64(P), sites0, inner0, cpuIter)
-		}
+		sp.keepReplay(states[0], k, fn, in, uint64(P), last, byX86, inner0, cpuIter)
 	}
-	return sp.finishInstance(cpu, start, loading, P, count, steps, states[P], cpuIter)
+	return sp.finishInstance(cpu, start, loading, P, count, tail, steps, states[P], cpuIter)
+}
+
+// cpuTail is how many of an instance's last arrivals the CPU runs after
+// the GPU ran the others: the arrival that leaves the loop, which a
+// kernel's thread may not (it takes the exit edge, an error in the
+// kernel), and, until a CPU tail has timed the plain engine on the loop
+// for the cost model, the one before it (the timing runs from its header
+// arrival to the next). A time-stepped stencil runs one row (or plane)
+// per step on the CPU, and copies only what that row touches.
+func (sp *spot) cpuTail() uint64 {
+	if sp.plainIter != 0 || sp.a.opts.AlwaysOffload {
+		return 1
+	}
+	return 2
 }
 
 // finishInstance accounts for the launches of an instance and sets the
-// CPU at the header for its last two iterations (the CPU runs them).
-func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Duration, P int, count uint64, steps, values []uint64, cpuIter time.Duration) (done bool, fb *fallback) {
+// CPU at the header for its last tail arrivals (the CPU runs them; with
+// two, the second's header arrival times the plain engine, see OnBreak).
+func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Duration, P int, count, tail uint64, steps, values []uint64, cpuIter time.Duration) (done bool, fb *fallback) {
 	// The GPU side of the instance: everything since the header but the
 	// kernel's loading and the probed iterations, which the CPU runs
 	// either way.
@@ -399,18 +430,30 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 	if why := sp.ledger.add(gpuSide, count, cpuIter); why != "" && !sp.a.opts.AlwaysOffload {
 		sp.disarm(why)
 	}
-	// The CPU runs the last two arrivals from the header.
-	tail := make([]uint64, len(steps))
-	next := make([]uint64, len(steps))
+	// The CPU runs the last tail arrivals from the header.
+	sp.rep.TailIterations += tail
+	first := make([]uint64, len(steps))
 	for i := range steps {
-		tail[i] = values[i] + steps[i]*count
-		next[i] = tail[i] + steps[i]
+		first[i] = values[i] + steps[i]*count
 	}
-	if err := errors.Join(sp.resolveReloads(tail), sp.resolveReloads(next)); err != nil {
+	var next []uint64
+	if tail > 1 {
+		next = make([]uint64, len(steps))
+		for i := range steps {
+			next[i] = first[i] + steps[i]
+		}
+	}
+	if err := sp.resolveReloads(first); err != nil {
 		sp.fatal = fmt.Errorf("accelerate: hot spot %s: loading a reloaded register for the CPU: %w", sp.rep.Entry, err)
 		return true, fail(ReasonDriver, "%v", err)
 	}
-	if err := sp.setLive(cpu, tail); err != nil {
+	if next != nil {
+		if err := sp.resolveReloads(next); err != nil {
+			sp.fatal = fmt.Errorf("accelerate: hot spot %s: loading a reloaded register for the CPU: %w", sp.rep.Entry, err)
+			return true, fail(ReasonDriver, "%v", err)
+		}
+	}
+	if err := sp.setLive(cpu, first); err != nil {
 		return false, fail(ReasonDriver, "writing the loop state: %v", err)
 	}
 	cpu.PC = sp.header
@@ -425,11 +468,11 @@ const recordedRows = 2
 
 // The plain engine's speed is the best of plainTimedRuns runs of
 // plainTimedInsns guest instructions of the instance, after plainWarmInsns
-// that translate its blocks (one run on a shared machine may be slowed).
+// that translate its blocks (a run on a shared machine may be slowed).
 const (
 	plainWarmInsns  = 4 << 10
 	plainTimedInsns = 32 << 10
-	plainTimedRuns  = 2
+	plainTimedRuns  = 4
 )
 
 // timePlain times the plain CPU engine on the instance at the header,
@@ -456,13 +499,24 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallbac
 		}
 		return fail(ReasonProbeStop, "%v", st)
 	}
-	if fb := ended(sp.timer.Run(cpu, plainWarmInsns), gvinst.StopBudget); fb != nil {
+	// The fallback engine, the main engine's kind (fastEngine): the cost
+	// model prices the CPU side at the speed the guest runs at without
+	// offloading.
+	timer := sp.timer
+	if fb := ended(timer.Run(cpu, plainWarmInsns), gvinst.StopBudget); fb != nil {
 		return 0, true, fb
 	}
+	// The runs are timed by the thread's CPU clock where there is one
+	// (threadCPUTime), on a locked thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	for i := 0; i < plainTimedRuns; i++ {
-		n0, t0 := sp.timer.Stats().GuestInsns, time.Now()
-		st := sp.timer.Run(cpu, plainTimedInsns)
-		d, n := time.Since(t0), sp.timer.Stats().GuestInsns-n0
+		n0, t0, c0 := timer.Stats().GuestInsns, time.Now(), threadCPUTime()
+		st := timer.Run(cpu, plainTimedInsns)
+		d, n := time.Since(t0), timer.Stats().GuestInsns-n0
+		if c := threadCPUTime() - c0; c0 > 0 && c > 0 {
+			d = c
+		}
 		if fb := ended(st, gvinst.StopBudget); fb != nil {
 			return 0, true, fb
 		}
@@ -486,10 +540,13 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallbac
 }
 
 // The sample launch: at least sampleMin iterations, a sampleFraction of
-// the instance.
+// the instance. It is small because the simulator's kernels took 12 to
+// 94 times the throughput model's time on the nests corpus (the model
+// learns that from the first launch, DeviceCosts.KernelScale): a sample
+// that loses should cost a few percent of the instance's CPU time.
 const (
-	sampleMin      = 64
-	sampleFraction = 16
+	sampleMin      = 32
+	sampleFraction = 64
 )
 
 // launch runs one launch of kernel k (loaded as fn) and adds it to the
@@ -515,12 +572,14 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	}
 	sp.rep.Iterations += in.Count
 	sp.rep.KernelSeconds += st.Kernel.Seconds()
+	sp.rep.ThreadInstructions += sp.a.ctx.LastLaunchStats().ThreadInstructions
 	sp.rep.CopySeconds += (st.CopyIn + st.CopyOut).Seconds()
 	sp.rep.BytesIn += st.BytesIn
 	sp.rep.BytesReused += st.BytesReused
 	sp.rep.BytesOut += st.BytesOut
 	sp.rep.BytesDeferred += st.BytesDeferred
 	sp.kernelPerIter = st.Kernel / time.Duration(in.Count)
+	sp.a.calib.add(sp.modelPerIter*time.Duration(in.Count), st.Kernel)
 	if st.BytesIn >= 1<<16 && st.CopyIn > 0 {
 		// What copies cost through the residency, for the next
 		// predictions.
@@ -532,11 +591,11 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 // ivStep is an induction variable's step as the profile gives it: fixed,
 
 // siteRanges gives each site of the spot's kernel its footprint over the
-// arrivals from..last-2 of the instance: the range the probed iterations
+// arrivals from..to of the instance: the range the probed iterations
 // 0 and 1 saw of it (obs), extended linearly (a reloaded load's from the
 // arrival its depth before from); a site that did not run in both probed
 // iterations gets the footprint of the profile's array it belongs to.
-func (sp *spot) siteRanges(byX86 map[[2]uint64]*siteObs, from, last uint64) ([]ptxgen.Range, *fallback) {
+func (sp *spot) siteRanges(byX86 map[[2]uint64]*siteObs, from, to uint64) ([]ptxgen.Range, *fallback) {
 	k := sp.kernel
 	ns := len(k.Sites)
 	sites := make([]ptxgen.Range, ns)
@@ -549,7 +608,7 @@ func (sp *spot) siteRanges(byX86 map[[2]uint64]*siteObs, from, last uint64) ([]p
 		seen[s] = true
 		lo0, lo1 := int64(o.lo[0]), int64(o.lo[1])
 		hi0, hi1 := int64(o.hi[0]), int64(o.hi[1])
-		first, lastJ := int64(from), int64(last-2)
+		first, lastJ := int64(from), int64(to)
 		for _, r := range k.Reloads {
 			if !r.Inner && r.X86 == k.Sites[s].X86 && !k.Sites[s].Store {
 				// The first thread loads what the load read r.Depth

@@ -2,6 +2,7 @@ package accel
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -50,6 +51,18 @@ type partKernel struct {
 	live []int
 	// what is the schedule's kernel in words, for the report.
 	what string
+	// even is the interchanged part's kernel for even rows (Nest.Even),
+	// which a launch whose rows are even runs instead of k; nil when
+	// there is none.
+	even   *ptxgen.Kernel
+	evenFn gpu.Function
+	// innerExits are where the part's inner level leaves to: from there
+	// on, accesses belong to no inner iteration.
+	innerExits map[uint64]bool
+	// reload are the instructions reloadBlocks put at the part's start
+	// (GET, LD, PUT per register), which a run of the part on the CPU
+	// does too.
+	reload []gvinst.Inst
 	// The probe's observations of the part's inner level, per probed
 	// iteration, and the inner independence records.
 	obs   [3]rowObs
@@ -184,6 +197,9 @@ func (sp *spot) planParts(s *schedule.Schedule) ([]*ptxgen.Nest, []string, strin
 		if exit == 0 || exit == sp.header || sp.blocks[exit] == nil {
 			return nil, nil, fmt.Sprintf("loop %s does not leave into the level's body", sibs[m].Index)
 		}
+		if c := sp.cutAfter[exit]; c != 0 {
+			exit = c
+		}
 		cuts = append(cuts, exit)
 	}
 	owner := func(idx string) string {
@@ -195,6 +211,9 @@ func (sp *spot) planParts(s *schedule.Schedule) ([]*ptxgen.Nest, []string, strin
 	for m, n := range nests {
 		if m > 0 {
 			n.Start = cuts[m-1]
+			if r := sp.reloadBlocks(n.Start); r != nil {
+				n.Blocks = r
+			}
 		}
 		if m < len(cuts) {
 			n.Stop = cuts[m]
@@ -207,6 +226,75 @@ func (sp *spot) planParts(s *schedule.Schedule) ([]*ptxgen.Nest, []string, strin
 		}
 	}
 	return nests, whats, ""
+}
+
+// distributedLevel is the level of a hot spot whose level carries a
+// dependence that its schedule removes by distribution (atax: tmp = A·x
+// then y += Aᵀ·tmp under one i loop, i carrying y): the outermost level,
+// when the schedule splits it into kernels of its own; else -1. Only the
+// schedule's kernels run such a level (levelCarried), never its own.
+func distributedLevel(hs *profile.HotSpot) int {
+	if hs.Verdict != profile.VerdictSequential || len(hs.Levels) == 0 {
+		return -1
+	}
+	s := schedule.Build(hs)
+	if s == nil || len(s.Kernels) < 2 || len(s.Host) > 0 {
+		return -1
+	}
+	for _, k := range s.Kernels {
+		if !k.Distributed {
+			return -1
+		}
+	}
+	return 0
+}
+
+// levelCarried reports whether the spot's level carries a dependence, so
+// that only the schedule's kernels may run its iterations.
+func (sp *spot) levelCarried() bool {
+	return !slices.Contains(sp.hs.ParallelLevels, sp.levelIndex) || sp.hs.Verdict != profile.VerdictParallel
+}
+
+// rowsIndependent reports whether distinct iterations of the level that
+// run site may run at once: always, unless the level carries a dependence
+// and only interchanged kernels of the schedule run the site.
+func (sp *spot) rowsIndependent(site ptxgen.Site) bool {
+	if !sp.levelCarried() {
+		return true
+	}
+	for _, p := range sp.parts {
+		if !p.nest.Interchange && slices.ContainsFunc(p.k.Sites, func(s ptxgen.Site) bool { return s.X86 == site.X86 && s.Store == site.Store }) {
+			return true
+		}
+	}
+	return false
+}
+
+// levelDependence checks what the probed iterations touched against the
+// kernels that will run them: "" when the level's kernel may run them at
+// once (no two of them touch a byte that one writes); for a level that
+// carries a dependence, when each of the schedule's kernels over the level
+// may (an interchanged one runs the level's iterations in order in each
+// thread: innerDependence checks its threads).
+func (sp *spot) levelDependence(ts []*accessTrace, count uint64) string {
+	if !sp.levelCarried() {
+		return observedDependence(ts, count)
+	}
+	for pi, p := range sp.parts {
+		if p.nest.Interchange {
+			continue
+		}
+		var mine []*accessTrace
+		for _, t := range ts {
+			if slices.ContainsFunc(p.k.Sites, func(s ptxgen.Site) bool { return s.X86 == t.x86 && s.Store == t.store }) {
+				mine = append(mine, t)
+			}
+		}
+		if why := observedDependence(mine, count); why != "" {
+			return fmt.Sprintf("kernel %d (%s): %s", pi+1, p.what, why)
+		}
+	}
+	return ""
 }
 
 // kernelWords is one kernel of a schedule on a line.
@@ -290,7 +378,24 @@ func (sp *spot) generateParts(s *schedule.Schedule) {
 			sp.rep.ScheduleNote += fmt.Sprintf("; the schedule's kernel %d (%s) cannot be generated: %v", i+1, whats[i], err)
 			return
 		}
-		p := &partKernel{nest: n, k: k, what: whats[i]}
+		p := &partKernel{nest: n, k: k, what: whats[i], innerExits: map[uint64]bool{}}
+		if n.Interchange {
+			en := *n
+			en.Name, en.Even = n.Name+"e", true
+			if ek, err := ptxgen.Generate(&en); err == nil {
+				p.even = ek
+			}
+		}
+		for b := range n.InnerBlocks {
+			for _, t := range n.Blocks[b].Successors() {
+				if !n.InnerBlocks[t] && n.Blocks[t] != nil && t != sp.header && !sp.exits[t] && t != sp.inner {
+					p.innerExits[t] = true
+				}
+			}
+		}
+		if n.Start != 0 && n.Blocks[n.Start] != sp.blocks[n.Start] {
+			p.reload = n.Blocks[n.Start].Insts[:len(n.Blocks[n.Start].Insts)-len(sp.blocks[n.Start].Insts)]
+		}
 		for _, l := range k.LiveIns {
 			at := slices.IndexFunc(sp.kernel.LiveIns, func(o ptxgen.LiveIn) bool { o.Written = l.Written; return o == l })
 			if at < 0 {
@@ -316,7 +421,133 @@ func (sp *spot) partCuts() []uint64 {
 	for _, il := range sp.hs.InnerLoops {
 		out = append(out, uint64(il.Header))
 	}
+	for _, c := range sp.cutAfter {
+		out = append(out, c)
+	}
 	return out
+}
+
+// storeCuts finds, for the loops under the level but the last, where the
+// stores that begin the block each leaves to end (atax's tmp[i] = sum
+// after the loop that sums it): the lifted level's blocks there. A part
+// then ends after them, and the next begins there.
+func (sp *spot) storeCuts() map[uint64]uint64 {
+	L := sp.hs.Levels[sp.levelIndex].Index
+	out := map[uint64]uint64{}
+	for _, il := range sp.hs.InnerLoops {
+		if il.Parent != L {
+			continue
+		}
+		body := sp.loopBlocks(uint64(il.Header))
+		for b := range body {
+			for _, t := range sp.blocks[b].Successors() {
+				if body[t] || sp.blocks[t] == nil || t == sp.header {
+					continue
+				}
+				if c := storesEnd(sp.blocks[t]); c != 0 {
+					out[t] = c
+				}
+			}
+		}
+	}
+	return out
+}
+
+// storesEnd is the address of the first x86 instruction of b after the
+// ones it begins with that store to memory, or 0 (none, or all of them).
+func storesEnd(b *gvinst.VBlock) uint64 {
+	for gi, g := range b.Guest {
+		if !slices.ContainsFunc(b.Insts, func(in gvinst.Inst) bool { return in.X86 == g.Addr && in.Op == gvinst.OpSt }) {
+			if gi == 0 {
+				return 0
+			}
+			return g.Addr
+		}
+	}
+	return 0
+}
+
+// reloadBlocks returns the level's blocks with the block at start (where
+// a part begins, right after a block of stores) first reloading the
+// registers those stores wrote to memory, from there: "GET b; ST [b+d],
+// r" before start becomes "GET b; LD r, [b+d]" at its beginning, so that
+// the part no longer needs r from the part before (which leaves it in
+// memory). It returns nil when the blocks before start store no register
+// so, or the part writes the array stored to.
+func (sp *spot) reloadBlocks(start uint64) map[uint64]*gvinst.VBlock {
+	var prev *gvinst.VBlock
+	for _, b := range sp.blocks {
+		if b.End == start && slices.Contains(b.Successors(), start) {
+			prev = b
+		}
+	}
+	sb := sp.blocks[start]
+	if prev == nil || sb == nil {
+		return nil
+	}
+	after := map[uint64]bool{} // the blocks of the part from start
+	for w := []uint64{start}; len(w) > 0; {
+		b := w[len(w)-1]
+		w = w[:len(w)-1]
+		if after[b] || b == sp.header || sp.blocks[b] == nil {
+			continue
+		}
+		after[b] = true
+		w = append(w, sp.blocks[b].Successors()...)
+	}
+	getOf := map[gvinst.Reg]gvinst.Reg{} // virtual → the guest slot it holds
+	var pre []gvinst.Inst
+	next := gvinst.Reg(0)
+	for _, in := range sb.Insts {
+		for _, r := range append([]gvinst.Reg{in.Dst}, in.Src[:]...) {
+			if r.IsVirtual() && r >= next {
+				next = r + 2
+			}
+		}
+	}
+	next = max(next, gvinst.VReg(0))
+	for _, in := range prev.Insts {
+		switch {
+		case in.Op == gvinst.OpGet && in.Dst.IsVirtual() && !in.Src[0].IsVirtual():
+			getOf[in.Dst] = in.Src[0]
+		case in.Op == gvinst.OpSt:
+			base, okB := getOf[in.Src[0]]
+			val, okV := getOf[in.Src[1]]
+			if !okB || !okV || in.Type.Slots() != 1 || base > gvinst.S15 {
+				return nil
+			}
+			g, ok := sp.groupOf[[2]uint64{in.X86, 1}]
+			for _, w := range sp.kernel.Sites {
+				if wg, wok := sp.group(w); w.Store && (!ok || !wok || wg == g) && after[w.Block] {
+					return nil // the part may store to the array
+				}
+			}
+			a, v := next, next+1
+			next += 2
+			pre = append(pre,
+				gvinst.Inst{Op: gvinst.OpGet, Type: gvinst.U64, Dst: a, Src: [4]gvinst.Reg{base}, X86: in.X86},
+				gvinst.Inst{Op: gvinst.OpLd, Type: in.Type, Dst: v, Src: [4]gvinst.Reg{a}, Imm: in.Imm, X86: in.X86},
+				gvinst.Inst{Op: gvinst.OpPut, Type: in.Type, Dst: val, Src: [4]gvinst.Reg{v}, X86: in.X86})
+		case hasDst(in):
+			delete(getOf, in.Dst)
+		}
+	}
+	if len(pre) == 0 {
+		return nil
+	}
+	nb := *sb
+	nb.Insts = append(pre, sb.Insts...)
+	if err := gvinst.Verify(&nb); err != nil {
+		return nil
+	}
+	out := maps.Clone(sp.blocks)
+	out[start] = &nb
+	return out
+}
+
+// hasDst reports whether in writes a destination register.
+func hasDst(in gvinst.Inst) bool {
+	return slices.Contains(in.Op.Info().Operands, gvinst.OpdDst)
 }
 
 // observeParts follows the probing engine through the parts' inner
@@ -347,9 +578,27 @@ func (sp *spot) observeParts(it int, cpu *gvinst.CPU, pc uint64) (bool, error) {
 			}
 			p.watch.idx = int(o.trips - 1)
 			watched = true
+		default:
+			if p.innerExits[pc] && !sp.partHeader(pc) {
+				// Out of the inner level: what follows (the thread
+				// loop's latch) is no inner iteration's.
+				p.watch.idx = -1
+				watched = true
+			}
 		}
 	}
 	return watched, nil
+}
+
+// partHeader reports whether pc is the inner or thread loop header of a
+// part (a breakpoint observeParts handles as such).
+func (sp *spot) partHeader(pc uint64) bool {
+	for _, p := range sp.parts {
+		if pc == p.nest.Inner || pc == p.nest.ThreadLoop {
+			return true
+		}
+	}
+	return false
 }
 
 // startProbe resets the parts' observations before probed iteration it.
@@ -394,7 +643,13 @@ func (sp *spot) partInputs(in ptxgen.LaunchInput, P int, sites map[[2]uint64]ptx
 			if s.Store {
 				key[1] = 1
 			}
-			pin.Sites = append(pin.Sites, sites[key])
+			r, ok := sites[key]
+			if !ok && !s.Store {
+				// A reload (reloadBlocks) reads what the store at its
+				// address wrote.
+				r = sites[[2]uint64{s.X86, 1}]
+			}
+			pin.Sites = append(pin.Sites, r)
 		}
 		if p.nest.Inner != 0 {
 			var trips [3]int64
@@ -487,7 +742,7 @@ func (sp *spot) innerDependence(inner []ptxgen.LaunchInput) string {
 
 // offloadParts runs an instance's count iterations from probed iteration
 // P as the schedule's kernels, in order, then sets the CPU at the header
-// for the last two, as offload does. When the probe does not confirm the
+// for the last ones, as offload does. When the probe does not confirm the
 // parts, use is false and the caller launches the level's kernel.
 func (sp *spot) offloadParts(cpu *gvinst.CPU, in ptxgen.LaunchInput, P int, sites []ptxgen.Range, cpuIter time.Duration) (use bool, fb *fallback) {
 	byKey := map[[2]uint64]ptxgen.Range{}
@@ -503,6 +758,15 @@ func (sp *spot) offloadParts(cpu *gvinst.CPU, in ptxgen.LaunchInput, P int, site
 			byKey[key] = ptxgen.Range{Lo: min(r.Lo, sites[i].Lo), Hi: max(r.Hi, sites[i].Hi)}
 		}
 	}
+	if sp.levelCarried() {
+		// Only the schedule's kernels may run the level: what keeps them
+		// from it sends the instance to the CPU.
+		if inputs, why := sp.partInputs(in, P, byKey); why != "" {
+			return true, fail(ReasonDependence, "the level carries a dependence and %s", why)
+		} else {
+			return true, sp.runParts(cpu, in, inputs, cpuIter)
+		}
+	}
 	if sp.a.prefer1D(sp.kernel, in.Count) {
 		// The simulator, with rows enough for every host core: one thread
 		// per row pays a thread's prologue once per row (prefer1D).
@@ -513,9 +777,6 @@ func (sp *spot) offloadParts(cpu *gvinst.CPU, in ptxgen.LaunchInput, P int, site
 	if why != "" {
 		sp.rep.Note = "the level's own kernel ran: " + why
 		return false, nil
-	}
-	if why := sp.innerDependence(inputs); why != "" {
-		return true, fail(ReasonDependence, "%s", why)
 	}
 	for _, p := range sp.parts {
 		if p.fn == nil {
@@ -528,22 +789,50 @@ func (sp *spot) offloadParts(cpu *gvinst.CPU, in ptxgen.LaunchInput, P int, site
 			p.fn = fn
 		}
 	}
+	return true, sp.runParts(cpu, in, inputs, cpuIter)
+}
+
+// runParts checks the parts' inner levels and launches the parts over the
+// instance's count iterations, in order (see offloadParts); a part that
+// fails after the first runs on the CPU with the later ones.
+func (sp *spot) runParts(cpu *gvinst.CPU, in ptxgen.LaunchInput, inputs []ptxgen.LaunchInput, cpuIter time.Duration) *fallback {
+	if why := sp.innerDependence(inputs); why != "" {
+		return fail(ReasonDependence, "%s", why)
+	}
+	for _, p := range sp.parts {
+		if p.fn == nil {
+			fn, err := loadKernel(sp.a.ctx, p.k)
+			if err != nil {
+				return fail(ReasonDriver, "%v", err)
+			}
+			p.fn = fn
+		}
+		if p.even != nil && p.evenFn == nil {
+			if p.evenFn, _ = loadKernel(sp.a.ctx, p.even); p.evenFn == nil {
+				p.even = nil
+			}
+		}
+	}
 	var kernel time.Duration
 	for pi, p := range sp.parts {
 		before := sp.rep.KernelSeconds
-		fb, done := sp.launch(p.fn, p.k, inputs[pi], cpuIter)
+		k, fn := p.k, p.fn
+		if p.even != nil && evenRows(inputs[pi]) {
+			k, fn = p.even, p.evenFn
+		}
+		fb, done := sp.launch(fn, k, inputs[pi], cpuIter)
 		kernel += time.Duration((sp.rep.KernelSeconds - before) * float64(time.Second))
 		if fb == nil {
 			continue
 		}
 		if pi == 0 || done {
-			return true, fb
+			return fb
 		}
 		// Parts before pi ran: the CPU runs this part and the later ones,
 		// each for every offloaded iteration.
 		if err := sp.runPartsOnCPU(cpu, pi, in); err != nil {
 			sp.fatal = fmt.Errorf("accelerate: hot spot %s: running the schedule's kernels %d.. on the CPU after %v: %w", sp.rep.Entry, pi+1, fb, err)
-			return true, fb
+			return fb
 		}
 		sp.rep.Fallbacks++
 		sp.rep.FallbackReasons[fb.reason]++
@@ -551,7 +840,21 @@ func (sp *spot) offloadParts(cpu *gvinst.CPU, in ptxgen.LaunchInput, P int, site
 		break
 	}
 	sp.kernelPerIter = kernel / time.Duration(max(in.Count, 1))
-	return true, nil
+	return nil
+}
+
+// evenRows reports whether a launch's rows all run the same inner trip
+// count with the same inner steps (an even kernel's input).
+func evenRows(in ptxgen.LaunchInput) bool {
+	if in.InnerTripStep != 0 {
+		return false
+	}
+	for _, d := range in.InnerStepRows {
+		if d != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // runPartsOnCPU runs parts from..end on the CPU engine, each for the
@@ -578,6 +881,14 @@ func (sp *spot) runPartsOnCPU(cpu *gvinst.CPU, from int, in ptxgen.LaunchInput) 
 			}
 			if err := sp.setLive(cpu, vals); err != nil {
 				return err
+			}
+			for k := 0; k+2 < len(p.reload); k += 3 {
+				get, ld, put := p.reload[k], p.reload[k+1], p.reload[k+2]
+				v, err := sp.a.g.Mem.Load(cpu.State[get.Src[0]]+uint64(ld.Imm), ld.Type.Size())
+				if err != nil {
+					return err
+				}
+				cpu.State[put.Dst] = v
 			}
 			cpu.PC = p.nest.Start
 			if cpu.PC == 0 {

@@ -45,7 +45,7 @@ func TestReloads(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	_, prof, err := pipeline.Profile(ctx, pipeline.Config{Path: p.Path, Args: []string{p.Path}, Stdout: &out, Stderr: &out}, profile.Options{})
+	_, prof, err := pipeline.Profile(ctx, pipeline.Config{Path: p.Path, Args: []string{p.Path}, Stdout: &out, Stderr: &out, Engine: testEngine}, profile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestReloads(t *testing.T) {
 	native := corpus.RunNative(t, p)
 	run := func(prof *profile.File) *accel.Report {
 		var out, errOut bytes.Buffer
-		res, rep, err := pipeline.Accelerate(ctx, pipeline.Config{Path: p.Path, Args: append([]string{p.Path}, args...), Stdout: &out, Stderr: &errOut},
+		res, rep, err := pipeline.Accelerate(ctx, pipeline.Config{Path: p.Path, Args: append([]string{p.Path}, args...), Stdout: &out, Stderr: &errOut, Engine: testEngine},
 			accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 		if err != nil {
 			t.Fatal(err)
@@ -130,4 +130,55 @@ func TestReloads2D(t *testing.T) {
 		return
 	}
 	t.Fatal("jacobi2dt not built")
+}
+
+// TestReloadsChain runs testdata/nests' conv2d two-phase on gpusim. gcc
+// -O2 writes its j loop as two blocks, the body and a block of register
+// copies its back edge goes through, and carries six values loaded from
+// the input in registers (three at depth two, copies of the others): phase
+// 1 must evaluate the chain of blocks and model them as reloads, so that
+// both levels are parallel (j was sequential), and the nest must run its
+// 2D kernel (grid (i, j)) at a size whose rows fit one CTA, with native's
+// output.
+func TestReloadsChain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a nests program")
+	}
+	if runtime.NumCPU() < 2 {
+		t.Skip("on one core the simulator prefers the 1D kernel")
+	}
+	dir := buildNests(t, []string{"O2-static"})
+	progs, err := corpus.Programs(dir, "O2-static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range progs {
+		if p.Name != "conv2d" {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		var out bytes.Buffer
+		_, prof, err := pipeline.Profile(ctx, pipeline.Config{Path: p.Path, Args: []string{p.Path}, Stdout: &out, Stderr: &out}, profile.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nest := ""
+		for _, h := range prof.HotSpots {
+			if len(h.Levels) == 2 && len(h.ParallelLevels) == 2 && len(h.Levels[1].Reloads) > 0 {
+				nest = h.Entry.String()
+			}
+		}
+		if nest == "" {
+			t.Fatal("no two-level nest with both levels parallel and reloads at the inner one")
+		}
+		rep := accelerateAt(t, p, []string{"30", "1001"})
+		for _, h := range rep.HotSpots {
+			if h.Entry == nest && h.Launches2D == 0 {
+				t.Errorf("nest %s: no 2D launch (%d launches, fallbacks %v: %s; %s)", nest, h.Launches, h.FallbackReasons, h.LastFallback, h.Note)
+			}
+		}
+		return
+	}
+	t.Fatal("conv2d not built")
 }

@@ -16,7 +16,7 @@ import (
 // instance that arrives at the header with the same live-in values runs
 // on the GPU from its first iteration, with the steps, trip count and
 // footprints of the one probed, after the guards; the CPU runs its last
-// two iterations as usual. What probing would have found out differently
+// iteration (or two, see cpuTail) as usual. What probing would have found out differently
 // the kernel still catches: an access outside its footprint, a thread
 // leaving the loop early, a division that would trap (the launch then
 // fails, the guest's memory is left as it was, and the CPU runs the
@@ -28,29 +28,61 @@ type replay struct {
 	start []uint64 // live-in values at its first arrival
 	k     *ptxgen.Kernel
 	fn    gpu.Function
-	in    ptxgen.LaunchInput // from the first arrival
+	in    ptxgen.LaunchInput // from the first arrival; Count and Sites set per launch
 	steps []uint64
+	// last is the arrival that leaves the loop, obs what the probed
+	// iterations saw of each site (the footprints over arrivals 0 to the
+	// GPU's last come from them), and for a 2D kernel lastRow0 and
+	// lastRowStep the inner trip count of outer arrival j as
+	// lastRow0 + lastRowStep·j.
+	last                  uint64
+	obs                   map[[2]uint64]*siteObs
+	lastRow0, lastRowStep uint64
 	// cpuIter is the CPU's time per iteration the instance was priced at.
 	cpuIter time.Duration
 }
 
 // keepReplay records the instance whose live-in values at arrival 0 were
 // start, launched with k (fn) and in from arrival P, as a replay from
-// arrival 0: sites0 are the footprints over arrivals 0..last-2, and for a
-// 2D kernel inner0 the inner trip count and steps of row 0.
-func (sp *spot) keepReplay(start []uint64, k *ptxgen.Kernel, fn gpu.Function, in ptxgen.LaunchInput, P uint64, sites0 []ptxgen.Range, inner0 *ptxgen.LaunchInput, cpuIter time.Duration) {
-	r := &replay{start: append([]uint64(nil), start...), k: k, fn: fn, steps: in.Steps, cpuIter: cpuIter}
+// arrival 0: last is the arrival that leaves the loop, obs what the probed
+// iterations saw of the sites, and for a 2D kernel inner0 the inner trip
+// count and steps of row 0.
+func (sp *spot) keepReplay(start []uint64, k *ptxgen.Kernel, fn gpu.Function, in ptxgen.LaunchInput, P, last uint64, obs map[[2]uint64]*siteObs, inner0 *ptxgen.LaunchInput, cpuIter time.Duration) {
+	r := &replay{start: append([]uint64(nil), start...), k: k, fn: fn, steps: in.Steps, cpuIter: cpuIter, last: last, obs: obs}
 	r.in = in
 	r.in.Values = r.start
-	r.in.Count = in.Count + P
-	r.in.Sites = sites0
 	if k.TwoD {
 		if inner0 == nil {
 			return
 		}
-		r.in.InnerTrip0, r.in.InnerMax, r.in.InnerSteps = inner0.InnerTrip0, max(in.InnerMax, inner0.InnerTrip0), inner0.InnerSteps
+		r.in.InnerTrip0, r.in.InnerSteps = inner0.InnerTrip0, inner0.InnerSteps
+		r.lastRow0, r.lastRowStep = inner0.InnerTrip0, in.InnerTripStep
 	}
 	sp.replay = r
+}
+
+// input is the replay's launch input when the CPU runs the last tail
+// arrivals: the GPU runs arrivals 0..last-tail.
+func (r *replay) input(sp *spot, tail uint64) (ptxgen.LaunchInput, bool) {
+	if r.last < tail {
+		return ptxgen.LaunchInput{}, false
+	}
+	in := r.in
+	in.Count = r.last + 1 - tail
+	sites, fb := sp.siteRanges(r.obs, 0, r.last-tail)
+	if fb != nil {
+		return ptxgen.LaunchInput{}, false
+	}
+	in.Sites = sites
+	if r.k.TwoD {
+		// The inner trip counts of rows 0 and last-tail, as in offload.
+		lastRow := r.lastRow0 + r.lastRowStep*(r.last-tail)
+		if int64(lastRow) < 0 {
+			return ptxgen.LaunchInput{}, false
+		}
+		in.InnerMax = max(r.lastRow0, lastRow)
+	}
+	return in, true
 }
 
 // offloadReplay launches the replay for an instance whose live-in values
@@ -65,15 +97,21 @@ func (sp *spot) offloadReplay(cpu *gvinst.CPU) (applied, done bool, fb *fallback
 		return false, false, nil
 	}
 	start := time.Now()
-	if fb := sp.guards(cpu, r.in.Sites); fb != nil || reloadsOverlapStores(r.k, r.in.Sites) != "" {
+	tail := sp.cpuTail()
+	in, ok := r.input(sp, tail)
+	if !ok || in.Count < max(sp.a.opts.MinIterations, 1) {
 		sp.replay = nil
 		return false, false, nil
 	}
-	if fb, done := sp.launch(r.fn, r.k, r.in, r.cpuIter); fb != nil {
+	if fb := sp.guards(cpu, in.Sites); fb != nil || reloadsOverlapStores(r.k, in.Sites) != "" {
+		sp.replay = nil
+		return false, false, nil
+	}
+	if fb, done := sp.launch(r.fn, r.k, in, r.cpuIter); fb != nil {
 		sp.replay = nil
 		return true, done, fb
 	}
 	sp.rep.Replays++
-	done, fb = sp.finishInstance(cpu, start, 0, 0, r.in.Count, r.steps, r.start, r.cpuIter)
+	done, fb = sp.finishInstance(cpu, start, 0, 0, in.Count, tail, r.steps, r.start, r.cpuIter)
 	return true, done, fb
 }

@@ -36,10 +36,21 @@ type HotSpotReport struct {
 	ProbedInstructions uint64 `json:"probed_instructions,omitempty"`
 	// ProbeSeconds is the wall time of timing the CPU engine and probing,
 	// over every instance.
-	ProbeSeconds       float64 `json:"probe_seconds,omitempty"`
-	Iterations         uint64  `json:"gpu_iterations"`
-	KernelSeconds      float64 `json:"kernel_seconds"`
+	ProbeSeconds float64 `json:"probe_seconds,omitempty"`
+	Iterations   uint64  `json:"gpu_iterations"`
+	// TailIterations are the iterations of offloaded instances the CPU
+	// ran after the kernel: the one that leaves the loop, and while the
+	// plain engine is not yet timed, the one before it (see cpuTail).
+	TailIterations uint64  `json:"cpu_tail_iterations"`
+	KernelSeconds  float64 `json:"kernel_seconds"`
+	// ThreadInstructions are the instructions the launches executed,
+	// summed over active lanes (0 on a back end that cannot count them:
+	// the real GPU).
+	ThreadInstructions uint64  `json:"thread_instructions,omitempty"`
 	CopySeconds        float64 `json:"copy_seconds"`
+	// KernelGenerated says whether the kernel was generated: a hot
+	// spot's kernel is generated when the guest first reaches its header.
+	KernelGenerated    bool    `json:"kernel_generated"`
 	TranslateSeconds   float64 `json:"translate_seconds"`
 	CPUSecondsEstimate float64 `json:"cpu_seconds_estimate"`
 	KernelSpeedupEst   float64 `json:"kernel_speedup_estimate"` // CPU estimate over kernel and copy time
@@ -85,7 +96,12 @@ type Report struct {
 
 // Report returns the per-hot-spot counters so far.
 func (a *Accelerator) Report() *Report {
-	rep := &Report{Device: a.dev, DeviceCosts: a.costs}
+	rep := &Report{Device: a.dev}
+	if a.costs != nil {
+		c := *a.costs
+		c.KernelScale = a.calib.scale()
+		rep.DeviceCosts = &c
+	}
 	n, d := a.resident.BroughtBack()
 	rep.BytesBroughtBack, rep.BroughtBackSeconds = n, d.Seconds()
 	for _, sp := range a.order {
@@ -128,6 +144,9 @@ func FormatReport(r *Report) string {
 		}
 		if h.Note != "" {
 			fmt.Fprintf(&sb, "; %s", h.Note)
+		}
+		if !h.KernelGenerated {
+			sb.WriteString("; never reached, no kernel generated")
 		}
 		if h.Launches == 0 && h.LastFallback != "" {
 			fmt.Fprintf(&sb, "; last fallback: %s", h.LastFallback)

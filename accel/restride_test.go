@@ -87,3 +87,73 @@ func TestRestride(t *testing.T) {
 		}
 	}
 }
+
+// triangleSource updates row i of n rows, starting s doubles apart, in
+// its first i+1 elements (syrk's j <= i): rows are disjoint while s >= n.
+const triangleSource = `#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+	int n = atoi(argv[1]), s = atoi(argv[2]);
+	long len = (long)n * s + n;
+	double *a = calloc(len + 8, sizeof *a);
+	for (long i = 0; i < len; i++)
+		a[i] = i % 7;
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j <= i; j++)
+			a[(long)i * s + j] = a[(long)i * s + j] * 0.5 + i;
+	double sum = 0;
+	for (long i = 0; i < len; i++)
+		sum += a[i] * (i % 5 + 1);
+	printf("%.17g\n", sum);
+	return 0;
+}
+`
+
+// TestRestrideTriangle: a triangular row nest profiled at one size and
+// accelerated at another. Each row's window grows by an element, so its
+// lowest and highest bytes move by different steps; the guard proves
+// the rows disjoint over the whole trip count when the stride leaves room
+// for the widest row, and refuses when it does not.
+func TestRestrideTriangle(t *testing.T) {
+	bin := compileStatic(t, "triangle", triangleSource)
+	_, f, err := pipeline.Profile(context.Background(), pipeline.Config{Path: bin, Args: []string{bin, "64", "80"}}, profile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drv, err := pipeline.OpenGPU("sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		n, s    string
+		offload bool
+	}{{"300", "320", true}, {"300", "300", true}, {"300", "200", false}} {
+		args := []string{c.n, c.s}
+		native, err := exec.Command(bin, args...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: bin, Args: append([]string{bin}, args...), Stdout: &out}, accel.Options{Profile: f, Driver: drv, AlwaysOffload: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitStatus != 0 || out.String() != string(native) {
+			t.Errorf("n %s stride %s: output %q, native %q", c.n, c.s, out.String(), native)
+		}
+		var row *accel.HotSpotReport
+		for i, h := range rep.HotSpots {
+			if strings.Contains(h.LastFallback, "overlaps the next") || h.Launches > 0 && h.Iterations >= 200 {
+				row = &rep.HotSpots[i]
+			}
+		}
+		switch {
+		case row == nil:
+			t.Errorf("n %s stride %s: the row nest neither ran nor was refused for overlap: %+v", c.n, c.s, rep.HotSpots)
+		case c.offload && row.Launches == 0:
+			t.Errorf("n %s stride %s: the rows are disjoint, yet the row nest did not run on the GPU: %+v", c.n, c.s, *row)
+		case !c.offload && row.Launches != 0:
+			t.Errorf("n %s stride %s: the rows overlap, yet the row nest ran on the GPU: %+v", c.n, c.s, *row)
+		}
+	}
+}

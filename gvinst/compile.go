@@ -23,6 +23,7 @@ type cblock struct {
 	succ      [2]*cblock // their compiled blocks, once known (chaining)
 	dead      bool       // invalidated: must not be entered again
 	bp        bool       // a breakpoint is set at addr
+	runs      uint32     // times entered, counted only with InterpOptions.HotAfter
 }
 
 // The mod of iLd128, iSt128, iLdX128 and iStX128: the shift of the X

@@ -50,10 +50,11 @@ const (
 	StopTrap                           // the guest faulted; see Stop.Trap
 	StopBudget                         // the instruction budget is spent; cpu.PC is the next block
 	StopBreakpoint                     // the next block's address is a breakpoint; cpu.PC is there
+	StopHot                            // the next block is hot (InterpOptions.HotAfter); cpu.PC is there
 )
 
-// String returns the kind's name: "syscall", "trap", "budget" or
-// "breakpoint".
+// String returns the kind's name: "syscall", "trap", "budget",
+// "breakpoint" or "hot".
 func (k StopKind) String() string {
 	switch k {
 	case StopSyscall:
@@ -64,6 +65,8 @@ func (k StopKind) String() string {
 		return "budget"
 	case StopBreakpoint:
 		return "breakpoint"
+	case StopHot:
+		return "hot"
 	}
 	return fmt.Sprintf("stop%d", uint8(k))
 }
@@ -115,6 +118,11 @@ type EngineStats struct {
 	CodeBytes     uint64        // bytes of host code made
 	CompileTime   time.Duration // translating and compiling them
 	Callouts      uint64        // GVInst instructions compiled code handed to the interpreter's semantics
+	InterpInsns   uint64        // guest instructions it ran on its interpreter (cold code), part of GuestInsns
+	// CalloutsByOp splits Callouts by the instruction's op, modifier and
+	// types as its text form spells them ("GETCC.ne", "DIV.u64"); the
+	// loads and stores counted are those whose TLB probe missed.
+	CalloutsByOp map[string]uint64
 }
 
 // InternalError is a broken invariant of the engine, caught at Run's

@@ -1209,9 +1209,13 @@ again:
 	panic("compiled block does not end with a control transfer")
 done:
 	// Follow a cached successor without going back to Run, when nothing
-	// stops before it.
+	// stops before it (a breakpoint, the budget, a block got hot).
 	if succ >= 0 {
-		if n := blk.succ[succ]; n != nil && !n.dead && !n.bp && (budget == 0 || *executed < budget) {
+		if n := blk.succ[succ]; n != nil && !n.dead && !n.bp && (budget == 0 || *executed < budget) &&
+			(it.opts.HotAfter == 0 || n.runs < it.opts.HotAfter) {
+			if it.opts.HotAfter != 0 {
+				n.runs++
+			}
 			*executed += n.nguest
 			it.stats.GuestInsns += n.nguest
 			it.stats.BlocksExecuted++

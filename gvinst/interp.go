@@ -27,6 +27,10 @@ type InterpOptions struct {
 	// Optimize runs the passes of Passes on each new VBlock before it is
 	// compiled.
 	Optimize bool
+	// HotAfter, when not zero, makes Run stop (StopHot) before entering a
+	// block it has already run HotAfter times since translating it: a
+	// compiling engine runs cold code here and compiles the hot blocks.
+	HotAfter uint32
 }
 
 // Interpreter is the CPU engine that executes VBlocks. It translates each
@@ -122,6 +126,16 @@ func NewInterpreter(mem *Memory, t Translator, opts InterpOptions) *Interpreter 
 
 // Stats returns the interpreter's counters.
 func (it *Interpreter) Stats() EngineStats { return it.stats }
+
+// Translated returns the VBlock the interpreter runs at pc (verified, and
+// optimized when its options say so), or nil when it has none. The caller
+// must not change it.
+func (it *Interpreter) Translated(pc uint64) *VBlock {
+	if b, ok := it.blocks[pc]; ok && !b.dead {
+		return b.vb
+	}
+	return nil
+}
 
 // Invalidate drops every translation that overlaps [addr, addr+size).
 func (it *Interpreter) Invalidate(addr, size uint64) {
@@ -275,6 +289,12 @@ func (it *Interpreter) Run(cpu *CPU, budget uint64) (stop Stop) {
 		}
 		if b.bp && !first {
 			return Stop{Kind: StopBreakpoint, PC: pc}
+		}
+		if it.opts.HotAfter != 0 {
+			if b.runs >= it.opts.HotAfter {
+				return Stop{Kind: StopHot, PC: pc}
+			}
+			b.runs++
 		}
 		first = false
 		executed += b.nguest

@@ -185,6 +185,18 @@ func getccAsCmp(fl, g *Inst) (Inst, bool) {
 			return cmp(CmpGe, u, r, a)
 		}
 	case FlagsInc, FlagsDec, FlagsNeg, FlagsAdc, FlagsSbb:
+		if FlagKind(fl.Mod) == FlagsNeg {
+			// neg's CF is a != 0 (sbb reg, reg after neg: a bool to a mask).
+			aZero := func(c Cmp) (Inst, bool) {
+				return Inst{Op: OpCmp, Type: u, Mod: uint8(c), Dst: g.Dst, Src: [4]Reg{a}, HasImm: true, Imm: 0, X86: g.X86}, true
+			}
+			switch c {
+			case CondB:
+				return aZero(CmpNe)
+			case CondAE:
+				return aZero(CmpEq)
+			}
+		}
 		switch c {
 		case CondE:
 			return zero(CmpEq, u)

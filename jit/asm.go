@@ -246,6 +246,17 @@ func (a *asm) encode(m mn, size int, r reg, rm operand, imm int64) {
 	if f.op == nil {
 		panic(fmt.Sprintf("jit: encoder table has no form %d", m))
 	}
+	a.emitForm(f, size, r, rm, imm, m == mnMovzx8 || m == mnMovsx8)
+}
+
+// encodeForm emits form f as encode does (for forms outside the table).
+func (a *asm) encodeForm(f *form, size int, r reg, rm operand, imm int64) {
+	a.emitForm(f, size, r, rm, imm, false)
+}
+
+// emitForm emits form f; byteSrc says that its r/m operand is a byte
+// register even where size is not 1 (movzx, movsx).
+func (a *asm) emitForm(f *form, size int, r reg, rm operand, imm int64, byteSrc bool) {
 	if size == 2 {
 		a.byte1(0x66)
 	}
@@ -280,7 +291,7 @@ func (a *asm) encode(m mn, size int, r reg, rm operand, imm int64) {
 	}
 	// Byte operations on spl, bpl, sil, dil need a REX prefix to name them
 	// rather than ah, ch, dh, bh.
-	byteRM := size == 1 || m == mnMovzx8 || m == mnMovsx8
+	byteRM := size == 1 || byteSrc
 	if byteRM && !rm.isMem && base >= 4 && base < 8 || size == 1 && f.digit < 0 && regField >= 4 && regField < 8 {
 		rex |= 0x40
 	}

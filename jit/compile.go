@@ -17,6 +17,7 @@ const (
 	exitCallout               // instruction arg needs Go (its op, or a TLB miss); resume after it
 	exitFuel                  // the budget is spent before this unit
 	exitBreakpoint            // this unit is at a breakpoint
+	exitFloatTrap             // the guest unmasks an SSE exception and this unit computes in floats inline
 )
 
 func exitWord(kind int, arg int, unit uint32) uint64 {
@@ -30,15 +31,16 @@ const chainStubBytes = 11
 // compiled is the code of one unit before it is placed in the arena, with
 // the offsets Go needs.
 type compiled struct {
-	code      []byte
-	entryGo   int   // offset of the entry Go uses (past the breakpoint and budget checks)
-	resume    []int // per instruction: where to continue after its callout, -1 if it has none
-	chainStub [2]int
-	nCallouts int
-	nativeOps int
-	loop      bool   // the block's back edge to itself stays inside the unit
-	marks     []mark // where each instruction's code starts (for Disassemble)
-	sites     int    // page cache entries used, from the one compileUnit was given
+	code       []byte
+	entryGo    int   // offset of the entry Go uses (past the breakpoint and budget checks)
+	resume     []int // per instruction: where to continue after its callout, -1 if it has none
+	chainStub  [2]int
+	nCallouts  int
+	nativeOps  int
+	loop       bool   // the block's back edge to itself stays inside the unit
+	floatGuard bool   // the unit's entry checks that every SSE exception is masked
+	marks      []mark // where each instruction's code starts (for Disassemble)
+	sites      int    // page cache entries used, from the one compileUnit was given
 }
 
 // mark names a place in a unit's code.
@@ -84,6 +86,9 @@ type compiler struct {
 	// none); outOfLine are code emitters run after the body.
 	siteNext  int
 	outOfLine []func()
+	// floatGuard is set when the unit's float arithmetic runs inline: its
+	// entry checks machine.mxTrap once, and the arithmetic not at all.
+	floatGuard bool
 }
 
 // addrOf says a virtual register holds base + index*scale from
@@ -148,6 +153,8 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 	c.alias = findAliases(vb, c.lastRead)
 	c.addr, c.skip = findAddresses(vb, c.lastRead, c.alias)
 	c.fused = fusableCmp(vb, c.lastRead)
+	c.floatGuard = hasFloatArith(vb)
+	c.out.floatGuard = c.floatGuard
 	a := &c.a
 	if bp {
 		a.movImm64(rax, exitWord(exitBreakpoint, 0, id))
@@ -158,6 +165,13 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 	fuelJump := a.jcc(ccLE)
 	c.out.entryGo = a.pos()
 	a.encode(mnSubMI, 8, 0, memOp(fieldMem(offFuel)), int64(guestCount(vb)))
+	var floatTrapJump int
+	if c.floatGuard {
+		// cmp dword [r15+mxTrap], 0; jne → float trap exit, before the
+		// unit changes anything.
+		a.encode(mnCmpMI8, 4, 0, memOp(fieldMem(offMXTrap)), 0)
+		floatTrapJump = a.jcc(ccNE)
+	}
 	if c.loop {
 		c.pinLoop()
 		c.loopTop = a.pos()
@@ -208,6 +222,11 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 	a.bind(fuelJump, a.pos())
 	a.movImm64(rax, exitWord(exitFuel, 0, id))
 	a.ret()
+	if c.floatGuard {
+		a.bind(floatTrapJump, a.pos())
+		a.movImm64(rax, exitWord(exitFloatTrap, 0, id))
+		a.ret()
+	}
 	c.out.code = a.bytes()
 	return &c.out, nil
 }
@@ -628,9 +647,9 @@ func (c *compiler) native(idx int, in *gvinst.Inst) bool {
 		}
 	}
 	if t.IsFloat() || in.SrcType.IsFloat() {
-		return c.float(idx, in)
+		return c.float(idx, in) || c.nativeMore(idx, in)
 	}
-	return c.nativeMove(idx, in) || c.nativeInt(idx, in)
+	return c.nativeMove(idx, in) || c.nativeInt(idx, in) || c.nativeMore(idx, in)
 }
 
 // nativeMove emits the data movement ops (of any type but .f80 where it
@@ -1356,11 +1375,29 @@ const (
 	mxFlags = 0x3f
 )
 
+// hasFloatArith reports whether vb has an instruction float may compile
+// as arithmetic (not data movement), whose inline code is right only
+// while the guest masks every SSE exception.
+func hasFloatArith(vb *gvinst.VBlock) bool {
+	for i := range vb.Insts {
+		in := &vb.Insts[i]
+		if !in.Type.IsFloat() && !in.SrcType.IsFloat() {
+			continue
+		}
+		switch in.Op {
+		case gvinst.OpAdd, gvinst.OpSub, gvinst.OpMul, gvinst.OpDiv, gvinst.OpSqrt, gvinst.OpCvt:
+			return true
+		}
+	}
+	return false
+}
+
 // float emits the scalar SSE instructions whose GVInst semantics are the
 // host instruction's under the guest's MXCSR: ADD SUB MUL DIV SQRT of .f32
-// and .f64, and the conversions SSE makes, rounded as the GVInst says. The
-// code first checks that the guest masks every exception (else the
-// instruction is a callout, which traps exactly); the host MXCSR holds the
+// and .f64, and the conversions SSE makes, rounded as the GVInst says.
+// They run only while the guest masks every exception: the unit's entry
+// checks that once (hasFloatArith, exitFloatTrap), and Go never resumes
+// such a unit after a callout that unmasked one; the host MXCSR holds the
 // guest's (enter loads it), so rounding, DAZ, FTZ and the exception flags
 // are the guest's.
 func (c *compiler) float(idx int, in *gvinst.Inst) bool {
@@ -1453,15 +1490,10 @@ func (c *compiler) float(idx int, in *gvinst.Inst) bool {
 	default:
 		return false
 	}
-	// Every exception masked, or the instruction is a callout: Go keeps
-	// machine.mxTrap current on every entry, and only a callout changes
-	// the guest's MXCSR.
-	pre := c.cache
-	a.encode(mnCmpMI8, 4, 0, memOp(fieldMem(offMXTrap)), 0)
-	j := a.jcc(ccNE)
+	if !c.floatGuard {
+		panic(fmt.Sprintf("jit: %s compiled inline in a unit without the float guard", in.Op))
+	}
 	body()
-	c.out.resume[idx] = a.pos()
-	c.slowJump(idx, &pre, j)
 	return true
 }
 

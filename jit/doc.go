@@ -23,6 +23,18 @@
 // instructions that take their operands through the operand API
 // (compiler.src, dstReg, put, frame, ... documented in regalloc.go; code
 // generators in other files use the same calls) and compute in registers.
+// Beside compile.go, compile_flags.go compiles GETCC, GETFLAGS, SETFLAGS
+// and every FLAGS kind through two routines placed once at the start of
+// the code memory (statusFlags, the interpreter's lazyFlags in machine
+// code, and subConds, its getCC of a sub; both keep every register but
+// rax); compile_muldiv.go the wide multiplications, the divisions
+// (operands that would make the host's div fault take the callout
+// instead, so #DE stays the interpreter's and precise) and the bit counts;
+// compile_sse.go the packed SSE operations; compile_more.go float CMP and
+// CHKALIGN. x87 instructions stay callouts: a call from compiled code into
+// Go's float80 would need the goroutine stack switch that compiled code
+// cannot make safely, and the callout is that switch.
+//
 // Every other instruction is a callout: the code stores every dirty slot,
 // returns to Go with the instruction's index, Go runs it with the
 // interpreter's semantics (gvinst.Interpreter.Exec) on the frame, and
@@ -36,6 +48,26 @@
 // head, and every other way out stores them. A CMP read only by the closing
 // BRANCH becomes a host compare and conditional jump. gxbit lift --jit
 // (Disassemble) prints a unit's code.
+//
+// Scalar SSE arithmetic runs on the host's MXCSR, which holds the guest's
+// with every exception masked. That is exact only while the guest masks
+// every exception too, so a unit with float arithmetic checks that once,
+// at its entry (machine.mxTrap, which Go sets on every entry), not per
+// instruction: when the guest unmasks one, the entry leaves for Go
+// (exitFloatTrap), which runs the block's first x86 instruction by the
+// interpreter's semantics and goes on at the next, translated afresh; Go
+// never resumes such a unit after a callout (LDMXCSR) that unmasked one.
+// Setting GXBIT_PERFMAP=1 writes /tmp/perf-PID.map for Linux perf.
+//
+// # Cold code
+//
+// With InterpOptions.HotAfter set (gxbit sets DefaultHotAfter), a block
+// is compiled only after the interpreter has run it that many times: the
+// engine runs cold code on its interpreter, which stops before a hot
+// block (gvinst.StopHot), and compiles that block from the interpreter's
+// VBlock, so it is lifted once. Start-up code that runs a few times is
+// only interpreted: it is not encoded, placed or linked, each of which
+// costs two mprotect calls (tier.go).
 //
 // Loads and stores probe the Memory's software TLB inline (gvinst.SoftTLBs):
 // the entry of the first byte's page is compared with the tag of the last

@@ -36,6 +36,7 @@ type unit struct {
 	incoming   []link // linked jumps into this unit
 	bp         bool
 	dead       bool
+	floatGuard bool // its entry leaves for Go while the guest unmasks an SSE exception
 }
 
 // link is successor k of unit from, jumping straight to another unit.
@@ -58,8 +59,12 @@ type Engine struct {
 	pages  map[uint64][]*unit
 	stats  gvinst.EngineStats
 	freed  bool
+	// callouts counts the callouts of each kind of instruction.
+	callouts map[calloutKey]uint64
 	// nextSite is the first page cache entry no unit uses yet.
 	nextSite int
+	// perf, when PerfMapEnv is set, names each unit's code for Linux perf.
+	perf *perfMap
 }
 
 var _ gvinst.Engine = (*Engine)(nil)
@@ -87,8 +92,18 @@ func New(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (*E
 		byAddr: make(map[uint64]*unit),
 		pages:  make(map[uint64][]*unit),
 	}
+	if e.perf, err = perfMapFromEnv(); err != nil {
+		arena.free()
+		return nil, err
+	}
 	gvinst.ChainCodeWrite(mem, e.Invalidate)
-	e.interp = gvinst.NewInterpreter(mem, t, gvinst.InterpOptions{Probe: opts.Probe})
+	if err := e.placeRoutines(); err != nil {
+		arena.free()
+		return nil, err
+	}
+	// The interpreter runs the callouts and, when opts.HotAfter is set,
+	// the cold code (tier.go).
+	e.interp = gvinst.NewInterpreter(mem, t, opts)
 	e.m.rtlb, e.m.wtlb = mem.SoftTLBs()
 	e.m.clearIJC()
 	return e, nil
@@ -98,17 +113,29 @@ func New(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (*E
 func (e *Engine) Close() error {
 	e.dropAll()
 	e.freed = true
-	return e.arena.free()
+	err := e.arena.free()
+	if e.perf != nil {
+		if perr := e.perf.close(); err == nil {
+			err = perr
+		}
+		e.perf = nil
+	}
+	return err
 }
 
 // Stats returns the engine's counters.
-func (e *Engine) Stats() gvinst.EngineStats { return e.stats }
+func (e *Engine) Stats() gvinst.EngineStats {
+	s := e.stats
+	s.CalloutsByOp = e.calloutsByOp()
+	return s
+}
 
 // Invalidate drops every unit that overlaps [addr, addr+size).
 func (e *Engine) Invalidate(addr, size uint64) {
 	if size == 0 {
 		return
 	}
+	e.interp.Invalidate(addr, size)
 	end := addr + size
 	if end < addr {
 		end = ^uint64(0)
@@ -176,17 +203,11 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 		return u, nil
 	}
 	start := time.Now()
-	vb, err := e.tr.Translate(pc)
+	vb, fromInterp, err := e.translate(pc)
 	if err != nil {
-		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
+		return nil, err
 	}
-	if vb == nil || vb.Addr != pc {
-		return nil, &gvinst.TranslateError{Addr: pc, Err: errors.New("the translator returned no block for this address")}
-	}
-	if err := gvinst.Verify(vb); err != nil {
-		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
-	}
-	if e.opts.Optimize {
+	if e.opts.Optimize && !fromInterp {
 		c := *vb
 		c.Insts = append([]gvinst.Inst(nil), vb.Insts...)
 		c.Guest = append([]gvinst.GuestInst(nil), vb.Guest...)
@@ -220,10 +241,16 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 	if err != nil {
 		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
 	}
+	if e.perf != nil {
+		if err := e.perf.add(e.arena.addr(at), len(cu.code), vb.Addr, cu.loop); err != nil {
+			return nil, &gvinst.TranslateError{Addr: pc, Err: err}
+		}
+	}
 	u := &unit{
 		id: id, addr: vb.Addr, end: vb.End, vb: vb, nguest: guestCount(vb), at: at,
 		entryChain: e.arena.addr(at), entryGo: e.arena.addr(at + cu.entryGo),
 		resume: make([]uintptr, len(cu.resume)), chainStub: [2]int{-1, -1}, bp: bp,
+		floatGuard: cu.floatGuard,
 	}
 	for i, r := range cu.resume {
 		if r >= 0 {
@@ -246,7 +273,6 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 		e.pages[pn] = append(e.pages[pn], u)
 		e.mem.MarkCode(pn * gvinst.PageSize)
 	}
-	e.stats.BlocksTranslated++
 	e.stats.UnitsCompiled++
 	e.stats.CodeBytes += uint64(len(cu.code))
 	e.stats.CompileTime += time.Since(start)
@@ -309,6 +335,17 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 		if budget != 0 && executed >= budget {
 			return gvinst.Stop{Kind: gvinst.StopBudget, PC: pc}
 		}
+		if e.cold(pc) {
+			if e.opts.Breakpoints[pc] && !first {
+				return gvinst.Stop{Kind: gvinst.StopBreakpoint, PC: pc}
+			}
+			st, n := e.runCold(pc, budget, executed)
+			executed += n
+			pc = st.PC
+			if st.Kind != gvinst.StopHot {
+				return st
+			}
+		}
 		u, err := e.lookup(pc)
 		if err != nil {
 			return e.translateStop(pc, err)
@@ -327,7 +364,7 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 			m.mxIn = uint32(m.frame[gvinst.MXCSR])&0xffff | mxMasks
 			m.tlbGen = e.mem.TLBGeneration() + 1
 			m.mxTrap = 0
-			if uint32(m.frame[gvinst.MXCSR])&mxMasks != mxMasks {
+			if sseUnmasked(m.frame[gvinst.MXCSR]) {
 				m.mxTrap = 1
 			}
 			w := enter(code, uintptr(unsafe.Pointer(m)))
@@ -337,6 +374,9 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 			switch kind {
 			case exitChain:
 				pc = cur.targets[arg]
+				if e.cold(pc) {
+					break
+				}
 				next, err := e.lookup(pc)
 				if err != nil {
 					return e.translateStop(pc, err)
@@ -350,6 +390,9 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 				continue
 			case exitIndirect:
 				pc = m.nextPC
+				if e.cold(pc) {
+					break
+				}
 				next, err := e.lookup(pc)
 				if err != nil {
 					return e.translateStop(pc, err)
@@ -371,18 +414,24 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 				}
 				code = cur.entryGo
 				continue
-			case exitCallout:
-				e.stats.Callouts++
+			case exitCallout, exitFloatTrap:
+				// A float trap exit runs the unit's first instruction
+				// here, as a callout that must not resume.
 				in := &cur.vb.Insts[arg]
+				e.countCallout(in)
 				if st := e.interp.Exec(m.frame[:], in); st != nil {
 					pc = in.X86
 					executed -= cur.nguest - guestBefore(cur.vb, in.X86)
 					return e.trapStop(cur, st)
 				}
-				if cur.dead {
+				if cur.dead || kind == exitFloatTrap || cur.floatGuard && sseUnmasked(m.frame[gvinst.MXCSR]) {
 					// The instruction wrote to the code of its own block
-					// (self-modifying code): finish the x86 instruction
-					// and go on at the next one, translated afresh.
+					// (self-modifying code), or the guest unmasks an SSE
+					// exception, which the unit's inline float code
+					// would not raise: finish the x86 instruction and go
+					// on at the next one, translated afresh (a unit with
+					// float arithmetic then comes back here at once, and
+					// runs one x86 instruction at a time in Go).
 					next, ended, syscall, st := e.interp.FinishInsn(m.frame[:], cur.vb.Insts, arg, cur.end)
 					if st != nil {
 						executed -= cur.nguest - guestBefore(cur.vb, st.PC)
@@ -408,6 +457,10 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 		}
 	}
 }
+
+// sseUnmasked reports whether the guest MXCSR value mxcsr unmasks an SSE
+// exception.
+func sseUnmasked(mxcsr uint64) bool { return uint32(mxcsr)&mxMasks != mxMasks }
 
 // guestBefore is the number of vb's x86 instructions before the one at
 // addr.

@@ -35,6 +35,28 @@ func (tr *textTranslator) Translate(addr uint64) (*gvinst.VBlock, error) {
 		c.Insts = append([]gvinst.Inst(nil), b.Insts...)
 		return &c, nil
 	}
+	// An x86 instruction inside a block starts that block's tail, as the
+	// lifter translates a jump into the middle of a block (the engines go
+	// on there after finishing an instruction in Go).
+	for _, b := range tr.blocks {
+		if addr <= b.Addr || addr >= b.End {
+			continue
+		}
+		for i := range b.Insts {
+			if b.Insts[i].X86 == addr {
+				c := *b
+				c.Addr = addr
+				c.Insts = append([]gvinst.Inst(nil), b.Insts[i:]...)
+				c.Guest = nil
+				for _, g := range b.Guest {
+					if g.Addr >= addr {
+						c.Guest = append(c.Guest, g)
+					}
+				}
+				return &c, nil
+			}
+		}
+	}
 	var buf [1]byte
 	if _, err := tr.mem.Fetch(addr, buf[:]); err != nil {
 		return nil, fmt.Errorf("fetching code: %w", err)
@@ -80,6 +102,9 @@ vblock 0x101d..0x101f:
 `
 
 const dataBase = 0x100000
+
+// mxDE is MXCSR's denormal-operand flag.
+const mxDE = 1 << 1
 
 func TestSumLoop(t *testing.T) {
 	for _, opt := range []bool{false, true} {

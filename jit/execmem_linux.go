@@ -15,6 +15,7 @@ import (
 type codeArena struct {
 	mem  []byte
 	used int
+	kept int // the start that reset keeps: the shared routines
 }
 
 // newCodeArena maps size bytes (a multiple of the page size) of memory,
@@ -40,8 +41,12 @@ func (c *codeArena) free() error {
 // room reports whether n more bytes fit.
 func (c *codeArena) room(n int) bool { return c.used+n <= len(c.mem) }
 
-// reset forgets all code (the caller has dropped every unit).
-func (c *codeArena) reset() { c.used = 0 }
+// reset forgets all code but the kept start (the caller has dropped every
+// unit).
+func (c *codeArena) reset() { c.used = c.kept }
+
+// keep makes reset keep the code placed so far.
+func (c *codeArena) keep() { c.kept = c.used }
 
 // add copies code into the arena, 16-byte aligned, and returns its offset.
 func (c *codeArena) add(code []byte) (int, error) {

@@ -18,6 +18,10 @@ type machine struct {
 	mxIn   uint32                    // the MXCSR compiled code runs under: the guest's, every exception masked
 	mxOut  uint32                    // the MXCSR it left, whose exception flags go back to the guest's
 	mxTrap uint32                    // non-zero when the guest unmasks an SSE exception: float ops take their callouts
+	// flagsFn is the address of the statusFlags routine (compile_flags.go).
+	flagsFn uintptr
+	// subCondsFn is the address of the subConds routine.
+	subCondsFn uintptr
 	// ijc caches the targets of computed jumps (returns, above all): the
 	// entry at ijcSlot(pc) holds pc and the code address of its unit, so
 	// compiled code jumps there without returning to Go.
@@ -68,14 +72,16 @@ func (m *machine) clearIJC() {
 func ijcSlot(pc uint64) uint64 { return (pc ^ pc>>12) % ijcSize }
 
 const (
-	offFuel   = unsafe.Offsetof(machine{}.fuel)
-	offNextPC = unsafe.Offsetof(machine{}.nextPC)
-	offRTLB   = unsafe.Offsetof(machine{}.rtlb)
-	offWTLB   = unsafe.Offsetof(machine{}.wtlb)
-	offMXIn   = unsafe.Offsetof(machine{}.mxIn)
-	offMXOut  = unsafe.Offsetof(machine{}.mxOut)
-	offMXTrap = unsafe.Offsetof(machine{}.mxTrap)
-	offIJC    = unsafe.Offsetof(machine{}.ijc)
-	offTLBGen = unsafe.Offsetof(machine{}.tlbGen)
-	offSites  = unsafe.Offsetof(machine{}.sites)
+	offFuel       = unsafe.Offsetof(machine{}.fuel)
+	offNextPC     = unsafe.Offsetof(machine{}.nextPC)
+	offRTLB       = unsafe.Offsetof(machine{}.rtlb)
+	offWTLB       = unsafe.Offsetof(machine{}.wtlb)
+	offMXIn       = unsafe.Offsetof(machine{}.mxIn)
+	offMXOut      = unsafe.Offsetof(machine{}.mxOut)
+	offMXTrap     = unsafe.Offsetof(machine{}.mxTrap)
+	offIJC        = unsafe.Offsetof(machine{}.ijc)
+	offTLBGen     = unsafe.Offsetof(machine{}.tlbGen)
+	offSites      = unsafe.Offsetof(machine{}.sites)
+	offFlagsFn    = unsafe.Offsetof(machine{}.flagsFn)
+	offSubCondsFn = unsafe.Offsetof(machine{}.subCondsFn)
 )

@@ -72,7 +72,7 @@ func engineFunc(name string) (gvinst.NewEngineFunc, error) {
 			return engineFunc(EngineInterp)
 		}
 		return func(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (gvinst.Engine, error) {
-			if e, err := jit.New(mem, t, opts); err == nil {
+			if e, err := jit.New(mem, t, jitOptions(opts)); err == nil {
 				return e, nil
 			}
 			return gvinst.NewInterpreter(mem, t, opts), nil
@@ -85,7 +85,7 @@ func engineFunc(name string) (gvinst.NewEngineFunc, error) {
 		}, nil
 	case EngineJIT:
 		return func(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (gvinst.Engine, error) {
-			e, err := jit.New(mem, t, opts)
+			e, err := jit.New(mem, t, jitOptions(opts))
 			if err != nil {
 				return nil, fmt.Errorf("engine %s: %w", EngineJIT, err)
 			}
@@ -93,6 +93,16 @@ func engineFunc(name string) (gvinst.NewEngineFunc, error) {
 		}, nil
 	}
 	return nil, fmt.Errorf("unknown engine %q (want %s or %s)", name, EngineJIT, EngineInterp)
+}
+
+// jitOptions are the compiling engine's options: unless opts says
+// otherwise, cold code runs on its interpreter until a block has run
+// jit.DefaultHotAfter times.
+func jitOptions(opts gvinst.InterpOptions) gvinst.InterpOptions {
+	if opts.HotAfter == 0 {
+		opts.HotAfter = jit.DefaultHotAfter
+	}
+	return opts
 }
 
 // NewEngine returns the CPU engine cfg.Engine names over the guest's memory
@@ -199,13 +209,15 @@ type Result struct {
 
 // Stats counts the work of a run.
 type Stats struct {
-	GuestInstructions uint64
-	BlocksTranslated  uint64
-	UnitsCompiled     uint64        // blocks compiled to host code (the jit engine)
-	CompileTime       time.Duration // spent translating and compiling them
-	Callouts          uint64        // GVInst instructions compiled code handed to the interpreter's semantics
-	Wall              time.Duration
-	Syscalls          []linux.SyscallCount
+	GuestInstructions  uint64
+	BlocksTranslated   uint64
+	UnitsCompiled      uint64            // blocks compiled to host code (the jit engine)
+	CompileTime        time.Duration     // spent translating and compiling them
+	Callouts           uint64            // GVInst instructions compiled code handed to the interpreter's semantics
+	CalloutsByOp       map[string]uint64 // Callouts by op, as gvinst.EngineStats has them
+	InterpInstructions uint64            // guest instructions the jit ran on its interpreter (cold code)
+	Wall               time.Duration
+	Syscalls           []linux.SyscallCount
 }
 
 // Diagnosis is the line gxbit prints on stderr when the guest did not end
@@ -401,6 +413,8 @@ func (g *Guest) RunEngine(ctx context.Context, e gvinst.Engine, onBreak func(*gv
 		res.Stats.UnitsCompiled = st.UnitsCompiled
 		res.Stats.CompileTime = st.CompileTime
 		res.Stats.Callouts = st.Callouts
+		res.Stats.CalloutsByOp = st.CalloutsByOp
+		res.Stats.InterpInstructions = st.InterpInsns
 		res.Stats.Wall = time.Since(start)
 		res.Stats.Syscalls = g.Proc.Counts()
 		return res, nil

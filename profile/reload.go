@@ -12,8 +12,9 @@ import (
 // in a register for the next iteration's A[i] (and copies it on for the
 // one after, A[i-1]). Such a register does not make the iterations
 // dependent: each one could load the value again. reloadOf proves it for
-// one register of a one-block loop by evaluating the block symbolically
-// from the header's values, and phase 2 makes every GPU thread load it
+// one register of a loop whose blocks run in one chain (one block, or
+// gcc's body block and the block of copies its back edge goes through)
+// by evaluating them symbolically from the header's values, and phase 2 makes every GPU thread load it
 // again (checking while probing that the register holds that load).
 
 // symVal is a symbolic value in terms of the header's register values:
@@ -87,8 +88,8 @@ func (v symVal) headerSlot() (gvinst.Reg, bool) {
 	return 0, false
 }
 
-// blockEffect evaluates the instructions of a one-block loop from its
-// header and returns what each guest slot it writes holds at the back
+// blockEffect evaluates the instructions of one iteration of a loop (its
+// blocks in the order they run, see bodyChain) from its header and returns what each guest slot it writes holds at the back
 // edge, keyed by the slot written (the first slot of an SSE register for
 // a whole .b128 write; a partial write leaves the slot unknown).
 func blockEffect(insns []*Insn) map[gvinst.Reg]symVal {
@@ -195,9 +196,46 @@ func blockEffect(insns []*Insn) map[gvinst.Reg]symVal {
 	return state
 }
 
+// bodyChain returns the blocks of loop lp in the order an iteration that
+// goes on runs them, when they form one chain from the header: each block
+// has one successor in the loop, the next of the chain, the last one the
+// header, and none ends in a call or a system call. Every block then
+// dominates the latch, and evaluating them in that order gives the values
+// at the back edge of every iteration that does not leave the loop.
+func bodyChain(lp *Loop) ([]*Block, bool) {
+	chain := []*Block{lp.Header}
+	seen := map[*Block]bool{lp.Header: true}
+	for b := lp.Header; ; {
+		switch b.Last().Term {
+		case TermCall, TermCallR, TermSyscall:
+			return nil, false
+		}
+		var next *Block
+		for _, s := range b.Succs {
+			if !lp.Contains(s) {
+				continue
+			}
+			if next != nil && s != next {
+				return nil, false
+			}
+			next = s
+		}
+		if next == nil || seen[next] && next != lp.Header {
+			return nil, false
+		}
+		if next == lp.Header {
+			break
+		}
+		seen[next] = true
+		chain = append(chain, next)
+		b = next
+	}
+	return chain, len(chain) == len(lp.Blocks)
+}
+
 // reloadOf reports whether register b (a profile slot bit), which level l
-// carries from one iteration to the next, is a reload: the loop is one
-// block, and at its back edge b holds the value of a load from memory (or
+// carries from one iteration to the next, is a reload: the loop's blocks
+// run in one chain (bodyChain), and at its back edge b holds the value of a load from memory (or
 // a whole copy of a register that the header held such a value in) whose
 // address is affine in the header's registers, from bytes no access of the
 // hot spot writes. It returns the reload, or why b is not one.
@@ -205,10 +243,15 @@ func (ch *chain) reloadOf(l int, lp *Loop, b int, fits []*siteFit) (Reload, stri
 	if b < 0 || b >= 32 {
 		return Reload{}, "not a general or SSE register"
 	}
-	if len(lp.Blocks) != 1 {
-		return Reload{}, "the loop has more than one block"
+	chain, ok := bodyChain(lp)
+	if !ok {
+		return Reload{}, "the loop's blocks do not run in one chain from the header"
 	}
-	state := blockEffect(lp.Header.Insns)
+	var insns []*Insn
+	for _, blk := range chain {
+		insns = append(insns, blk.Insns...)
+	}
+	state := blockEffect(insns)
 	slot := bitSlot(b)
 	v, ok := state[slot]
 	if !ok || v.kind == symUnknown {

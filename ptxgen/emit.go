@@ -21,7 +21,8 @@ type emitter struct {
 	nt, nw, nh, nf, nd, np             int
 	maxT, maxW, maxH, maxF, maxD, maxP int
 	cur                                uint64                    // x86 address of the instruction being lowered
-	fuse, fused                        bool                      // this CMP feeds the next BRANCH; this BRANCH reads %pbr
+	fuse, fused                        bool                      // this CMP feeds the next BRANCH; this BRANCH reads fusePred
+	fusePred                           string                    // the predicate a fused CMP sets: %pbr, or %ptrip (see inst)
 	stubs                              map[string][2]uint64      // error stub label: error code, x86 address
 	alias                              map[gvinst.Reg]gvinst.Reg // copies in the block being lowered
 	block                              uint64                    // the block being lowered
@@ -158,6 +159,11 @@ func emit(a *analysis, k *Kernel) (string, error) {
 	// interchanged inner loop (each thread runs its own inner iteration of
 	// every row of the thread loop).
 	threadLoop := a.n.ThreadLoop != 0
+	// even: the interchanged kernel of even rows (Nest.Even). It and the
+	// thread loop kernel (fast) enter the inner loop at its header, with
+	// each thread's offsets computed once.
+	even := interchanged && a.n.Even
+	fast := threadLoop || even
 	if interchanged {
 		// Interchanged: idx above is the inner iteration (x); the thread
 		// runs the rows from the first, and idx counts them.
@@ -214,15 +220,45 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		e.i("ld.param.u64", fmt.Sprintf("%%sl%d", i), ptx.Addr(fmt.Sprintf("site%d_lo", i), 0))
 		e.i("ld.param.u64", fmt.Sprintf("%%sh%d", i), ptx.Addr(fmt.Sprintf("site%d_span", i), 0))
 	}
+	if even {
+		// Even rows, or the kernel does not apply.
+		e.i("ld.param.u64", "%t0", ptx.Addr("itripstep", 0))
+		e.i("setp.ne.u64", "%p0", "%t0", 0)
+		for _, l := range a.innerLive {
+			if l.Written {
+				e.i("ld.param.u64", "%t0", ptx.Addr(fmt.Sprintf("istepd_%s", paramName(l)), 0))
+				e.i("setp.ne.or.u64", "%p0", "%t0", 0, "%p0")
+			}
+		}
+		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
+		e.i("ld.param.u64", "%cnt", ptx.Addr("count", 0))
+	}
+	if fast {
+		// Once per thread: how far its inner iteration lies from the
+		// first (for each value the inner loop steps), and whether it is
+		// the row's last; every entry of the inner loop then costs one add
+		// per stepped value and its leaving one predicate test.
+		for i, l := range a.innerLive {
+			if !l.Written {
+				continue // the inner loop does not change it: step 0
+			}
+			e.i("ld.param.u64", "%t1", ptx.Addr(fmt.Sprintf("istep_%s", paramName(l)), 0))
+			e.i("ld.param.u64", "%t0", ptx.Addr(fmt.Sprintf("istepd_%s", paramName(l)), 0))
+			e.i("mad.lo.u64", "%t1", "%t0", "%idx", "%t1")
+			e.i("mul.lo.u64", fmt.Sprintf("%%io%d", i), "%t1", "%xi")
+		}
+		e.i("sub.u64", "%t0", "%ib", 1)
+		e.i("setp.eq.u64", "%plast", "%xi", "%t0")
+	}
 	e.reloads(false)
 	e.i("bra", label(a.n.start()))
-	if interchanged || threadLoop {
+	if interchanged && !even {
 		// Entering the inner loop: this row's trip count; a thread past
 		// it skips the row's inner loop, else moves to its iteration.
 		// (With a thread loop, the level's row is the thread's: its trip
 		// count, computed in the prologue, holds for every entry.)
 		e.label("$Linner_entry")
-		if !threadLoop {
+		{
 			e.i("ld.param.u64", "%ib", ptx.Addr("itrip0", 0))
 			e.i("ld.param.u64", "%t1", ptx.Addr("itripstep", 0))
 			e.i("mad.lo.u64", "%ib", "%t1", "%idx", "%ib")
@@ -256,16 +292,15 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		e.i("setp.ne.u64", "%p0", "%xi", "%t0")
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
 		e.i("bra", label(a.innerExit))
-		if interchanged {
-			// The level's back edge: the next row, until count rows ran.
-			e.label("$Linner_row")
-			e.i("add.u64", "%idx", "%idx", 1)
-			e.i("ld.param.u64", "%t0", ptx.Addr("count", 0))
-			e.i("setp.lt.u64", "%p0", "%idx", "%t0")
-			e.i("bra", label(a.n.start())).when("%p0")
-			e.i("bra", "$Ldone")
-		}
+		// The level's back edge: the next row, until count rows ran.
+		e.label("$Linner_row")
+		e.i("add.u64", "%idx", "%idx", 1)
+		e.i("ld.param.u64", "%t0", ptx.Addr("count", 0))
+		e.i("setp.lt.u64", "%p0", "%idx", "%t0")
+		e.i("bra", label(a.n.start())).when("%p0")
+		e.i("bra", "$Ldone")
 	}
+
 	if a.inner != nil && !interchanged && !threadLoop {
 		// Entering the inner loop from the outer body: move this thread to
 		// its inner iteration.
@@ -300,6 +335,20 @@ func emit(a *analysis, k *Kernel) (string, error) {
 	for _, addr := range a.order {
 		b := a.n.Blocks[addr]
 		e.label(label(addr))
+		if fast && addr == a.n.Inner {
+			// Only the thread loop enters the inner header (its back
+			// edge leaves): move to this thread's inner iteration.
+			for i, l := range a.innerLive {
+				if l.Written {
+					dst := e.reg(l.Slot)
+					if l.Stack {
+						dst = fmt.Sprintf("%%k%d", a.privIdx[privKeyOf(l.Base, l.Disp)])
+					}
+					e.i("add.u64", dst, dst, fmt.Sprintf("%%io%d", i))
+				}
+			}
+			e.reloads(true)
+		}
 		var lastX86 uint64 = ^uint64(0)
 		e.alias = copies(b)
 		for i := range b.Insts {
@@ -318,7 +367,38 @@ func emit(a *analysis, k *Kernel) (string, error) {
 			e.fused = e.fuse
 			e.fuse = in.Op == gvinst.OpCmp && i == len(b.Insts)-2 && b.Insts[i+1].Op == gvinst.OpBranch &&
 				b.Insts[i+1].Src[0] == in.Dst && in.Dst.IsVirtual()
+			if e.fuse {
+				e.fusePred = "%pbr"
+				if fast && e.innerLeaves(b.Insts[i+1].Target) {
+					// Its own predicate, set once per inner iteration:
+					// where it does not change in the thread loop,
+					// hoist.go moves it out.
+					e.fusePred = "%ptrip"
+				}
+			}
 			e.inst(addr, i, in)
+		}
+	}
+	if even && e.branchesTo("$Linner_row") {
+		// The level's back edge where a jump takes it.
+		e.label("$Linner_row")
+		e.i("add.u64", "%idx", "%idx", 1)
+		e.i("setp.lt.u64", "%p0", "%idx", "%cnt")
+		e.i("bra", label(a.n.start())).when("%p0")
+		e.i("bra", "$Ldone")
+	}
+	if fast {
+		// The inner loop's back edge and exit where a jump takes them (a
+		// branch between the two tests %plast itself, see inst).
+		if e.branchesTo("$Linner_back") {
+			e.label("$Linner_back")
+			e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%plast")
+			e.i("bra", label(a.innerExit))
+		}
+		if e.branchesTo("$Linner_exit") {
+			e.label("$Linner_exit")
+			e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("!%plast")
+			e.i("bra", label(a.innerExit))
 		}
 	}
 	// Error exits: per x86 instruction stubs, then one per code.
@@ -382,6 +462,15 @@ func emit(a *analysis, k *Kernel) (string, error) {
 	if a.inner != nil {
 		decl(ptx.B64, "%xi", 0)
 		decl(ptx.B64, "%ib", 0)
+	}
+	if even {
+		decl(ptx.B64, "%cnt", 0)
+	}
+	if fast {
+		decls(ptx.B64, "%io", len(a.innerLive))
+		decl(ptx.Pred, "%plast", 0)
+		decl(ptx.Pred, "%ptrip", 0)
+		decl(ptx.Pred, "%ptripx", 0)
 	}
 	ls := optimize(e.body)
 	f.Body.Stmts = append(f.Body.Stmts, hoistDecls(ls)...)
@@ -521,6 +610,24 @@ func shapeOf(n *Nest) string {
 	return s
 }
 
+// branchesTo reports whether a branch of the body so far names label
+// name.
+func (e *emitter) branchesTo(name string) bool {
+	for _, l := range e.body {
+		if l.isBranch() && l.arg(0) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// innerLeaves reports whether a branch of the block being lowered goes
+// to the inner loop's back edge one way and leaves it the other.
+func (e *emitter) innerLeaves(to [2]uint64) bool {
+	t0, t1 := e.target(to[0]), e.target(to[1])
+	return t0 == "$Linner_back" && t1 == "$Linner_exit" || t0 == "$Linner_exit" && t1 == "$Linner_back"
+}
+
 // target returns the label control goes to for a successor address.
 func (e *emitter) target(to uint64) string {
 	if in := e.a.inner; in != nil {
@@ -530,6 +637,8 @@ func (e *emitter) target(to uint64) string {
 			return "$Linner_back"
 		case in[e.block] && !in[to] && ok:
 			return "$Linner_exit"
+		case !in[e.block] && to == e.a.n.Inner && (e.a.n.ThreadLoop != 0 || e.a.n.Even):
+			return label(to) // the header block moves the thread to its iteration
 		case !in[e.block] && to == e.a.n.Inner:
 			return "$Linner_entry"
 		}
@@ -832,7 +941,7 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		a, b := e.src(in, 0), e.src(in, 1)
 		p := e.pred()
 		if e.fuse {
-			p = "%pbr"
+			p = e.fusePred
 		}
 		c := gvinst.Cmp(in.Mod)
 		if t.IsFloat() {
@@ -863,12 +972,47 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		e.i("mov.b64", "%xa", lit(in.X86))
 		e.i("bra", e.target(in.Target[0]))
 	case gvinst.OpBranch:
-		p := "%pbr"
+		p := e.fusePred
 		if !e.fused {
 			p = e.pred()
 			e.i("setp.ne.u64", p, e.reg(in.Src[0]), 0)
 		}
 		t0, t1 := e.target(in.Target[0]), e.target(in.Target[1])
+		if (e.a.n.ThreadLoop != 0 || e.a.n.Even) && e.innerLeaves(in.Target) {
+			// The thread's one inner iteration ends: it must take the
+			// back edge unless it is the row's last, the exit if it is.
+			// With q = the branch's predicate xor %plast, that is q when
+			// the back edge is the branch's target, else not q.
+			q := "%ptripx"
+			e.i("xor.pred", q, p, "%plast")
+			stub := fmt.Sprintf("$Lcktrip%x", in.X86)
+			e.stubs[stub] = [2]uint64{ErrCodeExit, in.X86}
+			if t0 == "$Linner_back" {
+				e.i("bra", stub).when("!" + q)
+			} else {
+				e.i("bra", stub).when(q)
+			}
+			e.i("bra", label(e.a.innerExit))
+			return
+		}
+		if e.a.n.Even && (t0 == "$Linner_row") != (t1 == "$Linner_row") {
+			// The level's back edge in an even kernel: a row the GPU runs
+			// is never the level's last (the CPU runs at least the last), then
+			// the next row, as a counted loop (hoist.go).
+			stub := fmt.Sprintf("$Lckrow%x", in.X86)
+			e.stubs[stub] = [2]uint64{ErrCodeExit, in.X86}
+			if t0 == "$Linner_row" {
+				e.i("bra", stub).when("!" + p)
+			} else {
+				e.i("bra", stub).when(p)
+			}
+			e.i("add.u64", "%idx", "%idx", 1)
+			e.i("setp.ne.u64", "%pbr", "%idx", "%cnt")
+			e.i("bra", label(e.a.n.start())).when("%pbr")
+			e.label(fmt.Sprintf("$Lrows%x", in.X86))
+			e.i("bra", "$Ldone")
+			return
+		}
 		if strings.HasPrefix(t0, "$Lerr") || strings.HasPrefix(t0, "$Linner_") || strings.HasPrefix(t1, "$Lerr") || strings.HasPrefix(t1, "$Linner_") {
 			e.i("mov.b64", "%xa", lit(in.X86))
 		}

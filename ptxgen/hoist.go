@@ -327,7 +327,9 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 				continue
 			}
 			ds := l.defs()
-			if len(ds) != 1 || !isReg(l.in.Args[0]) || len(defs[ds[0]]) != 1 || strings.HasPrefix(ds[0], "%p") {
+			// Of the predicates, only the thread loop's test of its inner
+			// iteration (emit.go) moves.
+			if len(ds) != 1 || !isReg(l.in.Args[0]) || len(defs[ds[0]]) != 1 || strings.HasPrefix(ds[0], "%p") && ds[0] != "%ptrip" && ds[0] != "%ptripx" {
 				continue
 			}
 			inv := true
@@ -358,6 +360,52 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 		h := &hoistedLoop{loop: &pline{label: loop}, out: &pline{label: lab.label + "_out"}, cmp: cmp, name: lab.label,
 			keep: inst("cvt.u32.u64", ptx.Reg("%hn"), hq(0))}
 		h.keep.keep = true
+		// A load and a store of one invariant address, every other
+		// access through another site: the unrolled loop may keep the
+		// value in a register (unroll.go).
+		accSite := map[*pline]int{}
+		for i, st := range sites {
+			if st.ptr == "" {
+				continue
+			}
+			for _, k := range st.acc {
+				accSite[ls[k]] = i
+			}
+		}
+		var pl, ps []int // the candidates' sites
+		promo := &promotion{}
+		for _, k := range body {
+			l := ls[k]
+			if l.dead || l.in.Space != ptx.SpaceGlobal || l.in.Op != "ld" && l.in.Op != "st" {
+				continue
+			}
+			si, ok := accSite[l]
+			if !ok {
+				pl = nil // an access with no hoisted site: anything may alias
+				break
+			}
+			st := sites[si]
+			if !none(st.step) || st.expr == nil && !invariant(st.g) || l.guard() != "" {
+				continue
+			}
+			switch {
+			case (l.op == "ld.global.b64" || l.op == "ld.global.u64" || l.op == "ld.global.f64") && isAddrOf(l.in.Args[1], st.ptr):
+				pl = append(pl, si)
+				promo.ld = l
+			case (l.op == "st.global.b64" || l.op == "st.global.u64" || l.op == "st.global.f64") && isAddrOf(l.in.Args[0], st.ptr):
+				ps = append(ps, si)
+				promo.st = l
+			}
+		}
+		if len(pl) == 1 && len(ps) == 1 {
+			promo.ldPtr, promo.stPtr, promo.stDelta = sites[pl[0]].ptr, sites[ps[0]].ptr, "%sd"+sites[ps[0]].id
+			for i, st := range sites {
+				if i != pl[0] && i != ps[0] {
+					promo.others = append(promo.others, "%sd"+st.id)
+				}
+			}
+			h.promo = promo
+		}
 		pre = append(pre, h.keep)
 		br.in.Args[0] = ptx.Sym(loop)
 		br.touch()
@@ -379,7 +427,11 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 		// Clean up what the checks and the delta adds left (address
 		// arithmetic nobody reads, float moves), then unroll.
 		simplify(out)
-		return unroll(out, h), true
+		out = unroll(out, h)
+		if h.promo != nil {
+			simplify(out) // the moves around the kept location
+		}
+		return out, true
 	}
 	return ls, false
 }

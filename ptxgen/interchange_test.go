@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gxbit/gxbit/gvinst"
@@ -69,9 +70,19 @@ vblock 0x4100..0x4102:
 // and j on the grid on gpusim, and compares C with the CPU engine's bit
 // for bit: every element is updated in k order, as on the CPU.
 func TestKernelInterchanged(t *testing.T) {
+	for _, even := range []bool{false, true} {
+		t.Run(map[bool]string{false: "any rows", true: "even rows"}[even], func(t *testing.T) { testInterchanged(t, even) })
+	}
+}
+
+// testInterchanged is TestKernelInterchanged with the kernel for any rows
+// or for even ones (Nest.Even): that one's row loop must come out hoisted
+// and unrolled, C[j] in a register, and it must refuse rows that are not
+// even.
+func testInterchanged(t *testing.T, even bool) {
 	const n = 40
 	bs := parseBlocks(t, gemmKJ)
-	nest := &Nest{Header: 0x4000, Inner: 0x4010, Interchange: true, Blocks: map[uint64]*gvinst.VBlock{},
+	nest := &Nest{Header: 0x4000, Inner: 0x4010, Interchange: true, Even: even, Blocks: map[uint64]*gvinst.VBlock{},
 		InnerBlocks: map[uint64]bool{0x4010: true}}
 	for _, a := range []uint64{0x4000, 0x4010, 0x4030} {
 		nest.Blocks[a] = bs[a]
@@ -136,8 +147,19 @@ func TestKernelInterchanged(t *testing.T) {
 		}
 		in.InnerSteps = append(in.InnerSteps, step)
 	}
-	for range k.Sites {
-		in.Sites = append(in.Sites, Range{dataBase, dataBase + 0x30000})
+	for _, s := range k.Sites {
+		// A, B and C apart: three device buffers.
+		switch {
+		case s.Block == 0x4000:
+			in.Sites = append(in.Sites, Range{dataBase, dataBase + 8*n})
+		case s.Index == 3:
+			in.Sites = append(in.Sites, Range{dataBase + 0x10000, dataBase + 0x10000 + 8*n*n})
+		default:
+			in.Sites = append(in.Sites, Range{dataBase + 0x20000, dataBase + 0x20000 + 8*n})
+		}
+	}
+	if even && (!strings.Contains(k.PTX, "_unroll:") || !strings.Contains(k.PTX, "%hcd0")) {
+		t.Errorf("the even kernel's row loop is not unrolled with C[j] in a register:\n%s", numbered(k.PTX))
 	}
 	ctx, fn := simKernel(t, k)
 	if _, err := Launch(ctx, fn, k, mem, in, nil); err != nil {
@@ -164,6 +186,20 @@ func TestKernelInterchanged(t *testing.T) {
 	var ke *KernelError
 	if _, err := Launch(ctx, fn, k, mem2, bad, nil); !errors.As(err, &ke) || ke.Code != ErrCodeExit {
 		t.Errorf("inner trip count one short: got %v, want an exit error", err)
+	}
+	if even {
+		// Rows whose inner level is not even.
+		mem3, _ := setup()
+		bad := in
+		bad.InnerStepRows = make([]uint64, len(k.InnerLiveIns))
+		for i, l := range k.InnerLiveIns {
+			if l.Written {
+				bad.InnerStepRows[i] = 8
+			}
+		}
+		if _, err := Launch(ctx, fn, k, mem3, bad, nil); !errors.As(err, &ke) || ke.Code != ErrCodeExit {
+			t.Errorf("uneven rows: got %v, want an exit error", err)
+		}
 	}
 }
 

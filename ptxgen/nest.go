@@ -35,6 +35,13 @@ type Nest struct {
 	// the inner loop may be a value the inner loop writes (each thread
 	// skips the inner iterations that are not its own).
 	Interchange bool
+	// Even (with Interchange) asks for the interchanged kernel of rows
+	// that all run the same inner trip count with the same inner steps
+	// (the launch's InnerTripStep and InnerStepRows 0; the kernel checks
+	// that): each thread's row loop is then straight-line code, which
+	// peephole.go hoists and unrolls (atax's y[j] += A[i][j]·tmp[i] over
+	// i in the thread, y[j] in a register).
+	Even bool
 	// ThreadLoop (with Inner, without Interchange) asks for the 2D kernel
 	// with a sequential loop between the level and Inner: the header of
 	// that loop, which each thread runs in order. The level maps to y and
@@ -255,6 +262,9 @@ func analyze(n *Nest) (*analysis, error) {
 	if n.part() && (n.Blocks[n.Header] == nil || n.Stop != 0 && n.Blocks[n.Stop] == nil || n.Start == n.Header || n.Stop == n.Header) {
 		return nil, reject(n.Header, "a part of the level at %#x needs the level's blocks, its header and its Start and Stop among them, neither of them the header", n.Header)
 	}
+	if n.Even && !n.Interchange {
+		return nil, reject(n.Header, "an even kernel is an interchanged one")
+	}
 	if n.ThreadLoop != 0 && (n.Inner == 0 || n.Interchange || n.InnerBlocks[n.ThreadLoop]) {
 		return nil, reject(n.ThreadLoop, "the thread loop at %#x needs an inner level below it and no Interchange", n.ThreadLoop)
 	}
@@ -370,7 +380,29 @@ func (a *analysis) checkStart() error {
 		l.Written = false
 		live[l] = true
 	}
+	// The blocks on a path from the header to Start: reached from the
+	// header and reaching Start, neither through the header again (a
+	// path that skips Start, to the latch, writes after the part's
+	// iteration, not before it).
+	toStart := map[uint64]bool{n.Start: true}
+	for changed := true; changed; {
+		changed = false
+		for addr, b := range n.Blocks {
+			if toStart[addr] || addr == n.Header {
+				continue
+			}
+			for _, t := range b.Successors() {
+				if toStart[t] {
+					toStart[addr], changed = true, true
+					break
+				}
+			}
+		}
+	}
 	for _, addr := range n.reach(n.Header, n.Start) {
+		if addr != n.Header && !toStart[addr] {
+			continue
+		}
 		b := n.Blocks[addr]
 		off := map[gvinst.Reg]int64{}
 		for _, base := range a.bases {

@@ -205,7 +205,7 @@ func (l *pline) uses() []string {
 func regClass(r string) string {
 	n := strings.TrimRight(strings.TrimPrefix(r, "%"), "0123456789")
 	switch n {
-	case "d", "hfd":
+	case "d", "hfd", "hcd":
 		return "f64"
 	case "f":
 		return "f32"
@@ -213,7 +213,7 @@ func regClass(r string) string {
 		return "b32"
 	case "h":
 		return "b16"
-	case "p", "pbr":
+	case "p", "pbr", "plast", "ptrip", "ptripx":
 		return "pred"
 	}
 	return "b64"
@@ -274,6 +274,8 @@ func simplify(ls []*pline) {
 func optimize(ls []*pline) []*pline {
 	simplify(ls)
 	dropFallthrough(ls)
+	ls = dropUnusedLabels(ls)
+	simplify(ls) // over the blocks the labels no longer split
 	ls = hoistChecks(ls)
 	for dce(ls, liveness(ls)) {
 		// what the unrolled copies no longer read
@@ -305,6 +307,21 @@ func copyProp(ls []*pline) {
 		}
 		if !l.isInst() {
 			continue
+		}
+		if l.guard() == "" && l.op == "add.u64" && l.nargs() == 3 {
+			// Adding a register known to hold 0 is a move.
+			for k := 1; k <= 2; k++ {
+				x, y := l.in.Args[k], l.in.Args[3-k]
+				if !isReg(x) || !isReg(y) {
+					continue
+				}
+				if c, ok := constOf[x.Name]; ok && c.Kind == ptx.OpInt && c.Int == 0 && size(regClass(y.Name)) == 8 {
+					m := inst("mov.b64", l.in.Args[0], y)
+					l.in, l.op = m.in, m.op
+					l.touch()
+					break
+				}
+			}
 		}
 		move := l.isMove()
 		args := l.in.Args
@@ -662,6 +679,32 @@ func dropFallthrough(ls []*pline) {
 			break
 		}
 	}
+}
+
+// dropUnusedLabels removes the labels no branch names: control reaches
+// them only by falling through, so the blocks on either side are one
+// (the thread loop of a 2D kernel whose inner iteration runs straight
+// through becomes one block that hoist.go can take). A label after a
+// branch to a guest block stays: it ends a loop that hoist.go may take.
+func dropUnusedLabels(ls []*pline) []*pline {
+	used := map[string]bool{}
+	for _, l := range ls {
+		if l.isBranch() {
+			used[l.arg(0)] = true
+		}
+	}
+	out := ls[:0]
+	var prev *pline // the last instruction kept
+	for _, l := range ls {
+		if l.label != "" && !used[l.label] && !(prev != nil && prev.isBranch() && strings.HasPrefix(prev.arg(0), "$Lx")) {
+			continue
+		}
+		if l.isInst() {
+			prev = l
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // foldDisplacements rewrites "add T, X, imm; add T, T, R; ld/st [T]" as

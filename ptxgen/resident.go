@@ -396,6 +396,41 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 // device so far, and the time it took.
 func (res *Resident) BroughtBack() (uint64, time.Duration) { return res.broughtIn, res.broughtT }
 
+// ToCopy returns how many bytes of r a launch would copy to the device:
+// the bytes no filled resident buffer holds, and, of those one holds, the
+// pages the guest may have written since (all of them when the guest
+// memory does not report writes). Phase 2's cost model prices a launch's
+// copies by it, so a time step over arrays already on the device is not
+// charged for copying them again.
+func (res *Resident) ToCopy(r Range) uint64 {
+	if r.Hi <= r.Lo {
+		return 0
+	}
+	n := r.Hi - r.Lo
+	if res == nil {
+		return n
+	}
+	for _, b := range res.bufs {
+		lo, hi := max(r.Lo, b.r.Lo), min(r.Hi, b.r.Hi)
+		if !b.filled || lo >= hi {
+			continue
+		}
+		held := hi - lo
+		if b.watched {
+			for pn := lo / gvinst.PageSize; pn <= (hi-1)/gvinst.PageSize; pn++ {
+				if i, ok := b.page(pn); ok && b.dirty[i] && !b.stale[i] {
+					plo, phi := max(lo, pn*gvinst.PageSize), min(hi, (pn+1)*gvinst.PageSize)
+					held -= phi - plo
+				}
+			}
+		} else {
+			held = 0
+		}
+		n -= held
+	}
+	return n
+}
+
 // containing returns the resident buffer that holds all of r, or nil.
 func (res *Resident) containing(r Range) *resBuf {
 	if res == nil {

@@ -166,6 +166,18 @@ func TestResidentLazy(t *testing.T) {
 			xf.Hi = xr.Lo + 8*100 // threads past x[99] fail
 		}
 		in := saxpyInput(k, cpu, n, xf, yr)
+		// The cost model's view of the copies: everything before the
+		// first launch, then only the pages the guest wrote since (y's
+		// last page; x[7]'s page in round 2).
+		predicted := res.ToCopy(xr) + res.ToCopy(yr)
+		switch {
+		case round == 0 && predicted != 2*8*n:
+			t.Errorf("round 0: ToCopy predicts %d bytes, want both arrays (%d)", predicted, 2*8*n)
+		case round == 1 && (predicted == 0 || predicted > gvinst.PageSize):
+			t.Errorf("round 1: ToCopy predicts %d bytes, want y's last page at most", predicted)
+		case round == 2 && (predicted == 0 || predicted > 2*gvinst.PageSize):
+			t.Errorf("round 2: ToCopy predicts %d bytes, want two pages at most", predicted)
+		}
 		st, err := Launch(ctx, fn, k, mem, in, &res)
 		if round == 3 {
 			var ke *KernelError

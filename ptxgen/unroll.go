@@ -72,6 +72,25 @@ type hoistedLoop struct {
 	keep      *pline // "cvt.u32.u64 %hn, %hq0": T-1 at the entry
 	cmp       *pline // the exit test
 	name      string // the label's stem, $Lx<addr>
+	promo     *promotion
+}
+
+// promotion is a load and a store of one 8-byte location that stays put
+// in a hoisted loop (gemm's C[i][j] in the k loop of a thread): the
+// unrolled copies keep it in %hcd0 (.f64: the values are bit copies), loaded before them and stored after
+// (see unroll). The copies may do so when, at the loop's entry, the two
+// device pointers are equal and every other site of the loop has a
+// delta other than the store's: a site of another group has a device
+// buffer of its own (a group's sites share one delta), and each of the
+// loop's accesses was proven inside its site's footprint, so no other
+// access touches the location. A side exit of the copies is an error
+// exit, where device memory no longer matters (the launch fails and the
+// guest keeps its memory).
+type promotion struct {
+	ld, st       *pline   // the load and the store
+	ldPtr, stPtr string   // their device pointers (loop-invariant)
+	stDelta      string   // the store's site delta, %sd<N>
+	others       []string // the other sites' deltas
 }
 
 // deltaAdd finds the device address of a checked access: the line after
@@ -433,7 +452,7 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 		*to = append(*to, l)
 		return l
 	}
-	hn, hp, hw0 := ptx.Reg("%hn"), ptx.Reg("%hp"), ptx.Reg("%hw0")
+	hn, hp, hw0, hcd0 := ptx.Reg("%hn"), ptx.Reg("%hp"), ptx.Reg("%hw0"), ptx.Reg("%hcd0")
 	hq0, hq1, hq2 := ptx.Reg("%hq0"), ptx.Reg("%hq1"), ptx.Reg("%hq2")
 	// U = T/unrollBy (T-1 <= 2^31 in %hq0, so T fits 32 bits); none:
 	// the loop.
@@ -449,6 +468,28 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 			add(&pre, "cvt.u32.u64", ptx.Reg(st.wide), st.step)
 			add(&pre, "cvt.s64.s32", hw0, ptx.Reg(st.wide))
 			add(&pre, "setp.ne.u64", hp, hw0, st.step)
+			add(&pre, "bra", ptx.Sym(h.loop.label)).when("%hp")
+		}
+	}
+	// The location kept in a register: when the entry test fails, the
+	// loop runs as it was.
+	promo := h.promo
+	if promo != nil {
+		found := 0
+		for _, k := range core {
+			if ls[k] == promo.ld || ls[k] == promo.st {
+				found++
+			}
+		}
+		if found != 2 || promo.ld.dead || promo.st.dead {
+			promo = nil
+		}
+	}
+	if promo != nil {
+		add(&pre, "setp.ne.u64", hp, ptx.Reg(promo.ldPtr), ptx.Reg(promo.stPtr))
+		add(&pre, "bra", ptx.Sym(h.loop.label)).when("%hp")
+		for _, d := range promo.others {
+			add(&pre, "setp.eq.u64", hp, ptx.Reg(d), ptx.Reg(promo.stDelta))
 			add(&pre, "bra", ptx.Sym(h.loop.label)).when("%hp")
 		}
 	}
@@ -484,12 +525,23 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 			add(&pre, "add.u64", ptx.Reg(r), ptx.Reg(r), hq2)
 		}
 	}
+	if promo != nil {
+		add(&pre, "ld.global.b64", hcd0, ptx.Addr(promo.stPtr, 0))
+	}
 	main = append(main, unrolled)
 	for j := int64(0); j < unrollBy; j++ {
 		main = append(main, &pline{comment: fmt.Sprintf(" x86 0x%s, the loop body: copy %d of %d", strings.TrimPrefix(h.name, "$Lx"), j+1, unrollBy)})
 		for i, k := range core {
 			l := ls[k]
 			if d := l.defs(); feeder[i] || len(d) == 1 && (steps[d[0]] != nil && steps[d[0]].at == i || counters[d[0]] != nil || counterX[d[0]]) {
+				continue
+			}
+			if promo != nil && l == promo.ld {
+				add(&main, "mov.b64", l.in.Args[0], hcd0)
+				continue
+			}
+			if promo != nil && l == promo.st {
+				add(&main, "mov.b64", hcd0, l.in.Args[1])
 				continue
 			}
 			c := l.clone()
@@ -522,6 +574,9 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 	add(&main, "sub.u32", hn, hn, ptx.Int(1))
 	add(&main, "setp.ne.u32", hp, hn, ptx.Int(0))
 	add(&main, "bra", ptx.Sym(unrolled.label)).when("%hp")
+	if promo != nil {
+		add(&main, "st.global.b64", ptx.Addr(promo.stPtr, 0), hcd0)
+	}
 	for i, k := range core {
 		if feeder[i] {
 			main = append(main, ls[k].clone())
@@ -547,7 +602,7 @@ func hoistDecls(ls []*pline) []ptx.Stmt {
 			continue
 		}
 		for _, r := range append(append([]string(nil), l.uses()...), l.defs()...) {
-			for _, p := range []string{"%hq", "%hv", "%hfd", "%hs", "%hw"} {
+			for _, p := range []string{"%hq", "%hv", "%hfd", "%hs", "%hw", "%hcd"} {
 				if n, err := strconv.Atoi(strings.TrimPrefix(r, p)); strings.HasPrefix(r, p) && err == nil {
 					maxN[p] = max(maxN[p], n+1)
 				}
@@ -575,6 +630,9 @@ func hoistDecls(ls []*pline) []ptx.Stmt {
 	}
 	if n := maxN["%hs"]; n > 0 {
 		decl(ptx.B32, "%hs", n)
+	}
+	if n := maxN["%hcd"]; n > 0 {
+		decl(ptx.F64, "%hcd", n)
 	}
 	if n := maxN["%hw"]; n > 0 {
 		decl(ptx.B64, "%hw", n)

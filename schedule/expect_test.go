@@ -25,11 +25,6 @@ var expectMiss = map[string]string{
 	"fdtd2d/steps":    "gcc -O2 unswitches the sweeps on their bounds: a copy of a loop leaves from two places, so the t nest is rejected statically",
 	"twomm/mm1":       "gcc -O2 turns tmp[i][j] = 0 into a call to memset inside the i loop: a call makes the i nest no candidate",
 	"cholesky/kernel": "sqrt's errno path calls __sqrt inside the outer j loop: the j nest is no candidate, only loops inside it are hot spots",
-	// Registers carried by the -O2 code (scalar replacement: a[i+1] read in
-	// one iteration is kept in a register as a[i] of the next) make a loop
-	// sequential in the binary where phase 1 cannot prove them reloads
-	// (profile.Reload: one-block loops only).
-	"conv2d/kernel": "gcc -O2 carries the window's columns to the next j in registers, in a j loop of several blocks: j runs inside the thread (grid i only)",
 	// Decisions the schedule makes differently.
 	"correlation/corr": "i writes corr[i][i] = 1 outside j: a 2D grid would need one thread per i to do it, so j stays inside the thread",
 	"bicg/kernel":      "two statements share one j loop (s[j] += r[i]*A[i][j]; q[i] += A[i][j]*p[j]): the schedule distributes between loops, not between statements of one loop, and j accumulates q[i] in a register",

@@ -59,6 +59,12 @@ func cmdAccelerate(args []string) int {
 		fmt.Fprintf(os.Stderr, "gxbit accelerate: %v\n", err)
 		return 2
 	}
+	stopProfile, err := g.profileCPU()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gxbit accelerate: %v\n", err)
+		return 2
+	}
+	defer stopProfile()
 	ctx, cancel := signalContext()
 	defer cancel()
 	res, rep, err := pipeline.Accelerate(ctx, cfg, accel.Options{Profile: prof, Driver: drv, PTXDir: *ptxDir, MinIterations: *minIters, AlwaysOffload: *always})

@@ -24,6 +24,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 	"sort"
 )
 
@@ -64,7 +65,18 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "\nRun \"gxbit COMMAND -h\" for a command's flags.")
 }
 
+// gcPercent is the garbage collector's target (GOGC) unless the
+// environment sets one. Translating a program allocates many short-lived
+// objects (decoded instructions, VBlocks, code buffers) while the live heap
+// stays small, so collecting less often saves time: python3's start-up
+// under the jit went from 1.9 to 1.6 CPU seconds with 400, its peak RSS
+// from 224 to 256 MB.
+const gcPercent = 400
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	if len(os.Args) < 2 {
 		usage()
 		os.Exit(2)

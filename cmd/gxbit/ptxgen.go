@@ -70,6 +70,10 @@ func cmdPtxGen(args []string) int {
 		for i, sk := range k.Scheduled {
 			fmt.Printf("// hot spot %#x (%s), the schedule's kernel %d of %d: %s; launched in order, in place of the kernels above, when the probe confirms them; launch plan: %s\n", k.Entry, k.Function, i+1, len(k.Scheduled), k.ScheduledWords[i], sk.Plan.Reason)
 			fmt.Println(sk.PTX)
+			if i < len(k.ScheduledEven) && k.ScheduledEven[i] != nil {
+				fmt.Printf("// hot spot %#x (%s), the schedule's kernel %d of %d for even rows (every row the same inner trip count and steps), launched in its place when the probed rows show them\n", k.Entry, k.Function, i+1, len(k.Scheduled))
+				fmt.Println(k.ScheduledEven[i].PTX)
+			}
 		}
 	}
 	// Nests phase 2 does not offload whose model still gives kernels

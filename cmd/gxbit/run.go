@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/pprof"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,6 +31,9 @@ type guestFlags struct {
 	maxInsns uint64
 	stats    bool
 	engine   string
+	// cpuProfile is where the Go CPU profile of gxbit itself goes ("":
+	// none): what a run spends its time on, for go tool pprof.
+	cpuProfile string
 }
 
 type multiFlag []string
@@ -43,7 +48,25 @@ func (g *guestFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.maxMem, "max-mem", "4G", "guest memory budget (bytes, or with K, M, G)")
 	fs.Uint64Var(&g.maxInsns, "max-insns", 0, "guest instruction budget (0: none)")
 	fs.BoolVar(&g.stats, "stats", false, "print execution statistics on stderr at the end")
+	fs.StringVar(&g.cpuProfile, "cpuprofile", "", "write gxbit's own Go CPU profile to this file (for go tool pprof)")
 	fs.StringVar(&g.engine, "engine", "", "CPU engine of every phase (run, profile, accelerate, run --accelerate): jit (compiled code, linux/amd64) or interp (the interpreter); default "+pipeline.DefaultEngine+", the interpreter where jit cannot start")
+}
+
+// profileCPU starts the Go CPU profile --cpuprofile asks for; the
+// returned function stops it and closes the file.
+func (g *guestFlags) profileCPU() (stop func(), err error) {
+	if g.cpuProfile == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(g.cpuProfile)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // findProgram finds the program a command was given as a shell does: a
@@ -161,8 +184,11 @@ func printStats(res *pipeline.Result) {
 	}
 	fmt.Fprintln(os.Stderr)
 	if s.UnitsCompiled > 0 {
-		fmt.Fprintf(os.Stderr, "gxbit: jit: units compiled %d, compile time %.3fs, callouts to the interpreter %d\n",
-			s.UnitsCompiled, s.CompileTime.Seconds(), s.Callouts)
+		fmt.Fprintf(os.Stderr, "gxbit: jit: units compiled %d, compile time %.3fs, guest instructions in the interpreter (cold code) %d, callouts to the interpreter %d\n",
+			s.UnitsCompiled, s.CompileTime.Seconds(), s.InterpInstructions, s.Callouts)
+		if len(s.CalloutsByOp) > 0 {
+			fmt.Fprintf(os.Stderr, "gxbit: jit: callouts by op: %s\n", calloutsLine(s.CalloutsByOp, 12))
+		}
 	}
 	var parts []string
 	for _, c := range s.Syscalls {
@@ -173,6 +199,34 @@ func printStats(res *pipeline.Result) {
 		parts = append(parts, p)
 	}
 	fmt.Fprintf(os.Stderr, "gxbit: syscalls: %s\n", strings.Join(parts, " "))
+}
+
+// calloutsLine lists the n most frequent callout kinds, most frequent
+// first, and the total of the rest.
+func calloutsLine(by map[string]uint64, n int) string {
+	names := make([]string, 0, len(by))
+	for k := range by {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if by[names[i]] != by[names[j]] {
+			return by[names[i]] > by[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	var parts []string
+	rest := uint64(0)
+	for i, k := range names {
+		if i < n {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, by[k]))
+		} else {
+			rest += by[k]
+		}
+	}
+	if rest > 0 {
+		parts = append(parts, fmt.Sprintf("others=%d", rest))
+	}
+	return strings.Join(parts, " ")
 }
 
 // signalContext is cancelled on SIGINT or SIGTERM.
@@ -206,6 +260,12 @@ func cmdRun(args []string) int {
 		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
 		return 2
 	}
+	stopProfile, err := g.profileCPU()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
+		return 2
+	}
+	defer stopProfile()
 	ctx, stop := signalContext()
 	defer stop()
 	if *accel {

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Benchmark of gxbit's CPU engines: loop-heavy -O2 programs run natively,
+# Benchmark of gxbit's CPU engines: loop-heavy -O2 programs (and python3
+# running numeric.py, pure-Python float and integer work) run natively,
 # under `gxbit run --engine jit`, under qemu-user (qemu-x86_64) and, with
 # BENCH_INTERP=1, under `gxbit run --engine interp`; side by side in one run
 # (the kinds of run alternate for each program), every output compared with
@@ -27,12 +28,26 @@ for p in stencil vecops sort; do
 done
 yes 'the quick brown fox jumps over the lazy dog 0123456789' | head -c $((50 << 20)) >"$work/data50m" || true # yes stops on SIGPIPE
 sha=$(command -v sha256sum)
+# python3 running numeric.py: the interpreter's own executable (a shell
+# shim such as pyenv's cannot run under gxbit), skipped when there is none
+# or the script does not run natively.
+py=$(command -v python3 || true)
+if [[ -n $py ]]; then
+	py=$("$py" -c 'import sys; print(sys.executable)' 2>/dev/null || true)
+fi
+cp "$here/numeric.py" "$work/numeric.py"
+if [[ -z $py || ! -x $py ]] || [[ $(head -c 4 "$py" | tail -c 3) != ELF ]] || ! "$py" "$work/numeric.py" 1 >/dev/null 2>&1; then
+	echo "python3 (an ELF executable that runs numeric.py) not found: its row is skipped" >&2
+	py=
+fi
 
 if [[ -n ${BENCH_SMALL:-} ]]; then
 	progs=("matmul 520" "stencil 1300 80" "vecops 2000000 10" "sort 1000000 1" "$sha $work/data5m")
 	head -c $((5 << 20)) "$work/data50m" >"$work/data5m" || true
+	[[ -n $py ]] && progs+=("$py $work/numeric.py 3")
 else
 	progs=("matmul 1200" "stencil 1300 800" "vecops 4000000 60" "sort 4000000 3" "$sha $work/data50m")
+	[[ -n $py ]] && progs+=("$py $work/numeric.py 25")
 fi
 
 # cpu RUNNER... CMD: runs it, output to $work/out, and prints its user+system seconds.

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package accel
+
+import "time"
+
+// threadCPUTime is 0 where the thread's CPU clock is not read: the cost
+// model then times the CPU engine by the wall clock.
+func threadCPUTime() time.Duration { return 0 }

@@ -1,0 +1,79 @@
+//go:build linux && amd64
+
+package jit
+
+import (
+	"errors"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// DefaultHotAfter is the InterpOptions.HotAfter gxbit runs the engine
+// with: a block is compiled once the interpreter has run it this many
+// times.
+//
+// RATIONALE: a dynamically linked program runs thousands of blocks a few
+// times each while it starts (the dynamic linker, libc's initialisation):
+// sha256sum of an empty file runs 3,800 blocks for 330,000 instructions,
+// python3 42,000. Compiling each costs more than interpreting it a few
+// times (lifting, optimizing and encoding it again, and two mprotect calls
+// to place it and two more per link), so cold code stays in the
+// interpreter and only the blocks that come back are compiled.
+const DefaultHotAfter = 16
+
+// cold reports whether the engine runs the block at pc on its interpreter:
+// tiering is on (InterpOptions.HotAfter) and pc has no compiled unit.
+func (e *Engine) cold(pc uint64) bool {
+	if e.opts.HotAfter == 0 {
+		return false
+	}
+	_, ok := e.byAddr[pc]
+	return !ok
+}
+
+// runCold runs the guest from pc on the interpreter, whose frame is its
+// own, until it stops: StopHot at a block to compile, or any other stop,
+// which ends Run. executed is what Run has counted of budget (0: none); it
+// returns the stop and the guest instructions the interpreter ran.
+func (e *Engine) runCold(pc, budget, executed uint64) (gvinst.Stop, uint64) {
+	var cpu gvinst.CPU
+	copy(cpu.State[:], e.m.frame[:gvinst.NumGuestSlots])
+	cpu.PC = pc
+	left := uint64(0)
+	if budget != 0 {
+		left = budget - executed
+	}
+	before := e.interp.Stats()
+	st := e.interp.Run(&cpu, left)
+	after := e.interp.Stats()
+	copy(e.m.frame[:gvinst.NumGuestSlots], cpu.State[:])
+	n := after.GuestInsns - before.GuestInsns
+	e.stats.InterpInsns += n
+	e.stats.BlocksTranslated += after.BlocksTranslated - before.BlocksTranslated
+	e.stats.BlocksInvalidated += after.BlocksInvalidated - before.BlocksInvalidated
+	e.stats.Traps += after.Traps - before.Traps
+	e.stats.Syscalls += after.Syscalls - before.Syscalls
+	return st, n
+}
+
+// translate returns the verified VBlock at pc, and whether it is the
+// interpreter's, already optimized as the options say: when it has run the
+// block (cold code that got hot) there is no second lifting. Otherwise it
+// is the translator's, counted as translated.
+func (e *Engine) translate(pc uint64) (*gvinst.VBlock, bool, error) {
+	if vb := e.interp.Translated(pc); vb != nil {
+		return vb, true, nil
+	}
+	e.stats.BlocksTranslated++
+	vb, err := e.tr.Translate(pc)
+	if err != nil {
+		return nil, false, &gvinst.TranslateError{Addr: pc, Err: err}
+	}
+	if vb == nil || vb.Addr != pc {
+		return nil, false, &gvinst.TranslateError{Addr: pc, Err: errors.New("the translator returned no block for this address")}
+	}
+	if err := gvinst.Verify(vb); err != nil {
+		return nil, false, &gvinst.TranslateError{Addr: pc, Err: err}
+	}
+	return vb, false, nil
+}

@@ -74,7 +74,7 @@ type Accelerator struct {
 	// once released).
 	closeMain io.Closer
 	// fallbacks are the engines Options.Engine made for the hot spots'
-	// CPU fallbacks (spot.fallbackEngine).
+	// CPU runs (spot.fastEngine).
 	fallbacks []gvinst.Engine
 	aux       []*gvinst.Interpreter
 	// resident keeps device buffers across launches; a launch skips the
@@ -286,18 +286,17 @@ type spot struct {
 	// groupOf maps a site's x86 address and kind to the profile's array.
 	groupOf map[[2]uint64]int
 	probe   *gvinst.Interpreter // instrumented; stops at the header and the exits
-	rest    *gvinst.Interpreter // plain; stops at the exits (fallback runs)
-	// fallback is rest's compiled twin, made at the first fallback when
-	// Options.Engine is set (see fallbackEngine).
+	// rows runs the probed iterations past recordedRows, without probes,
+	// stopping where probe does.
+	rows gvinst.Engine
+	// fallback runs the rest of an instance after a fallback, stopping at
+	// the exits (see fallbackEngine).
 	fallback gvinst.Engine
-	// The plain engines of timePlain: timer, the optimizing interpreter
-	// (used when the main engine is one too; else the fallback engine,
-	// the main engine's kind, is timed: plainEngine), runs a budget of
-	// instructions (stopping at the exits);
-	// toHeader then runs on to the header (or the inner header, or an
-	// exit).
-	timer    *gvinst.Interpreter
-	toHeader *gvinst.Interpreter
+	// The fast engines (fastEngine) of timePlain: timer runs a budget of
+	// instructions (stopping at the exits; it is fallback); toHeader then
+	// runs on to the header or an exit.
+	timer    gvinst.Engine
+	toHeader gvinst.Engine
 	rec      probeRecord
 	// The schedule of the hot spot, the mapped level's index, and the
 	// schedule's kernels phase 2 runs instead of kernel when they differ
@@ -306,7 +305,7 @@ type spot struct {
 	sched      *schedule.Schedule
 	levelIndex int
 	parts      []*partKernel
-	partCPU    *gvinst.Interpreter
+	partCPU    gvinst.Engine
 	cutAfter   map[uint64]uint64 // a distributed loop's exit → where its stores end (parts.go)
 	skip       []uint64          // live-in values expected at the tail's second arrival
 	small      int               // consecutive too-short instances before any launch
@@ -540,30 +539,37 @@ func (sp *spot) runRest(cpu *gvinst.CPU) error {
 }
 
 // fallbackEngine is the engine that runs the rest of a loop instance on
-// the CPU after a fallback: one made by Options.Engine, as the main
-// engine is (a fallback may run almost the whole instance, so it runs at
-// the main engine's speed), stopping at the level's exits; the
-// interpreter rest when Options.Engine is not set or fails.
+// the CPU after a fallback: the fast engine (a fallback may run almost the
+// whole instance, so it runs at the main engine's speed), stopping at the
+// level's exits.
 func (sp *spot) fallbackEngine() gvinst.Engine {
 	if sp.fallback != nil {
-		return sp.fallback
-	}
-	a := sp.a
-	if a.opts.Engine == nil {
-		sp.fallback = sp.rest
 		return sp.fallback
 	}
 	exits := make(map[uint64]bool, len(sp.exits))
 	for e := range sp.exits {
 		exits[e] = true
 	}
-	e, err := a.opts.Engine(a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: exits, Optimize: true})
-	if err != nil {
-		sp.fallback = sp.rest
-		return sp.fallback
+	sp.fallback = sp.fastEngine(exits)
+	return sp.fallback
+}
+
+// fastEngine makes an engine that runs the spot's blocks without probes,
+// optimized, stopping at breakpoints bps: one made by Options.Engine, as
+// the main engine is (the compiling engine by default), or an interpreter
+// when Options.Engine is not set or fails. Its instructions count in
+// AuxInstructions.
+func (sp *spot) fastEngine(bps map[uint64]bool) gvinst.Engine {
+	a := sp.a
+	opts := gvinst.InterpOptions{Breakpoints: bps, Optimize: true}
+	if a.opts.Engine != nil {
+		if e, err := a.opts.Engine(a.g.Mem, &probeTranslator{sp: sp, plain: true}, opts); err == nil {
+			a.fallbacks = append(a.fallbacks, e)
+			return e
+		}
 	}
-	a.fallbacks = append(a.fallbacks, e)
-	sp.fallback = e
+	e := gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp, plain: true}, opts)
+	a.aux = append(a.aux, e)
 	return e
 }
 

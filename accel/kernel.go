@@ -257,10 +257,8 @@ func (sp *spot) build() error {
 
 		sp.rec.watch = append(sp.rec.watch, &p.watch)
 	}
-	exits := map[uint64]bool{}
 	for e := range sp.exits {
 		bps[e] = true
-		exits[e] = true
 	}
 	probeBps := maps.Clone(bps) // the probe also sees the parts' inner levels end
 	for _, p := range sp.parts {
@@ -269,9 +267,17 @@ func (sp *spot) build() error {
 		}
 	}
 	sp.probe = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp}, gvinst.InterpOptions{Breakpoints: probeBps, Probe: sp.rec.probe})
-	sp.rest = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: exits})
-	sp.timer = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: exits, Optimize: true})
-	sp.toHeader = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: bps})
-	a.aux = append(a.aux, sp.probe, sp.rest, sp.timer, sp.toHeader)
+	// One compiled engine per breakpoint set (translations are per
+	// engine). toHeader stops only at the header and the exits: a stop at
+	// every inner header arrival costs a return to Go. rows stops where
+	// the probe does.
+	sp.timer = sp.fallbackEngine()
+	toHeader := map[uint64]bool{sp.header: true}
+	for e := range sp.exits {
+		toHeader[e] = true
+	}
+	sp.toHeader = sp.fastEngine(toHeader)
+	sp.rows = sp.fastEngine(probeBps)
+	a.aux = append(a.aux, sp.probe)
 	return nil
 }

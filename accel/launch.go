@@ -46,7 +46,9 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// engine's speed is timed first: a probed iteration costs several
 	// times a plain one, and a short iteration priced by it makes the GPU
 	// look profitable when it is not.
+	probeStart := time.Now()
 	plainRate, done, fb := sp.timePlain(cpu)
+	sp.rep.ProbeSeconds += time.Since(probeStart).Seconds()
 	if fb != nil {
 		return done, fb
 	}
@@ -66,13 +68,21 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	var innerTrips [3]uint64
 	var innerStates [3][][]uint64
 	for it := 0; it < P; it++ {
+		// The footprints, the exit test and the independence checks read
+		// the records of probed iterations 0 and 1 only (recordedRows);
+		// a third iteration gives the per-row changes of the inner levels,
+		// which the breakpoints tell, so it runs on the fast engine.
+		engine := gvinst.Engine(sp.probe)
+		if it >= recordedRows {
+			engine = sp.rows
+		}
 		t0 := time.Now()
-		i0 := sp.probe.Stats().GuestInsns
+		i0 := engine.Stats().GuestInsns
 		sp.rec.reset(ns)
 		sp.startProbe(it, ns)
 		var st gvinst.Stop
 		for {
-			st = sp.probe.Run(cpu, 0)
+			st = engine.Run(cpu, 0)
 			if st.Kind == gvinst.StopBreakpoint {
 				if watched, err := sp.observeParts(it, cpu, st.PC); err != nil {
 					return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
@@ -109,8 +119,12 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			return true, fail(ReasonTripCount, "the loop ended after %d iterations", it+1)
 		}
 		recs[it] = sp.rec
+		if it < recordedRows {
+			sp.rep.ProbedIterations++
+			sp.rep.ProbedAccesses += sp.rec.accesses
+		}
 		cpuPerIter = time.Since(t0).Seconds()
-		insnsPerIter = float64(sp.probe.Stats().GuestInsns - i0)
+		insnsPerIter = float64(engine.Stats().GuestInsns - i0)
 		if states[it+1], err = sp.liveValues(cpu); err != nil {
 			return false, fail(ReasonNotAffine, "reading live-in: %v", err)
 		}
@@ -118,6 +132,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			return false, fail(ReasonNotAffine, "a reloaded register: %s", why)
 		}
 	}
+	sp.rep.ProbeSeconds += time.Since(start).Seconds()
 	// Steps of the live-in values.
 	steps := make([]uint64, len(k.LiveIns))
 	for i := range k.LiveIns {
@@ -141,7 +156,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	}
 	// Trip count from the exit test: arrival j (0 = the first probed one)
 	// compares a0 + da·j with b0 + db·j.
-	for it := 0; it < P; it++ {
+	for it := 0; it < recordedRows; it++ {
 		if recs[it].exitSeen != 1 {
 			return false, fail(ReasonExitTest, "the exit test ran %d times in one iteration", recs[it].exitSeen)
 		}
@@ -266,6 +281,14 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 					n -= w.Hi - w.Lo
 				}
 				copyIn += n
+			}
+			// Arrays copied in stay on the device: a nest entered again
+			// and again (a time step) pays for them once. The n-th
+			// instance of a hot spot that has not launched yet is charged
+			// a 1/n share, so a stencil whose first step cannot pay for
+			// the copies alone launches by its third or fourth.
+			if seen := sp.rep.Fallbacks; seen > 0 {
+				copyIn /= uint64(seen) + 1
 			}
 		}
 		c := *costs
@@ -456,6 +479,10 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 	return true, nil
 }
 
+// recordedRows is how many probed iterations run on the probing engine,
+// recording every access; the others run on the fast engine.
+const recordedRows = 2
+
 // The plain engine's speed is the best of plainTimedRuns runs of
 // plainTimedInsns guest instructions of the instance, after plainWarmInsns
 // that translate its blocks (a run on a shared machine may be slowed).
@@ -464,20 +491,6 @@ const (
 	plainTimedInsns = 32 << 10
 	plainTimedRuns  = 4
 )
-
-// plainEngine is the engine timePlain times: the main engine's kind (the
-// compiling engine by default, Options.Engine), stopping at the level's
-// exits, so that the cost model prices the CPU side at the speed the
-// guest runs at without offloading; the optimizing interpreter when
-// Options.Engine is not set (the main engine is then that interpreter).
-func (sp *spot) plainEngine() gvinst.Engine {
-	if sp.a.opts.Engine != nil {
-		if e := sp.fallbackEngine(); e != gvinst.Engine(sp.rest) {
-			return e
-		}
-	}
-	return sp.timer
-}
 
 // timePlain times the plain CPU engine on the instance at the header,
 // unless a CPU tail already timed the main engine on the loop (or the cost
@@ -503,7 +516,10 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallbac
 		}
 		return fail(ReasonProbeStop, "%v", st)
 	}
-	timer := sp.plainEngine()
+	// The fallback engine, the main engine's kind (fastEngine): the cost
+	// model prices the CPU side at the speed the guest runs at without
+	// offloading.
+	timer := sp.timer
 	if fb := ended(timer.Run(cpu, plainWarmInsns), gvinst.StopBudget); fb != nil {
 		return 0, true, fb
 	}

@@ -871,8 +871,7 @@ func (sp *spot) runPartsOnCPU(cpu *gvinst.CPU, from int, in ptxgen.LaunchInput) 
 				bps[p.nest.Stop] = true
 			}
 		}
-		sp.partCPU = gvinst.NewInterpreter(sp.a.g.Mem, &probeTranslator{sp: sp, plain: true}, gvinst.InterpOptions{Breakpoints: bps})
-		sp.a.aux = append(sp.a.aux, sp.partCPU)
+		sp.partCPU = sp.fastEngine(bps)
 	}
 	vals := make([]uint64, len(in.Values))
 	for _, p := range sp.parts[from:] {

@@ -15,6 +15,7 @@ type probeRecord struct {
 	fill       []bool     // per site: a rep stos (probed at its two ends)
 	a, b       uint64
 	exitSeen   int
+	accesses   uint64 // the site accesses recorded
 	siteSeen   []bool
 	numSites   int
 	exitSiteA  uint32
@@ -33,6 +34,7 @@ func (r *probeRecord) reset(n int) {
 		r.spans[i].fill = i < len(r.fill) && r.fill[i]
 	}
 	r.exitSeen = 0
+	r.accesses = 0
 }
 
 func (r *probeRecord) probe(site uint32, addr uint64, size int) {
@@ -43,6 +45,7 @@ func (r *probeRecord) probe(site uint32, addr uint64, size int) {
 	case site == r.exitSiteB:
 		r.b = addr
 	case int(site) < len(r.lo):
+		r.accesses++
 		for _, w := range r.watch {
 			w.add(site, addr, size)
 		}

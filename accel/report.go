@@ -25,9 +25,19 @@ type HotSpotReport struct {
 	Launches2D      int            `json:"launches_2d"`
 	// Replays are the instances launched without probing: the same
 	// live-in values as one probed before (see replay.go).
-	Replays    int    `json:"replays,omitempty"`
-	Note       string `json:"note,omitempty"` // e.g. why the nest maps in one dimension only
-	Iterations uint64 `json:"gpu_iterations"`
+	Replays int    `json:"replays,omitempty"`
+	Note    string `json:"note,omitempty"` // e.g. why the nest maps in one dimension only
+	// ProbedIterations are the iterations of the mapped level the probing
+	// engine ran with every access recorded, ProbedAccesses the accesses
+	// it recorded in them, and ProbedInstructions the guest instructions it
+	// ran (at the interpreter's speed: what probing costs).
+	ProbedIterations   int    `json:"probed_iterations,omitempty"`
+	ProbedAccesses     uint64 `json:"probed_accesses,omitempty"`
+	ProbedInstructions uint64 `json:"probed_instructions,omitempty"`
+	// ProbeSeconds is the wall time of timing the CPU engine and probing,
+	// over every instance.
+	ProbeSeconds float64 `json:"probe_seconds,omitempty"`
+	Iterations   uint64  `json:"gpu_iterations"`
 	// TailIterations are the iterations of offloaded instances the CPU
 	// ran after the kernel: the one that leaves the loop, and while the
 	// plain engine is not yet timed, the one before it (see cpuTail).
@@ -97,6 +107,9 @@ func (a *Accelerator) Report() *Report {
 	for _, sp := range a.order {
 		r := sp.rep
 		r.KernelSpeedupEst = r.KernelSpeedup()
+		if sp.probe != nil {
+			r.ProbedInstructions = sp.probe.Stats().GuestInsns
+		}
 		r.FallbackReasons = map[string]int{}
 		for k, v := range sp.rep.FallbackReasons {
 			r.FallbackReasons[k] = v
@@ -126,6 +139,9 @@ func FormatReport(r *Report) string {
 			fmt.Fprintf(&sb, " (%s)", strings.Join(rs, ", "))
 		}
 		fmt.Fprintf(&sb, "; kernel %.3fs, copies %.3fs, CPU estimate %.3fs", h.KernelSeconds, h.CopySeconds, h.CPUSecondsEstimate)
+		if h.ProbedInstructions > 0 {
+			fmt.Fprintf(&sb, "; probed %d iterations (%d accesses, %d guest instructions; with the timing runs %.3fs)", h.ProbedIterations, h.ProbedAccesses, h.ProbedInstructions, h.ProbeSeconds)
+		}
 		if h.Note != "" {
 			fmt.Fprintf(&sb, "; %s", h.Note)
 		}

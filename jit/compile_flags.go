@@ -47,21 +47,8 @@ func emitStatusFlags(a *asm) {
 	for _, r := range saved {
 		a.push(r)
 	}
-	// rcx = t; a type of 16 or more (or a record with bits above the
-	// type) is unknown.
-	a.encode(mnMovMR, 8, rax, regOp(rcx), 0)
-	a.shiftImm(5, rcx, 8)
-	a.encode(mnCmpMI, 8, 0, regOp(rcx), 15)
-	bad1 := a.jcc(ccA)
-	// rcx = s = 64 - t.Bits(), from the nibble table.
-	a.shiftImm(4, rcx, 2)
-	a.movImm64(rdx, shiftNibbles)
-	a.encode(mnShrMCL, 8, 0, regOp(rdx), 0)
-	a.encode(mnAndMI, 4, 0, regOp(rdx), 0xf)
-	a.encode(mnCmpMI, 4, 0, regOp(rdx), 0xf)
-	bad2 := a.jcc(ccE)
-	a.encode(mnMovMR, 4, rdx, regOp(rcx), 0)
-	a.shiftImm(4, rcx, 3)
+	// rcx = s = 64 - t.Bits().
+	bad1, bad2 := typeShift(a)
 	// rdx = A = a<<s, rbx = B = b<<s, rsi = R = r<<s: the t-bit values in
 	// the top bits, so 64-bit compares and sign tests are t-bit ones.
 	a.encode(mnMovRM, 8, rdx, memOp(slotMem(gvinst.CCA)), 0)
@@ -330,18 +317,7 @@ func emitSubConds(a *asm) {
 	a.encode(mnCmpMI, 4, 0, regOp(rcx), int64(gvinst.FlagsSub))
 	notSub := a.jcc(ccNE)
 	// rcx = s = 64 - t.Bits(), as in statusFlags.
-	a.encode(mnMovMR, 8, rax, regOp(rcx), 0)
-	a.shiftImm(5, rcx, 8)
-	a.encode(mnCmpMI, 8, 0, regOp(rcx), 15)
-	bad1 := a.jcc(ccA)
-	a.shiftImm(4, rcx, 2)
-	a.movImm64(rdx, shiftNibbles)
-	a.encode(mnShrMCL, 8, 0, regOp(rdx), 0)
-	a.encode(mnAndMI, 4, 0, regOp(rdx), 0xf)
-	a.encode(mnCmpMI, 4, 0, regOp(rdx), 0xf)
-	bad2 := a.jcc(ccE)
-	a.encode(mnMovMR, 4, rdx, regOp(rcx), 0)
-	a.shiftImm(4, rcx, 3)
+	bad1, bad2 := typeShift(a)
 	a.encode(mnMovRM, 8, rax, memOp(slotMem(gvinst.CCA)), 0)
 	a.encode(mnShlMCL, 8, 0, regOp(rax), 0)
 	a.encode(mnMovRM, 8, rdx, memOp(slotMem(gvinst.CCB)), 0)
@@ -627,4 +603,24 @@ func (c *compiler) rflagsFromStatus() {
 	a.encode(mnAndMI, 8, 0, regOp(rcx), ^int64(gvinst.FlagsArith))
 	a.encode(mnOrMR, 8, rcx, regOp(rax), 0)
 	a.encode(mnOrMI, 8, 0, regOp(rax), 2)
+}
+
+// typeShift emits, for the flags record in rax, rcx = 64 - t.Bits() of its
+// type t (from the nibble table shiftNibbles), clobbering rdx. It returns
+// the two jumps taken when the type is unknown: 16 or more (or a record
+// with bits above the type), or a type whose nibble is 0xf.
+func typeShift(a *asm) (bad1, bad2 int) {
+	a.encode(mnMovMR, 8, rax, regOp(rcx), 0)
+	a.shiftImm(5, rcx, 8)
+	a.encode(mnCmpMI, 8, 0, regOp(rcx), 15)
+	bad1 = a.jcc(ccA)
+	a.shiftImm(4, rcx, 2)
+	a.movImm64(rdx, shiftNibbles)
+	a.encode(mnShrMCL, 8, 0, regOp(rdx), 0)
+	a.encode(mnAndMI, 4, 0, regOp(rdx), 0xf)
+	a.encode(mnCmpMI, 4, 0, regOp(rdx), 0xf)
+	bad2 = a.jcc(ccE)
+	a.encode(mnMovMR, 4, rdx, regOp(rcx), 0)
+	a.shiftImm(4, rcx, 3)
+	return bad1, bad2
 }

@@ -265,20 +265,7 @@ func emit(a *analysis, k *Kernel) (string, error) {
 			e.i("setp.ge.u64", "%p0", "%xi", "%ib")
 			e.i("bra", label(a.innerExit)).when("%p0")
 		}
-		for _, l := range a.innerLive {
-			dst := ""
-			if l.Stack {
-				dst = fmt.Sprintf("%%k%d", a.privIdx[privKeyOf(l.Base, l.Disp)])
-			} else {
-				dst = e.reg(l.Slot)
-			}
-			e.i("ld.param.u64", "%t1", ptx.Addr(fmt.Sprintf("istep_%s", paramName(l)), 0))
-			e.i("ld.param.u64", "%t0", ptx.Addr(fmt.Sprintf("istepd_%s", paramName(l)), 0))
-			e.i("mad.lo.u64", "%t1", "%t0", "%idx", "%t1")
-			e.i("mad.lo.u64", dst, "%t1", "%xi", dst)
-		}
-		e.reloads(true)
-		e.i("bra", label(a.n.Inner))
+		e.toInnerIteration(a)
 		// After its one inner iteration the thread leaves the inner loop:
 		// by the back edge unless it ran the row's last iteration, by the
 		// exit only if it did.
@@ -305,20 +292,7 @@ func emit(a *analysis, k *Kernel) (string, error) {
 		// Entering the inner loop from the outer body: move this thread to
 		// its inner iteration.
 		e.label("$Linner_entry")
-		for _, l := range a.innerLive {
-			dst := ""
-			if l.Stack {
-				dst = fmt.Sprintf("%%k%d", a.privIdx[privKeyOf(l.Base, l.Disp)])
-			} else {
-				dst = e.reg(l.Slot)
-			}
-			e.i("ld.param.u64", "%t1", ptx.Addr(fmt.Sprintf("istep_%s", paramName(l)), 0))
-			e.i("ld.param.u64", "%t0", ptx.Addr(fmt.Sprintf("istepd_%s", paramName(l)), 0))
-			e.i("mad.lo.u64", "%t1", "%t0", "%idx", "%t1")
-			e.i("mad.lo.u64", dst, "%t1", "%xi", dst)
-		}
-		e.reloads(true)
-		e.i("bra", label(a.n.Inner))
+		e.toInnerIteration(a)
 		// The inner loop's back edge: only the row's last iteration may
 		// not take it; its exit: only the last one takes it.
 		e.label("$Linner_back")
@@ -1464,6 +1438,27 @@ func copies(b *gvinst.VBlock) map[gvinst.Reg]gvinst.Reg {
 		}
 	}
 	return alias
+}
+
+// toInnerIteration moves this thread to its inner iteration %xi of row
+// %idx (each inner live-in advanced by its step, whose per-row change is
+// istepd_), reloads the inner level's reloaded registers, and enters the
+// inner loop.
+func (e *emitter) toInnerIteration(a *analysis) {
+	for _, l := range a.innerLive {
+		dst := ""
+		if l.Stack {
+			dst = fmt.Sprintf("%%k%d", a.privIdx[privKeyOf(l.Base, l.Disp)])
+		} else {
+			dst = e.reg(l.Slot)
+		}
+		e.i("ld.param.u64", "%t1", ptx.Addr(fmt.Sprintf("istep_%s", paramName(l)), 0))
+		e.i("ld.param.u64", "%t0", ptx.Addr(fmt.Sprintf("istepd_%s", paramName(l)), 0))
+		e.i("mad.lo.u64", "%t1", "%t0", "%idx", "%t1")
+		e.i("mad.lo.u64", dst, "%t1", "%xi", dst)
+	}
+	e.reloads(true)
+	e.i("bra", label(a.n.Inner))
 }
 
 // reloads loads the reloaded registers of the level (inner: the inner

@@ -107,6 +107,25 @@ func emitStatusFlags(a *asm) {
 		a.encodeForm(&fmTest8MI, 1, 0, memOp(slotMem(gvinst.CCC)), 1)
 		return a.jcc(ccE)
 	}
+	// setCF sets CF from an unsigned compare of x with y (the operands
+	// and result shifted to the top): x below y, or, with carryIn and
+	// CCC's bit 0 set, x below or equal (a subtract or add with borrow
+	// or carry wraps on equality too).
+	setCF := func(x, y reg, carryIn bool) {
+		if !carryIn {
+			a.encode(mnCmpMR, 8, y, regOp(x), 0)
+			setBit(ccB, 0)
+			return
+		}
+		clear := carryClear()
+		a.encode(mnCmpMR, 8, y, regOp(x), 0)
+		setBit(ccBE, 0)
+		done := a.jmp()
+		a.bind(clear, a.pos())
+		a.encode(mnCmpMR, 8, y, regOp(x), 0)
+		setBit(ccB, 0)
+		a.bind(done, a.pos())
+	}
 	// The kind, in the low byte of CCOp: a compare chain, the common
 	// kinds first; logic and unknown kinds set only ZF SF PF.
 	a.encode(mnMovRM, 8, rax, memOp(slotMem(gvinst.CCOp)), 0)
@@ -124,35 +143,11 @@ func emitStatusFlags(a *asm) {
 		switch k {
 		case gvinst.FlagsSub, gvinst.FlagsSbb:
 			af(gvinst.CCA, gvinst.CCB, gvinst.CCR)
-			if k == gvinst.FlagsSbb {
-				clear := carryClear()
-				a.encode(mnCmpMR, 8, rbx, regOp(rdx), 0)
-				setBit(ccBE, 0)
-				done := a.jmp()
-				a.bind(clear, a.pos())
-				a.encode(mnCmpMR, 8, rbx, regOp(rdx), 0)
-				setBit(ccB, 0)
-				a.bind(done, a.pos())
-			} else {
-				a.encode(mnCmpMR, 8, rbx, regOp(rdx), 0)
-				setBit(ccB, 0)
-			}
+			setCF(rdx, rbx, k == gvinst.FlagsSbb)
 			ofSub()
 		case gvinst.FlagsAdd, gvinst.FlagsAdc:
 			af(gvinst.CCA, gvinst.CCB, gvinst.CCR)
-			if k == gvinst.FlagsAdc {
-				clear := carryClear()
-				a.encode(mnCmpMR, 8, rdx, regOp(rsi), 0)
-				setBit(ccBE, 0)
-				done := a.jmp()
-				a.bind(clear, a.pos())
-				a.encode(mnCmpMR, 8, rdx, regOp(rsi), 0)
-				setBit(ccB, 0)
-				a.bind(done, a.pos())
-			} else {
-				a.encode(mnCmpMR, 8, rdx, regOp(rsi), 0)
-				setBit(ccB, 0)
-			}
+			setCF(rsi, rdx, k == gvinst.FlagsAdc)
 			ofAdd()
 		case gvinst.FlagsInc, gvinst.FlagsDec:
 			// AF = bit 4 of a^1^r (bit 0 does not reach bit 4).

@@ -502,27 +502,53 @@ func (c *compiler) aliased(r gvinst.Reg) gvinst.Reg {
 }
 
 // materialize stores, before a callout of instruction idx (the frame
-// being current), the uncopied copies it reads.
+// being current), the uncopied copies and folded addresses it reads, and
+// those read after it: Go may finish the x86 instruction in the
+// interpreter instead of resuming the code (self-modifying code, an SSE
+// exception the guest unmasks), and the interpreter reads them from the
+// frame.
 func (c *compiler) materialize(idx int) {
-	in := &c.vb.Insts[idx]
+	var regs []gvinst.Reg
 	done := map[gvinst.Reg]bool{}
-	operandSlots(in, func(r gvinst.Reg, dst bool) {
-		if ad, ok := c.addr[r]; ok && !dst && idx > ad.from && !done[r] {
+	want := func(r gvinst.Reg) {
+		if !done[r] {
 			done[r] = true
+			regs = append(regs, r)
+		}
+	}
+	operandSlots(&c.vb.Insts[idx], func(r gvinst.Reg, dst bool) {
+		if !dst {
+			want(r)
+		}
+	})
+	var later []gvinst.Reg
+	for r, a := range c.alias {
+		if idx > a.from && c.lastRead[r] > idx {
+			later = append(later, r)
+		}
+	}
+	for r, ad := range c.addr {
+		if idx > ad.from && c.lastRead[r] > idx {
+			later = append(later, r)
+		}
+	}
+	sort.Slice(later, func(i, j int) bool { return later[i] < later[j] })
+	for _, r := range later {
+		want(r)
+	}
+	for _, r := range regs {
+		if ad, ok := c.addr[r]; ok && idx > ad.from {
 			c.a.encode(mnMovRM, 8, rax, memOp(slotMem(ad.base)), 0)
 			c.a.encode(mnMovRM, 8, rcx, memOp(slotMem(ad.index)), 0)
 			c.a.encode(mnLea, 8, rax, memOp(mem{base: rax, index: rcx, scale: ad.scale, hasIndex: true}), 0)
 			c.a.encode(mnMovMR, 8, rax, memOp(slotMem(r)), 0)
-			return
+			continue
 		}
-		a, ok := c.alias[r]
-		if dst || !ok || idx <= a.from || done[r] {
-			return
+		if a, ok := c.alias[r]; ok && idx > a.from {
+			c.a.encode(mnMovRM, 8, rax, memOp(slotMem(a.of)), 0)
+			c.a.encode(mnMovMR, 8, rax, memOp(slotMem(r)), 0)
 		}
-		done[r] = true
-		c.a.encode(mnMovRM, 8, rax, memOp(slotMem(a.of)), 0)
-		c.a.encode(mnMovMR, 8, rax, memOp(slotMem(r)), 0)
-	})
+	}
 }
 
 // fusableCmp returns the index of the integer CMP whose only reader is the

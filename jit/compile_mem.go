@@ -96,6 +96,7 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 			a.encode(mnAndMI, 8, 0, regOp(rax), -gvinst.PageSize)
 			a.encode(mnMovMR, 8, rax, sm(0), 0)
 			a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
+			a.encode(mnAddMR, 8, rax, regOp(rcx), 0)
 			a.encode(mnMovMR, 8, rcx, sm(8), 0)
 			a.encode(mnMovRM, 8, rdx, memOp(fieldMem(offTLBGen)), 0)
 			a.encode(mnMovMR, 8, rdx, sm(16), 0)
@@ -110,7 +111,6 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 			tlb = offWTLB
 		}
 		jumps = append(jumps, c.emitProbe(tlb, sz))
-		a.encode(mnAndMI, 4, 0, regOp(rsi), gvinst.PageSize-1)
 		a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
 		c.emitAccess(in, isStore, sz, d, val, rsi)
 	}
@@ -128,27 +128,36 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 
 // emitProbe emits the software TLB probe of the access at rsi of sz bytes
 // (tlb: the read or the write TLB's field) and returns the jump its miss
-// takes; on a hit rcx is the TLB entry. It uses rax, rcx and rdx.
+// takes; on a hit rcx is the TLB entry, whose word at 8 added to a guest
+// address of the page is its host address. It uses rcx and rdx.
 func (c *compiler) emitProbe(tlb uintptr, sz int) int {
 	a := &c.a
-	// rcx = the TLB entry of the first byte's page (gvinst.TLBSlot), rdx =
-	// the tag of the last byte's page: a hit means both are the entry's
-	// page, since consecutive pages never share an entry.
+	// rcx = the TLB entry of the first byte's page (gvinst.TLBSlot): its
+	// page number's low bits, scaled to the entry size in one shift.
 	a.encode(mnMovMR, 8, rsi, regOp(rcx), 0)
-	a.shiftImm(5, rcx, 12)
-	a.encode(mnMovMR, 8, rcx, regOp(rax), 0)
-	a.shiftImm(5, rax, 12)
-	a.encode(mnLea, 4, rcx, memOp(mem{base: rcx, index: rax, scale: 2, hasIndex: true}), 0)
-	a.encode(mnAndMI, 4, 0, regOp(rcx), gvinst.TLBSlots-1)
-	a.shiftImm(4, rcx, 4)
+	a.shiftImm(5, rcx, tlbEntryShift)
+	a.encode(mnAndMI, 4, 0, regOp(rcx), (gvinst.TLBSlots-1)*gvinst.TLBEntryBytes)
 	a.encode(mnAddRM, 8, rcx, memOp(fieldMem(tlb)), 0)
-	// (Adding the one after the shift: at the top of the address space
-	// the sum would wrap to 0, an empty entry's tag.)
-	a.encode(mnLea, 8, rdx, memOp(mem{base: rsi, disp: int32(sz - 1)}), 0)
-	a.shiftImm(5, rdx, 12)
-	a.encode(mnAddMI, 8, 0, regOp(rdx), 1)
+	// rdx = the tag of the last byte's page: a hit means both are the
+	// entry's page, since consecutive pages never share an entry.
+	c.emitTag(rdx, rsi, int32(sz-1))
 	a.encode(mnCmpMR, 8, rdx, memOp(mem{base: rcx}), 0)
 	return a.jcc(ccNE)
+}
+
+// tlbEntryShift turns an address into its TLB entry's byte offset (before
+// the mask): the page number times gvinst.TLBEntryBytes.
+const tlbEntryShift = 12 - 5
+
+// emitTag sets d to the TLB tag of the page holding address base+disp.
+func (c *compiler) emitTag(d, base reg, disp int32) {
+	a := &c.a
+	if disp == 0 {
+		a.encode(mnMovMR, 8, base, regOp(d), 0)
+	} else {
+		a.encode(mnLea, 8, d, memOp(mem{base: base, disp: disp}), 0)
+	}
+	a.encode(mnOrMI, 8, 0, regOp(d), gvinst.PageSize-1)
 }
 
 // emitAccess emits the load or store itself at [rcx+offset]: into register d,

@@ -81,7 +81,11 @@ type compiler struct {
 	// access folds them into its address (see findAddresses).
 	addr map[gvinst.Reg]addrOf
 	skip map[int]bool // instructions whose work folded into others
-	cur  int          // the instruction being compiled
+	// groups are the unit's page groups (pagegroup.go); groupOf maps each
+	// of their loads and stores to its group.
+	groups  []pageGroup
+	groupOf map[int]int
+	cur     int // the instruction being compiled
 	// siteNext is the next free entry of the machine's page caches (-1:
 	// none); outOfLine are code emitters run after the body.
 	siteNext  int
@@ -152,6 +156,12 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 	c.out.loop = c.loop
 	c.alias = findAliases(vb, c.lastRead)
 	c.addr, c.skip = findAddresses(vb, c.lastRead, c.alias)
+	if n := gvinst.NumGuestSlots + gvinst.Reg(vb.NumVRegs()) + 2; int(n)+len(vb.Insts) <= gvinst.FrameSlots {
+		c.groups, c.groupOf = findPageGroups(vb, c.alias, c.addr, n)
+		for _, g := range c.groups {
+			c.lastRead[g.slot] = g.last
+		}
+	}
 	c.fused = fusableCmp(vb, c.lastRead)
 	c.floatGuard = hasFloatArith(vb)
 	c.out.floatGuard = c.floatGuard
@@ -215,6 +225,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 		// Go ran the instruction on the frame: reload what the body
 		// expects in registers, and go back.
 		c.out.resume[s.idx] = a.pos()
+		c.emitGroupsInvalid(s.idx)
 		c.emitReload(&s.post)
 		a.bind(a.jmp(), s.back)
 		c.out.nCallouts++
@@ -633,6 +644,7 @@ func (c *compiler) callout(idx int) {
 	c.out.resume[idx] = c.a.pos()
 	c.out.nCallouts++
 	c.cache.afterCallout()
+	c.emitGroupsInvalid(idx)
 	c.emitReload(&c.cache)
 }
 

@@ -33,23 +33,16 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 	// A load's destination register is taken before the paths split (it
 	// may evict something); the slow path does not count it as written.
 	var d reg
-	var dBefore cacheEntry
-	dAt := -1
+	var taken []takenReg
 	if !isStore {
-		if i := c.cache.find(in.Dst); i >= 0 {
-			dBefore = c.cache.e[i]
-		}
-		d = c.dstReg(in.Dst)
-		for i, p := range pool {
-			if p == d {
-				dAt = i
-			}
-		}
+		d = c.takeDst(&taken, in.Dst)
+	}
+	if g, ok := c.groupOf[idx]; ok {
+		c.groupAccess(idx, in, isStore, sz, &c.groups[g], at.base, d, val, taken)
+		return true
 	}
 	pre := c.cache
-	if dAt >= 0 {
-		pre.e[dAt] = dBefore
-	}
+	revert(&pre, taken)
 	// rsi = address
 	switch {
 	case in.Imm == 0 && !at.hasIndex:
@@ -82,7 +75,7 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 		j2 := a.jcc(ccNE)
 		a.encode(mnMovRM, 8, rcx, sm(8), 0)
 		access = a.pos()
-		c.emitAccess(in, isStore, sz, d, val, rax)
+		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: rax, scale: 1, hasIndex: true})
 		tlb := offRTLB
 		if isStore {
 			tlb = offWTLB
@@ -112,7 +105,7 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 		}
 		jumps = append(jumps, c.emitProbe(tlb, sz))
 		a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
-		c.emitAccess(in, isStore, sz, d, val, rsi)
+		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: rsi, scale: 1, hasIndex: true})
 	}
 	if !isStore {
 		c.unlock(d)
@@ -160,14 +153,13 @@ func (c *compiler) emitTag(d, base reg, disp int32) {
 	a.encode(mnOrMI, 8, 0, regOp(d), gvinst.PageSize-1)
 }
 
-// emitAccess emits the load or store itself at [rcx+offset]: into register d,
-// or of the value registers val (and the high half of a 16-byte load into
-// rdx).
-func (c *compiler) emitAccess(in *gvinst.Inst, isStore bool, sz int, d reg, val [2]reg, offset reg) {
+// emitAccess emits the load or store itself at host address at: into
+// register d, or of the value registers val (and the high half of a 16-byte
+// load into rdx).
+func (c *compiler) emitAccess(in *gvinst.Inst, isStore bool, sz int, d reg, val [2]reg, at mem) {
 	a := &c.a
-	at := mem{base: rcx, index: offset, scale: 1, hasIndex: true}
 	hi := at
-	hi.disp = 8
+	hi.disp += 8
 	if isStore {
 		switch sz {
 		case 1:

@@ -717,7 +717,7 @@ func (c *compiler) nativeMove(idx int, in *gvinst.Inst) bool {
 			sz = 8
 		}
 		s := c.src(in.Src[0])
-		d := c.dstReg(in.Dst)
+		d := c.dstRegFrom(in.Dst, in.Src[0])
 		if sz < 4 || d != s || sz == 4 {
 			a.extend(d, regOp(s), sz, false)
 		}
@@ -795,7 +795,7 @@ func (c *compiler) binary(in *gvinst.Inst) {
 	}
 	// add with an immediate: lea, one instruction.
 	if in.Op == gvinst.OpAdd && imm {
-		d := c.dstReg(in.Dst)
+		d := c.dstRegFrom(in.Dst, in.Src[0])
 		if in.Imm == 0 && sz == 8 {
 			if d != x {
 				a.encode(mnMovMR, 8, x, regOp(d), 0)
@@ -805,7 +805,7 @@ func (c *compiler) binary(in *gvinst.Inst) {
 		a.encode(mnLea, sz, d, memOp(mem{base: x, disp: int32(in.Imm)}), 0)
 		return
 	}
-	d := c.dstReg(in.Dst)
+	d := c.dstRegFrom(in.Dst, in.Src[0])
 	if in.Op == gvinst.OpMul && imm {
 		a.encode(mnImulRMI, sz, d, regOp(x), in.Imm)
 		return
@@ -875,8 +875,9 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 			// rol/ror by a constant, in the destination's register.
 			k := uint8(uint64(in.Imm) % uint64(t.Bits()))
 			x := c.src(in.Src[0])
-			d := c.dstReg(in.Dst)
-			if d != x || sz == 4 {
+			d := c.dstRegFrom(in.Dst, in.Src[0])
+			if d != x || sz == 4 && k == 0 {
+				// (A 32-bit rotate clears the upper half itself.)
 				a.encode(mnMovMR, sz, x, regOp(d), 0)
 			}
 			if k != 0 {
@@ -928,8 +929,8 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 		}
 		if sz >= 4 {
 			x := c.src(in.Src[0])
-			d := c.dstReg(in.Dst)
-			if d != x || sz == 4 {
+			d := c.dstRegFrom(in.Dst, in.Src[0])
+			if d != x {
 				a.encode(mnMovMR, sz, x, regOp(d), 0)
 			}
 			a.encode(m, sz, 0, regOp(d), 0)
@@ -946,8 +947,9 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 			return false
 		}
 		c.compare(in)
-		a.setcc(cc, rax)
-		c.put(in.Dst, rax)
+		// (Taking the register moves nothing but registers: the host
+		// flags stay.)
+		a.setcc(cc, c.dstReg(in.Dst))
 		return true
 	case gvinst.OpCvt:
 		if !t.IsInt() || !in.SrcType.IsInt() {
@@ -955,7 +957,7 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 		}
 		s := in.SrcType
 		x := c.src(in.Src[0])
-		d := c.dstReg(in.Dst)
+		d := c.dstRegFrom(in.Dst, in.Src[0])
 		if s.Size() >= sz {
 			// The low sz bytes, zero-extended.
 			a.extend(d, regOp(x), sz, false)
@@ -1078,8 +1080,8 @@ func (c *compiler) shift(in *gvinst.Inst) {
 			// In the destination's register; a 32-bit shift clears the
 			// upper half as GVInst does.
 			x := c.src(in.Src[0])
-			d := c.dstReg(in.Dst)
-			if d != x || sz == 4 {
+			d := c.dstRegFrom(in.Dst, in.Src[0])
+			if d != x {
 				a.encode(mnMovMR, sz, x, regOp(d), 0)
 			}
 			a.shiftImmSized(digit, d, uint8(k), sz)

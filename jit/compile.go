@@ -84,7 +84,7 @@ type compiler struct {
 	// groups are the unit's page groups (pagegroup.go); groupOf maps each
 	// of their loads and stores to its group.
 	groups  []pageGroup
-	groupOf map[int]int
+	groupOf map[int]groupMember
 	cur     int // the instruction being compiled
 	// siteNext is the next free entry of the machine's page caches (-1:
 	// none); outOfLine are code emitters run after the body.
@@ -157,7 +157,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 	c.alias = findAliases(vb, c.lastRead)
 	c.addr, c.skip = findAddresses(vb, c.lastRead, c.alias)
 	if n := gvinst.NumGuestSlots + gvinst.Reg(vb.NumVRegs()) + 2; int(n)+len(vb.Insts) <= gvinst.FrameSlots {
-		c.groups, c.groupOf = findPageGroups(vb, c.alias, c.addr, n)
+		c.groups, c.groupOf = findPageGroups(vb, c.addr, n)
 		for _, g := range c.groups {
 			c.lastRead[g.slot] = g.last
 		}

@@ -37,8 +37,8 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 	if !isStore {
 		d = c.takeDst(&taken, in.Dst)
 	}
-	if g, ok := c.groupOf[idx]; ok {
-		c.groupAccess(idx, in, isStore, sz, &c.groups[g], at.base, d, val, taken)
+	if m, ok := c.groupOf[idx]; ok {
+		c.groupAccess(idx, in, isStore, sz, m, at.base, d, val, taken)
 		return true
 	}
 	pre := c.cache

@@ -5,40 +5,50 @@ import (
 )
 
 // Page groups: one TLB probe for the accesses of a unit at constant
-// offsets from one unchanged base register (a function's stack slots at
-// rsp+8..rsp+0xa4, a structure's fields), instead of one per access.
+// offsets from one base value (a function's stack slots at rsp+8..rsp+0xa4,
+// also after a push moved rsp; a structure's fields), instead of one per
+// access.
 //
-// The group's first access probes the TLB (the read TLB if the group
-// loads, the write TLB if it stores, both if both) for the whole range
-// base+minOff .. base+maxEnd-1, which spans at most a page: on a hit the
-// range lies in one page the TLBs vouch for, and the group's host base,
-// base plus the entry's host word, is kept in a register of its own (a
-// pseudo virtual register past the block's, so the register cache spills
-// and reloads it like any other). Every access of the group is then one
-// host instruction at [host base + offset], after a compare of the host
-// base with 1: 0 means "probe again" (set after every callout, since Go may
-// have changed the TLB: a page that was the shared zero page got bytes of
-// its own, a mapping changed), 1 means the range does not lie in one page
-// the TLBs hold, and the access takes its own probe and, on a miss, its
-// callout, exactly as an access outside a group: faults stay precise and
-// stores into translated code still reach Go.
+// A base value is tracked through the unit's copies (GET, PUT, MOV of 8
+// bytes) and constant additions (ADD or SUB .u64 of an immediate): each
+// register holds some root value plus a known delta. The group's first
+// access probes the TLB (the read TLB if the group loads, the write TLB if
+// it stores, both if both) for the whole range root+minOff ..
+// root+maxEnd-1, which spans at most a page: on a hit the range lies in one
+// page the TLBs vouch for, and the group's host root, the root plus the
+// entry's host word, is kept in a register of its own (a pseudo virtual
+// register past the block's, so the register cache spills and reloads it
+// like any other). Every access of the group is then one host instruction
+// at [host root + delta + offset], after a compare of the host root with 1:
+// 0 means "probe again" (set after every callout, since Go may have changed
+// the TLB: a page that was the shared zero page got bytes of its own, a
+// mapping changed), 1 means the range does not lie in one page the TLBs
+// hold, and the access takes its own probe and, on a miss, its callout,
+// exactly as an access outside a group: faults stay precise and stores
+// into translated code still reach Go.
 
-// pageGroup is a set of loads and stores from one base register's value.
+// pageGroup is a set of loads and stores from one root value.
 type pageGroup struct {
-	base        gvinst.Reg // the base register, after renaming
-	slot        gvinst.Reg // the pseudo register holding the host base
-	minOff      int32      // the lowest offset accessed
+	root        int        // the root value's number
+	slot        gvinst.Reg // the pseudo register holding the host root
+	minOff      int32      // the lowest offset accessed, from the root
 	maxEnd      int32      // the highest offset accessed plus its size
 	read, write bool       // it loads, it stores
 	first, last int        // the indexes of its first and last access
 	n           int        // its accesses
 }
 
+// groupMember says an access is in group g, its base register holding
+// the group's root plus delta.
+type groupMember struct {
+	g     int
+	delta int32
+}
+
 // groupable reports the size of LD or ST in when it may join a page
 // group: a plain base+offset access of 1 to 16 bytes (8 for a store, which
-// with its two value registers, the base and the host base would lock
-// more pool registers than a loop unit leaves unpinned) whose offsets fit
-// a displacement; else 0.
+// with its two value registers, the base and the host root would lock
+// more pool registers than a loop unit leaves unpinned); else 0.
 func groupable(in *gvinst.Inst, addr map[gvinst.Reg]addrOf, i int) int32 {
 	if in.Op != gvinst.OpLd && in.Op != gvinst.OpSt {
 		return 0
@@ -56,42 +66,57 @@ func groupable(in *gvinst.Inst, addr map[gvinst.Reg]addrOf, i int) int32 {
 	if ad, ok := addr[in.Src[0]]; ok && i > ad.from {
 		return 0
 	}
-	if in.Imm < -1<<30 || in.Imm > 1<<30 {
-		return 0
-	}
 	return int32(sz)
 }
 
-// findPageGroups finds the page groups of vb: accesses from one base
-// register, while nothing writes it, whose offsets span at most a page.
-// Groups of one access are dropped (the access's own probe costs the
-// same). Pseudo registers are numbered from firstSlot. It returns the
-// groups and, per access, its group's index.
-func findPageGroups(vb *gvinst.VBlock, alias map[gvinst.Reg]aliasOf, addr map[gvinst.Reg]addrOf, firstSlot gvinst.Reg) ([]pageGroup, map[int]int) {
+// baseValue is a register's value as a root value's number plus a delta.
+type baseValue struct {
+	root  int
+	delta int64
+}
+
+// maxGroupOffset bounds the offsets from a root a group takes, so that
+// every displacement the code computes fits 32 bits.
+const maxGroupOffset = 1 << 28
+
+// findPageGroups finds the page groups of vb: accesses from one root
+// value whose offsets span at most a page. Groups of one access are
+// dropped (the access's own probe costs the same). Pseudo registers are
+// numbered from firstSlot. It returns the groups and the member of each
+// access in one.
+func findPageGroups(vb *gvinst.VBlock, addr map[gvinst.Reg]addrOf, firstSlot gvinst.Reg) ([]pageGroup, map[int]groupMember) {
+	vals := map[gvinst.Reg]baseValue{}
+	roots := 0
+	valueOf := func(r gvinst.Reg) baseValue {
+		if v, ok := vals[r]; ok {
+			return v
+		}
+		v := baseValue{root: roots}
+		roots++
+		// The x87, flags and control slots have implicit writers the op
+		// table does not all name: each read is a value of its own.
+		if r.IsVirtual() || r < gvinst.FSBase {
+			vals[r] = v
+		}
+		return v
+	}
 	var all []pageGroup
-	member := map[int]int{}
-	open := map[gvinst.Reg]int{}
+	member := map[int]groupMember{}
+	open := map[int]int{} // root → the group being gathered
 	for i := range vb.Insts {
 		in := &vb.Insts[i]
 		if sz := groupable(in, addr, i); sz > 0 {
-			b := in.Src[0]
-			if a, ok := alias[b]; ok && a.from < i {
-				b = a.of
-			}
-			// Only registers whose writers the op table names.
-			if b.IsVirtual() || b < gvinst.FSBase {
-				off := int32(in.Imm)
-				g, ok := open[b]
-				if ok {
-					lo, hi := min(all[g].minOff, off), max(all[g].maxEnd, off+sz)
-					if hi-lo > gvinst.PageSize {
-						ok = false
-					}
+			v := valueOf(in.Src[0])
+			if off := v.delta + in.Imm; v.delta > -maxGroupOffset && v.delta < maxGroupOffset && off > -maxGroupOffset && off < maxGroupOffset {
+				off := int32(off)
+				g, ok := open[v.root]
+				if ok && max(all[g].maxEnd, off+sz)-min(all[g].minOff, off) > gvinst.PageSize {
+					ok = false
 				}
 				if !ok {
 					g = len(all)
-					all = append(all, pageGroup{base: b, minOff: off, maxEnd: off + sz, first: i})
-					open[b] = g
+					all = append(all, pageGroup{root: v.root, minOff: off, maxEnd: off + sz, first: i})
+					open[v.root] = g
 				}
 				pg := &all[g]
 				pg.minOff, pg.maxEnd = min(pg.minOff, off), max(pg.maxEnd, off+sz)
@@ -99,20 +124,37 @@ func findPageGroups(vb *gvinst.VBlock, alias map[gvinst.Reg]aliasOf, addr map[gv
 				pg.write = pg.write || in.Op == gvinst.OpSt
 				pg.last = i
 				pg.n++
-				member[i] = g
+				member[i] = groupMember{g: g, delta: int32(v.delta)}
 			}
 		}
-		// What the instruction writes ends the groups based on it (after
-		// its own access, which reads the base first).
+		// What the instruction writes gets a new value: a copy's or a
+		// constant sum's when it is one, else a root of its own.
+		var known *baseValue
+		switch {
+		case (in.Op == gvinst.OpGet || in.Op == gvinst.OpPut || in.Op == gvinst.OpMov) && in.Type.Size() == 8 && !in.Type.IsWide():
+			v := valueOf(in.Src[0])
+			known = &v
+		case (in.Op == gvinst.OpAdd || in.Op == gvinst.OpSub) && in.HasImm && in.Type.Size() == 8 && in.Type.IsInt():
+			v := valueOf(in.Src[0])
+			if in.Op == gvinst.OpAdd {
+				v.delta += in.Imm
+			} else {
+				v.delta -= in.Imm
+			}
+			known = &v
+		}
 		operandSlots(in, func(r gvinst.Reg, dst bool) {
 			if dst {
-				delete(open, r)
+				delete(vals, r)
 			}
 		})
+		if known != nil && (in.Dst.IsVirtual() || in.Dst < gvinst.FSBase) {
+			vals[in.Dst] = *known
+		}
 		if in.Op.Info().Effects&gvinst.EffStateWrite != 0 && in.Op != gvinst.OpFlags {
-			for r := range open {
+			for r := range vals {
 				if !r.IsVirtual() {
-					delete(open, r)
+					delete(vals, r)
 				}
 			}
 		}
@@ -126,10 +168,10 @@ func findPageGroups(vb *gvinst.VBlock, alias map[gvinst.Reg]aliasOf, addr map[gv
 			groups = append(groups, all[g])
 		}
 	}
-	groupOf := map[int]int{}
-	for i, g := range member {
-		if k, ok := renum[g]; ok {
-			groupOf[i] = k
+	groupOf := map[int]groupMember{}
+	for i, m := range member {
+		if k, ok := renum[m.g]; ok {
+			groupOf[i] = groupMember{g: k, delta: m.delta}
 		}
 	}
 	return groups, groupOf
@@ -165,9 +207,10 @@ func revert(st *regCache, taken []takenReg) {
 	}
 }
 
-// groupAccess emits the LD or ST idx of sz bytes, a member of page group
-// g, from base register base: into d, or of the values in val.
-func (c *compiler) groupAccess(idx int, in *gvinst.Inst, isStore bool, sz int, g *pageGroup, base, d reg, val [2]reg, taken []takenReg) {
+// groupAccess emits the LD or ST idx of sz bytes, member m of a page
+// group, from base register base: into d, or of the values in val.
+func (c *compiler) groupAccess(idx int, in *gvinst.Inst, isStore bool, sz int, m groupMember, base, d reg, val [2]reg, taken []takenReg) {
+	g := &c.groups[m.g]
 	a := &c.a
 	var h reg
 	first := idx == g.first
@@ -189,10 +232,10 @@ func (c *compiler) groupAccess(idx int, in *gvinst.Inst, isStore bool, sz int, g
 	}
 	var misses []int
 	if first {
-		misses = c.emitGroupProbe(g, base, h)
+		misses = c.emitGroupProbe(g, base, m.delta, h)
 	}
 	access := a.pos()
-	c.emitAccess(in, isStore, sz, d, val, mem{base: h, disp: int32(in.Imm)})
+	c.emitAccess(in, isStore, sz, d, val, mem{base: h, disp: m.delta + int32(in.Imm)})
 	join := a.pos()
 	if !isStore {
 		c.unlock(d)
@@ -207,7 +250,7 @@ func (c *compiler) groupAccess(idx int, in *gvinst.Inst, isStore bool, sz int, g
 		if !first {
 			a.bind(toProbe, a.pos())
 			toOwn = a.jcc(ccE) // h is 1
-			misses = c.emitGroupProbe(g, base, h)
+			misses = c.emitGroupProbe(g, base, m.delta, h)
 			a.bind(a.jmp(), access)
 		}
 		for _, j := range misses {
@@ -233,11 +276,12 @@ func (c *compiler) groupAccess(idx int, in *gvinst.Inst, isStore bool, sz int, g
 }
 
 // emitGroupProbe probes the TLBs group g needs for its whole range from
-// base register base and, on a hit, sets h to the host address of base's
-// value. It returns the jumps its misses take.
-func (c *compiler) emitGroupProbe(g *pageGroup, base, h reg) []int {
+// base register base, which holds the group's root plus delta, and, on a
+// hit, sets h to the host address of the root. It returns the jumps its
+// misses take.
+func (c *compiler) emitGroupProbe(g *pageGroup, base reg, delta int32, h reg) []int {
 	a := &c.a
-	a.encode(mnLea, 8, rsi, memOp(mem{base: base, disp: g.minOff}), 0)
+	a.encode(mnLea, 8, rsi, memOp(mem{base: base, disp: g.minOff - delta}), 0)
 	span := int(g.maxEnd - g.minOff)
 	var misses []int
 	if g.read {
@@ -250,7 +294,7 @@ func (c *compiler) emitGroupProbe(g *pageGroup, base, h reg) []int {
 		misses = append(misses, c.emitProbe(offWTLB, span))
 	}
 	a.encode(mnMovRM, 8, h, memOp(mem{base: rcx, disp: 8}), 0)
-	a.encode(mnAddMR, 8, base, regOp(h), 0)
+	a.encode(mnLea, 8, h, memOp(mem{base: h, index: base, scale: 1, hasIndex: true, disp: -delta}), 0)
 	return misses
 }
 

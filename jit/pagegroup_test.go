@@ -10,8 +10,9 @@ import (
 )
 
 // TestFindPageGroups checks which accesses share one probe: those from one
-// unchanged base (through a renamed copy too) within a page's span; a write
-// to the base, a span over a page, and a lone access end or leave a group.
+// base value (through copies and constant sums too) within a page's span;
+// a new value in the base register, a span over a page, and a lone access
+// end or leave a group.
 func TestFindPageGroups(t *testing.T) {
 	src := `vblock 0x1000..0x1100:
   # 0x1000: insn
@@ -26,6 +27,8 @@ func TestFindPageGroups(t *testing.T) {
   LD.u32 v6, s4(8)
   LD.u32 v7, s4(12)
   LD.u8 v8, s5(0)
+  SUB.u64 v11, v0, 8
+  ST.u64 v11(0), v2
   PUT.u64 s0, v3
   PUT.u64 s1, v4
   PUT.u64 s2, v5
@@ -41,20 +44,19 @@ func TestFindPageGroups(t *testing.T) {
 	}
 	vb := bs[0]
 	lastRead := lastReads(vb)
-	alias := findAliases(vb, lastRead)
-	addr, _ := findAddresses(vb, lastRead, alias)
-	groups, groupOf := findPageGroups(vb, alias, addr, 1000)
+	addr, _ := findAddresses(vb, lastRead, findAliases(vb, lastRead))
+	groups, groupOf := findPageGroups(vb, addr, 1000)
 	got := ""
 	for _, g := range groups {
-		got += fmt.Sprintf("%v[%d,%d) r%v w%v %d..%d; ", g.base, g.minOff, g.maxEnd, g.read, g.write, g.first, g.last)
+		got += fmt.Sprintf("[%d,%d) r%v w%v %d..%d; ", g.minOff, g.maxEnd, g.read, g.write, g.first, g.last)
 	}
-	want := "s4[8,164) rtrue wtrue 1..3; s7[8,4098) rtrue wfalse 5..6; s4[8,16) rtrue wfalse 8..9; "
+	want := "[-8,164) rtrue wtrue 1..12; [8,4098) rtrue wfalse 5..6; [8,16) rtrue wfalse 8..9; "
 	if got != want {
 		t.Errorf("groups %s\nwant   %s", got, want)
 	}
-	for i, g := range map[int]int{1: 0, 2: 0, 3: 0, 5: 1, 6: 1, 8: 2, 9: 2} {
-		if k, ok := groupOf[i]; !ok || k != g {
-			t.Errorf("instruction %d in group %d (%v), want %d", i, k, ok, g)
+	for i, g := range map[int]groupMember{1: {0, 0}, 2: {0, 0}, 3: {0, 0}, 5: {1, 0}, 6: {1, 0}, 8: {2, 0}, 9: {2, 0}, 12: {0, -8}} {
+		if m, ok := groupOf[i]; !ok || m != g {
+			t.Errorf("instruction %d in group %v (%v), want %v", i, m, ok, g)
 		}
 	}
 	for _, i := range []int{4, 10} {
@@ -71,11 +73,13 @@ func TestFindPageGroups(t *testing.T) {
 // again after it), as a loop unit too.
 func TestPageGroupsRunAsInterpreter(t *testing.T) {
 	bodies := map[string]string{
-		"one page": "  LD.u64 v0, s7(8)\n  LD.u32 v1, s7(100)\n  ST.u64 s7(16), v1\n  LD.u64 v2, s7(16)\n  ST.u8 s7(3), v0\n  LD.u16 v3, s7(2)\n  PUT.u64 s0, v2\n  PUT.u64 s1, v3\n",
-		"straddle": "  LD.u64 v0, s7(4088)\n  LD.u32 v1, s7(4094)\n  ST.u64 s7(4100), v0\n  LD.u64 v2, s7(4100)\n  PUT.u64 s0, v2\n  PUT.u64 s1, v1\n",
-		"fault":    "  LD.u64 v0, s7(8000)\n  PUT.u64 s0, v0\n  ST.u64 s7(8180), v0\n  PUT.u64 s1, v0\n  LD.u64 v1, s7(8200)\n  PUT.u64 s2, v1\n",
-		"callout":  "  LD.u64 v0, s7(8)\n  LD.u64 v4, s6(0)\n  ST.u64 s7(24), v4\n  CVT.rn.f80.f64 v12, v0\n  CVT.rn.f64.f80 v1, v12\n  ST.u64 s7(32), v1\n  LD.u64 v2, s7(40)\n  PUT.u64 s0, v2\n",
-		"wide":     "  LD.b128 v0, s7(8)\n  LD.u64 v2, s7(200)\n  ST.u64 s7(208), v0\n  ST.u64 s7(216), v1\n  LD.b128 v4, s7(208)\n  PUT.u64 s0, v4\n  PUT.u64 s1, v5\n  PUT.u64 s2, v2\n",
+		"one page":        "  LD.u64 v0, s7(8)\n  LD.u32 v1, s7(100)\n  ST.u64 s7(16), v1\n  LD.u64 v2, s7(16)\n  ST.u8 s7(3), v0\n  LD.u16 v3, s7(2)\n  PUT.u64 s0, v2\n  PUT.u64 s1, v3\n",
+		"straddle":        "  LD.u64 v0, s7(4088)\n  LD.u32 v1, s7(4094)\n  ST.u64 s7(4100), v0\n  LD.u64 v2, s7(4100)\n  PUT.u64 s0, v2\n  PUT.u64 s1, v1\n",
+		"fault":           "  LD.u64 v0, s7(8000)\n  PUT.u64 s0, v0\n  ST.u64 s7(8180), v0\n  PUT.u64 s1, v0\n  LD.u64 v1, s7(8200)\n  PUT.u64 s2, v1\n",
+		"callout":         "  LD.u64 v0, s7(8)\n  LD.u64 v4, s6(0)\n  ST.u64 s7(24), v4\n  CVT.rn.f80.f64 v12, v0\n  CVT.rn.f64.f80 v1, v12\n  ST.u64 s7(32), v1\n  LD.u64 v2, s7(40)\n  PUT.u64 s0, v2\n",
+		"deltas":          "  GET.u64 v0, s7\n  ADD.u64 v1, v0, 400\n  ST.u64 v1(8), v0\n  SUB.u64 v2, v1, 16\n  PUT.u64 s5, v2\n  LD.u64 v3, s5(0)\n  LD.u32 v4, s7(408)\n  PUT.u64 s0, v3\n  PUT.u64 s1, v4\n",
+		"deltas straddle": "  GET.u64 v0, s7\n  ADD.u64 v1, v0, 4000\n  ST.u64 v1(90), v0\n  SUB.u64 v2, v1, 16\n  LD.u64 v3, v2(0)\n  LD.u32 v4, s7(4090)\n  PUT.u64 s0, v3\n  PUT.u64 s1, v4\n",
+		"wide":            "  LD.b128 v0, s7(8)\n  LD.u64 v2, s7(200)\n  ST.u64 s7(208), v0\n  ST.u64 s7(216), v1\n  LD.b128 v4, s7(208)\n  PUT.u64 s0, v4\n  PUT.u64 s1, v5\n  PUT.u64 s2, v2\n",
 	}
 	for name, body := range bodies {
 		t.Run(name, func(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 // also after a push moved rsp; a structure's fields), instead of one per
 // access.
 //
-// A base value is tracked through the unit's copies (GET, PUT, MOV of 8
-// bytes) and constant additions (ADD or SUB .u64 of an immediate): each
-// register holds some root value plus a known delta. The group's first
+// A base value is tracked through the unit's copies and constant sums
+// (gvinst.AddressValues): each base register holds some root value plus a
+// known delta. The group's first
 // access probes the TLB (the read TLB if the group loads, the write TLB if
 // it stores, both if both) for the whole range root+minOff ..
 // root+maxEnd-1, which spans at most a page: on a hit the range lies in one
@@ -69,54 +69,34 @@ func groupable(in *gvinst.Inst, addr map[gvinst.Reg]addrOf, i int) int32 {
 	return int32(sz)
 }
 
-// baseValue is a register's value as a root value's number plus a delta.
-type baseValue struct {
-	root  int
-	delta int64
-}
-
 // maxGroupOffset bounds the offsets from a root a group takes, so that
 // every displacement the code computes fits 32 bits.
 const maxGroupOffset = 1 << 28
 
 // findPageGroups finds the page groups of vb: accesses from one root
-// value whose offsets span at most a page. Groups of one access are
-// dropped (the access's own probe costs the same). Pseudo registers are
-// numbered from firstSlot. It returns the groups and the member of each
-// access in one.
+// value (gvinst.AddressValues) whose offsets span at most a page. Groups
+// of one access are dropped (the access's own probe costs the same).
+// Pseudo registers are numbered from firstSlot. It returns the groups and
+// the member of each access in one.
 func findPageGroups(vb *gvinst.VBlock, addr map[gvinst.Reg]addrOf, firstSlot gvinst.Reg) ([]pageGroup, map[int]groupMember) {
-	vals := map[gvinst.Reg]baseValue{}
-	roots := 0
-	valueOf := func(r gvinst.Reg) baseValue {
-		if v, ok := vals[r]; ok {
-			return v
-		}
-		v := baseValue{root: roots}
-		roots++
-		// The x87, flags and control slots have implicit writers the op
-		// table does not all name: each read is a value of its own.
-		if r.IsVirtual() || r < gvinst.FSBase {
-			vals[r] = v
-		}
-		return v
-	}
+	addrs := gvinst.AddressValues(vb)
 	var all []pageGroup
 	member := map[int]groupMember{}
 	open := map[int]int{} // root → the group being gathered
 	for i := range vb.Insts {
 		in := &vb.Insts[i]
 		if sz := groupable(in, addr, i); sz > 0 {
-			v := valueOf(in.Src[0])
-			if off := v.delta + in.Imm; v.delta > -maxGroupOffset && v.delta < maxGroupOffset && off > -maxGroupOffset && off < maxGroupOffset {
-				off := int32(off)
-				g, ok := open[v.root]
+			av := addrs[i]
+			if delta := av.Off - in.Imm; delta > -maxGroupOffset && delta < maxGroupOffset && av.Off > -maxGroupOffset && av.Off < maxGroupOffset {
+				off := int32(av.Off)
+				g, ok := open[av.Root]
 				if ok && max(all[g].maxEnd, off+sz)-min(all[g].minOff, off) > gvinst.PageSize {
 					ok = false
 				}
 				if !ok {
 					g = len(all)
-					all = append(all, pageGroup{root: v.root, minOff: off, maxEnd: off + sz, first: i})
-					open[v.root] = g
+					all = append(all, pageGroup{root: av.Root, minOff: off, maxEnd: off + sz, first: i})
+					open[av.Root] = g
 				}
 				pg := &all[g]
 				pg.minOff, pg.maxEnd = min(pg.minOff, off), max(pg.maxEnd, off+sz)
@@ -124,38 +104,7 @@ func findPageGroups(vb *gvinst.VBlock, addr map[gvinst.Reg]addrOf, firstSlot gvi
 				pg.write = pg.write || in.Op == gvinst.OpSt
 				pg.last = i
 				pg.n++
-				member[i] = groupMember{g: g, delta: int32(v.delta)}
-			}
-		}
-		// What the instruction writes gets a new value: a copy's or a
-		// constant sum's when it is one, else a root of its own.
-		var known *baseValue
-		switch {
-		case (in.Op == gvinst.OpGet || in.Op == gvinst.OpPut || in.Op == gvinst.OpMov) && in.Type.Size() == 8 && !in.Type.IsWide():
-			v := valueOf(in.Src[0])
-			known = &v
-		case (in.Op == gvinst.OpAdd || in.Op == gvinst.OpSub) && in.HasImm && in.Type.Size() == 8 && in.Type.IsInt():
-			v := valueOf(in.Src[0])
-			if in.Op == gvinst.OpAdd {
-				v.delta += in.Imm
-			} else {
-				v.delta -= in.Imm
-			}
-			known = &v
-		}
-		operandSlots(in, func(r gvinst.Reg, dst bool) {
-			if dst {
-				delete(vals, r)
-			}
-		})
-		if known != nil && (in.Dst.IsVirtual() || in.Dst < gvinst.FSBase) {
-			vals[in.Dst] = *known
-		}
-		if in.Op.Info().Effects&gvinst.EffStateWrite != 0 && in.Op != gvinst.OpFlags {
-			for r := range vals {
-				if !r.IsVirtual() {
-					delete(vals, r)
-				}
+				member[i] = groupMember{g: g, delta: int32(delta)}
 			}
 		}
 	}

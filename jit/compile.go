@@ -18,7 +18,19 @@ const (
 	exitFuel                  // the budget is spent before this unit
 	exitBreakpoint            // this unit is at a breakpoint
 	exitFloatTrap             // the guest unmasks an SSE exception and this unit computes in floats inline
+	numExitKinds
 )
+
+// exitNames names the exit kinds in the statistics.
+var exitNames = [numExitKinds]string{
+	exitChain:      "chain",
+	exitIndirect:   "indirect",
+	exitSyscall:    "syscall",
+	exitCallout:    "callout",
+	exitFuel:       "fuel",
+	exitBreakpoint: "breakpoint",
+	exitFloatTrap:  "floattrap",
+}
 
 func exitWord(kind int, arg int, unit uint32) uint64 {
 	return uint64(kind) | uint64(arg)<<8 | uint64(unit)<<32
@@ -1332,11 +1344,9 @@ func (c *compiler) control(idx int, in *gvinst.Inst) {
 		c.emitFlush(&c.cache, false)
 		a.encode(mnMovMR, 8, rax, memOp(fieldMem(offNextPC)), 0)
 		// rcx = ijcSlot(rax) * 16; a hit jumps to the cached unit.
-		a.encode(mnMovMR, 8, rax, regOp(rcx), 0)
-		a.shiftImm(5, rcx, 12)
-		a.encode(mnXorMR, 8, rax, regOp(rcx), 0)
-		a.encode(mnAndMI, 4, 0, regOp(rcx), ijcSize-1)
-		a.shiftImm(4, rcx, 4)
+		a.encode(mnImulRMI, 4, rcx, regOp(rax), ijcMul-1<<32)
+		a.shiftImmSized(5, rcx, 32-ijcBits, 4)
+		a.shiftImmSized(4, rcx, 4, 4)
 		e := mem{base: r15, index: rcx, scale: 1, hasIndex: true, disp: int32(offIJC)}
 		a.encode(mnCmpMR, 8, rax, memOp(e), 0)
 		miss := a.jcc(ccNE)

@@ -172,11 +172,11 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 		a.movImm64(rax, exitWord(exitBreakpoint, 0, id))
 		a.ret()
 	}
-	// cmp qword [r15+fuel], 0; jle → fuel exit
-	a.encode(mnCmpMI8, 8, 0, memOp(fieldMem(offFuel)), 0)
+	// test rbp, rbp; jle → fuel exit (rbp is the fuel: fuelReg)
+	a.encode(mnTestMR, 8, fuelReg, regOp(fuelReg), 0)
 	fuelJump := a.jcc(ccLE)
 	c.out.entryGo = a.pos()
-	a.encode(mnSubMI, 8, 0, memOp(fieldMem(offFuel)), int64(guestCount(vb)))
+	a.encode(mnSubMI, 8, 0, regOp(fuelReg), int64(guestCount(vb)))
 	var floatTrapJump int
 	if c.floatGuard {
 		// cmp dword [r15+mxTrap], 0; jne → float trap exit, before the
@@ -1383,9 +1383,9 @@ func (c *compiler) successor(k int, mayLoop bool) {
 			}
 		}
 		// The fuel check of a unit entry, then the next iteration.
-		a.encode(mnCmpMI8, 8, 0, memOp(fieldMem(offFuel)), 0)
+		a.encode(mnTestMR, 8, fuelReg, regOp(fuelReg), 0)
 		out := a.jcc(ccLE)
-		a.encode(mnSubMI, 8, 0, memOp(fieldMem(offFuel)), int64(guestCount(c.vb)))
+		a.encode(mnSubMI, 8, 0, regOp(fuelReg), int64(guestCount(c.vb)))
 		a.bind(a.jmp(), c.loopTop)
 		a.bind(out, a.pos())
 		for i := range c.cache.e {

@@ -17,11 +17,12 @@ import (
 //
 // Set to "parts", it names the parts of each unit instead, by what they
 // do, the same in every unit: "part:entry" (the fuel and breakpoint
-// checks), "part:OP" (the code of a GVInst instruction, by its mnemonic),
-// "part:exit:OP" (the block's control transfer: stores of the cached
-// registers, the jump-cache probe, the exits), "part:slow" (slow paths and
-// their resumes), "part:loop" (a loop unit's pinned loads); perf report
-// --sort sym then tells what the compiled code spends its time on.
+// checks, a loop unit's loads of its pinned registers), "part:OP" (the
+// code of a GVInst instruction, by its mnemonic), "part:exit:OP" (the
+// block's control transfer: stores of the cached registers, the
+// jump-cache probe, the exits), "part:slow" (slow paths, their resumes,
+// the fuel exit); perf report --sort sym then tells what the compiled
+// code spends its time on.
 const PerfMapEnv = "GXBIT_PERFMAP"
 
 // perfMap appends one line per compiled unit to a perf map file.
@@ -107,8 +108,6 @@ func partName(text string, control bool) string {
 	switch {
 	case strings.HasPrefix(text, "slow path"), strings.HasPrefix(text, "resume"):
 		return "slow"
-	case strings.HasPrefix(text, "loop head"):
-		return "loop"
 	}
 	_, inst, ok := strings.Cut(text, ": ")
 	if !ok {

@@ -74,6 +74,29 @@ func (l *spanList) add(lo, hi uint64) {
 	l.spans = append(l.spans, ptxgen.Range{Lo: lo, Hi: hi})
 }
 
+// addWindow adds bytes [lo, hi) known only as a window: the list keeps
+// its window only from then on (a rep stos keeps it as its one span).
+func (l *spanList) addWindow(lo, hi uint64) {
+	l.add(lo, hi)
+	if l.fill {
+		return
+	}
+	l.overflow, l.spans = true, nil
+}
+
+// merge adds what src touched.
+func (l *spanList) merge(src *spanList) {
+	switch {
+	case !src.seen:
+	case src.overflow:
+		l.addWindow(src.window.Lo, src.window.Hi)
+	default:
+		for _, r := range src.spans {
+			l.add(r.Lo, r.Hi)
+		}
+	}
+}
+
 // accessTrace is what the probed iterations 0 and 1 saw of one x86 access
 // (all its lifted copies).
 type accessTrace struct {

@@ -58,9 +58,6 @@ type innerLoop struct {
 	header uint64
 	body   map[uint64]bool
 	exits  map[uint64]bool // blocks outside body that body leaves to
-	// fast runs an instance from an arrival to its exit (made at the
-	// first skip).
-	fast gvinst.Engine
 }
 
 // innerLoops finds the loops of the lifted level below its header whose
@@ -408,20 +405,28 @@ func windowSteps(its [][][]spanList, c, s int) (int64, int64, bool) {
 // header or exits, or any other stop the caller handles).
 func (w *rowWalk) skip(cpu *gvinst.CPU, f *loopFrame) (gvinst.Stop, error) {
 	sp, l := w.sp, f.loop
-	if l.fast == nil {
+	if sp.skipper == nil {
+		// One engine for every inner loop of the level: it stops where
+		// any of them leaves (a stop inside the loop being skipped, where
+		// one nested in it leaves, goes on).
 		bps := map[uint64]bool{sp.header: true}
 		for e := range sp.exits {
 			bps[e] = true
 		}
-		for e := range l.exits {
-			bps[e] = true
+		for _, o := range sp.loops {
+			for e := range o.exits {
+				bps[e] = true
+			}
 		}
-		l.fast = sp.fastEngine(bps)
+		sp.skipper = sp.fastEngine(bps)
 	}
 	w.rec.cur = nil // nothing records while the fast engine runs
-	n0 := l.fast.Stats().GuestInsns
-	st := l.fast.Run(cpu, 0)
-	ran := l.fast.Stats().GuestInsns - n0
+	n0 := sp.skipper.Stats().GuestInsns
+	st := sp.skipper.Run(cpu, 0)
+	for st.Kind == gvinst.StopBreakpoint && l.body[st.PC] {
+		st = sp.skipper.Run(cpu, 0)
+	}
+	ran := sp.skipper.Stats().GuestInsns - n0
 	w.fast += ran
 	if st.Kind != gvinst.StopBreakpoint || !l.exits[st.PC] {
 		return st, nil

@@ -31,6 +31,9 @@ import (
 //
 // Only what ran in both probed iterations is checked: an access that ran
 // in one of them only (conditional code) is left to the profile's proof.
+// A probed iteration records only the first iterations of each loop
+// inside it; the spans of the rest are the recorded ones extended along
+// their steps (bounded.go says what such a prefix can and cannot show).
 
 // maxSpans is how many separate spans an access may record in one
 // iteration; past it the access keeps only its window.

@@ -95,7 +95,9 @@ func (sp *spot) innerLoops() []*innerLoop {
 
 // skippable reports whether the loop of header h with blocks body may be
 // skipped through: h starts a block wherever its code is lifted, and each
-// block that leaves body also goes back to h.
+// block that leaves body also goes back to h (directly, or through a
+// block that only jumps there), so that an iteration leaves only at its
+// end.
 func (sp *spot) skippable(h uint64, body map[uint64]bool) bool {
 	for a, b := range sp.blocks {
 		if a == h {
@@ -115,9 +117,31 @@ func (sp *spot) skippable(h uint64, body map[uint64]bool) bool {
 		leaves, back := false, false
 		for _, s := range b.Successors() {
 			leaves = leaves || !body[s]
-			back = back || s == h
+			back = back || s == h || sp.goesTo(s, h)
 		}
 		if leaves && !back {
+			return false
+		}
+	}
+	return true
+}
+
+// goesTo reports whether block a only moves registers and jumps to h: a
+// rotated loop's back edge often passes through such a block. (A loop
+// tested at its top, whose body would go back to h, cannot have such a
+// body: with no arithmetic and no memory access it could not end.)
+func (sp *spot) goesTo(a, h uint64) bool {
+	b := sp.blocks[a]
+	if b == nil {
+		return false
+	}
+	if succ := b.Successors(); len(succ) != 1 || succ[0] != h {
+		return false
+	}
+	for _, in := range b.Insts {
+		switch in.Op {
+		case gvinst.OpGet, gvinst.OpPut, gvinst.OpMov, gvinst.OpLi, gvinst.OpJmp:
+		default:
 			return false
 		}
 	}
@@ -317,13 +341,45 @@ func (w *rowWalk) fits(f *loopFrame) bool {
 		return false
 	}
 	for c := range f.iters[0] {
-		for s := range f.iters[0][c] {
-			if _, ok := extension(f.iters, c, s); !ok {
+		for _, g := range w.sp.accessGroups() {
+			if _, ok := extension(f.access(c, g), c); !ok {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// access is what one access (the sites of group g: the lifted copies of
+// one x86 instruction) touched in each recorded iteration of f, channel c.
+func (f *loopFrame) access(c int, g []int) []spanList {
+	out := make([]spanList, len(f.iters))
+	for t, it := range f.iters {
+		for _, s := range g {
+			out[t].merge(&it[c][s])
+		}
+		out[t].normalize()
+	}
+	return out
+}
+
+// accessGroups are the kernel's sites grouped by x86 access (siteKey):
+// bounded probing models each access, whichever lifted copy of it ran.
+func (sp *spot) accessGroups() [][]int {
+	if sp.groups == nil {
+		at := map[[2]uint64]int{}
+		for _, site := range sp.kernel.Sites {
+			k := siteKey(site)
+			i, ok := at[k]
+			if !ok {
+				i = len(sp.groups)
+				at[k] = i
+				sp.groups = append(sp.groups, nil)
+			}
+			sp.groups[i] = append(sp.groups[i], site.ID)
+		}
+	}
+	return sp.groups
 }
 
 // extensionKind says how the recorded iterations of one access extend.
@@ -336,12 +392,13 @@ const (
 	extendWindow                      // a window whose ends move affinely
 )
 
-// extension classifies channel c, site s of the recorded iterations its.
-func extension(its [][][]spanList, c, s int) (extensionKind, bool) {
+// extension classifies one access's recorded iterations its (one span
+// list per iteration) of channel c.
+func extension(its []spanList, c int) (extensionKind, bool) {
 	seen := 0
 	late := false
 	for t := range its {
-		if its[t][c][s].seen {
+		if its[t].seen {
 			seen++
 			late = late || t >= 2
 		}
@@ -352,25 +409,25 @@ func extension(its [][][]spanList, c, s int) (extensionKind, bool) {
 	case seen < len(its):
 		return extendEarly, c > 0 && !late
 	}
-	if _, ok := shiftOf(its, c, s); ok {
+	if _, ok := shiftOf(its); ok {
 		return extendShift, true
 	}
-	if _, _, ok := windowSteps(its, c, s); ok {
+	if _, _, ok := windowSteps(its); ok {
 		return extendWindow, true
 	}
 	return 0, false
 }
 
-// shiftOf is the shift by which every span of channel c, site s moves per
+// shiftOf is the shift by which every span of an access moves per
 // recorded iteration, when they all move by one.
-func shiftOf(its [][][]spanList, c, s int) (int64, bool) {
-	a := &its[0][c][s]
-	if a.overflow || len(a.spans) == 0 || len(its) < 2 {
+func shiftOf(its []spanList) (int64, bool) {
+	a := &its[0]
+	if a.overflow || len(a.spans) == 0 || len(its) < 2 || len(its[1].spans) == 0 {
 		return 0, false
 	}
-	d := int64(its[1][c][s].spans[0].Lo - a.spans[0].Lo)
+	d := int64(its[1].spans[0].Lo - a.spans[0].Lo)
 	for t := 1; t < len(its); t++ {
-		b := &its[t][c][s]
+		b := &its[t]
 		if b.overflow || len(b.spans) != len(a.spans) {
 			return 0, false
 		}
@@ -384,13 +441,13 @@ func shiftOf(its [][][]spanList, c, s int) (int64, bool) {
 	return d, true
 }
 
-// windowSteps are the steps of the window ends of channel c, site s per
-// recorded iteration, when both move affinely.
-func windowSteps(its [][][]spanList, c, s int) (int64, int64, bool) {
-	w0, w1 := its[0][c][s].window, its[1][c][s].window
+// windowSteps are the steps of an access's window ends per recorded
+// iteration, when both move affinely.
+func windowSteps(its []spanList) (int64, int64, bool) {
+	w0, w1 := its[0].window, its[1].window
 	dl, dh := int64(w1.Lo-w0.Lo), int64(w1.Hi-w0.Hi)
 	for t := 2; t < len(its); t++ {
-		wt := its[t][c][s].window
+		wt := its[t].window
 		if int64(wt.Lo-w0.Lo) != dl*int64(t) || int64(wt.Hi-w0.Hi) != dh*int64(t) {
 			return 0, 0, false
 		}
@@ -449,8 +506,9 @@ func (w *rowWalk) skip(cpu *gvinst.CPU, f *loopFrame) (gvinst.Stop, error) {
 // recorded arrival and has moved by a whole number of them since counts
 // them (a remainder, say, may look like one over the prefix and not be).
 // Where the recorded iterations ran the same instructions each, the
-// skipped ones ran that many each, which gives the count, and a register
-// must agree; else the registers that count must all agree.
+// skipped ones ran that many each (the last one up to its exit), which
+// gives the count, and a register must agree; else the registers that
+// count must all agree.
 func (f *loopFrame) count(cpu *gvinst.CPU, ran uint64) (uint64, error) {
 	last := uint64(len(f.insns) - 1) // the arrival the skip began at
 	counts := map[uint64]int{}
@@ -465,10 +523,9 @@ func (f *loopFrame) count(cpu *gvinst.CPU, ran uint64) (uint64, error) {
 		even = even && f.insns[t]-f.insns[t-1] == per
 	}
 	if even {
-		if ran%per != 0 {
-			return 0, fmt.Errorf("its recorded iterations ran %d guest instructions each, the other ones %d in all", per, ran)
-		}
-		n := last + ran/per
+		// The last iteration leaves before the path back to the header
+		// (a block of moves, say): it may run fewer.
+		n := last + (ran+per-1)/per
 		if _, ok := counts[n]; !ok {
 			return 0, fmt.Errorf("its iterations ran %d times by their instructions, which no register counts", n)
 		}
@@ -510,14 +567,17 @@ func (w *rowWalk) pop(n uint64) error {
 		return nil
 	}
 	for c := range dst {
-		for s := range dst[c] {
-			if n == 0 {
-				for _, it := range f.iters {
+		if n == 0 {
+			for _, it := range f.iters {
+				for s := range dst[c] {
 					dst[c][s].merge(&it[c][s])
 				}
-				continue
 			}
-			if err := extend(&dst[c][s], f.iters, c, s, n); err != nil {
+			continue
+		}
+		// Each access extended as one, into its first copy's list.
+		for _, g := range w.sp.accessGroups() {
+			if err := extend(&dst[c][g[0]], f.access(c, g), c, n); err != nil {
 				return fmt.Errorf("the inner loop at %#x: %w", f.loop.header, err)
 			}
 		}
@@ -525,22 +585,22 @@ func (w *rowWalk) pop(n uint64) error {
 	return nil
 }
 
-// extend adds to dst what channel c, site s touches over n iterations of
-// an instance whose first ones its recorded.
-func extend(dst *spanList, its [][][]spanList, c, s int, n uint64) error {
-	kind, ok := extension(its, c, s)
+// extend adds to dst what one access of channel c touches over n
+// iterations of an instance whose first ones its recorded.
+func extend(dst *spanList, its []spanList, c int, n uint64) error {
+	kind, ok := extension(its, c)
 	if !ok {
 		return fmt.Errorf("an access does not fit the recorded iterations")
 	}
 	switch kind {
 	case extendNone:
 	case extendEarly:
-		for _, it := range its {
-			dst.merge(&it[c][s])
+		for t := range its {
+			dst.merge(&its[t])
 		}
 	case extendShift:
-		d, _ := shiftOf(its, c, s)
-		a := &its[0][c][s]
+		d, _ := shiftOf(its)
+		a := &its[0]
 		if d == 0 {
 			dst.merge(a)
 			return nil
@@ -569,8 +629,8 @@ func extend(dst *spanList, its [][][]spanList, c, s int, n uint64) error {
 			dst.addWindow(r.Lo, r.Hi)
 		}
 	case extendWindow:
-		dl, dh, _ := windowSteps(its, c, s)
-		w := its[0][c][s].window
+		dl, dh, _ := windowSteps(its)
+		w := its[0].window
 		lo, ok1 := moved(w, w, dl, n)
 		hi, ok2 := moved(w, w, dh, n)
 		if !ok1 || !ok2 {

@@ -298,6 +298,12 @@ type spot struct {
 	timer    gvinst.Engine
 	toHeader gvinst.Engine
 	rec      probeRecord
+	// loops are the inner loops a probed row may skip through, and
+	// skipper the fast engine that runs their skipped iterations
+	// (bounded.go).
+	loops   []*innerLoop
+	skipper gvinst.Engine
+	groups  [][]int // the kernel's sites by x86 access (accessGroups)
 	// The schedule of the hot spot, the mapped level's index, and the
 	// schedule's kernels phase 2 runs instead of kernel when they differ
 	// from it (parts.go; nil otherwise), with the CPU engine that runs a

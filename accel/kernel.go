@@ -266,6 +266,15 @@ func (sp *spot) build() error {
 			probeBps[a] = true
 		}
 	}
+	// and every inner loop's arrivals and exits, to skip through them
+	// (bounded.go).
+	sp.loops = sp.innerLoops()
+	for _, l := range sp.loops {
+		probeBps[l.header] = true
+		for e := range l.exits {
+			probeBps[e] = true
+		}
+	}
 	sp.probe = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp}, gvinst.InterpOptions{Breakpoints: probeBps, Probe: sp.rec.probe})
 	// One compiled engine per breakpoint set (translations are per
 	// engine). toHeader stops only at the header and the exits: a stop at

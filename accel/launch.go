@@ -77,33 +77,51 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			engine = sp.rows
 		}
 		t0 := time.Now()
-		i0 := engine.Stats().GuestInsns
 		sp.rec.reset(ns)
 		sp.startProbe(it, ns)
-		var st gvinst.Stop
-		for {
-			st = engine.Run(cpu, 0)
-			if st.Kind == gvinst.StopBreakpoint {
-				if watched, err := sp.observeParts(it, cpu, st.PC); err != nil {
-					return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
-				} else if watched {
-					continue
+		walk := sp.newRowWalk(&sp.rec, engine)
+		st := engine.Run(cpu, 0)
+		for st.Kind == gvinst.StopBreakpoint && st.PC != sp.header && !sp.exits[st.PC] {
+			skip, mine, err := walk.arrive(cpu)
+			if err != nil {
+				return false, fail(ReasonNotAffine, "%v", err)
+			}
+			watched, err := sp.observeParts(it, cpu, st.PC)
+			if err != nil {
+				return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
+			}
+			if !watched && st.PC == sp.inner && sp.kernel2 != nil {
+				// An arrival at the inner header: count it, and keep the
+				// first three states of the first iteration for the inner
+				// steps.
+				watched = true
+				innerTrips[it]++
+				if len(innerStates[it]) < 3 {
+					v, err := liveValuesOf(sp.a.g.Mem, cpu, sp.kernel2.InnerLiveIns)
+					if err != nil {
+						return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
+					}
+					innerStates[it] = append(innerStates[it], v)
 				}
 			}
-			if st.Kind != gvinst.StopBreakpoint || st.PC != sp.inner || sp.kernel2 == nil {
+			if !watched && !mine {
 				break
 			}
-			// An arrival at the inner header: count it, and keep the
-			// first three states of the first iteration for the inner
-			// steps.
-			innerTrips[it]++
-			if len(innerStates[it]) < 3 {
-				v, err := liveValuesOf(sp.a.g.Mem, cpu, sp.kernel2.InnerLiveIns)
-				if err != nil {
-					return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
+			if skip != nil {
+				// The rest of the inner loop's instance on the fast
+				// engine; its arrivals count as the breakpoints'.
+				h := skip.loop.header
+				before := walk.skipped[h]
+				if st, err = walk.skip(cpu, skip); err != nil {
+					return false, fail(ReasonNotAffine, "%v", err)
 				}
-				innerStates[it] = append(innerStates[it], v)
+				sp.countSkipped(it, h, walk.skipped[h]-before, &innerTrips[it])
+				continue
 			}
+			st = engine.Run(cpu, 0)
+		}
+		if err := walk.finish(); err != nil {
+			return false, fail(ReasonNotAffine, "%v", err)
 		}
 		if st.Kind == gvinst.StopSyscall {
 			// The loop's blocks have no system call and every exit is a
@@ -124,7 +142,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			sp.rep.ProbedAccesses += sp.rec.accesses
 		}
 		cpuPerIter = time.Since(t0).Seconds()
-		insnsPerIter = float64(engine.Stats().GuestInsns - i0)
+		insnsPerIter = float64(walk.insns())
 		if states[it+1], err = sp.liveValues(cpu); err != nil {
 			return false, fail(ReasonNotAffine, "reading live-in: %v", err)
 		}

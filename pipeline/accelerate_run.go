@@ -17,7 +17,7 @@ import (
 // gxbit run --accelerate starts under phase 1's collector and ends a
 // profiling round as soon as every loop nest the guest has entered is
 // sampled enough (profile.Collector.Progress), or after ProfileInsns
-// guest instructions at most. Phase 2 then takes over with the profile of
+// guest instructions at most (a safety net). Phase 2 then takes over with the profile of
 // what ran so far. A nest instance that was running when the round ended
 // is not lost: its mapped level's header is a breakpoint, so at its next
 // iteration the rest of that same instance goes to the GPU. When the
@@ -43,8 +43,13 @@ type OnlineOptions struct {
 }
 
 // DefaultProfileInsns bounds a profiling round of an online run when
-// OnlineOptions.ProfileInsns is 0.
-const DefaultProfileInsns = 50_000_000
+// OnlineOptions.ProfileInsns is 0. It is a safety net: what the collector
+// has seen ends a round (profile.Collector.Progress), and the collector
+// bounds its own cost (probes per nest, and the pauses of long loops'
+// unrecorded iterations, which run at the engine's speed), so a round
+// over a time-stepped nest at large sizes may run several steps of
+// hundreds of millions of instructions.
+const DefaultProfileInsns = 2_000_000_000
 
 // The online engine's rhythm: guest instructions per slice while
 // profiling (progress is checked between slices) and while accelerating

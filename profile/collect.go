@@ -116,7 +116,8 @@ type nestState struct {
 	rejected string // an instruction the collector cannot model
 	// Pausing (see pauseMinProbes): paused is the loop whose unselected
 	// iterations run without the sampling probes, or -1; iterStart holds
-	// n.probes at each loop's last sampled header (-1: none). After a
+	// n.spent at each loop's last sampled header (-1: none), spent
+	// counting every probe call of the nest while it samples. After a
 	// resume, skip is set until the first header of a loop at most
 	// skipSeen deep (the paused loop's depth, or less: the depth of a
 	// header that passed while it was set, since an iteration that began
@@ -124,6 +125,7 @@ type nestState struct {
 	// with its probes again (flushed): what ran before it is counted, not
 	// recorded.
 	paused    int
+	spent     int64
 	lead      int32 // the paused loop's (pauseLead)
 	toEnd     bool  // the paused loop resumes only before it ends
 	iterStart []int64
@@ -638,9 +640,9 @@ func selected(t int32) bool { return t < 4 || t&(t-1) == 0 }
 // with inner loops exact, and runs at the engine's speed until a few
 // iterations (its lead) before the next selected one, or before the loop
 // ends, where it is translated again with every probe. The new
-// translation takes effect only between slices, so the lead covers a
-// slice of SliceInsns instructions (an instruction makes about one probe
-// at most: a longer wait costs a selected iteration, not a wrong
+// translation takes effect only between slices, so the lead covers two
+// slices of SliceInsns instructions (an instruction makes about one probe
+// at most; a longer wait costs a selected iteration, not a wrong
 // sample), and what runs after a resume is counted, not recorded, until
 // the first header, at the paused loop's depth or above (and not inside
 // an iteration that began before it), after the new translation: every
@@ -663,7 +665,7 @@ func nextSelected(t int32) int32 {
 // pauseLead is how many iterations of probes-long iterations a paused
 // loop resumes before the iteration it must sample.
 func (c *Collector) pauseLead(probes int64) int32 {
-	return int32(max(2, (int64(c.opts.SliceInsns)+probes-1)/max(probes, 1)))
+	return int32(max(2, (2*int64(c.opts.SliceInsns)+probes-1)/max(probes, 1)))
 }
 
 // resumeAt reports whether paused loop info, at iteration t, resumes:
@@ -719,6 +721,14 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 					c.finishTrips(n, k)
 				}
 			}
+			if n.paused >= 0 && l == 0 && n.counter[0] < 0 || n.skip && l == 0 && n.counter[0] < 0 {
+				// A nest paused before the collector saw its outer loop
+				// begin an iteration (its descendant, ended above, has
+				// resumed): the entry begins at the first outer header
+				// with every probe in place, so that its iteration 0 is
+				// recorded from its start.
+				return
+			}
 			n.counter[l]++
 			n.sel[l] = selected(n.counter[l])
 			if n.paused >= 0 && l == 0 {
@@ -743,6 +753,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 	if n.entries > 0 || s.kind == siteHeader && s.loop == 0 {
 		n.probes++
 	}
+	n.spent++
 	if n.probes == c.opts.MaxProbesPerNest {
 		n.sampling, n.skip = false, false
 		c.pendingNest = append(c.pendingNest, s.nest)
@@ -750,14 +761,18 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 	switch s.kind {
 	case siteHeader:
 		l := s.loop
-		if n.counter[l] < 0 && l == 0 {
-			n.entries++
-		}
 		// Inner loops start afresh in this iteration.
 		for k := l + 1; k < len(n.loops); k++ {
 			if n.counter[k] >= 0 && c.isDescendant(n, k, l) {
 				c.finishTrips(n, k)
 			}
+		}
+		if n.counter[l] < 0 && l == 0 {
+			if n.skip && !n.flushed {
+				// As above: not until the probes are in place.
+				return
+			}
+			n.entries++
 		}
 		info := n.loops[l]
 		if d := len(info.chain); n.skip {
@@ -775,16 +790,19 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 		n.snapping = -1
 		if len(info.loop.Children) > 0 && n.sampling {
 			// An iteration that is not recorded (unselected, or inside
-			// one that began unrecorded) need not pay for its probes.
+			// one that began unrecorded: after a resume, or before the
+			// nest's outer loop began an iteration under the collector)
+			// need not pay for its probes.
 			t := n.counter[l]
-			if last := n.iterStart[l]; last >= 0 && n.probes-last >= pauseMinProbes && (n.skip || !selected(t)) {
-				if lead := c.pauseLead(n.probes - last); !resumeAt(info, t, lead, n.skip) {
-					n.iterStart[l], n.lead, n.toEnd = -1, lead, n.skip
+			unrecorded := n.skip || n.counter[0] < 0
+			if last := n.iterStart[l]; last >= 0 && n.spent-last >= pauseMinProbes && (unrecorded || !selected(t)) {
+				if lead := c.pauseLead(n.spent - last); !resumeAt(info, t, lead, unrecorded) {
+					n.iterStart[l], n.lead, n.toEnd = -1, lead, unrecorded
 					c.pause(n, s.nest, l)
 					return
 				}
 			}
-			n.iterStart[l] = n.probes
+			n.iterStart[l] = n.spent
 		}
 		if n.skip {
 			return

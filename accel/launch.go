@@ -589,7 +589,7 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	}
 	sp.rep.Iterations += in.Count
 	sp.rep.KernelSeconds += st.Kernel.Seconds()
-	sp.rep.ThreadInstructions += sp.a.ctx.LastLaunchStats().ThreadInstructions
+	sp.rep.ThreadInstructions += st.ThreadInstructions
 	sp.rep.CopySeconds += (st.CopyIn + st.CopyOut).Seconds()
 	sp.rep.BytesIn += st.BytesIn
 	sp.rep.BytesReused += st.BytesReused

@@ -140,7 +140,10 @@ func (e *KernelError) Error() string {
 type LaunchStats struct {
 	Kernel, CopyIn, CopyOut time.Duration
 	BytesIn, BytesOut       uint64
-	BytesReused             uint64 // resident bytes the launch did not copy in again
+	// ThreadInstructions are the kernel's, where the driver counts them
+	// (the simulator; zero on a real GPU).
+	ThreadInstructions uint64
+	BytesReused        uint64 // resident bytes the launch did not copy in again
 	// BytesDeferred are written bytes left on the device (a lazy Resident):
 	// they come back page by page when the guest touches them.
 	BytesDeferred uint64
@@ -254,19 +257,15 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 		st.BytesReused += g.Range.Hi - g.Range.Lo
 	}
 	st.BytesReused -= min(st.BytesReused, st.BytesIn)
-	var errDev gpu.DevicePtr
-	if res != nil {
-		errDev, err = res.spare(ErrorRecordSize)
-		defer func() { res.putSpare(errDev) }()
-	} else {
-		errDev, err = ctx.Alloc(ErrorRecordSize)
-		defer func() { _ = ctx.Free(errDev) }()
-	}
+	errDev, err := res.errorRecord(ctx)
 	if err != nil {
 		return st, err
 	}
-	if err := ctx.Memset(errDev, 0, ErrorRecordSize); err != nil {
-		return st, err
+	if res == nil {
+		defer func() { _ = ctx.Free(errDev) }()
+	} else {
+		// Until the record is read back zero, the next launch clears it.
+		res.errDirty = true
 	}
 	st.CopyIn = time.Since(t0)
 	params := make([][]byte, len(k.Params))
@@ -309,17 +308,21 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	case k.TwoD:
 		cfg = k.Plan.Config2D(in.Count, in.InnerMax)
 	}
-	timer := startKernelTimer(ctx)
+	// The kernel's time is the context's own (a real GPU's events around
+	// the launch, on the driver's thread): one driver call, where a pair
+	// of events of our own would cost six (create, record, destroy each).
+	t1 := time.Now()
 	if err := ctx.Launch(fn, cfg, params); err != nil {
-		timer.stop()
 		return st, err
 	}
-	timer.launched()
 	if err := ctx.Synchronize(); err != nil {
-		timer.stop()
 		return st, err
 	}
-	st.Kernel = timer.stop()
+	ls := ctx.LastLaunchStats()
+	st.Kernel, st.ThreadInstructions = ls.Duration, ls.ThreadInstructions
+	if st.Kernel <= 0 {
+		st.Kernel = time.Since(t1)
+	}
 	t2 := time.Now()
 	rec := make([]byte, ErrorRecordSize)
 	if err := ctx.CopyDtoH(rec, errDev); err != nil {
@@ -327,6 +330,9 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	}
 	if code := binary.LittleEndian.Uint32(rec); code != 0 {
 		return st, &KernelError{Code: int(code), X86: binary.LittleEndian.Uint64(rec[8:])}
+	}
+	if res != nil {
+		res.errDirty = false
 	}
 	// Written buffers: copy back, or (lazy) mark the guest's pages stale.
 	// Every copy back is read before the guest is written, so that a
@@ -363,58 +369,4 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	}
 	st.CopyOut = time.Since(t2)
 	return st, nil
-}
-
-// kernelTimer times one launch with a pair of device events around it, as
-// cuEventElapsedTime does, so that the host's launch overhead is left out;
-// where events fail it falls back to the host's clock.
-type kernelTimer struct {
-	ctx        gpu.Context
-	start, end gpu.Event
-	t0         time.Time
-}
-
-func startKernelTimer(ctx gpu.Context) *kernelTimer {
-	t := &kernelTimer{ctx: ctx, t0: time.Now()}
-	if ev, err := ctx.NewEvent(); err == nil {
-		if ev.Record() == nil {
-			t.start = ev
-		} else {
-			_ = ev.Destroy()
-		}
-	}
-	return t
-}
-
-// launched records the end event behind the launch.
-func (t *kernelTimer) launched() {
-	if t.start == nil {
-		return
-	}
-	if ev, err := t.ctx.NewEvent(); err == nil {
-		if ev.Record() == nil {
-			t.end = ev
-		} else {
-			_ = ev.Destroy()
-		}
-	}
-}
-
-// stop returns the launch's time, once it has completed, and releases the
-// events.
-func (t *kernelTimer) stop() time.Duration {
-	wall := time.Since(t.t0)
-	for _, ev := range []gpu.Event{t.start, t.end} {
-		if ev != nil {
-			defer func() { _ = ev.Destroy() }()
-		}
-	}
-	if t.start == nil || t.end == nil || t.end.Synchronize() != nil {
-		return wall
-	}
-	d, err := t.end.ElapsedSince(t.start)
-	if err != nil || d <= 0 {
-		return wall
-	}
-	return d
 }

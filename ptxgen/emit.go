@@ -1443,9 +1443,23 @@ func copies(b *gvinst.VBlock) map[gvinst.Reg]gvinst.Reg {
 // toInnerIteration moves this thread to its inner iteration %xi of row
 // %idx (each inner live-in advanced by its step, whose per-row change is
 // istepd_), reloads the inner level's reloaded registers, and enters the
-// inner loop.
+// inner loop. A value the inner loop does not write has step 0, and a
+// reloaded register is loaded (or, in the iterations before its depth,
+// holds its value at the inner loop's entry): neither moves.
 func (e *emitter) toInnerIteration(a *analysis) {
+	reloaded := map[gvinst.Reg]bool{}
+	for _, r := range a.n.Reloads {
+		if r.Inner {
+			reloaded[r.Slot] = true
+			if r.HighZero {
+				reloaded[r.Slot+1] = true
+			}
+		}
+	}
 	for _, l := range a.innerLive {
+		if !l.Written || !l.Stack && reloaded[l.Slot] {
+			continue
+		}
 		dst := ""
 		if l.Stack {
 			dst = fmt.Sprintf("%%k%d", a.privIdx[privKeyOf(l.Base, l.Disp)])

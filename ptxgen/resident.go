@@ -294,9 +294,13 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 		if err := flush(); err != nil {
 			return copied, err
 		}
+		// Watched again from here: snap holds these pages now. The
+		// pages the loop skipped are watched already (a write to one
+		// would have made it dirty), or stale, or not watched at all
+		// (a Resident that is not lazy reads them every time).
+		b.watch(res, i, j)
 		i = j
 	}
-	b.watch(res, first, last+1)
 	return copied, nil
 }
 

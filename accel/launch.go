@@ -595,7 +595,8 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	sp.rep.BytesReused += st.BytesReused
 	sp.rep.BytesOut += st.BytesOut
 	sp.rep.BytesDeferred += st.BytesDeferred
-	sp.kernelPerIter = st.Kernel / time.Duration(in.Count)
+	// The cost model counts what launching costs the host too.
+	sp.kernelPerIter = max(st.Kernel, st.LaunchWall) / time.Duration(in.Count)
 	sp.a.calib.add(sp.modelPerIter*time.Duration(in.Count), st.Kernel)
 	if st.BytesIn >= 1<<16 && st.CopyIn > 0 {
 		// What copies cost through the residency, for the next

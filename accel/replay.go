@@ -21,7 +21,9 @@ import (
 // leaving the loop early, a division that would trap (the launch then
 // fails, the guest's memory is left as it was, and the CPU runs the
 // instance); and a loop that runs on past the predicted trip count runs
-// on on the CPU.
+// on on the CPU. Once a replay has run the checked kernel without error,
+// a data-independent kernel's later replays with the same input make the
+// same accesses: they run its unchecked variant, without backups.
 
 // replay is an instance to launch again without probing.
 type replay struct {
@@ -40,6 +42,12 @@ type replay struct {
 	lastRow0, lastRowStep uint64
 	// cpuIter is the CPU's time per iteration the instance was priced at.
 	cpuIter time.Duration
+	// proven is the Count of the last replay that ran the checked kernel
+	// without error (0: none yet): a replay with that same input runs the
+	// unchecked kernel (fnUnchecked, loaded at its first use), when k is
+	// data independent.
+	proven      uint64
+	fnUnchecked gpu.Function
 }
 
 // keepReplay records the instance whose live-in values at arrival 0 were
@@ -107,9 +115,30 @@ func (sp *spot) offloadReplay(cpu *gvinst.CPU) (applied, done bool, fb *fallback
 		sp.replay = nil
 		return false, false, nil
 	}
-	if fb, done := sp.launch(r.fn, r.k, in, r.cpuIter); fb != nil {
+	fn, k := r.fn, r.k
+	if r.k.Unchecked != nil && r.proven == in.Count {
+		// The same input as a checked launch that succeeded: the same
+		// accesses, all inside their footprints (see ptxgen's
+		// unchecked.go).
+		if r.fnUnchecked == nil {
+			if f, err := loadKernel(sp.a.ctx, r.k.Unchecked); err == nil {
+				r.fnUnchecked = f
+			} else {
+				r.proven = 0 // the checked kernel, then
+			}
+		}
+		if r.fnUnchecked != nil {
+			fn, k, in.Proven = r.fnUnchecked, r.k.Unchecked, true
+		}
+	}
+	if fb, done := sp.launch(fn, k, in, r.cpuIter); fb != nil {
 		sp.replay = nil
 		return true, done, fb
+	}
+	if in.Proven {
+		sp.rep.Unchecked++
+	} else if r.k.DataIndependent {
+		r.proven = in.Count
 	}
 	sp.rep.Replays++
 	done, fb = sp.finishInstance(cpu, start, 0, 0, in.Count, tail, r.steps, r.start, r.cpuIter)

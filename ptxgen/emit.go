@@ -27,7 +27,10 @@ type emitter struct {
 	alias                              map[gvinst.Reg]gvinst.Reg // copies in the block being lowered
 	block                              uint64                    // the block being lowered
 	checks                             []check                   // the error stubs of the combined footprint and alignment checks
-	err                                error
+	// unchecked emits Kernel.Unchecked: accesses go to their site's
+	// device buffer without the footprint and alignment checks.
+	unchecked bool
+	err       error
 }
 
 // check is the error stub of one access's combined check: the access at
@@ -139,8 +142,8 @@ func (e *emitter) fail(format string, args ...any) {
 }
 
 // emit produces the module text.
-func emit(a *analysis, k *Kernel) (string, error) {
-	e := &emitter{a: a, k: k, stubs: map[string][2]uint64{}}
+func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
+	e := &emitter{a: a, k: k, stubs: map[string][2]uint64{}, unchecked: unchecked}
 	// Prologue: the thread's iteration index and its live-in values.
 	e.reset()
 	e.i("mov.u32", "%w0", "%ctaid.x")
@@ -215,6 +218,9 @@ func emit(a *analysis, k *Kernel) (string, error) {
 	}
 	for i := range a.sites {
 		e.i("ld.param.u64", fmt.Sprintf("%%sd%d", i), ptx.Addr(fmt.Sprintf("site%d_delta", i), 0))
+		if unchecked {
+			continue
+		}
 		// The host passes the span an access of this site may start in
 		// (hi-lo-size), so one unsigned compare checks both ends.
 		e.i("ld.param.u64", fmt.Sprintf("%%sl%d", i), ptx.Addr(fmt.Sprintf("site%d_lo", i), 0))
@@ -450,7 +456,11 @@ func emit(a *analysis, k *Kernel) (string, error) {
 	f.Body.Stmts = append(f.Body.Stmts, hoistDecls(ls)...)
 	f.Body.Stmts = append(f.Body.Stmts, stmts(ls)...)
 	m := &ptx.Module{Version: "8.0", Target: []string{"sm_90"}, AddressSize: 64, Funcs: []*ptx.Func{f}}
-	header := fmt.Sprintf("//\n// gxbit kernel %s: the loop at %#x, %s.\n//\n", k.Name, a.n.Header, shapeOf(a.n))
+	shape := shapeOf(a.n)
+	if unchecked {
+		shape += "; without footprint checks, for launches a checked one proved"
+	}
+	header := fmt.Sprintf("//\n// gxbit kernel %s: the loop at %#x, %s.\n//\n", k.Name, a.n.Header, shape)
 	return header + ptx.Print(m), nil
 }
 
@@ -1206,6 +1216,10 @@ func naturalAlign(size int) int { return min(size, 8) }
 // an alignment of al bytes, and leaves the device address in register
 // addr.
 func (e *emitter) siteCheckTo(id int, addr, guest string, al int, x86 uint64) {
+	if e.unchecked {
+		e.i("add.u64", addr, guest, fmt.Sprintf("%%sd%d", id))
+		return
+	}
 	// %sl is the site's lowest address and %sh the span it may start an
 	// access in (see the prologue): one unsigned compare checks both ends,
 	// and the alignment test joins the same predicate, so an access costs

@@ -40,6 +40,12 @@ type LaunchInput struct {
 	// the guest where dense sites cover it (the kernel overwrites those
 	// bytes before anything reads them).
 	Dense []bool
+	// Proven says that a launch of the kernel with this same input ran
+	// without error, and the kernel is DataIndependent: this launch cannot
+	// fail its checks either (it may run Kernel.Unchecked), so it makes no
+	// backup of the device's only copies of what it overwrites. Should it
+	// fail after all, those bytes are lost (ErrLostCopy).
+	Proven bool
 }
 
 // Overwritten returns the bytes of group g that a launch of k with input in
@@ -139,7 +145,10 @@ func (e *KernelError) Error() string {
 // LaunchStats are the times and bytes of one launch.
 type LaunchStats struct {
 	Kernel, CopyIn, CopyOut time.Duration
-	BytesIn, BytesOut       uint64
+	// LaunchWall is the host's time from the launch call to the kernel's
+	// end: Kernel and what launching cost (what a cost model must count).
+	LaunchWall        time.Duration
+	BytesIn, BytesOut uint64
 	// ThreadInstructions are the kernel's, where the driver counts them
 	// (the simulator; zero on a real GPU).
 	ThreadInstructions uint64
@@ -171,7 +180,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	bufs := make([]*resBuf, len(groups))
 	kept := make([]bool, len(groups))
 	backup := make([]gpu.DevicePtr, len(groups))
-	ok := false
+	ok, launched := false, false
 	defer func() {
 		forgotten := map[*resBuf]bool{}
 		for gi, b := range bufs {
@@ -180,6 +189,13 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			case b == nil:
 			case !kept[gi]:
 				_ = ctx.Free(b.dev)
+			case !ok && in.Proven && !launched:
+				// Nothing ran: the device's copies are as they were.
+			case !ok && in.Proven && g.Written && b.nstale > 0 && !forgotten[b]:
+				// The kernel may have written over stale pages, which
+				// only the device held, and there is no backup.
+				err = errors.Join(err, fmt.Errorf("%w: a proven launch failed over [%#x,%#x), which held stale pages", ErrLostCopy, g.Range.Lo, g.Range.Hi))
+				forgotten[b] = true
 			case !ok && backup[gi] != 0:
 				// The kernel may have written part of a buffer whose
 				// stale pages only the device holds: put back the copy
@@ -236,7 +252,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			return st, lerr
 		}
 		st.BytesIn += copied
-		if lazy && g.Written && b.nstale > 0 {
+		if lazy && g.Written && b.nstale > 0 && !in.Proven {
 			n := g.Range.Hi - g.Range.Lo
 			bk, berr := res.spare(n)
 			if berr == nil {
@@ -312,16 +328,18 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	// the launch, on the driver's thread): one driver call, where a pair
 	// of events of our own would cost six (create, record, destroy each).
 	t1 := time.Now()
+	launched = true
 	if err := ctx.Launch(fn, cfg, params); err != nil {
 		return st, err
 	}
 	if err := ctx.Synchronize(); err != nil {
 		return st, err
 	}
+	st.LaunchWall = time.Since(t1)
 	ls := ctx.LastLaunchStats()
 	st.Kernel, st.ThreadInstructions = ls.Duration, ls.ThreadInstructions
 	if st.Kernel <= 0 {
-		st.Kernel = time.Since(t1)
+		st.Kernel = st.LaunchWall
 	}
 	t2 := time.Now()
 	rec := make([]byte, ErrorRecordSize)

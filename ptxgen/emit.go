@@ -3,6 +3,7 @@ package ptxgen
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -1492,7 +1493,10 @@ func (e *emitter) toInnerIteration(a *analysis) {
 // reloads loads the reloaded registers of the level (inner: the inner
 // level, at inner iteration %xi) as a thread enters it: those of depth 2
 // first, so that one whose inner iteration is 1 copies its source before
-// the source is loaded again.
+// the source is loaded again. The first depth iterations of the launch
+// (of the row, inner) have no iteration that far back to load from: they
+// keep the value passed in (the row's entry value), and iteration 1 of a
+// depth-2 register takes its source's.
 func (e *emitter) reloads(inner bool) {
 	var rs []Reload
 	for _, r := range e.a.n.Reloads {
@@ -1530,33 +1534,50 @@ func (e *emitter) reloads(inner bool) {
 		}
 		e.comment(fmt.Sprintf(" reload %s: the load at x86 %#x, %d iteration(s) back", r.Slot, r.X86, r.Depth))
 		skip := fmt.Sprintf("$Lreload%d_%t", n, inner)
+		index := "%idx"
 		if inner {
-			p := e.pred()
-			e.i("setp.lt.u64", p, "%xi", r.Depth)
-			e.i("bra", skip).when(p)
+			index = "%xi"
 		}
+		p := e.pred()
+		e.i("setp.lt.u64", p, index, r.Depth)
+		e.i("bra", skip).when(p)
+		// The address: Σ Scale·reg + Disp, a scale of 1 added as it is,
+		// a power of two shifted, no add of a zero displacement.
 		addr := e.t()
-		e.i("mov.u64", addr, lit(uint64(r.Disp)))
-		for _, t := range r.Terms {
-			x := e.t()
-			e.i("mul.lo.u64", x, e.reg(t.Reg), lit(uint64(t.Scale)))
-			e.i("add.u64", addr, addr, x)
+		for n, t := range r.Terms {
+			x := e.reg(t.Reg)
+			if t.Scale != 1 {
+				x = e.t()
+				if t.Scale > 0 && t.Scale&(t.Scale-1) == 0 {
+					e.i("shl.b64", x, e.reg(t.Reg), bits.TrailingZeros64(uint64(t.Scale)))
+				} else {
+					e.i("mul.lo.u64", x, e.reg(t.Reg), lit(uint64(t.Scale)))
+				}
+			}
+			if n == 0 {
+				e.i("mov.b64", addr, x)
+			} else {
+				e.i("add.u64", addr, addr, x)
+			}
+		}
+		switch {
+		case len(r.Terms) == 0:
+			e.i("mov.u64", addr, lit(uint64(r.Disp)))
+		case r.Disp != 0:
+			e.i("add.u64", addr, addr, lit(uint64(r.Disp)))
 		}
 		e.siteCheck(site, addr, r.Size, r.X86)
 		e.load(e.reg(r.Slot), ptx.Addr(addr, 0), r.Size)
 		if r.HighZero {
 			e.i("mov.b64", e.reg(r.Slot+1), 0)
 		}
-		if !inner {
-			continue
-		}
 		if r.Depth == 2 {
-			// Inner iteration 1 has what the source held at iteration 0.
+			// Iteration 1 has what the source held at iteration 0.
 			done := skip + "_done"
 			e.i("bra", done)
 			e.label(skip)
 			p := e.pred()
-			e.i("setp.ne.u64", p, "%xi", 1)
+			e.i("setp.ne.u64", p, index, 1)
 			e.i("bra", done).when(p)
 			e.i("mov.b64", e.reg(r.Slot), e.reg(r.Source))
 			if r.HighZero {

@@ -40,8 +40,10 @@ type LaunchInput struct {
 	// the guest where dense sites cover it (the kernel overwrites those
 	// bytes before anything reads them).
 	Dense []bool
-	// Proven says that a launch of the kernel with this same input ran
-	// without error, and the kernel is DataIndependent: this launch cannot
+	// Proven says that a launch of the kernel with this same input (the
+	// values of reloaded registers aside: data to a DataIndependent
+	// kernel) ran without error, and the kernel is DataIndependent: this
+	// launch cannot
 	// fail its checks either (it may run Kernel.Unchecked), so it makes no
 	// backup of the device's only copies of what it overwrites. Should it
 	// fail after all, those bytes are lost (ErrLostCopy).

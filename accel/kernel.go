@@ -223,6 +223,11 @@ func (sp *spot) build() error {
 	k := sp.kernel
 	if a.opts.PTXDir != "" {
 		ks := map[string]*ptxgen.Kernel{"": sp.kernel, "_2d": sp.kernel2}
+		for suffix, k := range map[string]*ptxgen.Kernel{"_u": sp.kernel, "_2d_u": sp.kernel2} {
+			if k != nil && k.Unchecked != nil {
+				ks[suffix] = k.Unchecked
+			}
+		}
 		for i, p := range sp.parts {
 			ks[fmt.Sprintf("_s%d", i+1)] = p.k
 		}

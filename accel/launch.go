@@ -55,8 +55,8 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	if states[0], err = sp.liveValues(cpu); err != nil {
 		return false, fail(ReasonNotAffine, "reading live-in: %v", err)
 	}
-	if sp.replay != nil && equalU64(states[0], sp.replay.start) {
-		if applied, done, fb := sp.offloadReplay(cpu); applied {
+	if sp.replay != nil && sp.replay.matches(states[0]) {
+		if applied, done, fb := sp.offloadReplay(cpu, states[0]); applied {
 			return done, fb
 		}
 	}
@@ -429,11 +429,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		return done, fb
 	}
 	// Later instances with the same live-in values at their first arrival
-	// run without probing (replay.go), unless the first threads reload a
-	// register (they would need iterations before the first) or the launch
-	// was split by a sample. (Re-strided footprints were found disjoint
-	// from the probed iterations: the same live-in values give the same.)
-	if len(reloaded) == 0 && !sampled {
+	// (reloaded registers aside: data, which the first threads take as
+	// passed) run without probing (replay.go), unless the launch was split
+	// by a sample. (Re-strided footprints were found disjoint from the
+	// probed iterations: the same live-in values give the same.)
+	if !sampled {
 		sp.keepReplay(states[0], k, fn, in, uint64(P), last, byX86, inner0, cpuIter)
 	}
 	return sp.finishInstance(cpu, start, loading, P, count, tail, steps, states[P], cpuIter)
@@ -607,13 +607,14 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	}
 	sp.rep.Iterations += in.Count
 	sp.rep.KernelSeconds += st.Kernel.Seconds()
-	sp.rep.ThreadInstructions += sp.a.ctx.LastLaunchStats().ThreadInstructions
+	sp.rep.ThreadInstructions += st.ThreadInstructions
 	sp.rep.CopySeconds += (st.CopyIn + st.CopyOut).Seconds()
 	sp.rep.BytesIn += st.BytesIn
 	sp.rep.BytesReused += st.BytesReused
 	sp.rep.BytesOut += st.BytesOut
 	sp.rep.BytesDeferred += st.BytesDeferred
-	sp.kernelPerIter = st.Kernel / time.Duration(in.Count)
+	// The cost model counts what launching costs the host too.
+	sp.kernelPerIter = max(st.Kernel, st.LaunchWall) / time.Duration(in.Count)
 	sp.a.calib.add(sp.modelPerIter*time.Duration(in.Count), st.Kernel)
 	if st.BytesIn >= 1<<16 && st.CopyIn > 0 {
 		// What copies cost through the residency, for the next
@@ -643,14 +644,10 @@ func (sp *spot) siteRanges(byX86 map[[2]uint64]*siteObs, from, to uint64) ([]ptx
 		seen[s] = true
 		lo0, lo1 := int64(o.lo[0]), int64(o.lo[1])
 		hi0, hi1 := int64(o.hi[0]), int64(o.hi[1])
+		// (A reloaded register's first threads take the value passed
+		// in: the rest load what the load read Depth iterations before
+		// them, inside from..to.)
 		first, lastJ := int64(from), int64(to)
-		for _, r := range k.Reloads {
-			if !r.Inner && r.X86 == k.Sites[s].X86 && !k.Sites[s].Store {
-				// The first thread loads what the load read r.Depth
-				// iterations before it.
-				first = min(first, int64(from)-int64(r.Depth))
-			}
-		}
 		loA, loB := lo0+(lo1-lo0)*first, lo0+(lo1-lo0)*lastJ
 		hiA, hiB := hi0+(hi1-hi0)*first, hi0+(hi1-hi0)*lastJ
 		r := ptxgen.Range{Lo: uint64(min(loA, loB)), Hi: uint64(max(hiA, hiB))}

@@ -70,6 +70,41 @@ type Resident struct {
 	// than the copy on a real GPU: cuMemFree synchronizes).
 	spares []spareBuf
 	lent   map[gpu.DevicePtr]uint64 // spares in use, by size
+	// errRec is the error record every launch passes its kernel: a kernel
+	// writes it only when it fails, so it is cleared once, and again only
+	// after a launch that did not read it back zero (errDirty).
+	errRec   gpu.DevicePtr
+	errDirty bool
+}
+
+// errorRecord returns the device's error record for a launch, all zero.
+// Without a Resident it is a new allocation, which the caller frees.
+func (res *Resident) errorRecord(ctx gpu.Context) (gpu.DevicePtr, error) {
+	if res == nil {
+		dev, err := ctx.Alloc(ErrorRecordSize)
+		if err != nil {
+			return 0, err
+		}
+		if err := ctx.Memset(dev, 0, ErrorRecordSize); err != nil {
+			_ = ctx.Free(dev)
+			return 0, err
+		}
+		return dev, nil
+	}
+	if res.errRec == 0 {
+		dev, err := ctx.Alloc(ErrorRecordSize)
+		if err != nil {
+			return 0, err
+		}
+		res.errRec, res.errDirty = dev, true
+	}
+	if res.errDirty {
+		if err := ctx.Memset(res.errRec, 0, ErrorRecordSize); err != nil {
+			return 0, err
+		}
+		res.errDirty = false
+	}
+	return res.errRec, nil
 }
 
 type spareBuf struct {
@@ -259,9 +294,13 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 		if err := flush(); err != nil {
 			return copied, err
 		}
+		// Watched again from here: snap holds these pages now. The
+		// pages the loop skipped are watched already (a write to one
+		// would have made it dirty), or stale, or not watched at all
+		// (a Resident that is not lazy reads them every time).
+		b.watch(res, i, j)
 		i = j
 	}
-	b.watch(res, first, last+1)
 	return copied, nil
 }
 
@@ -744,6 +783,10 @@ func (res *Resident) Close() error {
 		_ = res.ctx.Free(s.dev)
 	}
 	res.spares = nil
+	if res.errRec != 0 {
+		_ = res.ctx.Free(res.errRec)
+		res.errRec = 0
+	}
 	if res.lazyMem != nil && len(errs) == 0 {
 		res.lazyMem.SetHolder(nil)
 	}

@@ -283,6 +283,12 @@ type spot struct {
 	innerSet map[uint64]bool
 	kernel2  *ptxgen.Kernel
 	fn2      gpu.Function
+
+	// tripsDiffer is set once a launch of the 1D kernel found a row whose
+	// inner trip count the probed rows did not tell: its launches check
+	// no trip count from then on, and prove no inner store dense.
+	tripsDiffer bool
+
 	// groupOf maps a site's x86 address and kind to the profile's array.
 	groupOf map[[2]uint64]int
 	probe   *gvinst.Interpreter // instrumented; stops at the header and the exits

@@ -130,7 +130,15 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 	if err := sp.liftLevel(lifter); err != nil {
 		return err
 	}
-	k, err := ptxgen.Generate(&ptxgen.Nest{Name: fmt.Sprintf("gx_%x", sp.entry), Header: sp.header, Blocks: sp.blocks, Reloads: sp.reloads(false)})
+	nest := &ptxgen.Nest{Name: fmt.Sprintf("gx_%x", sp.entry), Header: sp.header, Blocks: sp.blocks, Reloads: sp.reloads(false)}
+	if loop := sp.countedLoop(); loop != nil {
+		nest.TripCheck, nest.TripBlocks = sp.inner, loop
+	}
+	k, err := ptxgen.Generate(nest)
+	if err != nil && nest.TripCheck != 0 {
+		nest.TripCheck, nest.TripBlocks = 0, nil
+		k, err = ptxgen.Generate(nest)
+	}
 	if err != nil {
 		return err
 	}
@@ -245,7 +253,7 @@ func (sp *spot) build() error {
 		}
 	}
 	bps := map[uint64]bool{sp.header: true}
-	if sp.kernel2 != nil {
+	if sp.countsInner() {
 		bps[sp.inner] = true
 	}
 	for _, p := range sp.parts {

@@ -25,8 +25,13 @@ type HotSpotReport struct {
 	Launches2D      int            `json:"launches_2d"`
 	// Replays are the instances launched without probing: the same
 	// live-in values as one probed before (see replay.go).
-	Replays int    `json:"replays,omitempty"`
-	Note    string `json:"note,omitempty"` // e.g. why the nest maps in one dimension only
+	Replays int `json:"replays,omitempty"`
+	// TripRetries are the launches of a 1D kernel that ran again without
+	// its counted loop's trip count check (ptxgen.Kernel.TripChecked): a
+	// row ran another count than the probed ones, so the stores proved
+	// dense by it were copied in after all.
+	TripRetries int    `json:"trip_retries,omitempty"`
+	Note        string `json:"note,omitempty"` // e.g. why the nest maps in one dimension only
 	// ProbedIterations are the iterations of the mapped level the probing
 	// engine ran with every access recorded, ProbedAccesses the accesses
 	// it recorded in them, and ProbedInstructions the guest instructions it

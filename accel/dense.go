@@ -36,6 +36,18 @@ func (sp *spot) denseStores(k *ptxgen.Kernel, in ptxgen.LaunchInput, byX86 map[[
 	// A 1D kernel's rows of the inner level: counted, of one trip count.
 	rows1D := !k.TwoD && k.TripChecked && in.InnerTrip0 != ^uint64(0) && in.InnerTripStep == 0 &&
 		L+1 < len(sp.hs.Levels) && uint64(sp.hs.Levels[L+1].Header) == sp.inner
+	// The blocks holding a copy of each x86 store (a block that jumps
+	// into another may carry its own copy of the other's code).
+	copies := map[[2]uint64]map[uint64]bool{}
+	for _, site := range k.Sites {
+		if site.Store {
+			key := siteKey(site)
+			if copies[key] == nil {
+				copies[key] = map[uint64]bool{}
+			}
+			copies[key][site.Block] = true
+		}
+	}
 	loops := map[uint64]map[uint64]bool{}
 	dense := make([]bool, len(k.Sites))
 	any := false
@@ -73,7 +85,7 @@ func (sp *spot) denseStores(k *ptxgen.Kernel, in ptxgen.LaunchInput, byX86 map[[
 			loop = sp.loopOf(loopHeader)
 			loops[loopHeader] = loop
 		}
-		if !everyIteration(sp, loop, loopHeader, site.Block) {
+		if !everyIteration(sp, loop, loopHeader, copies[siteKey(site)]) {
 			continue
 		}
 		dense[s], any = true, true
@@ -183,18 +195,24 @@ func (sp *spot) loopOf(h uint64) map[uint64]bool {
 }
 
 // everyIteration reports whether every iteration of the loop of header h
-// (its blocks loop) that comes back to h passes through block b: no path
-// from h back to h inside the loop avoids b. An iteration that leaves the
-// loop early does not come back; the kernel reports it (a thread that
-// leaves its loop but through the exit test fails the launch).
-func everyIteration(sp *spot, loop map[uint64]bool, h, b uint64) bool {
-	if b == h {
+// (its blocks loop) that comes back to h passes through one of the blocks
+// bs (the copies of one x86 instruction): no path from h back to h inside
+// the loop avoids them. An iteration that leaves the loop early does not
+// come back; the kernel reports it (a thread that leaves its loop but
+// through the exit test fails the launch).
+func everyIteration(sp *spot, loop map[uint64]bool, h uint64, bs map[uint64]bool) bool {
+	if bs[h] {
 		return true
 	}
-	if !loop[b] {
+	seen := map[uint64]bool{h: true}
+	for b := range bs {
+		if loop[b] {
+			seen[b] = true
+		}
+	}
+	if len(seen) == 1 {
 		return false
 	}
-	seen := map[uint64]bool{h: true, b: true}
 	work := []uint64{h}
 	for len(work) > 0 {
 		x := work[len(work)-1]

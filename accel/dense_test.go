@@ -162,3 +162,39 @@ func TestDenseCountedRows(t *testing.T) {
 		}
 	}
 }
+
+// TestInitBornOnDeviceBranches runs testdata/nests' lu two-phase on
+// gpusim: its init nest stores A[i][j] once per j, of a value computed on
+// one of two paths (the diagonal's or the rest's), and gcc gives each path
+// its own copy of the store. Together the copies run in every iteration,
+// so A is overwritten wholly: the init launch copies (almost) nothing in,
+// whichever kernel runs it. The output is native's.
+func TestInitBornOnDeviceBranches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a nests program")
+	}
+	dir := buildNests(t, []string{"O2-static"})
+	progs, err := corpus.Programs(dir, "O2-static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 100
+	for _, p := range progs {
+		if p.Name != "lu" {
+			continue
+		}
+		rep := accelerateAt(t, p, []string{strconv.Itoa(n)})
+		for _, h := range rep.HotSpots {
+			if h.Schedule != "grid(i,j)" || h.Launches != 1 {
+				continue // the update nest launches once per k
+			}
+			t.Logf("%s %s: %d launches (%d 2D), in %d, left on device %d", h.Entry, h.Schedule, h.Launches, h.Launches2D, h.BytesIn, h.BytesDeferred)
+			if h.BytesIn > 32 {
+				t.Errorf("the init nest %s copied %d bytes in, want none: it overwrites A (%d bytes)", h.Entry, h.BytesIn, n*n*8)
+			}
+			return
+		}
+		t.Fatal("no init nest launched once over grid(i,j)")
+	}
+	t.Fatal("lu not built")
+}

@@ -45,6 +45,7 @@ const (
 	TAny                    // any type, b128 included
 	TVec                    // a lane type of a packed op: integer ≤ 64 bits, f32, f64
 	TInt64                  // exactly one 64-bit integer type (u64, s64 or b64)
+	TB128                   // exactly b128: a whole-register bitwise op
 )
 
 // Effect is a bit set of what an op does besides writing its destination.
@@ -369,10 +370,10 @@ var opTable = [numOps]OpInfo{
 	OpVMin:     {Name: "VMIN", Operands: dABr, Types: TVec},
 	OpVMax:     {Name: "VMAX", Operands: dABr, Types: TVec},
 	OpVSqrt:    {Name: "VSQRT", Operands: dA, Types: TVec},
-	OpVAnd:     {Name: "VAND", Operands: dABr, Types: TAny},
-	OpVOr:      {Name: "VOR", Operands: dABr, Types: TAny},
-	OpVXor:     {Name: "VXOR", Operands: dABr, Types: TAny},
-	OpVAndN:    {Name: "VANDN", Operands: dABr, Types: TAny},
+	OpVAnd:     {Name: "VAND", Operands: dABr, Types: TB128},
+	OpVOr:      {Name: "VOR", Operands: dABr, Types: TB128},
+	OpVXor:     {Name: "VXOR", Operands: dABr, Types: TB128},
+	OpVAndN:    {Name: "VANDN", Operands: dABr, Types: TB128},
 	OpVAddSat:  {Name: "VADDSAT", Operands: dABr, Types: TVec},
 	OpVSubSat:  {Name: "VSUBSAT", Operands: dABr, Types: TVec},
 	OpVAvg:     {Name: "VAVG", Operands: dABr, Types: TVec},
@@ -467,6 +468,8 @@ func (c TypeClass) Accepts(t Type) bool {
 		return t.IsInt() || t == F32 || t == F64
 	case TInt64:
 		return t == U64 || t == S64 || t == B64
+	case TB128:
+		return t == B128
 	}
 	return false
 }

@@ -88,6 +88,8 @@ func candidateTypes(c TypeClass) []Type {
 		return []Type{F64, F32, S16, U8, U16, S32, U32, S8, U64}
 	case TInt64:
 		return []Type{U64}
+	case TB128:
+		return []Type{B128}
 	}
 	return []Type{TypeNone}
 }

@@ -60,6 +60,8 @@ func TestEveryOpRoundTrips(t *testing.T) {
 			in.Type = U64
 		case TFloat:
 			in.Type = F64
+		case TB128:
+			in.Type = B128
 		}
 		if info.SrcType != TNone {
 			in.SrcType = S32

@@ -540,9 +540,9 @@ type statFields struct {
 // fieldsOfStat describes a host file from its stat.
 func fieldsOfStat(st *unix.Stat_t) statFields {
 	s := statFields{
-		dev: st.Dev, ino: st.Ino, nlink: st.Nlink, rdev: st.Rdev,
+		dev: st.Dev, ino: st.Ino, nlink: uint64(st.Nlink), rdev: st.Rdev,
 		mode: st.Mode, uid: st.Uid, gid: st.Gid,
-		size: st.Size, blksize: st.Blksize, blocks: st.Blocks,
+		size: st.Size, blksize: int64(st.Blksize), blocks: st.Blocks,
 		atime: time.Unix(st.Atim.Sec, st.Atim.Nsec),
 		mtime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec),
 		ctime: time.Unix(st.Ctim.Sec, st.Ctim.Nsec),

@@ -1,0 +1,198 @@
+package jit
+
+import (
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// memAccess emits an LD or ST of 1, 2, 4, 8 or 16 bytes through the
+// software TLB: the page number's entry is probed inline; a miss, an access
+// that crosses a page, or anything else the TLB does not vouch for goes to
+// a callout, which runs the whole instruction in Go and resumes after it.
+func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
+	a := &c.a
+	sz := in.Type.Size()
+	switch sz {
+	case 1, 2, 4, 8, 16:
+	default:
+		return false
+	}
+	// The base register, or the parts of a folded address.
+	at := mem{}
+	if ad, ok := c.addr[in.Src[0]]; ok && c.cur > ad.from {
+		at = mem{base: c.src(ad.base), index: c.src(ad.index), scale: ad.scale, hasIndex: true}
+	} else {
+		at.base = c.src(in.Src[0])
+	}
+	var val [2]reg
+	if isStore {
+		val[0] = c.src(in.Src[1])
+		if sz == 16 {
+			val[1] = c.src(in.Src[1] + 1)
+		}
+	}
+	// A load's destination register is taken before the paths split (it
+	// may evict something); the slow path does not count it as written.
+	var d reg
+	var dBefore cacheEntry
+	dAt := -1
+	if !isStore {
+		if i := c.cache.find(in.Dst); i >= 0 {
+			dBefore = c.cache.e[i]
+		}
+		d = c.dstReg(in.Dst)
+		for i, p := range pool {
+			if p == d {
+				dAt = i
+			}
+		}
+	}
+	pre := c.cache
+	if dAt >= 0 {
+		pre.e[dAt] = dBefore
+	}
+	// rsi = address
+	switch {
+	case in.Imm == 0 && !at.hasIndex:
+		a.encode(mnMovMR, 8, at.base, regOp(rsi), 0)
+	case in.Imm == int64(int32(in.Imm)):
+		at.disp = int32(in.Imm)
+		a.encode(mnLea, 8, rsi, memOp(at), 0)
+	default:
+		a.encode(mnLea, 8, rsi, memOp(at), 0)
+		a.movImm(rcx, uint64(in.Imm))
+		a.encode(mnAddMR, 8, rcx, regOp(rsi), 0)
+	}
+	var jumps []int
+	var probeAt int // the slow path the full probe's miss joins
+	var access int  // the access itself: rcx = page data, rax = offset in the page
+	site := c.newSite()
+	if site >= 0 {
+		// The site's page: rax = the offset from its start, which must
+		// leave the access inside it, and the copy must be of the TLB
+		// generation Go entered with.
+		sm := func(field int32) operand {
+			return memOp(mem{base: r15, disp: int32(offSites) + int32(site)*siteBytes + field})
+		}
+		a.encode(mnMovMR, 8, rsi, regOp(rax), 0)
+		a.encode(mnSubRM, 8, rax, sm(0), 0)
+		a.encode(mnCmpMI, 8, 0, regOp(rax), int64(gvinst.PageSize-sz))
+		j1 := a.jcc(ccA)
+		a.encode(mnMovRM, 8, rdx, memOp(fieldMem(offTLBGen)), 0)
+		a.encode(mnCmpMR, 8, rdx, sm(16), 0)
+		j2 := a.jcc(ccNE)
+		a.encode(mnMovRM, 8, rcx, sm(8), 0)
+		access = a.pos()
+		c.emitAccess(in, isStore, sz, d, val, rax)
+		tlb := offRTLB
+		if isStore {
+			tlb = offWTLB
+		}
+		c.outOfLine = append(c.outOfLine, func() {
+			a.bind(j1, a.pos())
+			a.bind(j2, a.pos())
+			miss := c.emitProbe(tlb, sz)
+			// Hit: remember the page for this site, then access.
+			a.encode(mnMovMR, 8, rsi, regOp(rax), 0)
+			a.encode(mnAndMI, 8, 0, regOp(rax), -gvinst.PageSize)
+			a.encode(mnMovMR, 8, rax, sm(0), 0)
+			a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
+			a.encode(mnMovMR, 8, rcx, sm(8), 0)
+			a.encode(mnMovRM, 8, rdx, memOp(fieldMem(offTLBGen)), 0)
+			a.encode(mnMovMR, 8, rdx, sm(16), 0)
+			a.encode(mnMovMR, 8, rsi, regOp(rax), 0)
+			a.encode(mnAndMI, 4, 0, regOp(rax), gvinst.PageSize-1)
+			a.bind(a.jmp(), access)
+			c.slowAt[probeAt].jumps = append(c.slowAt[probeAt].jumps, miss)
+		})
+	} else {
+		tlb := offRTLB
+		if isStore {
+			tlb = offWTLB
+		}
+		jumps = append(jumps, c.emitProbe(tlb, sz))
+		a.encode(mnAndMI, 4, 0, regOp(rsi), gvinst.PageSize-1)
+		a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
+		c.emitAccess(in, isStore, sz, d, val, rsi)
+	}
+	if !isStore {
+		c.unlock(d)
+		if sz == 16 {
+			c.put(in.Dst+1, rdx)
+		}
+	}
+	c.out.resume[idx] = a.pos()
+	probeAt = len(c.slowAt)
+	c.slowJump(idx, &pre, jumps...)
+	return true
+}
+
+// emitProbe emits the software TLB probe of the access at rsi of sz bytes
+// (tlb: the read or the write TLB's field) and returns the jump its miss
+// takes; on a hit rcx is the TLB entry. It uses rax, rcx and rdx.
+func (c *compiler) emitProbe(tlb uintptr, sz int) int {
+	a := &c.a
+	// rcx = the TLB entry of the first byte's page (gvinst.TLBSlot), rdx =
+	// the tag of the last byte's page: a hit means both are the entry's
+	// page, since consecutive pages never share an entry.
+	a.encode(mnMovMR, 8, rsi, regOp(rcx), 0)
+	a.shiftImm(5, rcx, 12)
+	a.encode(mnMovMR, 8, rcx, regOp(rax), 0)
+	a.shiftImm(5, rax, 12)
+	a.encode(mnLea, 4, rcx, memOp(mem{base: rcx, index: rax, scale: 2, hasIndex: true}), 0)
+	a.encode(mnAndMI, 4, 0, regOp(rcx), gvinst.TLBSlots-1)
+	a.shiftImm(4, rcx, 4)
+	a.encode(mnAddRM, 8, rcx, memOp(fieldMem(tlb)), 0)
+	// (Adding the one after the shift: at the top of the address space
+	// the sum would wrap to 0, an empty entry's tag.)
+	a.encode(mnLea, 8, rdx, memOp(mem{base: rsi, disp: int32(sz - 1)}), 0)
+	a.shiftImm(5, rdx, 12)
+	a.encode(mnAddMI, 8, 0, regOp(rdx), 1)
+	a.encode(mnCmpMR, 8, rdx, memOp(mem{base: rcx}), 0)
+	return a.jcc(ccNE)
+}
+
+// emitAccess emits the load or store itself at [rcx+offset]: into register d,
+// or of the value registers val (and the high half of a 16-byte load into
+// rdx).
+func (c *compiler) emitAccess(in *gvinst.Inst, isStore bool, sz int, d reg, val [2]reg, offset reg) {
+	a := &c.a
+	at := mem{base: rcx, index: offset, scale: 1, hasIndex: true}
+	hi := at
+	hi.disp = 8
+	if isStore {
+		switch sz {
+		case 1:
+			a.encode(mnMovMR8, 1, val[0], memOp(at), 0)
+		case 2, 4, 8:
+			a.encode(mnMovMR, sz, val[0], memOp(at), 0)
+		case 16:
+			a.encode(mnMovMR, 8, val[0], memOp(at), 0)
+			a.encode(mnMovMR, 8, val[1], memOp(hi), 0)
+		}
+		return
+	}
+	if sz == 16 {
+		a.encode(mnMovRM, 8, rdx, memOp(hi), 0)
+	}
+	switch sz {
+	case 1:
+		a.encode(mnMovzx8, 4, d, memOp(at), 0)
+	case 2:
+		a.encode(mnMovzx16, 4, d, memOp(at), 0)
+	case 4:
+		a.encode(mnMovRM, 4, d, memOp(at), 0)
+	case 8, 16:
+		a.encode(mnMovRM, 8, d, memOp(at), 0)
+	}
+}
+
+// newSite returns a page cache entry for the next access of a loop unit,
+// or -1.
+func (c *compiler) newSite() int {
+	if !c.loop || c.siteNext < 0 || c.siteNext >= maxSites {
+		return -1
+	}
+	c.siteNext++
+	c.out.sites++
+	return c.siteNext - 1
+}

@@ -23,6 +23,19 @@ type Guest struct {
 	// SHA256 is the hex SHA-256 of the program file; a profile made for
 	// another program is refused.
 	SHA256 string
+	// Symbols are the program's function symbols, by which phase 2 knows
+	// a call to memset in a nest (profile.KnownCalls); without them no
+	// call is known.
+	Symbols []profile.Symbol
+	known   *profile.KnownCalls
+}
+
+// knownCalls returns the recogniser of the guest's memset calls.
+func (g *Guest) knownCalls() *profile.KnownCalls {
+	if g.known == nil {
+		g.known = profile.NewKnownCalls(g.Lifter, g.Mem, g.Symbols)
+	}
+	return g.known
 }
 
 // Options configures phase 2.

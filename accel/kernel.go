@@ -80,6 +80,16 @@ func (sp *spot) liftLevel(lifter gvinst.Translator) error {
 		if err != nil {
 			return fmt.Errorf("translating %#x: %w", addr, err)
 		}
+		// A call to memset runs as the string store it is (as phase 1
+		// saw it), going on at the return address, in the same block of
+		// phase 1's CFG.
+		if sp.a != nil && profile.InlineMemset(b, sp.a.g.knownCalls()) {
+			ret := b.Insts[len(b.Insts)-1].Target[0]
+			sp.level[ret] = true
+			if sp.innerSet[addr] {
+				sp.innerSet[ret] = true
+			}
+		}
 		// Blocks are cut where the level's header, the inner level's
 		// header and the exits begin, so that each starts a block.
 		if addr != sp.header {

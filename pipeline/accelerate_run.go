@@ -136,7 +136,9 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	})
 	if on.acc != nil {
 		defer on.acc.Close()
-		err = finishDevice(on.acc, err)
+		if ferr := on.acc.Finish(); ferr != nil && err == nil {
+			err = ferr
+		}
 	}
 	if err != nil {
 		return nil, nil, err

@@ -290,6 +290,8 @@ type spot struct {
 	kernel  *ptxgen.Kernel
 	fn      gpu.Function
 	loadErr error // why the kernel could not be loaded (it then never is)
+	// loadTime is the time spent loading the spot's kernels (spot.load).
+	loadTime time.Duration
 	// The 2D kernel, when the level inside is parallel too and the
 	// generator accepts the nest for it (nil otherwise).
 	inner    uint64

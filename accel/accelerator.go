@@ -239,7 +239,7 @@ func (a *Accelerator) Finish() error {
 
 // Discard releases what the device still holds without bringing it back
 // into guest memory: for a guest that has ended, whose memory nothing
-// reads again (the report counts the bytes left, BytesLeftAtExit). Call
+// reads again (the report counts the bytes left, BytesDropped). Call
 // it instead of Finish when the guest has stopped for good.
 func (a *Accelerator) Discard() {
 	if a.ctx != nil {

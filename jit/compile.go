@@ -85,7 +85,10 @@ type compiler struct {
 	// of their loads and stores to its group.
 	groups  []pageGroup
 	groupOf map[int]groupMember
-	cur     int // the instruction being compiled
+	// reads lists, per slot, the instructions that read it (findReads),
+	// for choosing what to evict.
+	reads map[gvinst.Reg][]int
+	cur   int // the instruction being compiled
 	// siteNext is the next free entry of the machine's page caches (-1:
 	// none); outOfLine are code emitters run after the body.
 	siteNext  int
@@ -163,6 +166,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 		}
 	}
 	c.fused = fusableCmp(vb, c.lastRead)
+	c.findReads()
 	c.floatGuard = hasFloatArith(vb)
 	c.out.floatGuard = c.floatGuard
 	a := &c.a

@@ -524,6 +524,27 @@ func (m *Memory) IsMapped(addr, size uint64) bool {
 	return !hole
 }
 
+// HasPerm reports whether every page of [addr, addr+size) is mapped with
+// at least the permissions want: one walk over the mapped areas, where
+// asking PermAt page by page costs a lookup per page.
+func (m *Memory) HasPerm(addr, size uint64, want Perm) bool {
+	first, last, ok := spanPages(addr, size)
+	if !ok {
+		return size == 0
+	}
+	pn := first
+	for i, _ := m.areaAt(first); i < len(m.areas) && m.areas[i].first <= pn; i++ {
+		if m.areas[i].perm&want != want {
+			return false
+		}
+		if m.areas[i].last >= last {
+			return true
+		}
+		pn = m.areas[i].last + 1
+	}
+	return false
+}
+
 // IsFree reports whether no page of [addr, addr+size) is mapped; a range
 // that wraps the address space is not free.
 func (m *Memory) IsFree(addr, size uint64) bool {

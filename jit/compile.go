@@ -18,7 +18,19 @@ const (
 	exitFuel                  // the budget is spent before this unit
 	exitBreakpoint            // this unit is at a breakpoint
 	exitFloatTrap             // the guest unmasks an SSE exception and this unit computes in floats inline
+	numExitKinds
 )
+
+// exitNames names the exit kinds in the statistics.
+var exitNames = [numExitKinds]string{
+	exitChain:      "chain",
+	exitIndirect:   "indirect",
+	exitSyscall:    "syscall",
+	exitCallout:    "callout",
+	exitFuel:       "fuel",
+	exitBreakpoint: "breakpoint",
+	exitFloatTrap:  "floattrap",
+}
 
 func exitWord(kind int, arg int, unit uint32) uint64 {
 	return uint64(kind) | uint64(arg)<<8 | uint64(unit)<<32
@@ -174,11 +186,11 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 		a.movImm64(rax, exitWord(exitBreakpoint, 0, id))
 		a.ret()
 	}
-	// cmp qword [r15+fuel], 0; jle → fuel exit
-	a.encode(mnCmpMI8, 8, 0, memOp(fieldMem(offFuel)), 0)
+	// test rbp, rbp; jle → fuel exit (rbp is the fuel: fuelReg)
+	a.encode(mnTestMR, 8, fuelReg, regOp(fuelReg), 0)
 	fuelJump := a.jcc(ccLE)
 	c.out.entryGo = a.pos()
-	a.encode(mnSubMI, 8, 0, memOp(fieldMem(offFuel)), int64(guestCount(vb)))
+	a.encode(mnSubMI, 8, 0, regOp(fuelReg), int64(guestCount(vb)))
 	var floatTrapJump int
 	if c.floatGuard {
 		// cmp dword [r15+mxTrap], 0; jne → float trap exit, before the
@@ -1157,11 +1169,9 @@ func (c *compiler) control(idx int, in *gvinst.Inst) {
 		c.emitFlush(&c.cache, false)
 		a.encode(mnMovMR, 8, rax, memOp(fieldMem(offNextPC)), 0)
 		// rcx = ijcSlot(rax) * 16; a hit jumps to the cached unit.
-		a.encode(mnMovMR, 8, rax, regOp(rcx), 0)
-		a.shiftImm(5, rcx, 12)
-		a.encode(mnXorMR, 8, rax, regOp(rcx), 0)
-		a.encode(mnAndMI, 4, 0, regOp(rcx), ijcSize-1)
-		a.shiftImm(4, rcx, 4)
+		a.encode(mnImulRMI, 4, rcx, regOp(rax), ijcMul-1<<32)
+		a.shiftImmSized(5, rcx, 32-ijcBits, 4)
+		a.shiftImmSized(4, rcx, 4, 4)
 		e := mem{base: r15, index: rcx, scale: 1, hasIndex: true, disp: int32(offIJC)}
 		a.encode(mnCmpMR, 8, rax, memOp(e), 0)
 		miss := a.jcc(ccNE)
@@ -1198,9 +1208,9 @@ func (c *compiler) successor(k int, mayLoop bool) {
 			}
 		}
 		// The fuel check of a unit entry, then the next iteration.
-		a.encode(mnCmpMI8, 8, 0, memOp(fieldMem(offFuel)), 0)
+		a.encode(mnTestMR, 8, fuelReg, regOp(fuelReg), 0)
 		out := a.jcc(ccLE)
-		a.encode(mnSubMI, 8, 0, memOp(fieldMem(offFuel)), int64(guestCount(c.vb)))
+		a.encode(mnSubMI, 8, 0, regOp(fuelReg), int64(guestCount(c.vb)))
 		a.bind(a.jmp(), c.loopTop)
 		a.bind(out, a.pos())
 		for i := range c.cache.e {

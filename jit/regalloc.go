@@ -9,7 +9,9 @@ import (
 
 // The host registers of a unit.
 //
-//   - r15: the machine (frame, fuel, TLBs).
+//   - r15: the machine (frame, TLBs).
+//   - rbp (fuelReg): the fuel, guest instructions left (machine.fuel
+//     while Go runs; enter loads and stores it).
 //   - rax, rcx, rdx, rsi: scratch, free within one instruction's code.
 //   - pool (rbx, rdi, r8-r14): copies of frame slots, write-back: a value
 //     computed into a pool register reaches the frame only when the unit

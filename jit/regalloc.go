@@ -282,13 +282,11 @@ func (rc *regCache) afterCallout() {
 
 // dying returns the pool index that holds slot r (after renaming) when the
 // current instruction is its last reader: a virtual register in the
-// cache, not pinned, that no later instruction reads; else -1.
+// cache, not pinned, that no later instruction's code reads (findReads:
+// reads renamed to another register do not count); else -1.
 func (c *compiler) dying(r gvinst.Reg) int {
 	r = c.aliased(r)
-	if !r.IsVirtual() {
-		return -1
-	}
-	if last, ok := c.lastRead[r]; !ok || last > c.cur {
+	if !r.IsVirtual() || c.nextRead(r) < len(c.vb.Insts) {
 		return -1
 	}
 	i := c.cache.find(r)

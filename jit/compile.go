@@ -97,7 +97,10 @@ type compiler struct {
 	// of their loads and stores to its group.
 	groups  []pageGroup
 	groupOf map[int]groupMember
-	cur     int // the instruction being compiled
+	// reads lists, per slot, the instructions that read it (findReads),
+	// for choosing what to evict.
+	reads map[gvinst.Reg][]int
+	cur   int // the instruction being compiled
 	// siteNext is the next free entry of the machine's page caches (-1:
 	// none); outOfLine are code emitters run after the body.
 	siteNext  int
@@ -175,6 +178,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 		}
 	}
 	c.fused = fusableCmp(vb, c.lastRead)
+	c.findReads()
 	c.floatGuard = hasFloatArith(vb)
 	c.out.floatGuard = c.floatGuard
 	a := &c.a
@@ -336,11 +340,48 @@ func findAliases(vb *gvinst.VBlock, lastRead map[gvinst.Reg]int) map[gvinst.Reg]
 	}
 	m := map[gvinst.Reg]aliasOf{}
 	for i := range vb.Insts {
-		for _, cp := range copies(&vb.Insts[i]) {
+		in := &vb.Insts[i]
+		for _, cp := range copies(in) {
 			tryAlias(m, i, cp[0], cp[1], writes, stateWriters, lastRead)
+		}
+		if in.Op == gvinst.OpPut && in.Type.Size() == 8 && !in.Type.IsWide() {
+			tryPutAlias(m, i, in.Src[0], in.Dst, writes, stateWriters, lastRead)
 		}
 	}
 	return m
+}
+
+// tryPutAlias makes the reads of virtual register v after PUT i of it into
+// guest slot s read s instead, if s keeps v's value for as long as v is
+// read: v is not written again, s and the guest state not before v's last
+// read. The PUT is then v's last read, and v's register becomes s's.
+func tryPutAlias(m map[gvinst.Reg]aliasOf, i int, v, s gvinst.Reg, writes map[gvinst.Reg][]int, stateWriters []int, lastRead map[gvinst.Reg]int) {
+	if !v.IsVirtual() || s.IsVirtual() || s >= gvinst.FSBase {
+		return
+	}
+	if _, ok := m[v]; ok {
+		return
+	}
+	last, read := lastRead[v]
+	if !read || last <= i {
+		return
+	}
+	for _, w := range writes[v] {
+		if w >= i {
+			return
+		}
+	}
+	for _, w := range writes[s] {
+		if w > i && w < last {
+			return
+		}
+	}
+	for _, w := range stateWriters {
+		if w > i && w < last {
+			return
+		}
+	}
+	m[v] = aliasOf{of: s, from: i}
 }
 
 // copies lists the (destination, source) slot pairs instruction in copies
@@ -820,6 +861,11 @@ func (c *compiler) binary(in *gvinst.Inst) {
 	d := c.dstRegFrom(in.Dst, in.Src[0])
 	if in.Op == gvinst.OpMul && imm {
 		a.encode(mnImulRMI, sz, d, regOp(x), in.Imm)
+		return
+	}
+	if in.Op == gvinst.OpAdd && !imm && d != x && d != y {
+		// Three operands: lea (its 32-bit form clears the upper half).
+		a.encode(mnLea, sz, d, memOp(mem{base: x, index: y, scale: 1, hasIndex: true}), 0)
 		return
 	}
 	if !imm && d == y && d != x {

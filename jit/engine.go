@@ -103,6 +103,7 @@ func New(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (*E
 		arena.free()
 		return nil, err
 	}
+	e.m.initRetStack()
 	// The interpreter runs the callouts and, when opts.HotAfter is set,
 	// the cold code (tier.go).
 	e.interp = gvinst.NewInterpreter(mem, t, opts)
@@ -181,7 +182,7 @@ func (e *Engine) kill(u *unit) {
 	}
 	u.incoming = nil
 	if c := &e.m.ijc[ijcSlot(u.addr)]; c.pc == u.addr {
-		*c = ijcEntry{pc: ijcEmpty}
+		*c = ijcEntry{pc: ijcEmpty, entry: e.m.missFn}
 	}
 	e.stats.BlocksInvalidated++
 }
@@ -305,7 +306,7 @@ func (e *Engine) unlink(from *unit, k int) {
 	site := from.chainStub[k]
 	var a asm
 	a.movImm64(rax, exitWord(exitChain, k, from.id))
-	a.ret()
+	a.exitToGo()
 	if err := e.arena.write(site, a.bytes()); err != nil {
 		// The arena can no longer be changed; nothing compiled may run.
 		e.dropAll()
@@ -373,7 +374,11 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 			w := enter(code, uintptr(unsafe.Pointer(m)))
 			m.frame[gvinst.MXCSR] |= uint64(m.mxOut & mxFlags)
 			executed += uint64(fuel - m.fuel)
-			kind, arg, cur := int(w&0xff), int(w>>8&0xffffff), e.units[w>>32]
+			kind, arg := int(w&0xff), int(w>>8&0xffffff)
+			var cur *unit
+			if id := w >> 32; id < uint64(len(e.units)) {
+				cur = e.units[id] // the miss routine's exits name unit 0, which may not exist
+			}
 			if kind < numExitKinds {
 				e.exits[kind]++
 			}

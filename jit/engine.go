@@ -3,7 +3,6 @@
 package jit
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -67,6 +66,8 @@ type Engine struct {
 	nextSite int
 	// perf, when PerfMapEnv is set, names each unit's code for Linux perf.
 	perf *perfMap
+	// pending are the links decided but not yet written (link.go).
+	pending []pendingLink
 }
 
 var _ gvinst.Engine = (*Engine)(nil)
@@ -105,8 +106,13 @@ func New(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (*E
 	}
 	e.m.initRetStack()
 	// The interpreter runs the callouts and, when opts.HotAfter is set,
-	// the cold code (tier.go).
-	e.interp = gvinst.NewInterpreter(mem, t, opts)
+	// the cold code (tier.go), which it does not optimize: most cold
+	// blocks run a few times and are never compiled, and the
+	// optimization passes (and the Verify after them) cost more than
+	// they save there. lookup optimizes what it compiles.
+	io := opts
+	io.Optimize = false
+	e.interp = gvinst.NewInterpreter(mem, t, io)
 	e.m.rtlb, e.m.wtlb = mem.SoftTLBs()
 	e.m.clearIJC()
 	return e, nil
@@ -193,6 +199,7 @@ func (e *Engine) dropAll() {
 		u.dead = true
 	}
 	e.units = nil
+	e.pending = e.pending[:0]
 	clear(e.byAddr)
 	clear(e.pages)
 	e.m.clearIJC()
@@ -207,11 +214,11 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 		return u, nil
 	}
 	start := time.Now()
-	vb, fromInterp, err := e.translate(pc)
+	vb, err := e.translate(pc)
 	if err != nil {
 		return nil, err
 	}
-	if e.opts.Optimize && !fromInterp {
+	if e.opts.Optimize {
 		c := *vb
 		c.Insts = append([]gvinst.Inst(nil), vb.Insts...)
 		c.Guest = append([]gvinst.GuestInst(nil), vb.Guest...)
@@ -281,24 +288,6 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 	e.stats.CodeBytes += uint64(len(cu.code))
 	e.stats.CompileTime += time.Since(start)
 	return u, nil
-}
-
-// linkTo makes successor k of from jump straight to to.
-func (e *Engine) linkTo(from *unit, k int, to *unit) error {
-	site := from.chainStub[k]
-	if site < 0 {
-		return nil
-	}
-	var j [5]byte
-	j[0] = 0xe9
-	target := to.at
-	binary.LittleEndian.PutUint32(j[1:], uint32(int32(target-(site+5))))
-	if err := e.arena.write(site, j[:]); err != nil {
-		return err
-	}
-	to.incoming = append(to.incoming, link{from: from, k: k})
-	e.stats.ChainHits++
-	return nil
 }
 
 // unlink restores successor k of from to its exit.
@@ -393,7 +382,7 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 					return e.translateStop(pc, err)
 				}
 				if !cur.dead && !next.dead {
-					if err := e.linkTo(cur, arg, next); err != nil {
+					if err := e.deferLink(cur, arg, next); err != nil {
 						panic(err)
 					}
 				}

@@ -605,15 +605,14 @@ func extend(dst *spanList, its []spanList, c int, n uint64) error {
 			dst.merge(a)
 			return nil
 		}
-		span := a.window
-		if len(a.spans) == 1 && uint64(max(d, -d)) <= span.Hi-span.Lo {
+		hull, ok := moved(a.window, a.window, d, n)
+		if !ok {
+			return fmt.Errorf("an access leaves the address space")
+		}
+		if len(a.spans) == 1 && uint64(max(d, -d)) <= a.window.Hi-a.window.Lo {
 			// One span that each iteration moves by at most its width:
 			// the iterations cover one span.
-			r, ok := moved(span, span, d, n)
-			if !ok {
-				return fmt.Errorf("an access leaves the address space")
-			}
-			dst.add(r.Lo, r.Hi)
+			dst.add(hull.Lo, hull.Hi)
 			return nil
 		}
 		for t := uint64(0); t < n && !dst.overflow; t++ {
@@ -622,11 +621,7 @@ func extend(dst *spanList, its []spanList, c int, n uint64) error {
 			}
 		}
 		if dst.overflow {
-			r, ok := moved(a.window, a.window, d, n)
-			if !ok {
-				return fmt.Errorf("an access leaves the address space")
-			}
-			dst.addWindow(r.Lo, r.Hi)
+			dst.addWindow(hull.Lo, hull.Hi)
 		}
 	case extendWindow:
 		dl, dh, _ := windowSteps(its)
@@ -642,17 +637,18 @@ func extend(dst *spanList, its []spanList, c int, n uint64) error {
 }
 
 // moved is the hull of span a and span b moved by d·(n-1) bytes, when it
-// stays in the address space.
+// stays in the address space (below 2^62: guest addresses are far below).
 func moved(a, b ptxgen.Range, d int64, n uint64) (ptxgen.Range, bool) {
+	const top = 1 << 62
 	if n == 0 {
 		return a, true
 	}
-	off := d * int64(n-1)
-	if n-1 > 1<<40 || (d != 0 && off/d != int64(n-1)) {
+	if n-1 > 1<<40 || b.Hi > top || (n > 1 && uint64(max(d, -d)) > top/(n-1)) {
 		return ptxgen.Range{}, false
 	}
+	off := d * int64(n-1)
 	lo, hi := int64(b.Lo)+off, int64(b.Hi)+off
-	if (off < 0 && lo > int64(b.Lo)) || (off > 0 && hi < int64(b.Hi)) {
+	if lo < 0 || hi > top {
 		return ptxgen.Range{}, false
 	}
 	return ptxgen.Range{Lo: min(a.Lo, uint64(lo)), Hi: max(a.Hi, uint64(hi))}, true

@@ -686,7 +686,7 @@ func (sp *spot) countSkipped(it int, h, n uint64, trips *uint64) {
 			claimed = true
 		}
 	}
-	if !claimed && h == sp.inner && sp.kernel2 != nil {
+	if !claimed && h == sp.inner && sp.countsInner() {
 		*trips += n
 	}
 }

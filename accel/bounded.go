@@ -456,27 +456,14 @@ func windowSteps(its []spanList) (int64, int64, bool) {
 }
 
 // skip runs the rest of instance f (at its arrival boundedIterations) on
-// the loop's fast engine, to where it leaves, then ends the instance with
-// its accesses extended over the iteration count the registers give. It
-// returns the engine's stop (at one of the loop's exits, the level's
-// header or exits, or any other stop the caller handles).
+// the spot's skipper, a fast engine that stops wherever an inner loop
+// leaves (a stop inside f's loop, where a loop nested in it leaves, goes
+// on), to where f's loop leaves, then ends the instance with its accesses
+// extended over the iteration count the registers give. It returns the
+// engine's stop (at one of the loop's exits, the level's header or exits,
+// or any other stop the caller handles).
 func (w *rowWalk) skip(cpu *gvinst.CPU, f *loopFrame) (gvinst.Stop, error) {
 	sp, l := w.sp, f.loop
-	if sp.skipper == nil {
-		// One engine for every inner loop of the level: it stops where
-		// any of them leaves (a stop inside the loop being skipped, where
-		// one nested in it leaves, goes on).
-		bps := map[uint64]bool{sp.header: true}
-		for e := range sp.exits {
-			bps[e] = true
-		}
-		for _, o := range sp.loops {
-			for e := range o.exits {
-				bps[e] = true
-			}
-		}
-		sp.skipper = sp.fastEngine(bps)
-	}
 	w.rec.cur = nil // nothing records while the fast engine runs
 	n0 := sp.skipper.Stats().GuestInsns
 	st := sp.skipper.Run(cpu, 0)

@@ -237,6 +237,16 @@ func (a *Accelerator) Finish() error {
 	return nil
 }
 
+// Discard releases what the device still holds without bringing it back
+// into guest memory: for a guest that has ended, whose memory nothing
+// reads again (the report counts the bytes left, BytesLeftAtExit). Call
+// it instead of Finish when the guest has stopped for good.
+func (a *Accelerator) Discard() {
+	if a.ctx != nil {
+		a.resident.Discard()
+	}
+}
+
 // AuxInstructions is the number of guest instructions the hot spots'
 // own engines ran (probed iterations and CPU fallbacks), which the main
 // engine's count does not include.

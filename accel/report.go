@@ -102,6 +102,9 @@ type Report struct {
 	// and BroughtBackSeconds the time that took.
 	BytesBroughtBack   uint64  `json:"bytes_brought_back"`
 	BroughtBackSeconds float64 `json:"brought_back_seconds"`
+	// BytesLeftAtExit are the bytes only the device held when the guest
+	// ended, which nothing read again and so never came back (Discard).
+	BytesLeftAtExit uint64 `json:"bytes_left_at_exit,omitempty"`
 }
 
 // Report returns the per-hot-spot counters so far.
@@ -114,6 +117,7 @@ func (a *Accelerator) Report() *Report {
 	}
 	n, d := a.resident.BroughtBack()
 	rep.BytesBroughtBack, rep.BroughtBackSeconds = n, d.Seconds()
+	rep.BytesLeftAtExit = a.resident.Discarded()
 	for _, sp := range a.order {
 		r := sp.rep
 		r.KernelSpeedupEst = r.KernelSpeedup()
@@ -171,6 +175,9 @@ func FormatReport(r *Report) string {
 	}
 	if r.BytesBroughtBack > 0 {
 		fmt.Fprintf(&sb, "written bytes left on the device and brought back when read: %d in %.3fs\n", r.BytesBroughtBack, r.BroughtBackSeconds)
+	}
+	if r.BytesLeftAtExit > 0 {
+		fmt.Fprintf(&sb, "written bytes only the device held when the guest ended (not brought back: nothing reads them): %d\n", r.BytesLeftAtExit)
 	}
 	fmt.Fprintf(&sb, "wall %.3fs, %d guest instructions\n", r.WallSeconds, r.GuestInstructions)
 	return sb.String()

@@ -64,6 +64,7 @@ type Resident struct {
 	clock     uint64
 	broughtIn uint64        // bytes Refresh and Close brought back
 	broughtT  time.Duration // and the time that took
+	discarded uint64        // stale bytes Discard left behind
 	// stage is the staging buffer of copies that keep no snapshot (see
 	// resBuf.snap), in chunks of at most stageBytes; staging says it is
 	// in use (a guest read during a copy in may bring a page back).
@@ -949,6 +950,43 @@ func (res *Resident) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Discard frees every buffer without bringing its stale pages back, and
+// returns how many bytes of them it left behind. It is for a guest that
+// has ended, whose memory nothing reads again: copying back what only the
+// device holds would cost the time of the copy for nothing (atax's
+// 1.3 GB matrix, born on the device, took a second). The guest's pages
+// stay marked stale with no holder, so a read of one after all fails
+// with a fault naming it instead of seeing old bytes.
+func (res *Resident) Discard() uint64 {
+	var left uint64
+	for _, b := range res.bufs {
+		for i, st := range b.stale {
+			if st {
+				lo, hi := b.span(i, i+1)
+				left += hi - lo
+			}
+		}
+		_ = res.ctx.Free(b.dev)
+	}
+	res.bufs, res.bytes = nil, 0
+	for _, s := range res.spares {
+		_ = res.ctx.Free(s.dev)
+	}
+	res.spares = nil
+	if res.errRec != 0 {
+		_ = res.ctx.Free(res.errRec)
+		res.errRec = 0
+	}
+	if res.lazyMem != nil {
+		res.lazyMem.SetHolder(nil)
+	}
+	res.discarded += left
+	return left
+}
+
+// Discarded reports the bytes Discard left behind.
+func (res *Resident) Discarded() uint64 { return res.discarded }
 
 // changed returns the span [lo, hi) from the first byte in which a and b
 // (of one length) differ to the last; lo == hi when they are equal.

@@ -22,18 +22,24 @@ import (
 //     by one shift per iteration (or whose window moves affinely: a
 //     triangular inner loop), is extended over the instance's iterations;
 //   - the instance's iteration count n comes from the general registers
-//     that moved by a constant step at every recorded arrival: at the exit
-//     each must have moved by exactly n steps, all of them agreeing, and
-//     where the recorded iterations ran the same number of guest
-//     instructions, the skipped ones must have run that many each. A loop
-//     is skipped only where every way out of it is a latch (an edge back to
-//     its header beside the exit), so that n iterations are n arrivals.
+//     that moved by a constant step at every recorded arrival and, at the
+//     exit, have moved by a whole number of steps: where the recorded
+//     iterations ran the same number of guest instructions each, the
+//     instructions the skipped ones ran give n and such a register must
+//     agree; else those registers must all agree (count). A loop is
+//     skipped only where every way out of it is a latch (an edge back to
+//     its header, directly or through a block of register moves, beside
+//     the exit), so that n iterations are n arrivals; a loop tested at its
+//     top is recorded whole.
 //
-// An instance whose recorded iterations do not fit the model (an access
-// seen in some iterations only, bytes that do not move affinely, no
-// register that counts) is recorded to its end, as before. The counts feed
+// Accesses are modelled per x86 instruction, whichever lifted copy of it
+// ran. An instance whose recorded iterations do not fit the model (an
+// access seen in some iterations only, bytes that do not move affinely, no
+// register that counts) is recorded to its end, as before; so is every
+// loop of -O0 code, whose counters live in stack slots. The counts feed
 // the 2D kernel's and the schedule's inner trip counts as the breakpoints
-// counted them.
+// counted them; a part's thread-loop rows are checked even on the
+// recorded ones only.
 //
 // What a prefix can show, and what it cannot. A dependence between rows
 // made by affine accesses shows in the extended spans wherever in the row
@@ -63,7 +69,7 @@ type innerLoop struct {
 // innerLoops finds the loops of the lifted level below its header whose
 // instances a probed row may skip through: headers that start a block
 // wherever their code is (no block runs into one without a breakpoint
-// seeing it), and whose every exit edge leaves from a latch.
+// seeing it), and whose every exit edge leaves from a latch (skippable).
 func (sp *spot) innerLoops() []*innerLoop {
 	var out []*innerLoop
 	for h := range sp.blocks {

@@ -315,16 +315,33 @@ func (sp *spot) build() error {
 	}
 	sp.probe = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp}, gvinst.InterpOptions{Breakpoints: probeBps, Probe: sp.rec.probe})
 	// One compiled engine per breakpoint set (translations are per
-	// engine). toHeader stops only at the header and the exits: a stop at
-	// every inner header arrival costs a return to Go. rows stops where
-	// the probe does.
+	// engine, and each costs a millisecond or two to set up). toHeader
+	// stops only at the header, the exits and where an inner loop leaves
+	// (once per inner instance; a stop at every inner header arrival
+	// would cost a return to Go each): it is the skipper too. rows stops
+	// where the probe does, made when a third probed row first needs it.
 	sp.timer = sp.fallbackEngine()
 	toHeader := map[uint64]bool{sp.header: true}
 	for e := range sp.exits {
 		toHeader[e] = true
 	}
+	for _, l := range sp.loops {
+		for e := range l.exits {
+			toHeader[e] = true
+		}
+	}
 	sp.toHeader = sp.fastEngine(toHeader)
-	sp.rows = sp.fastEngine(probeBps)
+	sp.skipper = sp.toHeader
+	sp.rowBps = probeBps
 	a.aux = append(a.aux, sp.probe)
 	return nil
+}
+
+// rowEngine is the engine of the probed rows past recordedRows (rows),
+// made at its first use.
+func (sp *spot) rowEngine() gvinst.Engine {
+	if sp.rows == nil {
+		sp.rows = sp.fastEngine(sp.rowBps)
+	}
+	return sp.rows
 }

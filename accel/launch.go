@@ -74,7 +74,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		// which the breakpoints tell, so it runs on the fast engine.
 		engine := gvinst.Engine(sp.probe)
 		if it >= recordedRows {
-			engine = sp.rows
+			engine = sp.rowEngine()
 		}
 		t0 := time.Now()
 		sp.rec.reset(ns)

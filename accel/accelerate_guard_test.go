@@ -98,7 +98,7 @@ func TestRunOnline(t *testing.T) {
 	want, _ := runPlain(t, path, args[1:]...)
 	var out bytes.Buffer
 	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 150_000, AlwaysOffload: true, ProfileAfter: -1})
+		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 150_000, AlwaysOffload: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestRunOnlineSingleInstance(t *testing.T) {
 			want := runNative(t, c.args[0], c.args[1:]...)
 			var out bytes.Buffer
 			res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: c.args[0], Args: c.args, Stdout: &out, Stderr: &out, Engine: testEngine},
-				pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfter: -1})
+				pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -45,6 +45,13 @@ type Options struct {
 	// means the interpreter. Package pipeline passes the engine its
 	// Config names (the compiling one by default).
 	Engine gvinst.NewEngineFunc
+	// ArmAfter, when not 0, is the process CPU time the run takes before
+	// the hot spots are armed: New arms none, and whoever drives the run
+	// (package pipeline) calls Arm once that much has passed, so that a
+	// program too short for any offload to pay does not pay for probing
+	// either. A nest instance running by then is offloaded from its next
+	// iteration.
+	ArmAfter time.Duration
 }
 
 // disarmAfter is how many instances in a row too short to launch make a
@@ -146,7 +153,9 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	a.costs = opts.Costs
 	a.bps = map[uint64]bool{}
 	a.prepared = map[uint64]bool{}
-	a.add(opts.Profile)
+	if opts.ArmAfter == 0 {
+		a.add(opts.Profile)
+	}
 	newEngine := opts.Engine
 	if newEngine == nil {
 		newEngine = func(mem *gvinst.Memory, t gvinst.Translator, o gvinst.InterpOptions) (gvinst.Engine, error) {
@@ -204,6 +213,10 @@ func (a *Accelerator) add(prof *profile.File) int {
 	}
 	return armed
 }
+
+// Arm arms the hot spots of Options.Profile (see Options.ArmAfter) and
+// returns how many it armed; they are armed once.
+func (a *Accelerator) Arm() int { return a.add(a.opts.Profile) }
 
 // Update adds the parallel hot spots of prof, a later profile of the same
 // run (gxbit run --accelerate profiles again when the guest runs code no

@@ -143,7 +143,7 @@ func checkNest(t *testing.T, p corpus.Program, want *corpus.ProgramExpect) {
 	out.Reset()
 	errOut.Reset()
 	always := os.Getenv(EnvNestsFull) != "1"
-	res, on, err := pipeline.RunOnline(ctx, cfg(&out, &errOut), pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: always, ProfileAfter: -1})
+	res, on, err := pipeline.RunOnline(ctx, cfg(&out, &errOut), pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: always})
 	if err != nil {
 		t.Fatalf("gxbit run --accelerate: %v", err)
 	}

@@ -30,7 +30,7 @@ func TestRunOnlineStopsBySamples(t *testing.T) {
 	want := runNative(t, path, args[1:]...)
 	var out bytes.Buffer
 	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 1 << 50, AlwaysOffload: true, ProfileAfter: -1})
+		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 1 << 50, AlwaysOffload: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,14 +71,14 @@ func TestRunOnlineStopsBySamples(t *testing.T) {
 // parallel, and the rest of the instance must launch as the schedule's
 // few kernels (not once per inner loop), with the native output: with
 // profiling from the start, and with the first round begun after the
-// first slice of a plain run (as the default ProfileAfter does at large
+// first slice of a plain run (as gxbit run --accelerate's does at large
 // sizes: the collector takes over inside main, past its entry).
 func TestRunOnlineOuterLevelOfLongRows(t *testing.T) {
 	dir := buildNests(t, []string{"O2-static"})
 	path := filepath.Join(dir, "O2-static", "gemm")
 	args := []string{path, "240", "100", "150"}
 	want := runNative(t, path, args[1:]...)
-	for _, after := range []time.Duration{-1, time.Nanosecond} {
+	for _, after := range []time.Duration{0, time.Nanosecond} {
 		t.Run(fmt.Sprintf("after=%v", after), func(t *testing.T) {
 			var out bytes.Buffer
 			res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
@@ -140,5 +140,51 @@ func TestRunOnlineShortProgram(t *testing.T) {
 	}
 	if on.Rounds != 0 || on.ProfiledInstructions != 0 || !errors.Is(on.Why, pipeline.ErrNoPhase2) || !strings.Contains(on.Why.Error(), "before profiling began") {
 		t.Errorf("%d rounds, %d instructions profiled, why %v: want none, before profiling began", on.Rounds, on.ProfiledInstructions, on.Why)
+	}
+}
+
+// TestAccelerateArmAfter runs gxbit accelerate's flow with the hot spots
+// armed after some CPU time (accel.Options.ArmAfter): a run shorter than
+// that probes and launches nothing; armed by the first slice, the product
+// nest is offloaded; the native output either way. (Arming inside the
+// nest's only instance is TestRunOnlineSingleInstance's case: the
+// accelerator armed by a profiling round's Update.)
+func TestAccelerateArmAfter(t *testing.T) {
+	dir := buildLoops(t, "matmul", "O2-static")
+	path := filepath.Join(dir, "O2-static", "matmul")
+	_, prof, err := pipeline.Profile(context.Background(), pipeline.Config{Path: path, Args: []string{path, "48"}, Stdout: io.Discard, Stderr: io.Discard, Engine: testEngine}, profile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{path, "256"}
+	want := runNative(t, path, args[1:]...)
+	for _, c := range []struct {
+		after  time.Duration
+		launch bool
+	}{{time.Hour, false}, {time.Nanosecond, true}} {
+		var out bytes.Buffer
+		res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+			accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ArmAfter: c.after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want || res.ExitStatus != 0 {
+			t.Errorf("armed after %v: output %q (status %d), native %q", c.after, out.String(), res.ExitStatus, want)
+		}
+		launches, probed := 0, 0
+		var iters uint64
+		for _, h := range rep.HotSpots {
+			launches += h.Launches
+			probed += h.ProbedIterations
+			if h.Launches > 0 {
+				iters = max(iters, h.Iterations)
+			}
+		}
+		switch {
+		case !c.launch && (launches != 0 || probed != 0):
+			t.Errorf("armed after %v: %d launches, %d probed iterations: want none\n%s", c.after, launches, probed, accel.FormatReport(rep))
+		case c.launch && (launches == 0 || iters < 256/4):
+			t.Errorf("armed after %v: %d launches, at most %d iterations on the GPU: want the rest of the product nest's instance\n%s", c.after, launches, iters, accel.FormatReport(rep))
+		}
 	}
 }

@@ -50,16 +50,16 @@ type OnlineOptions struct {
 	// defaults).
 	Collect profile.CollectOptions
 	// ProfileAfter is the process CPU time the run takes as a plain run
-	// before the first profiling round; 0 means DefaultProfileAfter, and
-	// a negative value profiles from the start, and again whenever the
+	// before the first profiling round (DefaultProfileAfter is gxbit run
+	// --accelerate's); 0 profiles from the start, and again whenever the
 	// guest's position asks (no profileShare limit).
 	ProfileAfter time.Duration
 }
 
-// DefaultProfileAfter is OnlineOptions.ProfileAfter when it is 0: a run
-// shorter than this is over before profiling could pay for itself (a
-// round costs tens to hundreds of milliseconds).
-const DefaultProfileAfter = 250 * time.Millisecond
+// DefaultProfileAfter is gxbit run --accelerate's ProfileAfter: a run
+// shorter than this is over before a profiling round (tens to hundreds
+// of milliseconds) and phase 2's probing could pay for themselves.
+const DefaultProfileAfter = 500 * time.Millisecond
 
 // profileShare is the most of the run's CPU time so far that profiling
 // may have taken when a later round begins.
@@ -144,9 +144,6 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	defer acc.Close()
 	out.SetupSeconds = time.Since(t0).Seconds()
 	on := &onlineEngine{sess: sess, acc: acc, limit: opts.ProfileInsns, wait: unknownToProfile, after: opts.ProfileAfter, cpu0: processCPUTime()}
-	if on.after == 0 {
-		on.after = DefaultProfileAfter
-	}
 	on.endRound = func() {
 		out.Rounds++
 		t0 := time.Now()
@@ -220,10 +217,10 @@ func (o *onlineEngine) armed(n int) {
 // o.after of CPU time, a later one after o.wait slices in a row outside
 // every nest the collector knows, while profiling has taken at most
 // profileShare of the run (without that limit when profiling began at
-// the start: o.after < 0).
+// the start: o.after <= 0).
 func (o *onlineEngine) beginRound(pc uint64) bool {
 	if o.rounds == 0 {
-		return o.after < 0 || processCPUTime()-o.cpu0 >= o.after
+		return processCPUTime()-o.cpu0 >= o.after
 	}
 	if o.sess.Collector.InNest(pc) {
 		o.unknown = 0
@@ -233,7 +230,7 @@ func (o *onlineEngine) beginRound(pc uint64) bool {
 		return false
 	}
 	o.unknown = 0
-	return o.after < 0 || float64(o.profileTime) <= profileShare*float64(processCPUTime()-o.cpu0)
+	return o.after <= 0 || float64(o.profileTime) <= profileShare*float64(processCPUTime()-o.cpu0)
 }
 
 func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
@@ -262,7 +259,7 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 			}
 			continue
 		}
-		if o.rounds == 0 && o.after < 0 {
+		if o.rounds == 0 && o.after <= 0 {
 			// Profiling from the start: the collector is where it
 			// began, at the entry point.
 			o.rounds++

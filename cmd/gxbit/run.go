@@ -271,9 +271,6 @@ func cmdRun(args []string) int {
 	ctx, stop := signalContext()
 	defer stop()
 	if *accel {
-		if *after == 0 {
-			*after = -1 // OnlineOptions: from the start
-		}
 		return runAccelerated(ctx, cfg, *gpuName, *always, *after, g.stats)
 	}
 	res, err := pipeline.Run(ctx, cfg)

@@ -25,8 +25,18 @@ type HotSpotReport struct {
 	Launches2D      int            `json:"launches_2d"`
 	// Replays are the instances launched without probing: the same
 	// live-in values as one probed before (see replay.go).
-	Replays int    `json:"replays,omitempty"`
-	Note    string `json:"note,omitempty"` // e.g. why the nest maps in one dimension only
+	Replays int `json:"replays,omitempty"`
+	// Unchecked are the replays that ran the kernel without its
+	// footprint checks and without backups: a checked replay of the same
+	// input had succeeded, and the kernel's accesses and branches do not
+	// depend on the data (ptxgen.Kernel.DataIndependent).
+	Unchecked int `json:"launches_unchecked,omitempty"`
+	// TripRetries are the launches of a 1D kernel that ran again without
+	// its counted loop's trip count check (ptxgen.Kernel.TripChecked): a
+	// row ran another count than the probed ones, so the stores proved
+	// dense by it were copied in after all.
+	TripRetries int    `json:"trip_retries,omitempty"`
+	Note        string `json:"note,omitempty"` // e.g. why the nest maps in one dimension only
 	// ProbedIterations are the iterations of the mapped level the probing
 	// engine ran with every access recorded, ProbedAccesses the accesses
 	// it recorded in them, and ProbedInstructions the guest instructions it
@@ -129,7 +139,7 @@ func FormatReport(r *Report) string {
 			fmt.Fprintf(&sb, "not offloadable: %s\n", h.Reason)
 			continue
 		}
-		fmt.Fprintf(&sb, "%d launches (%d 2D), %d GPU iterations, %d fallbacks", h.Launches, h.Launches2D, h.Iterations, h.Fallbacks)
+		fmt.Fprintf(&sb, "%d launches (%d 2D, %d unchecked), %d GPU iterations, %d fallbacks", h.Launches, h.Launches2D, h.Unchecked, h.Iterations, h.Fallbacks)
 		var rs []string
 		for k, v := range h.FallbackReasons {
 			rs = append(rs, fmt.Sprintf("%s: %d", k, v))

@@ -161,6 +161,7 @@ type Collector struct {
 	sites       []site
 	before      map[uint64][]probeSpec // x86 address → probes before its GVInst
 	access      map[uint64]int         // x86 address → nest, for LD/ST probes
+	known       *KnownCalls            // memset calls, run inlined inside candidate nests
 	accSite     map[[2]uint64]int      // (x86, ordinal) → site
 	pending     []int                  // scratch for flush
 	pendingNest []int                  // nests to re-translate (fewer probes)
@@ -445,6 +446,11 @@ func (c *Collector) Translate(addr uint64) (*gvinst.VBlock, error) {
 				gvinst.Inst{Op: gvinst.OpProbe, Type: gvinst.U8, Src: [4]gvinst.Reg{last.Src[0]}, Target: [2]uint64{uint64(c.callSite)}, X86: last.X86},
 				*last)
 			vb = &cp
+		}
+	}
+	if last := &vb.Insts[len(vb.Insts)-1]; last.Op == gvinst.OpCall {
+		if _, ok := c.access[last.X86]; ok {
+			vb = inlined(vb, c.known)
 		}
 	}
 	k := sort.Search(len(c.beforeAddrs), func(k int) bool { return c.beforeAddrs[k] >= vb.Addr })

@@ -20,8 +20,8 @@ const (
 	ParamSiteDelta                          // device address minus guest address for Sites[Index]
 	ParamSiteLo                             // lowest guest address Sites[Index] may touch (all ones when no access fits)
 	ParamSiteSpan                           // the highest offset from that an access of the site may start at: the footprint's size less the access's (0 when none fits)
-	ParamInnerTrip0                         // 2D: inner trip count (header arrivals) of row 0
-	ParamInnerTripStep                      // 2D: its change per row
+	ParamInnerTrip0                         // 2D: inner trip count (header arrivals) of row 0; a TripChecked 1D kernel: that of its counted loop (all ones: unchecked)
+	ParamInnerTripStep                      // 2D, TripChecked: its change per row
 	ParamInnerStep                          // 2D: InnerLiveIns[Index]'s change per inner iteration, in row 0
 	ParamInnerStepRow                       // 2D: how much that change changes per row
 )
@@ -86,6 +86,20 @@ type Kernel struct {
 	// Part is set on the kernel of one part of a distributed level (a Nest
 	// with Start or Stop): it has no exit test of its own.
 	Part bool
+	// DataIndependent says that no address the kernel accesses, no branch
+	// it takes and nothing that could make it fail depends on a value it
+	// loads from guest memory: two launches with the same LaunchInput make
+	// the same accesses along the same paths, whatever the arrays hold.
+	// Unchecked is then the same kernel (same parameters) without the
+	// footprint and alignment checks of its accesses, to launch only with
+	// an input a launch of this kernel ran without error (see
+	// LaunchInput.Proven); nil otherwise.
+	DataIndependent bool
+	Unchecked       *Kernel
+	// TripChecked is set on a 1D kernel that counts the arrivals at a loop
+	// inside the level (Nest.TripCheck): it takes the 2D parameters
+	// itrip0 and itripstep (LaunchInput.InnerTrip0 all ones: no check).
+	TripChecked bool
 }
 
 // LaunchPlan is how to shape a launch of the kernel.
@@ -158,17 +172,29 @@ func Generate(n *Nest) (*Kernel, error) {
 				Param{Name: "istepd_" + paramName(l), Kind: ParamInnerStepRow, Index: i})
 		}
 	}
+	if a.tripLoop != nil {
+		k.TripChecked = true
+		k.Params = append(k.Params, Param{Name: "itrip0", Kind: ParamInnerTrip0}, Param{Name: "itripstep", Kind: ParamInnerTripStep})
+	}
 	for i := range a.sites {
 		k.Params = append(k.Params,
 			Param{Name: fmt.Sprintf("site%d_delta", i), Kind: ParamSiteDelta, Index: i},
 			Param{Name: fmt.Sprintf("site%d_lo", i), Kind: ParamSiteLo, Index: i},
 			Param{Name: fmt.Sprintf("site%d_span", i), Kind: ParamSiteSpan, Index: i})
 	}
-	src, err := emit(a, k)
+	src, err := emit(a, k, false)
 	if err != nil {
 		return nil, err
 	}
 	k.PTX = src
+	if a.dataIndependent() {
+		u := *k
+		u.Name = name + "_u"
+		if u.PTX, err = emit(a, &u, true); err != nil {
+			return nil, err
+		}
+		k.DataIndependent, k.Unchecked = true, &u
+	}
 	return k, nil
 }
 

@@ -190,6 +190,9 @@ func printStats(res *pipeline.Result) {
 		if len(s.CalloutsByOp) > 0 {
 			fmt.Fprintf(os.Stderr, "gxbit: jit: callouts by op: %s\n", calloutsLine(s.CalloutsByOp, 12))
 		}
+		if len(s.ExitsByKind) > 0 {
+			fmt.Fprintf(os.Stderr, "gxbit: jit: exits to Go by kind: %s\n", calloutsLine(s.ExitsByKind, 12))
+		}
 	}
 	var parts []string
 	for _, c := range s.Syscalls {

@@ -727,7 +727,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 					c.finishTrips(n, k)
 				}
 			}
-			if n.paused >= 0 && l == 0 && n.counter[0] < 0 || n.skip && l == 0 && n.counter[0] < 0 {
+			if l == 0 && n.counter[0] < 0 && (n.paused >= 0 || n.skip) {
 				// A nest paused before the collector saw its outer loop
 				// begin an iteration (its descendant, ended above, has
 				// resumed): the entry begins at the first outer header

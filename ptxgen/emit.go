@@ -31,7 +31,21 @@ type emitter struct {
 	// unchecked emits Kernel.Unchecked: accesses go to their site's
 	// device buffer without the footprint and alignment checks.
 	unchecked bool
-	err       error
+	// plain are the merges that may be moves (analysis.plainMerges).
+	plain map[[2]int64]bool
+	err   error
+}
+
+// keptBy reports whether virtual register r of the block being lowered
+// was last set, before instruction idx, by an AND with hiHalf.
+func (e *emitter) keptBy(r gvinst.Reg, idx int) bool {
+	b := e.a.n.Blocks[e.block]
+	for i := idx - 1; i >= 0; i-- {
+		if in := &b.Insts[i]; in.Dst == r && hasDst(in) {
+			return in.Op == gvinst.OpAnd && in.HasImm && uint64(in.Imm) == hiHalf
+		}
+	}
+	return false
 }
 
 // check is the error stub of one access's combined check: the access at
@@ -144,7 +158,7 @@ func (e *emitter) fail(format string, args ...any) {
 
 // emit produces the module text.
 func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
-	e := &emitter{a: a, k: k, stubs: map[string][2]uint64{}, unchecked: unchecked}
+	e := &emitter{a: a, k: k, stubs: map[string][2]uint64{}, unchecked: unchecked, plain: a.plainMerges()}
 	// Prologue: the thread's iteration index and its live-in values.
 	e.reset()
 	e.i("mov.u32", "%w0", "%ctaid.x")
@@ -769,6 +783,16 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 	case gvinst.OpAnd, gvinst.OpOr, gvinst.OpXor:
 		a, b := e.src(in, 0), e.src(in, 1)
 		d := e.reg(in.Dst)
+		if in.Op == gvinst.OpOr && e.plain[key(block, idx)] {
+			// A merge whose kept upper half nothing reads (highbits.go):
+			// the value merged in, as it is.
+			low := a
+			if e.keptBy(in.Src[0], idx) {
+				low = b
+			}
+			e.i("mov.b64", d, low)
+			return
+		}
 		name := map[gvinst.Op]string{gvinst.OpAnd: "and", gvinst.OpOr: "or", gvinst.OpXor: "xor"}[in.Op]
 		e.i(fmt.Sprintf("%s.b64", name), d, a, b)
 		e.mask(d, t)

@@ -160,6 +160,13 @@ func (res *Resident) putSpare(dev gpu.DevicePtr) {
 // maxReadAhead is the longest run of pages one Refresh brings back.
 const maxReadAhead = 2048
 
+// maxJoinGap is the most unchanged bytes a copy in spans between two
+// changed ones (on pages the device holds as the guest does), rather than
+// making two copies: a time step's CPU row changes most of each page it
+// writes, but not its last bytes, which would otherwise split the row
+// into a copy per page.
+const maxJoinGap = 64 << 10
+
 type resBuf struct {
 	r    Range
 	dev  gpu.DevicePtr
@@ -261,8 +268,8 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 			return copied, fmt.Errorf("reading guest footprint [%#x,%#x): %w", lo, hi, err)
 		}
 		// Copy the bytes that changed: from the first changed byte of a
-		// page to the last, runs of pages joined where the changes meet
-		// at their boundary.
+		// page to the last, runs of pages joined where at most
+		// maxJoinGap unchanged bytes lie between the changes.
 		pend, pendEnd := -1, -1
 		flush := func() error {
 			if pend < 0 {
@@ -282,7 +289,9 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 			if lo == hi {
 				continue
 			}
-			if pend >= 0 && pendEnd == x+lo {
+			if pend >= 0 && x+lo-pendEnd <= maxJoinGap {
+				// The bytes between are unchanged: the device holds
+				// them already, and one copy costs less than two.
 				pendEnd = x + hi
 				continue
 			}

@@ -23,6 +23,19 @@ type Guest struct {
 	// SHA256 is the hex SHA-256 of the program file; a profile made for
 	// another program is refused.
 	SHA256 string
+	// Symbols are the program's function symbols, by which phase 2 knows
+	// a call to memset in a nest (profile.KnownCalls); without them no
+	// call is known.
+	Symbols []profile.Symbol
+	known   *profile.KnownCalls
+}
+
+// knownCalls returns the recogniser of the guest's memset calls.
+func (g *Guest) knownCalls() *profile.KnownCalls {
+	if g.known == nil {
+		g.known = profile.NewKnownCalls(g.Lifter, g.Mem, g.Symbols)
+	}
+	return g.known
 }
 
 // Options configures phase 2.
@@ -283,6 +296,12 @@ type spot struct {
 	innerSet map[uint64]bool
 	kernel2  *ptxgen.Kernel
 	fn2      gpu.Function
+
+	// tripsDiffer is set once a launch of the 1D kernel found a row whose
+	// inner trip count the probed rows did not tell: its launches check
+	// no trip count from then on, and prove no inner store dense.
+	tripsDiffer bool
+
 	// groupOf maps a site's x86 address and kind to the profile's array.
 	groupOf map[[2]uint64]int
 	probe   *gvinst.Interpreter // instrumented; stops at the header and the exits
@@ -298,6 +317,12 @@ type spot struct {
 	timer    gvinst.Engine
 	toHeader gvinst.Engine
 	rec      probeRecord
+	// loops are the inner loops a probed row may skip through, and
+	// skipper the fast engine that runs their skipped iterations
+	// (bounded.go).
+	loops   []*innerLoop
+	skipper gvinst.Engine
+	groups  [][]int // the kernel's sites by x86 access (accessGroups)
 	// The schedule of the hot spot, the mapped level's index, and the
 	// schedule's kernels phase 2 runs instead of kernel when they differ
 	// from it (parts.go; nil otherwise), with the CPU engine that runs a

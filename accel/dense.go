@@ -13,13 +13,15 @@ import (
 //   - the profile fitted its address, on every sample, as an affine
 //     function of the loop indices, not a stack slot, and it stores;
 //   - it sits in the thread's own loop (the mapped level of a 1D kernel,
-//     the inner level of a 2D one), in a block every iteration of that
-//     loop passes through (not under a condition, nor in an inner loop);
+//     the inner level of a 2D one, or the inner level of a 1D kernel that
+//     counts it: ptxgen.Kernel.TripChecked, with the count passed), in a
+//     block every iteration of that loop passes through (not under a
+//     condition, nor in an inner loop);
 //   - its address moves by exactly its size per iteration of that loop
-//     so the iterations of one thread row leave no gap; and, for a 2D
-//     kernel, every row has the same trip count, the probed rows covered
-//     that many elements each, and rows are no further apart than a row
-//     is wide.
+//     so the iterations of one thread row leave no gap; and, for a row
+//     of the inner level, every row has the same trip count (the kernel
+//     checks it), the probed rows covered that many elements each, and
+//     rows are no further apart than a row is wide.
 //
 // The linear extension of the probed footprints (siteRanges) then is
 // exactly the set of bytes the kernel writes.
@@ -28,19 +30,34 @@ func (sp *spot) denseStores(k *ptxgen.Kernel, in ptxgen.LaunchInput, byX86 map[[
 	if L < 0 || L >= len(sp.hs.Levels) || (k.TwoD && L+1 >= len(sp.hs.Levels)) {
 		return nil
 	}
-	loopIndex, loopHeader, coeff := sp.hs.Levels[L].Index, sp.header, L
-	if k.TwoD {
-		if in.InnerTripStep != 0 || uint64(sp.hs.Levels[L+1].Header) != sp.inner {
-			return nil
-		}
-		loopIndex, loopHeader, coeff = sp.hs.Levels[L+1].Index, sp.inner, L+1
+	if k.TwoD && (in.InnerTripStep != 0 || uint64(sp.hs.Levels[L+1].Header) != sp.inner) {
+		return nil
 	}
-	var loop map[uint64]bool
+	// A 1D kernel's rows of the inner level: counted, of one trip count.
+	rows1D := !k.TwoD && k.TripChecked && in.InnerTrip0 != ^uint64(0) && in.InnerTripStep == 0 &&
+		L+1 < len(sp.hs.Levels) && uint64(sp.hs.Levels[L+1].Header) == sp.inner
+	// The blocks holding a copy of each x86 store (a block that jumps
+	// into another may carry its own copy of the other's code).
+	copies := map[[2]uint64]map[uint64]bool{}
+	for _, site := range k.Sites {
+		if site.Store {
+			key := siteKey(site)
+			if copies[key] == nil {
+				copies[key] = map[uint64]bool{}
+			}
+			copies[key][site.Block] = true
+		}
+	}
+	loops := map[uint64]map[uint64]bool{}
 	dense := make([]bool, len(k.Sites))
 	any := false
 	for s, site := range k.Sites {
 		if !site.Store || s >= len(in.Sites) {
 			continue
+		}
+		loopIndex, loopHeader, coeff, rows := sp.hs.Levels[L].Index, sp.header, L, false
+		if k.TwoD || rows1D && sp.innerSet[site.Block] {
+			loopIndex, loopHeader, coeff, rows = sp.hs.Levels[L+1].Index, sp.inner, L+1, true
 		}
 		o := byX86[siteKey(site)]
 		if o == nil || !o.seen[0] || !o.seen[1] || !sp.affineStore(site, loopIndex, coeff) {
@@ -52,7 +69,7 @@ func (sp *spot) denseStores(k *ptxgen.Kernel, in ptxgen.LaunchInput, byX86 map[[
 		// the probed iterations show it (the profile's may be another
 		// size's).
 		row := int64(o.lo[1] - o.lo[0])
-		if k.TwoD {
+		if rows {
 			// Rows of InnerTrip0 elements, each as wide as the probed
 			// rows (a block that ran once more, or a wider stride, makes
 			// them wider), next to each other or overlapping.
@@ -63,10 +80,12 @@ func (sp *spot) denseStores(k *ptxgen.Kernel, in ptxgen.LaunchInput, byX86 map[[
 			// One element per iteration, the next one along.
 			continue
 		}
+		loop := loops[loopHeader]
 		if loop == nil {
 			loop = sp.loopOf(loopHeader)
+			loops[loopHeader] = loop
 		}
-		if !everyIteration(sp, loop, loopHeader, site.Block) {
+		if !everyIteration(sp, loop, loopHeader, copies[siteKey(site)]) {
 			continue
 		}
 		dense[s], any = true, true
@@ -75,6 +94,70 @@ func (sp *spot) denseStores(k *ptxgen.Kernel, in ptxgen.LaunchInput, byX86 map[[
 		return nil
 	}
 	return dense
+}
+
+// countedLoop returns the blocks of the inner level for the level's 1D
+// kernel to count (ptxgen.Nest.TripCheck), when the profile saw a store
+// there that may prove dense (denseStores): affine, moving by its size per
+// inner iteration. Nil otherwise: the kernel then counts nothing.
+func (sp *spot) countedLoop() map[uint64]bool {
+	L := sp.levelIndex
+	if sp.inner == 0 || sp.blocks[sp.inner] == nil || L+1 >= len(sp.hs.Levels) {
+		return nil
+	}
+	idx := sp.hs.Levels[L+1].Index
+	candidate := false
+	for _, a := range sp.hs.Accesses {
+		if a.Kind == "write" && a.Affine && !a.Stack && a.Loop == idx && len(a.Inner) == 0 && L+1 < len(a.Coeffs) &&
+			(a.Coeffs[L+1] == int64(a.Size) || a.Coeffs[L+1] == -int64(a.Size)) {
+			candidate = true
+			break
+		}
+	}
+	if !candidate {
+		return nil
+	}
+	loop := map[uint64]bool{}
+	for b := range sp.innerSet {
+		if sp.blocks[b] != nil && b != sp.header {
+			loop[b] = true
+		}
+	}
+	return loop
+}
+
+// countsInner reports whether probing counts the arrivals at the inner
+// level's header: for the 2D kernel's rows, or the 1D kernel's counted
+// loop.
+func (sp *spot) countsInner() bool {
+	return sp.inner != 0 && (sp.kernel2 != nil || sp.kernel != nil && sp.kernel.TripChecked)
+}
+
+// checkTrips sets the counted loop's trip count of in, a launch of k
+// (a 1D kernel) from probed row P on, when every probed row arrived as
+// often at the inner header (trips) and a store of the inner level then
+// proves dense: the kernel checks every row runs that count. Otherwise it
+// turns the check off (all ones), so that a nest whose rows differ still
+// launches.
+func (sp *spot) checkTrips(in *ptxgen.LaunchInput, k *ptxgen.Kernel, trips [3]uint64, P int, byX86 map[[2]uint64]*siteObs) {
+	in.InnerTrip0, in.InnerTripStep = ^uint64(0), 0
+	if !k.TripChecked || trips[0] == 0 || sp.tripsDiffer {
+		return
+	}
+	for it := 1; it < P && it < len(trips); it++ {
+		if trips[it] != trips[0] {
+			return
+		}
+	}
+	try := *in
+	try.InnerTrip0 = trips[0]
+	dense := sp.denseStores(k, try, byX86)
+	for s, d := range dense {
+		if d && sp.innerSet[k.Sites[s].Block] {
+			in.InnerTrip0 = trips[0]
+			return
+		}
+	}
 }
 
 // affineStore reports whether the profile fitted every store access of
@@ -112,18 +195,24 @@ func (sp *spot) loopOf(h uint64) map[uint64]bool {
 }
 
 // everyIteration reports whether every iteration of the loop of header h
-// (its blocks loop) that comes back to h passes through block b: no path
-// from h back to h inside the loop avoids b. An iteration that leaves the
-// loop early does not come back; the kernel reports it (a thread that
-// leaves its loop but through the exit test fails the launch).
-func everyIteration(sp *spot, loop map[uint64]bool, h, b uint64) bool {
-	if b == h {
+// (its blocks loop) that comes back to h passes through one of the blocks
+// bs (the copies of one x86 instruction): no path from h back to h inside
+// the loop avoids them. An iteration that leaves the loop early does not
+// come back; the kernel reports it (a thread that leaves its loop but
+// through the exit test fails the launch).
+func everyIteration(sp *spot, loop map[uint64]bool, h uint64, bs map[uint64]bool) bool {
+	if bs[h] {
 		return true
 	}
-	if !loop[b] {
+	seen := map[uint64]bool{h: true}
+	for b := range bs {
+		if loop[b] {
+			seen[b] = true
+		}
+	}
+	if len(seen) == 1 {
 		return false
 	}
-	seen := map[uint64]bool{h: true, b: true}
 	work := []uint64{h}
 	for len(work) > 0 {
 		x := work[len(work)-1]

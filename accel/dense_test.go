@@ -114,3 +114,87 @@ func need2D(t *testing.T) {
 		t.Skip("one CPU: gpusim prefers the 1D kernels")
 	}
 }
+
+// TestDenseCountedRows runs testdata/rowtrips.c on gpusim: its nest
+// writes c[i] and every element of a's row i (lens[i] of them), so it has
+// only a 1D kernel, which counts the row loop (ptxgen.Kernel.TripChecked).
+// With every row as long as the probed ones, a (m·n doubles, filled by a
+// CPU loop) is overwritten wholly: the launch copies (almost) nothing in.
+// With row m-10 shorter, the kernel's check fails the first launch and
+// the second copies a in: the output is native's either way (had the
+// short row been taken for a whole one, its last elements would hold the
+// device's bytes, not the fill's).
+func TestDenseCountedRows(t *testing.T) {
+	path := buildC(t, "rowtrips")
+	const m, n = 400, 300
+	prof := phase1(t, pipeline.Config{Path: path, Args: []string{path}, Engine: testEngine})
+	for _, short := range []int{0, 5} {
+		args := []string{path, strconv.Itoa(m), strconv.Itoa(n), strconv.Itoa(short)}
+		want := runNative(t, path, args[1:]...)
+		var out bytes.Buffer
+		_, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+			accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want {
+			t.Fatalf("short %d: accelerated output differs from native:\n got %q\nwant %q", short, out.String(), want)
+		}
+		found := false
+		for _, h := range rep.HotSpots {
+			t.Logf("short %d: %s %s: %d launches (%d 2D), %d retried, in %d, left on device %d %s", short, h.Entry, h.Schedule, h.Launches, h.Launches2D, h.TripRetries, h.BytesIn, h.BytesDeferred, h.LastFallback)
+			if h.Schedule != "grid(i) thread(j)" {
+				continue
+			}
+			found = true
+			if h.Launches == 0 || h.Launches2D != 0 {
+				t.Errorf("short %d: the row nest %s made %d launches, %d of them 2D: want 1D launches", short, h.Entry, h.Launches, h.Launches2D)
+			}
+			switch {
+			case short == 0 && (h.BytesIn > 64 || h.TripRetries != 0):
+				t.Errorf("rows of one length: the row nest %s copied %d bytes in (%d retries), want none: it overwrites a (%d bytes)", h.Entry, h.BytesIn, h.TripRetries, m*n*8)
+			case short > 0 && (h.TripRetries != 1 || h.BytesIn < (m-8)*n*8):
+				t.Errorf("a short row: the row nest %s copied %d bytes in after %d retries, want a in after one", h.Entry, h.BytesIn, h.TripRetries)
+			}
+		}
+		if !found {
+			t.Errorf("short %d: no hot spot scheduled grid(i) thread(j)", short)
+		}
+	}
+}
+
+// TestInitBornOnDeviceBranches runs testdata/nests' lu two-phase on
+// gpusim: its init nest stores A[i][j] once per j, of a value computed on
+// one of two paths (the diagonal's or the rest's), and gcc gives each path
+// its own copy of the store. Together the copies run in every iteration,
+// so A is overwritten wholly: the init launch copies (almost) nothing in,
+// whichever kernel runs it. The output is native's.
+func TestInitBornOnDeviceBranches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a nests program")
+	}
+	dir := buildNests(t, []string{"O2-static"})
+	progs, err := corpus.Programs(dir, "O2-static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 100
+	for _, p := range progs {
+		if p.Name != "lu" {
+			continue
+		}
+		rep := accelerateAt(t, p, []string{strconv.Itoa(n)})
+		for _, h := range rep.HotSpots {
+			if h.Schedule != "grid(i,j)" || h.Launches != 1 {
+				continue // the update nest launches once per k
+			}
+			t.Logf("%s %s: %d launches (%d 2D), in %d, left on device %d", h.Entry, h.Schedule, h.Launches, h.Launches2D, h.BytesIn, h.BytesDeferred)
+			if h.BytesIn > 32 {
+				t.Errorf("the init nest %s copied %d bytes in, want none: it overwrites A (%d bytes)", h.Entry, h.BytesIn, n*n*8)
+			}
+			return
+		}
+		t.Fatal("no init nest launched once over grid(i,j)")
+	}
+	t.Fatal("lu not built")
+}

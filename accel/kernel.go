@@ -80,6 +80,16 @@ func (sp *spot) liftLevel(lifter gvinst.Translator) error {
 		if err != nil {
 			return fmt.Errorf("translating %#x: %w", addr, err)
 		}
+		// A call to memset runs as the string store it is (as phase 1
+		// saw it), going on at the return address, in the same block of
+		// phase 1's CFG.
+		if sp.a != nil && profile.InlineMemset(b, sp.a.g.knownCalls()) {
+			ret := b.Insts[len(b.Insts)-1].Target[0]
+			sp.level[ret] = true
+			if sp.innerSet[addr] {
+				sp.innerSet[ret] = true
+			}
+		}
 		// Blocks are cut where the level's header, the inner level's
 		// header and the exits begin, so that each starts a block.
 		if addr != sp.header {
@@ -130,7 +140,15 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 	if err := sp.liftLevel(lifter); err != nil {
 		return err
 	}
-	k, err := ptxgen.Generate(&ptxgen.Nest{Name: fmt.Sprintf("gx_%x", sp.entry), Header: sp.header, Blocks: sp.blocks, Reloads: sp.reloads(false)})
+	nest := &ptxgen.Nest{Name: fmt.Sprintf("gx_%x", sp.entry), Header: sp.header, Blocks: sp.blocks, Reloads: sp.reloads(false)}
+	if loop := sp.countedLoop(); loop != nil {
+		nest.TripCheck, nest.TripBlocks = sp.inner, loop
+	}
+	k, err := ptxgen.Generate(nest)
+	if err != nil && nest.TripCheck != 0 {
+		nest.TripCheck, nest.TripBlocks = 0, nil
+		k, err = ptxgen.Generate(nest)
+	}
 	if err != nil {
 		return err
 	}
@@ -250,7 +268,7 @@ func (sp *spot) build() error {
 		}
 	}
 	bps := map[uint64]bool{sp.header: true}
-	if sp.kernel2 != nil {
+	if sp.countsInner() {
 		bps[sp.inner] = true
 	}
 	for _, p := range sp.parts {
@@ -269,6 +287,15 @@ func (sp *spot) build() error {
 	for _, p := range sp.parts {
 		for a := range p.innerExits {
 			probeBps[a] = true
+		}
+	}
+	// and every inner loop's arrivals and exits, to skip through them
+	// (bounded.go).
+	sp.loops = sp.innerLoops()
+	for _, l := range sp.loops {
+		probeBps[l.header] = true
+		for e := range l.exits {
+			probeBps[e] = true
 		}
 	}
 	sp.probe = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp}, gvinst.InterpOptions{Breakpoints: probeBps, Probe: sp.rec.probe})

@@ -77,33 +77,51 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			engine = sp.rows
 		}
 		t0 := time.Now()
-		i0 := engine.Stats().GuestInsns
 		sp.rec.reset(ns)
 		sp.startProbe(it, ns)
-		var st gvinst.Stop
-		for {
-			st = engine.Run(cpu, 0)
-			if st.Kind == gvinst.StopBreakpoint {
-				if watched, err := sp.observeParts(it, cpu, st.PC); err != nil {
-					return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
-				} else if watched {
-					continue
+		walk := sp.newRowWalk(&sp.rec, engine)
+		st := engine.Run(cpu, 0)
+		for st.Kind == gvinst.StopBreakpoint && st.PC != sp.header && !sp.exits[st.PC] {
+			skip, mine, err := walk.arrive(cpu)
+			if err != nil {
+				return false, fail(ReasonNotAffine, "%v", err)
+			}
+			watched, err := sp.observeParts(it, cpu, st.PC)
+			if err != nil {
+				return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
+			}
+			if !watched && st.PC == sp.inner && sp.countsInner() {
+				// An arrival at the inner header: count it, and keep the
+				// first three states of the first iteration for the inner
+				// steps of the 2D kernel.
+				watched = true
+				innerTrips[it]++
+				if sp.kernel2 != nil && len(innerStates[it]) < 3 {
+					v, err := liveValuesOf(sp.a.g.Mem, cpu, sp.kernel2.InnerLiveIns)
+					if err != nil {
+						return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
+					}
+					innerStates[it] = append(innerStates[it], v)
 				}
 			}
-			if st.Kind != gvinst.StopBreakpoint || st.PC != sp.inner || sp.kernel2 == nil {
+			if !watched && !mine {
 				break
 			}
-			// An arrival at the inner header: count it, and keep the
-			// first three states of the first iteration for the inner
-			// steps.
-			innerTrips[it]++
-			if len(innerStates[it]) < 3 {
-				v, err := liveValuesOf(sp.a.g.Mem, cpu, sp.kernel2.InnerLiveIns)
-				if err != nil {
-					return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
+			if skip != nil {
+				// The rest of the inner loop's instance on the fast
+				// engine; its arrivals count as the breakpoints'.
+				h := skip.loop.header
+				before := walk.skipped[h]
+				if st, err = walk.skip(cpu, skip); err != nil {
+					return false, fail(ReasonNotAffine, "%v", err)
 				}
-				innerStates[it] = append(innerStates[it], v)
+				sp.countSkipped(it, h, walk.skipped[h]-before, &innerTrips[it])
+				continue
 			}
+			st = engine.Run(cpu, 0)
+		}
+		if err := walk.finish(); err != nil {
+			return false, fail(ReasonNotAffine, "%v", err)
 		}
 		if st.Kind == gvinst.StopSyscall {
 			// The loop's blocks have no system call and every exit is a
@@ -124,7 +142,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			sp.rep.ProbedAccesses += sp.rec.accesses
 		}
 		cpuPerIter = time.Since(t0).Seconds()
-		insnsPerIter = float64(engine.Stats().GuestInsns - i0)
+		insnsPerIter = float64(walk.insns())
 		if states[it+1], err = sp.liveValues(cpu); err != nil {
 			return false, fail(ReasonNotAffine, "reading live-in: %v", err)
 		}
@@ -272,6 +290,8 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			kk, in := k, ptxgen.LaunchInput{Sites: sites}
 			if sp.kernel2 != nil && !sp.a.prefer1D(k, count) {
 				kk, in.InnerTrip0, in.InnerTripStep = sp.kernel2, innerTrips[0], innerTrips[1]-innerTrips[0]
+			} else {
+				sp.checkTrips(&in, kk, innerTrips, P, byX86)
 			}
 			in.Dense = sp.denseStores(kk, in, byX86)
 			for _, g := range ptxgen.Groups(kk, sites) {
@@ -366,6 +386,9 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	}
 	// Stores that overwrite their whole footprint: their bytes are not
 	// copied in (an initialisation nest makes its arrays on the device).
+	if !k.TwoD {
+		sp.checkTrips(&in, k, innerTrips, P, byX86)
+	}
 	in.Dense = sp.denseStores(k, in, byX86)
 	sampled := false
 	// The first launch of a 1D kernel on the simulator, whose speed
@@ -570,7 +593,21 @@ const (
 // report. A failed launch gives the fallback, and done as offload
 // returns it.
 func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput, cpuIter time.Duration) (*fallback, bool) {
+	if k.TripChecked && in.InnerTrip0 != ^uint64(0) && sp.tripsDiffer {
+		in.InnerTrip0, in.InnerTripStep, in.Dense = ^uint64(0), 0, nil
+	}
 	st, err := ptxgen.Launch(sp.a.ctx, fn, k, sp.a.g.Mem, in, &sp.a.resident)
+	var ke *ptxgen.KernelError
+	if k.TripChecked && in.InnerTrip0 != ^uint64(0) && errors.As(err, &ke) && ke.Code == ptxgen.ErrCodeExit && ke.X86 == sp.inner {
+		// A row of the counted loop ran another trip count than the
+		// probed ones: its stores do not cover the footprint (the guest
+		// is as it was). Once more, copying in what the kernel writes,
+		// and from now on without the check.
+		sp.rep.TripRetries++
+		sp.tripsDiffer = true
+		in.InnerTrip0, in.InnerTripStep, in.Dense = ^uint64(0), 0, nil
+		st, err = ptxgen.Launch(sp.a.ctx, fn, k, sp.a.g.Mem, in, &sp.a.resident)
+	}
 	if errors.Is(err, ptxgen.ErrLostCopy) {
 		// The guest's memory is not what the program wrote: stop.
 		sp.fatal = fmt.Errorf("accelerate: hot spot %s: %w", sp.rep.Entry, err)

@@ -30,8 +30,13 @@ type HotSpotReport struct {
 	// footprint checks and without backups: a checked replay of the same
 	// input had succeeded, and the kernel's accesses and branches do not
 	// depend on the data (ptxgen.Kernel.DataIndependent).
-	Unchecked int    `json:"launches_unchecked,omitempty"`
-	Note      string `json:"note,omitempty"` // e.g. why the nest maps in one dimension only
+	Unchecked int `json:"launches_unchecked,omitempty"`
+	// TripRetries are the launches of a 1D kernel that ran again without
+	// its counted loop's trip count check (ptxgen.Kernel.TripChecked): a
+	// row ran another count than the probed ones, so the stores proved
+	// dense by it were copied in after all.
+	TripRetries int    `json:"trip_retries,omitempty"`
+	Note        string `json:"note,omitempty"` // e.g. why the nest maps in one dimension only
 	// ProbedIterations are the iterations of the mapped level the probing
 	// engine ran with every access recorded, ProbedAccesses the accesses
 	// it recorded in them, and ProbedInstructions the guest instructions it

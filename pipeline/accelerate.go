@@ -9,7 +9,7 @@ import (
 
 // AccelGuest is what phase 2 (package accel) needs of the guest.
 func (g *Guest) AccelGuest() *accel.Guest {
-	return &accel.Guest{Mem: g.Mem, Lifter: g.Lifter, SHA256: g.SHA256}
+	return &accel.Guest{Mem: g.Mem, Lifter: g.Lifter, SHA256: g.SHA256, Symbols: g.ProfileImage().Symbols}
 }
 
 // Accelerate loads and runs a program with the profile's parallel hot

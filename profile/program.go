@@ -84,14 +84,20 @@ func NewSession(lift Lifter, mem *gvinst.Memory, im Image, opts Options) (*Sessi
 		p, ok := mem.PermAt(a)
 		return ok && p&gvinst.PermExec != 0
 	}
+	// The static analyzer sees memset calls as the string stores they
+	// do, and the collector runs them so inside candidate nests
+	// (knowncalls.go).
+	known := NewKnownCalls(lift, mem, im.Symbols)
+	code := inliningCode{Code: lift, k: known}
 	var c *Collector
 	if opts.Eager {
-		p := RecoverImage(lift, mem, im, opts.MaxStaticInsns)
+		p := RecoverImage(code, mem, im, opts.MaxStaticInsns)
 		c = NewCollector(p, lift, mem, opts.Collect)
 	} else {
-		an := newAnalyzer(lift, StaticOptions{Symbols: im.Symbols, MaxInsns: opts.MaxStaticInsns, IsCode: isCode})
+		an := newAnalyzer(code, StaticOptions{Symbols: im.Symbols, MaxInsns: opts.MaxStaticInsns, IsCode: isCode})
 		c = newLazyCollector(an, lift, mem, opts.Collect, []uint64{im.Entry})
 	}
+	c.known = known
 	iopts := gvinst.InterpOptions{Probe: c.Probe, Optimize: true}
 	var inner gvinst.Engine
 	if opts.Engine == nil {

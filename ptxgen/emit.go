@@ -32,8 +32,9 @@ type emitter struct {
 	// device buffer without the footprint and alignment checks.
 	unchecked bool
 	// plain are the merges that may be moves (analysis.plainMerges).
-	plain map[[2]int64]bool
-	err   error
+	plain     map[[2]int64]bool
+	tripExits []tripExit // the edges leaving the counted loop (Nest.TripCheck)
+	err       error
 }
 
 // keptBy reports whether virtual register r of the block being lowered
@@ -46,6 +47,13 @@ func (e *emitter) keptBy(r gvinst.Reg, idx int) bool {
 		}
 	}
 	return false
+}
+
+// tripExit is an edge leaving the loop a 1D kernel counts: the branch at
+// x86 goes through label, which checks the entry's count, to target.
+type tripExit struct {
+	label, target string
+	x86           uint64
 }
 
 // check is the error stub of one access's combined check: the access at
@@ -271,6 +279,17 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("sub.u64", "%t0", "%ib", 1)
 		e.i("setp.eq.u64", "%plast", "%xi", "%t0")
 	}
+	if a.tripLoop != nil {
+		// The counted loop's expected arrivals per entry, this thread's
+		// entries and the arrivals of the current one; itrip0 all ones
+		// turns the check off.
+		e.i("ld.param.u64", "%tcx", ptx.Addr("itrip0", 0))
+		e.i("setp.ne.u64", "%ptc", "%tcx", lit(^uint64(0)))
+		e.i("ld.param.u64", "%t1", ptx.Addr("itripstep", 0))
+		e.i("mad.lo.u64", "%tcx", "%t1", "%idx", "%tcx")
+		e.i("mov.u64", "%tc", 0)
+		e.i("mov.u64", "%te", 0)
+	}
 	e.reloads(false)
 	e.i("bra", label(a.n.start()))
 	if interchanged && !even {
@@ -330,6 +349,9 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 	for _, addr := range a.order {
 		b := a.n.Blocks[addr]
 		e.label(label(addr))
+		if a.tripLoop != nil && addr == a.n.TripCheck {
+			e.i("add.u64", "%tc", "%tc", 1)
+		}
 		if fast && addr == a.n.Inner {
 			// Only the thread loop enters the inner header (its back
 			// edge leaves): move to this thread's inner iteration.
@@ -396,6 +418,22 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 			e.i("bra", label(a.innerExit))
 		}
 	}
+	// Leaving the counted loop: the entry ran the expected arrivals.
+	tripStub := fmt.Sprintf("$Lcktripx%x", a.n.TripCheck)
+	for _, x := range e.tripExits {
+		e.label(x.label)
+		e.i("setp.ne.and.u64", "%p0", "%tc", "%tcx", "%ptc")
+		e.i("bra", tripStub).when("%p0")
+		e.i("add.u64", "%te", "%te", 1)
+		e.i("mov.u64", "%tc", 0)
+		if strings.HasPrefix(x.target, "$Lerr") {
+			e.i("mov.b64", "%xa", lit(x.x86))
+		}
+		e.i("bra", x.target)
+	}
+	if a.tripLoop != nil {
+		e.stubs[tripStub] = [2]uint64{ErrCodeExit, a.n.TripCheck}
+	}
 	// Error exits: per x86 instruction stubs, then one per code.
 	stubs := make([]string, 0, len(e.stubs))
 	for l := range e.stubs {
@@ -423,6 +461,11 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("exit")
 	}
 	e.label("$Ldone")
+	if a.tripLoop != nil {
+		// The iteration ends: it entered the counted loop once.
+		e.i("setp.ne.and.u64", "%p0", "%te", 1, "%ptc")
+		e.i("bra", tripStub).when("%p0")
+	}
 	e.i("ret")
 	if e.err != nil {
 		return "", e.err
@@ -460,6 +503,12 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 	}
 	if even {
 		decl(ptx.B64, "%cnt", 0)
+	}
+	if a.tripLoop != nil {
+		decl(ptx.B64, "%tcx", 0)
+		decl(ptx.B64, "%tc", 0)
+		decl(ptx.B64, "%te", 0)
+		decl(ptx.Pred, "%ptc", 0)
 	}
 	if fast {
 		decls(ptx.B64, "%io", len(a.innerLive))
@@ -629,6 +678,17 @@ func (e *emitter) innerLeaves(to [2]uint64) bool {
 
 // target returns the label control goes to for a successor address.
 func (e *emitter) target(to uint64) string {
+	if tl := e.a.tripLoop; tl != nil && tl[e.block] && !tl[to] {
+		// Leaving the counted loop: through a check of the entry's count.
+		x := tripExit{label: fmt.Sprintf("$Ltripx%x_%d", to, len(e.tripExits)), target: e.levelTarget(to), x86: e.cur}
+		e.tripExits = append(e.tripExits, x)
+		return x.label
+	}
+	return e.levelTarget(to)
+}
+
+// levelTarget is target for an edge that does not leave the counted loop.
+func (e *emitter) levelTarget(to uint64) string {
 	if in := e.a.inner; in != nil {
 		_, ok := e.a.n.Blocks[to]
 		switch {

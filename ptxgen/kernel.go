@@ -20,8 +20,8 @@ const (
 	ParamSiteDelta                          // device address minus guest address for Sites[Index]
 	ParamSiteLo                             // lowest guest address Sites[Index] may touch (all ones when no access fits)
 	ParamSiteSpan                           // the highest offset from that an access of the site may start at: the footprint's size less the access's (0 when none fits)
-	ParamInnerTrip0                         // 2D: inner trip count (header arrivals) of row 0
-	ParamInnerTripStep                      // 2D: its change per row
+	ParamInnerTrip0                         // 2D: inner trip count (header arrivals) of row 0; a TripChecked 1D kernel: that of its counted loop (all ones: unchecked)
+	ParamInnerTripStep                      // 2D, TripChecked: its change per row
 	ParamInnerStep                          // 2D: InnerLiveIns[Index]'s change per inner iteration, in row 0
 	ParamInnerStepRow                       // 2D: how much that change changes per row
 )
@@ -96,6 +96,10 @@ type Kernel struct {
 	// LaunchInput.Proven); nil otherwise.
 	DataIndependent bool
 	Unchecked       *Kernel
+	// TripChecked is set on a 1D kernel that counts the arrivals at a loop
+	// inside the level (Nest.TripCheck): it takes the 2D parameters
+	// itrip0 and itripstep (LaunchInput.InnerTrip0 all ones: no check).
+	TripChecked bool
 }
 
 // LaunchPlan is how to shape a launch of the kernel.
@@ -167,6 +171,10 @@ func Generate(n *Nest) (*Kernel, error) {
 			k.Params = append(k.Params, Param{Name: "istep_" + paramName(l), Kind: ParamInnerStep, Index: i},
 				Param{Name: "istepd_" + paramName(l), Kind: ParamInnerStepRow, Index: i})
 		}
+	}
+	if a.tripLoop != nil {
+		k.TripChecked = true
+		k.Params = append(k.Params, Param{Name: "itrip0", Kind: ParamInnerTrip0}, Param{Name: "itripstep", Kind: ParamInnerTripStep})
 	}
 	for i := range a.sites {
 		k.Params = append(k.Params,

@@ -367,6 +367,12 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 		}
 		eager = append(eager, gi)
 		b, r := bufs[gi], g.Range
+		if b.snap == nil {
+			// A lazy Resident's buffer it cannot keep: the copy back
+			// needs the bytes on the host before the guest takes them.
+			b.snap = make([]byte, b.r.Hi-b.r.Lo)
+			clear(b.snapped)
+		}
 		if err := ctx.CopyDtoH(b.snap[r.Lo-b.r.Lo:r.Hi-b.r.Lo], b.dev+gpu.DevicePtr(r.Lo-b.r.Lo)); err != nil {
 			return st, err
 		}
@@ -377,6 +383,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 		if err := mem.Write(r.Lo, b.snap[r.Lo-b.r.Lo:r.Hi-b.r.Lo]); err != nil {
 			return st, fmt.Errorf("%w: writing back [%#x,%#x): %v", ErrLostCopy, r.Lo, r.Hi, err)
 		}
+		b.markSnapped(r.Lo, r.Hi)
 		st.BytesOut += r.Hi - r.Lo
 	}
 	for gi, g := range groups {

@@ -67,6 +67,18 @@ type Nest struct {
 	// runtime takes the trip count from the whole level's kernel, and a
 	// thread that leaves the level reports it.
 	Start, Stop uint64
+	// TripCheck (a 1D kernel: no Inner, not a part) is the header of a
+	// loop inside the level, whose blocks are TripBlocks (keys of Blocks,
+	// TripCheck among them), that the kernel counts: a launch that passes
+	// itrip0 other than all ones fails (ErrCodeExit) unless each thread
+	// enters that loop exactly once and arrives at its header itrip0 +
+	// itripstep·t times (t the thread's index), as the 2D kernel checks
+	// its rows. A store the loop makes once per iteration, moving by its
+	// size, then writes a whole row of a known width: the runtime's proof
+	// that the launch overwrites an array (an initialisation nest whose
+	// outer body stores too, so it has no 2D kernel).
+	TripCheck  uint64
+	TripBlocks map[uint64]bool
 	// Reloads are registers a level carries from one iteration to the
 	// next that hold a value loaded from memory the nest does not write
 	// (phase 1 proves it): a thread that starts in the middle of the
@@ -248,6 +260,9 @@ type analysis struct {
 	innerLive []LiveIn
 	// innerExit is where the inner loop leaves to (interchanged kernel).
 	innerExit uint64
+	// tripLoop are the blocks of the loop a 1D kernel counts
+	// (Nest.TripCheck).
+	tripLoop map[uint64]bool
 }
 
 func key(block uint64, idx int) [2]int64 { return [2]int64{int64(block), int64(idx)} }
@@ -314,12 +329,37 @@ func analyze(n *Nest) (*analysis, error) {
 			return nil, err
 		}
 	}
+	if n.TripCheck != 0 {
+		if err := a.checkTripLoop(); err != nil {
+			return nil, err
+		}
+	}
 	if n.Interchange || n.ThreadLoop != 0 {
 		if err := a.checkInterchange(); err != nil {
 			return nil, err
 		}
 	}
 	return a, nil
+}
+
+// checkTripLoop checks the loop a 1D kernel counts (Nest.TripCheck): a
+// loop of the level's blocks other than its header, in a kernel that runs
+// whole iterations of the level.
+func (a *analysis) checkTripLoop() error {
+	n := a.n
+	if n.Inner != 0 || n.part() {
+		return reject(n.TripCheck, "a trip count check is for 1D kernels of a whole level")
+	}
+	if n.TripCheck == n.Header || n.Blocks[n.TripCheck] == nil || !n.TripBlocks[n.TripCheck] {
+		return reject(n.TripCheck, "the counted loop's header %#x is not a block of the level other than its header", n.TripCheck)
+	}
+	for b := range n.TripBlocks {
+		if n.Blocks[b] == nil || b == n.Header {
+			return reject(n.TripCheck, "the counted loop's block %#x is not a block of the level other than its header", b)
+		}
+	}
+	a.tripLoop = n.TripBlocks
+	return nil
 }
 
 // checkInterchange checks what the interchanged kernel needs beyond the

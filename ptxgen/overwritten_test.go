@@ -76,7 +76,7 @@ func TestLoadSkipsOverwritten(t *testing.T) {
 	if err := ctx.Memset(dev, 0, n); err != nil {
 		t.Fatal(err)
 	}
-	b := newResBuf(r, dev)
+	b := newResBuf(nil, r, dev)
 	skip := Range{base + 8, base + n - 16}
 	copied, err := b.load(ctx, mem, nil, r, skip)
 	if err != nil {

@@ -62,9 +62,16 @@ type Resident struct {
 	bufs      []*resBuf
 	bytes     uint64
 	clock     uint64
-	scratch   []byte
 	broughtIn uint64        // bytes Refresh and Close brought back
 	broughtT  time.Duration // and the time that took
+	// stage is the staging buffer of copies that keep no snapshot (see
+	// resBuf.snap), in chunks of at most stageBytes; staging says it is
+	// in use (a guest read during a copy in may bring a page back).
+	stage   []byte
+	staging bool
+	// poking is the buffer whose pages bringBack is writing into the
+	// guest: Touched keeps no snapshot of them.
+	poking *resBuf
 	// spares are device buffers for the backups a launch makes of what
 	// it may write (allocating and freeing them each launch costs more
 	// than the copy on a real GPU: cuMemFree synchronizes).
@@ -167,10 +174,37 @@ const maxReadAhead = 2048
 // into a copy per page.
 const maxJoinGap = 64 << 10
 
+// stageBytes is the largest chunk a copy without a snapshot stages.
+const stageBytes = 8 << 20
+
+// withStage calls f with a staging buffer of n ≤ stageBytes bytes: the
+// Resident's, or a new one when that is in use.
+func (res *Resident) withStage(n uint64, f func([]byte) error) error {
+	if res == nil || res.staging {
+		return f(make([]byte, n))
+	}
+	if uint64(len(res.stage)) < n {
+		res.stage = make([]byte, min(max(n, 2*uint64(len(res.stage))), stageBytes))
+	}
+	res.staging = true
+	defer func() { res.staging = false }()
+	return f(res.stage[:n])
+}
+
 type resBuf struct {
-	r    Range
-	dev  gpu.DevicePtr
-	snap []byte // the device's bytes, on the pages that are not stale
+	r   Range
+	dev gpu.DevicePtr
+	// snap holds the device's bytes, on the pages that are not stale and
+	// that snapped marks, so that a launch copies only the bytes the guest
+	// changed since. A buffer of a lazy Resident has none (nil): a host
+	// copy of every array the device holds would double the memory the
+	// guest's arrays take. Its guest memory reports each page's first
+	// write since the device last held what the guest holds (Touched),
+	// and pageSnap keeps the page's bytes from just before it: a launch
+	// copies what changed of them, and all of a dirty page without one.
+	snap     []byte
+	snapped  []bool
+	pageSnap map[int][]byte
 	// stale[i] is set when the guest's copy of page i of r (counted from
 	// r.Lo's page) is stale: the device's bytes are newer.
 	stale  []bool
@@ -187,10 +221,59 @@ type resBuf struct {
 	nextPage, ahead int
 }
 
-func newResBuf(r Range, dev gpu.DevicePtr) *resBuf {
+// newResBuf makes the buffer of guest bytes r at dev, with a snapshot
+// unless res is lazy.
+func newResBuf(res *Resident, r Range, dev gpu.DevicePtr) *resBuf {
 	first, last := r.Lo/gvinst.PageSize, (r.Hi-1)/gvinst.PageSize
 	n := last - first + 1
-	return &resBuf{r: r, dev: dev, snap: make([]byte, r.Hi-r.Lo), stale: make([]bool, n), dirty: make([]bool, n), nextPage: -1}
+	b := &resBuf{r: r, dev: dev, snapped: make([]bool, n), stale: make([]bool, n), dirty: make([]bool, n), nextPage: -1}
+	if res == nil || res.lazyMem == nil {
+		b.snap = make([]byte, r.Hi-r.Lo)
+	}
+	return b
+}
+
+// copyIn copies the guest bytes [lo, hi) of b to the device, through snap
+// where b keeps one (the pages lo..hi covers wholly are then snapped),
+// else through the staging buffer in chunks.
+func (b *resBuf) copyIn(ctx gpu.Context, mem GuestMemory, res *Resident, lo, hi uint64) error {
+	if b.snap != nil {
+		s := b.snap[lo-b.r.Lo : hi-b.r.Lo]
+		if err := mem.Read(lo, s); err != nil {
+			return fmt.Errorf("reading guest footprint [%#x,%#x): %w", lo, hi, err)
+		}
+		if err := ctx.CopyHtoD(b.dev+gpu.DevicePtr(lo-b.r.Lo), s); err != nil {
+			return err
+		}
+		b.markSnapped(lo, hi)
+		return nil
+	}
+	for lo < hi {
+		n := min(hi-lo, stageBytes)
+		err := res.withStage(n, func(s []byte) error {
+			if err := mem.Read(lo, s); err != nil {
+				return fmt.Errorf("reading guest footprint [%#x,%#x): %w", lo, lo+n, err)
+			}
+			return ctx.CopyHtoD(b.dev+gpu.DevicePtr(lo-b.r.Lo), s)
+		})
+		if err != nil {
+			return err
+		}
+		lo += n
+	}
+	return nil
+}
+
+// markSnapped marks the pages of b whose chunk [lo, hi) covers wholly as
+// held in snap.
+func (b *resBuf) markSnapped(lo, hi uint64) {
+	first, _ := b.page(lo / gvinst.PageSize)
+	last, _ := b.page((hi - 1) / gvinst.PageSize)
+	for p := first; p <= last; p++ {
+		if clo, chi := b.chunk(p); lo <= clo && chi <= hi {
+			b.snapped[p] = true
+		}
+	}
 }
 
 // chunk returns the guest bytes [lo, hi) of page i that lie in the buffer.
@@ -225,11 +308,7 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 			if part.Hi <= part.Lo {
 				continue
 			}
-			s := b.snap[part.Lo-b.r.Lo : part.Hi-b.r.Lo]
-			if err := mem.Read(part.Lo, s); err != nil {
-				return copied, fmt.Errorf("reading guest footprint [%#x,%#x): %w", part.Lo, part.Hi, err)
-			}
-			if err := ctx.CopyHtoD(b.dev+gpu.DevicePtr(part.Lo-b.r.Lo), s); err != nil {
+			if err := b.copyIn(ctx, mem, res, part.Lo, part.Hi); err != nil {
 				return copied, err
 			}
 			copied += part.Hi - part.Lo
@@ -240,16 +319,6 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 	}
 	first, _ := b.page(max(r.Lo, b.r.Lo) / gvinst.PageSize)
 	last, _ := b.page((min(r.Hi, b.r.Hi) - 1) / gvinst.PageSize)
-	var cur []byte
-	if res != nil {
-		if uint64(cap(res.scratch)) < b.r.Hi-b.r.Lo {
-			res.scratch = make([]byte, b.r.Hi-b.r.Lo)
-		}
-		cur = res.scratch[:b.r.Hi-b.r.Lo]
-	} else {
-		cur = make([]byte, b.r.Hi-b.r.Lo)
-	}
-	at := func(lo, hi uint64) (int, int) { return int(lo - b.r.Lo), int(hi - b.r.Lo) }
 	// The pages to look at: not stale, and (when watched) changed since.
 	check := func(p int) bool { return !b.stale[p] && (!b.watched || b.dirty[p]) }
 	var copied uint64
@@ -259,48 +328,16 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 			continue
 		}
 		j := i + 1
-		for j <= last && check(j) {
+		for j <= last && check(j) && j-i < stageBytes/gvinst.PageSize {
 			j++
 		}
 		lo, hi := b.span(i, j)
-		x, y := at(lo, hi)
-		if err := mem.Read(lo, cur[x:y]); err != nil {
-			return copied, fmt.Errorf("reading guest footprint [%#x,%#x): %w", lo, hi, err)
-		}
-		// Copy the bytes that changed: from the first changed byte of a
-		// page to the last, runs of pages joined where at most
-		// maxJoinGap unchanged bytes lie between the changes.
-		pend, pendEnd := -1, -1
-		flush := func() error {
-			if pend < 0 {
-				return nil
-			}
-			if err := ctx.CopyHtoD(b.dev+gpu.DevicePtr(pend), cur[pend:pendEnd]); err != nil {
-				return err
-			}
-			copy(b.snap[pend:pendEnd], cur[pend:pendEnd])
-			copied += uint64(pendEnd - pend)
-			pend = -1
-			return nil
-		}
-		for p := i; p < j; p++ {
-			x, y := at(b.chunk(p))
-			lo, hi := changed(cur[x:y], b.snap[x:y])
-			if lo == hi {
-				continue
-			}
-			if pend >= 0 && x+lo-pendEnd <= maxJoinGap {
-				// The bytes between are unchanged: the device holds
-				// them already, and one copy costs less than two.
-				pendEnd = x + hi
-				continue
-			}
-			if err := flush(); err != nil {
-				return copied, err
-			}
-			pend, pendEnd = x+lo, x+hi
-		}
-		if err := flush(); err != nil {
+		err := res.withStage(hi-lo, func(cur []byte) error {
+			n, err := b.loadRun(ctx, mem, i, j, cur)
+			copied += n
+			return err
+		})
+		if err != nil {
 			return copied, err
 		}
 		// Watched again from here: snap holds these pages now. The
@@ -313,6 +350,72 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 	return copied, nil
 }
 
+// loadRun copies to the device what changed of pages i..j-1 of b (none of
+// them stale), reading the guest's bytes into cur (as long as they are),
+// and returns the bytes it copied: from the first changed byte of a page
+// to the last (all of a page it has no snapshot of), runs of pages joined
+// where at most maxJoinGap unchanged bytes lie between the changes.
+func (b *resBuf) loadRun(ctx gpu.Context, mem GuestMemory, i, j int, cur []byte) (uint64, error) {
+	lo, hi := b.span(i, j)
+	if err := mem.Read(lo, cur); err != nil {
+		return 0, fmt.Errorf("reading guest footprint [%#x,%#x): %w", lo, hi, err)
+	}
+	// Offsets in b; cur starts at off.
+	off := int(lo - b.r.Lo)
+	var copied uint64
+	pend, pendEnd := -1, -1
+	flush := func() error {
+		if pend < 0 {
+			return nil
+		}
+		if err := ctx.CopyHtoD(b.dev+gpu.DevicePtr(pend), cur[pend-off:pendEnd-off]); err != nil {
+			return err
+		}
+		if b.snap != nil {
+			copy(b.snap[pend:pendEnd], cur[pend-off:pendEnd-off])
+		}
+		copied += uint64(pendEnd - pend)
+		pend = -1
+		return nil
+	}
+	for p := i; p < j; p++ {
+		clo, chi := b.chunk(p)
+		x, y := int(clo-b.r.Lo), int(chi-b.r.Lo)
+		now := cur[x-off : y-off]
+		// Without a snapshot of the page, all of it may have changed.
+		lo, hi := 0, y-x
+		if ps, ok := b.pageSnap[p]; ok && len(ps) == y-x {
+			lo, hi = changed(now, ps)
+		} else if b.snap != nil && b.snapped[p] {
+			lo, hi = changed(now, b.snap[x:y])
+		}
+		if lo == hi {
+			continue
+		}
+		if pend >= 0 && x+lo-pendEnd <= maxJoinGap {
+			// The bytes between are the device's already (unchanged
+			// since its snapshot), and one copy costs less than two.
+			pendEnd = x + hi
+			continue
+		}
+		if err := flush(); err != nil {
+			return copied, err
+		}
+		pend, pendEnd = x+lo, x+hi
+	}
+	if err := flush(); err != nil {
+		return copied, err
+	}
+	if b.snap != nil {
+		// Every page of the run that was not snapped was copied whole,
+		// through snap.
+		for p := i; p < j; p++ {
+			b.snapped[p] = true
+		}
+	}
+	return copied, nil
+}
+
 // watch asks the guest memory of a lazy Resident to report the next
 // change of pages i..j-1 of b, now that snap holds them.
 func (b *resBuf) watch(res *Resident, i, j int) {
@@ -321,6 +424,7 @@ func (b *resBuf) watch(res *Resident, i, j int) {
 	}
 	for p := i; p < j; p++ {
 		b.dirty[p] = false
+		delete(b.pageSnap, p)
 	}
 	lo, hi := b.span(i, j)
 	res.lazyMem.Watch(lo, hi-lo)
@@ -331,9 +435,33 @@ func (b *resBuf) watch(res *Resident, i, j int) {
 // (gvinst.Memory.OnWatchedWrite calls it): the buffers holding it must
 // compare it at their next launch.
 func (res *Resident) Touched(pageAddr uint64) {
+	pn := pageAddr / gvinst.PageSize
 	for _, b := range res.bufs {
-		b.touch(pageAddr / gvinst.PageSize)
+		if i, ok := b.page(pn); ok && b != res.poking && b.snap == nil && b.watched && !b.dirty[i] && !b.stale[i] && !res.staleAt(pn) {
+			// The device's bytes, still the guest's: keep them, so that
+			// the next launch copies only what the write changes.
+			lo, hi := b.chunk(i)
+			s := make([]byte, hi-lo)
+			if res.mem.Read(lo, s) == nil {
+				if b.pageSnap == nil {
+					b.pageSnap = map[int][]byte{}
+				}
+				b.pageSnap[i] = s
+			}
+		}
+		b.touch(pn)
 	}
+}
+
+// staleAt reports whether a buffer left guest page pn stale (reading it
+// would bring it back).
+func (res *Resident) staleAt(pn uint64) bool {
+	for _, b := range res.bufs {
+		if i, ok := b.page(pn); ok && b.stale[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // page returns the index in b of guest page pn, if b holds it.
@@ -370,6 +498,7 @@ func (res *Resident) deferRange(b *resBuf, r Range) error {
 		}
 		b.stale[i] = true
 		b.nstale++
+		delete(b.pageSnap, i)
 		for _, o := range res.bufs {
 			if o != b {
 				o.touch(lo / gvinst.PageSize)
@@ -429,20 +558,44 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 	t0 := time.Now()
 	defer func() { res.broughtT += time.Since(t0) }()
 	lo, hi := b.span(i, j)
-	s := b.snap[lo-b.r.Lo : hi-b.r.Lo]
-	if err := res.ctx.CopyDtoH(s, b.dev+gpu.DevicePtr(lo-b.r.Lo)); err != nil {
-		return fmt.Errorf("%w: copying [%#x,%#x) from the device: %v", ErrLostCopy, lo, hi, err)
+	if b.snap == nil && hi-lo > stageBytes {
+		// Staged in chunks.
+		mid := i + int(stageBytes/gvinst.PageSize)
+		if err := res.bringBack(b, i, mid); err != nil {
+			return err
+		}
+		return res.bringBack(b, mid, j)
 	}
-	mem := res.lazyMem // only a lazy Resident has stale pages
-	for p := i; p < j; p++ {
-		plo, phi := b.chunk(p)
-		mem.Undefer(plo, phi-plo)
-		b.stale[p] = false
-		b.nstale--
+	put := func(s []byte) error {
+		if err := res.ctx.CopyDtoH(s, b.dev+gpu.DevicePtr(lo-b.r.Lo)); err != nil {
+			return fmt.Errorf("%w: copying [%#x,%#x) from the device: %v", ErrLostCopy, lo, hi, err)
+		}
+		mem := res.lazyMem // only a lazy Resident has stale pages
+		for p := i; p < j; p++ {
+			plo, phi := b.chunk(p)
+			mem.Undefer(plo, phi-plo)
+			b.stale[p] = false
+			b.nstale--
+			b.snapped[p] = b.snap != nil
+			delete(b.pageSnap, p)
+		}
+		res.poking = b
+		defer func() { res.poking = nil }()
+		if err := mem.Poke(lo, s); err != nil {
+			return fmt.Errorf("%w: writing [%#x,%#x) back: %v", ErrLostCopy, lo, hi, err)
+		}
+		return nil
 	}
-	if err := mem.Poke(lo, s); err != nil {
-		return fmt.Errorf("%w: writing [%#x,%#x) back: %v", ErrLostCopy, lo, hi, err)
+	var err error
+	if b.snap != nil {
+		err = put(b.snap[lo-b.r.Lo : hi-b.r.Lo])
+	} else {
+		err = res.withStage(hi-lo, put)
 	}
+	if err != nil {
+		return err
+	}
+	mem := res.lazyMem
 	// The guest now holds what snap holds; the Poke reported these pages
 	// changing to every buffer (others may share the edge pages).
 	if b.watched {
@@ -547,7 +700,7 @@ func (res *Resident) acquire(ctx gpu.Context, mem GuestMemory, r Range) (*resBuf
 	if err != nil {
 		return nil, false, 0, err
 	}
-	b := newResBuf(u, dev)
+	b := newResBuf(res, u, dev)
 	b.pinned = true
 	var copied uint64
 	if len(olds) > 0 {
@@ -566,7 +719,7 @@ func (res *Resident) acquire(ctx gpu.Context, mem GuestMemory, r Range) (*resBuf
 		if err := res.dropUnkept(b); err != nil {
 			return nil, false, 0, err
 		}
-		b = newResBuf(r, b.dev)
+		b = newResBuf(res, r, b.dev)
 		b.pinned = true
 	}
 	return b, false, 0, nil
@@ -596,7 +749,9 @@ func (res *Resident) merge(ctx gpu.Context, mem GuestMemory, b *resBuf, olds []*
 		if err := ctx.CopyDtoD(b.dev+gpu.DevicePtr(off), o.dev, o.r.Hi-o.r.Lo); err != nil {
 			return 0, err
 		}
-		copy(b.snap[off:], o.snap)
+		if b.snap != nil && o.snap != nil {
+			copy(b.snap[off:], o.snap)
+		}
 	}
 	// The old buffers leave the Resident now (their device memory goes at
 	// the end): a guest read below must not bring their chunks back.
@@ -610,12 +765,8 @@ func (res *Resident) merge(ctx gpu.Context, mem GuestMemory, b *resBuf, olds []*
 	}()
 	var copied uint64
 	in := func(lo, hi uint64) error {
-		s := b.snap[lo-b.r.Lo : hi-b.r.Lo]
-		if err := mem.Read(lo, s); err != nil {
-			return fmt.Errorf("reading guest footprint [%#x,%#x): %w", lo, hi, err)
-		}
 		copied += hi - lo
-		return ctx.CopyHtoD(b.dev+gpu.DevicePtr(lo-b.r.Lo), s)
+		return b.copyIn(ctx, mem, res, lo, hi)
 	}
 	// gaps copies in the bytes of [lo, hi) that no old buffer holds.
 	gaps := func(lo, hi uint64) error {
@@ -672,9 +823,15 @@ func (res *Resident) merge(ctx gpu.Context, mem GuestMemory, b *resBuf, olds []*
 			b.stale[p] = true
 			b.nstale++
 		case len(stale) == 0 && !dirty:
-			// The device holds the guest's bytes of the old chunks.
+			// The device holds the guest's bytes of the old chunks (and
+			// snap, where they kept theirs).
 			if err := gaps(lo, hi); err != nil {
 				return copied, err
+			}
+			b.snapped[p] = b.snap != nil
+			for _, o := range fresh {
+				i, _ := o.page(lo / gvinst.PageSize)
+				b.snapped[p] = b.snapped[p] && o.snapped[i]
 			}
 		default:
 			for _, o := range stale {

@@ -236,6 +236,11 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		}
 		e.comment(fmt.Sprintf(" live-in %s", l))
 		e.i("ld.param.u64", dst, ptx.Addr(fmt.Sprintf("in_%s", nm), 0))
+		if !l.Written && !a.n.part() {
+			// The level does not change it: step 0. (A part's blocks
+			// are not all the level's: another may step it.)
+			continue
+		}
 		e.i("ld.param.u64", "%t1", ptx.Addr(fmt.Sprintf("step_%s", nm), 0))
 		e.i("mad.lo.u64", dst, "%t1", "%idx", dst)
 	}

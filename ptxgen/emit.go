@@ -37,6 +37,35 @@ type emitter struct {
 	err       error
 }
 
+// dropErrorBranches takes the branches to the error exits out of an
+// unchecked kernel: launched only with an input a checked launch ran
+// without error (see unchecked.go), none of its threads takes one. A
+// conditional one goes; an unconditional one ends a path no thread
+// takes, and goes to $Ldone instead.
+func (e *emitter) dropErrorBranches() {
+	errs := map[string]bool{}
+	for _, code := range []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign} {
+		errs[fmt.Sprintf("$Lerr%d", code)] = true
+	}
+	for l := range e.stubs {
+		errs[l] = true
+	}
+	for _, c := range e.checks {
+		errs[c.label] = true
+	}
+	for _, l := range e.body {
+		if l.in == nil || l.op != "bra" || l.nargs() != 1 || !errs[l.arg(0)] {
+			continue
+		}
+		if l.in.Guard != "" {
+			l.dead = true
+			continue
+		}
+		l.in.Args[0] = ptx.Sym("$Ldone")
+		l.touch()
+	}
+}
+
 // keptBy reports whether virtual register r of the block being lowered
 // was last set, before instruction idx, by an AND with hiHalf.
 func (e *emitter) keptBy(r gvinst.Reg, idx int) bool {
@@ -520,6 +549,9 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		decl(ptx.Pred, "%plast", 0)
 		decl(ptx.Pred, "%ptrip", 0)
 		decl(ptx.Pred, "%ptripx", 0)
+	}
+	if unchecked {
+		e.dropErrorBranches()
 	}
 	ls := optimize(e.body)
 	f.Body.Stmts = append(f.Body.Stmts, hoistDecls(ls)...)

@@ -255,6 +255,15 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("exit").when("%p0")
 	}
 	e.maxW, e.maxT, e.maxP = 3, 2, 1
+	reloadedOuter := map[gvinst.Reg]bool{}
+	for _, r := range a.n.Reloads {
+		if !r.Inner {
+			reloadedOuter[r.Slot] = true
+			if r.HighZero {
+				reloadedOuter[r.Slot+1] = true
+			}
+		}
+	}
 	for _, l := range a.liveIns {
 		nm := paramName(l)
 		var dst string
@@ -265,9 +274,10 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		}
 		e.comment(fmt.Sprintf(" live-in %s", l))
 		e.i("ld.param.u64", dst, ptx.Addr(fmt.Sprintf("in_%s", nm), 0))
-		if !l.Written && !a.n.part() {
+		if !l.Written && !a.n.part() || !l.Stack && reloadedOuter[l.Slot] {
 			// The level does not change it: step 0. (A part's blocks
-			// are not all the level's: another may step it.)
+			// are not all the level's: another may step it.) Or a
+			// reload sets it: the first threads keep the value passed.
 			continue
 		}
 		e.i("ld.param.u64", "%t1", ptx.Addr(fmt.Sprintf("step_%s", nm), 0))

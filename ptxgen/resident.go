@@ -168,6 +168,13 @@ func (res *Resident) putSpare(dev gpu.DevicePtr) {
 // maxReadAhead is the longest run of pages one Refresh brings back.
 const maxReadAhead = 2048
 
+// maxJoinGap is the most unchanged bytes a copy in spans between two
+// changed ones (on pages the device holds as the guest does), rather than
+// making two copies: a time step's CPU row changes most of each page it
+// writes, but not its last bytes, which would otherwise split the row
+// into a copy per page.
+const maxJoinGap = 64 << 10
+
 // stageBytes is the largest chunk a copy without a snapshot stages.
 const stageBytes = 8 << 20
 
@@ -348,7 +355,7 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 // them stale), reading the guest's bytes into cur (as long as they are),
 // and returns the bytes it copied: from the first changed byte of a page
 // to the last (all of a page it has no snapshot of), runs of pages joined
-// where the changes meet at their boundary.
+// where at most maxJoinGap unchanged bytes lie between the changes.
 func (b *resBuf) loadRun(ctx gpu.Context, mem GuestMemory, i, j int, cur []byte) (uint64, error) {
 	lo, hi := b.span(i, j)
 	if err := mem.Read(lo, cur); err != nil {
@@ -386,7 +393,9 @@ func (b *resBuf) loadRun(ctx gpu.Context, mem GuestMemory, i, j int, cur []byte)
 		if lo == hi {
 			continue
 		}
-		if pend >= 0 && pendEnd == x+lo {
+		if pend >= 0 && x+lo-pendEnd <= maxJoinGap {
+			// The bytes between are the device's already (unchanged
+			// since its snapshot), and one copy costs less than two.
 			pendEnd = x + hi
 			continue
 		}

@@ -478,7 +478,12 @@ func TestResidentLoadsItsRange(t *testing.T) {
 // callCounter counts a context's driver calls by kind.
 type callCounter struct {
 	gpu.Context
-	memsets, events, dtod int
+	memsets, events, dtod, htod int
+}
+
+func (c *callCounter) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
+	c.htod++
+	return c.Context.CopyHtoD(dst, src)
 }
 
 func (c *callCounter) Memset(dst gpu.DevicePtr, b byte, n uint64) error {
@@ -529,5 +534,53 @@ func TestErrorRecordReused(t *testing.T) {
 	}
 	if ctx.events != 0 {
 		t.Errorf("the launches made %d events of their own, want none (the context times its launches)", ctx.events)
+	}
+}
+
+// TestLoadJoinsChanges changes the low byte of every element of x's first
+// three pages between two launches of the saxpy kernel (a time step's CPU
+// writing a row, whose pages end in unchanged bytes): the second launch
+// copies them in with one copy, not one per page (three before), and the
+// results stay the CPU engine's.
+func TestLoadJoinsChanges(t *testing.T) {
+	const n = 3000
+	bs, k, sim, fn := saxpyKernel(t)
+	ctx := &callCounter{Context: sim}
+	refMem, refCPU := lazyGuest(t, n)
+	mem, cpu := lazyGuest(t, n)
+	res := Resident{Lazy: true}
+	defer func() { _ = res.Close() }()
+	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
+	for round := 0; round < 2; round++ {
+		if round == 1 {
+			for _, mm := range []*gvinst.Memory{refMem, mem} {
+				for i := uint64(0); i < 3*gvinst.PageSize/8; i++ {
+					v, _ := mm.Load(dataBase+8*i, 8)
+					_ = mm.Store(dataBase+8*i, 8, math.Float64bits(math.Nextafter(math.Float64frombits(v), 10)))
+				}
+			}
+		}
+		ctx.htod = 0
+		st, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// (And one for y's last element, which the CPU wrote.)
+		if round == 1 && (ctx.htod != 2 || st.BytesIn < 3*gvinst.PageSize-16 || st.BytesIn > 3*gvinst.PageSize+8) {
+			t.Errorf("x's three changed pages and y's last element took %d copies (%d bytes), want two", ctx.htod, st.BytesIn)
+		}
+		rc := *refCPU
+		runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
+		last := *cpu
+		last.State[gvinst.S0] = (n - 1) * 8
+		runToSyscall(t, gvinst.NewInterpreter(mem, bs, gvinst.InterpOptions{}), &last)
+	}
+	want, got := make([]byte, 0x10000), make([]byte, 0x10000)
+	_ = refMem.Read(dataBase, want)
+	if err := mem.Read(dataBase, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's")
 	}
 }

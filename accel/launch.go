@@ -359,6 +359,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			isteps[i] = st[0] + uint64(P)*irows[i]
 			isteps0[i] = st[0]
 		}
+		if ok && sp.dead2D {
+			try := in
+			try.InnerTrip0, try.InnerTripStep = uint64(first), uint64(dn)
+			ok = sp.deadStoresCovered(k2, try, byX86)
+		}
 		if ok {
 			in.InnerTrip0, in.InnerTripStep, in.InnerMax = uint64(first), uint64(dn), uint64(max(first, lastRow))
 			in.InnerSteps, in.InnerStepRows = isteps, irows

@@ -237,6 +237,15 @@ func (a *Accelerator) Finish() error {
 	return nil
 }
 
+// Discard drops what the device still holds instead of bringing it back
+// (Finish), for a guest that has exited: nothing reads its memory again.
+// A page the device held then reads as a fault.
+func (a *Accelerator) Discard() {
+	if a.ctx != nil {
+		a.resident.Discard()
+	}
+}
+
 // AuxInstructions is the number of guest instructions the hot spots'
 // own engines ran (probed iterations and CPU fallbacks), which the main
 // engine's count does not include.

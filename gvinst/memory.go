@@ -165,6 +165,11 @@ type Memory struct {
 	// Poke, and Map or Unmap over it. It must write the page's current
 	// bytes (with Poke) and Undefer it; an error fails the access.
 	OnStale func(pageAddr uint64) error
+	// OnStaleDropped, if set, is called instead of OnStale for a stale
+	// page whose bytes Map, Unmap or Discard throw away: bringing them
+	// back first would be wasted. It must Undefer the page; if the page
+	// is still stale after it, OnStale brings it back.
+	OnStaleDropped func(pageAddr uint64)
 	// OnWatchedWrite, if set, is called before the first change of a
 	// page that Watch marked since: a guest store, Write, Poke, or Map or
 	// Unmap over it. The page is then no longer watched.
@@ -387,7 +392,7 @@ func (m *Memory) Map(addr, size uint64, perm Perm) error {
 	if m.limit != 0 && (added > m.limit/PageSize || m.mapped+added > m.limit/PageSize) {
 		return fmt.Errorf("mapping %d bytes at %#x: %w (limit %d bytes)", size, addr, ErrOutOfMemory, m.limit)
 	}
-	if err := m.settle(first, last); err != nil {
+	if err := m.settleDropping(first, last); err != nil {
 		return err
 	}
 	m.drop(first, last)
@@ -403,7 +408,7 @@ func (m *Memory) Unmap(addr, size uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := m.settle(first, last); err != nil {
+	if err := m.settleDropping(first, last); err != nil {
 		return err
 	}
 	m.drop(first, last)
@@ -425,7 +430,7 @@ func (m *Memory) Discard(addr, size uint64) error {
 	if pn, hole := m.firstHole(first, last); hole {
 		return &Fault{Addr: pn * PageSize, Access: AccessWrite, Unmapped: true}
 	}
-	if err := m.settle(first, last); err != nil {
+	if err := m.settleDropping(first, last); err != nil {
 		return err
 	}
 	m.drop(first, last)
@@ -628,9 +633,18 @@ func (m *Memory) refresh(p *page, addr uint64, a Access) error {
 
 // settle refreshes the stale pages among first..last, and reports the
 // watched ones changing, before they are replaced or removed.
-func (m *Memory) settle(first, last uint64) error {
+func (m *Memory) settle(first, last uint64) error { return m.settleAll(first, last, false) }
+
+// settleDropping is settle for pages whose bytes are thrown away: their
+// holders drop stale ones (OnStaleDropped) rather than bring them back.
+func (m *Memory) settleDropping(first, last uint64) error { return m.settleAll(first, last, true) }
+
+func (m *Memory) settleAll(first, last uint64, dropping bool) error {
 	for _, pn := range m.touchedIn(first, last) {
 		p := m.pages[pn]
+		if p.stale != 0 && dropping && m.OnStaleDropped != nil {
+			m.OnStaleDropped(pn * PageSize)
+		}
 		if p.stale != 0 {
 			if err := m.refresh(p, pn*PageSize, AccessWrite); err != nil {
 				return err
@@ -677,14 +691,27 @@ type Holder interface {
 	Touched(pageAddr uint64)
 }
 
-// SetHolder routes OnStale to h.Refresh and OnWatchedWrite to h.Touched;
-// nil clears both.
+// SetHolder routes OnStale to h.Refresh and OnWatchedWrite to h.Touched,
+// and OnStaleDropped to h.Dropped where h has that method (a
+// DroppingHolder); nil clears them.
 func (m *Memory) SetHolder(h Holder) {
 	if h == nil {
-		m.OnStale, m.OnWatchedWrite = nil, nil
+		m.OnStale, m.OnWatchedWrite, m.OnStaleDropped = nil, nil, nil
 		return
 	}
-	m.OnStale, m.OnWatchedWrite = h.Refresh, h.Touched
+	m.OnStale, m.OnWatchedWrite, m.OnStaleDropped = h.Refresh, h.Touched, nil
+	if d, ok := h.(DroppingHolder); ok {
+		m.OnStaleDropped = d.Dropped
+	}
+}
+
+// DroppingHolder is a Holder that can forget a stale page whose bytes the
+// guest throws away (Map, Unmap or Discard over it) instead of bringing
+// it back first.
+type DroppingHolder interface {
+	Holder
+	// Dropped forgets the stale page at pageAddr and undefers it.
+	Dropped(pageAddr uint64)
 }
 
 // IsWatched reports whether the page holding addr is watched.

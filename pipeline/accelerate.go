@@ -33,8 +33,11 @@ func Accelerate(ctx context.Context, cfg Config, opts accel.Options) (*Result, *
 	defer a.Close()
 	start := time.Now()
 	res, err := g.RunEngine(ctx, a.Engine(), a.OnBreak)
-	// The guest's memory holds everything again, whoever reads it next.
-	if ferr := a.Finish(); ferr != nil && err == nil {
+	// The guest's memory holds everything again, whoever reads it next;
+	// once it has exited, nothing does.
+	if err == nil && res.Outcome == Exited {
+		a.Discard()
+	} else if ferr := a.Finish(); ferr != nil && err == nil {
 		err = ferr
 	}
 	if err != nil {

@@ -117,7 +117,9 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	})
 	if on.acc != nil {
 		defer on.acc.Close()
-		if ferr := on.acc.Finish(); ferr != nil && err == nil {
+		if err == nil && res.Outcome == Exited {
+			on.acc.Discard() // nothing reads the memory of a guest that exited
+		} else if ferr := on.acc.Finish(); ferr != nil && err == nil {
 			err = ferr
 		}
 	}

@@ -427,6 +427,28 @@ func (res *Resident) Touched(pageAddr uint64) {
 	}
 }
 
+// Dropped forgets the stale page at pageAddr, whose bytes the guest throws
+// away (gvinst.Memory.OnStaleDropped: an Unmap, say, of an array the
+// device held, when the program frees it): the device's bytes are not
+// brought back, and the page counts as changed, so that a launch over it
+// copies whatever the guest maps there next.
+func (res *Resident) Dropped(pageAddr uint64) {
+	pn := pageAddr / gvinst.PageSize
+	for _, b := range res.bufs {
+		i, ok := b.page(pn)
+		if !ok || !b.stale[i] {
+			continue
+		}
+		lo, hi := b.chunk(i)
+		res.lazyMem.Undefer(lo, hi-lo)
+		b.stale[i] = false
+		b.nstale--
+		b.dirty[i] = true
+		b.snapped[i] = false
+		delete(b.pageSnap, i)
+	}
+}
+
 // staleAt reports whether a buffer left guest page pn stale (reading it
 // would bring it back).
 func (res *Resident) staleAt(pn uint64) bool {
@@ -927,6 +949,26 @@ func (res *Resident) Close() error {
 		res.lazyMem.SetHolder(nil)
 	}
 	return errors.Join(errs...)
+}
+
+// Discard frees every buffer without bringing anything back, for a guest
+// that has ended (its memory is read no more): copying back arrays that
+// were born on the device and never touched by the host would take as
+// long as copying them, and as much host memory again. The pages the
+// device held stay stale, with nothing to bring them back: reading one
+// fails (gvinst.Fault), it never returns old bytes.
+func (res *Resident) Discard() {
+	for _, b := range res.bufs {
+		_ = res.ctx.Free(b.dev)
+	}
+	res.bufs, res.bytes = nil, 0
+	for _, s := range res.spares {
+		_ = res.ctx.Free(s.dev)
+	}
+	res.spares = nil
+	if res.lazyMem != nil {
+		res.lazyMem.SetHolder(nil)
+	}
 }
 
 // changed returns the span [lo, hi) from the first byte in which a and b

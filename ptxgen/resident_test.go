@@ -495,3 +495,59 @@ func TestResidentColumnWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestResidentDropsUnmapped launches the saxpy loop with a lazy Resident,
+// which leaves y on the device, then unmaps y (the program frees it): its
+// pages are not brought back first (gvinst.Memory.OnStaleDropped). The
+// program maps y again and fills it anew, and the next launch copies the
+// new bytes in: the guest ends as the CPU engine leaves it.
+func TestResidentDropsUnmapped(t *testing.T) {
+	const n = 3000
+	bs, k, ctx, fn := saxpyKernel(t)
+	refMem, refCPU := lazyGuest(t, n)
+	mem, cpu := lazyGuest(t, n)
+	res := Resident{Lazy: true}
+	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
+	for round := 0; round < 2; round++ {
+		if round == 1 {
+			before, _ := res.BroughtBack()
+			for _, mm := range []*gvinst.Memory{refMem, mem} {
+				if err := mm.Unmap(dataBase+0x8000, 0x8000); err != nil {
+					t.Fatal(err)
+				}
+				if err := mm.Map(dataBase+0x8000, 0x8000, gvinst.PermRead|gvinst.PermWrite); err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < n; i++ {
+					_ = mm.Store(yr.Lo+uint64(8*i), 8, math.Float64bits(float64(i%13)-0.5))
+				}
+			}
+			if after, _ := res.BroughtBack(); after != before {
+				t.Errorf("unmapping y brought %d bytes back, want none", after-before)
+			}
+		}
+		st, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if round == 1 && st.BytesIn < yr.Hi-yr.Lo-gvinst.PageSize {
+			t.Errorf("the launch after y was mapped anew copied %d bytes in, want y's new bytes", st.BytesIn)
+		}
+		rc := *refCPU
+		runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
+		last := *cpu
+		last.State[gvinst.S0] = (n - 1) * 8
+		runToSyscall(t, gvinst.NewInterpreter(mem, bs, gvinst.InterpOptions{}), &last)
+	}
+	want, got := make([]byte, 0x10000), make([]byte, 0x10000)
+	_ = refMem.Read(dataBase, want)
+	if err := mem.Read(dataBase, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's")
+	}
+	if err := res.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

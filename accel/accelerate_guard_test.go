@@ -221,3 +221,52 @@ func TestRunOnlineSingleInstance(t *testing.T) {
 		})
 	}
 }
+
+// TestDataDependentReplays runs a time-stepped program with two sweeps:
+// one whose load address depends on the data (a[i] > 0 picks a[i-1], else
+// a[i+n]), one that does not. Both replay every step after the first; only
+// the second runs its kernel unchecked (the first's kernel is not data
+// independent). At step 3 the host makes an element negative: that step's
+// gather reads outside its footprint, the checked kernel must fail, and
+// the CPU runs the step, so that the output stays native's.
+func TestDataDependentReplays(t *testing.T) {
+	path := buildC(t, "datasteps")
+	prof := phase1(t, pipeline.Config{Path: path, Args: []string{path, "500", "4"}, Engine: testEngine})
+	for _, flip := range []string{"-1", "3"} {
+		t.Run("flip "+flip, func(t *testing.T) {
+			args := []string{"3000", "8", flip}
+			want := runNative(t, path, args...)
+			var out bytes.Buffer
+			res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: append([]string{path}, args...), Stdout: &out, Stderr: &out, Engine: testEngine},
+				accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != want || res.ExitStatus != 0 {
+				t.Fatalf("accelerated %q (status %d), native %q", out.String(), res.ExitStatus, want)
+			}
+			var gather, plain *accel.HotSpotReport
+			for i := range rep.HotSpots {
+				h := &rep.HotSpots[i]
+				if h.Launches < 6 {
+					continue // the initialisation and sum loops
+				}
+				if h.Unchecked > 0 {
+					plain = h
+				} else {
+					gather = h
+				}
+			}
+			t.Logf("%s", accel.FormatReport(rep))
+			if gather == nil || plain == nil {
+				t.Fatal("want one sweep replayed unchecked and one checked every step")
+			}
+			if plain.Unchecked < 5 || gather.Replays < 5 {
+				t.Errorf("the plain sweep ran %d replays unchecked, the gather replayed %d times: want the steps after the second unchecked, every step replayed", plain.Unchecked, gather.Replays)
+			}
+			if fails := gather.FallbackReasons[accel.ReasonKernel]; (flip == "3") != (fails == 1) {
+				t.Errorf("the gather's kernel failed %d times (%v), want once only when the data moves its reads out of their footprint", fails, gather.FallbackReasons)
+			}
+		})
+	}
+}

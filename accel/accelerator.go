@@ -237,9 +237,10 @@ func (a *Accelerator) Finish() error {
 	return nil
 }
 
-// Discard drops what the device still holds instead of bringing it back
-// (Finish), for a guest that has exited: nothing reads its memory again.
-// A page the device held then reads as a fault.
+// Discard releases what the device still holds without bringing it back
+// into guest memory: for a guest that has ended, whose memory nothing
+// reads again (the report counts the bytes left, BytesLeftAtExit). Call
+// it instead of Finish when the guest has stopped for good.
 func (a *Accelerator) Discard() {
 	if a.ctx != nil {
 		a.resident.Discard()
@@ -330,6 +331,12 @@ type spot struct {
 	timer    gvinst.Engine
 	toHeader gvinst.Engine
 	rec      probeRecord
+	// loops are the inner loops a probed row may skip through, and
+	// skipper the fast engine that runs their skipped iterations
+	// (bounded.go).
+	loops   []*innerLoop
+	skipper gvinst.Engine
+	groups  [][]int // the kernel's sites by x86 access (accessGroups)
 	// The schedule of the hot spot, the mapped level's index, and the
 	// schedule's kernels phase 2 runs instead of kernel when they differ
 	// from it (parts.go; nil otherwise), with the CPU engine that runs a

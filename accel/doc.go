@@ -13,7 +13,8 @@
 // The files follow the concerns: accelerator.go (the run, the hot spots,
 // the breakpoint handler), kernel.go (lifting a level, generating and
 // loading its kernels), probe.go (the probing engine and what it
-// measures), guard.go (the fallback reasons and the guards), launch.go
+// measures), bounded.go (a probed row's inner loops: the recorded first
+// iterations and the model that extends them), guard.go (the fallback reasons and the guards), launch.go
 // (one offloaded instance: probe, guard, launch, CPU tail), replay.go
 // (instances launched again without probing), reload.go (registers each
 // thread loads again), report.go.
@@ -23,7 +24,9 @@
 // The engine stops at the header of a hot spot's mapped level (a
 // breakpoint). From there the spot's probing engine, which runs the level's
 // blocks with a PROBE before every memory access and before the exit
-// compare, runs two whole iterations on the CPU (three for a 2D kernel).
+// compare, runs two iterations on the CPU (three for a 2D kernel), each
+// recording only the first iterations of every loop inside it, the fast
+// engine running the rest (bounded.go).
 // That gives, from the live state and nothing remembered from the profile
 // run: each live-in value's step (three samples must agree), the trip count
 // (the exit compare's two operands are affine in the iteration: solved for

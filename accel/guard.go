@@ -62,12 +62,8 @@ func (sp *spot) guards(cpu *gvinst.CPU, sites []ptxgen.Range) *fallback {
 		if !mem.IsMapped(g.Range.Lo, g.Range.Hi-g.Range.Lo) {
 			return fail(ReasonUnmapped, "[%#x,%#x)", g.Range.Lo, g.Range.Hi)
 		}
-		if g.Written {
-			for p := g.Range.Lo &^ (gvinst.PageSize - 1); p < g.Range.Hi; p += gvinst.PageSize {
-				if perm, ok := mem.PermAt(p); !ok || perm&gvinst.PermWrite == 0 {
-					return fail(ReasonUnmapped, "page %#x is not writable", p)
-				}
-			}
+		if g.Written && !mem.HasPerm(g.Range.Lo, g.Range.Hi-g.Range.Lo, gvinst.PermWrite) {
+			return fail(ReasonUnmapped, "[%#x,%#x) is not all writable", g.Range.Lo, g.Range.Hi)
 		}
 	}
 	// Sites the profile put in different arrays must not overlap where

@@ -31,6 +31,9 @@ import (
 //
 // Only what ran in both probed iterations is checked: an access that ran
 // in one of them only (conditional code) is left to the profile's proof.
+// A probed iteration records only the first iterations of each loop
+// inside it; the spans of the rest are the recorded ones extended along
+// their steps (bounded.go says what such a prefix can and cannot show).
 
 // maxSpans is how many separate spans an access may record in one
 // iteration; past it the access keeps only its window.
@@ -72,6 +75,29 @@ func (l *spanList) add(lo, hi uint64) {
 		return
 	}
 	l.spans = append(l.spans, ptxgen.Range{Lo: lo, Hi: hi})
+}
+
+// addWindow adds bytes [lo, hi) known only as a window: the list keeps
+// its window only from then on (a rep stos keeps it as its one span).
+func (l *spanList) addWindow(lo, hi uint64) {
+	l.add(lo, hi)
+	if l.fill {
+		return
+	}
+	l.overflow, l.spans = true, nil
+}
+
+// merge adds what src touched.
+func (l *spanList) merge(src *spanList) {
+	switch {
+	case !src.seen:
+	case src.overflow:
+		l.addWindow(src.window.Lo, src.window.Hi)
+	default:
+		for _, r := range src.spans {
+			l.add(r.Lo, r.Hi)
+		}
+	}
 }
 
 // accessTrace is what the probed iterations 0 and 1 saw of one x86 access

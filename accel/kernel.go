@@ -251,6 +251,11 @@ func (sp *spot) build() error {
 	k := sp.kernel
 	if a.opts.PTXDir != "" {
 		ks := map[string]*ptxgen.Kernel{"": sp.kernel, "_2d": sp.kernel2}
+		for suffix, k := range map[string]*ptxgen.Kernel{"_u": sp.kernel, "_2d_u": sp.kernel2} {
+			if k != nil && k.Unchecked != nil {
+				ks[suffix] = k.Unchecked
+			}
+		}
 		for i, p := range sp.parts {
 			ks[fmt.Sprintf("_s%d", i+1)] = p.k
 		}
@@ -292,6 +297,15 @@ func (sp *spot) build() error {
 	for _, p := range sp.parts {
 		for a := range p.innerExits {
 			probeBps[a] = true
+		}
+	}
+	// and every inner loop's arrivals and exits, to skip through them
+	// (bounded.go).
+	sp.loops = sp.innerLoops()
+	for _, l := range sp.loops {
+		probeBps[l.header] = true
+		for e := range l.exits {
+			probeBps[e] = true
 		}
 	}
 	sp.probe = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp}, gvinst.InterpOptions{Breakpoints: probeBps, Probe: sp.rec.probe})

@@ -55,8 +55,8 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	if states[0], err = sp.liveValues(cpu); err != nil {
 		return false, fail(ReasonNotAffine, "reading live-in: %v", err)
 	}
-	if sp.replay != nil && equalU64(states[0], sp.replay.start) {
-		if applied, done, fb := sp.offloadReplay(cpu); applied {
+	if sp.replay != nil && sp.replay.matches(states[0]) {
+		if applied, done, fb := sp.offloadReplay(cpu, states[0]); applied {
 			return done, fb
 		}
 	}
@@ -77,33 +77,51 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			engine = sp.rows
 		}
 		t0 := time.Now()
-		i0 := engine.Stats().GuestInsns
 		sp.rec.reset(ns)
 		sp.startProbe(it, ns)
-		var st gvinst.Stop
-		for {
-			st = engine.Run(cpu, 0)
-			if st.Kind == gvinst.StopBreakpoint {
-				if watched, err := sp.observeParts(it, cpu, st.PC); err != nil {
-					return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
-				} else if watched {
-					continue
+		walk := sp.newRowWalk(&sp.rec, engine)
+		st := engine.Run(cpu, 0)
+		for st.Kind == gvinst.StopBreakpoint && st.PC != sp.header && !sp.exits[st.PC] {
+			skip, mine, err := walk.arrive(cpu)
+			if err != nil {
+				return false, fail(ReasonNotAffine, "%v", err)
+			}
+			watched, err := sp.observeParts(it, cpu, st.PC)
+			if err != nil {
+				return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
+			}
+			if !watched && st.PC == sp.inner && sp.countsInner() {
+				// An arrival at the inner header: count it, and keep the
+				// first three states of the first iteration for the inner
+				// steps of the 2D kernel.
+				watched = true
+				innerTrips[it]++
+				if sp.kernel2 != nil && len(innerStates[it]) < 3 {
+					v, err := liveValuesOf(sp.a.g.Mem, cpu, sp.kernel2.InnerLiveIns)
+					if err != nil {
+						return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
+					}
+					innerStates[it] = append(innerStates[it], v)
 				}
 			}
-			if st.Kind != gvinst.StopBreakpoint || st.PC != sp.inner || !sp.countsInner() {
+			if !watched && !mine {
 				break
 			}
-			// An arrival at the inner header: count it, and keep the
-			// first three states of the first iteration for the inner
-			// steps of the 2D kernel.
-			innerTrips[it]++
-			if sp.kernel2 != nil && len(innerStates[it]) < 3 {
-				v, err := liveValuesOf(sp.a.g.Mem, cpu, sp.kernel2.InnerLiveIns)
-				if err != nil {
-					return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
+			if skip != nil {
+				// The rest of the inner loop's instance on the fast
+				// engine; its arrivals count as the breakpoints'.
+				h := skip.loop.header
+				before := walk.skipped[h]
+				if st, err = walk.skip(cpu, skip); err != nil {
+					return false, fail(ReasonNotAffine, "%v", err)
 				}
-				innerStates[it] = append(innerStates[it], v)
+				sp.countSkipped(it, h, walk.skipped[h]-before, &innerTrips[it])
+				continue
 			}
+			st = engine.Run(cpu, 0)
+		}
+		if err := walk.finish(); err != nil {
+			return false, fail(ReasonNotAffine, "%v", err)
 		}
 		if st.Kind == gvinst.StopSyscall {
 			// The loop's blocks have no system call and every exit is a
@@ -124,7 +142,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			sp.rep.ProbedAccesses += sp.rec.accesses
 		}
 		cpuPerIter = time.Since(t0).Seconds()
-		insnsPerIter = float64(engine.Stats().GuestInsns - i0)
+		insnsPerIter = float64(walk.insns())
 		if states[it+1], err = sp.liveValues(cpu); err != nil {
 			return false, fail(ReasonNotAffine, "reading live-in: %v", err)
 		}
@@ -421,11 +439,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		return done, fb
 	}
 	// Later instances with the same live-in values at their first arrival
-	// run without probing (replay.go), unless the first threads reload a
-	// register (they would need iterations before the first) or the launch
-	// was split by a sample. (Re-strided footprints were found disjoint
-	// from the probed iterations: the same live-in values give the same.)
-	if len(reloaded) == 0 && !sampled {
+	// (reloaded registers aside: data, which the first threads take as
+	// passed) run without probing (replay.go), unless the launch was split
+	// by a sample. (Re-strided footprints were found disjoint from the
+	// probed iterations: the same live-in values give the same.)
+	if !sampled {
 		sp.keepReplay(states[0], k, fn, in, uint64(P), last, byX86, inner0, cpuIter)
 	}
 	return sp.finishInstance(cpu, start, loading, P, count, tail, steps, states[P], cpuIter)
@@ -613,13 +631,14 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	}
 	sp.rep.Iterations += in.Count
 	sp.rep.KernelSeconds += st.Kernel.Seconds()
-	sp.rep.ThreadInstructions += sp.a.ctx.LastLaunchStats().ThreadInstructions
+	sp.rep.ThreadInstructions += st.ThreadInstructions
 	sp.rep.CopySeconds += (st.CopyIn + st.CopyOut).Seconds()
 	sp.rep.BytesIn += st.BytesIn
 	sp.rep.BytesReused += st.BytesReused
 	sp.rep.BytesOut += st.BytesOut
 	sp.rep.BytesDeferred += st.BytesDeferred
-	sp.kernelPerIter = st.Kernel / time.Duration(in.Count)
+	// The cost model counts what launching costs the host too.
+	sp.kernelPerIter = max(st.Kernel, st.LaunchWall) / time.Duration(in.Count)
 	sp.a.calib.add(sp.modelPerIter*time.Duration(in.Count), st.Kernel)
 	if st.BytesIn >= 1<<16 && st.CopyIn > 0 {
 		// What copies cost through the residency, for the next
@@ -649,14 +668,10 @@ func (sp *spot) siteRanges(byX86 map[[2]uint64]*siteObs, from, to uint64) ([]ptx
 		seen[s] = true
 		lo0, lo1 := int64(o.lo[0]), int64(o.lo[1])
 		hi0, hi1 := int64(o.hi[0]), int64(o.hi[1])
+		// (A reloaded register's first threads take the value passed
+		// in: the rest load what the load read Depth iterations before
+		// them, inside from..to.)
 		first, lastJ := int64(from), int64(to)
-		for _, r := range k.Reloads {
-			if !r.Inner && r.X86 == k.Sites[s].X86 && !k.Sites[s].Store {
-				// The first thread loads what the load read r.Depth
-				// iterations before it.
-				first = min(first, int64(from)-int64(r.Depth))
-			}
-		}
 		loA, loB := lo0+(lo1-lo0)*first, lo0+(lo1-lo0)*lastJ
 		hiA, hiB := hi0+(hi1-hi0)*first, hi0+(hi1-hi0)*lastJ
 		r := ptxgen.Range{Lo: uint64(min(loA, loB)), Hi: uint64(max(hiA, hiB))}

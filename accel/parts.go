@@ -107,15 +107,10 @@ type innerWatch struct {
 	recs   [2]probeRecord
 }
 
-func (w *innerWatch) add(site uint32, addr uint64, size int) {
-	if !w.active {
-		return
-	}
-	for j := range w.recs {
-		if w.idx == -1 || w.idx == j {
-			w.recs[j].probe(site, addr, size)
-		}
-	}
+// wants reports whether an access now belongs to the watch's inner
+// iteration j.
+func (w *innerWatch) wants(j int) bool {
+	return w.active && (w.idx == -1 || w.idx == j)
 }
 
 // planParts turns the schedule of the spot into ptxgen nests over the
@@ -420,6 +415,11 @@ func (sp *spot) partCuts() []uint64 {
 	var out []uint64
 	for _, il := range sp.hs.InnerLoops {
 		out = append(out, uint64(il.Header))
+	}
+	// Every level below too, so that a probed row sees each arrival at
+	// an inner header (bounded.go).
+	for _, lv := range sp.hs.Levels[min(sp.levelIndex+1, len(sp.hs.Levels)):] {
+		out = append(out, uint64(lv.Header))
 	}
 	for _, c := range sp.cutAfter {
 		out = append(out, c)

@@ -23,6 +23,11 @@ type probeRecord struct {
 	firstSites uint32
 	// watch are the schedule's inner-level records, fed every site access.
 	watch []*innerWatch
+	// cur is where the accesses go, per channel (see channels): the
+	// current iteration of the innermost inner loop instance a bounded
+	// row records (bounded.go), or the row's own records; nil while
+	// nothing records.
+	cur [][]spanList
 }
 
 func (r *probeRecord) reset(n int) {
@@ -35,6 +40,22 @@ func (r *probeRecord) reset(n int) {
 	}
 	r.exitSeen = 0
 	r.accesses = 0
+	r.cur = r.channels()
+}
+
+// channels are the per-site span lists an access may go to: channel 0 is
+// the row's own, then two per watch (its inner iterations 0 and 1).
+func (r *probeRecord) channels() [][]spanList {
+	out := [][]spanList{r.spans}
+	for _, w := range r.watch {
+		for j := range w.recs {
+			if len(w.recs[j].spans) < len(r.spans) {
+				w.recs[j].reset(len(r.spans))
+			}
+			out = append(out, w.recs[j].spans)
+		}
+	}
+	return out
 }
 
 func (r *probeRecord) probe(site uint32, addr uint64, size int) {
@@ -44,20 +65,26 @@ func (r *probeRecord) probe(site uint32, addr uint64, size int) {
 		r.exitSeen++
 	case site == r.exitSiteB:
 		r.b = addr
-	case int(site) < len(r.lo):
+	case int(site) < len(r.lo) && r.cur != nil:
 		r.accesses++
-		for _, w := range r.watch {
-			w.add(site, addr, size)
-		}
 		end := addr + uint64(size)
-		r.spans[site].add(addr, end)
-		if !r.siteSeen[site] {
-			r.siteSeen[site] = true
-			r.lo[site], r.hi[site] = addr, end
-			return
+		r.cur[0][site].add(addr, end)
+		for wi, w := range r.watch {
+			for j := range w.recs {
+				if w.wants(j) {
+					r.cur[1+2*wi+j][site].add(addr, end)
+				}
+			}
 		}
-		r.lo[site] = min(r.lo[site], addr)
-		r.hi[site] = max(r.hi[site], end)
+	}
+}
+
+// finish sets the per-site ranges from the spans the row touched.
+func (r *probeRecord) finish() {
+	for s := range r.spans {
+		l := &r.spans[s]
+		r.siteSeen[s] = l.seen
+		r.lo[s], r.hi[s] = l.window.Lo, l.window.Hi
 	}
 }
 

@@ -21,15 +21,20 @@ import (
 // leaving the loop early, a division that would trap (the launch then
 // fails, the guest's memory is left as it was, and the CPU runs the
 // instance); and a loop that runs on past the predicted trip count runs
-// on on the CPU.
+// on on the CPU. Once a replay has run the checked kernel without error,
+// a data-independent kernel's later replays with the same input make the
+// same accesses: they run its unchecked variant, without backups.
 
 // replay is an instance to launch again without probing.
 type replay struct {
 	start []uint64 // live-in values at its first arrival
-	k     *ptxgen.Kernel
-	fn    gpu.Function
-	in    ptxgen.LaunchInput // from the first arrival; Count and Sites set per launch
-	steps []uint64
+	// reloaded are the live-ins a reload sets: data, which need not
+	// match (the first threads take the values passed).
+	reloaded map[int]ptxgen.Reload
+	k        *ptxgen.Kernel
+	fn       gpu.Function
+	in       ptxgen.LaunchInput // from the first arrival; Count and Sites set per launch
+	steps    []uint64
 	// last is the arrival that leaves the loop, obs what the probed
 	// iterations saw of each site (the footprints over arrivals 0 to the
 	// GPU's last come from them), and for a 2D kernel lastRow0 and
@@ -40,6 +45,12 @@ type replay struct {
 	lastRow0, lastRowStep uint64
 	// cpuIter is the CPU's time per iteration the instance was priced at.
 	cpuIter time.Duration
+	// proven is the Count of the last replay that ran the checked kernel
+	// without error (0: none yet): a replay with that same input runs the
+	// unchecked kernel (fnUnchecked, loaded at its first use), when k is
+	// data independent.
+	proven      uint64
+	fnUnchecked gpu.Function
 }
 
 // keepReplay records the instance whose live-in values at arrival 0 were
@@ -48,7 +59,7 @@ type replay struct {
 // iterations saw of the sites, and for a 2D kernel inner0 the inner trip
 // count and steps of row 0.
 func (sp *spot) keepReplay(start []uint64, k *ptxgen.Kernel, fn gpu.Function, in ptxgen.LaunchInput, P, last uint64, obs map[[2]uint64]*siteObs, inner0 *ptxgen.LaunchInput, cpuIter time.Duration) {
-	r := &replay{start: append([]uint64(nil), start...), k: k, fn: fn, steps: in.Steps, cpuIter: cpuIter, last: last, obs: obs}
+	r := &replay{start: append([]uint64(nil), start...), reloaded: reloadIndex(k.LiveIns, k.Reloads, false), k: k, fn: fn, steps: in.Steps, cpuIter: cpuIter, last: last, obs: obs}
 	r.in = in
 	r.in.Values = r.start
 	if k.TwoD {
@@ -61,13 +72,30 @@ func (sp *spot) keepReplay(start []uint64, k *ptxgen.Kernel, fn gpu.Function, in
 	sp.replay = r
 }
 
+// matches reports whether an instance whose live-in values at its first
+// arrival are start is the replay's: the same values, but for reloaded
+// registers.
+func (r *replay) matches(start []uint64) bool {
+	if len(start) != len(r.start) {
+		return false
+	}
+	for i, v := range start {
+		if _, data := r.reloaded[i]; !data && v != r.start[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // input is the replay's launch input when the CPU runs the last tail
-// arrivals: the GPU runs arrivals 0..last-tail.
-func (r *replay) input(sp *spot, tail uint64) (ptxgen.LaunchInput, bool) {
+// arrivals: the GPU runs arrivals 0..last-tail, from the live-in values
+// start (the replay's, with the reloaded registers' own).
+func (r *replay) input(sp *spot, tail uint64, start []uint64) (ptxgen.LaunchInput, bool) {
 	if r.last < tail {
 		return ptxgen.LaunchInput{}, false
 	}
 	in := r.in
+	in.Values = start
 	in.Count = r.last + 1 - tail
 	sites, fb := sp.siteRanges(r.obs, 0, r.last-tail)
 	if fb != nil {
@@ -86,19 +114,19 @@ func (r *replay) input(sp *spot, tail uint64) (ptxgen.LaunchInput, bool) {
 }
 
 // offloadReplay launches the replay for an instance whose live-in values
-// at its first arrival equal the replay's start. applied is false when the
+// at its first arrival, start, match the replay's. applied is false when the
 // replay does not apply (a guard fails on its footprints, or MXCSR or DF
 // are not what the kernel assumes): the instance is then probed, which
 // finds out why. A failed launch drops the replay and leaves the
 // instance, untouched, to the CPU.
-func (sp *spot) offloadReplay(cpu *gvinst.CPU) (applied, done bool, fb *fallback) {
+func (sp *spot) offloadReplay(cpu *gvinst.CPU, start []uint64) (applied, done bool, fb *fallback) {
 	r := sp.replay
 	if r.k.DynRounding && cpu.State[gvinst.MXCSR]>>13&3 != 0 || r.k.ClearDF && cpu.State[gvinst.RFLAGS]&gvinst.FlagDF != 0 {
 		return false, false, nil
 	}
-	start := time.Now()
+	t0 := time.Now()
 	tail := sp.cpuTail()
-	in, ok := r.input(sp, tail)
+	in, ok := r.input(sp, tail, start)
 	if !ok || in.Count < max(sp.a.opts.MinIterations, 1) {
 		sp.replay = nil
 		return false, false, nil
@@ -107,11 +135,32 @@ func (sp *spot) offloadReplay(cpu *gvinst.CPU) (applied, done bool, fb *fallback
 		sp.replay = nil
 		return false, false, nil
 	}
-	if fb, done := sp.launch(r.fn, r.k, in, r.cpuIter); fb != nil {
+	fn, k := r.fn, r.k
+	if r.k.Unchecked != nil && r.proven == in.Count {
+		// The same input as a checked launch that succeeded: the same
+		// accesses, all inside their footprints (see ptxgen's
+		// unchecked.go).
+		if r.fnUnchecked == nil {
+			if f, err := loadKernel(sp.a.ctx, r.k.Unchecked); err == nil {
+				r.fnUnchecked = f
+			} else {
+				r.proven = 0 // the checked kernel, then
+			}
+		}
+		if r.fnUnchecked != nil {
+			fn, k, in.Proven = r.fnUnchecked, r.k.Unchecked, true
+		}
+	}
+	if fb, done := sp.launch(fn, k, in, r.cpuIter); fb != nil {
 		sp.replay = nil
 		return true, done, fb
 	}
+	if in.Proven {
+		sp.rep.Unchecked++
+	} else if r.k.DataIndependent {
+		r.proven = in.Count
+	}
 	sp.rep.Replays++
-	done, fb = sp.finishInstance(cpu, start, 0, 0, in.Count, tail, r.steps, r.start, r.cpuIter)
+	done, fb = sp.finishInstance(cpu, t0, 0, 0, in.Count, tail, r.steps, start, r.cpuIter)
 	return true, done, fb
 }

@@ -26,6 +26,11 @@ type HotSpotReport struct {
 	// Replays are the instances launched without probing: the same
 	// live-in values as one probed before (see replay.go).
 	Replays int `json:"replays,omitempty"`
+	// Unchecked are the replays that ran the kernel without its
+	// footprint checks and without backups: a checked replay of the same
+	// input had succeeded, and the kernel's accesses and branches do not
+	// depend on the data (ptxgen.Kernel.DataIndependent).
+	Unchecked int `json:"launches_unchecked,omitempty"`
 	// TripRetries are the launches of a 1D kernel that ran again without
 	// its counted loop's trip count check (ptxgen.Kernel.TripChecked): a
 	// row ran another count than the probed ones, so the stores proved
@@ -97,6 +102,9 @@ type Report struct {
 	// and BroughtBackSeconds the time that took.
 	BytesBroughtBack   uint64  `json:"bytes_brought_back"`
 	BroughtBackSeconds float64 `json:"brought_back_seconds"`
+	// BytesLeftAtExit are the bytes only the device held when the guest
+	// ended, which nothing read again and so never came back (Discard).
+	BytesLeftAtExit uint64 `json:"bytes_left_at_exit,omitempty"`
 }
 
 // Report returns the per-hot-spot counters so far.
@@ -109,6 +117,7 @@ func (a *Accelerator) Report() *Report {
 	}
 	n, d := a.resident.BroughtBack()
 	rep.BytesBroughtBack, rep.BroughtBackSeconds = n, d.Seconds()
+	rep.BytesLeftAtExit = a.resident.Discarded()
 	for _, sp := range a.order {
 		r := sp.rep
 		r.KernelSpeedupEst = r.KernelSpeedup()
@@ -134,7 +143,7 @@ func FormatReport(r *Report) string {
 			fmt.Fprintf(&sb, "not offloadable: %s\n", h.Reason)
 			continue
 		}
-		fmt.Fprintf(&sb, "%d launches (%d 2D), %d GPU iterations, %d fallbacks", h.Launches, h.Launches2D, h.Iterations, h.Fallbacks)
+		fmt.Fprintf(&sb, "%d launches (%d 2D, %d unchecked), %d GPU iterations, %d fallbacks", h.Launches, h.Launches2D, h.Unchecked, h.Iterations, h.Fallbacks)
 		var rs []string
 		for k, v := range h.FallbackReasons {
 			rs = append(rs, fmt.Sprintf("%s: %d", k, v))
@@ -166,6 +175,9 @@ func FormatReport(r *Report) string {
 	}
 	if r.BytesBroughtBack > 0 {
 		fmt.Fprintf(&sb, "written bytes left on the device and brought back when read: %d in %.3fs\n", r.BytesBroughtBack, r.BroughtBackSeconds)
+	}
+	if r.BytesLeftAtExit > 0 {
+		fmt.Fprintf(&sb, "written bytes only the device held when the guest ended (not brought back: nothing reads them): %d\n", r.BytesLeftAtExit)
 	}
 	fmt.Fprintf(&sb, "wall %.3fs, %d guest instructions\n", r.WallSeconds, r.GuestInstructions)
 	return sb.String()

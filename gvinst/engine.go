@@ -123,6 +123,10 @@ type EngineStats struct {
 	// types as its text form spells them ("GETCC.ne", "DIV.u64"); the
 	// loads and stores counted are those whose TLB probe missed.
 	CalloutsByOp map[string]uint64
+	// ExitsByKind counts the times compiled code returned to Go, by why
+	// ("chain": a successor not linked yet, "indirect": a computed jump
+	// the jump cache missed, "syscall", "callout", "fuel", ...).
+	ExitsByKind map[string]uint64
 }
 
 // InternalError is a broken invariant of the engine, caught at Run's

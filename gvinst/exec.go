@@ -309,7 +309,7 @@ again:
 		case iLd64:
 			addr := f[in.a] + in.imm
 			pn := addr / PageSize
-			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-8 {
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) && addr&pageMask <= PageSize-8 {
 				f[in.d] = binary.LittleEndian.Uint64(e.p.data[addr&pageMask:])
 			} else if v, err := mem.Load(addr, 8); err == nil {
 				f[in.d] = v
@@ -320,7 +320,7 @@ again:
 		case iLd32:
 			addr := f[in.a] + in.imm
 			pn := addr / PageSize
-			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-4 {
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) && addr&pageMask <= PageSize-4 {
 				f[in.d] = uint64(binary.LittleEndian.Uint32(e.p.data[addr&pageMask:]))
 			} else if v, err := mem.Load(addr, 4); err == nil {
 				f[in.d] = v
@@ -331,7 +331,7 @@ again:
 		case iLd8:
 			addr := f[in.a] + in.imm
 			pn := addr / PageSize
-			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 {
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) {
 				f[in.d] = uint64(e.p.data[addr&pageMask])
 			} else if v, err := mem.Load(addr, 1); err == nil {
 				f[in.d] = v
@@ -342,7 +342,7 @@ again:
 		case iLd16:
 			addr := f[in.a] + in.imm
 			pn := addr / PageSize
-			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-2 {
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) && addr&pageMask <= PageSize-2 {
 				f[in.d] = uint64(binary.LittleEndian.Uint16(e.p.data[addr&pageMask:]))
 			} else if v, err := mem.Load(addr, 2); err == nil {
 				f[in.d] = v
@@ -353,7 +353,7 @@ again:
 		case iSt64:
 			addr := f[in.a] + in.imm
 			pn := addr / PageSize
-			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-8 {
+			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) && addr&pageMask <= PageSize-8 {
 				binary.LittleEndian.PutUint64(e.p.data[addr&pageMask:], f[in.b])
 			} else if err := mem.Store(addr, 8, f[in.b]); err != nil {
 				it.memTrap(int(in.idx), err)
@@ -364,7 +364,7 @@ again:
 		case iSt32:
 			addr := f[in.a] + in.imm
 			pn := addr / PageSize
-			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-4 {
+			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) && addr&pageMask <= PageSize-4 {
 				binary.LittleEndian.PutUint32(e.p.data[addr&pageMask:], uint32(f[in.b]))
 			} else if err := mem.Store(addr, 4, f[in.b]); err != nil {
 				it.memTrap(int(in.idx), err)
@@ -375,7 +375,7 @@ again:
 		case iSt8:
 			addr := f[in.a] + in.imm
 			pn := addr / PageSize
-			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == pn+1 {
+			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) {
 				e.p.data[addr&pageMask] = byte(f[in.b])
 			} else if err := mem.Store(addr, 1, f[in.b]); err != nil {
 				it.memTrap(int(in.idx), err)
@@ -422,7 +422,7 @@ again:
 		case iLdX64:
 			addr := f[in.a] + f[in.b]<<in.mod + in.imm
 			pn := addr / PageSize
-			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-8 {
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) && addr&pageMask <= PageSize-8 {
 				f[in.d] = binary.LittleEndian.Uint64(e.p.data[addr&pageMask:])
 			} else if v, err := mem.Load(addr, 8); err == nil {
 				f[in.d] = v
@@ -433,7 +433,7 @@ again:
 		case iLdX32:
 			addr := f[in.a] + f[in.b]<<in.mod + in.imm
 			pn := addr / PageSize
-			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-4 {
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) && addr&pageMask <= PageSize-4 {
 				f[in.d] = uint64(binary.LittleEndian.Uint32(e.p.data[addr&pageMask:]))
 			} else if v, err := mem.Load(addr, 4); err == nil {
 				f[in.d] = v
@@ -444,7 +444,7 @@ again:
 		case iStX64:
 			addr := f[in.a] + f[in.b]<<in.mod + in.imm
 			pn := addr / PageSize
-			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-8 {
+			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) && addr&pageMask <= PageSize-8 {
 				binary.LittleEndian.PutUint64(e.p.data[addr&pageMask:], f[in.c])
 			} else if err := mem.Store(addr, 8, f[in.c]); err != nil {
 				it.memTrap(int(in.idx), err)
@@ -455,7 +455,7 @@ again:
 		case iStX32:
 			addr := f[in.a] + f[in.b]<<in.mod + in.imm
 			pn := addr / PageSize
-			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-4 {
+			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) && addr&pageMask <= PageSize-4 {
 				binary.LittleEndian.PutUint32(e.p.data[addr&pageMask:], uint32(f[in.c]))
 			} else if err := mem.Store(addr, 4, f[in.c]); err != nil {
 				it.memTrap(int(in.idx), err)
@@ -642,7 +642,7 @@ again:
 		case iLd64Z:
 			addr := f[in.a] + in.imm
 			pn := addr / PageSize
-			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-8 {
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) && addr&pageMask <= PageSize-8 {
 				f[in.d] = binary.LittleEndian.Uint64(e.p.data[addr&pageMask:])
 			} else if v, err := mem.Load(addr, 8); err == nil {
 				f[in.d] = v
@@ -670,7 +670,7 @@ again:
 				return exitTrap, 0, -1, blk
 			}
 			pn := addr / PageSize
-			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-16 {
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) && addr&pageMask <= PageSize-16 {
 				p := e.p.data[addr&pageMask:]
 				f[in.d], f[uint16(in.d+1)] = binary.LittleEndian.Uint64(p), binary.LittleEndian.Uint64(p[8:])
 			} else if err := it.loadWide(f, B128, in.d, addr); err != nil {
@@ -689,7 +689,7 @@ again:
 				return exitTrap, 0, -1, blk
 			}
 			pn := addr / PageSize
-			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-16 {
+			if e := &mem.wtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) && addr&pageMask <= PageSize-16 {
 				p := e.p.data[addr&pageMask:]
 				binary.LittleEndian.PutUint64(p, f[v])
 				binary.LittleEndian.PutUint64(p[8:], f[uint16(v+1)])
@@ -703,7 +703,7 @@ again:
 			addr := f[in.b] + in.imm
 			pn := addr / PageSize
 			var y uint64
-			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-8 {
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) && addr&pageMask <= PageSize-8 {
 				y = binary.LittleEndian.Uint64(e.p.data[addr&pageMask:])
 			} else if v, err := mem.Load(addr, 8); err == nil {
 				y = v
@@ -726,7 +726,7 @@ again:
 			addr := f[in.b] + in.imm
 			pn := addr / PageSize
 			var y uint64
-			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-8 {
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) && addr&pageMask <= PageSize-8 {
 				y = binary.LittleEndian.Uint64(e.p.data[addr&pageMask:])
 			} else if v, err := mem.Load(addr, 8); err == nil {
 				y = v
@@ -749,7 +749,7 @@ again:
 			addr := f[in.b] + in.imm
 			pn := addr / PageSize
 			var y uint64
-			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-8 {
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) && addr&pageMask <= PageSize-8 {
 				y = binary.LittleEndian.Uint64(e.p.data[addr&pageMask:])
 			} else if v, err := mem.Load(addr, 8); err == nil {
 				y = v
@@ -772,7 +772,7 @@ again:
 			addr := f[in.b] + in.imm
 			pn := addr / PageSize
 			var y uint64
-			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == pn+1 && addr&pageMask <= PageSize-8 {
+			if e := &mem.rtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) && addr&pageMask <= PageSize-8 {
 				y = binary.LittleEndian.Uint64(e.p.data[addr&pageMask:])
 			} else if v, err := mem.Load(addr, 8); err == nil {
 				y = v

@@ -45,20 +45,22 @@ func (it *Interpreter) Exec(slots []uint64, in *Inst) *Stop {
 
 // The layout of Memory's software TLBs, for code that probes them inline:
 // TLBSlots entries of TLBEntryBytes bytes each; an entry holds at offset 0
-// the page number plus one (0 for an empty entry) and at offset 8 a pointer
-// to the page's PageSize bytes of data. Page number pn lives in entry
+// its page's tag, the page's guest address with the PageSize-1 offset bits
+// set (0 for an empty entry), and at offset 8 the host address of the
+// page's bytes minus the page's guest address: a guest address in the page
+// plus that is the host address of its byte. Page number pn lives in entry
 // TLBSlot(pn). The read TLB holds readable pages; the write TLB writable
 // pages that hold no translated code, that are not stale and not watched, so
 // a hit needs no further check.
 const (
 	TLBSlots      = tlbSize
-	TLBEntryBytes = 16
+	TLBEntryBytes = 32
 )
 
-// TLBSlot is the TLB entry page number pn maps to:
-// (pn + pn>>12<<1) % TLBSlots. Pages pn and pn+1 never share an entry, so
-// an access of at most a page's bytes that hits the entry of its first
-// byte's page with the tag of its last byte's page lies in one page.
+// TLBSlot is the TLB entry page number pn maps to: pn % TLBSlots. Pages pn
+// and pn+1 never share an entry, so an access of at most a page's bytes
+// whose last byte's tag (its address or'ed with PageSize-1) equals the tag
+// in the entry of its first byte's page lies in one page.
 func TLBSlot(pn uint64) uint64 { return tlbIndex(pn) }
 
 // SoftTLBs returns the addresses of the read and the write TLB (see
@@ -79,7 +81,7 @@ func (m *Memory) TLBGeneration() uint64 { return m.tlbGen }
 func tlbLayoutOK() bool {
 	var e tlbEntry
 	var p page
-	return unsafe.Sizeof(e) == TLBEntryBytes && unsafe.Offsetof(e.tag) == 0 && unsafe.Offsetof(e.p) == 8 &&
+	return unsafe.Sizeof(e) == TLBEntryBytes && unsafe.Offsetof(e.tag) == 0 && unsafe.Offsetof(e.host) == 8 &&
 		unsafe.Offsetof(p.data) == 0
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"unsafe"
 )
 
 // PageSize is the guest page size.
@@ -119,17 +120,29 @@ type area struct {
 // missed on every page of every sweep).
 const tlbSize = 16384
 
-// tlbIndex is the TLB slot of page number pn. Mixing in the higher bits
-// keeps arrays that lie a multiple of the TLB's reach apart from sharing
-// slots. Adding them doubled keeps consecutive pages in different slots
-// (pn+1 either moves the slot by one or, carrying into bit 12, by an odd
-// amount minus an even one), which lets compiled code check the page and
-// a page crossing with one compare (see TLBSlot).
-func tlbIndex(pn uint64) uint64 { return (pn + pn>>12<<1) % tlbSize }
+// tlbIndex is the TLB slot of page number pn: its low bits, so that
+// compiled code finds the entry of an address with a shift and a mask.
+// Consecutive pages are in different slots, which lets compiled code check
+// the page and a page crossing with one compare (see TLBSlot).
+func tlbIndex(pn uint64) uint64 { return pn % tlbSize }
 
+// tlbTag is the tag of page pn's TLB entry: the page's address with every
+// offset bit set, which is what an address of the page or'ed with
+// pageMask gives. The zero tag of an empty entry is no page's.
+func tlbTag(pn uint64) uint64 { return pn*PageSize | pageMask }
+
+// tlbEntry is one software TLB entry. Compiled code reads tag and host
+// (see TLBSlots); Go reads p.
 type tlbEntry struct {
-	tag uint64 // page number + 1; 0 is empty
-	p   *page
+	tag  uint64  // tlbTag of the page; 0 is empty
+	host uintptr // the host address of the page's data minus the page's guest address
+	p    *page
+	_    uint64
+}
+
+// newTLBEntry is the TLB entry of page pn, whose bytes p holds.
+func newTLBEntry(pn uint64, p *page) tlbEntry {
+	return tlbEntry{tag: tlbTag(pn), host: uintptr(unsafe.Pointer(&p.data[0])) - uintptr(pn*PageSize), p: p}
 }
 
 // Memory is the guest's address space: pages the engine owns, with
@@ -208,10 +221,10 @@ func (m *Memory) flushTLB(first, last uint64) {
 	}
 	for pn := first; pn <= last; pn++ {
 		i := tlbIndex(pn)
-		if m.rtlb[i].tag == pn+1 {
+		if m.rtlb[i].tag == tlbTag(pn) {
 			m.rtlb[i] = tlbEntry{}
 		}
-		if m.wtlb[i].tag == pn+1 {
+		if m.wtlb[i].tag == tlbTag(pn) {
 			m.wtlb[i] = tlbEntry{}
 		}
 	}
@@ -349,7 +362,7 @@ func (m *Memory) materialize(pn uint64, perm Perm) *page {
 	m.pages[pn] = p
 	m.tlbGen++
 	// The read TLB may hold the shared zero page for pn.
-	if i := tlbIndex(pn); m.rtlb[i].tag == pn+1 {
+	if i := tlbIndex(pn); m.rtlb[i].tag == tlbTag(pn) {
 		m.rtlb[i] = tlbEntry{}
 	}
 	return p
@@ -516,6 +529,27 @@ func (m *Memory) IsMapped(addr, size uint64) bool {
 	return !hole
 }
 
+// HasPerm reports whether every page of [addr, addr+size) is mapped with
+// at least the permissions want: one walk over the mapped areas, where
+// asking PermAt page by page costs a lookup per page.
+func (m *Memory) HasPerm(addr, size uint64, want Perm) bool {
+	first, last, ok := spanPages(addr, size)
+	if !ok {
+		return size == 0
+	}
+	pn := first
+	for i, _ := m.areaAt(first); i < len(m.areas) && m.areas[i].first <= pn; i++ {
+		if m.areas[i].perm&want != want {
+			return false
+		}
+		if m.areas[i].last >= last {
+			return true
+		}
+		pn = m.areas[i].last + 1
+	}
+	return false
+}
+
 // IsFree reports whether no page of [addr, addr+size) is mapped; a range
 // that wraps the address space is not free.
 func (m *Memory) IsFree(addr, size uint64) bool {
@@ -672,7 +706,7 @@ func (m *Memory) Watch(addr, size uint64) {
 				p.watched = true
 				m.tlbGen++
 				// Writes that hit the TLB would not see the mark.
-				if i := tlbIndex(pn); m.wtlb[i].tag == pn+1 {
+				if i := tlbIndex(pn); m.wtlb[i].tag == tlbTag(pn) {
 					m.wtlb[i] = tlbEntry{}
 				}
 			}
@@ -782,11 +816,11 @@ func allows(perm Perm, a Access) bool {
 func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 	pn := addr / PageSize
 	if a == AccessWrite {
-		if e := &m.wtlb[tlbIndex(pn)]; e.tag == pn+1 {
+		if e := &m.wtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) {
 			return e.p, nil
 		}
 	} else if a == AccessRead {
-		if e := &m.rtlb[tlbIndex(pn)]; e.tag == pn+1 {
+		if e := &m.rtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) {
 			return e.p, nil
 		}
 	}
@@ -799,7 +833,7 @@ func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 		case !allows(m.areas[i].perm, a):
 			return nil, &Fault{Addr: addr, Access: a}
 		case a == AccessRead:
-			m.rtlb[tlbIndex(pn)] = tlbEntry{tag: pn + 1, p: zeroPage}
+			m.rtlb[tlbIndex(pn)] = newTLBEntry(pn, zeroPage)
 			return zeroPage, nil
 		case a == AccessExec:
 			return zeroPage, nil
@@ -816,7 +850,7 @@ func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 	}
 	switch a {
 	case AccessRead:
-		m.rtlb[tlbIndex(pn)] = tlbEntry{tag: pn + 1, p: p}
+		m.rtlb[tlbIndex(pn)] = newTLBEntry(pn, p)
 	case AccessWrite:
 		if p.watched {
 			m.changing(pn, p)
@@ -826,7 +860,7 @@ func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 				m.OnCodeWrite(pn * PageSize)
 			}
 		} else {
-			m.wtlb[tlbIndex(pn)] = tlbEntry{tag: pn + 1, p: p}
+			m.wtlb[tlbIndex(pn)] = newTLBEntry(pn, p)
 		}
 	}
 	return p, nil
@@ -941,7 +975,7 @@ func (m *Memory) Load(addr uint64, size int) (uint64, error) {
 	if off := addr & pageMask; off+uint64(size) <= PageSize {
 		pn := addr / PageSize
 		var p *page
-		if e := &m.rtlb[tlbIndex(pn)]; e.tag == pn+1 {
+		if e := &m.rtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) {
 			p = e.p
 		} else {
 			var err error
@@ -973,7 +1007,7 @@ func (m *Memory) Store(addr uint64, size int, v uint64) error {
 	if off := addr & pageMask; off+uint64(size) <= PageSize {
 		pn := addr / PageSize
 		var p *page
-		if e := &m.wtlb[tlbIndex(pn)]; e.tag == pn+1 {
+		if e := &m.wtlb[tlbIndex(pn)]; e.tag == tlbTag(pn) {
 			p = e.p
 		} else {
 			var err error

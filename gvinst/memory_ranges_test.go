@@ -148,6 +148,20 @@ func checkAgainstModel(t *testing.T, m *Memory, ref *refMemory, span uint64) {
 			t.Fatalf("Load page %d = %#x", pn, v)
 		}
 	}
+	// HasPerm over every span of up to four pages, for each permission.
+	for first := uint64(0); first < span; first++ {
+		for n := uint64(1); n <= 4 && first+n <= span; n++ {
+			for _, want := range []Perm{PermRead, PermWrite, PermRead | PermWrite} {
+				model := true
+				for pn := first; pn < first+n; pn++ {
+					model = model && ref.pages[pn] != nil && ref.pages[pn].perm&want == want
+				}
+				if got := m.HasPerm(first*PageSize+7, n*PageSize-8, want); got != model {
+					t.Fatalf("HasPerm(pages %d..%d, %v) = %v, model %v", first, first+n-1, want, got, model)
+				}
+			}
+		}
+	}
 	if m.Mapped() != uint64(len(ref.pages))*PageSize {
 		t.Fatalf("Mapped = %d, model %d pages", m.Mapped(), len(ref.pages))
 	}

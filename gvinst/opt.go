@@ -16,6 +16,7 @@ type Pass struct {
 var passTable = [...]Pass{
 	{"flags", FlagsPass},
 	{"state", StateForwardPass},
+	{"loads", LoadForwardPass},
 	{"constfold", ConstFoldPass},
 	{"dce", DeadCodePass},
 }

@@ -222,6 +222,7 @@ func randomBlock(rng *rand.Rand) *VBlock {
 		b.Insts = append(b.Insts, in)
 	}
 	pick := func() Reg { return ints[rng.Intn(len(ints))] }
+	var bases []Reg // the address registers of earlier loads and stores
 	gregs := []Reg{S0, S1, S2, S3, S6, S7, XReg(0), XReg(1)}
 	intTypes := []Type{U8, U16, U32, U64, S8, S16, S32, S64, B32, B64}
 	// Start with a few GETs and constants.
@@ -287,12 +288,23 @@ func randomBlock(rng *rand.Rand) *VBlock {
 		case 12:
 			// A load or store through a register that points into the
 			// data pages (masked into range).
-			base := newReg()
-			emit(Inst{Op: OpAnd, Type: U64, Dst: base, Src: [4]Reg{pick()}, HasImm: true, Imm: dataPages*PageSize/2 - 1})
-			a := newReg()
-			emit(Inst{Op: OpAdd, Type: U64, Dst: a, Src: [4]Reg{base}, HasImm: true, Imm: dataBase})
-			lt := []Type{U8, U16, U32, U64}[rng.Intn(4)]
+			// Often through an earlier access's base, at nearby
+			// offsets, so that accesses meet (LoadForwardPass).
+			var a Reg
+			if len(bases) > 0 && rng.Intn(2) == 0 {
+				a = bases[rng.Intn(len(bases))]
+			} else {
+				base := newReg()
+				emit(Inst{Op: OpAnd, Type: U64, Dst: base, Src: [4]Reg{pick()}, HasImm: true, Imm: dataPages*PageSize/2 - 1})
+				a = newReg()
+				emit(Inst{Op: OpAdd, Type: U64, Dst: a, Src: [4]Reg{base}, HasImm: true, Imm: dataBase})
+				bases = append(bases, a)
+			}
+			lt := []Type{U8, U16, U32, U64, S32}[rng.Intn(5)]
 			disp := int64(rng.Intn(64))
+			if rng.Intn(2) == 0 {
+				disp = int64(4 * rng.Intn(3))
+			}
 			if rng.Intn(2) == 0 {
 				d := newReg()
 				emit(Inst{Op: OpLd, Type: lt, Dst: d, Src: [4]Reg{a}, Imm: disp})

@@ -18,7 +18,19 @@ const (
 	exitFuel                  // the budget is spent before this unit
 	exitBreakpoint            // this unit is at a breakpoint
 	exitFloatTrap             // the guest unmasks an SSE exception and this unit computes in floats inline
+	numExitKinds
 )
+
+// exitNames names the exit kinds in the statistics.
+var exitNames = [numExitKinds]string{
+	exitChain:      "chain",
+	exitIndirect:   "indirect",
+	exitSyscall:    "syscall",
+	exitCallout:    "callout",
+	exitFuel:       "fuel",
+	exitBreakpoint: "breakpoint",
+	exitFloatTrap:  "floattrap",
+}
 
 func exitWord(kind int, arg int, unit uint32) uint64 {
 	return uint64(kind) | uint64(arg)<<8 | uint64(unit)<<32
@@ -81,7 +93,11 @@ type compiler struct {
 	// access folds them into its address (see findAddresses).
 	addr map[gvinst.Reg]addrOf
 	skip map[int]bool // instructions whose work folded into others
-	cur  int          // the instruction being compiled
+	// groups are the unit's page groups (pagegroup.go); groupOf maps each
+	// of their loads and stores to its group.
+	groups  []pageGroup
+	groupOf map[int]groupMember
+	cur     int // the instruction being compiled
 	// siteNext is the next free entry of the machine's page caches (-1:
 	// none); outOfLine are code emitters run after the body.
 	siteNext  int
@@ -152,6 +168,12 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 	c.out.loop = c.loop
 	c.alias = findAliases(vb, c.lastRead)
 	c.addr, c.skip = findAddresses(vb, c.lastRead, c.alias)
+	if n := gvinst.NumGuestSlots + gvinst.Reg(vb.NumVRegs()) + 2; int(n)+len(vb.Insts) <= gvinst.FrameSlots {
+		c.groups, c.groupOf = findPageGroups(vb, c.addr, n)
+		for _, g := range c.groups {
+			c.lastRead[g.slot] = g.last
+		}
+	}
 	c.fused = fusableCmp(vb, c.lastRead)
 	c.floatGuard = hasFloatArith(vb)
 	c.out.floatGuard = c.floatGuard
@@ -160,11 +182,11 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 		a.movImm64(rax, exitWord(exitBreakpoint, 0, id))
 		a.ret()
 	}
-	// cmp qword [r15+fuel], 0; jle → fuel exit
-	a.encode(mnCmpMI8, 8, 0, memOp(fieldMem(offFuel)), 0)
+	// test rbp, rbp; jle → fuel exit (rbp is the fuel: fuelReg)
+	a.encode(mnTestMR, 8, fuelReg, regOp(fuelReg), 0)
 	fuelJump := a.jcc(ccLE)
 	c.out.entryGo = a.pos()
-	a.encode(mnSubMI, 8, 0, memOp(fieldMem(offFuel)), int64(guestCount(vb)))
+	a.encode(mnSubMI, 8, 0, regOp(fuelReg), int64(guestCount(vb)))
 	var floatTrapJump int
 	if c.floatGuard {
 		// cmp dword [r15+mxTrap], 0; jne → float trap exit, before the
@@ -215,6 +237,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 		// Go ran the instruction on the frame: reload what the body
 		// expects in registers, and go back.
 		c.out.resume[s.idx] = a.pos()
+		c.emitGroupsInvalid(s.idx)
 		c.emitReload(&s.post)
 		a.bind(a.jmp(), s.back)
 		c.out.nCallouts++
@@ -633,6 +656,7 @@ func (c *compiler) callout(idx int) {
 	c.out.resume[idx] = c.a.pos()
 	c.out.nCallouts++
 	c.cache.afterCallout()
+	c.emitGroupsInvalid(idx)
 	c.emitReload(&c.cache)
 }
 
@@ -705,7 +729,7 @@ func (c *compiler) nativeMove(idx int, in *gvinst.Inst) bool {
 			sz = 8
 		}
 		s := c.src(in.Src[0])
-		d := c.dstReg(in.Dst)
+		d := c.dstRegFrom(in.Dst, in.Src[0])
 		if sz < 4 || d != s || sz == 4 {
 			a.extend(d, regOp(s), sz, false)
 		}
@@ -783,7 +807,7 @@ func (c *compiler) binary(in *gvinst.Inst) {
 	}
 	// add with an immediate: lea, one instruction.
 	if in.Op == gvinst.OpAdd && imm {
-		d := c.dstReg(in.Dst)
+		d := c.dstRegFrom(in.Dst, in.Src[0])
 		if in.Imm == 0 && sz == 8 {
 			if d != x {
 				a.encode(mnMovMR, 8, x, regOp(d), 0)
@@ -793,7 +817,7 @@ func (c *compiler) binary(in *gvinst.Inst) {
 		a.encode(mnLea, sz, d, memOp(mem{base: x, disp: int32(in.Imm)}), 0)
 		return
 	}
-	d := c.dstReg(in.Dst)
+	d := c.dstRegFrom(in.Dst, in.Src[0])
 	if in.Op == gvinst.OpMul && imm {
 		a.encode(mnImulRMI, sz, d, regOp(x), in.Imm)
 		return
@@ -863,8 +887,9 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 			// rol/ror by a constant, in the destination's register.
 			k := uint8(uint64(in.Imm) % uint64(t.Bits()))
 			x := c.src(in.Src[0])
-			d := c.dstReg(in.Dst)
-			if d != x || sz == 4 {
+			d := c.dstRegFrom(in.Dst, in.Src[0])
+			if d != x || sz == 4 && k == 0 {
+				// (A 32-bit rotate clears the upper half itself.)
 				a.encode(mnMovMR, sz, x, regOp(d), 0)
 			}
 			if k != 0 {
@@ -916,8 +941,8 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 		}
 		if sz >= 4 {
 			x := c.src(in.Src[0])
-			d := c.dstReg(in.Dst)
-			if d != x || sz == 4 {
+			d := c.dstRegFrom(in.Dst, in.Src[0])
+			if d != x {
 				a.encode(mnMovMR, sz, x, regOp(d), 0)
 			}
 			a.encode(m, sz, 0, regOp(d), 0)
@@ -934,8 +959,9 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 			return false
 		}
 		c.compare(in)
-		a.setcc(cc, rax)
-		c.put(in.Dst, rax)
+		// (Taking the register moves nothing but registers: the host
+		// flags stay.)
+		a.setcc(cc, c.dstReg(in.Dst))
 		return true
 	case gvinst.OpCvt:
 		if !t.IsInt() || !in.SrcType.IsInt() {
@@ -943,7 +969,7 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 		}
 		s := in.SrcType
 		x := c.src(in.Src[0])
-		d := c.dstReg(in.Dst)
+		d := c.dstRegFrom(in.Dst, in.Src[0])
 		if s.Size() >= sz {
 			// The low sz bytes, zero-extended.
 			a.extend(d, regOp(x), sz, false)
@@ -1066,8 +1092,8 @@ func (c *compiler) shift(in *gvinst.Inst) {
 			// In the destination's register; a 32-bit shift clears the
 			// upper half as GVInst does.
 			x := c.src(in.Src[0])
-			d := c.dstReg(in.Dst)
-			if d != x || sz == 4 {
+			d := c.dstRegFrom(in.Dst, in.Src[0])
+			if d != x {
 				a.encode(mnMovMR, sz, x, regOp(d), 0)
 			}
 			a.shiftImmSized(digit, d, uint8(k), sz)
@@ -1139,11 +1165,9 @@ func (c *compiler) control(idx int, in *gvinst.Inst) {
 		c.emitFlush(&c.cache, false)
 		a.encode(mnMovMR, 8, rax, memOp(fieldMem(offNextPC)), 0)
 		// rcx = ijcSlot(rax) * 16; a hit jumps to the cached unit.
-		a.encode(mnMovMR, 8, rax, regOp(rcx), 0)
-		a.shiftImm(5, rcx, 12)
-		a.encode(mnXorMR, 8, rax, regOp(rcx), 0)
-		a.encode(mnAndMI, 4, 0, regOp(rcx), ijcSize-1)
-		a.shiftImm(4, rcx, 4)
+		a.encode(mnImulRMI, 4, rcx, regOp(rax), ijcMul-1<<32)
+		a.shiftImmSized(5, rcx, 32-ijcBits, 4)
+		a.shiftImmSized(4, rcx, 4, 4)
 		e := mem{base: r15, index: rcx, scale: 1, hasIndex: true, disp: int32(offIJC)}
 		a.encode(mnCmpMR, 8, rax, memOp(e), 0)
 		miss := a.jcc(ccNE)
@@ -1180,9 +1204,9 @@ func (c *compiler) successor(k int, mayLoop bool) {
 			}
 		}
 		// The fuel check of a unit entry, then the next iteration.
-		a.encode(mnCmpMI8, 8, 0, memOp(fieldMem(offFuel)), 0)
+		a.encode(mnTestMR, 8, fuelReg, regOp(fuelReg), 0)
 		out := a.jcc(ccLE)
-		a.encode(mnSubMI, 8, 0, memOp(fieldMem(offFuel)), int64(guestCount(c.vb)))
+		a.encode(mnSubMI, 8, 0, regOp(fuelReg), int64(guestCount(c.vb)))
 		a.bind(a.jmp(), c.loopTop)
 		a.bind(out, a.pos())
 		for i := range c.cache.e {

@@ -33,23 +33,16 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 	// A load's destination register is taken before the paths split (it
 	// may evict something); the slow path does not count it as written.
 	var d reg
-	var dBefore cacheEntry
-	dAt := -1
+	var taken []takenReg
 	if !isStore {
-		if i := c.cache.find(in.Dst); i >= 0 {
-			dBefore = c.cache.e[i]
-		}
-		d = c.dstReg(in.Dst)
-		for i, p := range pool {
-			if p == d {
-				dAt = i
-			}
-		}
+		d = c.takeDst(&taken, in.Dst)
+	}
+	if m, ok := c.groupOf[idx]; ok {
+		c.groupAccess(idx, in, isStore, sz, m, at.base, d, val, taken)
+		return true
 	}
 	pre := c.cache
-	if dAt >= 0 {
-		pre.e[dAt] = dBefore
-	}
+	revert(&pre, taken)
 	// rsi = address
 	switch {
 	case in.Imm == 0 && !at.hasIndex:
@@ -82,7 +75,7 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 		j2 := a.jcc(ccNE)
 		a.encode(mnMovRM, 8, rcx, sm(8), 0)
 		access = a.pos()
-		c.emitAccess(in, isStore, sz, d, val, rax)
+		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: rax, scale: 1, hasIndex: true})
 		tlb := offRTLB
 		if isStore {
 			tlb = offWTLB
@@ -96,6 +89,7 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 			a.encode(mnAndMI, 8, 0, regOp(rax), -gvinst.PageSize)
 			a.encode(mnMovMR, 8, rax, sm(0), 0)
 			a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
+			a.encode(mnAddMR, 8, rax, regOp(rcx), 0)
 			a.encode(mnMovMR, 8, rcx, sm(8), 0)
 			a.encode(mnMovRM, 8, rdx, memOp(fieldMem(offTLBGen)), 0)
 			a.encode(mnMovMR, 8, rdx, sm(16), 0)
@@ -110,9 +104,8 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 			tlb = offWTLB
 		}
 		jumps = append(jumps, c.emitProbe(tlb, sz))
-		a.encode(mnAndMI, 4, 0, regOp(rsi), gvinst.PageSize-1)
 		a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
-		c.emitAccess(in, isStore, sz, d, val, rsi)
+		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: rsi, scale: 1, hasIndex: true})
 	}
 	if !isStore {
 		c.unlock(d)
@@ -128,37 +121,45 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 
 // emitProbe emits the software TLB probe of the access at rsi of sz bytes
 // (tlb: the read or the write TLB's field) and returns the jump its miss
-// takes; on a hit rcx is the TLB entry. It uses rax, rcx and rdx.
+// takes; on a hit rcx is the TLB entry, whose word at 8 added to a guest
+// address of the page is its host address. It uses rcx and rdx.
 func (c *compiler) emitProbe(tlb uintptr, sz int) int {
 	a := &c.a
-	// rcx = the TLB entry of the first byte's page (gvinst.TLBSlot), rdx =
-	// the tag of the last byte's page: a hit means both are the entry's
-	// page, since consecutive pages never share an entry.
+	// rcx = the TLB entry of the first byte's page (gvinst.TLBSlot): its
+	// page number's low bits, scaled to the entry size in one shift.
 	a.encode(mnMovMR, 8, rsi, regOp(rcx), 0)
-	a.shiftImm(5, rcx, 12)
-	a.encode(mnMovMR, 8, rcx, regOp(rax), 0)
-	a.shiftImm(5, rax, 12)
-	a.encode(mnLea, 4, rcx, memOp(mem{base: rcx, index: rax, scale: 2, hasIndex: true}), 0)
-	a.encode(mnAndMI, 4, 0, regOp(rcx), gvinst.TLBSlots-1)
-	a.shiftImm(4, rcx, 4)
+	a.shiftImm(5, rcx, tlbEntryShift)
+	a.encode(mnAndMI, 4, 0, regOp(rcx), (gvinst.TLBSlots-1)*gvinst.TLBEntryBytes)
 	a.encode(mnAddRM, 8, rcx, memOp(fieldMem(tlb)), 0)
-	// (Adding the one after the shift: at the top of the address space
-	// the sum would wrap to 0, an empty entry's tag.)
-	a.encode(mnLea, 8, rdx, memOp(mem{base: rsi, disp: int32(sz - 1)}), 0)
-	a.shiftImm(5, rdx, 12)
-	a.encode(mnAddMI, 8, 0, regOp(rdx), 1)
+	// rdx = the tag of the last byte's page: a hit means both are the
+	// entry's page, since consecutive pages never share an entry.
+	c.emitTag(rdx, rsi, int32(sz-1))
 	a.encode(mnCmpMR, 8, rdx, memOp(mem{base: rcx}), 0)
 	return a.jcc(ccNE)
 }
 
-// emitAccess emits the load or store itself at [rcx+offset]: into register d,
-// or of the value registers val (and the high half of a 16-byte load into
-// rdx).
-func (c *compiler) emitAccess(in *gvinst.Inst, isStore bool, sz int, d reg, val [2]reg, offset reg) {
+// tlbEntryShift turns an address into its TLB entry's byte offset (before
+// the mask): the page number times gvinst.TLBEntryBytes.
+const tlbEntryShift = 12 - 5
+
+// emitTag sets d to the TLB tag of the page holding address base+disp.
+func (c *compiler) emitTag(d, base reg, disp int32) {
 	a := &c.a
-	at := mem{base: rcx, index: offset, scale: 1, hasIndex: true}
+	if disp == 0 {
+		a.encode(mnMovMR, 8, base, regOp(d), 0)
+	} else {
+		a.encode(mnLea, 8, d, memOp(mem{base: base, disp: disp}), 0)
+	}
+	a.encode(mnOrMI, 8, 0, regOp(d), gvinst.PageSize-1)
+}
+
+// emitAccess emits the load or store itself at host address at: into
+// register d, or of the value registers val (and the high half of a 16-byte
+// load into rdx).
+func (c *compiler) emitAccess(in *gvinst.Inst, isStore bool, sz int, d reg, val [2]reg, at mem) {
+	a := &c.a
 	hi := at
-	hi.disp = 8
+	hi.disp += 8
 	if isStore {
 		switch sz {
 		case 1:

@@ -61,6 +61,8 @@ type Engine struct {
 	freed  bool
 	// callouts counts the callouts of each kind of instruction.
 	callouts map[calloutKey]uint64
+	// exits counts the returns of compiled code to Go by exit kind.
+	exits [numExitKinds]uint64
 	// nextSite is the first page cache entry no unit uses yet.
 	nextSite int
 	// perf, when PerfMapEnv is set, names each unit's code for Linux perf.
@@ -127,6 +129,7 @@ func (e *Engine) Close() error {
 func (e *Engine) Stats() gvinst.EngineStats {
 	s := e.stats
 	s.CalloutsByOp = e.calloutsByOp()
+	s.ExitsByKind = e.exitsByKind()
 	return s
 }
 
@@ -242,7 +245,7 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
 	}
 	if e.perf != nil {
-		if err := e.perf.add(e.arena.addr(at), len(cu.code), vb.Addr, cu.loop); err != nil {
+		if err := e.perf.add(e.arena.addr(at), len(cu.code), vb.Addr, cu.loop, cu.marks); err != nil {
 			return nil, &gvinst.TranslateError{Addr: pc, Err: err}
 		}
 	}
@@ -371,6 +374,9 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 			m.frame[gvinst.MXCSR] |= uint64(m.mxOut & mxFlags)
 			executed += uint64(fuel - m.fuel)
 			kind, arg, cur := int(w&0xff), int(w>>8&0xffffff), e.units[w>>32]
+			if kind < numExitKinds {
+				e.exits[kind]++
+			}
 			switch kind {
 			case exitChain:
 				pc = cur.targets[arg]

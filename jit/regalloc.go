@@ -8,7 +8,9 @@ import (
 
 // The host registers of a unit.
 //
-//   - r15: the machine (frame, fuel, TLBs).
+//   - r15: the machine (frame, TLBs).
+//   - rbp (fuelReg): the fuel, guest instructions left (machine.fuel
+//     while Go runs; enter loads and stores it).
 //   - rax, rcx, rdx, rsi: scratch, free within one instruction's code.
 //   - pool (rbx, rdi, r8-r14): copies of frame slots, write-back: a value
 //     computed into a pool register reaches the frame only when the unit
@@ -271,4 +273,44 @@ func (rc *regCache) afterCallout() {
 			rc.e[i] = cacheEntry{}
 		}
 	}
+}
+
+// dying returns the pool index that holds slot r (after renaming) when the
+// current instruction is its last reader: a virtual register in the
+// cache, not pinned, that no later instruction reads; else -1.
+func (c *compiler) dying(r gvinst.Reg) int {
+	r = c.aliased(r)
+	if !r.IsVirtual() {
+		return -1
+	}
+	if last, ok := c.lastRead[r]; !ok || last > c.cur {
+		return -1
+	}
+	i := c.cache.find(r)
+	if i < 0 || c.cache.e[i].pinned {
+		return -1
+	}
+	return i
+}
+
+// dstRegFrom is dstReg(r) for an instruction that computes r from src:
+// when this instruction reads src last, src's register becomes r's (the
+// code computes in place, with no copy first); the caller must read src
+// before it writes the returned register.
+func (c *compiler) dstRegFrom(r, src gvinst.Reg) reg {
+	i := c.dying(src)
+	if i < 0 {
+		return c.dstReg(r)
+	}
+	if j := c.cache.find(r); j >= 0 {
+		if j == i || c.cache.e[j].pinned || c.locked&(1<<j) != 0 {
+			return c.dstReg(r)
+		}
+		// r's old value is overwritten whole.
+		c.cache.e[j] = cacheEntry{}
+	}
+	c.cache.e[i] = cacheEntry{valid: true, slot: r}
+	c.markDirty(i)
+	c.lock(i)
+	return pool[i]
 }

@@ -40,3 +40,18 @@ func (e *Engine) calloutsByOp() map[string]uint64 {
 	}
 	return m
 }
+
+// exitsByKind names each kind of exit to Go that happened, with its count.
+func (e *Engine) exitsByKind() map[string]uint64 {
+	var m map[string]uint64
+	for k, n := range e.exits {
+		if n == 0 {
+			continue
+		}
+		if m == nil {
+			m = make(map[string]uint64)
+		}
+		m[exitNames[k]] += n
+	}
+	return m
+}

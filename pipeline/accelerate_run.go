@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/gpu"
@@ -16,7 +17,7 @@ import (
 // gxbit run --accelerate starts under phase 1's collector and ends a
 // profiling round as soon as every loop nest the guest has entered is
 // sampled enough (profile.Collector.Progress), or after ProfileInsns
-// guest instructions at most. Phase 2 then takes over with the profile of
+// guest instructions at most (a safety net). Phase 2 then takes over with the profile of
 // what ran so far. A nest instance that was running when the round ended
 // is not lost: its mapped level's header is a breakpoint, so at its next
 // iteration the rest of that same instance goes to the GPU. When the
@@ -36,11 +37,19 @@ type OnlineOptions struct {
 	MinIterations uint64
 	// AlwaysOffload launches whenever the guards pass (accel.Options).
 	AlwaysOffload bool
+	// Collect bounds the collector's sampling (zero values: its
+	// defaults).
+	Collect profile.CollectOptions
 }
 
 // DefaultProfileInsns bounds a profiling round of an online run when
-// OnlineOptions.ProfileInsns is 0.
-const DefaultProfileInsns = 50_000_000
+// OnlineOptions.ProfileInsns is 0. It is a safety net: what the collector
+// has seen ends a round (profile.Collector.Progress), and the collector
+// bounds its own cost (probes per nest, and the pauses of long loops'
+// unrecorded iterations, which run at the engine's speed), so a round
+// over a time-stepped nest at large sizes may run several steps of
+// hundreds of millions of instructions.
+const DefaultProfileInsns = 2_000_000_000
 
 // The online engine's rhythm: guest instructions per slice while
 // profiling (progress is checked between slices) and while accelerating
@@ -67,6 +76,12 @@ type OnlineResult struct {
 	// ProfiledInstructions is the number of guest instructions run
 	// under the collector, over every round.
 	ProfiledInstructions uint64
+	// ProfileSeconds is the wall time the guest ran under the collector,
+	// AnalyseSeconds the time phase 1's analysis of the rounds took
+	// (profile.Session.Finish), and SetupSeconds the time phase 2 took
+	// to start (accel.New and Update): the fixed costs of the single run
+	// besides the accelerator's own (its report).
+	ProfileSeconds, AnalyseSeconds, SetupSeconds float64
 	// Why says, when nothing was offloaded, why not (wrapping ErrNoPhase2).
 	Why error
 }
@@ -89,7 +104,7 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	if err != nil {
 		return nil, nil, err
 	}
-	sess, err := profile.NewSession(g.Lifter, g.Mem, g.ProfileImage(), profile.Options{Engine: newEngine})
+	sess, err := profile.NewSession(g.Lifter, g.Mem, g.ProfileImage(), profile.Options{Engine: newEngine, Collect: opts.Collect})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -98,7 +113,11 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	on := &onlineEngine{sess: sess, limit: opts.ProfileInsns, wait: unknownToProfile, profiling: true}
 	on.endRound = func() error {
 		out.Rounds++
+		t0 := time.Now()
 		out.Profile = sess.Finish(profile.RunInfo{Program: cfg.Path, ProgramSHA256: g.SHA256, Args: cfg.Args, LoadBias: g.Image.Bias, GuestInstructions: on.Stats().GuestInsns})
+		t1 := time.Now()
+		out.AnalyseSeconds += t1.Sub(t0).Seconds()
+		defer func() { out.SetupSeconds += time.Since(t1).Seconds() }()
 		if on.acc != nil {
 			return on.armed(on.acc.Update(out.Profile))
 		}
@@ -117,16 +136,13 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	})
 	if on.acc != nil {
 		defer on.acc.Close()
-		if err == nil && res.Outcome == Exited {
-			on.acc.Discard() // nothing reads the memory of a guest that exited
-		} else if ferr := on.acc.Finish(); ferr != nil && err == nil {
-			err = ferr
-		}
+		err = finishDevice(on.acc, err)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	out.LimitedRounds = on.limited
+	out.ProfileSeconds = on.profileTime.Seconds()
 	out.ProfiledInstructions = sess.Engine().Stats().GuestInsns
 	if on.err != nil {
 		out.Why = fmt.Errorf("%w: %v", ErrNoPhase2, on.err)
@@ -162,6 +178,8 @@ type onlineEngine struct {
 	wait      int    // how many of those start a round
 	endRound  func() error
 	err       error // why phase 2 could not start
+	// profileTime is the wall time spent in the profiling engine.
+	profileTime time.Duration
 }
 
 // armed adjusts the wait before the next round to what the round that
@@ -196,7 +214,9 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 			if budget != 0 {
 				slice = min(slice, budget)
 			}
+			t0 := time.Now()
 			st := prof.Run(cpu, slice)
+			o.profileTime += time.Since(t0)
 			if st.Kind != gvinst.StopBudget || budget != 0 {
 				return st
 			}

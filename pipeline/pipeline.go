@@ -215,6 +215,7 @@ type Stats struct {
 	CompileTime        time.Duration     // spent translating and compiling them
 	Callouts           uint64            // GVInst instructions compiled code handed to the interpreter's semantics
 	CalloutsByOp       map[string]uint64 // Callouts by op, as gvinst.EngineStats has them
+	ExitsByKind        map[string]uint64 // returns from compiled code to Go, by why, as gvinst.EngineStats has them
 	InterpInstructions uint64            // guest instructions the jit ran on its interpreter (cold code)
 	Wall               time.Duration
 	Syscalls           []linux.SyscallCount
@@ -414,6 +415,7 @@ func (g *Guest) RunEngine(ctx context.Context, e gvinst.Engine, onBreak func(*gv
 		res.Stats.CompileTime = st.CompileTime
 		res.Stats.Callouts = st.Callouts
 		res.Stats.CalloutsByOp = st.CalloutsByOp
+		res.Stats.ExitsByKind = st.ExitsByKind
 		res.Stats.InterpInstructions = st.InterpInsns
 		res.Stats.Wall = time.Since(start)
 		res.Stats.Syscalls = g.Proc.Counts()

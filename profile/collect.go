@@ -93,6 +93,10 @@ type loopInfo struct {
 	snaps    []snap    // recorded
 	snapDone bool      // enough snapshots: its register probes are gone
 	trips    []tripSample
+	// lastTrips is the trip count of the loop's last entry whose
+	// counter was exact (0: none yet), for resuming a paused loop before
+	// it ends.
+	lastTrips int64
 }
 
 type nestState struct {
@@ -110,6 +114,24 @@ type nestState struct {
 	snapping int               // loop whose snapshot is being filled, or -1
 	buf      []uint64
 	rejected string // an instruction the collector cannot model
+	// Pausing (see pauseMinProbes): paused is the loop whose unselected
+	// iterations run without the sampling probes, or -1; iterStart holds
+	// n.spent at each loop's last sampled header (-1: none), spent
+	// counting every probe call of the nest while it samples. After a
+	// resume, skip is set until the first header of a loop at most
+	// skipSeen deep (the paused loop's depth, or less: the depth of a
+	// header that passed while it was set, since an iteration that began
+	// unrecorded is never recorded in part) once the nest is translated
+	// with its probes again (flushed): what ran before it is counted, not
+	// recorded.
+	paused    int
+	spent     int64
+	lead      int32 // the paused loop's (pauseLead)
+	toEnd     bool  // the paused loop resumes only before it ends
+	iterStart []int64
+	skip      bool
+	flushed   bool
+	skipSeen  int
 }
 
 // xmmHigh+n in a snapshot list stands for the high 64 bits of xN.
@@ -143,6 +165,7 @@ type Collector struct {
 	accSite     map[[2]uint64]int      // (x86, ordinal) → site
 	pending     []int                  // scratch for flush
 	pendingNest []int                  // nests to re-translate (fewer probes)
+	resumed     []int                  // paused nests to re-translate with every probe
 	// Hotness is sampled: between slices of SliceInsns instructions the
 	// collector notes which nest block the guest is about to run.
 	blockSamples map[uint64]uint64 // CFG block address (of a nest) → samples
@@ -270,7 +293,7 @@ func (c *Collector) SetEngine(e gvinst.Engine) { c.inner = e }
 
 func (c *Collector) addNest(root *Loop, live map[uint64]slots) {
 	ni := len(c.nests)
-	n := &nestState{root: root, index: map[*Loop]int{}, sampling: true, vblocks: map[uint64]uint64{}, snapping: -1}
+	n := &nestState{root: root, index: map[*Loop]int{}, sampling: true, vblocks: map[uint64]uint64{}, snapping: -1, paused: -1}
 	var add func(l *Loop, parent int)
 	add = func(l *Loop, parent int) {
 		li := &loopInfo{loop: l, parent: parent}
@@ -322,6 +345,10 @@ func (c *Collector) addNest(root *Loop, live map[uint64]slots) {
 	add(root, -1)
 	n.counter = make([]int32, len(n.loops))
 	n.sel = make([]bool, len(n.loops))
+	n.iterStart = make([]int64, len(n.loops))
+	for i := range n.iterStart {
+		n.iterStart[i] = -1
+	}
 	for i := range n.counter {
 		n.counter[i] = -1
 	}
@@ -606,6 +633,81 @@ func (c *Collector) insnAt(n *nestState, a uint64) *Insn {
 
 func selected(t int32) bool { return t < 4 || t&(t-1) == 0 }
 
+// Pausing (RATIONALE). Only the selected iterations of every loop of a
+// chain are recorded (selected), but the probes of the others run too,
+// and a probe costs as much as tens of plain instructions. At large sizes
+// a single iteration of an outer loop can take millions of probes, so
+// that MaxProbesPerNest ended the sampling inside the first iteration of
+// the outer loop, which then had no induction variable and no verdict.
+// So a loop with inner loops whose last sampled iteration took at least
+// pauseMinProbes probes pauses at an unselected iteration far enough from
+// the next selected one: the nest is translated again with only the
+// counting probes (keepCounting), which keep the counters of every loop
+// with inner loops exact, and runs at the engine's speed until a few
+// iterations (its lead) before the next selected one, or before the loop
+// ends, where it is translated again with every probe. The new
+// translation takes effect only between slices, so the lead covers two
+// slices of SliceInsns instructions (an instruction makes about one probe
+// at most; a longer wait costs a selected iteration, not a wrong
+// sample), and what runs after a resume is counted, not recorded, until
+// the first header, at the paused loop's depth or above (and not inside
+// an iteration that began before it), after the new translation: every
+// counter below it starts afresh there. A long loop inside an iteration
+// that is not recorded pauses too, until it is about to end.
+const pauseMinProbes = 256
+
+// nextSelected is the first selected iteration after t.
+func nextSelected(t int32) int32 {
+	if t < 3 {
+		return t + 1
+	}
+	s := int32(4)
+	for s <= t {
+		s <<= 1
+	}
+	return s
+}
+
+// pauseLead is how many iterations of probes-long iterations a paused
+// loop resumes before the iteration it must sample.
+func (c *Collector) pauseLead(probes int64) int32 {
+	return int32(max(2, (2*int64(c.opts.SliceInsns)+probes-1)/max(probes, 1)))
+}
+
+// resumeAt reports whether paused loop info, at iteration t, resumes:
+// the next selected iteration (unless toEnd: the loop's iterations are
+// not recorded whatever they are), or the loop's end if it runs as many
+// iterations as its last entry did, is within lead.
+func resumeAt(info *loopInfo, t, lead int32, toEnd bool) bool {
+	if !toEnd && nextSelected(t) <= t+lead {
+		return true
+	}
+	return int64(t)+int64(lead) >= info.lastTrips && int64(t) < info.lastTrips
+}
+
+// pause stops the sampling probes of nest ni during the unselected
+// iterations of its loop l.
+func (c *Collector) pause(n *nestState, ni, l int) {
+	n.sampling, n.paused = false, l
+	c.pendingNest = append(c.pendingNest, ni)
+}
+
+// resume gives nest n, paused, its sampling probes back.
+func (c *Collector) resume(n *nestState) {
+	d := len(n.loops[n.paused].chain)
+	if n.skip {
+		// Still skipping after an earlier resume: what began
+		// unrecorded stays so.
+		d = min(d, n.skipSeen)
+	}
+	n.sampling, n.skip, n.flushed, n.skipSeen = true, true, false, d
+	n.paused = -1
+	for i := range n.iterStart {
+		n.iterStart[i] = -1
+	}
+	c.resumed = append(c.resumed, c.nestIndex(n))
+}
+
 // Probe is the interpreter's probe hook.
 func (c *Collector) Probe(id uint32, addr uint64, size int) {
 	s := &c.sites[id]
@@ -615,15 +717,37 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 	}
 	n := c.nests[s.nest]
 	if !n.sampling {
-		// Counting: only the outer loops' iterations, for their trip counts.
+		// Counting: only the outer loops' iterations, for their trip
+		// counts (paused: for resuming too).
 		switch s.kind {
 		case siteHeader:
-			for k := s.loop + 1; k < len(n.loops); k++ {
-				if n.counter[k] >= 0 && c.isDescendant(n, k, s.loop) {
+			l := s.loop
+			for k := l + 1; k < len(n.loops); k++ {
+				if n.counter[k] >= 0 && c.isDescendant(n, k, l) {
 					c.finishTrips(n, k)
 				}
 			}
-			n.counter[s.loop]++
+			if n.paused >= 0 && l == 0 && n.counter[0] < 0 || n.skip && l == 0 && n.counter[0] < 0 {
+				// A nest paused before the collector saw its outer loop
+				// begin an iteration (its descendant, ended above, has
+				// resumed): the entry begins at the first outer header
+				// with every probe in place, so that its iteration 0 is
+				// recorded from its start.
+				return
+			}
+			n.counter[l]++
+			n.sel[l] = selected(n.counter[l])
+			if n.paused >= 0 && l == 0 {
+				n.maxOuter = max(n.maxOuter, n.counter[0])
+			}
+			if n.paused == l && resumeAt(n.loops[l], n.counter[l], n.lead, n.toEnd) {
+				c.resume(n)
+			}
+			if n.skip {
+				// This iteration began unrecorded (the header that
+				// resumed an ancestor's paused descendant, or l itself).
+				n.skipSeen = min(n.skipSeen, len(n.loops[l].chain))
+			}
 		case siteReset, siteExit:
 			c.finishTrips(n, s.loop)
 		}
@@ -635,20 +759,33 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 	if n.entries > 0 || s.kind == siteHeader && s.loop == 0 {
 		n.probes++
 	}
+	n.spent++
 	if n.probes == c.opts.MaxProbesPerNest {
-		n.sampling = false
+		n.sampling, n.skip = false, false
 		c.pendingNest = append(c.pendingNest, s.nest)
 	}
 	switch s.kind {
 	case siteHeader:
 		l := s.loop
-		if n.counter[l] < 0 && l == 0 {
-			n.entries++
-		}
 		// Inner loops start afresh in this iteration.
 		for k := l + 1; k < len(n.loops); k++ {
 			if n.counter[k] >= 0 && c.isDescendant(n, k, l) {
 				c.finishTrips(n, k)
+			}
+		}
+		if n.counter[l] < 0 && l == 0 {
+			if n.skip && !n.flushed {
+				// As above: not until the probes are in place.
+				return
+			}
+			n.entries++
+		}
+		info := n.loops[l]
+		if d := len(info.chain); n.skip {
+			if n.flushed && d <= n.skipSeen {
+				n.skip = false
+			} else {
+				n.skipSeen = min(n.skipSeen, d)
 			}
 		}
 		n.counter[l]++
@@ -657,7 +794,25 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 		}
 		n.sel[l] = selected(n.counter[l])
 		n.snapping = -1
-		info := n.loops[l]
+		if len(info.loop.Children) > 0 && n.sampling {
+			// An iteration that is not recorded (unselected, or inside
+			// one that began unrecorded: after a resume, or before the
+			// nest's outer loop began an iteration under the collector)
+			// need not pay for its probes.
+			t := n.counter[l]
+			unrecorded := n.skip || n.counter[0] < 0
+			if last := n.iterStart[l]; last >= 0 && n.spent-last >= pauseMinProbes && (unrecorded || !selected(t)) {
+				if lead := c.pauseLead(n.spent - last); !resumeAt(info, t, lead, unrecorded) {
+					n.iterStart[l], n.lead, n.toEnd = -1, lead, unrecorded
+					c.pause(n, s.nest, l)
+					return
+				}
+			}
+			n.iterStart[l] = n.spent
+		}
+		if n.skip {
+			return
+		}
 		if c.chainSelected(n, l) && !info.snapDone {
 			n.snapping = l
 			if cap(n.buf) < len(info.snapRegs) {
@@ -669,7 +824,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			}
 		}
 	case siteReg:
-		if n.snapping != s.loop {
+		if n.skip || n.snapping != s.loop {
 			return
 		}
 		n.buf[s.reg] = addr
@@ -681,7 +836,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 	case siteRepCount:
 		c.repCount = addr
 	case siteAccess:
-		if s.samples >= c.opts.MaxSamplesPerSite || n.entries == 0 || !c.chainSelected(n, s.loop) {
+		if n.skip || s.samples >= c.opts.MaxSamplesPerSite || n.entries == 0 || !c.chainSelected(n, s.loop) {
 			return
 		}
 		if s.rep {
@@ -711,10 +866,16 @@ func (c *Collector) isDescendant(n *nestState, k, l int) bool {
 
 // finishTrips ends the current entry of loop l, recording its trip count.
 func (c *Collector) finishTrips(n *nestState, l int) {
-	// Once a nest only counts, its innermost loops run without probes
-	// and their counters mean nothing.
-	if n.counter[l] >= 0 && (n.sampling || len(n.loops[l].loop.Children) > 0) {
+	if n.paused == l {
+		// The paused loop ends: its siblings and ancestors sample.
+		c.resume(n)
+	}
+	// Once a nest only counts (or while it is paused, or skips after a
+	// resume), its innermost loops run without probes and their counters
+	// mean nothing.
+	if n.counter[l] >= 0 && (n.sampling && !n.skip || len(n.loops[l].loop.Children) > 0) {
 		info := n.loops[l]
+		info.lastTrips = int64(n.counter[l]) + 1
 		p := info.parent
 		ok := n.entries > 0
 		if p >= 0 {
@@ -826,6 +987,20 @@ func (c *Collector) flush() {
 		n.vblocks = map[uint64]uint64{}
 	}
 	c.pending = c.pending[:0]
+	// A resumed nest's blocks without probes (its innermost loops') get
+	// them back as well.
+	for _, ni := range c.resumed {
+		n := c.nests[ni]
+		for a, end := range n.vblocks {
+			c.inner.Invalidate(a, end-a)
+		}
+		n.vblocks = map[uint64]uint64{}
+		for _, b := range n.root.Blocks {
+			c.inner.Invalidate(b.Addr, b.End-b.Addr)
+		}
+		n.flushed = true
+	}
+	c.resumed = c.resumed[:0]
 }
 
 // Invalidate implements gvinst.Engine.
@@ -867,7 +1042,7 @@ func (c *Collector) Progress() Progress {
 		// A nest the guest was inside when the collector took over counts
 		// its entry from its next outer iteration: running, it is not
 		// sampled until then.
-		if n.sampling && n.maxOuter < minOuterIterations && running {
+		if (n.sampling || n.paused >= 0) && n.maxOuter < minOuterIterations && running {
 			p.Sampling++
 		}
 	}

@@ -3,6 +3,7 @@ package ptxgen
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -27,8 +28,11 @@ type emitter struct {
 	alias                              map[gvinst.Reg]gvinst.Reg // copies in the block being lowered
 	block                              uint64                    // the block being lowered
 	checks                             []check                   // the error stubs of the combined footprint and alignment checks
-	tripExits                          []tripExit                // the edges leaving the counted loop (Nest.TripCheck)
-	err                                error
+	// unchecked emits Kernel.Unchecked: accesses go to their site's
+	// device buffer without the footprint and alignment checks.
+	unchecked bool
+	tripExits []tripExit // the edges leaving the counted loop (Nest.TripCheck)
+	err       error
 }
 
 // tripExit is an edge leaving the loop a 1D kernel counts: the branch at
@@ -147,8 +151,8 @@ func (e *emitter) fail(format string, args ...any) {
 }
 
 // emit produces the module text.
-func emit(a *analysis, k *Kernel) (string, error) {
-	e := &emitter{a: a, k: k, stubs: map[string][2]uint64{}}
+func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
+	e := &emitter{a: a, k: k, stubs: map[string][2]uint64{}, unchecked: unchecked}
 	// Prologue: the thread's iteration index and its live-in values.
 	e.reset()
 	e.i("mov.u32", "%w0", "%ctaid.x")
@@ -223,6 +227,9 @@ func emit(a *analysis, k *Kernel) (string, error) {
 	}
 	for i := range a.sites {
 		e.i("ld.param.u64", fmt.Sprintf("%%sd%d", i), ptx.Addr(fmt.Sprintf("site%d_delta", i), 0))
+		if unchecked {
+			continue
+		}
 		// The host passes the span an access of this site may start in
 		// (hi-lo-size), so one unsigned compare checks both ends.
 		e.i("ld.param.u64", fmt.Sprintf("%%sl%d", i), ptx.Addr(fmt.Sprintf("site%d_lo", i), 0))
@@ -499,7 +506,11 @@ func emit(a *analysis, k *Kernel) (string, error) {
 	f.Body.Stmts = append(f.Body.Stmts, hoistDecls(ls)...)
 	f.Body.Stmts = append(f.Body.Stmts, stmts(ls)...)
 	m := &ptx.Module{Version: "8.0", Target: []string{"sm_90"}, AddressSize: 64, Funcs: []*ptx.Func{f}}
-	header := fmt.Sprintf("//\n// gxbit kernel %s: the loop at %#x, %s.\n//\n", k.Name, a.n.Header, shapeOf(a.n))
+	shape := shapeOf(a.n)
+	if unchecked {
+		shape += "; without footprint checks, for launches a checked one proved"
+	}
+	header := fmt.Sprintf("//\n// gxbit kernel %s: the loop at %#x, %s.\n//\n", k.Name, a.n.Header, shape)
 	return header + ptx.Print(m), nil
 }
 
@@ -1273,6 +1284,10 @@ func naturalAlign(size int) int { return min(size, 8) }
 // an alignment of al bytes, and leaves the device address in register
 // addr.
 func (e *emitter) siteCheckTo(id int, addr, guest string, al int, x86 uint64) {
+	if e.unchecked {
+		e.i("add.u64", addr, guest, fmt.Sprintf("%%sd%d", id))
+		return
+	}
 	// %sl is the site's lowest address and %sh the span it may start an
 	// access in (see the prologue): one unsigned compare checks both ends,
 	// and the alignment test joins the same predicate, so an access costs
@@ -1510,9 +1525,23 @@ func copies(b *gvinst.VBlock) map[gvinst.Reg]gvinst.Reg {
 // toInnerIteration moves this thread to its inner iteration %xi of row
 // %idx (each inner live-in advanced by its step, whose per-row change is
 // istepd_), reloads the inner level's reloaded registers, and enters the
-// inner loop.
+// inner loop. A value the inner loop does not write has step 0, and a
+// reloaded register is loaded (or, in the iterations before its depth,
+// holds its value at the inner loop's entry): neither moves.
 func (e *emitter) toInnerIteration(a *analysis) {
+	reloaded := map[gvinst.Reg]bool{}
+	for _, r := range a.n.Reloads {
+		if r.Inner {
+			reloaded[r.Slot] = true
+			if r.HighZero {
+				reloaded[r.Slot+1] = true
+			}
+		}
+	}
 	for _, l := range a.innerLive {
+		if !l.Written || !l.Stack && reloaded[l.Slot] {
+			continue
+		}
 		dst := ""
 		if l.Stack {
 			dst = fmt.Sprintf("%%k%d", a.privIdx[privKeyOf(l.Base, l.Disp)])
@@ -1531,7 +1560,10 @@ func (e *emitter) toInnerIteration(a *analysis) {
 // reloads loads the reloaded registers of the level (inner: the inner
 // level, at inner iteration %xi) as a thread enters it: those of depth 2
 // first, so that one whose inner iteration is 1 copies its source before
-// the source is loaded again.
+// the source is loaded again. The first depth iterations of the launch
+// (of the row, inner) have no iteration that far back to load from: they
+// keep the value passed in (the row's entry value), and iteration 1 of a
+// depth-2 register takes its source's.
 func (e *emitter) reloads(inner bool) {
 	var rs []Reload
 	for _, r := range e.a.n.Reloads {
@@ -1569,33 +1601,50 @@ func (e *emitter) reloads(inner bool) {
 		}
 		e.comment(fmt.Sprintf(" reload %s: the load at x86 %#x, %d iteration(s) back", r.Slot, r.X86, r.Depth))
 		skip := fmt.Sprintf("$Lreload%d_%t", n, inner)
+		index := "%idx"
 		if inner {
-			p := e.pred()
-			e.i("setp.lt.u64", p, "%xi", r.Depth)
-			e.i("bra", skip).when(p)
+			index = "%xi"
 		}
+		p := e.pred()
+		e.i("setp.lt.u64", p, index, r.Depth)
+		e.i("bra", skip).when(p)
+		// The address: Σ Scale·reg + Disp, a scale of 1 added as it is,
+		// a power of two shifted, no add of a zero displacement.
 		addr := e.t()
-		e.i("mov.u64", addr, lit(uint64(r.Disp)))
-		for _, t := range r.Terms {
-			x := e.t()
-			e.i("mul.lo.u64", x, e.reg(t.Reg), lit(uint64(t.Scale)))
-			e.i("add.u64", addr, addr, x)
+		for n, t := range r.Terms {
+			x := e.reg(t.Reg)
+			if t.Scale != 1 {
+				x = e.t()
+				if t.Scale > 0 && t.Scale&(t.Scale-1) == 0 {
+					e.i("shl.b64", x, e.reg(t.Reg), bits.TrailingZeros64(uint64(t.Scale)))
+				} else {
+					e.i("mul.lo.u64", x, e.reg(t.Reg), lit(uint64(t.Scale)))
+				}
+			}
+			if n == 0 {
+				e.i("mov.b64", addr, x)
+			} else {
+				e.i("add.u64", addr, addr, x)
+			}
+		}
+		switch {
+		case len(r.Terms) == 0:
+			e.i("mov.u64", addr, lit(uint64(r.Disp)))
+		case r.Disp != 0:
+			e.i("add.u64", addr, addr, lit(uint64(r.Disp)))
 		}
 		e.siteCheck(site, addr, r.Size, r.X86)
 		e.load(e.reg(r.Slot), ptx.Addr(addr, 0), r.Size)
 		if r.HighZero {
 			e.i("mov.b64", e.reg(r.Slot+1), 0)
 		}
-		if !inner {
-			continue
-		}
 		if r.Depth == 2 {
-			// Inner iteration 1 has what the source held at iteration 0.
+			// Iteration 1 has what the source held at iteration 0.
 			done := skip + "_done"
 			e.i("bra", done)
 			e.label(skip)
 			p := e.pred()
-			e.i("setp.ne.u64", p, "%xi", 1)
+			e.i("setp.ne.u64", p, index, 1)
 			e.i("bra", done).when(p)
 			e.i("mov.b64", e.reg(r.Slot), e.reg(r.Source))
 			if r.HighZero {

@@ -86,6 +86,16 @@ type Kernel struct {
 	// Part is set on the kernel of one part of a distributed level (a Nest
 	// with Start or Stop): it has no exit test of its own.
 	Part bool
+	// DataIndependent says that no address the kernel accesses, no branch
+	// it takes and nothing that could make it fail depends on a value it
+	// loads from guest memory: two launches with the same LaunchInput make
+	// the same accesses along the same paths, whatever the arrays hold.
+	// Unchecked is then the same kernel (same parameters) without the
+	// footprint and alignment checks of its accesses, to launch only with
+	// an input a launch of this kernel ran without error (see
+	// LaunchInput.Proven); nil otherwise.
+	DataIndependent bool
+	Unchecked       *Kernel
 	// TripChecked is set on a 1D kernel that counts the arrivals at a loop
 	// inside the level (Nest.TripCheck): it takes the 2D parameters
 	// itrip0 and itripstep (LaunchInput.InnerTrip0 all ones: no check).
@@ -172,11 +182,19 @@ func Generate(n *Nest) (*Kernel, error) {
 			Param{Name: fmt.Sprintf("site%d_lo", i), Kind: ParamSiteLo, Index: i},
 			Param{Name: fmt.Sprintf("site%d_span", i), Kind: ParamSiteSpan, Index: i})
 	}
-	src, err := emit(a, k)
+	src, err := emit(a, k, false)
 	if err != nil {
 		return nil, err
 	}
 	k.PTX = src
+	if a.dataIndependent() {
+		u := *k
+		u.Name = name + "_u"
+		if u.PTX, err = emit(a, &u, true); err != nil {
+			return nil, err
+		}
+		k.DataIndependent, k.Unchecked = true, &u
+	}
 	return k, nil
 }
 

@@ -40,6 +40,14 @@ type LaunchInput struct {
 	// the guest where dense sites cover it (the kernel overwrites those
 	// bytes before anything reads them).
 	Dense []bool
+	// Proven says that a launch of the kernel with this same input (the
+	// values of reloaded registers aside: data to a DataIndependent
+	// kernel) ran without error, and the kernel is DataIndependent: this
+	// launch cannot
+	// fail its checks either (it may run Kernel.Unchecked), so it makes no
+	// backup of the device's only copies of what it overwrites. Should it
+	// fail after all, those bytes are lost (ErrLostCopy).
+	Proven bool
 }
 
 // Overwritten returns the bytes of group g that a launch of k with input in
@@ -139,8 +147,14 @@ func (e *KernelError) Error() string {
 // LaunchStats are the times and bytes of one launch.
 type LaunchStats struct {
 	Kernel, CopyIn, CopyOut time.Duration
-	BytesIn, BytesOut       uint64
-	BytesReused             uint64 // resident bytes the launch did not copy in again
+	// LaunchWall is the host's time from the launch call to the kernel's
+	// end: Kernel and what launching cost (what a cost model must count).
+	LaunchWall        time.Duration
+	BytesIn, BytesOut uint64
+	// ThreadInstructions are the kernel's, where the driver counts them
+	// (the simulator; zero on a real GPU).
+	ThreadInstructions uint64
+	BytesReused        uint64 // resident bytes the launch did not copy in again
 	// BytesDeferred are written bytes left on the device (a lazy Resident):
 	// they come back page by page when the guest touches them.
 	BytesDeferred uint64
@@ -168,7 +182,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	bufs := make([]*resBuf, len(groups))
 	kept := make([]bool, len(groups))
 	backup := make([]gpu.DevicePtr, len(groups))
-	ok := false
+	ok, launched := false, false
 	defer func() {
 		forgotten := map[*resBuf]bool{}
 		for gi, b := range bufs {
@@ -177,6 +191,13 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			case b == nil:
 			case !kept[gi]:
 				_ = ctx.Free(b.dev)
+			case !ok && in.Proven && !launched:
+				// Nothing ran: the device's copies are as they were.
+			case !ok && in.Proven && g.Written && b.nstale > 0 && !forgotten[b]:
+				// The kernel may have written over stale pages, which
+				// only the device held, and there is no backup.
+				err = errors.Join(err, fmt.Errorf("%w: a proven launch failed over [%#x,%#x), which held stale pages", ErrLostCopy, g.Range.Lo, g.Range.Hi))
+				forgotten[b] = true
 			case !ok && backup[gi] != 0:
 				// The kernel may have written part of a buffer whose
 				// stale pages only the device holds: put back the copy
@@ -233,7 +254,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			return st, lerr
 		}
 		st.BytesIn += copied
-		if lazy && g.Written && b.nstale > 0 {
+		if lazy && g.Written && b.nstale > 0 && !in.Proven {
 			n := g.Range.Hi - g.Range.Lo
 			bk, berr := res.spare(n)
 			if berr == nil {
@@ -254,19 +275,15 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 		st.BytesReused += g.Range.Hi - g.Range.Lo
 	}
 	st.BytesReused -= min(st.BytesReused, st.BytesIn)
-	var errDev gpu.DevicePtr
-	if res != nil {
-		errDev, err = res.spare(ErrorRecordSize)
-		defer func() { res.putSpare(errDev) }()
-	} else {
-		errDev, err = ctx.Alloc(ErrorRecordSize)
-		defer func() { _ = ctx.Free(errDev) }()
-	}
+	errDev, err := res.errorRecord(ctx)
 	if err != nil {
 		return st, err
 	}
-	if err := ctx.Memset(errDev, 0, ErrorRecordSize); err != nil {
-		return st, err
+	if res == nil {
+		defer func() { _ = ctx.Free(errDev) }()
+	} else {
+		// Until the record is read back zero, the next launch clears it.
+		res.errDirty = true
 	}
 	st.CopyIn = time.Since(t0)
 	params := make([][]byte, len(k.Params))
@@ -309,17 +326,23 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	case k.TwoD:
 		cfg = k.Plan.Config2D(in.Count, in.InnerMax)
 	}
-	timer := startKernelTimer(ctx)
+	// The kernel's time is the context's own (a real GPU's events around
+	// the launch, on the driver's thread): one driver call, where a pair
+	// of events of our own would cost six (create, record, destroy each).
+	t1 := time.Now()
+	launched = true
 	if err := ctx.Launch(fn, cfg, params); err != nil {
-		timer.stop()
 		return st, err
 	}
-	timer.launched()
 	if err := ctx.Synchronize(); err != nil {
-		timer.stop()
 		return st, err
 	}
-	st.Kernel = timer.stop()
+	st.LaunchWall = time.Since(t1)
+	ls := ctx.LastLaunchStats()
+	st.Kernel, st.ThreadInstructions = ls.Duration, ls.ThreadInstructions
+	if st.Kernel <= 0 {
+		st.Kernel = st.LaunchWall
+	}
 	t2 := time.Now()
 	rec := make([]byte, ErrorRecordSize)
 	if err := ctx.CopyDtoH(rec, errDev); err != nil {
@@ -327,6 +350,9 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	}
 	if code := binary.LittleEndian.Uint32(rec); code != 0 {
 		return st, &KernelError{Code: int(code), X86: binary.LittleEndian.Uint64(rec[8:])}
+	}
+	if res != nil {
+		res.errDirty = false
 	}
 	// Written buffers: copy back, or (lazy) mark the guest's pages stale.
 	// Every copy back is read before the guest is written, so that a
@@ -370,58 +396,4 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	}
 	st.CopyOut = time.Since(t2)
 	return st, nil
-}
-
-// kernelTimer times one launch with a pair of device events around it, as
-// cuEventElapsedTime does, so that the host's launch overhead is left out;
-// where events fail it falls back to the host's clock.
-type kernelTimer struct {
-	ctx        gpu.Context
-	start, end gpu.Event
-	t0         time.Time
-}
-
-func startKernelTimer(ctx gpu.Context) *kernelTimer {
-	t := &kernelTimer{ctx: ctx, t0: time.Now()}
-	if ev, err := ctx.NewEvent(); err == nil {
-		if ev.Record() == nil {
-			t.start = ev
-		} else {
-			_ = ev.Destroy()
-		}
-	}
-	return t
-}
-
-// launched records the end event behind the launch.
-func (t *kernelTimer) launched() {
-	if t.start == nil {
-		return
-	}
-	if ev, err := t.ctx.NewEvent(); err == nil {
-		if ev.Record() == nil {
-			t.end = ev
-		} else {
-			_ = ev.Destroy()
-		}
-	}
-}
-
-// stop returns the launch's time, once it has completed, and releases the
-// events.
-func (t *kernelTimer) stop() time.Duration {
-	wall := time.Since(t.t0)
-	for _, ev := range []gpu.Event{t.start, t.end} {
-		if ev != nil {
-			defer func() { _ = ev.Destroy() }()
-		}
-	}
-	if t.start == nil || t.end == nil || t.end.Synchronize() != nil {
-		return wall
-	}
-	d, err := t.end.ElapsedSince(t.start)
-	if err != nil || d <= 0 {
-		return wall
-	}
-	return d
 }

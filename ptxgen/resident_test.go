@@ -264,6 +264,40 @@ func TestResidentLazyClose(t *testing.T) {
 	}
 }
 
+// TestResidentDiscard checks that Discard frees the buffers without
+// bringing the stale pages back, counts their bytes, and leaves a read of
+// one failing (no holder) rather than seeing the old bytes.
+func TestResidentDiscard(t *testing.T) {
+	const n = 1000
+	_, k, ctx, fn := saxpyKernel(t)
+	mem, cpu := lazyGuest(t, n)
+	res := Resident{Lazy: true}
+	in := saxpyInput(k, cpu, n, Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n})
+	if _, err := Launch(ctx, fn, k, mem, in, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !mem.IsStale(dataBase + 0x8000) {
+		t.Fatal("the launch left no page stale: nothing to discard")
+	}
+	left := res.Discard()
+	if left < 8*n || res.Discarded() != left {
+		t.Errorf("Discard left %d bytes (Discarded %d), want y's %d at least", left, res.Discarded(), 8*n)
+	}
+	if n, _ := res.BroughtBack(); n != 0 {
+		t.Errorf("Discard brought %d bytes back, want none", n)
+	}
+	if mem.OnStale != nil {
+		t.Error("Discard left the memory held")
+	}
+	buf := make([]byte, 8)
+	if err := mem.Read(dataBase+0x8000, buf); err == nil {
+		t.Error("reading a discarded stale page succeeded, want a fault")
+	}
+	if err := res.Close(); err != nil {
+		t.Errorf("Close after Discard: %v", err)
+	}
+}
+
 // TestResidentLazyEvict runs the saxpy loop twice with a lazy Resident
 // that has room for two arrays only; the second launch's footprints are
 // 16 bytes longer, so x's buffer grows (merged with the new range) and
@@ -549,5 +583,62 @@ func TestResidentDropsUnmapped(t *testing.T) {
 	}
 	if err := res.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// callCounter counts a context's driver calls by kind.
+type callCounter struct {
+	gpu.Context
+	memsets, events, dtod int
+}
+
+func (c *callCounter) Memset(dst gpu.DevicePtr, b byte, n uint64) error {
+	c.memsets++
+	return c.Context.Memset(dst, b, n)
+}
+
+func (c *callCounter) NewEvent() (gpu.Event, error) {
+	c.events++
+	return c.Context.NewEvent()
+}
+
+func (c *callCounter) CopyDtoD(dst, src gpu.DevicePtr, n uint64) error {
+	c.dtod++
+	return c.Context.CopyDtoD(dst, src, n)
+}
+
+// TestErrorRecordReused launches the saxpy kernel with one Resident: the
+// error record is cleared before the first launch and again only after a
+// launch whose kernel failed, so a launch that follows a failure
+// succeeds, and launches after a success make no memset; no launch makes
+// timing events of its own.
+func TestErrorRecordReused(t *testing.T) {
+	const n = 1000
+	_, k, sim, fn := saxpyKernel(t)
+	ctx := &callCounter{Context: sim}
+	mem, cpu := lazyGuest(t, n)
+	var res Resident
+	defer func() { _ = res.Close() }()
+	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
+	for round, want := range []struct {
+		fail    bool
+		memsets int
+	}{{false, 1}, {false, 0}, {true, 0}, {false, 1}, {false, 0}} {
+		xf := xr
+		if want.fail {
+			xf.Hi = xr.Lo + 8*100 // threads past x[99] fail
+		}
+		ctx.memsets = 0
+		_, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xf, yr), &res)
+		var ke *KernelError
+		if want.fail != (err != nil) || want.fail && !errors.As(err, &ke) {
+			t.Fatalf("round %d: want failure %v, got %v", round, want.fail, err)
+		}
+		if ctx.memsets != want.memsets {
+			t.Errorf("round %d: %d memsets, want %d", round, ctx.memsets, want.memsets)
+		}
+	}
+	if ctx.events != 0 {
+		t.Errorf("the launches made %d events of their own, want none (the context times its launches)", ctx.events)
 	}
 }

@@ -189,6 +189,9 @@ func printStats(res *pipeline.Result) {
 		if len(s.CalloutsByOp) > 0 {
 			fmt.Fprintf(os.Stderr, "gxbit: jit: callouts by op: %s\n", calloutsLine(s.CalloutsByOp, 12))
 		}
+		if len(s.ExitsByKind) > 0 {
+			fmt.Fprintf(os.Stderr, "gxbit: jit: exits to Go by kind: %s\n", calloutsLine(s.ExitsByKind, 12))
+		}
 	}
 	var parts []string
 	for _, c := range s.Syscalls {
@@ -299,7 +302,11 @@ func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, al
 		fmt.Fprintf(os.Stderr, "gxbit: %d hot spots, %d kernel launches on %s\n", len(on.Report.HotSpots), launches, on.Report.Device)
 	}
 	if stats {
-		fmt.Fprintf(os.Stderr, "gxbit: profiling: %d rounds (%d ended by the instruction bound), %d guest instructions\n", on.Rounds, on.LimitedRounds, on.ProfiledInstructions)
+		fmt.Fprintf(os.Stderr, "gxbit: profiling: %d rounds (%d ended by the instruction bound), %d guest instructions in %.3fs; analysis %.3fs; phase 2 set-up %.3fs\n",
+			on.Rounds, on.LimitedRounds, on.ProfiledInstructions, on.ProfileSeconds, on.AnalyseSeconds, on.SetupSeconds)
+		if on.Report != nil {
+			fmt.Fprint(os.Stderr, accel.FormatReport(on.Report))
+		}
 	}
 	return finish(res, stats)
 }

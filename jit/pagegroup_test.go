@@ -1,0 +1,141 @@
+//go:build linux && amd64
+
+package jit
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// TestFindPageGroups checks which accesses share one probe: those from one
+// base value (through copies and constant sums too) within a page's span;
+// a new value in the base register, a span over a page, and a lone access
+// end or leave a group.
+func TestFindPageGroups(t *testing.T) {
+	src := `vblock 0x1000..0x1100:
+  # 0x1000: insn
+  GET.u64 v0, s4
+  LD.u32 v1, v0(8)
+  LD.u32 v2, s4(160)
+  ST.u32 v0(16), v1
+  LD.u64 v3, s7(0)
+  LD.u64 v4, s7(4090)
+  LD.u64 v5, s7(8)
+  PUT.u64 s4, v2
+  LD.u32 v6, s4(8)
+  LD.u32 v7, s4(12)
+  LD.u8 v8, s5(0)
+  SUB.u64 v11, v0, 8
+  ST.u64 v11(0), v2
+  PUT.u64 s0, v3
+  PUT.u64 s1, v4
+  PUT.u64 s2, v5
+  PUT.u64 s3, v6
+  PUT.u64 s6, v7
+  PUT.u64 s8, v8
+  # 0x10fc: jmp
+  JMP 0x2000
+`
+	bs, err := gvinst.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vb := bs[0]
+	lastRead := lastReads(vb)
+	addr, _ := findAddresses(vb, lastRead, findAliases(vb, lastRead))
+	groups, groupOf := findPageGroups(vb, addr, 1000)
+	got := ""
+	for _, g := range groups {
+		got += fmt.Sprintf("[%d,%d) r%v w%v %d..%d; ", g.minOff, g.maxEnd, g.read, g.write, g.first, g.last)
+	}
+	want := "[-8,164) rtrue wtrue 1..12; [8,4098) rtrue wfalse 5..6; [8,16) rtrue wfalse 8..9; "
+	if got != want {
+		t.Errorf("groups %s\nwant   %s", got, want)
+	}
+	for i, g := range map[int]groupMember{1: {0, 0}, 2: {0, 0}, 3: {0, 0}, 5: {1, 0}, 6: {1, 0}, 8: {2, 0}, 9: {2, 0}, 12: {0, -8}} {
+		if m, ok := groupOf[i]; !ok || m != g {
+			t.Errorf("instruction %d in group %v (%v), want %v", i, m, ok, g)
+		}
+	}
+	for _, i := range []int{4, 10} {
+		if _, ok := groupOf[i]; ok {
+			t.Errorf("instruction %d is in a group; its range or its loneness should keep it out", i)
+		}
+	}
+}
+
+// TestPageGroupsRunAsInterpreter runs groups of loads and stores on both
+// engines: in one page, straddling the two data pages (each access then
+// probes alone), reaching the unmapped page after them (a precise fault
+// in the middle of the group), and around a callout (the group is probed
+// again after it), as a loop unit too.
+func TestPageGroupsRunAsInterpreter(t *testing.T) {
+	bodies := map[string]string{
+		"one page":        "  LD.u64 v0, s7(8)\n  LD.u32 v1, s7(100)\n  ST.u64 s7(16), v1\n  LD.u64 v2, s7(16)\n  ST.u8 s7(3), v0\n  LD.u16 v3, s7(2)\n  PUT.u64 s0, v2\n  PUT.u64 s1, v3\n",
+		"straddle":        "  LD.u64 v0, s7(4088)\n  LD.u32 v1, s7(4094)\n  ST.u64 s7(4100), v0\n  LD.u64 v2, s7(4100)\n  PUT.u64 s0, v2\n  PUT.u64 s1, v1\n",
+		"fault":           "  LD.u64 v0, s7(8000)\n  PUT.u64 s0, v0\n  ST.u64 s7(8180), v0\n  PUT.u64 s1, v0\n  LD.u64 v1, s7(8200)\n  PUT.u64 s2, v1\n",
+		"callout":         "  LD.u64 v0, s7(8)\n  LD.u64 v4, s6(0)\n  ST.u64 s7(24), v4\n  CVT.rn.f80.f64 v12, v0\n  CVT.rn.f64.f80 v1, v12\n  ST.u64 s7(32), v1\n  LD.u64 v2, s7(40)\n  PUT.u64 s0, v2\n",
+		"deltas":          "  GET.u64 v0, s7\n  ADD.u64 v1, v0, 400\n  ST.u64 v1(8), v0\n  SUB.u64 v2, v1, 16\n  PUT.u64 s5, v2\n  LD.u64 v3, s5(0)\n  LD.u32 v4, s7(408)\n  PUT.u64 s0, v3\n  PUT.u64 s1, v4\n",
+		"deltas straddle": "  GET.u64 v0, s7\n  ADD.u64 v1, v0, 4000\n  ST.u64 v1(90), v0\n  SUB.u64 v2, v1, 16\n  LD.u64 v3, v2(0)\n  LD.u32 v4, s7(4090)\n  PUT.u64 s0, v3\n  PUT.u64 s1, v4\n",
+		"wide":            "  LD.b128 v0, s7(8)\n  LD.u64 v2, s7(200)\n  ST.u64 s7(208), v0\n  ST.u64 s7(216), v1\n  LD.b128 v4, s7(208)\n  PUT.u64 s0, v4\n  PUT.u64 s1, v5\n  PUT.u64 s2, v2\n",
+	}
+	for name, body := range bodies {
+		t.Run(name, func(t *testing.T) {
+			mustRunBoth(t, flagsProgram("  GET.u64 v9, s7\n  ADD.u64 v10, v9, 64\n  PUT.u64 s6, v10\n"+body), []byte{3, 1, 4})
+			// The same as a loop unit, s12 (at most 255) counting down.
+			mustRunBoth(t, "vblock 0x1000..0x1100:\n  # 0x1000: insn\n"+body+
+				"  GET.u64 v20, s12\n  SUB.u64 v21, v20, 1\n  PUT.u64 s12, v21\n  CMP.gt.s64 v22, v21, 0\n"+
+				"  # 0x10fc: jcc\n  BRANCH v22, 0x1000, 0x3000\n"+
+				"vblock 0x3000..0x3002:\n  # 0x3000: syscall\n  SYSCALL 0x3002\n", []byte{2, 7})
+		})
+	}
+}
+
+// TestPageGroupAfterPageGetsBytes: a group that read an untouched page
+// (the shared zero page) must probe again after a callout stores into
+// that page and gives it bytes of its own, or it reads zeros.
+func TestPageGroupAfterPageGetsBytes(t *testing.T) {
+	src := `vblock 0x1000..0x1100:
+  # 0x1000: insn
+  LD.u64 v0, s7(8200)
+  LD.u64 v1, s7(8208)
+  GET.u64 v2, s7
+  ADD.u64 v3, v2, 8192
+  ST.u64 v3(24), s0
+  LD.u64 v4, s7(8216)
+  PUT.u64 s1, v4
+  PUT.u64 s2, v0
+  # 0x10fc: jmp
+  JMP 0x3000
+vblock 0x3000..0x3002:
+  # 0x3000: syscall
+  SYSCALL 0x3002
+`
+	for _, useJIT := range []bool{false, true} {
+		mem := gvinst.NewMemory(0)
+		if err := mem.Map(dataBase, 3*gvinst.PageSize, gvinst.PermRead|gvinst.PermWrite); err != nil {
+			t.Fatal(err)
+		}
+		tr := newTextTranslator(t, mem, src)
+		var e gvinst.Engine = gvinst.NewInterpreter(mem, tr, gvinst.InterpOptions{})
+		if useJIT {
+			j, err := New(mem, tr, gvinst.InterpOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			e = j
+		}
+		cpu := gvinst.CPU{PC: 0x1000}
+		cpu.State[gvinst.S7] = dataBase
+		cpu.State[gvinst.S0] = 0x1234_5678_9abc
+		if stop := e.Run(&cpu, 0); stop.Kind != gvinst.StopSyscall {
+			t.Fatalf("jit=%v: stopped with %v", useJIT, stop)
+		}
+		if cpu.State[gvinst.S1] != 0x1234_5678_9abc {
+			t.Errorf("jit=%v: the load after the store reads %#x", useJIT, cpu.State[gvinst.S1])
+		}
+	}
+}

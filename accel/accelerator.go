@@ -329,6 +329,10 @@ type spot struct {
 	// inner trip count the probed rows did not tell: its launches check
 	// no trip count from then on, and prove no inner store dense.
 	tripsDiffer bool
+	// dead2D says that kernel2 skips the outer body's string stores
+	// (ptxgen.Nest.Dead): a launch uses it only where deadStoresCovered
+	// proves their bytes overwritten.
+	dead2D bool
 
 	// groupOf maps a site's x86 address and kind to the profile's array.
 	groupOf map[[2]uint64]int

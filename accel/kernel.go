@@ -180,7 +180,17 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 				inner[a] = true
 			}
 		}
-		k2, err := ptxgen.Generate(&ptxgen.Nest{Name: fmt.Sprintf("gx_%x_2d", sp.entry), Header: sp.header, Blocks: sp.blocks, Inner: sp.inner, InnerBlocks: inner, Reloads: sp.reloads(true)})
+		n2 := &ptxgen.Nest{Name: fmt.Sprintf("gx_%x_2d", sp.entry), Header: sp.header, Blocks: sp.blocks, Inner: sp.inner, InnerBlocks: inner, Reloads: sp.reloads(true)}
+		k2, err := ptxgen.Generate(n2)
+		if dead := sp.outerStringStores(inner); err != nil && dead != nil {
+			// The outer body's string stores (an inlined memset) kept
+			// out of the 2D kernel: each launch proves them overwritten
+			// (deadStoresCovered), else runs the 1D kernel.
+			n2.Dead = dead
+			if k2d, err2 := ptxgen.Generate(n2); err2 == nil {
+				k2, err, sp.dead2D = k2d, nil, true
+			}
+		}
 		if err == nil {
 			sp.kernel2 = k2
 		} else {

@@ -376,6 +376,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			isteps[i] = st[0] + uint64(P)*irows[i]
 			isteps0[i] = st[0]
 		}
+		if ok && sp.dead2D {
+			try := in
+			try.InnerTrip0, try.InnerTripStep = uint64(first), uint64(dn)
+			ok = sp.deadStoresCovered(k2, try, byX86)
+		}
 		if ok {
 			if fn2 := sp.kernel2Fn(); fn2 != nil {
 				in.InnerTrip0, in.InnerTripStep, in.InnerMax = uint64(first), uint64(dn), uint64(max(first, lastRow))

@@ -1319,6 +1319,13 @@ func (e *emitter) repStos(block uint64, idx int, in *gvinst.Inst) {
 	size := in.Type.Size()
 	n := fmt.Sprintf("%d_%d", idx, block)
 	rcx, rdi, rax := e.reg(gvinst.SReg(1)), e.reg(gvinst.SReg(7)), e.reg(gvinst.S0)
+	if e.a.n.Dead[[2]uint64{block, uint64(idx)}] {
+		// Overwritten before read (Nest.Dead): only the registers move.
+		e.comment(" rep stos: its bytes are overwritten later in the iteration")
+		e.i("mad.lo.u64", rdi, rcx, size, rdi)
+		e.i("mov.u64", rcx, 0)
+		return
+	}
 	p := e.pred()
 	e.label(fmt.Sprintf("$Lrep%s", n))
 	e.i("setp.eq.u64", p, rcx, 0)

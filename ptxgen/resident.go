@@ -64,7 +64,7 @@ type Resident struct {
 	clock     uint64
 	broughtIn uint64        // bytes Refresh and Close brought back
 	broughtT  time.Duration // and the time that took
-	discarded uint64        // stale bytes Discard left behind
+	discarded uint64        // stale bytes Discard and Dropped left behind
 	// stage is the staging buffer of copies that keep no snapshot (see
 	// resBuf.snap), in chunks of at most stageBytes; staging says it is
 	// in use (a guest read during a copy in may bring a page back).
@@ -467,25 +467,22 @@ func (res *Resident) Touched(pageAddr uint64) {
 	}
 }
 
-// Dropped forgets the stale page at pageAddr, whose bytes the guest throws
-// away (gvinst.Memory.OnStaleDropped: an Unmap, say, of an array the
-// device held, when the program frees it): the device's bytes are not
-// brought back, and the page counts as changed, so that a launch over it
-// copies whatever the guest maps there next.
+// Dropped forgets the device's newer bytes of guest page pageAddr, which
+// the guest is unmapping or mapping anew (gvinst.Memory.OnStaleDropped):
+// they are not brought back, and a later launch copies the page's new
+// bytes in again.
 func (res *Resident) Dropped(pageAddr uint64) {
 	pn := pageAddr / gvinst.PageSize
 	for _, b := range res.bufs {
-		i, ok := b.page(pn)
-		if !ok || !b.stale[i] {
-			continue
+		if i, ok := b.page(pn); ok {
+			if b.stale[i] {
+				b.stale[i] = false
+				b.nstale--
+				lo, hi := b.chunk(i)
+				res.discarded += hi - lo
+			}
+			b.touch(pn)
 		}
-		lo, hi := b.chunk(i)
-		res.lazyMem.Undefer(lo, hi-lo)
-		b.stale[i] = false
-		b.nstale--
-		b.dirty[i] = true
-		b.snapped[i] = false
-		delete(b.pageSnap, i)
 	}
 }
 
@@ -1029,7 +1026,8 @@ func (res *Resident) Discard() uint64 {
 	return left
 }
 
-// Discarded reports the bytes Discard left behind.
+// Discarded reports the stale bytes never brought back: left behind by
+// Discard, or unmapped by the guest (Dropped).
 func (res *Resident) Discarded() uint64 { return res.discarded }
 
 // changed returns the span [lo, hi) from the first byte in which a and b

@@ -58,6 +58,13 @@ type Options struct {
 	// means the interpreter. Package pipeline passes the engine its
 	// Config names (the compiling one by default).
 	Engine gvinst.NewEngineFunc
+	// ArmAfter, when not 0, is the process CPU time the run takes before
+	// the hot spots are armed: New arms none, and whoever drives the run
+	// (package pipeline) calls Arm once that much has passed, so that a
+	// program too short for any offload to pay does not pay for probing
+	// either. A nest instance running by then is offloaded from its next
+	// iteration.
+	ArmAfter time.Duration
 }
 
 // disarmAfter is how many instances in a row too short to launch make a
@@ -76,13 +83,16 @@ const DefaultMinIterations = 16
 // Accelerator offloads a guest's hot spots: it owns the breakpoints, the
 // kernels and the device context of one run.
 type Accelerator struct {
-	g     *Guest
-	opts  Options
-	ctx   gpu.Context
-	dev   string
-	spots map[uint64]*spot // by mapped header
-	order []*spot
-	main  gvinst.Engine
+	g    *Guest
+	opts Options
+	// ctx is the device context (nil until openContext), closed once
+	// Close ran.
+	ctx    gpu.Context
+	closed bool
+	dev    string
+	spots  map[uint64]*spot // by mapped header
+	order  []*spot
+	main   gvinst.Engine
 	// closeMain releases the main engine (nil when it holds nothing, or
 	// once released).
 	closeMain io.Closer
@@ -129,7 +139,10 @@ func (a *Accelerator) mainRate() float64 {
 // breakpoint at the header of each parallel nest; the nest is translated
 // and its kernel generated when the guest first reaches the header, and
 // loaded at its first launch, so that a run pays for the kernels of the
-// hot spots it reaches only. A nest that cannot be offloaded is reported
+// hot spots it reaches only. The device context is made when the guest
+// first reaches a hot spot whose kernel was generated (a context on a
+// real GPU costs a good part of a second), so a run that offloads
+// nothing never opens it. A nest that cannot be offloaded is reported
 // with its reason and runs on the CPU. The caller runs the guest
 // on Engine, calls OnBreak at each breakpoint stop, and Finish at the end.
 func New(g *Guest, opts Options) (*Accelerator, error) {
@@ -142,11 +155,7 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	if opts.MinIterations == 0 {
 		opts.MinIterations = DefaultMinIterations
 	}
-	gctx, err := opts.Driver.NewContext(0)
-	if err != nil {
-		return nil, fmt.Errorf("accelerate: %w", err)
-	}
-	a := &Accelerator{g: g, opts: opts, ctx: gctx, spots: map[uint64]*spot{}, created: time.Now()}
+	a := &Accelerator{g: g, opts: opts, spots: map[uint64]*spot{}, created: time.Now()}
 	// What a kernel writes stays on the device until the guest touches
 	// it; the first launch makes the resident buffers g.Mem's holder.
 	a.resident.Lazy = true
@@ -157,7 +166,9 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	a.costs = opts.Costs
 	a.bps = map[uint64]bool{}
 	a.prepared = map[uint64]bool{}
-	a.add(opts.Profile)
+	if opts.ArmAfter == 0 {
+		a.add(opts.Profile)
+	}
 	newEngine := opts.Engine
 	if newEngine == nil {
 		newEngine = func(mem *gvinst.Memory, t gvinst.Translator, o gvinst.InterpOptions) (gvinst.Engine, error) {
@@ -167,8 +178,8 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	// The breakpoint set is shared: the engine reads it whenever it
 	// translates a block, and add and disarm change it, then invalidate
 	// the header's block.
+	var err error
 	if a.main, err = newEngine(g.Mem, g.Lifter, gvinst.InterpOptions{Breakpoints: a.bps, Optimize: true}); err != nil {
-		_ = gctx.Close()
 		return nil, fmt.Errorf("accelerate: the main engine: %w", err)
 	}
 	a.closeMain, _ = a.main.(io.Closer)
@@ -215,6 +226,10 @@ func (a *Accelerator) add(prof *profile.File) int {
 	}
 	return armed
 }
+
+// Arm arms the hot spots of Options.Profile (see Options.ArmAfter) and
+// returns how many it armed; they are armed once.
+func (a *Accelerator) Arm() int { return a.add(a.opts.Profile) }
 
 // Update adds the parallel hot spots of prof, a later profile of the same
 // run (gxbit run --accelerate profiles again when the guest runs code no
@@ -264,6 +279,7 @@ func (a *Accelerator) AuxInstructions() uint64 {
 // Close brings back into guest memory what is left on the device (see
 // Finish) and releases the device context and the main engine.
 func (a *Accelerator) Close() {
+	a.closed = true
 	if a.ctx != nil {
 		_ = a.resident.Close()
 		_ = a.ctx.Close()
@@ -313,19 +329,24 @@ type spot struct {
 	// inner trip count the probed rows did not tell: its launches check
 	// no trip count from then on, and prove no inner store dense.
 	tripsDiffer bool
+	// dead2D says that kernel2 skips the outer body's string stores
+	// (ptxgen.Nest.Dead): a launch uses it only where deadStoresCovered
+	// proves their bytes overwritten.
+	dead2D bool
 
 	// groupOf maps a site's x86 address and kind to the profile's array.
 	groupOf map[[2]uint64]int
 	probe   *gvinst.Interpreter // instrumented; stops at the header and the exits
 	// rows runs the probed iterations past recordedRows, without probes,
-	// stopping where probe does.
-	rows gvinst.Engine
+	// stopping at rowBps, where probe does (rowEngine).
+	rows   gvinst.Engine
+	rowBps map[uint64]bool
 	// fallback runs the rest of an instance after a fallback, stopping at
 	// the exits (see fallbackEngine).
 	fallback gvinst.Engine
 	// The fast engines (fastEngine) of timePlain: timer runs a budget of
 	// instructions (stopping at the exits; it is fallback); toHeader then
-	// runs on to the header or an exit.
+	// runs on to the header or an exit (it is skipper too).
 	timer    gvinst.Engine
 	toHeader gvinst.Engine
 	rec      probeRecord
@@ -503,6 +524,9 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 	if sp.rep.Disarmed || !sp.ensureBuilt() {
 		return nil
 	}
+	if err := a.openContext(); err != nil {
+		return err
+	}
 	done, fb := sp.offload(cpu)
 	if fb == nil {
 		sp.small = 0
@@ -544,6 +568,23 @@ func (sp *spot) disarm(notProfitable string) {
 		delete(sp.a.bps, sp.header)
 		sp.a.main.Invalidate(sp.header, 1)
 	}
+}
+
+// openContext makes the device context, the first time a hot spot may
+// launch (see New).
+func (a *Accelerator) openContext() error {
+	if a.ctx != nil {
+		return nil
+	}
+	if a.closed {
+		return errors.New("accelerate: the accelerator is closed")
+	}
+	ctx, err := a.opts.Driver.NewContext(0)
+	if err != nil {
+		return fmt.Errorf("accelerate: %w", err)
+	}
+	a.ctx = ctx
+	return nil
 }
 
 // deviceCosts are the device's costs, measured the first time.

@@ -3,9 +3,13 @@ package accel_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/gpusim"
@@ -42,8 +46,12 @@ func TestRunOnlineStopsBySamples(t *testing.T) {
 	}
 	// The product nest is 200³ multiply-adds; the round needs a few of its
 	// 200 outer iterations.
-	if on.ProfiledInstructions == 0 || on.ProfiledInstructions > on.Report.GuestInstructions/4 {
-		t.Errorf("%d of %d guest instructions ran under the collector: the round did not end by what it saw", on.ProfiledInstructions, on.Report.GuestInstructions)
+	plain, err := pipeline.Run(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: io.Discard, Stderr: io.Discard, Engine: testEngine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all := plain.Stats.GuestInstructions; on.ProfiledInstructions == 0 || on.ProfiledInstructions > all/4 {
+		t.Errorf("%d guest instructions ran under the collector, of %d in a plain run: the round did not end by what it saw", on.ProfiledInstructions, all)
 	}
 	launches := 0
 	for _, h := range on.Report.HotSpots {
@@ -61,45 +69,122 @@ func TestRunOnlineStopsBySamples(t *testing.T) {
 // still see several outer iterations, pausing the probes of the
 // iterations it does not record, so that the outer level is found
 // parallel, and the rest of the instance must launch as the schedule's
-// few kernels (not once per inner loop), with the native output.
+// few kernels (not once per inner loop), with the native output: with
+// profiling from the start, and with the first round begun after the
+// first slice of a plain run (as gxbit run --accelerate's does at large
+// sizes: the collector takes over inside main, past its entry).
 func TestRunOnlineOuterLevelOfLongRows(t *testing.T) {
 	dir := buildNests(t, []string{"O2-static"})
 	path := filepath.Join(dir, "O2-static", "gemm")
 	args := []string{path, "240", "100", "150"}
 	want := runNative(t, path, args[1:]...)
+	for _, after := range []time.Duration{0, time.Nanosecond} {
+		t.Run(fmt.Sprintf("after=%v", after), func(t *testing.T) {
+			var out bytes.Buffer
+			res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+				pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 1 << 50, AlwaysOffload: true, ProfileAfter: after,
+					// An outer iteration: 150 × 100 multiply-adds, some
+					// 120,000 probes. Short slices let the pause work on
+					// k's iterations of 100, as it does at large sizes on
+					// iterations of thousands.
+					Collect: profile.CollectOptions{MaxProbesPerNest: 100_000, SliceInsns: 1024}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != want || res.ExitStatus != 0 {
+				t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+			}
+			if on.Why != nil {
+				t.Fatalf("phase 2 did not run: %v", on.Why)
+			}
+			t.Logf("%d rounds, %d guest instructions profiled\n%s", on.Rounds, on.ProfiledInstructions, accel.FormatReport(on.Report))
+			outer, launches := false, 0
+			for _, h := range on.Report.HotSpots {
+				launches += h.Launches
+				if h.Launches > 0 && strings.HasPrefix(h.Schedule, "grid(i,") && strings.Contains(h.Schedule, "thread(") {
+					outer = true
+				}
+			}
+			if !outer {
+				t.Errorf("no hot spot launched as a grid over the outer level with a loop inside the thread")
+			}
+			// The beta kernel and the product kernel once per instance,
+			// after the rest of the row the profiling round ended in (a
+			// launch per k there, as AlwaysOffload asks) and the
+			// initialisation nests; one launch per (i, k) would be tens
+			// of thousands.
+			if launches == 0 || launches > 2*150 {
+				t.Errorf("%d launches: want the product nest's instance offloaded as a few kernels", launches)
+			}
+		})
+	}
+}
+
+// TestRunOnlineShortProgram checks that a run shorter than ProfileAfter
+// is not profiled at all (the contract with plain gxbit run: a short
+// program pays nothing for phase 1, nor for the device), with the native
+// output and the reason.
+func TestRunOnlineShortProgram(t *testing.T) {
+	dir := buildLoops(t, "matmul", "O2-static")
+	path := filepath.Join(dir, "O2-static", "matmul")
+	args := []string{path, "120"}
+	want := runNative(t, path, args[1:]...)
 	var out bytes.Buffer
 	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 1 << 50, AlwaysOffload: true,
-			// An outer iteration: 150 × 100 multiply-adds, some 120,000
-			// probes. Short slices let the pause work on k's iterations
-			// of 100, as it does at large sizes on iterations of
-			// thousands.
-			Collect: profile.CollectOptions{MaxProbesPerNest: 100_000, SliceInsns: 1024}})
+		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileAfter: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out.String() != want || res.ExitStatus != 0 {
 		t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
 	}
-	if on.Why != nil {
-		t.Fatalf("phase 2 did not run: %v", on.Why)
+	if on.Rounds != 0 || on.ProfiledInstructions != 0 || !errors.Is(on.Why, pipeline.ErrNoPhase2) || !strings.Contains(on.Why.Error(), "before profiling began") {
+		t.Errorf("%d rounds, %d instructions profiled, why %v: want none, before profiling began", on.Rounds, on.ProfiledInstructions, on.Why)
 	}
-	t.Logf("%d rounds, %d guest instructions profiled\n%s", on.Rounds, on.ProfiledInstructions, accel.FormatReport(on.Report))
-	outer, launches := false, 0
-	for _, h := range on.Report.HotSpots {
-		launches += h.Launches
-		if h.Launches > 0 && strings.HasPrefix(h.Schedule, "grid(i,") && strings.Contains(h.Schedule, "thread(") {
-			outer = true
+}
+
+// TestAccelerateArmAfter runs gxbit accelerate's flow with the hot spots
+// armed after some CPU time (accel.Options.ArmAfter): a run shorter than
+// that probes and launches nothing; armed by the first slice, the product
+// nest is offloaded; the native output either way. (Arming inside the
+// nest's only instance is TestRunOnlineSingleInstance's case: the
+// accelerator armed by a profiling round's Update.)
+func TestAccelerateArmAfter(t *testing.T) {
+	dir := buildLoops(t, "matmul", "O2-static")
+	path := filepath.Join(dir, "O2-static", "matmul")
+	_, prof, err := pipeline.Profile(context.Background(), pipeline.Config{Path: path, Args: []string{path, "48"}, Stdout: io.Discard, Stderr: io.Discard, Engine: testEngine}, profile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{path, "256"}
+	want := runNative(t, path, args[1:]...)
+	for _, c := range []struct {
+		after  time.Duration
+		launch bool
+	}{{time.Hour, false}, {time.Nanosecond, true}} {
+		var out bytes.Buffer
+		res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+			accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ArmAfter: c.after})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if !outer {
-		t.Errorf("no hot spot launched as a grid over the outer level with a loop inside the thread")
-	}
-	// The beta kernel and the product kernel once per instance, after
-	// the rest of the row the profiling round ended in (a launch per k
-	// there, as AlwaysOffload asks) and the initialisation nests; one
-	// launch per (i, k) would be tens of thousands.
-	if launches == 0 || launches > 2*150 {
-		t.Errorf("%d launches: want the product nest's instance offloaded as a few kernels", launches)
+		if out.String() != want || res.ExitStatus != 0 {
+			t.Errorf("armed after %v: output %q (status %d), native %q", c.after, out.String(), res.ExitStatus, want)
+		}
+		launches, probed := 0, 0
+		var iters uint64
+		for _, h := range rep.HotSpots {
+			launches += h.Launches
+			probed += h.ProbedIterations
+			if h.Launches > 0 {
+				iters = max(iters, h.Iterations)
+			}
+		}
+		switch {
+		case !c.launch && (launches != 0 || probed != 0):
+			t.Errorf("armed after %v: %d launches, %d probed iterations: want none\n%s", c.after, launches, probed, accel.FormatReport(rep))
+		case c.launch && (launches == 0 || iters < 256/4):
+			t.Errorf("armed after %v: %d launches, at most %d iterations on the GPU: want the rest of the product nest's instance\n%s", c.after, launches, iters, accel.FormatReport(rep))
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gxbit/gxbit/accel"
+	"github.com/gxbit/gxbit/gvinst"
 )
 
 // AccelGuest is what phase 2 (package accel) needs of the guest.
@@ -33,7 +34,11 @@ func Accelerate(ctx context.Context, cfg Config, opts accel.Options) (*Result, *
 	}
 	defer a.Close()
 	start := time.Now()
-	res, err := g.RunEngine(ctx, a.Engine(), a.OnBreak)
+	var e gvinst.Engine = a.Engine()
+	if opts.ArmAfter > 0 {
+		e = &armingEngine{acc: a, after: opts.ArmAfter, cpu0: processCPUTime()}
+	}
+	res, err := g.RunEngine(ctx, e, a.OnBreak)
 	err = finishDevice(a, err)
 	if err != nil {
 		return nil, nil, err
@@ -60,3 +65,30 @@ func finishDevice(a *accel.Accelerator, runErr error) error {
 	}
 	return runErr
 }
+
+// DefaultArmAfter is gxbit accelerate's accel.Options.ArmAfter: a run
+// shorter than this is over before probing (tens of milliseconds per hot
+// spot) and a launch could pay for themselves.
+const DefaultArmAfter = 250 * time.Millisecond
+
+// armingEngine runs the guest on an accelerator's main engine and arms its
+// hot spots once the run has taken after of CPU time
+// (accel.Options.ArmAfter).
+type armingEngine struct {
+	acc   *accel.Accelerator
+	after time.Duration
+	cpu0  time.Duration // the process's CPU time when the run began
+	armed bool
+}
+
+func (e *armingEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
+	if !e.armed && processCPUTime()-e.cpu0 >= e.after {
+		e.armed = true
+		e.acc.Arm()
+	}
+	return e.acc.Engine().Run(cpu, budget)
+}
+
+func (e *armingEngine) Invalidate(addr, size uint64) { e.acc.Engine().Invalidate(addr, size) }
+
+func (e *armingEngine) Stats() gvinst.EngineStats { return e.acc.Engine().Stats() }

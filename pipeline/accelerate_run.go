@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/gxbit/gxbit/accel"
@@ -14,18 +15,26 @@ import (
 
 // One run, both phases (RATIONALE).
 //
-// gxbit run --accelerate starts under phase 1's collector and ends a
-// profiling round as soon as every loop nest the guest has entered is
-// sampled enough (profile.Collector.Progress), or after ProfileInsns
-// guest instructions at most (a safety net). Phase 2 then takes over with the profile of
-// what ran so far. A nest instance that was running when the round ended
-// is not lost: its mapped level's header is a breakpoint, so at its next
-// iteration the rest of that same instance goes to the GPU. When the
-// guest later spends many slices in a row outside every nest the profile
-// knows (a nest that had not started yet), a new profiling round begins,
-// and the hot spots it finds join the running accelerator. A round that
-// finds nothing new doubles the wait before the next one, so a program
-// with nothing to offload pays for few of them.
+// gxbit run --accelerate starts on phase 2's main engine with nothing to
+// offload, as a plain run, and begins profiling only once the run has
+// taken ProfileAfter of CPU time: a program shorter than that, which no
+// offload could make much faster, pays nothing for profiling (nor for the
+// device, which phase 2 opens at the first launch it considers). A
+// profiling round runs the guest under phase 1's collector (from where
+// it is: inside a nest, the collector starts counting at its next outer
+// iteration) and ends as soon as every loop nest the guest has entered
+// is sampled enough (profile.Collector.Progress), or after ProfileInsns
+// guest instructions at most (a safety net). Phase 2 then takes over
+// with the profile of what ran so far. A nest instance that was running
+// when the round ended is not lost: its mapped level's header is a
+// breakpoint, so at its next iteration the rest of that same instance
+// goes to the GPU. When the guest later spends many slices in a row
+// outside every nest the profile knows (a nest that had not started
+// yet), a new profiling round begins, if profiling has taken at most
+// profileShare of the run's CPU time so far, and the hot spots it finds
+// join the running accelerator. A round that finds nothing new doubles
+// the wait before the next one, so a program with nothing to offload
+// pays for few of them.
 
 // OnlineOptions configures a run that profiles and accelerates in one
 // execution (gxbit run --accelerate).
@@ -40,7 +49,21 @@ type OnlineOptions struct {
 	// Collect bounds the collector's sampling (zero values: its
 	// defaults).
 	Collect profile.CollectOptions
+	// ProfileAfter is the process CPU time the run takes as a plain run
+	// before the first profiling round (DefaultProfileAfter is gxbit run
+	// --accelerate's); 0 profiles from the start, and again whenever the
+	// guest's position asks (no profileShare limit).
+	ProfileAfter time.Duration
 }
+
+// DefaultProfileAfter is gxbit run --accelerate's ProfileAfter: a run
+// shorter than this is over before a profiling round (tens to hundreds
+// of milliseconds) and phase 2's probing could pay for themselves.
+const DefaultProfileAfter = 500 * time.Millisecond
+
+// profileShare is the most of the run's CPU time so far that profiling
+// may have taken when a later round begins.
+const profileShare = 0.25
 
 // DefaultProfileInsns bounds a profiling round of an online run when
 // OnlineOptions.ProfileInsns is 0. It is a safety net: what the collector
@@ -76,11 +99,12 @@ type OnlineResult struct {
 	// ProfiledInstructions is the number of guest instructions run
 	// under the collector, over every round.
 	ProfiledInstructions uint64
-	// ProfileSeconds is the wall time the guest ran under the collector,
-	// AnalyseSeconds the time phase 1's analysis of the rounds took
-	// (profile.Session.Finish), and SetupSeconds the time phase 2 took
-	// to start (accel.New and Update): the fixed costs of the single run
-	// besides the accelerator's own (its report).
+	// ProfileSeconds is the process CPU time the guest ran under the
+	// collector, AnalyseSeconds the time phase 1's analysis of the rounds
+	// took (profile.Session.Finish), and SetupSeconds the time phase 2
+	// took to start and take each profile (accel.New and Update): the
+	// fixed costs of the single run besides the accelerator's own (its
+	// report).
 	ProfileSeconds, AnalyseSeconds, SetupSeconds float64
 	// Why says, when nothing was offloaded, why not (wrapping ErrNoPhase2).
 	Why error
@@ -110,51 +134,40 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	}
 	defer sess.Close()
 	out := &OnlineResult{}
-	on := &onlineEngine{sess: sess, limit: opts.ProfileInsns, wait: unknownToProfile, profiling: true}
-	on.endRound = func() error {
+	t0 := time.Now()
+	// Phase 2 with nothing to offload yet: its main engine runs the guest
+	// until the first round (the device opens at the first launch).
+	acc, err := accel.New(g.AccelGuest(), accel.Options{Profile: &profile.File{}, Driver: opts.Driver, MinIterations: opts.MinIterations, AlwaysOffload: opts.AlwaysOffload, Engine: newEngine})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer acc.Close()
+	out.SetupSeconds = time.Since(t0).Seconds()
+	on := &onlineEngine{sess: sess, acc: acc, limit: opts.ProfileInsns, wait: unknownToProfile, after: opts.ProfileAfter, cpu0: processCPUTime()}
+	on.endRound = func() {
 		out.Rounds++
 		t0 := time.Now()
 		out.Profile = sess.Finish(profile.RunInfo{Program: cfg.Path, ProgramSHA256: g.SHA256, Args: cfg.Args, LoadBias: g.Image.Bias, GuestInstructions: on.Stats().GuestInsns})
 		t1 := time.Now()
 		out.AnalyseSeconds += t1.Sub(t0).Seconds()
-		defer func() { out.SetupSeconds += time.Since(t1).Seconds() }()
-		if on.acc != nil {
-			return on.armed(on.acc.Update(out.Profile))
-		}
-		a, err := accel.New(g.AccelGuest(), accel.Options{Profile: out.Profile, Driver: opts.Driver, MinIterations: opts.MinIterations, AlwaysOffload: opts.AlwaysOffload, Engine: newEngine})
-		if err != nil {
-			return err
-		}
-		on.acc = a
-		return on.armed(len(out.Profile.HotSpots))
+		on.armed(acc.Update(out.Profile))
+		out.SetupSeconds += time.Since(t1).Seconds()
 	}
-	res, err := g.RunEngine(ctx, on, func(cpu *gvinst.CPU) error {
-		if on.acc == nil {
-			return nil
-		}
-		return on.acc.OnBreak(cpu)
-	})
-	if on.acc != nil {
-		defer on.acc.Close()
-		err = finishDevice(on.acc, err)
-	}
+	res, err := g.RunEngine(ctx, on, acc.OnBreak)
+	err = finishDevice(acc, err)
 	if err != nil {
 		return nil, nil, err
 	}
 	out.LimitedRounds = on.limited
 	out.ProfileSeconds = on.profileTime.Seconds()
 	out.ProfiledInstructions = sess.Engine().Stats().GuestInsns
-	if on.err != nil {
-		out.Why = fmt.Errorf("%w: %v", ErrNoPhase2, on.err)
+	if out.Rounds == 0 {
+		out.Why = fmt.Errorf("%w: the program ended after %d guest instructions, before profiling began (after %v of CPU time)", ErrNoPhase2, res.Stats.GuestInstructions, on.after)
 		return res, out, nil
 	}
-	if on.acc == nil {
-		out.Why = fmt.Errorf("%w: the program ended after %d guest instructions, within the first profiling round", ErrNoPhase2, res.Stats.GuestInstructions)
-		return res, out, nil
-	}
-	out.Report = on.acc.Report()
+	out.Report = acc.Report()
 	out.Report.WallSeconds = res.Stats.Wall.Seconds()
-	out.Report.GuestInstructions = on.Stats().GuestInsns + on.acc.AuxInstructions()
+	out.Report.GuestInstructions = on.Stats().GuestInsns + acc.AuxInstructions()
 	launches := 0
 	for _, h := range out.Report.HotSpots {
 		launches += h.Launches
@@ -173,25 +186,49 @@ type onlineEngine struct {
 	limit     uint64 // guest instructions a round may take
 	profiling bool
 	start     uint64 // the profiling engine's count when the round began
+	rounds    int    // rounds begun
 	limited   int    // rounds that ran to limit
 	unknown   int    // slices in a row outside every known nest
 	wait      int    // how many of those start a round
-	endRound  func() error
-	err       error // why phase 2 could not start
-	// profileTime is the wall time spent in the profiling engine.
+	endRound  func()
+	// after is the CPU time before the first round (ProfileAfter), cpu0
+	// the process's CPU time when the run began, and profileTime the
+	// CPU time spent in the profiling engine.
+	after       time.Duration
+	cpu0        time.Duration
 	profileTime time.Duration
 }
 
 // armed adjusts the wait before the next round to what the round that
 // just ended found: back to the start when it armed hot spots, doubled
 // when it armed none.
-func (o *onlineEngine) armed(n int) error {
+func (o *onlineEngine) armed(n int) {
 	if n > 0 {
 		o.wait = unknownToProfile
 	} else {
 		o.wait *= 2
 	}
-	return nil
+}
+
+// beginRound reports whether a profiling round begins after a slice of
+// the main engine that stopped at pc: the first once the run has taken
+// o.after of CPU time, a later one after o.wait slices in a row outside
+// every nest the collector knows, while profiling has taken at most
+// profileShare of the run (without that limit when profiling began at
+// the start: o.after <= 0).
+func (o *onlineEngine) beginRound(pc uint64) bool {
+	if o.rounds == 0 {
+		return processCPUTime()-o.cpu0 >= o.after
+	}
+	if o.sess.Collector.InNest(pc) {
+		o.unknown = 0
+		return false
+	}
+	if o.unknown++; o.unknown < o.wait {
+		return false
+	}
+	o.unknown = 0
+	return o.after <= 0 || float64(o.profileTime) <= profileShare*float64(processCPUTime()-o.cpu0)
 }
 
 func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
@@ -205,26 +242,27 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 					o.limited++
 				}
 				o.profiling = false
-				if err := o.endRound(); err != nil {
-					o.err = err
-				}
+				o.endRound()
 				continue
 			}
 			slice := min(profileSlice, o.limit-used)
 			if budget != 0 {
 				slice = min(slice, budget)
 			}
-			t0 := time.Now()
+			c0 := processCPUTime()
 			st := prof.Run(cpu, slice)
-			o.profileTime += time.Since(t0)
+			o.profileTime += processCPUTime() - c0
 			if st.Kind != gvinst.StopBudget || budget != 0 {
 				return st
 			}
 			continue
 		}
-		if o.acc == nil {
-			// Phase 2 could not start: the rest runs plainly.
-			return prof.Run(cpu, budget)
+		if o.rounds == 0 && o.after <= 0 {
+			// Profiling from the start: the collector is where it
+			// began, at the entry point.
+			o.rounds++
+			o.profiling = true
+			continue
 		}
 		slice := uint64(accelerateSlice)
 		if budget != 0 {
@@ -234,12 +272,8 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 		if st.Kind != gvinst.StopBudget {
 			return st
 		}
-		if o.sess.Collector.InNest(cpu.PC) {
-			o.unknown = 0
-		} else if o.unknown++; o.unknown >= o.wait {
-			o.unknown = 0
-			o.profiling = true
-			o.start = prof.Stats().GuestInsns
+		if o.beginRound(cpu.PC) {
+			o.startRound(cpu.PC)
 		}
 		if budget != 0 {
 			return st
@@ -247,28 +281,42 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 	}
 }
 
+// startRound begins a profiling round with the guest at pc.
+func (o *onlineEngine) startRound(pc uint64) {
+	o.rounds++
+	o.profiling = true
+	o.start = o.sess.Engine().Stats().GuestInsns
+	o.sess.Collector.Restart(pc)
+}
+
+// processCPUTime is the CPU time the process has used (every thread:
+// the simulated GPU's too), or 0 where it cannot be read.
+func processCPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func (o *onlineEngine) Invalidate(addr, size uint64) {
 	o.sess.Engine().Invalidate(addr, size)
-	if o.acc != nil {
-		o.acc.Engine().Invalidate(addr, size)
-	}
+	o.acc.Engine().Invalidate(addr, size)
 }
 
 func (o *onlineEngine) Stats() gvinst.EngineStats {
 	st := o.sess.Engine().Stats()
-	if o.acc != nil {
-		t := o.acc.Engine().Stats()
-		st.GuestInsns += t.GuestInsns
-		st.BlocksTranslated += t.BlocksTranslated
-		st.UnitsCompiled += t.UnitsCompiled
-		st.CompileTime += t.CompileTime
-		st.CodeBytes += t.CodeBytes
-		st.Callouts += t.Callouts
-		st.BlocksExecuted += t.BlocksExecuted
-		st.BlocksInvalidated += t.BlocksInvalidated
-		st.ChainHits += t.ChainHits
-		st.Traps += t.Traps
-		st.Syscalls += t.Syscalls
-	}
+	t := o.acc.Engine().Stats()
+	st.GuestInsns += t.GuestInsns
+	st.BlocksTranslated += t.BlocksTranslated
+	st.UnitsCompiled += t.UnitsCompiled
+	st.CompileTime += t.CompileTime
+	st.CodeBytes += t.CodeBytes
+	st.Callouts += t.Callouts
+	st.BlocksExecuted += t.BlocksExecuted
+	st.BlocksInvalidated += t.BlocksInvalidated
+	st.ChainHits += t.ChainHits
+	st.Traps += t.Traps
+	st.Syscalls += t.Syscalls
 	return st
 }

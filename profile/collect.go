@@ -727,7 +727,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 					c.finishTrips(n, k)
 				}
 			}
-			if n.paused >= 0 && l == 0 && n.counter[0] < 0 || n.skip && l == 0 && n.counter[0] < 0 {
+			if l == 0 && n.counter[0] < 0 && (n.paused >= 0 || n.skip) {
 				// A nest paused before the collector saw its outer loop
 				// begin an iteration (its descendant, ended above, has
 				// resumed): the entry begins at the first outer header
@@ -1047,6 +1047,47 @@ func (c *Collector) Progress() Progress {
 		}
 	}
 	return p
+}
+
+// Restart prepares the collector to drive the guest again, at pc, after
+// another engine ran it (a later profiling round of gxbit run
+// --accelerate, or the first one when the run did not start under the
+// collector): where the guest was in each nest is forgotten, so that no
+// stale loop counter is taken for its position, and a nest it is inside
+// now, or enters later, begins a new entry at its next outer header. In
+// lazy mode the function holding pc is analysed (its entry ran on the
+// other engine, so it was never translated here), and every function
+// entered from now on: the guest is taken to be past its C library's
+// start-up.
+func (c *Collector) Restart(pc uint64) {
+	if c.an != nil {
+		c.started = true
+		var best uint64
+		for a, sym := range c.an.syms {
+			if a <= pc && a > best && (sym.Size == 0 || pc < a+sym.Size) {
+				best = a
+			}
+		}
+		if best != 0 {
+			before := len(c.nests)
+			c.analyse(best)
+			for _, n := range c.nests[before:] {
+				// Its blocks may have run here before, without probes.
+				for _, b := range n.root.Blocks {
+					c.inner.Invalidate(b.Addr, b.End-b.Addr)
+				}
+			}
+		}
+	}
+	for _, n := range c.nests {
+		if n.paused >= 0 {
+			c.resume(n)
+		}
+		for i := range n.counter {
+			n.counter[i] = -1
+		}
+		n.snapping = -1
+	}
 }
 
 // InNest reports whether the guest address pc starts a block of a loop

@@ -54,7 +54,7 @@ func TestAccelerateCLI(t *testing.T) {
 	}
 	ptxDir, report := filepath.Join(dir, "ptx"), filepath.Join(dir, "report.json")
 	out, code := captureStdout(t, func() int {
-		return cmdAccelerate([]string{"--profile", prof, "--gpu", "sim", "--ptx-dir", ptxDir, "--report", report, prog, "5000", "3", "6000"})
+		return cmdAccelerate([]string{"--profile", prof, "--gpu", "sim", "--arm-after", "0", "--ptx-dir", ptxDir, "--report", report, prog, "5000", "3", "6000"})
 	})
 	if code != 0 || out != string(native) {
 		t.Fatalf("gxbit accelerate: status %d, output %q, native %q", code, out, native)

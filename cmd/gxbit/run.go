@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
@@ -248,6 +249,7 @@ func cmdRun(args []string) int {
 	accel := fs.Bool("accelerate", false, "profile the first part of the run (phase 1) and offload the parallel loop nests of the rest (phase 2)")
 	gpuName := fs.String("gpu", "sim", "with --accelerate: GPU back end, sim, cuda or auto")
 	always := fs.Bool("always-offload", false, "with --accelerate: launch whenever the guards pass, even where the cost model says the CPU is faster")
+	after := fs.Duration("profile-after", pipeline.DefaultProfileAfter, "with --accelerate: the CPU time the program runs plainly before profiling begins (a shorter program is not profiled; 0 profiles from the start)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -272,7 +274,7 @@ func cmdRun(args []string) int {
 	ctx, stop := signalContext()
 	defer stop()
 	if *accel {
-		return runAccelerated(ctx, cfg, *gpuName, *always, g.stats)
+		return runAccelerated(ctx, cfg, *gpuName, *always, *after, g.stats)
 	}
 	res, err := pipeline.Run(ctx, cfg)
 	if err != nil {
@@ -282,13 +284,13 @@ func cmdRun(args []string) int {
 }
 
 // runAccelerated is gxbit run --accelerate: phase 1 and phase 2 in one run.
-func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, always, stats bool) int {
+func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, always bool, after time.Duration, stats bool) int {
 	drv, err := pipeline.OpenGPU(gpuName)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
 		return 2
 	}
-	res, on, err := pipeline.RunOnline(ctx, cfg, pipeline.OnlineOptions{Driver: drv, AlwaysOffload: always})
+	res, on, err := pipeline.RunOnline(ctx, cfg, pipeline.OnlineOptions{Driver: drv, AlwaysOffload: always, ProfileAfter: after})
 	if err != nil {
 		return loadError(err)
 	}

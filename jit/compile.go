@@ -302,15 +302,15 @@ func lastReads(vb *gvinst.VBlock) map[gvinst.Reg]int {
 	return m
 }
 
-// freeDead forgets the virtual registers no instruction after idx reads:
-// their values need never reach the frame.
+// freeDead forgets the virtual registers no instruction's code after idx
+// reads (findReads: reads renamed to another register do not count; a
+// callout that reads one gets it from the renamed register's frame slot,
+// see materialize): their values need never reach the frame.
 func (c *compiler) freeDead(idx int) {
 	for i := range c.cache.e {
 		e := &c.cache.e[i]
-		if e.valid && e.slot.IsVirtual() {
-			if last, ok := c.lastRead[e.slot]; !ok || last <= idx {
-				*e = cacheEntry{}
-			}
+		if e.valid && e.slot.IsVirtual() && c.nextRead(e.slot) >= len(c.vb.Insts) {
+			*e = cacheEntry{}
 		}
 	}
 }
@@ -859,6 +859,11 @@ func (c *compiler) binary(in *gvinst.Inst) {
 		return
 	}
 	d := c.dstRegFrom(in.Dst, in.Src[0])
+	if in.Op == gvinst.OpSub && imm && d != x && in.Imm != 0 && (sz == 4 || in.Imm != -1<<31) {
+		// sub of a constant into another register: lea of its negation.
+		a.encode(mnLea, sz, d, memOp(mem{base: x, disp: int32(-in.Imm)}), 0)
+		return
+	}
 	if in.Op == gvinst.OpMul && imm {
 		a.encode(mnImulRMI, sz, d, regOp(x), in.Imm)
 		return
@@ -1031,6 +1036,38 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 		case gvinst.FlagsAdd, gvinst.FlagsSub, gvinst.FlagsAdc, gvinst.FlagsSbb, gvinst.FlagsLogic, gvinst.FlagsNeg, gvinst.FlagsMul:
 		default:
 			return false
+		}
+		ccs := [4]gvinst.Reg{gvinst.CCA, gvinst.CCB, gvinst.CCR, gvinst.CCC}
+		fromCC := false
+		for s := 0; s < 4; s++ {
+			if r := c.aliased(in.Src[s]); r >= gvinst.CCOp && r <= gvinst.CCC {
+				fromCC = true
+			}
+		}
+		if !fromCC {
+			// Each operand straight into its slot's register (a dying
+			// one's own register, renamed, unless a later operand reads
+			// it too), one at a time: no destination is a source.
+			c.putImm(gvinst.CCOp, gvinst.CCOpValue(gvinst.FlagKind(in.Mod), t))
+			for s := 0; s < 4; s++ {
+				x := c.src(in.Src[s])
+				again := false
+				for k := s + 1; k < 4; k++ {
+					again = again || c.aliased(in.Src[k]) == c.aliased(in.Src[s])
+				}
+				var d reg
+				if again {
+					d = c.dstReg(ccs[s])
+				} else {
+					d = c.dstRegFrom(ccs[s], in.Src[s])
+				}
+				if d != x {
+					a.encode(mnMovMR, 8, x, regOp(d), 0)
+				}
+				c.unlock(x)
+				c.unlock(d)
+			}
+			return true
 		}
 		// Read all four first: a source may be one of the CC slots.
 		scratch := [4]reg{rax, rcx, rdx, rsi}

@@ -55,10 +55,29 @@ type compiled struct {
 	sites      int    // page cache entries used, from the one compileUnit was given
 }
 
-// mark names a place in a unit's code.
+// mark names a place in a unit's code: the start of instruction inst's
+// code, or the slow path of instruction slow, or, with neither (-1), what
+// text says. The text of an instruction is made only when asked for
+// (label): compiling does not format every instruction.
 type mark struct {
-	pos  int
-	text string
+	pos        int
+	inst, slow int
+	text       string
+}
+
+// instMark marks the start of instruction i's code.
+func instMark(pos, i int) mark { return mark{pos: pos, inst: i, slow: -1} }
+
+// label is the mark's text, vb the unit's block: "N: INST" for the start
+// of instruction N, "slow path of N", or the mark's own text.
+func (m mark) label(vb *gvinst.VBlock) string {
+	switch {
+	case m.inst >= 0:
+		return fmt.Sprintf("%d: %s", m.inst, gvinst.FormatInst(&vb.Insts[m.inst]))
+	case m.slow >= 0:
+		return fmt.Sprintf("slow path of %d", m.slow)
+	}
+	return m.text
 }
 
 // compiler turns one VBlock into x86-64 code. GVInst registers live in the
@@ -201,11 +220,11 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 	if c.loop {
 		c.pinLoop()
 		c.loopTop = a.pos()
-		c.out.marks = append(c.out.marks, mark{a.pos(), "loop head"})
+		c.out.marks = append(c.out.marks, mark{pos: a.pos(), inst: -1, slow: -1, text: "loop head"})
 	}
 	for i := range vb.Insts[:nInsts-1] {
 		in := &vb.Insts[i]
-		c.out.marks = append(c.out.marks, mark{a.pos(), fmt.Sprintf("%d: %s", i, gvinst.FormatInst(in))})
+		c.out.marks = append(c.out.marks, instMark(a.pos(), i))
 		c.beginInst()
 		c.cur = i
 		switch {
@@ -222,7 +241,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 		}
 		c.freeDead(i)
 	}
-	c.out.marks = append(c.out.marks, mark{a.pos(), fmt.Sprintf("%d: %s", nInsts-1, gvinst.FormatInst(last))})
+	c.out.marks = append(c.out.marks, instMark(a.pos(), nInsts-1))
 	c.beginInst()
 	c.cur = nInsts - 1
 	c.control(nInsts-1, last)
@@ -233,7 +252,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 		for _, j := range s.jumps {
 			a.bind(j, a.pos())
 		}
-		c.out.marks = append(c.out.marks, mark{a.pos(), fmt.Sprintf("slow path of %d", s.idx)})
+		c.out.marks = append(c.out.marks, mark{pos: a.pos(), inst: -1, slow: s.idx})
 		c.emitFlush(&s.pre, true)
 		c.materialize(s.idx)
 		a.movImm64(rax, exitWord(exitCallout, s.idx, id))

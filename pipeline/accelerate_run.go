@@ -154,9 +154,7 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 		out.SetupSeconds += time.Since(t1).Seconds()
 	}
 	res, err := g.RunEngine(ctx, on, acc.OnBreak)
-	if ferr := acc.Finish(); ferr != nil && err == nil {
-		err = ferr
-	}
+	err = finishDevice(acc, err)
 	if err != nil {
 		return nil, nil, err
 	}

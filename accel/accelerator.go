@@ -237,6 +237,16 @@ func (a *Accelerator) Finish() error {
 	return nil
 }
 
+// Discard releases what the device still holds without bringing it back
+// into guest memory: for a guest that has ended, whose memory nothing
+// reads again (the report counts the bytes left, BytesDropped). Call
+// it instead of Finish when the guest has stopped for good.
+func (a *Accelerator) Discard() {
+	if a.ctx != nil {
+		a.resident.Discard()
+	}
+}
+
 // AuxInstructions is the number of guest instructions the hot spots'
 // own engines ran (probed iterations and CPU fallbacks), which the main
 // engine's count does not include.
@@ -290,6 +300,8 @@ type spot struct {
 	kernel  *ptxgen.Kernel
 	fn      gpu.Function
 	loadErr error // why the kernel could not be loaded (it then never is)
+	// loadTime is the time spent loading the spot's kernels (spot.load).
+	loadTime time.Duration
 	// The 2D kernel, when the level inside is parallel too and the
 	// generator accepts the nest for it (nil otherwise).
 	inner    uint64

@@ -203,32 +203,47 @@ func loadKernel(ctx gpu.Context, k *ptxgen.Kernel) (gpu.Function, error) {
 	return fn, nil
 }
 
-// ensureLoaded loads the spot's kernels the first time a launch needs
-// them: a module costs the CUDA JIT tens of milliseconds, which hot spots
-// that never pass their guards should not pay.
-func (sp *spot) ensureLoaded() error {
-	if sp.fn != nil {
-		return nil
-	}
-	if sp.loadErr != nil {
-		return sp.loadErr
-	}
+// load loads k's module, timing it into the report's translate seconds
+// and sp.loadTime. A module costs the CUDA JIT tens of milliseconds, so
+// each kernel is loaded the first time a launch runs it: a hot spot that
+// never passes its guards, the 1D kernel of a nest that launches in 2D
+// and the other way round, and a part's variant its rows never take,
+// cost nothing.
+func (sp *spot) load(k *ptxgen.Kernel) (gpu.Function, error) {
 	t0 := time.Now()
-	defer func() { sp.rep.TranslateSeconds += time.Since(t0).Seconds() }()
-	fn, err := loadKernel(sp.a.ctx, sp.kernel)
-	if err != nil {
-		sp.loadErr = err
-		sp.rep.Offloadable, sp.rep.Disarmed, sp.rep.Reason = false, true, err.Error()
-		return err
+	fn, err := loadKernel(sp.a.ctx, k)
+	d := time.Since(t0)
+	sp.loadTime += d
+	sp.rep.TranslateSeconds += d.Seconds()
+	return fn, err
+}
+
+// kernelFn returns the level's own (1D) kernel, loaded; a kernel the
+// driver refuses disarms the hot spot.
+func (sp *spot) kernelFn() (gpu.Function, error) {
+	if sp.fn == nil && sp.loadErr == nil {
+		fn, err := sp.load(sp.kernel)
+		if err != nil {
+			sp.loadErr = err
+			sp.rep.Offloadable, sp.rep.Disarmed, sp.rep.Reason = false, true, err.Error()
+		}
+		sp.fn = fn
 	}
-	sp.fn = fn
-	if sp.kernel2 != nil {
-		if sp.fn2, err = loadKernel(sp.a.ctx, sp.kernel2); err != nil {
+	return sp.fn, sp.loadErr
+}
+
+// kernel2Fn returns the 2D kernel, loaded, or nil when there is none or
+// the driver refuses it (the 1D kernel runs then).
+func (sp *spot) kernel2Fn() gpu.Function {
+	if sp.fn2 == nil && sp.kernel2 != nil {
+		fn, err := sp.load(sp.kernel2)
+		if err != nil {
 			sp.kernel2 = nil
 			sp.rep.Note = "1D only: " + err.Error()
 		}
+		sp.fn2 = fn
 	}
-	return nil
+	return sp.fn2
 }
 
 // build generates the kernels (loaded at their first launch) and makes the

@@ -326,20 +326,19 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			return false, fail(ReasonNotProfitable, "predicted %s", est)
 		}
 	}
-	loadStart := time.Now()
-	if err := sp.ensureLoaded(); err != nil {
-		return false, fail(ReasonDriver, "%v", err)
-	}
-	loading := time.Since(loadStart)
+	// The kernels are loaded on the way (spot.load): the instance's GPU
+	// time leaves that out.
+	loadBefore := sp.loadTime
+	loading := func() time.Duration { return sp.loadTime - loadBefore }
 	in := ptxgen.LaunchInput{Count: count, Values: states[P], Steps: steps, Sites: sites}
 	if sp.parts != nil {
 		if used, fb := sp.offloadParts(cpu, in, P, sites, cpuIter); fb != nil || sp.fatal != nil {
 			return false, fb
 		} else if used {
-			return sp.finishInstance(cpu, start, loading, P, count, tail, steps, states[P], cpuIter)
+			return sp.finishInstance(cpu, start, loading(), P, count, tail, steps, states[P], cpuIter)
 		}
 	}
-	fn := sp.fn
+	var fn gpu.Function
 	var inner0 *ptxgen.LaunchInput // a 2D launch's inner values of row 0, for a replay
 	if k2 := sp.kernel2; k2 != nil && !sp.a.prefer1D(sp.kernel, count) && len(innerStates[0]) == 3 && len(innerStates[1]) == 3 && len(innerStates[2]) == 3 {
 		// 2D: the inner trip count of outer arrival j is n0 + dn·j, and
@@ -378,10 +377,18 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			isteps0[i] = st[0]
 		}
 		if ok {
-			in.InnerTrip0, in.InnerTripStep, in.InnerMax = uint64(first), uint64(dn), uint64(max(first, lastRow))
-			in.InnerSteps, in.InnerStepRows = isteps, irows
-			k, fn = k2, sp.fn2
-			inner0 = &ptxgen.LaunchInput{InnerTrip0: uint64(n0), InnerSteps: isteps0}
+			if fn2 := sp.kernel2Fn(); fn2 != nil {
+				in.InnerTrip0, in.InnerTripStep, in.InnerMax = uint64(first), uint64(dn), uint64(max(first, lastRow))
+				in.InnerSteps, in.InnerStepRows = isteps, irows
+				k, fn = k2, fn2
+				inner0 = &ptxgen.LaunchInput{InnerTrip0: uint64(n0), InnerSteps: isteps0}
+			}
+		}
+	}
+	if fn == nil {
+		var err error
+		if fn, err = sp.kernelFn(); err != nil {
+			return false, fail(ReasonDriver, "%v", err)
 		}
 	}
 	// Stores that overwrite their whole footprint: their bytes are not
@@ -441,7 +448,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	if !sampled {
 		sp.keepReplay(states[0], k, fn, in, uint64(P), last, byX86, inner0, cpuIter)
 	}
-	return sp.finishInstance(cpu, start, loading, P, count, tail, steps, states[P], cpuIter)
+	return sp.finishInstance(cpu, start, loading(), P, count, tail, steps, states[P], cpuIter)
 }
 
 // cpuTail is how many of an instance's last arrivals the CPU runs after

@@ -778,18 +778,38 @@ func (sp *spot) offloadParts(cpu *gvinst.CPU, in ptxgen.LaunchInput, P int, site
 		sp.rep.Note = "the level's own kernel ran: " + why
 		return false, nil
 	}
-	for _, p := range sp.parts {
-		if p.fn == nil {
-			fn, err := loadKernel(sp.a.ctx, p.k)
-			if err != nil {
-				sp.rep.Note = "the level's own kernel ran: " + err.Error()
-				sp.parts = nil
-				return false, nil
-			}
-			p.fn = fn
+	for pi, p := range sp.parts {
+		if _, _, err := sp.loadedPart(p, inputs[pi]); err != nil {
+			sp.rep.Note = "the level's own kernel ran: " + err.Error()
+			sp.parts = nil
+			return false, nil
 		}
 	}
 	return true, sp.runParts(cpu, in, inputs, cpuIter)
+}
+
+// loadedPart returns the kernel a launch of part p over in runs, loaded:
+// the even variant when in's rows are even and it loads, else the part's
+// own kernel.
+func (sp *spot) loadedPart(p *partKernel, in ptxgen.LaunchInput) (*ptxgen.Kernel, gpu.Function, error) {
+	if p.even != nil && evenRows(in) {
+		if p.evenFn == nil {
+			if p.evenFn, _ = sp.load(p.even); p.evenFn == nil {
+				p.even = nil
+			}
+		}
+		if p.evenFn != nil {
+			return p.even, p.evenFn, nil
+		}
+	}
+	if p.fn == nil {
+		fn, err := sp.load(p.k)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.fn = fn
+	}
+	return p.k, p.fn, nil
 }
 
 // runParts checks the parts' inner levels and launches the parts over the
@@ -799,26 +819,12 @@ func (sp *spot) runParts(cpu *gvinst.CPU, in ptxgen.LaunchInput, inputs []ptxgen
 	if why := sp.innerDependence(inputs); why != "" {
 		return fail(ReasonDependence, "%s", why)
 	}
-	for _, p := range sp.parts {
-		if p.fn == nil {
-			fn, err := loadKernel(sp.a.ctx, p.k)
-			if err != nil {
-				return fail(ReasonDriver, "%v", err)
-			}
-			p.fn = fn
-		}
-		if p.even != nil && p.evenFn == nil {
-			if p.evenFn, _ = loadKernel(sp.a.ctx, p.even); p.evenFn == nil {
-				p.even = nil
-			}
-		}
-	}
 	var kernel time.Duration
 	for pi, p := range sp.parts {
 		before := sp.rep.KernelSeconds
-		k, fn := p.k, p.fn
-		if p.even != nil && evenRows(inputs[pi]) {
-			k, fn = p.even, p.evenFn
+		k, fn, err := sp.loadedPart(p, inputs[pi])
+		if err != nil {
+			return fail(ReasonDriver, "%v", err)
 		}
 		fb, done := sp.launch(fn, k, inputs[pi], cpuIter)
 		kernel += time.Duration((sp.rep.KernelSeconds - before) * float64(time.Second))

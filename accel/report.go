@@ -102,6 +102,10 @@ type Report struct {
 	// and BroughtBackSeconds the time that took.
 	BytesBroughtBack   uint64  `json:"bytes_brought_back"`
 	BroughtBackSeconds float64 `json:"brought_back_seconds"`
+	// BytesDropped are written bytes only the device held that never came
+	// back because nothing could read them again: the guest unmapped them
+	// (free of a large array) or ended.
+	BytesDropped uint64 `json:"bytes_dropped,omitempty"`
 }
 
 // Report returns the per-hot-spot counters so far.
@@ -114,6 +118,7 @@ func (a *Accelerator) Report() *Report {
 	}
 	n, d := a.resident.BroughtBack()
 	rep.BytesBroughtBack, rep.BroughtBackSeconds = n, d.Seconds()
+	rep.BytesDropped = a.resident.Discarded()
 	for _, sp := range a.order {
 		r := sp.rep
 		r.KernelSpeedupEst = r.KernelSpeedup()
@@ -171,6 +176,9 @@ func FormatReport(r *Report) string {
 	}
 	if r.BytesBroughtBack > 0 {
 		fmt.Fprintf(&sb, "written bytes left on the device and brought back when read: %d in %.3fs\n", r.BytesBroughtBack, r.BroughtBackSeconds)
+	}
+	if r.BytesDropped > 0 {
+		fmt.Fprintf(&sb, "written bytes only the device held, dropped when the guest unmapped them or ended: %d\n", r.BytesDropped)
 	}
 	fmt.Fprintf(&sb, "wall %.3fs, %d guest instructions\n", r.WallSeconds, r.GuestInstructions)
 	return sb.String()

@@ -175,9 +175,16 @@ type Memory struct {
 	OnCodeWrite func(pageAddr uint64)
 	// OnStale, if set, is called before any access reaches a page that
 	// Defer marked stale: a guest load, store or fetch, Read, Write, Peek,
-	// Poke, and Map or Unmap over it. It must write the page's current
-	// bytes (with Poke) and Undefer it; an error fails the access.
+	// Poke, and a Move of it (and Map, Unmap or Discard over it when
+	// OnStaleDropped is nil). It must write the page's current bytes (with
+	// Poke) and Undefer it; an error fails the access.
 	OnStale func(pageAddr uint64) error
+	// OnStaleDropped, if set, is called instead of OnStale for a stale
+	// page that Map, Unmap or Discard is about to replace or remove: its
+	// bytes are gone either way, so the holder forgets its newer copy
+	// rather than bringing it back (a freed array the device wrote is
+	// not copied back to be unmapped).
+	OnStaleDropped func(pageAddr uint64)
 	// OnWatchedWrite, if set, is called before the first change of a
 	// page that Watch marked since: a guest store, Write, Poke, or Map or
 	// Unmap over it. The page is then no longer watched.
@@ -400,7 +407,7 @@ func (m *Memory) Map(addr, size uint64, perm Perm) error {
 	if m.limit != 0 && (added > m.limit/PageSize || m.mapped+added > m.limit/PageSize) {
 		return fmt.Errorf("mapping %d bytes at %#x: %w (limit %d bytes)", size, addr, ErrOutOfMemory, m.limit)
 	}
-	if err := m.settle(first, last); err != nil {
+	if err := m.settle(first, last, false); err != nil {
 		return err
 	}
 	m.drop(first, last)
@@ -416,7 +423,7 @@ func (m *Memory) Unmap(addr, size uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := m.settle(first, last); err != nil {
+	if err := m.settle(first, last, false); err != nil {
 		return err
 	}
 	m.drop(first, last)
@@ -438,7 +445,7 @@ func (m *Memory) Discard(addr, size uint64) error {
 	if pn, hole := m.firstHole(first, last); hole {
 		return &Fault{Addr: pn * PageSize, Access: AccessWrite, Unmapped: true}
 	}
-	if err := m.settle(first, last); err != nil {
+	if err := m.settle(first, last, false); err != nil {
 		return err
 	}
 	m.drop(first, last)
@@ -462,7 +469,7 @@ func (m *Memory) Move(from, to, size uint64) error {
 	if m.mappedIn(toFirst, toLast) != 0 {
 		return fmt.Errorf("moving %#x+%#x to %#x: the destination is mapped", from, size, to)
 	}
-	if err := m.settle(first, last); err != nil {
+	if err := m.settle(first, last, true); err != nil {
 		return err
 	}
 	var moved []area
@@ -661,12 +668,17 @@ func (m *Memory) refresh(p *page, addr uint64, a Access) error {
 }
 
 // settle refreshes the stale pages among first..last, and reports the
-// watched ones changing, before they are replaced or removed.
-func (m *Memory) settle(first, last uint64) error {
+// watched ones changing, before they are moved (keep), or replaced or
+// removed: then a holder that hears dropped stale pages (OnStaleDropped)
+// forgets them instead.
+func (m *Memory) settle(first, last uint64, keep bool) error {
 	for _, pn := range m.touchedIn(first, last) {
 		p := m.pages[pn]
 		if p.stale != 0 {
-			if err := m.refresh(p, pn*PageSize, AccessWrite); err != nil {
+			if !keep && m.OnStaleDropped != nil {
+				m.OnStaleDropped(pn * PageSize)
+				p.stale = 0
+			} else if err := m.refresh(p, pn*PageSize, AccessWrite); err != nil {
 				return err
 			}
 		}
@@ -709,16 +721,21 @@ type Holder interface {
 	Refresh(pageAddr uint64) error
 	// Touched hears that the watched page at pageAddr is about to change.
 	Touched(pageAddr uint64)
+	// Dropped hears that the stale page at pageAddr is being removed or
+	// replaced (munmap, a mapping over it, MADV_DONTNEED): the holder's
+	// newer bytes of it are no longer the guest's, and it must not bring
+	// them back.
+	Dropped(pageAddr uint64)
 }
 
-// SetHolder routes OnStale to h.Refresh and OnWatchedWrite to h.Touched;
-// nil clears both.
+// SetHolder routes OnStale to h.Refresh, OnWatchedWrite to h.Touched and
+// OnStaleDropped to h.Dropped; nil clears them.
 func (m *Memory) SetHolder(h Holder) {
 	if h == nil {
-		m.OnStale, m.OnWatchedWrite = nil, nil
+		m.OnStale, m.OnWatchedWrite, m.OnStaleDropped = nil, nil, nil
 		return
 	}
-	m.OnStale, m.OnWatchedWrite = h.Refresh, h.Touched
+	m.OnStale, m.OnWatchedWrite, m.OnStaleDropped = h.Refresh, h.Touched, h.Dropped
 }
 
 // IsWatched reports whether the page holding addr is watched.

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/gxbit/gxbit/accel"
@@ -33,10 +34,7 @@ func Accelerate(ctx context.Context, cfg Config, opts accel.Options) (*Result, *
 	defer a.Close()
 	start := time.Now()
 	res, err := g.RunEngine(ctx, a.Engine(), a.OnBreak)
-	// The guest's memory holds everything again, whoever reads it next.
-	if ferr := a.Finish(); ferr != nil && err == nil {
-		err = ferr
-	}
+	err = finishDevice(a, err)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -45,4 +43,20 @@ func Accelerate(ctx context.Context, cfg Config, opts accel.Options) (*Result, *
 	rep.GuestInstructions = res.Stats.GuestInstructions + a.AuxInstructions()
 	res.Stats.GuestInstructions = rep.GuestInstructions
 	return res, rep, nil
+}
+
+// finishDevice settles what the device still holds once the guest's run
+// is over (runErr is the run's error). A run that ended as runs end (an
+// exit, a signal, a fault, the budget) leaves memory nothing reads again:
+// the device's bytes are dropped, not copied back. After an error of
+// gxbit's own, the guest's memory is made whole again first.
+func finishDevice(a *accel.Accelerator, runErr error) error {
+	if runErr == nil {
+		a.Discard()
+		return nil
+	}
+	if ferr := a.Finish(); ferr != nil {
+		return errors.Join(runErr, ferr)
+	}
+	return runErr
 }

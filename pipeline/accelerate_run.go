@@ -136,9 +136,7 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	})
 	if on.acc != nil {
 		defer on.acc.Close()
-		if ferr := on.acc.Finish(); ferr != nil && err == nil {
-			err = ferr
-		}
+		err = finishDevice(on.acc, err)
 	}
 	if err != nil {
 		return nil, nil, err

@@ -264,6 +264,83 @@ func TestResidentLazyClose(t *testing.T) {
 	}
 }
 
+// TestResidentDiscard checks that Discard frees the buffers without
+// bringing the stale pages back, counts their bytes, and leaves a read of
+// one failing (no holder) rather than seeing the old bytes.
+func TestResidentDiscard(t *testing.T) {
+	const n = 1000
+	_, k, ctx, fn := saxpyKernel(t)
+	mem, cpu := lazyGuest(t, n)
+	res := Resident{Lazy: true}
+	in := saxpyInput(k, cpu, n, Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n})
+	if _, err := Launch(ctx, fn, k, mem, in, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !mem.IsStale(dataBase + 0x8000) {
+		t.Fatal("the launch left no page stale: nothing to discard")
+	}
+	left := res.Discard()
+	if left < 8*n || res.Discarded() != left {
+		t.Errorf("Discard left %d bytes (Discarded %d), want y's %d at least", left, res.Discarded(), 8*n)
+	}
+	if n, _ := res.BroughtBack(); n != 0 {
+		t.Errorf("Discard brought %d bytes back, want none", n)
+	}
+	if mem.OnStale != nil {
+		t.Error("Discard left the memory held")
+	}
+	buf := make([]byte, 8)
+	if err := mem.Read(dataBase+0x8000, buf); err == nil {
+		t.Error("reading a discarded stale page succeeded, want a fault")
+	}
+	if err := res.Close(); err != nil {
+		t.Errorf("Close after Discard: %v", err)
+	}
+}
+
+// TestResidentDropped checks that unmapping pages the device holds newer
+// bytes of forgets them (no copy back), and that the address range mapped
+// again reads its new bytes, not the device's.
+func TestResidentDropped(t *testing.T) {
+	const n = 1000
+	_, k, ctx, fn := saxpyKernel(t)
+	mem, cpu := lazyGuest(t, n)
+	res := Resident{Lazy: true}
+	in := saxpyInput(k, cpu, n, Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n})
+	if _, err := Launch(ctx, fn, k, mem, in, &res); err != nil {
+		t.Fatal(err)
+	}
+	y := uint64(dataBase + 0x8000)
+	if !mem.IsStale(y) {
+		t.Fatal("the launch left y's pages fresh: nothing to drop")
+	}
+	if err := mem.Unmap(y, 0x2000); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := res.BroughtBack(); got != 0 {
+		t.Errorf("unmapping y brought %d bytes back, want none", got)
+	}
+	if res.Discarded() < 8*n {
+		t.Errorf("Discarded = %d after unmapping y, want %d at least", res.Discarded(), 8*n)
+	}
+	if err := mem.Map(y, 0x2000, gvinst.PermRead|gvinst.PermWrite); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 8*n)
+	if err := mem.Read(y, buf); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf, make([]byte, 8*n)) {
+		t.Error("y mapped again does not read as zeros")
+	}
+	if err := res.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.Read(y, buf); err != nil || !bytes.Equal(buf, make([]byte, 8*n)) {
+		t.Errorf("after Close, y mapped again reads %v (err %v), want zeros", buf[:8], err)
+	}
+}
+
 // TestResidentLazyEvict runs the saxpy loop twice with a lazy Resident
 // that has room for two arrays only; the second launch's footprints are
 // 16 bytes longer, so x's buffer grows (merged with the new range) and

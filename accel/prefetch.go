@@ -17,9 +17,11 @@ import (
 // guest's time: twomm's eight hot spots spent most of a second there. So
 // once hot spots are armed, the accelerator generates their kernels at
 // once (on the guest's goroutine: translation is not safe beside the
-// running engine) and a loader goroutine opens the context and loads
-// the modules in the background while the guest goes on; a launch waits
-// only for what is not loaded yet. The simulator opens a context and
+// running engine) and a loader goroutine opens the context, measures the
+// device's costs (before any module load: a launch timed while the JIT
+// holds the driver looked 500 times slower, and the cost model then kept
+// every stencil on the CPU) and loads the modules in the background while
+// the guest goes on; a launch waits only for what is not loaded yet. The simulator opens a context and
 // parses a module in microseconds, so it loads on demand (unless
 // Options.Prefetch asks otherwise, as tests do).
 
@@ -33,6 +35,11 @@ type loader struct {
 	ctxReady, exited, stop chan struct{}
 	ctx                    gpu.Context
 	ctxErr                 error
+	// costs are the device's costs, measured on the loader before any
+	// module loads (a measurement the JIT shares the driver with times
+	// the JIT), when the accelerator has none yet; costErr why not.
+	costs   *DeviceCosts
+	costErr error
 	// loads are the futures by kernel, written before their job is sent
 	// and read on the guest's goroutine only.
 	loads map[*ptxgen.Kernel]*loadFuture
@@ -84,13 +91,20 @@ func (a *Accelerator) startLoader() {
 	}
 	l := &loader{jobs: make(chan loadJob, 64), ctxReady: make(chan struct{}), exited: make(chan struct{}), stop: make(chan struct{}), loads: map[*ptxgen.Kernel]*loadFuture{}}
 	a.loader = l
-	driver, open := a.opts.Driver, a.ctx
+	driver, open, measure := a.opts.Driver, a.ctx, a.costs == nil && a.costErr == nil
 	go func() {
 		defer close(l.exited)
 		if open != nil {
 			l.ctx = open
 		} else {
 			l.ctx, l.ctxErr = driver.NewContext(0)
+		}
+		if l.ctxErr == nil && measure {
+			c, err := MeasureDevice(l.ctx, driver.Name() == "sim")
+			if err == nil {
+				l.costs = &c
+			}
+			l.costErr = err
 		}
 		close(l.ctxReady)
 		for j := range l.jobs {
@@ -188,7 +202,8 @@ func (a *Accelerator) prefetched(k *ptxgen.Kernel) *loadFuture {
 	return f
 }
 
-// loaderContext waits for the loader's context and makes it a.ctx.
+// loaderContext waits for the loader's context and device costs and
+// makes them the accelerator's.
 func (a *Accelerator) loaderContext() error {
 	l := a.loader
 	<-l.ctxReady
@@ -196,5 +211,8 @@ func (a *Accelerator) loaderContext() error {
 		return l.ctxErr
 	}
 	a.ctx = l.ctx
+	if a.costs == nil && a.costErr == nil {
+		a.costs, a.costErr = l.costs, l.costErr
+	}
 	return nil
 }

@@ -91,7 +91,7 @@ func (a *Accelerator) startLoader() {
 	}
 	l := &loader{jobs: make(chan loadJob, 64), ctxReady: make(chan struct{}), exited: make(chan struct{}), stop: make(chan struct{}), loads: map[*ptxgen.Kernel]*loadFuture{}}
 	a.loader = l
-	driver, open, measure := a.opts.Driver, a.ctx, a.costs == nil && a.costErr == nil
+	driver, open, measure := a.opts.Driver, a.ctx, a.costs == nil && a.costErr == nil && !a.opts.AlwaysOffload
 	go func() {
 		defer close(l.exited)
 		if open != nil {

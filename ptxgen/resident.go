@@ -982,6 +982,15 @@ func (res *Resident) Close() error {
 			res.forget(b)
 		}
 	}
+	res.freeScratch()
+	if res.lazyMem != nil && len(errs) == 0 {
+		res.lazyMem.SetHolder(nil)
+	}
+	return errors.Join(errs...)
+}
+
+// freeScratch frees the spare backup buffers and the error record.
+func (res *Resident) freeScratch() {
 	for _, s := range res.spares {
 		_ = res.ctx.Free(s.dev)
 	}
@@ -990,10 +999,6 @@ func (res *Resident) Close() error {
 		_ = res.ctx.Free(res.errRec)
 		res.errRec = 0
 	}
-	if res.lazyMem != nil && len(errs) == 0 {
-		res.lazyMem.SetHolder(nil)
-	}
-	return errors.Join(errs...)
 }
 
 // Discard frees every buffer without bringing its stale pages back, and
@@ -1015,14 +1020,7 @@ func (res *Resident) Discard() uint64 {
 		_ = res.ctx.Free(b.dev)
 	}
 	res.bufs, res.bytes = nil, 0
-	for _, s := range res.spares {
-		_ = res.ctx.Free(s.dev)
-	}
-	res.spares = nil
-	if res.errRec != 0 {
-		_ = res.ctx.Free(res.errRec)
-		res.errRec = 0
-	}
+	res.freeScratch()
 	if res.lazyMem != nil {
 		res.lazyMem.SetHolder(nil)
 	}

@@ -329,19 +329,24 @@ type spot struct {
 	// inner trip count the probed rows did not tell: its launches check
 	// no trip count from then on, and prove no inner store dense.
 	tripsDiffer bool
+	// dead2D says that kernel2 skips the outer body's string stores
+	// (ptxgen.Nest.Dead): a launch uses it only where deadStoresCovered
+	// proves their bytes overwritten.
+	dead2D bool
 
 	// groupOf maps a site's x86 address and kind to the profile's array.
 	groupOf map[[2]uint64]int
 	probe   *gvinst.Interpreter // instrumented; stops at the header and the exits
 	// rows runs the probed iterations past recordedRows, without probes,
-	// stopping where probe does.
-	rows gvinst.Engine
+	// stopping at rowBps, where probe does (rowEngine).
+	rows   gvinst.Engine
+	rowBps map[uint64]bool
 	// fallback runs the rest of an instance after a fallback, stopping at
 	// the exits (see fallbackEngine).
 	fallback gvinst.Engine
 	// The fast engines (fastEngine) of timePlain: timer runs a budget of
 	// instructions (stopping at the exits; it is fallback); toHeader then
-	// runs on to the header or an exit.
+	// runs on to the header or an exit (it is skipper too).
 	timer    gvinst.Engine
 	toHeader gvinst.Engine
 	rec      probeRecord

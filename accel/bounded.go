@@ -22,18 +22,24 @@ import (
 //     by one shift per iteration (or whose window moves affinely: a
 //     triangular inner loop), is extended over the instance's iterations;
 //   - the instance's iteration count n comes from the general registers
-//     that moved by a constant step at every recorded arrival: at the exit
-//     each must have moved by exactly n steps, all of them agreeing, and
-//     where the recorded iterations ran the same number of guest
-//     instructions, the skipped ones must have run that many each. A loop
-//     is skipped only where every way out of it is a latch (an edge back to
-//     its header beside the exit), so that n iterations are n arrivals.
+//     that moved by a constant step at every recorded arrival and, at the
+//     exit, have moved by a whole number of steps: where the recorded
+//     iterations ran the same number of guest instructions each, the
+//     instructions the skipped ones ran give n and such a register must
+//     agree; else those registers must all agree (count). A loop is
+//     skipped only where every way out of it is a latch (an edge back to
+//     its header, directly or through a block of register moves, beside
+//     the exit), so that n iterations are n arrivals; a loop tested at its
+//     top is recorded whole.
 //
-// An instance whose recorded iterations do not fit the model (an access
-// seen in some iterations only, bytes that do not move affinely, no
-// register that counts) is recorded to its end, as before. The counts feed
+// Accesses are modelled per x86 instruction, whichever lifted copy of it
+// ran. An instance whose recorded iterations do not fit the model (an
+// access seen in some iterations only, bytes that do not move affinely, no
+// register that counts) is recorded to its end, as before; so is every
+// loop of -O0 code, whose counters live in stack slots. The counts feed
 // the 2D kernel's and the schedule's inner trip counts as the breakpoints
-// counted them.
+// counted them; a part's thread-loop rows are checked even on the
+// recorded ones only.
 //
 // What a prefix can show, and what it cannot. A dependence between rows
 // made by affine accesses shows in the extended spans wherever in the row
@@ -63,7 +69,7 @@ type innerLoop struct {
 // innerLoops finds the loops of the lifted level below its header whose
 // instances a probed row may skip through: headers that start a block
 // wherever their code is (no block runs into one without a breakpoint
-// seeing it), and whose every exit edge leaves from a latch.
+// seeing it), and whose every exit edge leaves from a latch (skippable).
 func (sp *spot) innerLoops() []*innerLoop {
 	var out []*innerLoop
 	for h := range sp.blocks {
@@ -456,27 +462,14 @@ func windowSteps(its []spanList) (int64, int64, bool) {
 }
 
 // skip runs the rest of instance f (at its arrival boundedIterations) on
-// the loop's fast engine, to where it leaves, then ends the instance with
-// its accesses extended over the iteration count the registers give. It
-// returns the engine's stop (at one of the loop's exits, the level's
-// header or exits, or any other stop the caller handles).
+// the spot's skipper, a fast engine that stops wherever an inner loop
+// leaves (a stop inside f's loop, where a loop nested in it leaves, goes
+// on), to where f's loop leaves, then ends the instance with its accesses
+// extended over the iteration count the registers give. It returns the
+// engine's stop (at one of the loop's exits, the level's header or exits,
+// or any other stop the caller handles).
 func (w *rowWalk) skip(cpu *gvinst.CPU, f *loopFrame) (gvinst.Stop, error) {
 	sp, l := w.sp, f.loop
-	if sp.skipper == nil {
-		// One engine for every inner loop of the level: it stops where
-		// any of them leaves (a stop inside the loop being skipped, where
-		// one nested in it leaves, goes on).
-		bps := map[uint64]bool{sp.header: true}
-		for e := range sp.exits {
-			bps[e] = true
-		}
-		for _, o := range sp.loops {
-			for e := range o.exits {
-				bps[e] = true
-			}
-		}
-		sp.skipper = sp.fastEngine(bps)
-	}
 	w.rec.cur = nil // nothing records while the fast engine runs
 	n0 := sp.skipper.Stats().GuestInsns
 	st := sp.skipper.Run(cpu, 0)
@@ -605,15 +598,14 @@ func extend(dst *spanList, its []spanList, c int, n uint64) error {
 			dst.merge(a)
 			return nil
 		}
-		span := a.window
-		if len(a.spans) == 1 && uint64(max(d, -d)) <= span.Hi-span.Lo {
+		hull, ok := moved(a.window, a.window, d, n)
+		if !ok {
+			return fmt.Errorf("an access leaves the address space")
+		}
+		if len(a.spans) == 1 && uint64(max(d, -d)) <= a.window.Hi-a.window.Lo {
 			// One span that each iteration moves by at most its width:
 			// the iterations cover one span.
-			r, ok := moved(span, span, d, n)
-			if !ok {
-				return fmt.Errorf("an access leaves the address space")
-			}
-			dst.add(r.Lo, r.Hi)
+			dst.add(hull.Lo, hull.Hi)
 			return nil
 		}
 		for t := uint64(0); t < n && !dst.overflow; t++ {
@@ -622,11 +614,7 @@ func extend(dst *spanList, its []spanList, c int, n uint64) error {
 			}
 		}
 		if dst.overflow {
-			r, ok := moved(a.window, a.window, d, n)
-			if !ok {
-				return fmt.Errorf("an access leaves the address space")
-			}
-			dst.addWindow(r.Lo, r.Hi)
+			dst.addWindow(hull.Lo, hull.Hi)
 		}
 	case extendWindow:
 		dl, dh, _ := windowSteps(its)
@@ -642,17 +630,18 @@ func extend(dst *spanList, its []spanList, c int, n uint64) error {
 }
 
 // moved is the hull of span a and span b moved by d·(n-1) bytes, when it
-// stays in the address space.
+// stays in the address space (below 2^62: guest addresses are far below).
 func moved(a, b ptxgen.Range, d int64, n uint64) (ptxgen.Range, bool) {
+	const top = 1 << 62
 	if n == 0 {
 		return a, true
 	}
-	off := d * int64(n-1)
-	if n-1 > 1<<40 || (d != 0 && off/d != int64(n-1)) {
+	if n-1 > 1<<40 || b.Hi > top || (n > 1 && uint64(max(d, -d)) > top/(n-1)) {
 		return ptxgen.Range{}, false
 	}
+	off := d * int64(n-1)
 	lo, hi := int64(b.Lo)+off, int64(b.Hi)+off
-	if (off < 0 && lo > int64(b.Lo)) || (off > 0 && hi < int64(b.Hi)) {
+	if lo < 0 || hi > top {
 		return ptxgen.Range{}, false
 	}
 	return ptxgen.Range{Lo: min(a.Lo, uint64(lo)), Hi: max(a.Hi, uint64(hi))}, true

@@ -1,6 +1,7 @@
 package accel
 
 import (
+	"github.com/gxbit/gxbit/gvinst"
 	"github.com/gxbit/gxbit/ptxgen"
 )
 
@@ -228,6 +229,72 @@ func everyIteration(sp *spot, loop map[uint64]bool, h uint64, bs map[uint64]bool
 			if loop[s] && !seen[s] {
 				seen[s] = true
 				work = append(work, s)
+			}
+		}
+	}
+	return true
+}
+
+// outerStringStores returns the string stores (REPSTOS: an inlined memset)
+// of the level's blocks outside the inner level's (inner), by block and
+// index, or nil when there are none.
+func (sp *spot) outerStringStores(inner map[uint64]bool) map[[2]uint64]bool {
+	var dead map[[2]uint64]bool
+	for addr, b := range sp.blocks {
+		if inner[addr] {
+			continue
+		}
+		for i := range b.Insts {
+			if b.Insts[i].Op == gvinst.OpRepStos {
+				if dead == nil {
+					dead = map[[2]uint64]bool{}
+				}
+				dead[[2]uint64{addr, uint64(i)}] = true
+			}
+		}
+	}
+	return dead
+}
+
+// deadStoresCovered reports whether the string stores the 2D kernel k
+// skips (ptxgen.Nest.Dead) write nothing the launch in does not write
+// again before anything reads it, so that skipping them leaves memory as
+// the CPU would. Each must, in both probed rows, have touched exactly the
+// bytes a dense store of the inner level did (denseStores: the kernel
+// checks the rows' trip count), so that by the affine extension both
+// cover the same bytes in every row, the store after the string store in
+// the iteration; and no other site may touch those bytes.
+func (sp *spot) deadStoresCovered(k *ptxgen.Kernel, in ptxgen.LaunchInput, byX86 map[[2]uint64]*siteObs) bool {
+	dense := sp.denseStores(k, in, byX86)
+	if dense == nil {
+		return false
+	}
+	for d, site := range k.Sites {
+		b := sp.blocks[site.Block]
+		if b == nil || site.Index >= len(b.Insts) || b.Insts[site.Index].Op != gvinst.OpRepStos || sp.innerSet[site.Block] {
+			continue
+		}
+		od := byX86[siteKey(site)]
+		if od == nil || !od.seen[0] || !od.seen[1] {
+			return false
+		}
+		cover := [2]uint64{}
+		for s, st := range k.Sites {
+			os := byX86[siteKey(st)]
+			if s != d && dense[s] && os != nil && os.lo == od.lo && os.hi == od.hi {
+				cover = siteKey(st)
+				break
+			}
+		}
+		if cover == ([2]uint64{}) {
+			return false
+		}
+		for t, st := range k.Sites {
+			if t == d || siteKey(st) == cover || siteKey(st) == siteKey(site) {
+				continue
+			}
+			if in.Sites[t].Overlaps(in.Sites[d]) {
+				return false
 			}
 		}
 	}

@@ -180,7 +180,17 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 				inner[a] = true
 			}
 		}
-		k2, err := ptxgen.Generate(&ptxgen.Nest{Name: fmt.Sprintf("gx_%x_2d", sp.entry), Header: sp.header, Blocks: sp.blocks, Inner: sp.inner, InnerBlocks: inner, Reloads: sp.reloads(true)})
+		n2 := &ptxgen.Nest{Name: fmt.Sprintf("gx_%x_2d", sp.entry), Header: sp.header, Blocks: sp.blocks, Inner: sp.inner, InnerBlocks: inner, Reloads: sp.reloads(true)}
+		k2, err := ptxgen.Generate(n2)
+		if dead := sp.outerStringStores(inner); err != nil && dead != nil {
+			// The outer body's string stores (an inlined memset) kept
+			// out of the 2D kernel: each launch proves them overwritten
+			// (deadStoresCovered), else runs the 1D kernel.
+			n2.Dead = dead
+			if k2d, err2 := ptxgen.Generate(n2); err2 == nil {
+				k2, err, sp.dead2D = k2d, nil, true
+			}
+		}
 		if err == nil {
 			sp.kernel2 = k2
 		} else {
@@ -315,16 +325,33 @@ func (sp *spot) build() error {
 	}
 	sp.probe = gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp}, gvinst.InterpOptions{Breakpoints: probeBps, Probe: sp.rec.probe})
 	// One compiled engine per breakpoint set (translations are per
-	// engine). toHeader stops only at the header and the exits: a stop at
-	// every inner header arrival costs a return to Go. rows stops where
-	// the probe does.
+	// engine, and each costs a millisecond or two to set up). toHeader
+	// stops only at the header, the exits and where an inner loop leaves
+	// (once per inner instance; a stop at every inner header arrival
+	// would cost a return to Go each): it is the skipper too. rows stops
+	// where the probe does, made when a third probed row first needs it.
 	sp.timer = sp.fallbackEngine()
 	toHeader := map[uint64]bool{sp.header: true}
 	for e := range sp.exits {
 		toHeader[e] = true
 	}
+	for _, l := range sp.loops {
+		for e := range l.exits {
+			toHeader[e] = true
+		}
+	}
 	sp.toHeader = sp.fastEngine(toHeader)
-	sp.rows = sp.fastEngine(probeBps)
+	sp.skipper = sp.toHeader
+	sp.rowBps = probeBps
 	a.aux = append(a.aux, sp.probe)
 	return nil
+}
+
+// rowEngine is the engine of the probed rows past recordedRows (rows),
+// made at its first use.
+func (sp *spot) rowEngine() gvinst.Engine {
+	if sp.rows == nil {
+		sp.rows = sp.fastEngine(sp.rowBps)
+	}
+	return sp.rows
 }

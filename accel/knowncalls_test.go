@@ -1,9 +1,15 @@
 package accel_test
 
 import (
+	"bytes"
+	"context"
+	"strconv"
 	"testing"
 
+	"github.com/gxbit/gxbit/accel"
+	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/internal/corpus"
+	"github.com/gxbit/gxbit/pipeline"
 )
 
 // TestMemsetNest runs testdata/nests' twomm two-phase on gpusim: gcc -O2
@@ -43,4 +49,50 @@ func TestMemsetNest(t *testing.T) {
 		return
 	}
 	t.Fatal("twomm not built")
+}
+
+// TestMemsetRows runs testdata/memsetrows.c on gpusim: its nest clears row
+// i with memset, then writes the row's first n-cut elements. With cut 0
+// the writes overwrite the memset's bytes, and the launch runs the 2D
+// kernel that leaves the memset out (ptxgen.Nest.Dead); with cut 3 each
+// row keeps three of the memset's zeros, so the launch must run the 1D
+// kernel, memset included. The output is native's either way (a 2D launch
+// with cut 3 would leave the fill's values where the zeros belong).
+func TestMemsetRows(t *testing.T) {
+	need2D(t)
+	path := buildC(t, "memsetrows")
+	const m, n = 100, 300
+	prof := phase1(t, pipeline.Config{Path: path, Args: []string{path}, Engine: testEngine})
+	for _, cut := range []int{0, 3} {
+		args := []string{path, strconv.Itoa(m), strconv.Itoa(n), strconv.Itoa(cut)}
+		want := runNative(t, path, args[1:]...)
+		var out bytes.Buffer
+		_, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+			accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want {
+			t.Fatalf("cut %d: accelerated output differs from native:\n got %q\nwant %q", cut, out.String(), want)
+		}
+		found := false
+		for _, h := range rep.HotSpots {
+			t.Logf("cut %d: %s %s: %d launches (%d 2D), in %d %s%s", cut, h.Entry, h.Schedule, h.Launches, h.Launches2D, h.BytesIn, h.Reason, h.LastFallback)
+			if h.Schedule != "grid(i) thread(j)" {
+				continue
+			}
+			found = true
+			switch {
+			case h.Launches != 1:
+				t.Errorf("cut %d: the row nest %s made %d launches, want 1", cut, h.Entry, h.Launches)
+			case cut == 0 && h.Launches2D != 1:
+				t.Errorf("cut 0: the row nest %s ran no 2D kernel: its writes overwrite the memset", h.Entry)
+			case cut > 0 && h.Launches2D != 0:
+				t.Errorf("cut %d: the row nest %s ran the 2D kernel, which leaves out a memset whose zeros stay", cut, h.Entry)
+			}
+		}
+		if !found {
+			t.Errorf("cut %d: no hot spot at the row nest: its memset call made it no candidate", cut)
+		}
+	}
 }

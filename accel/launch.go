@@ -74,7 +74,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		// which the breakpoints tell, so it runs on the fast engine.
 		engine := gvinst.Engine(sp.probe)
 		if it >= recordedRows {
-			engine = sp.rows
+			engine = sp.rowEngine()
 		}
 		t0 := time.Now()
 		sp.rec.reset(ns)
@@ -375,6 +375,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			}
 			isteps[i] = st[0] + uint64(P)*irows[i]
 			isteps0[i] = st[0]
+		}
+		if ok && sp.dead2D {
+			try := in
+			try.InnerTrip0, try.InnerTripStep = uint64(first), uint64(dn)
+			ok = sp.deadStoresCovered(k2, try, byX86)
 		}
 		if ok {
 			if fn2 := sp.kernel2Fn(); fn2 != nil {

@@ -51,6 +51,8 @@ type replay struct {
 	// data independent.
 	proven      uint64
 	fnUnchecked gpu.Function
+	// uncheckedFailed is set when the unchecked kernel did not load.
+	uncheckedFailed bool
 }
 
 // keepReplay records the instance whose live-in values at arrival 0 were
@@ -136,15 +138,20 @@ func (sp *spot) offloadReplay(cpu *gvinst.CPU, start []uint64) (applied, done bo
 		return false, false, nil
 	}
 	fn, k := r.fn, r.k
-	if r.k.Unchecked != nil && r.proven == in.Count {
+	if r.k.Unchecked != nil && r.proven == in.Count && !r.uncheckedFailed {
 		// The same input as a checked launch that succeeded: the same
 		// accesses, all inside their footprints (see ptxgen's
 		// unchecked.go).
 		if r.fnUnchecked == nil {
-			if f, err := loadKernel(sp.a.ctx, r.k.Unchecked); err == nil {
+			// Loaded at its first use (the CUDA JIT's time counts with
+			// the translation's).
+			t := time.Now()
+			f, err := loadKernel(sp.a.ctx, r.k.Unchecked)
+			sp.rep.TranslateSeconds += time.Since(t).Seconds()
+			if err == nil {
 				r.fnUnchecked = f
 			} else {
-				r.proven = 0 // the checked kernel, then
+				r.uncheckedFailed = true // the checked kernel, then, always
 			}
 		}
 		if r.fnUnchecked != nil {

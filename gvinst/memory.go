@@ -175,15 +175,13 @@ type Memory struct {
 	OnCodeWrite func(pageAddr uint64)
 	// OnStale, if set, is called before any access reaches a page that
 	// Defer marked stale: a guest load, store or fetch, Read, Write, Peek,
-	// Poke, and a Move of it (and Map, Unmap or Discard over it when
-	// OnStaleDropped is nil). It must write the page's current bytes (with
-	// Poke) and Undefer it; an error fails the access.
+	// Poke, and Map or Unmap over it. It must write the page's current
+	// bytes (with Poke) and Undefer it; an error fails the access.
 	OnStale func(pageAddr uint64) error
 	// OnStaleDropped, if set, is called instead of OnStale for a stale
-	// page that Map, Unmap or Discard is about to replace or remove: its
-	// bytes are gone either way, so the holder forgets its newer copy
-	// rather than bringing it back (a freed array the device wrote is
-	// not copied back to be unmapped).
+	// page whose bytes Map, Unmap or Discard throw away: bringing them
+	// back first would be wasted. It must Undefer the page; if the page
+	// is still stale after it, OnStale brings it back.
 	OnStaleDropped func(pageAddr uint64)
 	// OnWatchedWrite, if set, is called before the first change of a
 	// page that Watch marked since: a guest store, Write, Poke, or Map or
@@ -407,7 +405,7 @@ func (m *Memory) Map(addr, size uint64, perm Perm) error {
 	if m.limit != 0 && (added > m.limit/PageSize || m.mapped+added > m.limit/PageSize) {
 		return fmt.Errorf("mapping %d bytes at %#x: %w (limit %d bytes)", size, addr, ErrOutOfMemory, m.limit)
 	}
-	if err := m.settle(first, last, false); err != nil {
+	if err := m.settleDropping(first, last); err != nil {
 		return err
 	}
 	m.drop(first, last)
@@ -423,7 +421,7 @@ func (m *Memory) Unmap(addr, size uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := m.settle(first, last, false); err != nil {
+	if err := m.settleDropping(first, last); err != nil {
 		return err
 	}
 	m.drop(first, last)
@@ -445,7 +443,7 @@ func (m *Memory) Discard(addr, size uint64) error {
 	if pn, hole := m.firstHole(first, last); hole {
 		return &Fault{Addr: pn * PageSize, Access: AccessWrite, Unmapped: true}
 	}
-	if err := m.settle(first, last, false); err != nil {
+	if err := m.settleDropping(first, last); err != nil {
 		return err
 	}
 	m.drop(first, last)
@@ -469,7 +467,7 @@ func (m *Memory) Move(from, to, size uint64) error {
 	if m.mappedIn(toFirst, toLast) != 0 {
 		return fmt.Errorf("moving %#x+%#x to %#x: the destination is mapped", from, size, to)
 	}
-	if err := m.settle(first, last, true); err != nil {
+	if err := m.settle(first, last); err != nil {
 		return err
 	}
 	var moved []area
@@ -668,17 +666,21 @@ func (m *Memory) refresh(p *page, addr uint64, a Access) error {
 }
 
 // settle refreshes the stale pages among first..last, and reports the
-// watched ones changing, before they are moved (keep), or replaced or
-// removed: then a holder that hears dropped stale pages (OnStaleDropped)
-// forgets them instead.
-func (m *Memory) settle(first, last uint64, keep bool) error {
+// watched ones changing, before they are replaced or removed.
+func (m *Memory) settle(first, last uint64) error { return m.settleAll(first, last, false) }
+
+// settleDropping is settle for pages whose bytes are thrown away: their
+// holders drop stale ones (OnStaleDropped) rather than bring them back.
+func (m *Memory) settleDropping(first, last uint64) error { return m.settleAll(first, last, true) }
+
+func (m *Memory) settleAll(first, last uint64, dropping bool) error {
 	for _, pn := range m.touchedIn(first, last) {
 		p := m.pages[pn]
+		if p.stale != 0 && dropping && m.OnStaleDropped != nil {
+			m.OnStaleDropped(pn * PageSize)
+		}
 		if p.stale != 0 {
-			if !keep && m.OnStaleDropped != nil {
-				m.OnStaleDropped(pn * PageSize)
-				p.stale = 0
-			} else if err := m.refresh(p, pn*PageSize, AccessWrite); err != nil {
+			if err := m.refresh(p, pn*PageSize, AccessWrite); err != nil {
 				return err
 			}
 		}
@@ -721,21 +723,29 @@ type Holder interface {
 	Refresh(pageAddr uint64) error
 	// Touched hears that the watched page at pageAddr is about to change.
 	Touched(pageAddr uint64)
-	// Dropped hears that the stale page at pageAddr is being removed or
-	// replaced (munmap, a mapping over it, MADV_DONTNEED): the holder's
-	// newer bytes of it are no longer the guest's, and it must not bring
-	// them back.
-	Dropped(pageAddr uint64)
 }
 
-// SetHolder routes OnStale to h.Refresh, OnWatchedWrite to h.Touched and
-// OnStaleDropped to h.Dropped; nil clears them.
+// SetHolder routes OnStale to h.Refresh and OnWatchedWrite to h.Touched,
+// and OnStaleDropped to h.Dropped where h has that method (a
+// DroppingHolder); nil clears them.
 func (m *Memory) SetHolder(h Holder) {
 	if h == nil {
 		m.OnStale, m.OnWatchedWrite, m.OnStaleDropped = nil, nil, nil
 		return
 	}
-	m.OnStale, m.OnWatchedWrite, m.OnStaleDropped = h.Refresh, h.Touched, h.Dropped
+	m.OnStale, m.OnWatchedWrite, m.OnStaleDropped = h.Refresh, h.Touched, nil
+	if d, ok := h.(DroppingHolder); ok {
+		m.OnStaleDropped = d.Dropped
+	}
+}
+
+// DroppingHolder is a Holder that can forget a stale page whose bytes the
+// guest throws away (Map, Unmap or Discard over it) instead of bringing
+// it back first.
+type DroppingHolder interface {
+	Holder
+	// Dropped forgets the stale page at pageAddr and undefers it.
+	Dropped(pageAddr uint64)
 }
 
 // IsWatched reports whether the page holding addr is watched.

@@ -1,5 +1,10 @@
 package gvinst
 
+import (
+	"math/bits"
+	"slices"
+)
+
 // AddrValue is the address of a load or store of a VBlock as a root
 // value plus a constant: accesses whose addresses have one Root are Off
 // bytes apart from each other's Off, exactly (64-bit wrapping sums).
@@ -15,56 +20,58 @@ type AddrValue struct {
 // SUB of an immediate, 64 bits wide); any other write, an implicit one
 // included, gives the register a root value of its own.
 func AddressValues(b *VBlock) []AddrValue {
+	// vals[r] is register r's value; a root of 0 means none yet (roots
+	// are numbered from 1 here, from 0 in the result).
 	type value struct {
 		root  int
 		delta int64
 	}
-	vals := map[Reg]value{}
+	vals := make([]value, int(NumGuestSlots)+b.NumVRegs())
 	roots := 0
 	valueOf := func(r Reg) value {
-		if v, ok := vals[r]; ok {
-			return v
+		if int(r) >= len(vals) {
+			roots++
+			return value{root: roots}
 		}
-		v := value{root: roots}
-		roots++
-		vals[r] = v
-		return v
+		if vals[r].root == 0 {
+			roots++
+			vals[r] = value{root: roots}
+		}
+		return vals[r]
 	}
 	out := make([]AddrValue, len(b.Insts))
 	for i := range b.Insts {
 		in := &b.Insts[i]
 		if in.Op == OpLd || in.Op == OpSt {
 			v := valueOf(in.Src[0])
-			out[i] = AddrValue{Root: v.root, Off: v.delta + in.Imm, OK: true}
+			out[i] = AddrValue{Root: v.root - 1, Off: v.delta + in.Imm, OK: true}
 		}
-		var known *value
+		known, ok := value{}, false
 		switch {
 		case (in.Op == OpGet || in.Op == OpPut || in.Op == OpMov) && in.Type.Size() == 8 && !in.Type.IsWide():
-			v := valueOf(in.Src[0])
-			known = &v
+			known, ok = valueOf(in.Src[0]), true
 		case (in.Op == OpAdd || in.Op == OpSub) && in.HasImm && in.Type.Size() == 8 && in.Type.IsInt():
-			v := valueOf(in.Src[0])
+			known, ok = valueOf(in.Src[0]), true
 			if in.Op == OpAdd {
-				v.delta += in.Imm
+				known.delta += in.Imm
 			} else {
-				v.delta -= in.Imm
+				known.delta -= in.Imm
 			}
-			known = &v
 		}
 		_, wr := implicitSlots(in)
-		if wr != (slotSet{}) {
-			for r := range vals {
-				if wr.has(r) {
-					delete(vals, r)
-				}
+		for w := range wr {
+			for set := wr[w]; set != 0; set &= set - 1 {
+				vals[w*64+bits.TrailingZeros64(set)] = value{}
 			}
 		}
-		if d, ok := destReg(in); ok {
+		if d, has := destReg(in); has {
 			for s := 0; s < d.n; s++ {
-				delete(vals, d.r+Reg(s))
+				if r := int(d.r) + s; r < len(vals) {
+					vals[r] = value{}
+				}
 			}
-			if known != nil {
-				vals[d.r] = *known
+			if ok && int(d.r) < len(vals) {
+				vals[d.r] = known
 			}
 		}
 	}
@@ -81,25 +88,42 @@ func AddressValues(b *VBlock) []AddrValue {
 // which ends the block, changes a mapping (a writable page is readable, as
 // in x86 paging).
 func LoadForwardPass(b *VBlock) {
-	type key struct {
-		root int
-		off  int64
-		size int
+	// Only a load after another access can be forwarded.
+	accesses, later := 0, false
+	for i := range b.Insts {
+		switch b.Insts[i].Op {
+		case OpLd:
+			later = later || accesses > 0
+			accesses++
+		case OpSt:
+			accesses++
+		}
 	}
+	if !later {
+		return
+	}
+	// mem lists the values known to be in memory: the bytes size at
+	// root+off are in register reg (as loaded as typ, or stored as typ).
 	type known struct {
+		root  int
+		off   int64
+		size  int
 		reg   Reg
 		typ   Type
 		store bool
 	}
 	addrs := AddressValues(b)
-	mem := map[key]known{}
+	var mem []known
 	for i := range b.Insts {
 		in := &b.Insts[i]
 		a := addrs[i]
 		if in.Op == OpLd && a.OK && forwardable(in.Type) {
-			if k, ok := mem[key{a.Root, a.Off, in.Type.Size()}]; ok {
-				if rep, ok := forwardedLoad(in, k.reg, k.typ, k.store); ok {
-					*in = rep
+			for _, k := range mem {
+				if k.root == a.Root && k.off == a.Off && k.size == in.Type.Size() {
+					if rep, ok := forwardedLoad(in, k.reg, k.typ, k.store); ok {
+						*in = rep
+						break
+					}
 				}
 			}
 		}
@@ -109,34 +133,34 @@ func LoadForwardPass(b *VBlock) {
 		switch {
 		case in.Op == OpSt && a.OK:
 			lo, hi := a.Off, a.Off+int64(in.Type.Size())
-			for k := range mem {
-				if k.root != a.Root || k.off < hi && lo < k.off+int64(k.size) {
-					delete(mem, k)
-				}
-			}
+			mem = slices.DeleteFunc(mem, func(k known) bool {
+				return k.root != a.Root || k.off < hi && lo < k.off+int64(k.size)
+			})
 		case eff&(EffStore|EffHost) != 0 || usesX87Hook(in):
-			clear(mem)
+			mem = mem[:0]
 		}
-		_, wr := implicitSlots(in)
-		d, hasDst := destReg(in)
-		for k, v := range mem {
-			n := Reg(v.typ.Slots())
-			gone := hasDst && overlaps(d.r, Reg(d.n), v.reg, n)
-			for s := Reg(0); s < n; s++ {
-				gone = gone || wr.has(v.reg+s)
-			}
-			if gone {
-				delete(mem, k)
-			}
+		if len(mem) > 0 {
+			_, wr := implicitSlots(in)
+			d, hasDst := destReg(in)
+			mem = slices.DeleteFunc(mem, func(k known) bool {
+				n := Reg(k.typ.Slots())
+				if hasDst && overlaps(d.r, Reg(d.n), k.reg, n) {
+					return true
+				}
+				for s := Reg(0); s < n; s++ {
+					if wr.has(k.reg + s) {
+						return true
+					}
+				}
+				return false
+			})
 		}
-		if a.OK && (in.Op == OpLd || in.Op == OpSt) {
-			k := key{a.Root, a.Off, in.Type.Size()}
-			switch {
-			case !forwardable(in.Type):
-			case in.Op == OpLd:
-				mem[k] = known{in.Dst, in.Type, false}
-			default:
-				mem[k] = known{in.Src[1], in.Type, true}
+		if a.OK && forwardable(in.Type) {
+			switch in.Op {
+			case OpLd:
+				mem = append(mem, known{a.Root, a.Off, in.Type.Size(), in.Dst, in.Type, false})
+			case OpSt:
+				mem = append(mem, known{a.Root, a.Off, in.Type.Size(), in.Src[1], in.Type, true})
 			}
 		}
 	}

@@ -36,9 +36,9 @@ func exitWord(kind int, arg int, unit uint32) uint64 {
 	return uint64(kind) | uint64(arg)<<8 | uint64(unit)<<32
 }
 
-// chainStubBytes is the size of a successor exit: movabs rax, imm64; ret.
-// Linking overwrites its start with jmp rel32.
-const chainStubBytes = 11
+// chainStubBytes is the size of a successor exit: movabs rax, imm64; mov
+// rsp, [r15+exitSP]; ret. Linking overwrites its start with jmp rel32.
+const chainStubBytes = 18
 
 // compiled is the code of one unit before it is placed in the arena, with
 // the offsets Go needs.
@@ -97,7 +97,10 @@ type compiler struct {
 	// of their loads and stores to its group.
 	groups  []pageGroup
 	groupOf map[int]groupMember
-	cur     int // the instruction being compiled
+	// reads lists, per slot, the instructions that read it (findReads),
+	// for choosing what to evict.
+	reads map[gvinst.Reg][]int
+	cur   int // the instruction being compiled
 	// siteNext is the next free entry of the machine's page caches (-1:
 	// none); outOfLine are code emitters run after the body.
 	siteNext  int
@@ -175,12 +178,13 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 		}
 	}
 	c.fused = fusableCmp(vb, c.lastRead)
+	c.findReads()
 	c.floatGuard = hasFloatArith(vb)
 	c.out.floatGuard = c.floatGuard
 	a := &c.a
 	if bp {
 		a.movImm64(rax, exitWord(exitBreakpoint, 0, id))
-		a.ret()
+		a.exitToGo()
 	}
 	// test rbp, rbp; jle → fuel exit (rbp is the fuel: fuelReg)
 	a.encode(mnTestMR, 8, fuelReg, regOp(fuelReg), 0)
@@ -233,7 +237,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 		c.emitFlush(&s.pre, true)
 		c.materialize(s.idx)
 		a.movImm64(rax, exitWord(exitCallout, s.idx, id))
-		a.ret()
+		a.exitToGo()
 		// Go ran the instruction on the frame: reload what the body
 		// expects in registers, and go back.
 		c.out.resume[s.idx] = a.pos()
@@ -244,11 +248,11 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 	}
 	a.bind(fuelJump, a.pos())
 	a.movImm64(rax, exitWord(exitFuel, 0, id))
-	a.ret()
+	a.exitToGo()
 	if c.floatGuard {
 		a.bind(floatTrapJump, a.pos())
 		a.movImm64(rax, exitWord(exitFloatTrap, 0, id))
-		a.ret()
+		a.exitToGo()
 	}
 	c.out.code = a.bytes()
 	return &c.out, nil
@@ -336,11 +340,48 @@ func findAliases(vb *gvinst.VBlock, lastRead map[gvinst.Reg]int) map[gvinst.Reg]
 	}
 	m := map[gvinst.Reg]aliasOf{}
 	for i := range vb.Insts {
-		for _, cp := range copies(&vb.Insts[i]) {
+		in := &vb.Insts[i]
+		for _, cp := range copies(in) {
 			tryAlias(m, i, cp[0], cp[1], writes, stateWriters, lastRead)
+		}
+		if in.Op == gvinst.OpPut && in.Type.Size() == 8 && !in.Type.IsWide() {
+			tryPutAlias(m, i, in.Src[0], in.Dst, writes, stateWriters, lastRead)
 		}
 	}
 	return m
+}
+
+// tryPutAlias makes the reads of virtual register v after PUT i of it into
+// guest slot s read s instead, if s keeps v's value for as long as v is
+// read: v is not written again, s and the guest state not before v's last
+// read. The PUT is then v's last read, and v's register becomes s's.
+func tryPutAlias(m map[gvinst.Reg]aliasOf, i int, v, s gvinst.Reg, writes map[gvinst.Reg][]int, stateWriters []int, lastRead map[gvinst.Reg]int) {
+	if !v.IsVirtual() || s.IsVirtual() || s >= gvinst.FSBase {
+		return
+	}
+	if _, ok := m[v]; ok {
+		return
+	}
+	last, read := lastRead[v]
+	if !read || last <= i {
+		return
+	}
+	for _, w := range writes[v] {
+		if w >= i {
+			return
+		}
+	}
+	for _, w := range writes[s] {
+		if w > i && w < last {
+			return
+		}
+	}
+	for _, w := range stateWriters {
+		if w > i && w < last {
+			return
+		}
+	}
+	m[v] = aliasOf{of: s, from: i}
 }
 
 // copies lists the (destination, source) slot pairs instruction in copies
@@ -652,7 +693,7 @@ func (c *compiler) callout(idx int) {
 	c.emitFlush(&c.cache, true)
 	c.materialize(idx)
 	c.a.movImm64(rax, exitWord(exitCallout, idx, c.id))
-	c.a.ret()
+	c.a.exitToGo()
 	c.out.resume[idx] = c.a.pos()
 	c.out.nCallouts++
 	c.cache.afterCallout()
@@ -820,6 +861,11 @@ func (c *compiler) binary(in *gvinst.Inst) {
 	d := c.dstRegFrom(in.Dst, in.Src[0])
 	if in.Op == gvinst.OpMul && imm {
 		a.encode(mnImulRMI, sz, d, regOp(x), in.Imm)
+		return
+	}
+	if in.Op == gvinst.OpAdd && !imm && d != x && d != y {
+		// Three operands: lea (its 32-bit form clears the upper half).
+		a.encode(mnLea, sz, d, memOp(mem{base: x, index: y, scale: 1, hasIndex: true}), 0)
 		return
 	}
 	if !imm && d == y && d != x {
@@ -1144,8 +1190,18 @@ func forms2shift(digit byte) mn {
 func (c *compiler) control(idx int, in *gvinst.Inst) {
 	a := &c.a
 	switch in.Op {
-	case gvinst.OpJmp, gvinst.OpCall:
-		c.successor(0, in.Op == gvinst.OpJmp)
+	case gvinst.OpJmp:
+		c.successor(0, true)
+	case gvinst.OpCall:
+		// Push the frame, call the callee's exit (successor 0); the
+		// matching return comes back to the exit to the return address
+		// (successor 1).
+		c.emitFlush(&c.cache, false)
+		noRoom, call := c.pushFrame(in.Target[1])
+		c.chainExit(1)
+		a.bind(noRoom, a.pos())
+		a.bind(call, a.pos())
+		c.chainExit(0)
 	case gvinst.OpBranch:
 		cc := ccNE
 		if c.fused >= 0 {
@@ -1164,6 +1220,23 @@ func (c *compiler) control(idx int, in *gvinst.Inst) {
 		c.srcTo(rax, in.Src[0])
 		c.emitFlush(&c.cache, false)
 		a.encode(mnMovMR, 8, rax, memOp(fieldMem(offNextPC)), 0)
+		var probe []int
+		switch in.Op {
+		case gvinst.OpRet:
+			// A return to the address the frame on top was pushed
+			// with goes back to that call's code: the host's return
+			// predictor knows where.
+			a.encode(mnCmpMR, 8, rax, memOp(mem{base: rsp, disp: 8}), 0)
+			probe = append(probe, a.jcc(ccNE))
+			a.ret()
+		case gvinst.OpCallR:
+			noRoom, call := c.pushFrame(in.Target[0])
+			c.chainExit(0)
+			probe = append(probe, noRoom, call)
+		}
+		for _, p := range probe {
+			a.bind(p, a.pos())
+		}
 		// rcx = ijcSlot(rax) * 16; a hit jumps to the cached unit.
 		a.encode(mnImulRMI, 4, rcx, regOp(rax), ijcMul-1<<32)
 		a.shiftImmSized(5, rcx, 32-ijcBits, 4)
@@ -1175,16 +1248,16 @@ func (c *compiler) control(idx int, in *gvinst.Inst) {
 		a.encode(mnJmpM, 4, 0, memOp(e), 0)
 		a.bind(miss, a.pos())
 		a.movImm64(rax, exitWord(exitIndirect, 0, c.id))
-		a.ret()
+		a.exitToGo()
 	case gvinst.OpSyscall:
 		c.emitFlush(&c.cache, false)
 		a.movImm64(rax, exitWord(exitSyscall, 0, c.id))
-		a.ret()
+		a.exitToGo()
 	default: // TRAP
 		c.callout(idx)
 		// A trap never resumes; should it, the block has nowhere to go.
 		a.movImm64(rax, exitWord(exitCallout, idx, c.id))
-		a.ret()
+		a.exitToGo()
 	}
 }
 
@@ -1216,13 +1289,39 @@ func (c *compiler) successor(k int, mayLoop bool) {
 			}
 		}
 		a.movImm64(rax, exitWord(exitFuel, 0, c.id))
-		a.ret()
+		a.exitToGo()
 		return
 	}
 	c.emitFlush(&c.cache, false)
+	c.chainExit(k)
+}
+
+// chainExit emits the exit to static successor k, which linking may
+// overwrite with a direct jump. The guest slots must be stored.
+func (c *compiler) chainExit(k int) {
+	a := &c.a
 	c.out.chainStub[k] = a.pos()
 	a.movImm64(rax, exitWord(exitChain, k, c.id))
-	a.ret()
+	a.exitToGo()
+}
+
+// pushFrame emits the frame push of a guest call whose return address is
+// ret: when the return stack has room, ret and the host address of the
+// code after the call go on it, and a call (to bind to the callee's way
+// in) leaves. That code, where a matching return comes back, drops ret
+// and falls through to what the caller emits next. It returns the jump
+// taken when there is no room, and the call, both to bind. rax is kept;
+// the guest slots must be stored.
+func (c *compiler) pushFrame(ret uint64) (noRoom, call int) {
+	a := &c.a
+	// cmp [r15+retLimit], rsp; ja → no room
+	a.encode(mnCmpMR, 8, rsp, memOp(fieldMem(offRetLimit)), 0)
+	noRoom = a.jcc(ccA)
+	a.movImm64(rcx, ret)
+	a.push(rcx)
+	call = a.callRel()
+	a.encode(mnAddMI, 8, 0, regOp(rsp), 8)
+	return noRoom, call
 }
 
 // The MXCSR bits compiled float code depends on: the exception masks

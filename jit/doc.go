@@ -99,11 +99,36 @@
 // that never leaves compiled code still returns to Go for the garbage
 // collector, the budget, and the caller's cancellation.
 //
+// The fuel lives in rbp (fuelReg) while compiled code runs, so the check
+// and decrement at each entry are register operations; enter loads it from
+// the machine and stores it back.
+//
 // A unit's static successors start as exits; the first time one is taken,
 // Go compiles the successor and patches the exit into a direct jump (the
 // code memory page is flipped to writable and back: code memory is never
 // writable and executable at once). Invalidating a unit restores the exits
 // that jump into it.
+//
+// # Calls and returns
+//
+// Compiled code runs on a stack of its own, the machine's retStack: enter
+// switches rsp to it and calls the start routine, which pushes the bottom
+// frame and jumps to the code; every exit resets rsp to where enter's
+// return address lies (machine.exitSP) before its ret, so an exit leaves
+// from any depth. A guest CALL or CALLR, while the stack has room
+// (machine.retLimit), pushes the guest return address and makes a host
+// call to the callee's way in (its successor exit, or the jump-cache
+// probe); a guest RET whose target equals the guest return address of
+// the frame on top returns with a host ret, which the host's return
+// predictor foresees, to the code after that call, which drops the frame
+// and goes on at the call's return successor, a linked jump. Any other
+// RET takes the jump cache. The compare makes this exact whatever the
+// guest does with its stack (longjmp, a replaced return address, calls
+// deeper than the stack): a frame that does not match is only a missed
+// prediction. Frames last only until the code leaves for Go; the bottom
+// frame's guest address (retBottom) is non-canonical and its host return
+// is the miss routine, which leaves for Go as a jump-cache miss does, and
+// to which every empty jump-cache entry leads too.
 //
 // # Self-modifying code
 //

@@ -3,7 +3,6 @@
 package jit
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -67,6 +66,8 @@ type Engine struct {
 	nextSite int
 	// perf, when PerfMapEnv is set, names each unit's code for Linux perf.
 	perf *perfMap
+	// pending are the links decided but not yet written (link.go).
+	pending []pendingLink
 }
 
 var _ gvinst.Engine = (*Engine)(nil)
@@ -103,9 +104,15 @@ func New(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (*E
 		arena.free()
 		return nil, err
 	}
+	e.m.initRetStack()
 	// The interpreter runs the callouts and, when opts.HotAfter is set,
-	// the cold code (tier.go).
-	e.interp = gvinst.NewInterpreter(mem, t, opts)
+	// the cold code (tier.go), which it does not optimize: most cold
+	// blocks run a few times and are never compiled, and the
+	// optimization passes (and the Verify after them) cost more than
+	// they save there. lookup optimizes what it compiles.
+	io := opts
+	io.Optimize = false
+	e.interp = gvinst.NewInterpreter(mem, t, io)
 	e.m.rtlb, e.m.wtlb = mem.SoftTLBs()
 	e.m.clearIJC()
 	return e, nil
@@ -181,7 +188,7 @@ func (e *Engine) kill(u *unit) {
 	}
 	u.incoming = nil
 	if c := &e.m.ijc[ijcSlot(u.addr)]; c.pc == u.addr {
-		*c = ijcEntry{pc: ijcEmpty}
+		*c = ijcEntry{pc: ijcEmpty, entry: e.m.missFn}
 	}
 	e.stats.BlocksInvalidated++
 }
@@ -192,6 +199,7 @@ func (e *Engine) dropAll() {
 		u.dead = true
 	}
 	e.units = nil
+	e.pending = e.pending[:0]
 	clear(e.byAddr)
 	clear(e.pages)
 	e.m.clearIJC()
@@ -206,11 +214,11 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 		return u, nil
 	}
 	start := time.Now()
-	vb, fromInterp, err := e.translate(pc)
+	vb, err := e.translate(pc)
 	if err != nil {
 		return nil, err
 	}
-	if e.opts.Optimize && !fromInterp {
+	if e.opts.Optimize {
 		c := *vb
 		c.Insts = append([]gvinst.Inst(nil), vb.Insts...)
 		c.Guest = append([]gvinst.GuestInst(nil), vb.Guest...)
@@ -282,30 +290,12 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 	return u, nil
 }
 
-// linkTo makes successor k of from jump straight to to.
-func (e *Engine) linkTo(from *unit, k int, to *unit) error {
-	site := from.chainStub[k]
-	if site < 0 {
-		return nil
-	}
-	var j [5]byte
-	j[0] = 0xe9
-	target := to.at
-	binary.LittleEndian.PutUint32(j[1:], uint32(int32(target-(site+5))))
-	if err := e.arena.write(site, j[:]); err != nil {
-		return err
-	}
-	to.incoming = append(to.incoming, link{from: from, k: k})
-	e.stats.ChainHits++
-	return nil
-}
-
 // unlink restores successor k of from to its exit.
 func (e *Engine) unlink(from *unit, k int) {
 	site := from.chainStub[k]
 	var a asm
 	a.movImm64(rax, exitWord(exitChain, k, from.id))
-	a.ret()
+	a.exitToGo()
 	if err := e.arena.write(site, a.bytes()); err != nil {
 		// The arena can no longer be changed; nothing compiled may run.
 		e.dropAll()
@@ -373,7 +363,11 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 			w := enter(code, uintptr(unsafe.Pointer(m)))
 			m.frame[gvinst.MXCSR] |= uint64(m.mxOut & mxFlags)
 			executed += uint64(fuel - m.fuel)
-			kind, arg, cur := int(w&0xff), int(w>>8&0xffffff), e.units[w>>32]
+			kind, arg := int(w&0xff), int(w>>8&0xffffff)
+			var cur *unit
+			if id := w >> 32; id < uint64(len(e.units)) {
+				cur = e.units[id] // the miss routine's exits name unit 0, which may not exist
+			}
 			if kind < numExitKinds {
 				e.exits[kind]++
 			}
@@ -388,7 +382,7 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 					return e.translateStop(pc, err)
 				}
 				if !cur.dead && !next.dead {
-					if err := e.linkTo(cur, arg, next); err != nil {
+					if err := e.deferLink(cur, arg, next); err != nil {
 						panic(err)
 					}
 				}

@@ -16,6 +16,8 @@ type codeArena struct {
 	mem  []byte
 	used int
 	kept int // the start that reset keeps: the shared routines
+	// protects counts the mprotect calls made.
+	protects uint64
 }
 
 // newCodeArena maps size bytes (a multiple of the page size) of memory,
@@ -68,14 +70,51 @@ func (c *codeArena) write(at int, b []byte) error {
 	lo := at &^ (pg - 1)
 	hi := (at + len(b) + pg - 1) &^ (pg - 1)
 	span := c.mem[lo:hi]
-	if err := unix.Mprotect(span, unix.PROT_READ|unix.PROT_WRITE); err != nil {
+	if err := c.protect(span, unix.PROT_READ|unix.PROT_WRITE); err != nil {
 		return fmt.Errorf("making code memory writable: %w", err)
 	}
 	copy(c.mem[at:], b)
-	if err := unix.Mprotect(span, unix.PROT_READ|unix.PROT_EXEC); err != nil {
+	if err := c.protect(span, unix.PROT_READ|unix.PROT_EXEC); err != nil {
 		return fmt.Errorf("making code memory executable: %w", err)
 	}
 	return nil
+}
+
+// codePatch is bytes b to write at arena offset at.
+type codePatch struct {
+	at int
+	b  []byte
+}
+
+// writePatches writes patches, sorted by offset, with one pair of
+// mprotect calls over the pages from the first to the last.
+func (c *codeArena) writePatches(patches []codePatch) error {
+	if len(patches) == 0 {
+		return nil
+	}
+	const pg = 4096
+	lo := patches[0].at &^ (pg - 1)
+	hi := 0
+	for _, p := range patches {
+		hi = max(hi, (p.at+len(p.b)+pg-1)&^(pg-1))
+	}
+	span := c.mem[lo:hi]
+	if err := c.protect(span, unix.PROT_READ|unix.PROT_WRITE); err != nil {
+		return fmt.Errorf("making code memory writable: %w", err)
+	}
+	for _, p := range patches {
+		copy(c.mem[p.at:], p.b)
+	}
+	if err := c.protect(span, unix.PROT_READ|unix.PROT_EXEC); err != nil {
+		return fmt.Errorf("making code memory executable: %w", err)
+	}
+	return nil
+}
+
+// protect sets the protection of span, counting the calls.
+func (c *codeArena) protect(span []byte, prot int) error {
+	c.protects++
+	return unix.Mprotect(span, prot)
 }
 
 // addr is the host address of offset at.

@@ -31,6 +31,17 @@ type machine struct {
 	// copy of a TLB entry, good while its gen equals tlbGen.
 	tlbGen uint64
 	sites  [maxSites]siteEntry
+	// Compiled code runs on retStack, not on the goroutine's stack (see
+	// "Calls and returns" in the package documentation): enter saves the
+	// Go stack pointer in goSP, switches to retTop and calls startFn;
+	// exitSP is where enter's return address then lies, and every exit
+	// returns from there. A guest call pushes its frame only while rsp
+	// stays above retLimit.
+	goSP, retTop, exitSP, retLimit uintptr
+	// startFn and missFn are the addresses of the start and miss
+	// routines (retstack.go).
+	startFn, missFn uintptr
+	retStack        [retStackWords]uint64
 }
 
 // siteEntry is the page cache of one load or store of a loop unit: the
@@ -80,10 +91,11 @@ const ijcMul = 0x9e3779b9
 // code address is that (it is not canonical).
 const ijcEmpty = 1 << 63
 
-// clearIJC empties the computed-jump cache.
+// clearIJC empties the computed-jump cache: every entry leads to the miss
+// routine (should a guest jump to ijcEmpty itself, it leaves for Go too).
 func (m *machine) clearIJC() {
 	for i := range m.ijc {
-		m.ijc[i] = ijcEntry{pc: ijcEmpty}
+		m.ijc[i] = ijcEntry{pc: ijcEmpty, entry: m.missFn}
 	}
 }
 
@@ -106,4 +118,7 @@ const (
 	offSites      = unsafe.Offsetof(machine{}.sites)
 	offFlagsFn    = unsafe.Offsetof(machine{}.flagsFn)
 	offSubCondsFn = unsafe.Offsetof(machine{}.subCondsFn)
+	offExitSP     = unsafe.Offsetof(machine{}.exitSP)
+	offRetLimit   = unsafe.Offsetof(machine{}.retLimit)
+	offMissFn     = unsafe.Offsetof(machine{}.missFn)
 )

@@ -16,7 +16,7 @@ import (
 // over, its addresses are reused; the later lines describe them.
 //
 // Set to "parts", it names the parts of each unit instead, by what they
-// do, the same in every unit: "part:entry" (the fuel and breakpoint
+// do, the same in every unit: "part:entry@GUESTADDR" (the fuel and breakpoint
 // checks, a loop unit's loads of its pinned registers), "part:OP" (the
 // code of a GVInst instruction, by its mnemonic), "part:exit:OP" (the
 // block's control transfer: stores of the cached registers, the
@@ -61,7 +61,7 @@ func perfMapFromEnv() (*perfMap, error) {
 // code into parts named by partName.
 func (p *perfMap) add(start uintptr, size int, guest uint64, loop bool, marks []mark) error {
 	if p.parts {
-		return p.addParts(start, size, marks)
+		return p.addParts(start, size, guest, marks)
 	}
 	kind := "jit"
 	if loop {
@@ -74,8 +74,8 @@ func (p *perfMap) add(start uintptr, size int, guest uint64, loop bool, marks []
 }
 
 // addParts writes one line per part of a unit's code.
-func (p *perfMap) addParts(start uintptr, size int, marks []mark) error {
-	pos, name := 0, "entry"
+func (p *perfMap) addParts(start uintptr, size int, guest uint64, marks []mark) error {
+	pos, name := 0, fmt.Sprintf("entry@%#x", guest)
 	control := -1 // the mark of the block's last instruction
 	for i, mk := range marks {
 		if strings.Contains(mk.text, ": ") {

@@ -2,6 +2,7 @@ package jit
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/gxbit/gxbit/gvinst"
 )
@@ -86,10 +87,11 @@ func (c *compiler) storeEntry(i int) {
 	e.dirty = false
 }
 
-// alloc returns a free pool register, evicting (and storing, if dirty) the
-// least recently used unlocked, unpinned one.
+// alloc returns a free pool register, evicting (and storing, if dirty)
+// the unlocked, unpinned one whose slot the unit reads again furthest
+// ahead (never, best), a clean one on a tie, then the least recently used.
 func (c *compiler) alloc() int {
-	best := -1
+	best, bestNext := -1, 0
 	for i := range c.cache.e {
 		e := &c.cache.e[i]
 		if !e.valid {
@@ -98,8 +100,11 @@ func (c *compiler) alloc() int {
 		if e.pinned || c.locked&(1<<i) != 0 {
 			continue
 		}
-		if best < 0 || e.used < c.cache.e[best].used {
-			best = i
+		next := c.nextRead(e.slot)
+		if best < 0 || next > bestNext ||
+			next == bestNext && (!e.dirty && c.cache.e[best].dirty ||
+				e.dirty == c.cache.e[best].dirty && e.used < c.cache.e[best].used) {
+			best, bestNext = i, next
 		}
 	}
 	if best < 0 {
@@ -277,13 +282,11 @@ func (rc *regCache) afterCallout() {
 
 // dying returns the pool index that holds slot r (after renaming) when the
 // current instruction is its last reader: a virtual register in the
-// cache, not pinned, that no later instruction reads; else -1.
+// cache, not pinned, that no later instruction's code reads (findReads:
+// reads renamed to another register do not count); else -1.
 func (c *compiler) dying(r gvinst.Reg) int {
 	r = c.aliased(r)
-	if !r.IsVirtual() {
-		return -1
-	}
-	if last, ok := c.lastRead[r]; !ok || last > c.cur {
+	if !r.IsVirtual() || c.nextRead(r) < len(c.vb.Insts) {
 		return -1
 	}
 	i := c.cache.find(r)
@@ -313,4 +316,47 @@ func (c *compiler) dstRegFrom(r, src gvinst.Reg) reg {
 	c.markDirty(i)
 	c.lock(i)
 	return pool[i]
+}
+
+// nextRead is the index of the next instruction after the current one
+// that reads slot r (through a renamed copy, a folded address or a page
+// group too), or len(vb.Insts) when none does.
+func (c *compiler) nextRead(r gvinst.Reg) int {
+	rs := c.reads[r]
+	k := sort.SearchInts(rs, c.cur+1)
+	if k == len(rs) {
+		return len(c.vb.Insts)
+	}
+	return rs[k]
+}
+
+// findReads lists, per slot, the instructions that read it in the code:
+// their operands after renaming, the parts of folded addresses, and the
+// host root of a page group at each of its accesses.
+func (c *compiler) findReads() {
+	c.reads = map[gvinst.Reg][]int{}
+	add := func(r gvinst.Reg, i int) {
+		if rs := c.reads[r]; len(rs) == 0 || rs[len(rs)-1] != i {
+			c.reads[r] = append(rs, i)
+		}
+	}
+	for i := range c.vb.Insts {
+		operandSlots(&c.vb.Insts[i], func(r gvinst.Reg, dst bool) {
+			if dst {
+				return
+			}
+			if a, ok := c.alias[r]; ok && i > a.from {
+				r = a.of
+			}
+			if ad, ok := c.addr[r]; ok && i > ad.from {
+				add(ad.base, i)
+				add(ad.index, i)
+				return
+			}
+			add(r, i)
+		})
+		if m, ok := c.groupOf[i]; ok {
+			add(c.groups[m.g].slot, i)
+		}
+	}
 }

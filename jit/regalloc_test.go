@@ -195,3 +195,21 @@ vblock 0x3000..0x3002:
 		t.Fatal("the loads never saw the stores")
 	}
 }
+
+// TestPutRenamedReads runs blocks where a virtual register is PUT into a
+// guest slot and read after: the reads go to the slot (tryPutAlias) and
+// the PUT computes in place, unless the slot changes first; through an
+// earlier copy, around a callout (which must see the value in the frame),
+// and with a store whose slow path runs in between.
+func TestPutRenamedReads(t *testing.T) {
+	bodies := []string{
+		"  GET.u64 v0, s1\n  ADD.u32 v1, v0, 5\n  PUT.u64 s2, v1\n  XOR.u32 v2, v1, v0\n  PUT.u64 s3, v2\n  ADD.u64 v3, v1, v1\n  PUT.u64 s4, v3\n",
+		"  GET.u64 v0, s1\n  ADD.u64 v1, v0, 5\n  PUT.u64 s2, v1\n  LI.u64 v4, 9\n  PUT.u64 s2, v4\n  SUB.u64 v2, v1, v0\n  PUT.u64 s3, v2\n",
+		"  GET.u64 v0, s1\n  ADD.u64 v1, v0, 5\n  MOV.u64 v5, v1\n  PUT.u64 s2, v1\n  ADD.u64 v2, v5, v1\n  PUT.u64 s3, v2\n",
+		"  GET.u64 v0, s1\n  ADD.u64 v1, v0, 7\n  PUT.u64 s2, v1\n  CVT.rn.f80.f64 v12, v1\n  CVT.rn.f64.f80 v2, v12\n  XOR.u64 v3, v2, v1\n  PUT.u64 s3, v3\n",
+		"  GET.u64 v0, s1\n  ADD.u64 v1, v0, 7\n  PUT.u64 s2, v1\n  ST.u64 s7(16), v1\n  LD.u64 v2, s7(4000)\n  ADD.u64 v3, v2, v1\n  PUT.u64 s3, v3\n",
+	}
+	for i, body := range bodies {
+		mustRunBoth(t, flagsProgram(body), []byte{byte(i), 3})
+	}
+}

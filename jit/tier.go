@@ -43,24 +43,23 @@ func (e *Engine) runCold(pc, budget, executed uint64) (gvinst.Stop, uint64) {
 	return st, n
 }
 
-// translate returns the verified VBlock at pc, and whether it is the
-// interpreter's, already optimized as the options say: when it has run the
-// block (cold code that got hot) there is no second lifting. Otherwise it
-// is the translator's, counted as translated.
-func (e *Engine) translate(pc uint64) (*gvinst.VBlock, bool, error) {
+// translate returns the verified VBlock at pc, not optimized: the
+// interpreter's, when it has run the block (cold code that got hot: there
+// is no second lifting), else the translator's, counted as translated.
+func (e *Engine) translate(pc uint64) (*gvinst.VBlock, error) {
 	if vb := e.interp.Translated(pc); vb != nil {
-		return vb, true, nil
+		return vb, nil
 	}
 	e.stats.BlocksTranslated++
 	vb, err := e.tr.Translate(pc)
 	if err != nil {
-		return nil, false, &gvinst.TranslateError{Addr: pc, Err: err}
+		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
 	}
 	if vb == nil || vb.Addr != pc {
-		return nil, false, &gvinst.TranslateError{Addr: pc, Err: errors.New("the translator returned no block for this address")}
+		return nil, &gvinst.TranslateError{Addr: pc, Err: errors.New("the translator returned no block for this address")}
 	}
 	if err := gvinst.Verify(vb); err != nil {
-		return nil, false, &gvinst.TranslateError{Addr: pc, Err: err}
+		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
 	}
-	return vb, false, nil
+	return vb, nil
 }

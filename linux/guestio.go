@@ -33,6 +33,17 @@ func (p *Process) interrupted() error {
 // at a time: the host memory it needs, whatever length the guest asks for.
 const ioChunk = 1 << 16
 
+// ioBuffer is the Process's ioChunk bytes of host memory for moving guest
+// buffers through system calls, taken once: a fresh buffer per call made
+// each read(2) of a large file fault its host pages in again (a tenth of
+// sha256sum's time). The calls do not keep it (interruptible copies).
+func (p *Process) ioBuffer() []byte {
+	if p.ioBuf == nil {
+		p.ioBuf = make([]byte, ioChunk)
+	}
+	return p.ioBuf
+}
+
 // faultPrefix is how many bytes of a guest copy of len n starting at addr
 // went through before err, a *gvinst.Fault at the first byte that did not
 // (the Memory copies page by page, in order).
@@ -49,7 +60,7 @@ func faultPrefix(err error, addr, n uint64) uint64 {
 // byte the guest cannot read, and reports the bytes put. No byte moved is
 // EFAULT (unreadable buffer) or put's error.
 func (p *Process) writeFrom(addr, n uint64, wait bool, put func([]byte) (int, error)) (uint64, error) {
-	buf := make([]byte, min(n, ioChunk))
+	buf := p.ioBuffer()[:min(n, ioChunk)]
 	done := uint64(0)
 	for done < n {
 		if err := p.interrupted(); err != nil {
@@ -91,7 +102,7 @@ func (p *Process) writeFrom(addr, n uint64, wait bool, put func([]byte) (int, er
 // regular files; a stream or pipe is read once, so that a read never waits
 // for more than the first answer).
 func (p *Process) readInto(addr, n uint64, more bool, get func([]byte) (int, error)) (uint64, error) {
-	buf := make([]byte, min(n, ioChunk))
+	buf := p.ioBuffer()[:min(n, ioChunk)]
 	done := uint64(0)
 	for done < n {
 		if err := p.interrupted(); err != nil {

@@ -66,6 +66,7 @@ type Config struct {
 type Process struct {
 	cfg      Config
 	mem      *gvinst.Memory
+	ioBuf    []byte // see ioBuffer
 	view     *view
 	fds      map[int]*fileDesc
 	cwd      string

@@ -50,6 +50,22 @@ func Accelerate(ctx context.Context, cfg Config, opts accel.Options) (*Result, *
 	return res, rep, nil
 }
 
+// finishDevice settles what the device still holds once the guest's run
+// is over (runErr is the run's error). A run that ended as runs end (an
+// exit, a signal, a fault, the budget) leaves memory nothing reads again:
+// the device's bytes are dropped, not copied back. After an error of
+// gxbit's own, the guest's memory is made whole again first.
+func finishDevice(a *accel.Accelerator, runErr error) error {
+	if runErr == nil {
+		a.Discard()
+		return nil
+	}
+	if ferr := a.Finish(); ferr != nil {
+		return errors.Join(runErr, ferr)
+	}
+	return runErr
+}
+
 // DefaultArmAfter is gxbit accelerate's accel.Options.ArmAfter: a run
 // shorter than this is over before probing (tens of milliseconds per hot
 // spot) and a launch could pay for themselves.
@@ -76,19 +92,3 @@ func (e *armingEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 func (e *armingEngine) Invalidate(addr, size uint64) { e.acc.Engine().Invalidate(addr, size) }
 
 func (e *armingEngine) Stats() gvinst.EngineStats { return e.acc.Engine().Stats() }
-
-// finishDevice settles what the device still holds once the guest's run
-// is over (runErr is the run's error). A run that ended as runs end (an
-// exit, a signal, a fault, the budget) leaves memory nothing reads again:
-// the device's bytes are dropped, not copied back. After an error of
-// gxbit's own, the guest's memory is made whole again first.
-func finishDevice(a *accel.Accelerator, runErr error) error {
-	if runErr == nil {
-		a.Discard()
-		return nil
-	}
-	if ferr := a.Finish(); ferr != nil {
-		return errors.Join(runErr, ferr)
-	}
-	return runErr
-}

@@ -117,6 +117,11 @@ func (g *Guest) NewEngine(opts gvinst.InterpOptions) (gvinst.Engine, func(), err
 	if err != nil {
 		return nil, nil, err
 	}
+	if _, ok := e.(*jit.Engine); ok {
+		// Compiled code keeps registers in host registers within a
+		// unit: longer straight runs make longer units.
+		g.Lifter.MaxInsts = jit.MaxUnitInsts
+	}
 	return e, func() { closeEngine(e) }, nil
 }
 

@@ -20,7 +20,9 @@ import (
 // call the library's memset; the two differ only in registers the ABI
 // lets a callee clobber (rcx, rdx, rsi, rdi, r8–r11 and the SSE
 // registers) and in the return address the call leaves below the stack
-// pointer, neither of which a correct caller reads.
+// pointer, neither of which a correct caller reads. The string store runs
+// upward only with the direction flag clear, as the ABI has it at every
+// call (phase 2's kernels check it before each launch).
 //
 // A call is to memset when its target is a function symbol named memset
 // (or one of glibc's implementations of it, __memset_<variant>, not the

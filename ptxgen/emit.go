@@ -31,8 +31,51 @@ type emitter struct {
 	// unchecked emits Kernel.Unchecked: accesses go to their site's
 	// device buffer without the footprint and alignment checks.
 	unchecked bool
+	// plain are the merges that may be moves (analysis.plainMerges).
+	plain     map[[2]int64]bool
 	tripExits []tripExit // the edges leaving the counted loop (Nest.TripCheck)
 	err       error
+}
+
+// dropErrorBranches takes the branches to the error exits out of an
+// unchecked kernel: launched only with an input a checked launch ran
+// without error (see unchecked.go), none of its threads takes one. A
+// conditional one goes; an unconditional one ends a path no thread
+// takes, and goes to $Ldone instead.
+func (e *emitter) dropErrorBranches() {
+	errs := map[string]bool{}
+	for _, code := range []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign} {
+		errs[fmt.Sprintf("$Lerr%d", code)] = true
+	}
+	for l := range e.stubs {
+		errs[l] = true
+	}
+	for _, c := range e.checks {
+		errs[c.label] = true
+	}
+	for _, l := range e.body {
+		if l.in == nil || l.op != "bra" || l.nargs() != 1 || !errs[l.arg(0)] {
+			continue
+		}
+		if l.in.Guard != "" {
+			l.dead = true
+			continue
+		}
+		l.in.Args[0] = ptx.Sym("$Ldone")
+		l.touch()
+	}
+}
+
+// keptBy reports whether virtual register r of the block being lowered
+// was last set, before instruction idx, by an AND with hiHalf.
+func (e *emitter) keptBy(r gvinst.Reg, idx int) bool {
+	b := e.a.n.Blocks[e.block]
+	for i := idx - 1; i >= 0; i-- {
+		if in := &b.Insts[i]; in.Dst == r && hasDst(in) {
+			return in.Op == gvinst.OpAnd && in.HasImm && uint64(in.Imm) == hiHalf
+		}
+	}
+	return false
 }
 
 // tripExit is an edge leaving the loop a 1D kernel counts: the branch at
@@ -152,7 +195,7 @@ func (e *emitter) fail(format string, args ...any) {
 
 // emit produces the module text.
 func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
-	e := &emitter{a: a, k: k, stubs: map[string][2]uint64{}, unchecked: unchecked}
+	e := &emitter{a: a, k: k, stubs: map[string][2]uint64{}, unchecked: unchecked, plain: a.plainMerges()}
 	// Prologue: the thread's iteration index and its live-in values.
 	e.reset()
 	e.i("mov.u32", "%w0", "%ctaid.x")
@@ -212,6 +255,15 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("exit").when("%p0")
 	}
 	e.maxW, e.maxT, e.maxP = 3, 2, 1
+	reloadedOuter := map[gvinst.Reg]bool{}
+	for _, r := range a.n.Reloads {
+		if !r.Inner {
+			reloadedOuter[r.Slot] = true
+			if r.HighZero {
+				reloadedOuter[r.Slot+1] = true
+			}
+		}
+	}
 	for _, l := range a.liveIns {
 		nm := paramName(l)
 		var dst string
@@ -222,6 +274,12 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		}
 		e.comment(fmt.Sprintf(" live-in %s", l))
 		e.i("ld.param.u64", dst, ptx.Addr(fmt.Sprintf("in_%s", nm), 0))
+		if !l.Written && !a.n.part() || !l.Stack && reloadedOuter[l.Slot] {
+			// The level does not change it: step 0. (A part's blocks
+			// are not all the level's: another may step it.) Or a
+			// reload sets it: the first threads keep the value passed.
+			continue
+		}
 		e.i("ld.param.u64", "%t1", ptx.Addr(fmt.Sprintf("step_%s", nm), 0))
 		e.i("mad.lo.u64", dst, "%t1", "%idx", dst)
 	}
@@ -501,6 +559,9 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		decl(ptx.Pred, "%plast", 0)
 		decl(ptx.Pred, "%ptrip", 0)
 		decl(ptx.Pred, "%ptripx", 0)
+	}
+	if unchecked {
+		e.dropErrorBranches()
 	}
 	ls := optimize(e.body)
 	f.Body.Stmts = append(f.Body.Stmts, hoistDecls(ls)...)
@@ -829,6 +890,16 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 	case gvinst.OpAnd, gvinst.OpOr, gvinst.OpXor:
 		a, b := e.src(in, 0), e.src(in, 1)
 		d := e.reg(in.Dst)
+		if in.Op == gvinst.OpOr && e.plain[key(block, idx)] {
+			// A merge whose kept upper half nothing reads (highbits.go):
+			// the value merged in, as it is.
+			low := a
+			if e.keptBy(in.Src[0], idx) {
+				low = b
+			}
+			e.i("mov.b64", d, low)
+			return
+		}
 		name := map[gvinst.Op]string{gvinst.OpAnd: "and", gvinst.OpOr: "or", gvinst.OpXor: "xor"}[in.Op]
 		e.i(fmt.Sprintf("%s.b64", name), d, a, b)
 		e.mask(d, t)
@@ -1248,6 +1319,13 @@ func (e *emitter) repStos(block uint64, idx int, in *gvinst.Inst) {
 	size := in.Type.Size()
 	n := fmt.Sprintf("%d_%d", idx, block)
 	rcx, rdi, rax := e.reg(gvinst.SReg(1)), e.reg(gvinst.SReg(7)), e.reg(gvinst.S0)
+	if e.a.n.Dead[[2]uint64{block, uint64(idx)}] {
+		// Overwritten before read (Nest.Dead): only the registers move.
+		e.comment(" rep stos: its bytes are overwritten later in the iteration")
+		e.i("mad.lo.u64", rdi, rcx, size, rdi)
+		e.i("mov.u64", rcx, 0)
+		return
+	}
 	p := e.pred()
 	e.label(fmt.Sprintf("$Lrep%s", n))
 	e.i("setp.eq.u64", p, rcx, 0)

@@ -79,6 +79,12 @@ type Nest struct {
 	// outer body stores too, so it has no 2D kernel).
 	TripCheck  uint64
 	TripBlocks map[uint64]bool
+	// Dead are string stores (REPSTOS, by block and instruction index)
+	// whose bytes the caller proved overwritten later in the same
+	// iteration before anything reads them: the kernel advances their
+	// registers without storing. A 2D kernel's outer body may hold them
+	// (twomm's memset of the row its inner loop then writes).
+	Dead map[[2]uint64]bool
 	// Reloads are registers a level carries from one iteration to the
 	// next that hold a value loaded from memory the nest does not write
 	// (phase 1 proves it): a thread that starts in the middle of the
@@ -517,7 +523,7 @@ func (a *analysis) check2D() error {
 		}
 	}
 	for _, s := range a.sites {
-		if s.Store && !a.inner[s.Block] {
+		if s.Store && !a.inner[s.Block] && !n.Dead[[2]uint64{s.Block, uint64(s.Index)}] {
 			return reject(s.X86, "2D: the outer loop body stores outside the inner loop")
 		}
 	}

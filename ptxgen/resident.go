@@ -41,8 +41,8 @@ var ErrLostCopy = errors.New("ptxgen: the device's copy of guest memory could no
 // merges them into one that covers all, on the device). With Lazy set (and a DeferringMemory, which the
 // first launch makes the Resident the holder of), what a kernel wrote
 // stays on the device too: the guest's pages are marked stale, and the
-// memory calls Refresh, which brings back the pages touched (and, while the guest reads a buffer in order, a
-// doubling run of the pages after them). A launch over the same range
+// memory calls Refresh, which brings back the pages touched (and, while the guest reads a buffer forward, in order or a
+// few pages at a time as down a column, a doubling run of the pages after them). A launch over the same range
 // finds the stale pages current on the device and copies nothing for them.
 // Lazy buffers also watch their pages (the memory calls Touched), so a
 // launch reads and compares only the pages the guest has written since,
@@ -167,6 +167,17 @@ func (res *Resident) putSpare(dev gpu.DevicePtr) {
 
 // maxReadAhead is the longest run of pages one Refresh brings back.
 const maxReadAhead = 2048
+
+// strideAhead is the farthest past the last run Refresh brought back that
+// a read still counts as reading the buffer forward (a column walked row
+// by row, rows a few pages long), so that the next run doubles.
+const strideAhead = 16
+
+// joinGap is the most unchanged bytes a launch's copy in spans to join
+// two changed runs into one copy: a copy call costs about what copying
+// that many bytes does (a host walk of a column changes a few bytes a
+// row).
+const joinGap = 64 << 10
 
 // stageBytes is the largest chunk a copy without a snapshot stages.
 const stageBytes = 8 << 20
@@ -314,6 +325,8 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 	first, _ := b.page(max(r.Lo, b.r.Lo) / gvinst.PageSize)
 	last, _ := b.page((min(r.Hi, b.r.Hi) - 1) / gvinst.PageSize)
 	// The pages to look at: not stale, and (when watched) changed since.
+	// A run of them goes on over a few pages that did not change (the
+	// device holds what the guest does), which its copy may then span.
 	check := func(p int) bool { return !b.stale[p] && (!b.watched || b.dirty[p]) }
 	var copied uint64
 	for i := first; i <= last; {
@@ -321,10 +334,14 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 			i++
 			continue
 		}
-		j := i + 1
-		for j <= last && check(j) && j-i < stageBytes/gvinst.PageSize {
+		j, end := i+1, i+1 // end: past the run's last page to check
+		for j <= last && !b.stale[j] && j-i < stageBytes/gvinst.PageSize && (check(j) || j-end < joinGap/gvinst.PageSize) {
+			if check(j) {
+				end = j + 1
+			}
 			j++
 		}
+		j = end
 		lo, hi := b.span(i, j)
 		err := res.withStage(hi-lo, func(cur []byte) error {
 			n, err := b.loadRun(ctx, mem, i, j, cur)
@@ -347,8 +364,9 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 // loadRun copies to the device what changed of pages i..j-1 of b (none of
 // them stale), reading the guest's bytes into cur (as long as they are),
 // and returns the bytes it copied: from the first changed byte of a page
-// to the last (all of a page it has no snapshot of), runs of pages joined
-// where the changes meet at their boundary.
+// to the last (all of a page it has no snapshot of), joined into one copy
+// with the next change up to joinGap bytes on (the bytes between, on pages
+// that are not stale, are the device's already).
 func (b *resBuf) loadRun(ctx gpu.Context, mem GuestMemory, i, j int, cur []byte) (uint64, error) {
 	lo, hi := b.span(i, j)
 	if err := mem.Read(lo, cur); err != nil {
@@ -376,9 +394,12 @@ func (b *resBuf) loadRun(ctx gpu.Context, mem GuestMemory, i, j int, cur []byte)
 		clo, chi := b.chunk(p)
 		x, y := int(clo-b.r.Lo), int(chi-b.r.Lo)
 		now := cur[x-off : y-off]
-		// Without a snapshot of the page, all of it may have changed.
+		// Without a snapshot of the page, all of it may have changed;
+		// a watched page the guest did not write has not.
 		lo, hi := 0, y-x
-		if ps, ok := b.pageSnap[p]; ok && len(ps) == y-x {
+		if b.watched && !b.dirty[p] {
+			lo, hi = 0, 0
+		} else if ps, ok := b.pageSnap[p]; ok && len(ps) == y-x {
 			lo, hi = changed(now, ps)
 		} else if b.snap != nil && b.snapped[p] {
 			lo, hi = changed(now, b.snap[x:y])
@@ -386,7 +407,8 @@ func (b *resBuf) loadRun(ctx gpu.Context, mem GuestMemory, i, j int, cur []byte)
 		if lo == hi {
 			continue
 		}
-		if pend >= 0 && pendEnd == x+lo {
+		if pend >= 0 && x+lo-pendEnd <= joinGap {
+			// The bytes between are the device's already.
 			pendEnd = x + hi
 			continue
 		}
@@ -445,22 +467,26 @@ func (res *Resident) Touched(pageAddr uint64) {
 	}
 }
 
-// Dropped forgets the device's newer bytes of guest page pageAddr, which
-// the guest is unmapping or mapping anew (gvinst.Memory.OnStaleDropped):
-// they are not brought back, and a later launch copies the page's new
-// bytes in again.
+// Dropped forgets the stale page at pageAddr, whose bytes the guest throws
+// away (gvinst.Memory.OnStaleDropped: an Unmap, say, of an array the
+// device held, when the program frees it): the device's bytes are not
+// brought back, and the page counts as changed, so that a launch over it
+// copies whatever the guest maps there next.
 func (res *Resident) Dropped(pageAddr uint64) {
 	pn := pageAddr / gvinst.PageSize
 	for _, b := range res.bufs {
-		if i, ok := b.page(pn); ok {
-			if b.stale[i] {
-				b.stale[i] = false
-				b.nstale--
-				lo, hi := b.chunk(i)
-				res.discarded += hi - lo
-			}
-			b.touch(pn)
+		i, ok := b.page(pn)
+		if !ok || !b.stale[i] {
+			continue
 		}
+		lo, hi := b.chunk(i)
+		res.lazyMem.Undefer(lo, hi-lo)
+		res.discarded += hi - lo
+		b.stale[i] = false
+		b.nstale--
+		b.dirty[i] = true
+		b.snapped[i] = false
+		delete(b.pageSnap, i)
 	}
 }
 
@@ -548,7 +574,7 @@ func (res *Resident) Refresh(pageAddr uint64) error {
 			continue
 		}
 		n := 1
-		if i == b.nextPage {
+		if b.nextPage >= 0 && i >= b.nextPage && i-b.nextPage <= strideAhead {
 			n = min(2*b.ahead, maxReadAhead)
 		}
 		j := i + 1
@@ -1005,7 +1031,7 @@ func (res *Resident) Discard() uint64 {
 }
 
 // Discarded reports the stale bytes never brought back: left behind by
-// Discard, or unmapped by the guest (Dropped).
+// Discard, or thrown away by the guest (Dropped).
 func (res *Resident) Discarded() uint64 { return res.discarded }
 
 // changed returns the span [lo, hi) from the first byte in which a and b

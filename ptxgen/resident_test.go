@@ -475,10 +475,169 @@ func TestResidentLoadsItsRange(t *testing.T) {
 	}
 }
 
+// countingContext counts a context's copies between host and device.
+type countingContext struct {
+	gpu.Context
+	htod, dtoh int
+}
+
+func (c *countingContext) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
+	c.htod++
+	return c.Context.CopyHtoD(dst, src)
+}
+
+func (c *countingContext) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
+	c.dtoh++
+	return c.Context.CopyDtoH(dst, src)
+}
+
+// TestResidentColumnWalk runs the saxpy loop over 128-page arrays with a
+// lazy Resident, then lets the host change one element every four pages
+// of y (a column walked row by row, as LU's column scaling on the CPU
+// does) and launches again. The walk's reads bring y back in growing runs
+// (a few copies, not one per page), and the second launch copies what the
+// walk changed in a few copies spanning the unchanged pages between (not
+// one per changed element); the guest ends as the CPU engine leaves it.
+func TestResidentColumnWalk(t *testing.T) {
+	const n = 0x80000 / 8
+	bs, k, sim, fn := saxpyKernel(t)
+	ctx := &countingContext{Context: sim}
+	guest := func() (*gvinst.Memory, *gvinst.CPU) {
+		mem := gvinst.NewMemory(1 << 28)
+		if err := mem.Map(dataBase, 0x100000, gvinst.PermRead|gvinst.PermWrite); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			_ = mem.Store(dataBase+uint64(8*i), 8, math.Float64bits(float64(i%97)*0.1+1/3.0))
+			_ = mem.Store(dataBase+0x80000+uint64(8*i), 8, math.Float64bits(float64(i%89)/7.0))
+		}
+		cpu := &gvinst.CPU{PC: 0x1000}
+		cpu.State[gvinst.MXCSR] = 0x1f80
+		cpu.State[gvinst.S6] = dataBase
+		cpu.State[gvinst.S7] = dataBase + 0x80000
+		cpu.State[gvinst.S2] = uint64(n) * 8
+		cpu.State[gvinst.XReg(0)] = math.Float64bits(1.0000001)
+		return mem, cpu
+	}
+	refMem, refCPU := guest()
+	mem, cpu := guest()
+	res := Resident{Lazy: true}
+	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x80000, dataBase + 0x80000 + 8*n}
+	const walked = 32
+	for round := 0; round < 2; round++ {
+		if round == 1 {
+			// The column walk: one element every four pages of y.
+			d0 := ctx.dtoh
+			for _, mm := range []*gvinst.Memory{refMem, mem} {
+				for r := 0; r < walked; r++ {
+					a := yr.Lo + uint64(r)*4*gvinst.PageSize + 8
+					v, err := mm.Load(a, 8)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := mm.Store(a, 8, v^1); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if calls := ctx.dtoh - d0; calls > 8 {
+				t.Errorf("the walk over %d pages brought y back in %d copies, want a few growing runs", walked, calls)
+			}
+		}
+		h0 := ctx.htod
+		st, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if round == 1 {
+			if calls := ctx.htod - h0; calls > 4 || st.BytesIn == 0 {
+				t.Errorf("the launch after the walk copied %d bytes in %d copies, want the %d changed elements in a few", st.BytesIn, calls, walked)
+			}
+		}
+		rc := *refCPU
+		runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
+		last := *cpu
+		last.State[gvinst.S0] = (n - 1) * 8
+		runToSyscall(t, gvinst.NewInterpreter(mem, bs, gvinst.InterpOptions{}), &last)
+	}
+	want, got := make([]byte, 0x100000), make([]byte, 0x100000)
+	_ = refMem.Read(dataBase, want)
+	if err := mem.Read(dataBase, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's")
+	}
+	if err := res.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestResidentDropsUnmapped launches the saxpy loop with a lazy Resident,
+// which leaves y on the device, then unmaps y (the program frees it): its
+// pages are not brought back first (gvinst.Memory.OnStaleDropped). The
+// program maps y again and fills it anew, and the next launch copies the
+// new bytes in: the guest ends as the CPU engine leaves it.
+func TestResidentDropsUnmapped(t *testing.T) {
+	const n = 3000
+	bs, k, ctx, fn := saxpyKernel(t)
+	refMem, refCPU := lazyGuest(t, n)
+	mem, cpu := lazyGuest(t, n)
+	res := Resident{Lazy: true}
+	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
+	for round := 0; round < 2; round++ {
+		if round == 1 {
+			before, _ := res.BroughtBack()
+			for _, mm := range []*gvinst.Memory{refMem, mem} {
+				if err := mm.Unmap(dataBase+0x8000, 0x8000); err != nil {
+					t.Fatal(err)
+				}
+				if err := mm.Map(dataBase+0x8000, 0x8000, gvinst.PermRead|gvinst.PermWrite); err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < n; i++ {
+					_ = mm.Store(yr.Lo+uint64(8*i), 8, math.Float64bits(float64(i%13)-0.5))
+				}
+			}
+			if after, _ := res.BroughtBack(); after != before {
+				t.Errorf("unmapping y brought %d bytes back, want none", after-before)
+			}
+		}
+		st, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if round == 1 && st.BytesIn < yr.Hi-yr.Lo-gvinst.PageSize {
+			t.Errorf("the launch after y was mapped anew copied %d bytes in, want y's new bytes", st.BytesIn)
+		}
+		rc := *refCPU
+		runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
+		last := *cpu
+		last.State[gvinst.S0] = (n - 1) * 8
+		runToSyscall(t, gvinst.NewInterpreter(mem, bs, gvinst.InterpOptions{}), &last)
+	}
+	want, got := make([]byte, 0x10000), make([]byte, 0x10000)
+	_ = refMem.Read(dataBase, want)
+	if err := mem.Read(dataBase, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's")
+	}
+	if err := res.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // callCounter counts a context's driver calls by kind.
 type callCounter struct {
 	gpu.Context
-	memsets, events, dtod int
+	memsets, events, dtod, htod int
+}
+
+func (c *callCounter) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
+	c.htod++
+	return c.Context.CopyHtoD(dst, src)
 }
 
 func (c *callCounter) Memset(dst gpu.DevicePtr, b byte, n uint64) error {
@@ -529,5 +688,53 @@ func TestErrorRecordReused(t *testing.T) {
 	}
 	if ctx.events != 0 {
 		t.Errorf("the launches made %d events of their own, want none (the context times its launches)", ctx.events)
+	}
+}
+
+// TestLoadJoinsChanges changes the low byte of every element of x's first
+// three pages between two launches of the saxpy kernel (a time step's CPU
+// writing a row, whose pages end in unchanged bytes): the second launch
+// copies them in with one copy, not one per page (three before), and the
+// results stay the CPU engine's.
+func TestLoadJoinsChanges(t *testing.T) {
+	const n = 3000
+	bs, k, sim, fn := saxpyKernel(t)
+	ctx := &callCounter{Context: sim}
+	refMem, refCPU := lazyGuest(t, n)
+	mem, cpu := lazyGuest(t, n)
+	res := Resident{Lazy: true}
+	defer func() { _ = res.Close() }()
+	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
+	for round := 0; round < 2; round++ {
+		if round == 1 {
+			for _, mm := range []*gvinst.Memory{refMem, mem} {
+				for i := uint64(0); i < 3*gvinst.PageSize/8; i++ {
+					v, _ := mm.Load(dataBase+8*i, 8)
+					_ = mm.Store(dataBase+8*i, 8, math.Float64bits(math.Nextafter(math.Float64frombits(v), 10)))
+				}
+			}
+		}
+		ctx.htod = 0
+		st, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// (And one for y's last element, which the CPU wrote.)
+		if round == 1 && (ctx.htod != 2 || st.BytesIn < 3*gvinst.PageSize-16 || st.BytesIn > 3*gvinst.PageSize+8) {
+			t.Errorf("x's three changed pages and y's last element took %d copies (%d bytes), want two", ctx.htod, st.BytesIn)
+		}
+		rc := *refCPU
+		runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
+		last := *cpu
+		last.State[gvinst.S0] = (n - 1) * 8
+		runToSyscall(t, gvinst.NewInterpreter(mem, bs, gvinst.InterpOptions{}), &last)
+	}
+	want, got := make([]byte, 0x10000), make([]byte, 0x10000)
+	_ = refMem.Read(dataBase, want)
+	if err := mem.Read(dataBase, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's")
 	}
 }

@@ -65,7 +65,21 @@ type Options struct {
 	// either. A nest instance running by then is offloaded from its next
 	// iteration.
 	ArmAfter time.Duration
+	// Prefetch says when armed hot spots have their kernels generated
+	// and loaded ahead, with the device context, on a goroutine of their
+	// own (see prefetch.go): PrefetchAuto on a real GPU only.
+	Prefetch Prefetch
 }
+
+// Prefetch is Options.Prefetch.
+type Prefetch int
+
+// The Prefetch settings.
+const (
+	PrefetchAuto Prefetch = iota // on a real GPU, not on the simulator
+	PrefetchOn
+	PrefetchOff
+)
 
 // disarmAfter is how many instances in a row too short to launch make a
 // hot spot that never launched stop probing.
@@ -89,10 +103,15 @@ type Accelerator struct {
 	// Close ran.
 	ctx    gpu.Context
 	closed bool
-	dev    string
-	spots  map[uint64]*spot // by mapped header
-	order  []*spot
-	main   gvinst.Engine
+	// loader opens the context and loads kernels ahead (prefetch.go);
+	// nil when it does not run. prefetchedUsed counts the launches' kernels
+	// it had loaded.
+	loader         *loader
+	prefetchedUsed int
+	dev            string
+	spots          map[uint64]*spot // by mapped header
+	order          []*spot
+	main           gvinst.Engine
 	// closeMain releases the main engine (nil when it holds nothing, or
 	// once released).
 	closeMain io.Closer
@@ -183,6 +202,7 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 		return nil, fmt.Errorf("accelerate: the main engine: %w", err)
 	}
 	a.closeMain, _ = a.main.(io.Closer)
+	a.prefetch(a.order)
 	return a, nil
 }
 
@@ -229,13 +249,21 @@ func (a *Accelerator) add(prof *profile.File) int {
 
 // Arm arms the hot spots of Options.Profile (see Options.ArmAfter) and
 // returns how many it armed; they are armed once.
-func (a *Accelerator) Arm() int { return a.add(a.opts.Profile) }
+func (a *Accelerator) Arm() int { return a.addAndPrefetch(a.opts.Profile) }
+
+// addAndPrefetch arms prof's new hot spots (add) and prefetches them.
+func (a *Accelerator) addAndPrefetch(prof *profile.File) int {
+	before := len(a.order)
+	n := a.add(prof)
+	a.prefetch(a.order[before:])
+	return n
+}
 
 // Update adds the parallel hot spots of prof, a later profile of the same
 // run (gxbit run --accelerate profiles again when the guest runs code no
 // profile has seen), that are not prepared yet. It returns how many it
 // armed.
-func (a *Accelerator) Update(prof *profile.File) int { return a.add(prof) }
+func (a *Accelerator) Update(prof *profile.File) int { return a.addAndPrefetch(prof) }
 
 // Engine is the engine the guest runs on: Options.Engine's (the
 // interpreter by default) with a breakpoint at every offloadable hot
@@ -246,6 +274,7 @@ func (a *Accelerator) Engine() gvinst.Engine { return a.main }
 // so that whatever reads the guest's memory next sees its bytes. Call it
 // when the guest has stopped.
 func (a *Accelerator) Finish() error {
+	a.stopLoader()
 	if err := a.resident.Close(); err != nil {
 		return fmt.Errorf("accelerate: %w", err)
 	}
@@ -257,6 +286,7 @@ func (a *Accelerator) Finish() error {
 // reads again (the report counts the bytes left, BytesDropped). Call
 // it instead of Finish when the guest has stopped for good.
 func (a *Accelerator) Discard() {
+	a.stopLoader()
 	if a.ctx != nil {
 		a.resident.Discard()
 	}
@@ -279,6 +309,7 @@ func (a *Accelerator) AuxInstructions() uint64 {
 // Close brings back into guest memory what is left on the device (see
 // Finish) and releases the device context and the main engine.
 func (a *Accelerator) Close() {
+	a.stopLoader()
 	a.closed = true
 	if a.ctx != nil {
 		_ = a.resident.Close()
@@ -318,6 +349,10 @@ type spot struct {
 	loadErr error // why the kernel could not be loaded (it then never is)
 	// loadTime is the time spent loading the spot's kernels (spot.load).
 	loadTime time.Duration
+	// copyAtStart is the report's copy seconds when the instance being
+	// offloaded began (finishInstance's ledger leaves out a first
+	// launch's copies in).
+	copyAtStart float64
 	// The 2D kernel, when the level inside is parallel too and the
 	// generator accepts the nest for it (nil otherwise).
 	inner    uint64
@@ -578,6 +613,12 @@ func (a *Accelerator) openContext() error {
 	}
 	if a.closed {
 		return errors.New("accelerate: the accelerator is closed")
+	}
+	if a.loader != nil {
+		if err := a.loaderContext(); err != nil {
+			return fmt.Errorf("accelerate: %w", err)
+		}
+		return nil
 	}
 	ctx, err := a.opts.Driver.NewContext(0)
 	if err != nil {

@@ -77,3 +77,43 @@ func TestProbeBoundedRows(t *testing.T) {
 		t.Fatalf("hot spot %s is not in the report: %+v", product, rep.HotSpots)
 	}
 }
+
+// TestProbeBoundedRows2D accelerates testdata/nests/conv2d.c at -O2, whose
+// stencil nest runs as a 2D kernel and whose inner loop goes back to its
+// header through a block of register moves (gcc's rotated loop): rows of
+// nj inner iterations, a hundred times the bound's worth of accesses.
+// Every recorded row records at most maxRowAccesses (recorded whole, the
+// stencil's rows would record 25,000 between them), and the output is
+// native's with the 2D kernel launched.
+func TestProbeBoundedRows2D(t *testing.T) {
+	const ni, nj = 40, 2500
+	path := gccStatic(t, filepath.Join("..", "testdata", "nests", "conv2d.c"), filepath.Join(t.TempDir(), "conv2d"), "-O2")
+	args := []string{path, strconv.Itoa(ni), strconv.Itoa(nj)}
+	prof := phase1(t, pipeline.Config{Path: path, Args: args[:1], Engine: testEngine})
+	want := runNative(t, path, args[1:]...)
+	var out bytes.Buffer
+	res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+		accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want || res.ExitStatus != 0 {
+		t.Fatalf("accelerated %q (status %d), native %q", out.String(), res.ExitStatus, want)
+	}
+	long := 0
+	for _, h := range rep.HotSpots {
+		if h.ProbedIterations == 0 {
+			continue
+		}
+		t.Logf("%s: %d launches (%d 2D), probed %d iterations, %d accesses", h.Entry, h.Launches, h.Launches2D, h.ProbedIterations, h.ProbedAccesses)
+		if h.ProbedAccesses > uint64(h.ProbedIterations)*maxRowAccesses {
+			t.Errorf("%s: %d accesses recorded in %d rows of %d inner iterations, more than %d a row", h.Entry, h.ProbedAccesses, h.ProbedIterations, nj, maxRowAccesses)
+		}
+		if h.Launches2D > 0 {
+			long++
+		}
+	}
+	if long == 0 {
+		t.Errorf("no hot spot launched its 2D kernel: %+v", rep.HotSpots)
+	}
+}

@@ -102,6 +102,9 @@ type Report struct {
 	// and BroughtBackSeconds the time that took.
 	BytesBroughtBack   uint64  `json:"bytes_brought_back"`
 	BroughtBackSeconds float64 `json:"brought_back_seconds"`
+	// KernelsPrefetched are the kernels launches ran that were loaded
+	// ahead, with the device context, while the guest ran (prefetch.go).
+	KernelsPrefetched int `json:"kernels_prefetched,omitempty"`
 	// BytesDropped are written bytes only the device held that never came
 	// back because nothing could read them again: the guest unmapped them
 	// (free of a large array) or ended.
@@ -110,7 +113,7 @@ type Report struct {
 
 // Report returns the per-hot-spot counters so far.
 func (a *Accelerator) Report() *Report {
-	rep := &Report{Device: a.dev}
+	rep := &Report{Device: a.dev, KernelsPrefetched: a.prefetchedUsed}
 	if a.costs != nil {
 		c := *a.costs
 		c.KernelScale = a.calib.scale()

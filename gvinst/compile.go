@@ -375,6 +375,25 @@ func cmpIop(in *Inst, base iop) (iop, bool) {
 // guest handlers).
 func coalesce(insts []Inst) []Inst {
 	dead := make([]bool, len(insts))
+	// No read of v lies past readEnd(v): the scans for v stop there,
+	// which keeps coalescing a long block linear rather than quadratic.
+	// Renaming v's reads to g moves v's bound to g when g is virtual
+	// (a MOV between virtual registers), so the bounds hold throughout.
+	last := lastVirtualReads(insts)
+	readEnd := func(v Reg) int {
+		if k := v.VIndex(); k < len(last) {
+			return last[k] + 1
+		}
+		return 0
+	}
+	renamed := func(v, g Reg) {
+		if g.IsVirtual() && readEnd(v) > readEnd(g) {
+			for len(last) <= g.VIndex() {
+				last = append(last, -1)
+			}
+			last[g.VIndex()] = readEnd(v) - 1
+		}
+	}
 	for i := range insts {
 		in := &insts[i]
 		switch {
@@ -385,11 +404,12 @@ func coalesce(insts []Inst) []Inst {
 			continue
 		}
 		v, g := in.Dst, in.Src[0]
-		end, ok := aliasEnd(insts, dead, i, v, g)
+		end, ok := aliasEnd(insts, dead, i, v, g, readEnd(v))
 		if !ok {
 			continue
 		}
 		renameReads(insts, dead, i+1, end, v, g)
+		renamed(v, g)
 		dead[i] = true
 	}
 	for j := range insts {
@@ -428,12 +448,13 @@ func coalesce(insts []Inst) []Inst {
 		if !ok {
 			continue
 		}
-		end, ok := aliasEnd(insts, dead, j, v, g)
+		end, ok := aliasEnd(insts, dead, j, v, g, readEnd(v))
 		if !ok {
 			continue
 		}
 		def.Dst = g
 		renameReads(insts, dead, i+1, end, v, g)
+		renamed(v, g)
 		dead[j] = true
 	}
 	out := insts[:0]
@@ -449,10 +470,14 @@ func coalesce(insts []Inst) []Inst {
 // after instruction i for as long as v is read: no read of v comes after a
 // write of g, and no read of v is part of a wide value. It returns the end
 // (exclusive) of the range of instructions whose reads of v are to be
-// renamed.
-func aliasEnd(insts []Inst, dead []bool, i int, v, g Reg) (int, bool) {
+// renamed. No instruction at readEnd or after reads v.
+func aliasEnd(insts []Inst, dead []bool, i int, v, g Reg, readEnd int) (int, bool) {
 	gw := false
-	for j := i + 1; j < len(insts); j++ {
+	end := min(len(insts), readEnd)
+	if end <= i {
+		return i + 1, true
+	}
+	for j := i + 1; j < end; j++ {
 		if dead[j] {
 			continue
 		}
@@ -467,7 +492,29 @@ func aliasEnd(insts []Inst, dead []bool, i int, v, g Reg) (int, bool) {
 			return j + 1, true
 		}
 	}
-	return len(insts), true
+	return end, true
+}
+
+// lastVirtualReads returns, per virtual register (by VIndex), the index
+// of the last instruction of insts that reads it, -1 for none.
+func lastVirtualReads(insts []Inst) []int {
+	var last []int
+	var buf [4]regUse
+	for i := range insts {
+		for _, u := range sourceRegs(buf[:0], &insts[i]) {
+			for s := 0; s < u.n; s++ {
+				r := u.r + Reg(s)
+				if !r.IsVirtual() {
+					continue
+				}
+				for len(last) <= r.VIndex() {
+					last = append(last, -1)
+				}
+				last[r.VIndex()] = i
+			}
+		}
+	}
+	return last
 }
 
 // renameReads replaces the reads of v by reads of g in insts[from:to].

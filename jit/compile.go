@@ -55,10 +55,29 @@ type compiled struct {
 	sites      int    // page cache entries used, from the one compileUnit was given
 }
 
-// mark names a place in a unit's code.
+// mark names a place in a unit's code: the start of instruction inst's
+// code, or the slow path of instruction slow, or, with neither (-1), what
+// text says. The text of an instruction is made only when asked for
+// (label): compiling does not format every instruction.
 type mark struct {
-	pos  int
-	text string
+	pos        int
+	inst, slow int
+	text       string
+}
+
+// instMark marks the start of instruction i's code.
+func instMark(pos, i int) mark { return mark{pos: pos, inst: i, slow: -1} }
+
+// label is the mark's text, vb the unit's block: "N: INST" for the start
+// of instruction N, "slow path of N", or the mark's own text.
+func (m mark) label(vb *gvinst.VBlock) string {
+	switch {
+	case m.inst >= 0:
+		return fmt.Sprintf("%d: %s", m.inst, gvinst.FormatInst(&vb.Insts[m.inst]))
+	case m.slow >= 0:
+		return fmt.Sprintf("slow path of %d", m.slow)
+	}
+	return m.text
 }
 
 // compiler turns one VBlock into x86-64 code. GVInst registers live in the
@@ -201,11 +220,11 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 	if c.loop {
 		c.pinLoop()
 		c.loopTop = a.pos()
-		c.out.marks = append(c.out.marks, mark{a.pos(), "loop head"})
+		c.out.marks = append(c.out.marks, mark{pos: a.pos(), inst: -1, slow: -1, text: "loop head"})
 	}
 	for i := range vb.Insts[:nInsts-1] {
 		in := &vb.Insts[i]
-		c.out.marks = append(c.out.marks, mark{a.pos(), fmt.Sprintf("%d: %s", i, gvinst.FormatInst(in))})
+		c.out.marks = append(c.out.marks, instMark(a.pos(), i))
 		c.beginInst()
 		c.cur = i
 		switch {
@@ -222,7 +241,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 		}
 		c.freeDead(i)
 	}
-	c.out.marks = append(c.out.marks, mark{a.pos(), fmt.Sprintf("%d: %s", nInsts-1, gvinst.FormatInst(last))})
+	c.out.marks = append(c.out.marks, instMark(a.pos(), nInsts-1))
 	c.beginInst()
 	c.cur = nInsts - 1
 	c.control(nInsts-1, last)
@@ -233,7 +252,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 		for _, j := range s.jumps {
 			a.bind(j, a.pos())
 		}
-		c.out.marks = append(c.out.marks, mark{a.pos(), fmt.Sprintf("slow path of %d", s.idx)})
+		c.out.marks = append(c.out.marks, mark{pos: a.pos(), inst: -1, slow: s.idx})
 		c.emitFlush(&s.pre, true)
 		c.materialize(s.idx)
 		a.movImm64(rax, exitWord(exitCallout, s.idx, id))
@@ -302,15 +321,15 @@ func lastReads(vb *gvinst.VBlock) map[gvinst.Reg]int {
 	return m
 }
 
-// freeDead forgets the virtual registers no instruction after idx reads:
-// their values need never reach the frame.
+// freeDead forgets the virtual registers no instruction's code after idx
+// reads (findReads: reads renamed to another register do not count; a
+// callout that reads one gets it from the renamed register's frame slot,
+// see materialize): their values need never reach the frame.
 func (c *compiler) freeDead(idx int) {
 	for i := range c.cache.e {
 		e := &c.cache.e[i]
-		if e.valid && e.slot.IsVirtual() {
-			if last, ok := c.lastRead[e.slot]; !ok || last <= idx {
-				*e = cacheEntry{}
-			}
+		if e.valid && e.slot.IsVirtual() && c.nextRead(e.slot) >= len(c.vb.Insts) {
+			*e = cacheEntry{}
 		}
 	}
 }
@@ -859,6 +878,11 @@ func (c *compiler) binary(in *gvinst.Inst) {
 		return
 	}
 	d := c.dstRegFrom(in.Dst, in.Src[0])
+	if in.Op == gvinst.OpSub && imm && d != x && in.Imm != 0 && (sz == 4 || in.Imm != -1<<31) {
+		// sub of a constant into another register: lea of its negation.
+		a.encode(mnLea, sz, d, memOp(mem{base: x, disp: int32(-in.Imm)}), 0)
+		return
+	}
 	if in.Op == gvinst.OpMul && imm {
 		a.encode(mnImulRMI, sz, d, regOp(x), in.Imm)
 		return
@@ -1031,6 +1055,38 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 		case gvinst.FlagsAdd, gvinst.FlagsSub, gvinst.FlagsAdc, gvinst.FlagsSbb, gvinst.FlagsLogic, gvinst.FlagsNeg, gvinst.FlagsMul:
 		default:
 			return false
+		}
+		ccs := [4]gvinst.Reg{gvinst.CCA, gvinst.CCB, gvinst.CCR, gvinst.CCC}
+		fromCC := false
+		for s := 0; s < 4; s++ {
+			if r := c.aliased(in.Src[s]); r >= gvinst.CCOp && r <= gvinst.CCC {
+				fromCC = true
+			}
+		}
+		if !fromCC {
+			// Each operand straight into its slot's register (a dying
+			// one's own register, renamed, unless a later operand reads
+			// it too), one at a time: no destination is a source.
+			c.putImm(gvinst.CCOp, gvinst.CCOpValue(gvinst.FlagKind(in.Mod), t))
+			for s := 0; s < 4; s++ {
+				x := c.src(in.Src[s])
+				again := false
+				for k := s + 1; k < 4; k++ {
+					again = again || c.aliased(in.Src[k]) == c.aliased(in.Src[s])
+				}
+				var d reg
+				if again {
+					d = c.dstReg(ccs[s])
+				} else {
+					d = c.dstRegFrom(ccs[s], in.Src[s])
+				}
+				if d != x {
+					a.encode(mnMovMR, 8, x, regOp(d), 0)
+				}
+				c.unlock(x)
+				c.unlock(d)
+			}
+			return true
 		}
 		// Read all four first: a source may be one of the CC slots.
 		scratch := [4]reg{rax, rcx, rdx, rsi}

@@ -20,7 +20,7 @@ func Disassemble(vb *gvinst.VBlock) (string, error) {
 	}
 	starts := map[int]string{cu.entryGo: "entry (Go)"}
 	for _, at := range cu.marks {
-		starts[at.pos] = at.text
+		starts[at.pos] = at.label(vb)
 	}
 	for i, r := range cu.resume {
 		if r >= 0 {

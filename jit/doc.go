@@ -12,10 +12,15 @@
 // code runs. Within a unit, values live in host registers (regalloc.go): a
 // write-back cache of frame slots in rbx, rdi and r8-r14, which stores a
 // value to the frame only when the unit leaves or the register is needed
-// for another slot; rax, rcx, rdx and rsi are scratch within one
-// instruction. Virtual registers die with the block, so exits store guest
-// slots only. A copy (GET, MOV, JOIN) whose original stays unchanged while
-// it is read is not made: its reads read the original.
+// for another slot (the one whose slot is read again furthest ahead);
+// rax, rcx, rdx and rsi are scratch within one instruction. Virtual
+// registers die with the block, so exits store guest slots only. A copy
+// (GET, MOV, JOIN) whose original stays unchanged while it is read is not
+// made: its reads read the original; likewise the reads of a register after
+// its PUT read the guest slot. An instruction that reads a virtual register
+// last computes in that register (no copy first). gxbit run lifts straight
+// runs of up to MaxUnitInsts x86 instructions for this engine, so the
+// registers stay in host registers across them.
 //
 // Each instruction the compiler knows (integer arithmetic, logic and shifts
 // of every width, comparisons, selects, integer conversions, moves, the
@@ -69,12 +74,20 @@
 // only interpreted: it is not encoded, placed or linked, each of which
 // costs two mprotect calls (tier.go).
 //
-// Loads and stores probe the Memory's software TLB inline (gvinst.SoftTLBs):
-// the entry of the first byte's page is compared with the tag of the last
-// byte's page, which checks the page and that the access stays in it at
-// once (gvinst.TLBSlot never gives neighbouring pages one entry), and the
-// page's bytes are read or written directly; an address computed as
-// base+index*scale is folded into the access's lea. In a loop unit each
+// Loads and stores probe the Memory's software TLB inline (gvinst.SoftTLBs)
+// in eight instructions: the entry of the first byte's page (its page
+// number's low bits) is compared with the tag of the last byte's page (its
+// address or'ed with PageSize-1), which checks the page and that the access
+// stays in it at once (gvinst.TLBSlot never gives neighbouring pages one
+// entry), and the access is the guest address plus the entry's host word;
+// an address computed as base+index*scale is folded into the access's lea.
+// Accesses at constant offsets from one base value (a stack frame, a
+// structure; followed through copies and constant sums, as
+// gvinst.AddressValues does) form a page group (pagegroup.go): one probe of
+// the group's whole range, then one host instruction per access, and each
+// access's own probe when the range is not in one page the TLB holds. The
+// optimization passes (gvinst.LoadForwardPass) have already made a load of
+// bytes the block loaded or stored before into a copy. In a loop unit each
 // load and store first tries its own page cache (machine.sites): the page
 // it touched last and that page's bytes, good while the Memory's TLB
 // generation (gvinst.Memory.TLBGeneration, which Go passes on every entry)

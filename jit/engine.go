@@ -253,7 +253,7 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
 	}
 	if e.perf != nil {
-		if err := e.perf.add(e.arena.addr(at), len(cu.code), vb.Addr, cu.loop, cu.marks); err != nil {
+		if err := e.perf.add(e.arena.addr(at), len(cu.code), vb, cu.loop, cu.marks); err != nil {
 			return nil, &gvinst.TranslateError{Addr: pc, Err: err}
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/gxbit/gxbit/gvinst"
 )
 
 // PerfMapEnv names the environment variable that turns on the perf map:
@@ -59,9 +61,10 @@ func perfMapFromEnv() (*perfMap, error) {
 // "START SIZE name", both numbers in hexadecimal.
 // With parts set, marks (the unit's, as compileUnit made them) split the
 // code into parts named by partName.
-func (p *perfMap) add(start uintptr, size int, guest uint64, loop bool, marks []mark) error {
+func (p *perfMap) add(start uintptr, size int, vb *gvinst.VBlock, loop bool, marks []mark) error {
+	guest := vb.Addr
 	if p.parts {
-		return p.addParts(start, size, guest, marks)
+		return p.addParts(start, size, vb, marks)
 	}
 	kind := "jit"
 	if loop {
@@ -74,11 +77,11 @@ func (p *perfMap) add(start uintptr, size int, guest uint64, loop bool, marks []
 }
 
 // addParts writes one line per part of a unit's code.
-func (p *perfMap) addParts(start uintptr, size int, guest uint64, marks []mark) error {
-	pos, name := 0, fmt.Sprintf("entry@%#x", guest)
+func (p *perfMap) addParts(start uintptr, size int, vb *gvinst.VBlock, marks []mark) error {
+	pos, name := 0, fmt.Sprintf("entry@%#x", vb.Addr)
 	control := -1 // the mark of the block's last instruction
 	for i, mk := range marks {
-		if strings.Contains(mk.text, ": ") {
+		if mk.inst >= 0 {
 			control = i
 		}
 	}
@@ -93,7 +96,7 @@ func (p *perfMap) addParts(start uintptr, size int, guest uint64, marks []mark) 
 		if err := emit(mk.pos); err != nil {
 			return fmt.Errorf("writing the perf map: %w", err)
 		}
-		pos, name = mk.pos, partName(mk.text, i == control)
+		pos, name = mk.pos, partName(mk.label(vb), i == control)
 	}
 	if err := emit(size); err != nil {
 		return fmt.Errorf("writing the perf map: %w", err)

@@ -91,7 +91,8 @@ type Kernel struct {
 	// loads from guest memory: two launches with the same LaunchInput make
 	// the same accesses along the same paths, whatever the arrays hold.
 	// Unchecked is then the same kernel (same parameters) without the
-	// footprint and alignment checks of its accesses, to launch only with
+	// footprint and alignment checks of its accesses and without branches
+	// to its error exits, to launch only with
 	// an input a launch of this kernel ran without error (see
 	// LaunchInput.Proven); nil otherwise.
 	DataIndependent bool

@@ -11,8 +11,11 @@ import "github.com/gxbit/gxbit/gvinst"
 // or could trap on is a value it loaded (DataIndependent), every launch
 // with that input makes the same accesses and takes the same paths, so
 // once a checked launch of it has succeeded, the next ones cannot fail
-// their checks: they run Kernel.Unchecked, the same kernel without them,
-// and need no backup of what they overwrite.
+// their checks: they run Kernel.Unchecked, the same kernel without them
+// and without branches to its error exits (a thread leaving the loop
+// early, a division that would trap: none of that happened in the checked
+// launch, and the paths are the same), and need no backup of what they
+// overwrite.
 
 // resource is a value the data-dependence analysis follows: a register
 // (guest or virtual), a private stack slot (by offset), or the x86 flags.

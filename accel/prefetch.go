@@ -1,0 +1,218 @@
+package accel
+
+import (
+	"errors"
+	"time"
+
+	"github.com/gxbit/gxbit/gpu"
+	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/ptxgen"
+)
+
+// Kernels loaded ahead (RATIONALE).
+//
+// On a real GPU, opening the context costs 0.1–0.3 s and loading a module
+// (the CUDA JIT compiling its PTX) about 0.1 s; a run that waits for each
+// at each hot spot's first launch pays them one after the other, in the
+// guest's time: twomm's eight hot spots spent most of a second there. So
+// once hot spots are armed, the accelerator generates their kernels at
+// once (on the guest's goroutine: translation is not safe beside the
+// running engine) and a loader goroutine opens the context, measures the
+// device's costs (before any module load: a launch timed while the JIT
+// holds the driver looked 500 times slower, and the cost model then kept
+// every stencil on the CPU) and loads the modules in the background while
+// the guest goes on; a launch waits only for what is not loaded yet. The simulator opens a context and
+// parses a module in microseconds, so it loads on demand (unless
+// Options.Prefetch asks otherwise, as tests do).
+
+// loader opens the device context and loads modules on a goroutine of its
+// own (see the RATIONALE above).
+type loader struct {
+	jobs chan loadJob
+	// ctxReady is closed once ctx and ctxErr are set; exited once the
+	// goroutine has finished its last job; stop tells it to skip the
+	// jobs left (the run is over).
+	ctxReady, exited, stop chan struct{}
+	ctx                    gpu.Context
+	ctxErr                 error
+	// costs are the device's costs, measured on the loader before any
+	// module loads (a measurement the JIT shares the driver with times
+	// the JIT), when the accelerator has none yet; costErr why not.
+	costs   *DeviceCosts
+	costErr error
+	// loads are the futures by kernel, written before their job is sent
+	// and read on the guest's goroutine only.
+	loads map[*ptxgen.Kernel]*loadFuture
+}
+
+// errLoaderStopped is the error of a module the loader skipped because
+// the run ended first.
+var errLoaderStopped = errors.New("accelerate: the run ended before the kernel was loaded")
+
+// loadJob is one module to load.
+type loadJob struct {
+	k *ptxgen.Kernel
+	f *loadFuture
+}
+
+// loadFuture is a module being loaded: fn, err and took are set before
+// done is closed.
+type loadFuture struct {
+	done chan struct{}
+	fn   gpu.Function
+	err  error
+	took time.Duration
+}
+
+// prefetching reports whether the accelerator loads ahead.
+func (a *Accelerator) prefetching() bool {
+	switch a.opts.Prefetch {
+	case PrefetchOn:
+		return true
+	case PrefetchOff:
+		return false
+	}
+	return a.opts.Driver.Name() != "sim"
+}
+
+// executable reports whether the guest code at addr is mapped to run:
+// a hot spot in code not there yet (a library not loaded) is generated
+// when the guest first reaches it instead.
+func executable(a *Accelerator, addr uint64) bool {
+	p, ok := a.g.Mem.PermAt(addr)
+	return ok && p&gvinst.PermExec != 0
+}
+
+// startLoader starts the loader goroutine, which opens the context first
+// (or takes the one already open).
+func (a *Accelerator) startLoader() {
+	if a.loader != nil || a.closed {
+		return
+	}
+	l := &loader{jobs: make(chan loadJob, 64), ctxReady: make(chan struct{}), exited: make(chan struct{}), stop: make(chan struct{}), loads: map[*ptxgen.Kernel]*loadFuture{}}
+	a.loader = l
+	driver, open, measure := a.opts.Driver, a.ctx, a.costs == nil && a.costErr == nil && !a.opts.AlwaysOffload
+	go func() {
+		defer close(l.exited)
+		if open != nil {
+			l.ctx = open
+		} else {
+			l.ctx, l.ctxErr = driver.NewContext(0)
+		}
+		if l.ctxErr == nil && measure {
+			c, err := MeasureDevice(l.ctx, driver.Name() == "sim")
+			if err == nil {
+				l.costs = &c
+			}
+			l.costErr = err
+		}
+		close(l.ctxReady)
+		for j := range l.jobs {
+			select {
+			case <-l.stop:
+				j.f.err = errLoaderStopped
+				close(j.f.done)
+				continue
+			default:
+			}
+			if l.ctxErr != nil {
+				j.f.err = l.ctxErr
+			} else {
+				t0 := time.Now()
+				j.f.fn, j.f.err = loadKernel(l.ctx, j.k)
+				j.f.took = time.Since(t0)
+			}
+			close(j.f.done)
+		}
+	}()
+}
+
+// stopLoader waits for the loader's jobs to end and takes its context
+// (the guest's goroutine may then use a.ctx alone).
+func (a *Accelerator) stopLoader() {
+	l := a.loader
+	if l == nil {
+		return
+	}
+	close(l.stop)
+	close(l.jobs)
+	<-l.exited
+	a.loader = nil
+	if a.ctx == nil && l.ctxErr == nil {
+		a.ctx = l.ctx
+	}
+}
+
+// prefetch generates the kernels of the armed hot spots in spots whose
+// header code is mapped, and queues their modules on the loader: the
+// kernels a launch is likeliest to run first (the level's own or its
+// schedule's parts), then the 2D kernel and the parts' even variants.
+func (a *Accelerator) prefetch(spots []*spot) {
+	if !a.prefetching() || a.closed {
+		return
+	}
+	var first, then []*ptxgen.Kernel
+	for _, sp := range spots {
+		if sp.rep.Disarmed || a.spots[sp.header] != sp || !executable(a, sp.header) || !sp.ensureBuilt() {
+			continue
+		}
+		if sp.parts != nil {
+			for _, p := range sp.parts {
+				first = append(first, p.k)
+				then = append(then, p.even)
+			}
+		} else {
+			first = append(first, sp.kernel)
+		}
+		then = append(then, sp.kernel2)
+	}
+	if len(first) == 0 {
+		return
+	}
+	a.startLoader()
+	l := a.loader
+	if l == nil {
+		return
+	}
+	for _, k := range append(first, then...) {
+		if k == nil || l.loads[k] != nil {
+			continue
+		}
+		f := &loadFuture{done: make(chan struct{})}
+		l.loads[k] = f
+		select {
+		case l.jobs <- loadJob{k, f}:
+		default:
+			// The queue is full: this one loads on demand.
+			delete(l.loads, k)
+		}
+	}
+}
+
+// prefetched returns k's module as the loader loads it (waiting for it),
+// or nil when the loader does not have it.
+func (a *Accelerator) prefetched(k *ptxgen.Kernel) *loadFuture {
+	if a.loader == nil {
+		return nil
+	}
+	f := a.loader.loads[k]
+	if f != nil {
+		<-f.done
+	}
+	return f
+}
+
+// loaderContext waits for the loader's context and device costs and
+// makes them the accelerator's.
+func (a *Accelerator) loaderContext() error {
+	l := a.loader
+	<-l.ctxReady
+	if l.ctxErr != nil {
+		return l.ctxErr
+	}
+	a.ctx = l.ctx
+	if a.costs == nil && a.costErr == nil {
+		a.costs, a.costErr = l.costs, l.costErr
+	}
+	return nil
+}

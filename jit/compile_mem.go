@@ -43,8 +43,13 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 	}
 	pre := c.cache
 	revert(&pre, taken)
-	// rsi = address
+	// addr = the address: rsi, or the base register itself outside a
+	// page cache (whose refill needs rsi)
+	site := c.newSite()
+	addr := rsi
 	switch {
+	case in.Imm == 0 && !at.hasIndex && site < 0:
+		addr = at.base
 	case in.Imm == 0 && !at.hasIndex:
 		a.encode(mnMovMR, 8, at.base, regOp(rsi), 0)
 	case in.Imm == int64(int32(in.Imm)):
@@ -58,7 +63,6 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 	var jumps []int
 	var probeAt int // the slow path the full probe's miss joins
 	var access int  // the access itself: rcx = page data, rax = offset in the page
-	site := c.newSite()
 	if site >= 0 {
 		// The site's page: rax = the offset from its start, which must
 		// leave the access inside it, and the copy must be of the TLB
@@ -83,7 +87,7 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 		c.outOfLine = append(c.outOfLine, func() {
 			a.bind(j1, a.pos())
 			a.bind(j2, a.pos())
-			miss := c.emitProbe(tlb, sz)
+			miss := c.emitProbe(tlb, sz, rsi)
 			// Hit: remember the page for this site, then access.
 			a.encode(mnMovMR, 8, rsi, regOp(rax), 0)
 			a.encode(mnAndMI, 8, 0, regOp(rax), -gvinst.PageSize)
@@ -103,9 +107,9 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 		if isStore {
 			tlb = offWTLB
 		}
-		jumps = append(jumps, c.emitProbe(tlb, sz))
+		jumps = append(jumps, c.emitProbe(tlb, sz, addr))
 		a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
-		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: rsi, scale: 1, hasIndex: true})
+		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: addr, scale: 1, hasIndex: true})
 	}
 	if !isStore {
 		c.unlock(d)
@@ -119,21 +123,22 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 	return true
 }
 
-// emitProbe emits the software TLB probe of the access at rsi of sz bytes
-// (tlb: the read or the write TLB's field) and returns the jump its miss
-// takes; on a hit rcx is the TLB entry, whose word at 8 added to a guest
-// address of the page is its host address. It uses rcx and rdx.
-func (c *compiler) emitProbe(tlb uintptr, sz int) int {
+// emitProbe emits the software TLB probe of the access at address
+// register addr of sz bytes (tlb: the read or the write TLB's field) and
+// returns the jump its miss takes; on a hit rcx is the TLB entry, whose
+// word at 8 added to a guest address of the page is its host address. It
+// uses rcx and rdx.
+func (c *compiler) emitProbe(tlb uintptr, sz int, addr reg) int {
 	a := &c.a
 	// rcx = the TLB entry of the first byte's page (gvinst.TLBSlot): its
 	// page number's low bits, scaled to the entry size in one shift.
-	a.encode(mnMovMR, 8, rsi, regOp(rcx), 0)
+	a.encode(mnMovMR, 8, addr, regOp(rcx), 0)
 	a.shiftImm(5, rcx, tlbEntryShift)
 	a.encode(mnAndMI, 4, 0, regOp(rcx), (gvinst.TLBSlots-1)*gvinst.TLBEntryBytes)
 	a.encode(mnAddRM, 8, rcx, memOp(fieldMem(tlb)), 0)
 	// rdx = the tag of the last byte's page: a hit means both are the
 	// entry's page, since consecutive pages never share an entry.
-	c.emitTag(rdx, rsi, int32(sz-1))
+	c.emitTag(rdx, addr, int32(sz-1))
 	a.encode(mnCmpMR, 8, rdx, memOp(mem{base: rcx}), 0)
 	return a.jcc(ccNE)
 }

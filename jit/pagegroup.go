@@ -216,7 +216,7 @@ func (c *compiler) groupAccess(idx int, in *gvinst.Inst, isStore bool, sz int, m
 		if isStore {
 			tlb = offWTLB
 		}
-		miss := c.emitProbe(tlb, sz)
+		miss := c.emitProbe(tlb, sz, rsi)
 		a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
 		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: rsi, scale: 1, hasIndex: true})
 		a.bind(a.jmp(), join)
@@ -234,13 +234,13 @@ func (c *compiler) emitGroupProbe(g *pageGroup, base reg, delta int32, h reg) []
 	span := int(g.maxEnd - g.minOff)
 	var misses []int
 	if g.read {
-		misses = append(misses, c.emitProbe(offRTLB, span))
+		misses = append(misses, c.emitProbe(offRTLB, span, rsi))
 	}
 	if g.write {
 		// A page in both TLBs is one page: the write TLB never holds the
 		// shared zero page, and the read TLB drops it once the page has
 		// bytes of its own.
-		misses = append(misses, c.emitProbe(offWTLB, span))
+		misses = append(misses, c.emitProbe(offWTLB, span, rsi))
 	}
 	a.encode(mnMovRM, 8, h, memOp(mem{base: rcx, disp: 8}), 0)
 	a.encode(mnLea, 8, h, memOp(mem{base: h, index: base, scale: 1, hasIndex: true, disp: -delta}), 0)

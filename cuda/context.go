@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -20,11 +21,24 @@ const (
 const jitLogBytes = 16 << 10
 
 // Context is a CUDA context (CUcontext) on one device. Its methods may be
-// called from any goroutine; they run on the driver's worker thread.
+// called from any goroutine; they run on the driver's worker thread, but
+// for LoadModule, which runs on a thread of the context's own (see jit).
 type Context struct {
 	d *Driver
 	l *lib
 	h uintptr
+
+	// jit is the thread LoadModule compiles on, made at its first call:
+	// the CUDA JIT takes about 0.1 s a module, and on the worker it held
+	// up every copy and launch queued behind it (a caller loading modules
+	// ahead, while it copies and launches others, waited for them all).
+	// life guards the context's destruction against a compile under way
+	// (read-locked by LoadModule, write-locked by Close); dead is set by
+	// Close under it.
+	jitOnce sync.Once
+	jit     *worker
+	life    sync.RWMutex
+	dead    bool
 
 	// Fields below are touched only on the worker thread.
 	closed bool
@@ -100,38 +114,56 @@ func (c *Context) checkSpan(op string, p gpu.DevicePtr, n uint64) error {
 // it, the error carries the library's code (CUDA_ERROR_INVALID_PTX for bad
 // PTX) and the JIT's error log, which names the offending line.
 func (c *Context) LoadModule(ptx string) (gpu.Module, error) {
+	c.life.RLock()
+	defer c.life.RUnlock()
+	if c.dead {
+		return nil, gpu.Errorf(gpu.ErrInvalidContext, "cuModuleLoadDataEx", "context has been closed")
+	}
+	c.jitOnce.Do(func() { c.jit = newWorker() })
 	var m *Module
-	err := c.run("cuModuleLoadDataEx", func() error {
-		img := make([]byte, len(ptx)+1)
-		copy(img, ptx)
-		logBuf := make([]byte, jitLogBytes)
-		opts := []int32{jitErrorLogBuffer, jitErrorLogBufferSize}
-		vals := []uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
-		var pin runtime.Pinner
-		pin.Pin(&img[0])
-		pin.Pin(&logBuf[0])
-		pin.Pin(&opts[0])
-		pin.Pin(&vals[0])
-		var h uintptr
-		r := c.l.cuModuleLoadDataEx(&h, unsafe.Pointer(&img[0]), uint32(len(opts)), unsafe.Pointer(&opts[0]), unsafe.Pointer(&vals[0]))
-		pin.Unpin()
-		if r != 0 {
-			log := logBuf
-			if n := vals[1]; n < uintptr(len(logBuf)) {
-				log = logBuf[:n]
+	var err error
+	c.jit.do(func() {
+		if c.jit.cur != c.h {
+			if err = c.l.check(c.l.cuCtxSetCurrent(c.h), "cuCtxSetCurrent"); err != nil {
+				return
 			}
-			if i := strings.IndexByte(string(log), 0); i >= 0 {
-				log = log[:i]
-			}
-			return c.l.wrap(r, "cuModuleLoadDataEx", strings.TrimSpace(string(log)))
+			c.jit.cur = c.h
 		}
-		m = &Module{c: c, h: h, ptx: ptx}
-		return nil
+		err = c.compile(ptx, &m)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// compile runs cuModuleLoadDataEx on ptx with c current, and sets *m.
+func (c *Context) compile(ptx string, m **Module) error {
+	img := make([]byte, len(ptx)+1)
+	copy(img, ptx)
+	logBuf := make([]byte, jitLogBytes)
+	opts := []int32{jitErrorLogBuffer, jitErrorLogBufferSize}
+	vals := []uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
+	var pin runtime.Pinner
+	pin.Pin(&img[0])
+	pin.Pin(&logBuf[0])
+	pin.Pin(&opts[0])
+	pin.Pin(&vals[0])
+	var h uintptr
+	r := c.l.cuModuleLoadDataEx(&h, unsafe.Pointer(&img[0]), uint32(len(opts)), unsafe.Pointer(&opts[0]), unsafe.Pointer(&vals[0]))
+	pin.Unpin()
+	if r != 0 {
+		log := logBuf
+		if n := vals[1]; n < uintptr(len(logBuf)) {
+			log = logBuf[:n]
+		}
+		if i := strings.IndexByte(string(log), 0); i >= 0 {
+			log = log[:i]
+		}
+		return c.l.wrap(r, "cuModuleLoadDataEx", strings.TrimSpace(string(log)))
+	}
+	*m = &Module{c: c, h: h, ptx: ptx}
+	return nil
 }
 
 // Alloc allocates n bytes of device memory (cuMemAlloc_v2).
@@ -357,6 +389,12 @@ func (c *Context) NewEvent() (gpu.Event, error) {
 
 // Close destroys the context and everything it owns (cuCtxDestroy_v2).
 func (c *Context) Close() error {
+	c.life.Lock()
+	defer c.life.Unlock()
+	if !c.dead && c.jit != nil {
+		close(c.jit.calls) // its thread ends
+	}
+	c.dead = true
 	return c.run("cuCtxDestroy_v2", func() error {
 		_ = c.l.cuEventDestroy(c.statStart)
 		_ = c.l.cuEventDestroy(c.statStop)

@@ -2,6 +2,8 @@ package profile
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -440,7 +442,7 @@ func (ch *chain) classify(k, si int, size int) scalarClass {
 	}
 	sc.steps = steps
 	first := true
-	for _, k := range sortedKeys(steps) {
+	for _, k := range slices.Sorted(maps.Keys(steps)) {
 		if first {
 			sc.step, first = steps[k], false
 		} else if steps[k] != sc.step {
@@ -1010,14 +1012,14 @@ func (ch *chain) ivOf(loc Loc, sc scalarClass, l int) IV {
 	iv := IV{Loc: loc, Step: sc.step, Bits: sc.bits}
 	if sc.stepVaries {
 		iv.Step = 0
-		for _, k := range sortedKeys(sc.steps) {
+		for _, k := range slices.Sorted(maps.Keys(sc.steps)) {
 			if len(iv.StepObserved) < 8 {
 				iv.StepObserved = append(iv.StepObserved, sc.steps[k])
 			}
 		}
 		iv.StepLoc = ch.stepLoc(sc, l)
 	}
-	for _, k := range sortedKeys(sc.init) {
+	for _, k := range slices.Sorted(maps.Keys(sc.init)) {
 		if len(iv.InitObserved) < 8 {
 			iv.InitObserved = append(iv.InitObserved, int64(sc.init[k]))
 		}
@@ -1259,7 +1261,7 @@ func (ch *chain) varFor(loc Loc, kind string, level int, vals map[string]uint64,
 	}
 	name := fmt.Sprintf("%s%d", prefix, countKind(ch.hs.Vars, kind))
 	v := Var{Name: name, Kind: kind, Loc: &loc, Level: level}
-	for _, k := range sortedKeys(vals) {
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
 		if len(v.Observed) < 8 {
 			v.Observed = append(v.Observed, int64(vals[k]-uint64(off)))
 		}

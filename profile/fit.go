@@ -2,7 +2,6 @@ package profile
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -140,14 +139,4 @@ func fmtCoeffs(c []int64, base *string) string {
 		return "0"
 	}
 	return strings.ReplaceAll(strings.Join(parts, " + "), "+ -", "- ")
-}
-
-// sortedKeys returns the map's keys sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -2,8 +2,10 @@ package ptxgen
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -345,7 +347,7 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 	var names []string
 	nwide := 0
 	// In register order: the %hs registers are numbered as found.
-	for _, r := range sortedKeys(defs) {
+	for _, r := range slices.Sorted(maps.Keys(defs)) {
 		ds := defs[r]
 		if len(ds) != 1 {
 			continue
@@ -640,15 +642,5 @@ func hoistDecls(ls []*pline) []ptx.Stmt {
 	if maxN["%hn"] > 0 {
 		decl(ptx.B32, "%hn", 0)
 	}
-	return out
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

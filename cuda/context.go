@@ -33,14 +33,14 @@ type Context struct {
 	// up every copy and launch queued behind it (a caller loading modules
 	// ahead, while it copies and launches others, waited for them all).
 	// life guards the context's destruction against a compile under way
-	// (read-locked by LoadModule, write-locked by Close); dead is set by
-	// Close under it.
+	// (read-locked by LoadModule, write-locked by Close).
 	jitOnce sync.Once
 	jit     *worker
 	life    sync.RWMutex
-	dead    bool
 
-	// Fields below are touched only on the worker thread.
+	// Fields below are touched only on the worker thread, but closed,
+	// which Close sets on it holding life, and LoadModule reads holding
+	// life.
 	closed bool
 	// allocs maps each live allocation's base to its size, for the range
 	// checks of copies, memsets and frees.
@@ -116,7 +116,7 @@ func (c *Context) checkSpan(op string, p gpu.DevicePtr, n uint64) error {
 func (c *Context) LoadModule(ptx string) (gpu.Module, error) {
 	c.life.RLock()
 	defer c.life.RUnlock()
-	if c.dead {
+	if c.closed {
 		return nil, gpu.Errorf(gpu.ErrInvalidContext, "cuModuleLoadDataEx", "context has been closed")
 	}
 	c.jitOnce.Do(func() { c.jit = newWorker() })
@@ -391,10 +391,9 @@ func (c *Context) NewEvent() (gpu.Event, error) {
 func (c *Context) Close() error {
 	c.life.Lock()
 	defer c.life.Unlock()
-	if !c.dead && c.jit != nil {
+	if !c.closed && c.jit != nil {
 		close(c.jit.calls) // its thread ends
 	}
-	c.dead = true
 	return c.run("cuCtxDestroy_v2", func() error {
 		_ = c.l.cuEventDestroy(c.statStart)
 		_ = c.l.cuEventDestroy(c.statStop)

@@ -78,7 +78,7 @@ func (a *Accelerator) prefetching() bool {
 // executable reports whether the guest code at addr is mapped to run:
 // a hot spot in code not there yet (a library not loaded) is generated
 // when the guest first reaches it instead.
-func executable(a *Accelerator, addr uint64) bool {
+func (a *Accelerator) executable(addr uint64) bool {
 	p, ok := a.g.Mem.PermAt(addr)
 	return ok && p&gvinst.PermExec != 0
 }
@@ -145,26 +145,33 @@ func (a *Accelerator) stopLoader() {
 
 // prefetch generates the kernels of the armed hot spots in spots whose
 // header code is mapped, and queues their modules on the loader: the
-// kernels a launch is likeliest to run first (the level's own or its
-// schedule's parts), then the 2D kernel and the parts' even variants.
+// kernels a launch is likeliest to run first (the schedule's parts, else
+// the 2D kernel on a real GPU, where prefer1D never picks the level's
+// own), then the others.
 func (a *Accelerator) prefetch(spots []*spot) {
 	if !a.prefetching() || a.closed {
 		return
 	}
 	var first, then []*ptxgen.Kernel
 	for _, sp := range spots {
-		if sp.rep.Disarmed || a.spots[sp.header] != sp || !executable(a, sp.header) || !sp.ensureBuilt() {
+		if sp.rep.Disarmed || a.spots[sp.header] != sp || !a.executable(sp.header) || !sp.ensureBuilt() {
 			continue
 		}
-		if sp.parts != nil {
+		switch {
+		case sp.parts != nil:
 			for _, p := range sp.parts {
 				first = append(first, p.k)
 				then = append(then, p.even)
 			}
-		} else {
+			then = append(then, sp.kernel2)
+		case sp.kernel2 != nil && a.opts.Driver.Name() != "sim":
+			// A real GPU launches the 2D kernel (prefer1D).
+			first = append(first, sp.kernel2)
+			then = append(then, sp.kernel)
+		default:
 			first = append(first, sp.kernel)
+			then = append(then, sp.kernel2)
 		}
-		then = append(then, sp.kernel2)
 	}
 	if len(first) == 0 {
 		return

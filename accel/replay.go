@@ -143,11 +143,8 @@ func (sp *spot) offloadReplay(cpu *gvinst.CPU, start []uint64) (applied, done bo
 		// accesses, all inside their footprints (see ptxgen's
 		// unchecked.go).
 		if r.fnUnchecked == nil {
-			// Loaded at its first use (the CUDA JIT's time counts with
-			// the translation's).
-			t := time.Now()
-			f, err := loadKernel(sp.a.ctx, r.k.Unchecked)
-			sp.rep.TranslateSeconds += time.Since(t).Seconds()
+			// Loaded at its first use (spot.load).
+			f, err := sp.load(r.k.Unchecked)
 			if err == nil {
 				r.fnUnchecked = f
 			} else {

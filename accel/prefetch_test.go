@@ -1,16 +1,10 @@
 package accel_test
 
 import (
-	"bytes"
-	"context"
 	"testing"
-	"time"
 
 	"github.com/gxbit/gxbit/accel"
-	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/internal/corpus"
-	"github.com/gxbit/gxbit/pipeline"
-	"github.com/gxbit/gxbit/profile"
 )
 
 // TestPrefetch runs testdata/nests' twomm (eight hot spots: the
@@ -33,24 +27,7 @@ func TestPrefetch(t *testing.T) {
 		if p.Name != "twomm" {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		var out, errOut bytes.Buffer
-		cfg := pipeline.Config{Path: p.Path, Args: []string{p.Path}, Env: p.Env, Stdout: &out, Stderr: &errOut, Engine: testEngine}
-		_, prof, err := pipeline.Profile(ctx, cfg, profile.Options{})
-		if err != nil {
-			t.Fatalf("gxbit profile: %v", err)
-		}
-		native := corpus.RunNative(t, p)
-		out.Reset()
-		errOut.Reset()
-		res, rep, err := pipeline.Accelerate(ctx, cfg, accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, Prefetch: accel.PrefetchOn})
-		if err != nil {
-			t.Fatalf("gxbit accelerate: %v", err)
-		}
-		if err := corpus.Compare(native, resultOf(res, &out, &errOut)); err != nil {
-			t.Fatalf("accelerated run differs from native: %v", err)
-		}
+		rep := accelerateWith(t, p, nil, accel.Options{Prefetch: accel.PrefetchOn})
 		launches := 0
 		for _, h := range rep.HotSpots {
 			launches += h.Launches

@@ -104,6 +104,13 @@ func TestStencilResidency(t *testing.T) {
 // and returns the report.
 func accelerateAt(t *testing.T, p corpus.Program, args []string) *accel.Report {
 	t.Helper()
+	return accelerateWith(t, p, args, accel.Options{})
+}
+
+// accelerateWith is accelerateAt with opts (its profile, driver and
+// forced launches set here).
+func accelerateWith(t *testing.T, p corpus.Program, args []string, opts accel.Options) *accel.Report {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cfg := func(args []string, out, errOut *bytes.Buffer) pipeline.Config {
@@ -118,7 +125,8 @@ func accelerateAt(t *testing.T, p corpus.Program, args []string) *accel.Report {
 	native := corpus.RunNative(t, p)
 	out.Reset()
 	errOut.Reset()
-	res, rep, err := pipeline.Accelerate(ctx, cfg(args, &out, &errOut), accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
+	opts.Profile, opts.Driver, opts.AlwaysOffload = prof, gpusim.New(gpusim.Options{}), true
+	res, rep, err := pipeline.Accelerate(ctx, cfg(args, &out, &errOut), opts)
 	if err != nil {
 		t.Fatalf("gxbit accelerate: %v", err)
 	}

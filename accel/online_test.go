@@ -188,3 +188,42 @@ func TestAccelerateArmAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestRunOnlineSweepsAfterTheBudget profiles jacobi2dt, whose time loop
+// holds two sweeps, with a probe budget the first sweep spends on its
+// own: the collector thins its sampling to the end of that time step
+// instead of stopping, so the second sweep is sampled too, and the round
+// (begun after the first slice, inside main) finds every parallel hot
+// spot of the nest that a run with the default budget finds.
+func TestRunOnlineSweepsAfterTheBudget(t *testing.T) {
+	dir := buildNests(t, []string{"O2-static"})
+	path := filepath.Join(dir, "O2-static", "jacobi2dt")
+	args := []string{path, "200", "30"}
+	want := runNative(t, path, args[1:]...)
+	hot := func(collect profile.CollectOptions) map[string]bool {
+		var out bytes.Buffer
+		res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+			pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), Collect: collect, ProfileAfter: time.Nanosecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want || res.ExitStatus != 0 {
+			t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+		}
+		if on.Profile == nil {
+			t.Fatalf("no profile: %v", on.Why)
+		}
+		m := map[string]bool{}
+		for _, h := range on.Profile.HotSpots {
+			if h.Function == "main" && h.Verdict == profile.VerdictParallel {
+				m[h.Entry.String()] = true
+			}
+		}
+		return m
+	}
+	full := hot(profile.CollectOptions{})
+	small := hot(profile.CollectOptions{MaxProbesPerNest: 30_000})
+	if len(full) < 4 || fmt.Sprint(small) != fmt.Sprint(full) {
+		t.Errorf("parallel hot spots in main with a small probe budget %v, with the default one %v: want the same, both sweeps", small, full)
+	}
+}

@@ -63,3 +63,48 @@ func TestExitArrival(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckStrides checks the probe against the profile's access
+// functions: heat3d's write B[i][j][k] along i moves by 102400 bytes per
+// probed iteration; a profile that fitted 0 there (a level it saw at one
+// value) is not this run's model, and the launch must prove the iterations
+// disjoint from the footprints (restride set). A matching step, a window
+// whose width changes (a triangular row) and an access the profile did not
+// fit leave it alone.
+func TestCheckStrides(t *testing.T) {
+	const store, load = 0x4017b7, 0x401763
+	obs := func(lo0, w0, lo1, w1 uint64) *siteObs {
+		return &siteObs{seen: [2]bool{true, true}, lo: [2]uint64{lo0, lo1}, hi: [2]uint64{lo0 + w0, lo1 + w1}}
+	}
+	tests := []struct {
+		name  string
+		steps map[[2]uint64]modelStep
+		byX86 map[[2]uint64]*siteObs
+		want  string
+	}{
+		{"matching", map[[2]uint64]modelStep{{store, 1}: {102400, true}},
+			map[[2]uint64]*siteObs{{store, 1}: obs(0x10000, 640, 0x10000+102400, 640)}, ""},
+		{"fitted 0 along i", map[[2]uint64]modelStep{{store, 1}: {0, true}, {load, 0}: {102400, true}},
+			map[[2]uint64]*siteObs{{store, 1}: obs(0x10000, 640, 0x10000+102400, 640), {load, 0}: obs(0x90000, 640, 0x90000+102400, 640)},
+			"the access at 0x4017b7 moves by 102400 bytes per iteration, the profile says 0"},
+		{"triangular window", map[[2]uint64]modelStep{{store, 1}: {0, true}},
+			map[[2]uint64]*siteObs{{store, 1}: obs(0x10000, 8, 0x10000+800, 16)}, ""},
+		{"not fitted", map[[2]uint64]modelStep{{store, 1}: {}},
+			map[[2]uint64]*siteObs{{store, 1}: obs(0x10000, 640, 0x10000+102400, 640)}, ""},
+	}
+	for _, tc := range tests {
+		sp := &spot{modelStep: tc.steps}
+		restride := ""
+		sp.checkStrides(tc.byX86, &restride)
+		if restride != tc.want {
+			t.Errorf("%s: restride %q, want %q", tc.name, restride, tc.want)
+		}
+	}
+	// An earlier reason (the IVs moved otherwise) stays.
+	sp := &spot{modelStep: tests[1].steps}
+	restride := "s1 moves by 0x8 per iteration, the profile says 4"
+	sp.checkStrides(tests[1].byX86, &restride)
+	if restride != "s1 moves by 0x8 per iteration, the profile says 4" {
+		t.Errorf("restride replaced: %q", restride)
+	}
+}

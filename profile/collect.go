@@ -637,9 +637,17 @@ func selected(t int32) bool { return t < 4 || t&(t-1) == 0 }
 // thinIterations is how many iterations of each loop a nest that has
 // spent MaxProbesPerNest records, to the end of its outer loop's
 // iteration or until it has spent thinBudget times MaxProbesPerNest.
+// Thinning pauses the unrecorded iterations of loops with inner loops
+// (they cost little), but an innermost loop's run their probes: in a
+// time step of 1D sweeps (jacobi1d at 2 M points: about 20 M probes a
+// step) the rest of the first sweep and the whole second one are probed,
+// so the cap must cover a step of those (4 times the budget stopped
+// inside the first sweep, and the second was never profiled: its arrays
+// then crossed the bus every step). 32 bounds the worst case to about 3 s
+// of probes.
 const (
 	thinIterations = 5
-	thinBudget     = 4
+	thinBudget     = 32
 )
 
 // selected reports whether iteration t is recorded: selected, or the

@@ -2,9 +2,11 @@ package accel
 
 import (
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/profile"
 	"github.com/gxbit/gxbit/ptxgen"
 )
 
@@ -106,5 +108,35 @@ func TestCheckStrides(t *testing.T) {
 	sp.checkStrides(tests[1].byX86, &restride)
 	if restride != "s1 moves by 0x8 per iteration, the profile says 4" {
 		t.Errorf("restride replaced: %q", restride)
+	}
+}
+
+// TestDisjointIterationsPerInstance checks the footprint proof a launch
+// makes when its profile came from another size: threemm's product writes
+// row i of its result and reads row i of its first operand, which the
+// profile put in one group (it wrote E in one call and read it in the
+// next); in one instance they are two matrices apart, and each row alone
+// moves by its width, so the iterations are disjoint. Rows of one matrix
+// read one ahead of the row written, and a write that no iteration
+// observed, are still refused.
+func TestDisjointIterationsPerInstance(t *testing.T) {
+	const write, read = 0x4019b0, 0x401998
+	k := &ptxgen.Kernel{Sites: []ptxgen.Site{{X86: read}, {X86: write, Store: true}}}
+	sp := &spot{kernel: k, hs: &profile.HotSpot{Verdict: profile.VerdictParallel, ParallelLevels: []int{0}},
+		groupOf: map[[2]uint64]int{{read, 0}: 0, {write, 1}: 0}}
+	row := func(lo uint64) *siteObs {
+		return &siteObs{seen: [2]bool{true, true}, lo: [2]uint64{lo, lo + 1200}, hi: [2]uint64{lo + 1200, lo + 2400}}
+	}
+	apart := map[[2]uint64]*siteObs{{read, 0}: row(0x100000), {write, 1}: row(0x200000)}
+	if why, _ := sp.disjointIterations(apart, 300); why != "" {
+		t.Errorf("rows of two matrices: %s", why)
+	}
+	ahead := map[[2]uint64]*siteObs{{read, 0}: row(0x100000 + 1200), {write, 1}: row(0x100000)}
+	if why, _ := sp.disjointIterations(ahead, 300); !strings.Contains(why, "overlaps the next") {
+		t.Errorf("a row read one ahead of the row written: %q, want the windows to overlap", why)
+	}
+	unseen := map[[2]uint64]*siteObs{{read, 0}: row(0x100000)}
+	if why, _ := sp.disjointIterations(unseen, 300); !strings.Contains(why, "did not run in both") {
+		t.Errorf("a write not observed: %q", why)
 	}
 }

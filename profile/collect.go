@@ -97,6 +97,15 @@ type loopInfo struct {
 	// counter was exact (0: none yet), for resuming a paused loop before
 	// it ends.
 	lastTrips int64
+	// lead is the largest lead a pause of the loop's current entry took:
+	// a later pause of the same entry takes at least that, so that a loop
+	// that resumed that far before its end is not paused again closer to
+	// it (its iterations grew longer, and so the lead they ask for
+	// shorter), which would leave no time for the probes to come back
+	// before it ends: nussinov's j loop, whose nest waits for its outer
+	// header to begin an entry, flapped so to its last iteration at every
+	// outer iteration, and the profiling round never ended.
+	lead int32
 }
 
 type nestState struct {
@@ -710,12 +719,14 @@ func (c *Collector) pauseLead(probes int64) int32 {
 // resumeAt reports whether paused loop info, at iteration t, resumes:
 // the next selected iteration (unless toEnd: the loop's iterations are
 // not recorded whatever they are), or the loop's end if it runs as many
-// iterations as its last entry did, is within lead.
+// iterations as its last entry did, is within lead (or passed).
 func resumeAt(info *loopInfo, t, lead int32, toEnd bool) bool {
 	if !toEnd && nextSelected(t) <= t+lead {
 		return true
 	}
-	return int64(t)+int64(lead) >= info.lastTrips && int64(t) < info.lastTrips
+	// A loop that runs past its last entry's count (a growing triangle's
+	// next row) is at its end too.
+	return info.lastTrips > 0 && int64(t)+int64(lead) >= info.lastTrips
 }
 
 // pause stops the sampling probes of nest ni during the unselected
@@ -853,7 +864,9 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			t := n.counter[l]
 			unrecorded := n.skip || n.counter[0] < 0 || n.thin && !n.selected(t)
 			if last := n.iterStart[l]; last >= 0 && n.spent-last >= pauseMinProbes && (unrecorded || !selected(t)) {
-				if lead := c.pauseLead(n.spent - last); !resumeAt(info, t, lead, unrecorded) {
+				lead := max(c.pauseLead(n.spent-last), info.lead)
+				if !resumeAt(info, t, lead, unrecorded) {
+					info.lead = lead
 					n.iterStart[l], n.lead, n.toEnd = -1, lead, unrecorded
 					c.pause(n, s.nest, l)
 					return
@@ -941,6 +954,7 @@ func (c *Collector) finishTrips(n *nestState, l int) {
 		}
 	}
 	n.counter[l] = -1
+	n.loops[l].lead = 0
 	for k := l + 1; k < len(n.loops); k++ {
 		if c.isDescendant(n, k, l) && n.counter[k] >= 0 {
 			c.finishTrips(n, k)

@@ -302,3 +302,30 @@ func TestRunOnlineOneOuterIteration(t *testing.T) {
 		t.Errorf("%d parallel 3-level sweeps in the profile, want both of the time step's; the loops of main:\n%s", sweeps, sb.String())
 	}
 }
+
+// TestRunOnlineEntersTriangleMidInstance runs nussinov, whose DP nest is
+// a triangle whose j rows grow by one each outer iteration, with the first
+// profiling round begun after the first slice, inside the nest: the nest
+// begins its entry at its next outer header, once its probes are back,
+// and the round must end by what it saw. (The j loop used to pause to
+// its end at every outer iteration, so the probes were never back in
+// time, and the round ran to its instruction bound: the whole run.)
+func TestRunOnlineEntersTriangleMidInstance(t *testing.T) {
+	dir := buildNests(t, []string{"O2-static"})
+	path := filepath.Join(dir, "O2-static", "nussinov")
+	args := []string{path, "500"}
+	want := runNative(t, path, args[1:]...)
+	var out bytes.Buffer
+	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileAfter: time.Nanosecond, ProfileInsns: 60_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want || res.ExitStatus != 0 {
+		t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+	}
+	if on.Rounds == 0 || on.LimitedRounds != 0 {
+		t.Errorf("%d profiling rounds, %d of them ended by the bound of 60 M guest instructions (%d profiled): want each ended by what the collector saw",
+			on.Rounds, on.LimitedRounds, on.ProfiledInstructions)
+	}
+}

@@ -373,7 +373,12 @@ type spot struct {
 
 	// groupOf maps a site's x86 address and kind to the profile's array.
 	groupOf map[[2]uint64]int
-	probe   *gvinst.Interpreter // instrumented; stops at the header and the exits
+	// modelStep maps a site's x86 address and kind to the step its
+	// profile access function takes along the mapped level, where the
+	// profile fitted one (every access of that instruction and kind the
+	// same step; checkStrides).
+	modelStep map[[2]uint64]modelStep
+	probe     *gvinst.Interpreter // instrumented; stops at the header and the exits
 	// rows runs the probed iterations past recordedRows, without probes,
 	// stopping at rowBps, where probe does (rowEngine).
 	rows   gvinst.Engine
@@ -494,12 +499,22 @@ func newSpot(hs *profile.HotSpot, L int) *spot {
 			}
 		}
 	}
+	sp.modelStep = map[[2]uint64]modelStep{}
 	for _, acc := range hs.Accesses {
 		k := uint64(0)
 		if acc.Kind == "write" {
 			k = 1
 		}
-		sp.groupOf[[2]uint64{uint64(acc.X86), k}] = acc.Group
+		key := [2]uint64{uint64(acc.X86), k}
+		sp.groupOf[key] = acc.Group
+		ms, seen := sp.modelStep[key]
+		fitted := acc.Affine && !acc.Stack && L < len(acc.Coeffs)
+		switch {
+		case !seen && fitted:
+			sp.modelStep[key] = modelStep{step: acc.Coeffs[L], ok: true}
+		case !seen || !fitted || ms.step != acc.Coeffs[L]:
+			sp.modelStep[key] = modelStep{}
+		}
 	}
 	return sp
 }

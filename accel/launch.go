@@ -233,6 +233,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			o.lo[it], o.hi[it] = min(o.lo[it], recs[it].lo[s]), max(o.hi[it], recs[it].hi[s])
 		}
 	}
+	sp.checkStrides(byX86, &restride)
 	var fixed []int // loads the same in every iteration: checked below
 	if restride != "" {
 		var why string

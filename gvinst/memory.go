@@ -89,7 +89,12 @@ var ErrOutOfMemory = errors.New("guest memory limit exceeded")
 // page is a touched guest page: its bytes and the marks holders and the
 // translator put on it.
 type page struct {
-	data [PageSize]byte
+	// data holds the page's bytes, or is nil while the page has none of
+	// its own and reads as zeros: a page that only carries marks (stale,
+	// watched, code) takes no host page until something writes it. A
+	// stale page gets its bytes when they are brought back, so a page a
+	// device buffer holds costs the host nothing until the host reads it.
+	data *[PageSize]byte
 	perm Perm // always the permission of the area holding the page
 	code bool // translated code was read from this page
 	// stale counts the holders (device buffers) that have newer bytes for
@@ -104,7 +109,7 @@ type page struct {
 // fetches of an untouched page see its zero bytes, and the read TLB may
 // hold it. Nothing ever writes it: a write materializes a page of its own
 // first.
-var zeroPage = &page{}
+var zeroPage = &page{data: new([PageSize]byte)}
 
 // area is a run of mapped pages, first..last (page numbers), that share one
 // permission.
@@ -142,7 +147,7 @@ type tlbEntry struct {
 
 // newTLBEntry is the TLB entry of page pn, whose bytes p holds.
 func newTLBEntry(pn uint64, p *page) tlbEntry {
-	return tlbEntry{tag: tlbTag(pn), host: uintptr(unsafe.Pointer(&p.data[0])) - uintptr(pn*PageSize), p: p}
+	return tlbEntry{tag: tlbTag(pn), host: uintptr(unsafe.Pointer(p.data)) - uintptr(pn*PageSize), p: p}
 }
 
 // Memory is the guest's address space: pages the engine owns, with
@@ -153,8 +158,9 @@ func newTLBEntry(pn uint64, p *page) tlbEntry {
 // pages with one permission), so mapping, unmapping or protecting any
 // amount of memory costs time in the number of mappings, never in the
 // number of pages. Host memory is taken for a page only when it is first
-// written (or marked, see MarkCode, Defer and Watch): until then it reads as
-// zeros from one shared page. The memory limit counts mapped bytes, touched
+// written: until then it reads as zeros from one shared page. A page that
+// is only marked (see MarkCode, Defer and Watch) takes an entry of a few
+// bytes in the page table, not a page. The memory limit counts mapped bytes, touched
 // or not, and is checked before anything changes.
 //
 // A Holder outside the Memory (the GPU's resident buffers) may keep copies
@@ -164,7 +170,8 @@ func newTLBEntry(pn uint64, p *page) tlbEntry {
 // software TLBs never hold a stale page, nor a watched one for writing.
 type Memory struct {
 	areas  []area            // sorted by address, disjoint, neighbours of one permission merged
-	pages  map[uint64]*page  // the touched pages, by page number
+	pages  map[uint64]*page  // the touched pages (written or marked), by page number
+	filled uint64            // pages that have bytes of their own
 	limit  uint64            // most bytes mapped at once; 0 is no limit
 	mapped uint64            // pages mapped
 	rtlb   [tlbSize]tlbEntry // readable pages
@@ -204,8 +211,8 @@ func (m *Memory) Mapped() uint64 {
 }
 
 // HostBytes reports the number of bytes of host memory the guest's pages
-// take: the pages written or marked so far.
-func (m *Memory) HostBytes() uint64 { return uint64(len(m.pages)) * PageSize }
+// take: the pages written so far (a page that is only marked takes none).
+func (m *Memory) HostBytes() uint64 { return m.filled * PageSize }
 
 // Limit reports the most bytes that may be mapped (0 for no limit).
 func (m *Memory) Limit() uint64 { return m.limit }
@@ -360,17 +367,36 @@ func (m *Memory) touchedIn(first, last uint64) []uint64 {
 func (m *Memory) materialize(pn uint64, perm Perm) *page {
 	p := &page{perm: perm}
 	m.pages[pn] = p
+	m.fill(pn, p)
+	return p
+}
+
+// fill gives page pn, which reads as zeros from no bytes of its own, a
+// zeroed page of bytes.
+func (m *Memory) fill(pn uint64, p *page) {
+	p.data = new([PageSize]byte)
+	m.filled++
 	m.tlbGen++
 	// The read TLB may hold the shared zero page for pn.
 	if i := tlbIndex(pn); m.rtlb[i].tag == tlbTag(pn) {
 		m.rtlb[i] = tlbEntry{}
 	}
-	return p
 }
 
 // touch returns page pn with bytes of its own, materializing it if it was
 // untouched; ok is false when pn is not mapped.
 func (m *Memory) touch(pn uint64) (*page, bool) {
+	p, ok := m.mark(pn)
+	if ok && p.data == nil {
+		m.fill(pn, p)
+	}
+	return p, ok
+}
+
+// mark returns the page table entry of mapped page pn, to put a mark on,
+// adding one without bytes (the page still reads as zeros) if the page
+// was untouched; ok is false when pn is not mapped.
+func (m *Memory) mark(pn uint64) (*page, bool) {
 	if p, ok := m.pages[pn]; ok {
 		return p, true
 	}
@@ -378,15 +404,35 @@ func (m *Memory) touch(pn uint64) (*page, bool) {
 	if !ok {
 		return nil, false
 	}
-	return m.materialize(pn, m.areas[i].perm), true
+	p := &page{perm: m.areas[i].perm}
+	m.pages[pn] = p
+	return p, true
+}
+
+// bytesFor returns the bytes of page pn (entry p) that access a uses: its
+// own, filled first for a write, or the shared zeros for a read of a page
+// that has none.
+func (m *Memory) bytesFor(pn uint64, p *page, a Access) *page {
+	switch {
+	case p.data != nil:
+		return p
+	case a == AccessWrite:
+		m.fill(pn, p)
+		return p
+	}
+	return zeroPage
 }
 
 // drop forgets the touched pages among first..last (after settle), telling
 // OnCodeWrite of those translated code came from.
 func (m *Memory) drop(first, last uint64) {
 	for _, pn := range m.touchedIn(first, last) {
-		if m.pages[pn].code && m.OnCodeWrite != nil {
+		p := m.pages[pn]
+		if p.code && m.OnCodeWrite != nil {
 			m.OnCodeWrite(pn * PageSize)
+		}
+		if p.data != nil {
+			m.filled--
 		}
 		delete(m.pages, pn)
 	}
@@ -605,8 +651,9 @@ func spanPages(addr, size uint64) (first, last uint64, ok bool) {
 // Memory (a device buffer) has newer bytes for part of each, so the bytes
 // here must not be used until OnStale has brought them back. Pages stay
 // stale until each holder that deferred them calls Undefer. Defer fails,
-// marking nothing, if a page is not mapped. The pages are touched (they
-// take host memory from then on).
+// marking nothing, if a page is not mapped. An untouched page gets a page
+// table entry but no bytes: it takes host memory only once its bytes come
+// back.
 func (m *Memory) Defer(addr, size uint64) error {
 	first, last, ok := spanPages(addr, size)
 	if !ok {
@@ -619,7 +666,7 @@ func (m *Memory) Defer(addr, size uint64) error {
 		return &Fault{Addr: pn * PageSize, Access: AccessWrite, Unmapped: true}
 	}
 	for pn := first; pn <= last; pn++ {
-		p, _ := m.touch(pn)
+		p, _ := m.mark(pn)
 		p.stale++
 	}
 	// Stale pages must miss in the TLBs, whose hits skip the check.
@@ -694,7 +741,7 @@ func (m *Memory) settleAll(first, last uint64, dropping bool) error {
 // Watch marks every mapped page of [addr, addr+size) watched: the next
 // change to each calls OnWatchedWrite first. A holder of a copy of guest
 // memory (a device buffer) uses it to learn which pages it must copy
-// again. The pages are touched (they take host memory from then on).
+// again. An untouched page gets a page table entry but no bytes.
 func (m *Memory) Watch(addr, size uint64) {
 	first, last, ok := spanPages(addr, size)
 	if !ok {
@@ -702,7 +749,7 @@ func (m *Memory) Watch(addr, size uint64) {
 	}
 	for i, _ := m.areaAt(first); i < len(m.areas) && m.areas[i].first <= last; i++ {
 		for pn := max(first, m.areas[i].first); pn <= min(last, m.areas[i].last); pn++ {
-			if p, _ := m.touch(pn); !p.watched {
+			if p, _ := m.mark(pn); !p.watched {
 				p.watched = true
 				m.tlbGen++
 				// Writes that hit the TLB would not see the mark.
@@ -765,7 +812,7 @@ func (m *Memory) changing(pn uint64, p *page) {
 // MarkCode records that translated code was read from the page holding
 // addr, so that a later guest write to it calls OnCodeWrite.
 func (m *Memory) MarkCode(addr uint64) {
-	if p, ok := m.touch(addr / PageSize); ok && !p.code {
+	if p, ok := m.mark(addr / PageSize); ok && !p.code {
 		p.code = true
 		m.tlbGen++
 		m.wtlb[tlbIndex(addr/PageSize)] = tlbEntry{}
@@ -850,11 +897,13 @@ func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 	}
 	switch a {
 	case AccessRead:
+		p = m.bytesFor(pn, p, a)
 		m.rtlb[tlbIndex(pn)] = newTLBEntry(pn, p)
 	case AccessWrite:
 		if p.watched {
 			m.changing(pn, p)
 		}
+		p = m.bytesFor(pn, p, a)
 		if p.code {
 			if m.OnCodeWrite != nil {
 				m.OnCodeWrite(pn * PageSize)
@@ -862,6 +911,8 @@ func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 		} else {
 			m.wtlb[tlbIndex(pn)] = newTLBEntry(pn, p)
 		}
+	default:
+		p = m.bytesFor(pn, p, a)
 	}
 	return p, nil
 }
@@ -894,6 +945,7 @@ func (m *Memory) access(addr uint64, buf []byte, a Access, force bool) error {
 			if a == AccessWrite && p.code && m.OnCodeWrite != nil {
 				m.OnCodeWrite(addr &^ pageMask)
 			}
+			p = m.bytesFor(pn, p, a)
 		} else {
 			var err error
 			if p, err = m.pageFor(addr, a); err != nil {

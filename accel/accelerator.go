@@ -187,6 +187,8 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	a.prepared = map[uint64]bool{}
 	if opts.ArmAfter == 0 {
 		a.add(opts.Profile)
+	} else {
+		a.startDevice()
 	}
 	newEngine := opts.Engine
 	if newEngine == nil {

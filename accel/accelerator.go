@@ -136,6 +136,10 @@ type Accelerator struct {
 	calib calibration
 	// prepared are the entries of the hot spots prepared so far.
 	prepared map[uint64]bool
+	// dozing are hot spots armed early (armEarly) that the guest reached
+	// before the device was ready: their breakpoints are off until Wake
+	// finds it ready.
+	dozing []*spot
 	// The main engine's speed: since created is the time it has had,
 	// but for inBreak, spent in OnBreak.
 	created time.Time
@@ -189,6 +193,7 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 		a.add(opts.Profile)
 	} else {
 		a.startDevice()
+		a.armEarly()
 	}
 	newEngine := opts.Engine
 	if newEngine == nil {
@@ -220,11 +225,15 @@ func residentBudget(total uint64) uint64 {
 
 // add prepares the hot spots of prof not prepared yet and arms their
 // breakpoints; it returns how many it armed.
-func (a *Accelerator) add(prof *profile.File) int {
-	armed := 0
+func (a *Accelerator) add(prof *profile.File) int { return len(a.addWhere(prof, nil)) }
+
+// addWhere is add for the hot spots of prof that keep accepts (all of
+// them when keep is nil); it returns the spots it armed.
+func (a *Accelerator) addWhere(prof *profile.File, keep func(*profile.HotSpot) bool) []*spot {
+	var armed []*spot
 	for i := range prof.HotSpots {
 		hs := &prof.HotSpots[i]
-		if a.prepared[uint64(hs.Entry)] {
+		if a.prepared[uint64(hs.Entry)] || keep != nil && !keep(hs) {
 			continue
 		}
 		sp := a.prepare(hs)
@@ -244,9 +253,86 @@ func (a *Accelerator) add(prof *profile.File) int {
 		if a.main != nil {
 			a.main.Invalidate(sp.header, 1)
 		}
-		armed++
+		armed = append(armed, sp)
 	}
 	return armed
+}
+
+// Initialisation nests armed early (RATIONALE).
+//
+// With the hot spots armed late (Options.ArmAfter), a program's
+// initialisation nests have mostly run on the CPU by the time they are
+// armed, and the arrays they made are copied to the device by the first
+// kernel that reads them: gemm's three matrices at 2000 were all made on
+// the CPU, atax's 1.3 GB matrix in part. A nest that only stores (no load
+// in it at all: nothing it computes depends on memory) is what makes
+// arrays, and running it on the device makes them there. So where the
+// device opens on the loader from the start (a real GPU, startDevice),
+// such nests are armed at once. Reaching one costs a breakpoint stop and
+// nothing else while the device is not ready: the nest dozes (its
+// breakpoint comes off and the instance runs on at the CPU engine's
+// speed) until Wake, between two runs of the main engine, finds the
+// device ready, arms it again and prefetches its kernels; the next visit
+// of its header offloads the rest of the instance, priced by the cost
+// model as any other. A short program that ends before the device is
+// ready has paid a breakpoint stop per such nest.
+
+// armEarly arms the profile's store-only nests (storesOnly) when the
+// device opens on the loader (see the RATIONALE above).
+func (a *Accelerator) armEarly() {
+	if a.loader == nil {
+		return
+	}
+	for _, sp := range a.addWhere(a.opts.Profile, storesOnly) {
+		sp.early, sp.rep.Early = true, true
+	}
+}
+
+// storesOnly reports whether hot spot hs stores and loads nothing: an
+// initialisation nest.
+func storesOnly(hs *profile.HotSpot) bool {
+	for _, acc := range hs.Accesses {
+		if acc.Kind != "write" {
+			return false
+		}
+	}
+	return len(hs.Accesses) > 0
+}
+
+// deviceReady reports whether opening the context would not wait for
+// the loader.
+func (a *Accelerator) deviceReady() bool {
+	return a.ctx != nil || a.loader == nil || closed(a.loader.ctxReady)
+}
+
+// doze takes the breakpoint off early spot sp until the device is ready
+// (Wake).
+func (a *Accelerator) doze(sp *spot) {
+	if a.bps[sp.header] {
+		delete(a.bps, sp.header)
+		a.main.Invalidate(sp.header, 1)
+	}
+	sp.rep.Dozed++
+	a.dozing = append(a.dozing, sp)
+}
+
+// Wake arms again the hot spots that dozed off waiting for the device
+// (see the RATIONALE above) once it is ready, and prefetches their
+// kernels. Whoever drives the run calls it between runs of the main
+// engine; it costs nothing while no hot spot dozes.
+func (a *Accelerator) Wake() {
+	if len(a.dozing) == 0 || !a.deviceReady() {
+		return
+	}
+	sps := a.dozing
+	a.dozing = nil
+	for _, sp := range sps {
+		if !sp.rep.Disarmed && a.spots[sp.header] == sp && !a.bps[sp.header] {
+			a.bps[sp.header] = true
+			a.main.Invalidate(sp.header, 1)
+		}
+	}
+	a.prefetch(sps)
 }
 
 // Arm arms the hot spots of Options.Profile (see Options.ArmAfter) and
@@ -403,6 +489,7 @@ type spot struct {
 	partCPU    gvinst.Engine
 	cutAfter   map[uint64]uint64 // a distributed loop's exit → where its stores end (parts.go)
 	skip       []uint64          // live-in values expected at the tail's second arrival
+	early      bool              // armed before the others (armEarly)
 	small      int               // consecutive too-short instances before any launch
 	// The cost model's measurements: the launches so far, the plain CPU
 	// engine's time per iteration (timed on the CPU tails; 0 until one
@@ -557,6 +644,10 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 			}
 			return nil
 		}
+	}
+	if sp.early && !a.deviceReady() {
+		a.doze(sp)
+		return nil
 	}
 	if sp.rep.Disarmed || !sp.ensureBuilt() {
 		return nil

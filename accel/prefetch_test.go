@@ -1,6 +1,8 @@
 package accel_test
 
 import (
+	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -8,7 +10,10 @@ import (
 	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gpusim"
+	"github.com/gxbit/gxbit/gvinst"
 	"github.com/gxbit/gxbit/internal/corpus"
+	"github.com/gxbit/gxbit/jit"
+	"github.com/gxbit/gxbit/pipeline"
 )
 
 // TestPrefetch runs testdata/nests' twomm (eight hot spots: the
@@ -113,6 +118,92 @@ func TestDeviceOpensAtStart(t *testing.T) {
 		case <-drv.closes:
 		case <-time.After(time.Minute):
 			t.Fatal("the abandoned loader did not close its context")
+		}
+		return
+	}
+	t.Fatal("atax not built")
+}
+
+// releasingEngine is the suite's CPU engine that calls release once it
+// has returned a breakpoint stop and then budgets budget stops: the
+// device of TestInitNestArmedEarly opens in the middle of the nest the
+// guest was in.
+type releasingEngine struct {
+	gvinst.Engine
+	release       func()
+	broke         bool
+	budgets, wait int
+}
+
+func (e *releasingEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
+	st := e.Engine.Run(cpu, budget)
+	switch {
+	case st.Kind == gvinst.StopBreakpoint:
+		e.broke = true
+	case st.Kind == gvinst.StopBudget && e.broke:
+		if e.budgets++; e.budgets == e.wait {
+			e.release()
+		}
+	}
+	return st
+}
+
+func (e *releasingEngine) Close() error {
+	if c, ok := e.Engine.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// TestInitNestArmedEarly runs atax two-phase with the hot spots armed
+// late, on a device whose context opens in the middle of the matrix's
+// initialisation nest: that nest, store-only, is armed at the start, runs
+// on the CPU while the context opens (it dozes), and the rest of its
+// instance is offloaded once the device is ready, so that the rows left
+// are born on the device; the output is native's.
+func TestInitNestArmedEarly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a nests program")
+	}
+	dir := buildNests(t, []string{"O2-static"})
+	progs, err := corpus.Programs(dir, "O2-static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range progs {
+		if p.Name != "atax" {
+			continue
+		}
+		drv := slowOpenDriver{Driver: gpusim.New(gpusim.Options{}), open: make(chan struct{}), closes: make(chan struct{}, 1)}
+		var once sync.Once
+		release := func() { once.Do(func() { close(drv.open) }) }
+		defer release()
+		newEngine := func(mem *gvinst.Memory, tr gvinst.Translator, o gvinst.InterpOptions) (gvinst.Engine, error) {
+			var e gvinst.Engine = gvinst.NewInterpreter(mem, tr, o)
+			if testEngine == pipeline.EngineJIT {
+				o.HotAfter = jit.DefaultHotAfter
+				je, err := jit.New(mem, tr, o)
+				if err != nil {
+					return nil, err
+				}
+				e = je
+			}
+			return &releasingEngine{Engine: e, release: release, wait: 2}, nil
+		}
+		const rows = 1500
+		rep := accelerateWith(t, p, []string{fmt.Sprint(rows), "1600"}, accel.Options{Prefetch: accel.PrefetchOn, ArmAfter: time.Hour, Driver: drv, Engine: newEngine})
+		// The matrix's nest, entered once, dozed, then ran its rows
+		// left on the device (fewer than all).
+		rest := false
+		for _, h := range rep.HotSpots {
+			t.Logf("%s: early %v, dozed %d, %d launches, %d GPU iterations", h.Entry, h.Early, h.Dozed, h.Launches, h.Iterations)
+			rest = rest || h.Early && h.Dozed > 0 && h.Launches > 0 && h.Iterations < rows-1
+			if h.Launches > 0 && !h.Early {
+				t.Errorf("hot spot %s, not an initialisation nest, launched before arming", h.Entry)
+			}
+		}
+		if !rest {
+			t.Error("no initialisation nest dozed and then ran the rest of its instance on the device")
 		}
 		return
 	}

@@ -138,8 +138,9 @@ type Accelerator struct {
 	prepared map[uint64]bool
 	// dozing are hot spots armed early (armEarly) that the guest reached
 	// before the device was ready: their breakpoints are off until Wake
-	// finds it ready.
+	// finds it ready (and sets woke).
 	dozing []*spot
+	woke   bool
 	// The main engine's speed: since created is the time it has had,
 	// but for inBreak, spent in OnBreak.
 	created time.Time
@@ -258,45 +259,37 @@ func (a *Accelerator) addWhere(prof *profile.File, keep func(*profile.HotSpot) b
 	return armed
 }
 
-// Initialisation nests armed early (RATIONALE).
+// Hot spots armed at the start on a real GPU (RATIONALE).
 //
-// With the hot spots armed late (Options.ArmAfter), a program's
+// Options.ArmAfter keeps a program too short for any offload to pay from
+// paying for probing and the device's set-up. But a program's
 // initialisation nests have mostly run on the CPU by the time they are
-// armed, and the arrays they made are copied to the device by the first
-// kernel that reads them: gemm's three matrices at 2000 were all made on
-// the CPU, atax's 1.3 GB matrix in part. A nest that only stores (no load
-// in it at all: nothing it computes depends on memory) is what makes
-// arrays, and running it on the device makes them there. So where the
-// device opens on the loader from the start (a real GPU, startDevice),
-// such nests are armed at once. Reaching one costs a breakpoint stop and
-// nothing else while the device is not ready: the nest dozes (its
-// breakpoint comes off and the instance runs on at the CPU engine's
-// speed) until Wake, between two runs of the main engine, finds the
-// device ready, arms it again and prefetches its kernels; the next visit
-// of its header offloads the rest of the instance, priced by the cost
-// model as any other. A short program that ends before the device is
-// ready has paid a breakpoint stop per such nest.
+// armed, and the arrays they made are then copied to the device by the
+// first kernel that reads them (gemm's three matrices at 2000 were all
+// made on the CPU, atax's 1.3 GB matrix in part), and a hot nest reached
+// before arming runs on the CPU until then (gemm's product, reached after
+// a tenth of a second). Where the device opens on the loader from the
+// start (a real GPU, startDevice), the device's readiness serves as that
+// delay instead: every hot spot is armed at once, and reaching one while
+// the context is still opening costs a breakpoint stop and nothing else:
+// the hot spot dozes (its breakpoint comes off and the instance runs on at
+// the CPU engine's speed) until Wake, between two runs of the main engine,
+// finds the device ready, arms it again and prefetches the kernels; the
+// next visit of its header offloads the rest of the instance, priced by
+// the cost model as any other. So an initialisation nest long enough to
+// outlast the context's opening makes the rest of its arrays on the
+// device, and a program that ends before the device is ready has paid a
+// breakpoint stop per hot spot it reached.
 
-// armEarly arms the profile's store-only nests (storesOnly) when the
-// device opens on the loader (see the RATIONALE above).
+// armEarly arms every hot spot of the profile when the device opens on
+// the loader (see the RATIONALE above).
 func (a *Accelerator) armEarly() {
 	if a.loader == nil {
 		return
 	}
-	for _, sp := range a.addWhere(a.opts.Profile, storesOnly) {
+	for _, sp := range a.addWhere(a.opts.Profile, nil) {
 		sp.early, sp.rep.Early = true, true
 	}
-}
-
-// storesOnly reports whether hot spot hs stores and loads nothing: an
-// initialisation nest.
-func storesOnly(hs *profile.HotSpot) bool {
-	for _, acc := range hs.Accesses {
-		if acc.Kind != "write" {
-			return false
-		}
-	}
-	return len(hs.Accesses) > 0
 }
 
 // deviceReady reports whether opening the context would not wait for
@@ -317,22 +310,28 @@ func (a *Accelerator) doze(sp *spot) {
 }
 
 // Wake arms again the hot spots that dozed off waiting for the device
-// (see the RATIONALE above) once it is ready, and prefetches their
-// kernels. Whoever drives the run calls it between runs of the main
-// engine; it costs nothing while no hot spot dozes.
+// (see the RATIONALE above) once it is ready, and prefetches the kernels
+// of the hot spots armed early. Whoever drives the run calls it between
+// runs of the main engine; it costs nothing once it has woken them.
 func (a *Accelerator) Wake() {
-	if len(a.dozing) == 0 || !a.deviceReady() {
+	if a.woke || !a.deviceReady() {
 		return
 	}
-	sps := a.dozing
-	a.dozing = nil
-	for _, sp := range sps {
+	a.woke = true
+	for _, sp := range a.dozing {
 		if !sp.rep.Disarmed && a.spots[sp.header] == sp && !a.bps[sp.header] {
 			a.bps[sp.header] = true
 			a.main.Invalidate(sp.header, 1)
 		}
 	}
-	a.prefetch(sps)
+	a.dozing = nil
+	var early []*spot
+	for _, sp := range a.order {
+		if sp.early {
+			early = append(early, sp)
+		}
+	}
+	a.prefetch(early)
 }
 
 // Arm arms the hot spots of Options.Profile (see Options.ArmAfter) and
@@ -489,7 +488,7 @@ type spot struct {
 	partCPU    gvinst.Engine
 	cutAfter   map[uint64]uint64 // a distributed loop's exit → where its stores end (parts.go)
 	skip       []uint64          // live-in values expected at the tail's second arrival
-	early      bool              // armed before the others (armEarly)
+	early      bool              // armed at the start (armEarly)
 	small      int               // consecutive too-short instances before any launch
 	// The cost model's measurements: the launches so far, the plain CPU
 	// engine's time per iteration (timed on the CPU tails; 0 until one

@@ -155,12 +155,13 @@ func (e *releasingEngine) Close() error {
 	return nil
 }
 
-// TestInitNestArmedEarly runs atax two-phase with the hot spots armed
-// late, on a device whose context opens in the middle of the matrix's
-// initialisation nest: that nest, store-only, is armed at the start, runs
-// on the CPU while the context opens (it dozes), and the rest of its
-// instance is offloaded once the device is ready, so that the rows left
-// are born on the device; the output is native's.
+// TestInitNestArmedEarly runs atax two-phase with Options.ArmAfter far
+// off, on a device whose context opens in the middle of the matrix's
+// initialisation nest: the hot spots are armed at the start all the same
+// (the device opens on the loader), that nest runs on the CPU while the
+// context opens (it dozes), and the rest of its instance is offloaded
+// once the device is ready, so that the rows left are born on the device;
+// the output is native's.
 func TestInitNestArmedEarly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a nests program")
@@ -198,8 +199,8 @@ func TestInitNestArmedEarly(t *testing.T) {
 		for _, h := range rep.HotSpots {
 			t.Logf("%s: early %v, dozed %d, %d launches, %d GPU iterations", h.Entry, h.Early, h.Dozed, h.Launches, h.Iterations)
 			rest = rest || h.Early && h.Dozed > 0 && h.Launches > 0 && h.Iterations < rows-1
-			if h.Launches > 0 && !h.Early {
-				t.Errorf("hot spot %s, not an initialisation nest, launched before arming", h.Entry)
+			if h.Offloadable && !h.Early {
+				t.Errorf("hot spot %s was not armed at the start", h.Entry)
 			}
 		}
 		if !rest {

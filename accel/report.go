@@ -13,11 +13,11 @@ type HotSpotReport struct {
 	Header      string `json:"header"` // the mapped level's header
 	Offloadable bool   `json:"offloadable"`
 	Disarmed    bool   `json:"disarmed,omitempty"` // stopped trying: every instance was too short, or launches did not pay
-	// Early says the hot spot, an initialisation nest, was armed at the
-	// start rather than after Options.ArmAfter (so that its arrays are
-	// born on the device), and Dozed how many times the guest reached it
-	// before the device was ready (it then ran on the CPU until the
-	// device was).
+	// Early says the hot spot was armed at the start rather than after
+	// Options.ArmAfter (the device opening from the start served as the
+	// delay instead: an initialisation nest then makes its arrays on the
+	// device), and Dozed how many times the guest reached it before the
+	// device was ready (it then ran on the CPU until the device was).
 	Early bool `json:"armed_early,omitempty"`
 	Dozed int  `json:"dozed,omitempty"`
 	// NotProfitable says, when the cost model sent the hot spot back to
@@ -171,7 +171,7 @@ func FormatReport(r *Report) string {
 			fmt.Fprintf(&sb, "; %s", h.Note)
 		}
 		if h.Early {
-			fmt.Fprintf(&sb, "; armed at the start (an initialisation nest), reached %d times before the device was ready", h.Dozed)
+			fmt.Fprintf(&sb, "; armed at the start, reached %d times before the device was ready", h.Dozed)
 		}
 		if !h.KernelGenerated && h.Dozed == 0 {
 			sb.WriteString("; never reached, no kernel generated")

@@ -298,6 +298,15 @@ func (a *Accelerator) deviceReady() bool {
 	return a.ctx != nil || a.loader == nil || closed(a.loader.ctxReady)
 }
 
+// prefetchDozingAfter is how many guest instructions the main engine
+// must have run for a hot spot that dozes off to have its kernels
+// generated and queued on the loader at once, so that the JIT compiles
+// them as soon as the context is open rather than after Wake (a tenth of
+// a second each on a real GPU, on the first launch's path). Generating
+// costs milliseconds, which a run that long (tens of milliseconds at the
+// least) can pay.
+const prefetchDozingAfter = 1 << 26
+
 // doze takes the breakpoint off early spot sp until the device is ready
 // (Wake).
 func (a *Accelerator) doze(sp *spot) {
@@ -307,6 +316,9 @@ func (a *Accelerator) doze(sp *spot) {
 	}
 	sp.rep.Dozed++
 	a.dozing = append(a.dozing, sp)
+	if a.main.Stats().GuestInsns >= prefetchDozingAfter {
+		a.prefetch([]*spot{sp})
+	}
 }
 
 // Wake arms again the hot spots that dozed off waiting for the device

@@ -81,10 +81,14 @@ func (d slowOpenDriver) NewContext(i int) (gpu.Context, error) {
 	return closeCountedContext{ctx, d.closes}, nil
 }
 
-// TestDeviceOpensAtStart runs a short program two-phase with its hot
-// spots armed late (Options.ArmAfter): the context starts opening at
-// once, on the loader, and a run that ends before it is open neither
-// waits for it nor leaks it (the loader closes it when it has it).
+// TestDeviceOpensAtStart runs atax two-phase with its hot spots armed
+// late (Options.ArmAfter) on a device whose context never opens during
+// the run: the context starts opening at once, on the loader; the hot
+// spots, armed at the start all the same, doze and run on the CPU, the
+// ones reached after 2^26 guest instructions with their kernels
+// generated and queued for the loader; and the run, which ends before the
+// context is open, neither waits for it nor leaks it (the loader closes
+// it when it has it).
 func TestDeviceOpensAtStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a nests program")
@@ -103,14 +107,19 @@ func TestDeviceOpensAtStart(t *testing.T) {
 		var once sync.Once
 		release := func() { once.Do(func() { close(drv.open) }) }
 		waited := time.AfterFunc(time.Minute, release)
-		rep := accelerateWith(t, p, nil, accel.Options{Prefetch: accel.PrefetchOn, ArmAfter: time.Hour, Driver: drv})
+		rep := accelerateWith(t, p, []string{"3000", "3000"}, accel.Options{Prefetch: accel.PrefetchOn, ArmAfter: time.Hour, Driver: drv})
 		if !waited.Stop() {
 			t.Error("the run waited for the context it never used")
 		}
+		queued := false
 		for _, h := range rep.HotSpots {
 			if h.Launches != 0 {
-				t.Fatalf("hot spot %s launched before arming", h.Entry)
+				t.Fatalf("hot spot %s launched with no device", h.Entry)
 			}
+			queued = queued || h.Dozed > 0 && h.KernelGenerated
+		}
+		if !queued {
+			t.Error("no hot spot reached late had its kernel generated while it dozed")
 		}
 		// The run is over with the context still opening.
 		release()

@@ -210,7 +210,11 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 		return nil, fmt.Errorf("accelerate: the main engine: %w", err)
 	}
 	a.closeMain, _ = a.main.(io.Closer)
-	a.prefetch(a.order)
+	if opts.ArmAfter == 0 {
+		// Hot spots armed early wait for the device or the guest
+		// before their kernels are generated (Wake, doze).
+		a.prefetch(a.order)
+	}
 	return a, nil
 }
 

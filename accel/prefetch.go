@@ -159,10 +159,17 @@ func closed(c chan struct{}) bool {
 
 // startDevice starts the loader with no module to load when the hot
 // spots are armed late (see the RATIONALE above), so that the context
-// opens and the device is measured while the guest runs.
+// opens and the device is measured while the guest runs; a profile with
+// nothing to offload opens nothing.
 func (a *Accelerator) startDevice() {
-	if a.prefetching() && a.ctx == nil && len(a.opts.Profile.HotSpots) > 0 {
-		a.startLoader()
+	if !a.prefetching() || a.ctx != nil {
+		return
+	}
+	for i := range a.opts.Profile.HotSpots {
+		if mappedLevel(&a.opts.Profile.HotSpots[i]) >= 0 {
+			a.startLoader()
+			return
+		}
 	}
 }
 

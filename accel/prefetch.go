@@ -173,6 +173,17 @@ func (a *Accelerator) startDevice() {
 	}
 }
 
+// OpenDevice starts opening the device's context (and measuring the
+// device) on the loader, on a real GPU, before any hot spot is armed:
+// gxbit run --accelerate calls it when its first profiling round begins,
+// so that the context is open when the round's hot spots are armed. A run
+// that ends first does not wait for it (stopLoader).
+func (a *Accelerator) OpenDevice() {
+	if a.prefetching() && a.ctx == nil {
+		a.startLoader()
+	}
+}
+
 // stopLoader waits for the loader's jobs to end and takes its context
 // (the guest's goroutine may then use a.ctx alone). A loader still
 // opening the context is abandoned instead of waited for: nothing has

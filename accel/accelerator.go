@@ -108,10 +108,14 @@ type Accelerator struct {
 	// it had loaded.
 	loader         *loader
 	prefetchedUsed int
-	dev            string
-	spots          map[uint64]*spot // by mapped header
-	order          []*spot
-	main           gvinst.Engine
+	// deviceReadyAt is when the context was open (and the device
+	// measured); deviceWait the time the guest waited for the loader.
+	deviceReadyAt time.Time
+	deviceWait    time.Duration
+	dev           string
+	spots         map[uint64]*spot // by mapped header
+	order         []*spot
+	main          gvinst.Engine
 	// closeMain releases the main engine (nil when it holds nothing, or
 	// once released).
 	closeMain io.Closer
@@ -728,11 +732,14 @@ func (a *Accelerator) openContext() error {
 		}
 		return nil
 	}
+	t0 := time.Now()
 	ctx, err := a.opts.Driver.NewContext(0)
 	if err != nil {
 		return fmt.Errorf("accelerate: %w", err)
 	}
 	a.ctx = ctx
+	a.deviceReadyAt = time.Now()
+	a.deviceWait += a.deviceReadyAt.Sub(t0)
 	return nil
 }
 

@@ -45,6 +45,7 @@ type loader struct {
 	ctxReady, exited, stop, abandon chan struct{}
 	ctx                             gpu.Context
 	ctxErr                          error
+	readyAt                         time.Time // when ctxReady was closed
 	// costs are the device's costs, measured on the loader before any
 	// module loads (a measurement the JIT shares the driver with times
 	// the JIT), when the accelerator has none yet; costErr why not.
@@ -126,6 +127,7 @@ func (a *Accelerator) startLoader() {
 			}
 			l.costErr = err
 		}
+		l.readyAt = time.Now()
 		close(l.ctxReady)
 		for j := range l.jobs {
 			select {
@@ -205,7 +207,7 @@ func (a *Accelerator) stopLoader() {
 	<-l.exited
 	a.loader = nil
 	if a.ctx == nil && l.ctxErr == nil {
-		a.ctx = l.ctx
+		a.ctx, a.deviceReadyAt = l.ctx, l.readyAt
 	}
 }
 
@@ -269,8 +271,10 @@ func (a *Accelerator) prefetched(k *ptxgen.Kernel) *loadFuture {
 		return nil
 	}
 	f := a.loader.loads[k]
-	if f != nil {
+	if f != nil && !closed(f.done) {
+		t0 := time.Now()
 		<-f.done
+		a.deviceWait += time.Since(t0)
 	}
 	return f
 }
@@ -279,11 +283,14 @@ func (a *Accelerator) prefetched(k *ptxgen.Kernel) *loadFuture {
 // makes them the accelerator's.
 func (a *Accelerator) loaderContext() error {
 	l := a.loader
+	t0 := time.Now()
 	<-l.ctxReady
+	a.deviceWait += time.Since(t0)
 	if l.ctxErr != nil {
 		return l.ctxErr
 	}
 	a.ctx = l.ctx
+	a.deviceReadyAt = l.readyAt
 	if a.costs == nil && a.costErr == nil {
 		a.costs, a.costErr = l.costs, l.costErr
 	}

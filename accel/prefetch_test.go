@@ -215,6 +215,9 @@ func TestInitNestArmedEarly(t *testing.T) {
 		if !rest {
 			t.Error("no initialisation nest dozed and then ran the rest of its instance on the device")
 		}
+		if rep.DeviceReadySeconds <= 0 {
+			t.Errorf("the report says the device was ready after %gs", rep.DeviceReadySeconds)
+		}
 		return
 	}
 	t.Fatal("atax not built")

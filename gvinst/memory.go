@@ -182,9 +182,11 @@ type Memory struct {
 	OnCodeWrite func(pageAddr uint64)
 	// OnStale, if set, is called before any access reaches a page that
 	// Defer marked stale: a guest load, store or fetch, Read, Write, Peek,
-	// Poke, and Map or Unmap over it. It must write the page's current
+	// Poke, and Map or Unmap over it. addr is the address the access
+	// reached the page at (its first byte for Map and Unmap), which tells
+	// a holder the stride of a walk. It must write the page's current
 	// bytes (with Poke) and Undefer it; an error fails the access.
-	OnStale func(pageAddr uint64) error
+	OnStale func(addr uint64) error
 	// OnStaleDropped, if set, is called instead of OnStale for a stale
 	// page whose bytes Map, Unmap or Discard throw away: bringing them
 	// back first would be wasted. It must Undefer the page; if the page
@@ -702,7 +704,7 @@ func (m *Memory) refresh(p *page, addr uint64, a Access) error {
 	case m.OnStale == nil:
 		err = errors.New("the page is stale and nothing can bring it back")
 	default:
-		if err = m.OnStale(addr &^ pageMask); err == nil && p.stale != 0 {
+		if err = m.OnStale(addr); err == nil && p.stale != 0 {
 			err = errors.New("the page is still stale after bringing it back")
 		}
 	}
@@ -765,9 +767,9 @@ func (m *Memory) Watch(addr, size uint64) {
 // some newer than the Memory's (stale pages, see Defer), some that must be
 // copied again when the guest changes them (watched pages, see Watch).
 type Holder interface {
-	// Refresh brings the stale page at pageAddr up to date (with Poke)
-	// and undefers it.
-	Refresh(pageAddr uint64) error
+	// Refresh brings the stale page holding addr, the address an access
+	// reached it at, up to date (with Poke) and undefers it.
+	Refresh(addr uint64) error
 	// Touched hears that the watched page at pageAddr is about to change.
 	Touched(pageAddr uint64)
 }

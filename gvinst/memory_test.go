@@ -92,7 +92,8 @@ func TestDefer(t *testing.T) {
 	}
 	var calls []uint64
 	// The holder of the stale bytes: writes 0xab at the page's first byte.
-	m.OnStale = func(page uint64) error {
+	m.OnStale = func(addr uint64) error {
+		page := addr &^ (PageSize - 1)
 		calls = append(calls, page)
 		m.Undefer(page, PageSize)
 		return m.Poke(page, []byte{0xab})
@@ -252,7 +253,8 @@ func heldBytes(pageAddr uint64) []byte {
 	return b
 }
 
-func (h *deviceHolder) Refresh(pageAddr uint64) error {
+func (h *deviceHolder) Refresh(addr uint64) error {
+	pageAddr := addr &^ (PageSize - 1)
 	if !h.held[pageAddr] {
 		return errors.New("not held")
 	}

@@ -234,15 +234,14 @@ func residentBudget(total uint64) uint64 {
 
 // add prepares the hot spots of prof not prepared yet and arms their
 // breakpoints; it returns how many it armed.
-func (a *Accelerator) add(prof *profile.File) int { return len(a.addWhere(prof, nil)) }
+func (a *Accelerator) add(prof *profile.File) int { return len(a.addSpots(prof)) }
 
-// addWhere is add for the hot spots of prof that keep accepts (all of
-// them when keep is nil); it returns the spots it armed.
-func (a *Accelerator) addWhere(prof *profile.File, keep func(*profile.HotSpot) bool) []*spot {
+// addSpots is add returning the spots it armed.
+func (a *Accelerator) addSpots(prof *profile.File) []*spot {
 	var armed []*spot
 	for i := range prof.HotSpots {
 		hs := &prof.HotSpots[i]
-		if a.prepared[uint64(hs.Entry)] || keep != nil && !keep(hs) {
+		if a.prepared[uint64(hs.Entry)] {
 			continue
 		}
 		sp := a.prepare(hs)
@@ -295,7 +294,7 @@ func (a *Accelerator) armEarly() {
 	if a.loader == nil {
 		return
 	}
-	for _, sp := range a.addWhere(a.opts.Profile, nil) {
+	for _, sp := range a.addSpots(a.opts.Profile) {
 		sp.early, sp.rep.Early = true, true
 	}
 }

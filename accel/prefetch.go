@@ -28,9 +28,9 @@ import (
 // When the hot spots are armed late (Options.ArmAfter), the loader starts
 // at once all the same, with no module to load: the context opens and the
 // device is measured while the guest runs its first quarter second, so
-// that the first launch after arming does not wait for them (gemm's whole
-// run on an H100 took under a second, a third of it waiting for the
-// context). A run that ends before it needs the context does not wait for
+// that the first launch after arming does not wait for them (0.1–0.3 s
+// for the context alone, where gemm's whole two-phase run on an H100
+// took under a second). A run that ends before it needs the context does not wait for
 // it either: the loader is abandoned, and closes the context itself once
 // it has it.
 

@@ -78,10 +78,9 @@ type Resident struct {
 	// than the copy on a real GPU: cuMemFree synchronizes).
 	spares []spareBuf
 	lent   map[gpu.DevicePtr]uint64 // spares in use, by size
-	// gather is the device buffer, of gatherBytes, that bringBackStrided
-	// gathers pages in.
-	gather      gpu.DevicePtr
-	gatherBytes uint64
+	// gather is the device buffer of maxReadAhead pages that
+	// bringBackStrided gathers pages in (0 until one ran).
+	gather gpu.DevicePtr
 	// errRec is the error record every launch passes its kernel: a kernel
 	// writes it only when it fails, so it is cleared once, and again only
 	// after a launch that did not read it back zero (errDirty).
@@ -692,17 +691,12 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 func (res *Resident) bringBackStrided(b *resBuf, pages []int) error {
 	t0 := time.Now()
 	defer func() { res.broughtT += time.Since(t0) }()
-	total := uint64(len(pages)) * gvinst.PageSize
-	if res.gatherBytes < total {
-		if res.gather != 0 {
-			_ = res.ctx.Free(res.gather)
-			res.gather, res.gatherBytes = 0, 0
-		}
+	if res.gather == 0 {
 		dev, err := res.ctx.Alloc(maxReadAhead * gvinst.PageSize)
 		if err != nil {
 			return fmt.Errorf("%w: a gather buffer: %v", ErrLostCopy, err)
 		}
-		res.gather, res.gatherBytes = dev, maxReadAhead*gvinst.PageSize
+		res.gather = dev
 	}
 	var off uint64
 	for _, p := range pages {
@@ -1097,7 +1091,7 @@ func (res *Resident) freeScratch() {
 	}
 	if res.gather != 0 {
 		_ = res.ctx.Free(res.gather)
-		res.gather, res.gatherBytes = 0, 0
+		res.gather = 0
 	}
 }
 

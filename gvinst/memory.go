@@ -1,6 +1,7 @@
 package gvinst
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -341,28 +342,34 @@ func (m *Memory) setAreas(first, last uint64, perm Perm, mapped bool) {
 	m.areas = slices.Replace(m.areas, lo, hi, merged...)
 }
 
+// touched is a touched page and its number.
+type touched struct {
+	pn uint64
+	p  *page
+}
+
 // touchedIn returns the touched pages among first..last in ascending order,
 // walking whichever is smaller: the range or the touched pages.
-func (m *Memory) touchedIn(first, last uint64) []uint64 {
-	var pns []uint64
+func (m *Memory) touchedIn(first, last uint64) []touched {
+	var ts []touched
 	if last-first < uint64(len(m.pages)) {
 		for pn := first; ; pn++ {
-			if _, ok := m.pages[pn]; ok {
-				pns = append(pns, pn)
+			if p, ok := m.pages[pn]; ok {
+				ts = append(ts, touched{pn, p})
 			}
 			if pn == last {
 				break
 			}
 		}
-		return pns
+		return ts
 	}
-	for pn := range m.pages {
+	for pn, p := range m.pages {
 		if pn >= first && pn <= last {
-			pns = append(pns, pn)
+			ts = append(ts, touched{pn, p})
 		}
 	}
-	slices.Sort(pns)
-	return pns
+	slices.SortFunc(ts, func(a, b touched) int { return cmp.Compare(a.pn, b.pn) })
+	return ts
 }
 
 // materialize gives mapped page pn, untouched so far, bytes of its own.
@@ -428,15 +435,14 @@ func (m *Memory) bytesFor(pn uint64, p *page, a Access) *page {
 // drop forgets the touched pages among first..last (after settle), telling
 // OnCodeWrite of those translated code came from.
 func (m *Memory) drop(first, last uint64) {
-	for _, pn := range m.touchedIn(first, last) {
-		p := m.pages[pn]
-		if p.code && m.OnCodeWrite != nil {
-			m.OnCodeWrite(pn * PageSize)
+	for _, t := range m.touchedIn(first, last) {
+		if t.p.code && m.OnCodeWrite != nil {
+			m.OnCodeWrite(t.pn * PageSize)
 		}
-		if p.data != nil {
+		if t.p.data != nil {
 			m.filled--
 		}
-		delete(m.pages, pn)
+		delete(m.pages, t.pn)
 	}
 }
 
@@ -524,14 +530,13 @@ func (m *Memory) Move(from, to, size uint64) error {
 		moved = append(moved, area{max(a.first, first) - first + toFirst, min(a.last, last) - first + toFirst, a.perm})
 	}
 	pages := map[uint64]*page{}
-	for _, pn := range m.touchedIn(first, last) {
-		p := m.pages[pn]
-		if p.code && m.OnCodeWrite != nil {
-			m.OnCodeWrite(pn * PageSize)
+	for _, t := range m.touchedIn(first, last) {
+		if t.p.code && m.OnCodeWrite != nil {
+			m.OnCodeWrite(t.pn * PageSize)
 		}
-		p.code = false
-		pages[pn-first+toFirst] = p
-		delete(m.pages, pn)
+		t.p.code = false
+		pages[t.pn-first+toFirst] = t.p
+		delete(m.pages, t.pn)
 	}
 	m.setAreas(first, last, 0, false)
 	for _, a := range moved {
@@ -556,8 +561,8 @@ func (m *Memory) Protect(addr, size uint64, perm Perm) error {
 		return &Fault{Addr: pn * PageSize, Access: AccessRead, Unmapped: true}
 	}
 	m.setAreas(first, last, perm, true)
-	for _, pn := range m.touchedIn(first, last) {
-		m.pages[pn].perm = perm
+	for _, t := range m.touchedIn(first, last) {
+		t.p.perm = perm
 	}
 	m.flushTLB(first, last)
 	return nil
@@ -683,9 +688,16 @@ func (m *Memory) Undefer(addr, size uint64) {
 	if !ok {
 		return
 	}
-	for _, pn := range m.touchedIn(first, last) {
-		if p := m.pages[pn]; p.stale > 0 {
+	if first == last {
+		// A holder's page at a time, the common case.
+		if p := m.pages[first]; p != nil && p.stale > 0 {
 			p.stale--
+		}
+		return
+	}
+	for _, t := range m.touchedIn(first, last) {
+		if t.p.stale > 0 {
+			t.p.stale--
 		}
 	}
 }
@@ -723,8 +735,8 @@ func (m *Memory) settle(first, last uint64) error { return m.settleAll(first, la
 func (m *Memory) settleDropping(first, last uint64) error { return m.settleAll(first, last, true) }
 
 func (m *Memory) settleAll(first, last uint64, dropping bool) error {
-	for _, pn := range m.touchedIn(first, last) {
-		p := m.pages[pn]
+	for _, t := range m.touchedIn(first, last) {
+		pn, p := t.pn, t.p
 		if p.stale != 0 && dropping && m.OnStaleDropped != nil {
 			m.OnStaleDropped(pn * PageSize)
 		}

@@ -235,7 +235,31 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("setp.ge.and.u64", "%p0", "%xi", "%ib", "%p0")
 		e.i("exit").when("%p0")
 	}
-	if a.inner != nil && !interchanged {
+	if a.inner2 != nil {
+		// 3D: idx above is along x (the innermost level); the inner
+		// iteration is along y, the level's along z.
+		e.i("mov.b64", "%xi", "%idx")
+		for _, d := range []struct{ dst, dim string }{{"%yi", "y"}, {"%idx", "z"}} {
+			e.i("mov.u32", "%w0", "%ctaid."+d.dim)
+			e.i("mov.u32", "%w1", "%ntid."+d.dim)
+			e.i("mov.u32", "%w2", "%tid."+d.dim)
+			e.i("mul.wide.u32", d.dst, "%w0", "%w1")
+			e.i("cvt.u64.u32", "%t0", "%w2")
+			e.i("add.u64", d.dst, d.dst, "%t0")
+		}
+		e.i("ld.param.u64", "%t0", ptx.Addr("count", 0))
+		e.i("setp.ge.u64", "%p0", "%idx", "%t0")
+		e.i("exit").when("%p0")
+		e.comment(" this plane's inner trip count and the innermost one; threads past them retire")
+		e.i("ld.param.u64", "%ib", ptx.Addr("itrip0", 0))
+		e.i("ld.param.u64", "%t1", ptx.Addr("itripstep", 0))
+		e.i("mad.lo.u64", "%ib", "%t1", "%idx", "%ib")
+		e.i("setp.ge.u64", "%p0", "%yi", "%ib")
+		e.i("ld.param.u64", "%ib2", ptx.Addr("i2trip", 0))
+		e.i("setp.ge.or.u64", "%p0", "%xi", "%ib2", "%p0")
+		e.i("exit").when("%p0")
+	}
+	if a.inner != nil && !interchanged && a.inner2 == nil {
 		// 2D: idx above is along x; the outer iteration is along y.
 		e.i("mov.b64", "%xi", "%idx")
 		e.i("mov.u32", "%w0", "%ctaid.y")
@@ -334,7 +358,7 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("mov.u64", "%tc", 0)
 		e.i("mov.u64", "%te", 0)
 	}
-	e.reloads(false)
+	e.reloads(0)
 	e.i("bra", label(a.n.start()))
 	if interchanged && !even {
 		// Entering the inner loop: this row's trip count; a thread past
@@ -381,14 +405,33 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		// not take it; its exit: only the last one takes it.
 		e.label("$Linner_back")
 		e.i("sub.u64", "%t0", "%ib", 1)
-		e.i("setp.eq.u64", "%p0", "%xi", "%t0")
+		e.i("setp.eq.u64", "%p0", e.mid(), "%t0")
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
 		e.i("bra", "$Ldone")
 		e.label("$Linner_exit")
 		e.i("sub.u64", "%t0", "%ib", 1)
-		e.i("setp.ne.u64", "%p0", "%xi", "%t0")
+		e.i("setp.ne.u64", "%p0", e.mid(), "%t0")
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
 		e.i("bra", "$Ldone")
+	}
+	if a.inner2 != nil {
+		// Entering the innermost loop from the inner body: move this
+		// thread to its innermost iteration.
+		e.label("$Linner2_entry")
+		e.toInner2Iteration(a)
+		// The innermost loop's back edge: only the last x may not take
+		// it; its exit: only the last x takes it, and goes on in the
+		// inner body to the inner loop's back edge or exit.
+		e.label("$Linner2_back")
+		e.i("sub.u64", "%t0", "%ib2", 1)
+		e.i("setp.eq.u64", "%p0", "%xi", "%t0")
+		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
+		e.i("bra", "$Ldone")
+		e.label("$Linner2_exit")
+		e.i("sub.u64", "%t0", "%ib2", 1)
+		e.i("setp.ne.u64", "%p0", "%xi", "%t0")
+		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
+		e.i("bra", e.innerTarget(a.inner2Exit))
 	}
 	for _, addr := range a.order {
 		b := a.n.Blocks[addr]
@@ -408,7 +451,7 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 					e.i("add.u64", dst, dst, fmt.Sprintf("%%io%d", i))
 				}
 			}
-			e.reloads(true)
+			e.reloads(1)
 		}
 		var lastX86 uint64 = ^uint64(0)
 		e.alias = copies(b)
@@ -544,6 +587,10 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 	if a.inner != nil {
 		decl(ptx.B64, "%xi", 0)
 		decl(ptx.B64, "%ib", 0)
+	}
+	if a.inner2 != nil {
+		decl(ptx.B64, "%yi", 0)
+		decl(ptx.B64, "%ib2", 0)
 	}
 	if even {
 		decl(ptx.B64, "%cnt", 0)
@@ -691,6 +738,8 @@ func shapeOf(n *Nest) string {
 		s = fmt.Sprintf("interchanged: x over the inner loop at %#x, each thread running the level's rows in order", n.Inner)
 	case n.ThreadLoop != 0:
 		s = fmt.Sprintf("2D: y over the level, x over the inner loop at %#x, each thread running the loop at %#x in order (interchanged inward)", n.Inner, n.ThreadLoop)
+	case n.Inner2 != 0:
+		s = fmt.Sprintf("3D: z over the level, y over the inner loop at %#x, x over the innermost loop at %#x", n.Inner, n.Inner2)
 	case n.Inner != 0:
 		s = fmt.Sprintf("2D: y over the level, x over the inner loop at %#x", n.Inner)
 	default:
@@ -736,6 +785,16 @@ func (e *emitter) target(to uint64) string {
 
 // levelTarget is target for an edge that does not leave the counted loop.
 func (e *emitter) levelTarget(to uint64) string {
+	if in2 := e.a.inner2; in2 != nil {
+		switch {
+		case in2[e.block] && to == e.a.n.Inner2:
+			return "$Linner2_back"
+		case in2[e.block] && !in2[to]:
+			return "$Linner2_exit"
+		case !in2[e.block] && to == e.a.n.Inner2:
+			return "$Linner2_entry"
+		}
+	}
 	if in := e.a.inner; in != nil {
 		_, ok := e.a.n.Blocks[to]
 		switch {
@@ -1129,7 +1188,7 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 			e.i("bra", "$Ldone")
 			return
 		}
-		if strings.HasPrefix(t0, "$Lerr") || strings.HasPrefix(t0, "$Linner_") || strings.HasPrefix(t1, "$Lerr") || strings.HasPrefix(t1, "$Linner_") {
+		if strings.HasPrefix(t0, "$Lerr") || strings.HasPrefix(t0, "$Linner") || strings.HasPrefix(t1, "$Lerr") || strings.HasPrefix(t1, "$Linner") {
 			e.i("mov.b64", "%xa", lit(in.X86))
 		}
 		e.i("bra", t0).when(p)
@@ -1602,7 +1661,7 @@ func copies(b *gvinst.VBlock) map[gvinst.Reg]gvinst.Reg {
 func (e *emitter) toInnerIteration(a *analysis) {
 	reloaded := map[gvinst.Reg]bool{}
 	for _, r := range a.n.Reloads {
-		if r.Inner {
+		if r.level() == 1 {
 			reloaded[r.Slot] = true
 			if r.HighZero {
 				reloaded[r.Slot+1] = true
@@ -1622,33 +1681,83 @@ func (e *emitter) toInnerIteration(a *analysis) {
 		e.i("ld.param.u64", "%t1", ptx.Addr(fmt.Sprintf("istep_%s", paramName(l)), 0))
 		e.i("ld.param.u64", "%t0", ptx.Addr(fmt.Sprintf("istepd_%s", paramName(l)), 0))
 		e.i("mad.lo.u64", "%t1", "%t0", "%idx", "%t1")
-		e.i("mad.lo.u64", dst, "%t1", "%xi", dst)
+		e.i("mad.lo.u64", dst, "%t1", e.mid(), dst)
 	}
-	e.reloads(true)
+	e.reloads(1)
 	e.i("bra", label(a.n.Inner))
 }
 
-// reloads loads the reloaded registers of the level (inner: the inner
-// level, at inner iteration %xi) as a thread enters it: those of depth 2
+// mid is the register of the thread's inner iteration: %xi in a 2D
+// kernel, %yi in a 3D one.
+func (e *emitter) mid() string {
+	if e.a.inner2 != nil {
+		return "%yi"
+	}
+	return "%xi"
+}
+
+// innerTarget is the label of an edge from the inner level's body (not
+// the innermost loop's) to block to.
+func (e *emitter) innerTarget(to uint64) string {
+	switch {
+	case to == e.a.n.Inner:
+		return "$Linner_back"
+	case !e.a.inner[to]:
+		return "$Linner_exit"
+	}
+	return label(to)
+}
+
+// toInner2Iteration moves this thread to its innermost iteration %xi
+// (each innermost live-in the innermost loop writes advanced by its
+// step, the same in every inner iteration), reloads the innermost
+// level's reloaded registers, and enters the innermost loop.
+func (e *emitter) toInner2Iteration(a *analysis) {
+	reloaded := map[gvinst.Reg]bool{}
+	for _, r := range a.n.Reloads {
+		if r.level() == 2 {
+			reloaded[r.Slot] = true
+			if r.HighZero {
+				reloaded[r.Slot+1] = true
+			}
+		}
+	}
+	for _, l := range a.inner2Live {
+		if !l.Written || !l.Stack && reloaded[l.Slot] {
+			continue
+		}
+		dst := ""
+		if l.Stack {
+			dst = fmt.Sprintf("%%k%d", a.privIdx[privKeyOf(l.Base, l.Disp)])
+		} else {
+			dst = e.reg(l.Slot)
+		}
+		e.i("ld.param.u64", "%t1", ptx.Addr(fmt.Sprintf("i2step_%s", paramName(l)), 0))
+		e.i("mad.lo.u64", dst, "%t1", "%xi", dst)
+	}
+	e.reloads(2)
+	e.i("bra", label(a.n.Inner2))
+}
+
+// reloads loads the reloaded registers of a level (0 the nest's; 1 the
+// inner level, at inner iteration mid(); 2 the innermost, at innermost
+// iteration %xi) as a thread enters it: those of depth 2
 // first, so that one whose inner iteration is 1 copies its source before
 // the source is loaded again. The first depth iterations of the launch
 // (of the row, inner) have no iteration that far back to load from: they
 // keep the value passed in (the row's entry value), and iteration 1 of a
 // depth-2 register takes its source's.
-func (e *emitter) reloads(inner bool) {
+func (e *emitter) reloads(level int) {
 	var rs []Reload
 	for _, r := range e.a.n.Reloads {
-		if r.Inner == inner {
+		if r.level() == level {
 			rs = append(rs, r)
 		}
 	}
 	// Only registers the level's threads read (a part of a distributed
 	// level may not).
 	live := map[gvinst.Reg]bool{}
-	lives := e.a.liveIns
-	if inner {
-		lives = e.a.innerLive
-	}
+	lives := [][]LiveIn{e.a.liveIns, e.a.innerLive, e.a.inner2Live}[level]
 	for _, l := range lives {
 		if !l.Stack {
 			live[l.Slot] = true
@@ -1671,11 +1780,8 @@ func (e *emitter) reloads(inner bool) {
 			return
 		}
 		e.comment(fmt.Sprintf(" reload %s: the load at x86 %#x, %d iteration(s) back", r.Slot, r.X86, r.Depth))
-		skip := fmt.Sprintf("$Lreload%d_%t", n, inner)
-		index := "%idx"
-		if inner {
-			index = "%xi"
-		}
+		skip := fmt.Sprintf("$Lreload%d_%d", n, level)
+		index := [...]string{"%idx", e.mid(), "%xi"}[level]
 		p := e.pred()
 		e.i("setp.lt.u64", p, index, r.Depth)
 		e.i("bra", skip).when(p)

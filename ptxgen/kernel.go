@@ -24,6 +24,8 @@ const (
 	ParamInnerTripStep                      // 2D, TripChecked: its change per row
 	ParamInnerStep                          // 2D: InnerLiveIns[Index]'s change per inner iteration, in row 0
 	ParamInnerStepRow                       // 2D: how much that change changes per row
+	ParamInner2Trip                         // 3D: the innermost trip count (header arrivals), the same in every inner iteration
+	ParamInner2Step                         // 3D: Inner2LiveIns[Index]'s change per innermost iteration
 )
 
 // Param is one kernel parameter, in declaration order.
@@ -69,6 +71,12 @@ type Kernel struct {
 	// the values live at the inner header, advanced by x steps there.
 	TwoD         bool
 	InnerLiveIns []LiveIn
+	// ThreeD is set (with TwoD) on the kernel of a Nest with Inner2: a 3D
+	// launch, thread (x, y, z) running innermost iteration x of inner
+	// iteration y of iteration z; Inner2LiveIns are the values live at
+	// the innermost header, advanced by x steps there.
+	ThreeD        bool
+	Inner2LiveIns []LiveIn
 	// Interchanged is set on the kernel of a Nest with Interchange (TwoD
 	// is set too: it takes the 2D parameters): a 1D launch over the inner
 	// level's iterations (LaunchInput.InnerMax threads), each thread
@@ -110,7 +118,18 @@ type LaunchPlan struct {
 	Small  uint64 // the iteration count below which SmallX is used
 	TileX  int    // 2D: threads per CTA along x (the inner level)
 	TileY  int    // 2D: along y (the outer level)
-	Reason string // why this shape
+	// 3D: threads per CTA along x (the innermost level), y (the inner
+	// level) and z (the level).
+	Tile3X, Tile3Y, Tile3Z int
+	Reason                 string // why this shape
+}
+
+// Config3D returns the grid and block of a 3D launch: planes outer
+// iterations of at most rows inner iterations of cols innermost ones.
+func (p LaunchPlan) Config3D(planes, rows, cols uint64) gpu.LaunchConfig {
+	bx, by, bz := uint64(p.Tile3X), uint64(p.Tile3Y), uint64(p.Tile3Z)
+	gx, gy, gz := max((cols+bx-1)/bx, 1), max((rows+by-1)/by, 1), max((planes+bz-1)/bz, 1)
+	return gpu.LaunchConfig{Grid: gpu.Dim3{X: uint32(gx), Y: uint32(gy), Z: uint32(gz)}, Block: gpu.Dim3{X: uint32(bx), Y: uint32(by), Z: uint32(bz)}}
 }
 
 // Config2D returns the grid and block of a 2D launch: rows outer
@@ -135,7 +154,7 @@ func (p LaunchPlan) Config(count uint64) gpu.LaunchConfig {
 }
 
 func defaultPlan() LaunchPlan {
-	return LaunchPlan{BlockX: 256, SmallX: 128, Small: 32768, TileX: 16, TileY: 16,
+	return LaunchPlan{BlockX: 256, SmallX: 128, Small: 32768, TileX: 16, TileY: 16, Tile3X: 32, Tile3Y: 4, Tile3Z: 2,
 		Reason: "1D over the mapped level: 256 threads (8 warps) per CTA hide global memory latency with modest registers per CTA; 128 below 32768 iterations so small launches still cover every SM"}
 }
 
@@ -171,6 +190,14 @@ func Generate(n *Nest) (*Kernel, error) {
 		for i, l := range a.innerLive {
 			k.Params = append(k.Params, Param{Name: "istep_" + paramName(l), Kind: ParamInnerStep, Index: i},
 				Param{Name: "istepd_" + paramName(l), Kind: ParamInnerStepRow, Index: i})
+		}
+	}
+	if a.inner2 != nil {
+		k.ThreeD, k.Inner2LiveIns = true, a.inner2Live
+		k.Plan.Reason = "3D: 32x4x2 tiles, x over the innermost level, y over the inner level, z over the level, as a one-thread-per-element CUDA kernel of a 3D nest: a warp covers 32 consecutive innermost iterations (whole lines of unit-stride accesses); 256 threads per CTA"
+		k.Params = append(k.Params, Param{Name: "i2trip", Kind: ParamInner2Trip})
+		for i, l := range a.inner2Live {
+			k.Params = append(k.Params, Param{Name: "i2step_" + paramName(l), Kind: ParamInner2Step, Index: i})
 		}
 	}
 	if a.tripLoop != nil {

@@ -405,6 +405,27 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 				}
 			}
 			h.promo = promo
+		} else if len(pl) == 0 && len(ps) == 1 && promo.st != nil {
+			// A store with no load of its location in the loop: sunk,
+			// where the others' bytes are apart (unroll.go).
+			promo.ld, promo.stPtr = nil, sites[ps[0]].ptr
+			for _, k := range body {
+				l := ls[k]
+				if l.dead || l == promo.st || l.in.Space != ptx.SpaceGlobal || l.in.Op != "ld" && l.in.Op != "st" {
+					continue
+				}
+				si, hoisted := accSite[l]
+				ai := addrArg(l)
+				size := int64(l.in.Type().Size()) * int64(max(l.in.Vec, 1))
+				if !hoisted || ai < 0 || size <= 0 || l.in.Args[ai].Kind != ptx.OpAddr || l.in.Args[ai].Name != sites[si].ptr {
+					promo = nil
+					break
+				}
+				promo.spans = append(promo.spans, accessSpan{ptr: sites[si].ptr, step: sites[si].step, off: l.in.Args[ai].Int, size: size})
+			}
+			if promo != nil && len(promo.spans) > 0 && promo.st.in.Args[0].Int == 0 {
+				h.promo = promo
+			}
 		}
 		pre = append(pre, h.keep)
 		br.in.Args[0] = ptx.Sym(loop)

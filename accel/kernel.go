@@ -206,6 +206,16 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 				k2, err, sp.dead2D = k2d, nil, true
 			}
 		}
+		if err != nil && !sp.dead2D {
+			// The outer body's stores before the inner loop (an
+			// initialisation nest's x1[i] = … beside its row): every
+			// thread of a row makes them, where each launch proves
+			// their footprints apart from the others' (outerStoresFit).
+			n2.Dead, n2.OuterStores = nil, true
+			if k2o, err2 := ptxgen.Generate(n2); err2 == nil {
+				k2, err = k2o, nil
+			}
+		}
 		if err == nil {
 			sp.kernel2 = k2
 		} else {

@@ -394,6 +394,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			try.InnerTrip0, try.InnerTripStep = uint64(first), uint64(dn)
 			ok = sp.deadStoresCovered(k2, try, byX86)
 		}
+		ok = ok && outerStoresFit(k2, in.Sites, first, lastRow)
 		if ok {
 			if fn2 := sp.kernel2Fn(); fn2 != nil {
 				in.InnerTrip0, in.InnerTripStep, in.InnerMax = uint64(first), uint64(dn), uint64(max(first, lastRow))

@@ -111,6 +111,9 @@ func (r *replay) input(sp *spot, tail uint64, start []uint64) (ptxgen.LaunchInpu
 			return ptxgen.LaunchInput{}, false
 		}
 		in.InnerMax = max(r.lastRow0, lastRow)
+		if !outerStoresFit(r.k, sites, int64(r.lastRow0), int64(lastRow)) {
+			return ptxgen.LaunchInput{}, false
+		}
 	}
 	return in, true
 }

@@ -138,6 +138,19 @@ func fits3D(k *ptxgen.Kernel, planes, rows, cols uint64) bool {
 		uint64(cfg.Grid.Y)*uint64(k.Plan.Tile3Y) >= rows && uint64(cfg.Grid.Z)*uint64(k.Plan.Tile3Z) >= planes
 }
 
+// outerStoresFit reports whether a launch of the 2D kernel k over
+// footprints sites, whose first and last rows have first and last inner
+// iterations (the counts are affine in the row), may run its outer
+// body's stores in every thread of a row (ptxgen.Kernel.OuterStores):
+// no row without an inner iteration (no thread would store), and the
+// stores' footprints apart from every other site's.
+func outerStoresFit(k *ptxgen.Kernel, sites []ptxgen.Range, first, last int64) bool {
+	if len(k.OuterStores) == 0 {
+		return true
+	}
+	return first >= 1 && last >= 1 && ptxgen.OuterStoresApart(k, sites)
+}
+
 // prefer2D reports whether a launch should use the 2D kernel k2 with
 // input in though a 3D one exists: on the simulator, whose "SMs" are the
 // host's cores, once the 2D grid gives every core a CTA of its own (a

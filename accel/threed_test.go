@@ -54,3 +54,35 @@ func TestKernel3DNests(t *testing.T) {
 		t.Errorf("ran %d of the %d programs", ran, len(args))
 	}
 }
+
+// TestInitOuterStores2D runs testdata/nests' mvt two-phase on gpusim at
+// a size where the simulator takes 2D kernels: its initialisation nest
+// stores x1[i], x2[i], y1[i], y2[i] in the outer body before the row
+// loop of A[i][j], so its 2D kernel runs those stores in every thread of
+// a row (ptxgen.Nest.OuterStores), their footprints proven apart from
+// A's. It must launch in 2D, and the output must be native's.
+func TestInitOuterStores2D(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a nests program")
+	}
+	need2D(t)
+	dir := buildNests(t, []string{"O2-static"})
+	progs, err := corpus.Programs(dir, "O2-static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range progs {
+		if p.Name != "mvt" {
+			continue
+		}
+		rep := accelerateWith(t, p, []string{"100"}, accel.Options{})
+		for _, h := range rep.HotSpots {
+			t.Logf("%s %s: %d launches (%d 2D) %s", h.Entry, h.Schedule, h.Launches, h.Launches2D, h.Note)
+			if h.Launches2D > 0 {
+				return // the initialisation nest: the only one with a parallel inner level
+			}
+		}
+		t.Fatal("the initialisation nest launched no 2D kernel")
+	}
+	t.Fatal("no mvt")
+}

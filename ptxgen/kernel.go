@@ -71,6 +71,11 @@ type Kernel struct {
 	// the values live at the inner header, advanced by x steps there.
 	TwoD         bool
 	InnerLiveIns []LiveIn
+	// OuterStores are the sites of a 2D kernel's stores in the outer
+	// body (Nest.OuterStores): a launch must have each one's footprint
+	// apart from every other site's and no row without inner iterations
+	// (OuterStoresApart).
+	OuterStores []int
 	// ThreeD is set (with TwoD) on the kernel of a Nest with Inner2: a 3D
 	// launch, thread (x, y, z) running innermost iteration x of inner
 	// iteration y of iteration z; Inner2LiveIns are the values live at
@@ -176,7 +181,7 @@ func Generate(n *Nest) (*Kernel, error) {
 		k.Params = append(k.Params, Param{Name: "in_" + nm, Kind: ParamLiveValue, Index: i}, Param{Name: "step_" + nm, Kind: ParamLiveStep, Index: i})
 	}
 	if a.inner != nil {
-		k.TwoD, k.InnerLiveIns = true, a.innerLive
+		k.TwoD, k.InnerLiveIns, k.OuterStores = true, a.innerLive, a.outerStores
 		k.Plan.Reason = "2D: 16x16 tiles, x over the inner level, y over the outer level; a warp covers 16 consecutive inner iterations of two rows, so unit-stride accesses still fill whole 128-byte lines of 8-byte elements, and the two rows share the lines of any access that does not depend on the outer level (B[k][j] in a matmul), halving the lines a warp loads per multiply against 32x8; 256 threads per CTA"
 		if n.ThreadLoop != 0 {
 			k.ThreadLoop = true
@@ -224,6 +229,26 @@ func Generate(n *Nest) (*Kernel, error) {
 		k.DataIndependent, k.Unchecked = true, &u
 	}
 	return k, nil
+}
+
+// OuterStoresApart reports whether a launch of k over footprints sites
+// may run its outer body's stores in every thread of a row
+// (Kernel.OuterStores): each one's footprint shares no byte with any
+// other site's, so no access of the kernel sees which thread stored
+// last, and all of them store the same values. (The caller checks that
+// every row has an inner iteration.)
+func OuterStoresApart(k *Kernel, sites []Range) bool {
+	if len(sites) != len(k.Sites) {
+		return false
+	}
+	for _, s := range k.OuterStores {
+		for t := range sites {
+			if t != s && sites[t].Lo < sites[t].Hi && sites[s].Overlaps(sites[t]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func paramName(l LiveIn) string {

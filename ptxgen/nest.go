@@ -25,6 +25,15 @@ type Nest struct {
 	// the outer body may not store to memory outside the inner loop.
 	Inner       uint64
 	InnerBlocks map[uint64]bool
+	// OuterStores (with Inner, a plain 2D kernel) lets the outer body
+	// store to memory before the inner loop (an initialisation nest's
+	// x1[i] = … beside its A[i][j] loop): every thread of a row runs
+	// those stores, writing the same values. The runtime must prove, per
+	// launch, each such store's footprint (Kernel.OuterStores) apart from
+	// every other site's, and every row's inner trip count at least one
+	// (a row without threads would not store). Stores after the inner
+	// loop are still refused: no thread runs that part of the row.
+	OuterStores bool
 	// Interchange (with Inner) asks for the interchanged kernel instead:
 	// the level runs inside each thread, row by row in order, and thread
 	// x runs inner iteration x of every row (the schedule's "k moved
@@ -291,9 +300,11 @@ type analysis struct {
 	exit         ExitTest
 	usesDyn      bool
 	usesDF       bool // REPSTOS: the kernel assumes the direction flag is clear
-	// 2D mapping: the inner level's blocks and live-in values.
-	inner     map[uint64]bool
-	innerLive []LiveIn
+	// 2D mapping: the inner level's blocks and live-in values, and the
+	// stores of the outer body (Nest.OuterStores).
+	inner       map[uint64]bool
+	innerLive   []LiveIn
+	outerStores []int
 	// innerExit is where the inner loop leaves to (interchanged kernel).
 	innerExit uint64
 	// 3D mapping (Nest.Inner2): the innermost level's blocks, live-in
@@ -562,10 +573,26 @@ func (a *analysis) check2D() error {
 			inner = append(inner, addr)
 		}
 	}
-	for _, s := range a.sites {
-		if s.Store && !a.inner[s.Block] && !n.Dead[[2]uint64{s.Block, uint64(s.Index)}] {
+	// The blocks that run after the inner loop in a row (no thread of a
+	// 2D kernel runs them).
+	after := map[uint64]bool{}
+	for _, addr := range inner {
+		for _, t := range n.Blocks[addr].Successors() {
+			if !a.inner[t] && n.Blocks[t] != nil && t != n.Header {
+				for _, b := range n.reach(t, n.Header) {
+					after[b] = true
+				}
+			}
+		}
+	}
+	for i, s := range a.sites {
+		if !s.Store || a.inner[s.Block] || n.Dead[[2]uint64{s.Block, uint64(s.Index)}] {
+			continue
+		}
+		if !n.OuterStores || n.Interchange || n.ThreadLoop != 0 || n.Inner2 != 0 || n.part() || after[s.Block] {
 			return reject(s.X86, "2D: the outer loop body stores outside the inner loop")
 		}
+		a.outerStores = append(a.outerStores, i)
 	}
 	for _, addr := range inner {
 		for _, t := range n.Blocks[addr].Successors() {

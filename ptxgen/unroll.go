@@ -581,12 +581,25 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 	if promo != nil && promo.ld != nil {
 		add(&pre, "ld.global.b64", hcd0, ptx.Addr(promo.stPtr, 0))
 	}
+	// An error exit on a predicate the loop does not change (the thread
+	// loop's test that its inner iteration is the row's: %ptripx) is
+	// taken in every iteration or in none: tested once, before the
+	// copies. (A failing thread then ends before its first iteration
+	// instead of after it; either way the launch fails.)
+	invariantExit := map[int]bool{}
+	for i, k := range core {
+		l := ls[k]
+		if l.op == "bra" && l.in.Guard != "" && len(defs[l.in.Guard]) == 0 && (strings.HasPrefix(l.arg(0), "$Lck") || strings.HasPrefix(l.arg(0), "$Lerr")) {
+			invariantExit[i] = true
+			pre = append(pre, l.clone())
+		}
+	}
 	main = append(main, unrolled)
 	for j := int64(0); j < unrollBy; j++ {
 		main = append(main, &pline{comment: fmt.Sprintf(" x86 0x%s, the loop body: copy %d of %d", strings.TrimPrefix(h.name, "$Lx"), j+1, unrollBy)})
 		for i, k := range core {
 			l := ls[k]
-			if d := l.defs(); feeder[i] || len(d) == 1 && (steps[d[0]] != nil && steps[d[0]].at == i || counters[d[0]] != nil || counterX[d[0]]) {
+			if d := l.defs(); feeder[i] || invariantExit[i] || len(d) == 1 && (steps[d[0]] != nil && steps[d[0]].at == i || counters[d[0]] != nil || counterX[d[0]]) {
 				continue
 			}
 			if promo != nil && promo.ld != nil && l == promo.ld {

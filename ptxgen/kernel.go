@@ -131,18 +131,39 @@ type LaunchPlan struct {
 
 // Config3D returns the grid and block of a 3D launch: planes outer
 // iterations of at most rows inner iterations of cols innermost ones.
+// An innermost level narrower than the tile gets a tile as narrow as it
+// (a power of two) and as many more inner rows.
 func (p LaunchPlan) Config3D(planes, rows, cols uint64) gpu.LaunchConfig {
 	bx, by, bz := uint64(p.Tile3X), uint64(p.Tile3Y), uint64(p.Tile3Z)
+	if w := pow2AtLeast(cols); w < bx {
+		by = min(by*(bx/w), max(pow2AtLeast(rows), by))
+		bx = w
+	}
 	gx, gy, gz := max((cols+bx-1)/bx, 1), max((rows+by-1)/by, 1), max((planes+bz-1)/bz, 1)
 	return gpu.LaunchConfig{Grid: gpu.Dim3{X: uint32(gx), Y: uint32(gy), Z: uint32(gz)}, Block: gpu.Dim3{X: uint32(bx), Y: uint32(by), Z: uint32(bz)}}
 }
 
 // Config2D returns the grid and block of a 2D launch: rows outer
 // iterations of at most cols inner iterations each.
+// An inner level narrower than the tile gets a tile as narrow as it (a
+// power of two) and as many more rows, so no warp is mostly idle.
 func (p LaunchPlan) Config2D(rows, cols uint64) gpu.LaunchConfig {
 	bx, by := uint64(p.TileX), uint64(p.TileY)
+	if w := pow2AtLeast(cols); w < bx {
+		by = min(by*(bx/w), max(pow2AtLeast(rows), by))
+		bx = w
+	}
 	gx, gy := max((cols+bx-1)/bx, 1), max((rows+by-1)/by, 1)
 	return gpu.LaunchConfig{Grid: gpu.Dim3{X: uint32(gx), Y: uint32(gy), Z: 1}, Block: gpu.Dim3{X: uint32(bx), Y: uint32(by), Z: 1}}
+}
+
+// pow2AtLeast is the least power of two at least n (1 for 0).
+func pow2AtLeast(n uint64) uint64 {
+	p := uint64(1)
+	for p < n && p < 1<<32 {
+		p <<= 1
+	}
+	return p
 }
 
 // Config returns the grid and block for a launch of count iterations.

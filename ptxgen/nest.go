@@ -179,6 +179,21 @@ func (n *Nest) reach(from uint64, avoid ...uint64) []uint64 {
 	return out
 }
 
+// inCycle reports whether block b of n runs again in the same iteration
+// of the level: it is reachable from its own successors without passing
+// the header.
+func (n *Nest) inCycle(b uint64) bool {
+	for _, s := range n.Blocks[b].Successors() {
+		if n.Blocks[s] == nil || s == n.Header {
+			continue
+		}
+		if slices.Contains(n.reach(s, n.Header), b) {
+			return true
+		}
+	}
+	return false
+}
+
 // start is the block each thread begins its iteration at.
 func (n *Nest) start() uint64 {
 	if n.Start != 0 {
@@ -589,7 +604,10 @@ func (a *analysis) check2D() error {
 		if !s.Store || a.inner[s.Block] || n.Dead[[2]uint64{s.Block, uint64(s.Index)}] {
 			continue
 		}
-		if !n.OuterStores || n.Interchange || n.ThreadLoop != 0 || n.Inner2 != 0 || n.part() || after[s.Block] {
+		if !n.OuterStores || n.Interchange || n.ThreadLoop != 0 || n.Inner2 != 0 || n.part() || after[s.Block] || n.inCycle(s.Block) {
+			// (A store in a loop of the outer body would have every
+			// thread of the row run that loop: the 1D kernel runs it
+			// once.)
 			return reject(s.X86, "2D: the outer loop body stores outside the inner loop")
 		}
 		a.outerStores = append(a.outerStores, i)

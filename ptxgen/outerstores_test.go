@@ -165,4 +165,31 @@ func TestKernel2DOuterStores(t *testing.T) {
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "stores outside the inner loop") {
 		t.Errorf("a store after the inner loop: got %v, want it refused", err)
 	}
+
+	// The store in a loop of the outer body, before the inner loop (every
+	// thread of the row would run that loop): refused.
+	looped := strings.Replace(initRows, `vblock 0x5000..0x5010:
+  # 0x5000: mov [rdi+rbx], rcx; xor edx, edx
+  GET.u64 v0, s3`, `vblock 0x5000..0x5004:
+  # 0x5000: xor r8d, r8d
+  LI.u64 v0, 0
+  PUT.u64 s4, v0
+  JMP 0x5004
+vblock 0x5004..0x5010:
+  # 0x5004: mov [rdi+rbx], rcx; inc r8; cmp r8, 2; jne; xor edx, edx
+  GET.u64 v20, s4
+  ADD.u64 v21, v20, 1
+  PUT.u64 s4, v21
+  CMP.ne.u64 v22, v21, 2
+  GET.u64 v0, s3`, 1)
+	looped = strings.Replace(looped, "  PUT.u64 s2, v4\n  JMP 0x5010\n", "  PUT.u64 s2, v4\n  BRANCH v22, 0x5004, 0x5010\n", 1)
+	lb := parseBlocks(t, looped)
+	ln := initRowsNest(lb, true)
+	ln.Blocks[0x5004] = lb[0x5004]
+	if len(ln.Blocks) != 4 {
+		t.Fatal("the looped variant did not parse into four blocks")
+	}
+	if _, err := Generate(ln); err == nil || !strings.Contains(err.Error(), "stores outside the inner loop") {
+		t.Errorf("a store in a loop of the outer body: got %v, want it refused", err)
+	}
 }

@@ -227,6 +227,20 @@ func TestKernel3D(t *testing.T) {
 					t.Errorf("%s: got %v, want a wrong trip count", c.what, err)
 				}
 			}
+			// A wrong innermost step: the threads' iterations do not
+			// advance by it (or the last one does not leave).
+			bad := in
+			bad.Inner2Steps = append([]uint64(nil), in.Inner2Steps...)
+			for i, l := range k.Inner2LiveIns {
+				if !l.Stack && l.Slot == gvinst.SReg(3) {
+					bad.Inner2Steps[i] = 16
+				}
+			}
+			m, _ := setup()
+			var ke *KernelError
+			if _, err := Launch(ctx, fn, k, m, bad, nil); !errors.As(err, &ke) || ke.Code != ErrCodeStep && ke.Code != ErrCodeExit {
+				t.Errorf("a wrong innermost step: got %v, want a step or trip count error", err)
+			}
 		})
 	}
 }

@@ -34,6 +34,7 @@ type emitter struct {
 	// plain are the merges that may be moves (analysis.plainMerges).
 	plain     map[[2]int64]bool
 	tripExits []tripExit // the edges leaving the counted loop (Nest.TripCheck)
+	divs      int        // wide divisions lowered so far (their labels' numbers)
 	// steps are the values a thread's iteration must leave advanced by
 	// exactly one step (see checkSteps); innerSteps those of the inner
 	// level's one iteration in a 2D or interchanged kernel, inner2Steps
@@ -1551,6 +1552,44 @@ func (e *emitter) divw(in *gvinst.Inst) {
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeDivide)).when(p)
 		e.i("mov.b64", x, lo)
 	}
+	var done string
+	if n == 32 {
+		// A dividend that fits 32 bits (cdq or xor edx, edx made hi)
+		// divides in 32 bits: a GPU divides 64-bit integers in
+		// software, several times slower. Signed, a divisor of -1 goes
+		// the long way, which reports INT_MIN / -1 as x86 traps on it;
+		// no other quotient of a 32-bit dividend leaves 32 bits.
+		slow := fmt.Sprintf("$Ldivw%d", e.divs)
+		done = fmt.Sprintf("$Ldivw%d_done", e.divs)
+		e.divs++
+		w, v, r := e.w(), e.w(), e.w()
+		e.i("cvt.u32.u64", w, x)
+		e.i("cvt.u32.u64", v, y)
+		if s {
+			c := e.t()
+			e.i("cvt.s64.s32", c, w)
+			e.i("setp.ne.u64", p, c, x)
+			e.i("setp.eq.s32", q, v, -1)
+			e.i("or.pred", p, p, q)
+		} else {
+			c := e.t()
+			e.i("shr.u64", c, x, 32)
+			e.i("setp.ne.u64", p, c, 0)
+		}
+		e.i("bra", slow).when(p)
+		ty32 := "u32"
+		if s {
+			ty32 = "s32"
+		}
+		op := "div"
+		if in.Op == gvinst.OpRemW {
+			op = "rem"
+		}
+		e.i(fmt.Sprintf("%s.%s", op, ty32), r, w, v)
+		e.i("cvt.u64.u32", d, r)
+		e.i("bra", done)
+		e.label(slow)
+	}
 	ty := "u64"
 	if s {
 		ty = "s64"
@@ -1579,6 +1618,9 @@ func (e *emitter) divw(in *gvinst.Inst) {
 		e.i(fmt.Sprintf("rem.%s", ty), d, x, y)
 	}
 	e.mask(d, t)
+	if done != "" {
+		e.label(done)
+	}
 }
 
 // copies finds the GET and MOV instructions of b whose destination can

@@ -28,6 +28,7 @@ var opCases = []string{
 	"CLZ.u32 v6, v0", "CLZ.u64 v6, v4", "CTZ.u16 v6, v0", "CTZ.u64 v6, v4", "POPC.u32 v6, v0", "BSWAP.u32 v6, v0", "BSWAP.u64 v6, v0",
 	"DIV.s32 v6, v0, v4", "DIV.u64 v6, v0, v4", "REM.s32 v6, v0, v4", "REM.u16 v6, v0, v4",
 	"DIVW.u32 v6, v4, v0, v2", "REMW.s32 v6, v4, v0, v2", "DIVW.s64 v6, v4, v0, v2", "DIVW.u64 v6, v4, v0, v2",
+	"DIVW.s32 v6, v4, v0, v2", "REMW.u32 v6, v4, v0, v2",
 	"ADD.f64 v6, v0, v2", "SUB.f64 v6, v0, v2", "MUL.f64 v6, v0, v2", "DIV.f64 v6, v0, v2",
 	"ADD.f32 v6, v0, v2", "MUL.f32 v6, v0, v2", "DIV.f32 v6, v0, v2", "SQRT.f64 v6, v0", "SQRT.f32 v6, v2",
 	"MIN.f64 v6, v0, v2", "MAX.f32 v6, v0, v2", "NEG.f64 v6, v0", "ABS.f32 v6, v0",
@@ -233,9 +234,11 @@ func TestDivideTraps(t *testing.T) {
 		{"DIV.u32 v6, v0, v4", 5, 0, 0},
 		{"DIV.s32 v6, v0, v4", 0x80000000, 0, 0xffffffff},
 		{"REM.s64 v6, v0, v4", 1 << 63, 0, ^uint64(0)},
-		{"DIVW.u32 v6, v4, v0, v2", 0, 1, 1},                // quotient 2^32 does not fit
-		{"DIVW.u64 v6, v4, v0, v2", 0, 3, 1},                // a 128-bit dividend
-		{"DIVW.s16 v6, v4, v0, v2", 0x8000, 0xffff, 0xffff}, // -32768 / -1
+		{"DIVW.u32 v6, v4, v0, v2", 0, 1, 1},                            // quotient 2^32 does not fit
+		{"DIVW.u64 v6, v4, v0, v2", 0, 3, 1},                            // a 128-bit dividend
+		{"DIVW.s16 v6, v4, v0, v2", 0x8000, 0xffff, 0xffff},             // -32768 / -1
+		{"DIVW.s32 v6, v4, v0, v2", 0x80000000, 0xffffffff, 0xffffffff}, // INT_MIN / -1 (cdq; idiv)
+		{"REMW.s32 v6, v4, v0, v2", 0x80000000, 0xffffffff, 0xffffffff}, // its remainder traps too
 	} {
 		bs := parseBlocks(t, opLoop(c.op))
 		k, err := Generate(&Nest{Header: 0x1000, Blocks: map[uint64]*gvinst.VBlock{0x1000: bs[0x1000]}})

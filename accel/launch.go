@@ -663,6 +663,14 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	if err != nil {
 		var ke *ptxgen.KernelError
 		if errors.As(err, &ke) {
+			if k.ThreeD && (ke.Code == ptxgen.ErrCodeExit || ke.Code == ptxgen.ErrCodeStep) && sp.kernel3 != nil {
+				// An inner iteration whose innermost trip count or steps
+				// differ from the probed ones: the 2D kernel, which runs
+				// the innermost loop in the thread, from now on.
+				sp.kernel3, sp.fn3 = nil, nil
+				sp.replay = nil
+				sp.rep.Note = "2D, not 3D: " + ke.Error()
+			}
 			return fail(ReasonKernel, "%v", ke), false
 		}
 		return fail(ReasonDriver, "%v", err), false

@@ -166,6 +166,12 @@ func runOnGPU(t *testing.T, c loopCase, sites func(k *Kernel) []Range) (*Kernel,
 	if err != nil {
 		t.Fatal(err)
 	}
+	if c.unchecked {
+		if k.Unchecked == nil {
+			t.Fatal("the kernel has no unchecked variant")
+		}
+		k = k.Unchecked
+	}
 	mod, err := ptx.Parse(k.PTX)
 	if err != nil {
 		t.Fatalf("generated PTX does not parse: %v\n%s", err, numbered(k.PTX))
@@ -269,6 +275,17 @@ func TestUnrolledLoopsMatchCPU(t *testing.T) {
 			}
 			if (vr.name == "sunk" || vr.name == "sunkalias") && (strings.Contains(u, "st.global") || !strings.Contains(k.PTX, "min.s64")) {
 				t.Errorf("the store is not sunk out of the unrolled loop behind an entry test:\n%s", numbered(k.PTX))
+			}
+			// The unchecked variant (replays of a proven input) has the
+			// same loop unrolled, and writes what the CPU does.
+			uc := c
+			uc.unchecked = true
+			ku, err := runOnGPU(t, uc, nil)
+			if err != nil {
+				t.Fatalf("unchecked launch: %v\n%s", err, numbered(ku.PTX))
+			}
+			if uu := unrolledLoop(ku.PTX); uu == "" || strings.Contains(uu, "%sd") {
+				t.Errorf("the unchecked kernel's loop is not unrolled through device pointers:\n%s", numbered(ku.PTX))
 			}
 			if vr.name == "counter32" && strings.Contains(u, "4294967295") {
 				t.Errorf("the 32-bit counter still steps in the unrolled loop:\n%s", u)

@@ -259,7 +259,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	if why := sp.fixedReadsApart(fixed, sites); why != "" {
 		return false, fail(ReasonNotAffine, "%s, and %s", restride, why)
 	}
-	for _, kk := range []*ptxgen.Kernel{k, sp.kernel2, sp.kernel3} {
+	for _, kk := range []*ptxgen.Kernel{k, sp.kernel2} {
 		if kk == nil {
 			continue
 		}
@@ -401,7 +401,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 				in.InnerSteps, in.InnerStepRows = isteps, irows
 				k, fn = k2, fn2
 				inner0 = &ptxgen.LaunchInput{InnerTrip0: uint64(n0), InnerSteps: isteps0}
-				if k3 := sp.kernel3; k3 != nil && !sp.a.prefer2D(k2, in) {
+				if k3 := sp.kernel3; k3 != nil && !sp.a.prefer2D(k2, in) && reloadsOverlapStores(k3, sites) == "" {
 					// A replay launches P more rows, each up to |dn| wider.
 					rows := in.InnerMax + uint64(P)*uint64(max(dn, -dn))
 					if trip, steps, ok := inner2.confirm(mem, k3, sp.innermostIVs()); ok && fits3D(k3, in.Count+uint64(P), rows, trip) {

@@ -3,6 +3,7 @@ package accel_test
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/gxbit/gxbit/accel"
@@ -40,5 +41,26 @@ func TestArgminNest(t *testing.T) {
 	}
 	if !launched {
 		t.Error("the point loop (grid(i), the centre loop in the thread) did not launch")
+	}
+}
+
+// TestIfSidesExit profiles testdata/ifsides.c, whose inner loop's if has
+// a copy of the loop's compare at the end of each side, one leaving by je
+// and one going back by jne: phase 1 takes them for one exit test, so no
+// loop of the nest is rejected as leaving from two places.
+func TestIfSidesExit(t *testing.T) {
+	path := buildC(t, "ifsides")
+	prof := phase1(t, pipeline.Config{Path: path, Args: []string{path, "40", "50"}, Engine: testEngine})
+	inner := false
+	for _, h := range prof.HotSpots {
+		for _, l := range h.Levels {
+			if strings.Contains(l.Reason, "leaves from two places") {
+				t.Errorf("%s level %s: %s", h.Entry, l.Index, l.Reason)
+			}
+		}
+		inner = inner || len(h.Levels) == 3
+	}
+	if !inner {
+		t.Error("the r, i, j nest is no hot spot")
 	}
 }

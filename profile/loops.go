@@ -318,7 +318,8 @@ func (l *Loop) latchExitTwins() bool {
 		latch[b] = true
 	}
 	var target *Block
-	var cmp, br *Insn
+	var cmp *Insn
+	var cond gvinst.Cond
 	for i, e := range l.Exits {
 		if !latch[e.From] || e.From.Last().Term != TermBranch {
 			return false
@@ -331,15 +332,33 @@ func (l *Loop) latchExitTwins() bool {
 		if c == nil {
 			return false
 		}
+		ec, ok := exitCond(e.From.Last(), l)
+		if !ok {
+			return false
+		}
 		if i == 0 {
-			target, cmp, br = to, c, e.From.Last()
+			target, cmp, cond = to, c, ec
 			continue
 		}
-		if to != target || !sameCode(c, cmp) || !sameCode(e.From.Last(), br) || e.From.Last().Targets[0] != br.Targets[0] {
+		if to != target || !sameCode(c, cmp) || ec != cond {
 			return false
 		}
 	}
 	return true
+}
+
+// exitCond returns the x86 condition under which the conditional branch
+// br leaves loop l: its own when it jumps out, the opposite when it
+// falls out (x86 conditions come in pairs that differ in the low bit).
+func exitCond(br *Insn, l *Loop) (gvinst.Cond, bool) {
+	if len(br.Code) != 2 || br.Code[0].Op != gvinst.OpGetCC || br.Code[1].Op != gvinst.OpBranch || br.Code[1].Src[0] != br.Code[0].Dst {
+		return 0, false
+	}
+	c := gvinst.Cond(br.Code[0].Mod)
+	if taken := l.Func.ByAddr[br.Targets[0]]; taken != nil && l.Contains(taken) {
+		c ^= 1
+	}
+	return c, true
 }
 
 // sameCode reports whether x and y lift to the same GVInst but for the

@@ -920,6 +920,26 @@ func (a *analysis) sameExitOperands(x, y ExitCopy) bool {
 	return true
 }
 
+// negateIntCmp returns the integer comparison that holds exactly when c
+// does not.
+func negateIntCmp(c gvinst.Cmp) (gvinst.Cmp, bool) {
+	switch c {
+	case gvinst.CmpEq:
+		return gvinst.CmpNe, true
+	case gvinst.CmpNe:
+		return gvinst.CmpEq, true
+	case gvinst.CmpLt:
+		return gvinst.CmpGe, true
+	case gvinst.CmpGe:
+		return gvinst.CmpLt, true
+	case gvinst.CmpLe:
+		return gvinst.CmpGt, true
+	case gvinst.CmpGt:
+		return gvinst.CmpLe, true
+	}
+	return c, false
+}
+
 // slotHolding returns the guest slot whose value register r holds at
 // instruction at of b: r was read from the slot by a GET or written to it
 // by a PUT, and neither the slot nor r changed from there to at.
@@ -988,6 +1008,12 @@ func (a *analysis) findExit() error {
 		cp := ExitCopy{Block: addr, Index: ci, A: c.Src[0], B: c.Src[1]}
 		if found {
 			x := a.exit
+			if x.ContinueIf != e.ContinueIf && x.X86 != e.X86 {
+				// je out and jne back are one exit test.
+				if nc, ok := negateIntCmp(e.Cmp); ok {
+					e.Cmp, e.ContinueIf = nc, !e.ContinueIf
+				}
+			}
 			if x.Cmp != e.Cmp || x.Type != e.Type || x.BImm != e.BImm || x.Imm != e.Imm || x.ContinueIf != e.ContinueIf ||
 				x.X86 != e.X86 && !a.sameExitOperands(x.Copies[0], cp) {
 				return reject(last.X86, "the loop has more than one exit (another at %#x)", x.X86)

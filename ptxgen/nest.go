@@ -612,6 +612,23 @@ func (a *analysis) check2D() error {
 		}
 		a.outerStores = append(a.outerStores, i)
 	}
+	if len(a.outerStores) > 0 {
+		// Every thread of a row runs the outer body: where it divides
+		// (mvt's x1[i] = (double)(i % n) / n, four times), that costs
+		// more than the inner iteration, and the 1D kernel, which runs
+		// it once per row, is the better one.
+		for _, addr := range a.order {
+			if a.inner[addr] {
+				continue
+			}
+			for _, in := range n.Blocks[addr].Insts {
+				switch in.Op {
+				case gvinst.OpDiv, gvinst.OpRem, gvinst.OpDivW, gvinst.OpRemW, gvinst.OpSqrt, gvinst.OpVDiv, gvinst.OpVSqrt:
+					return reject(in.X86, "2D: the outer body divides, and its stores would have every thread of a row do it")
+				}
+			}
+		}
+	}
 	for _, addr := range inner {
 		for _, t := range n.Blocks[addr].Successors() {
 			if _, ok := n.Blocks[t]; !ok {

@@ -166,6 +166,16 @@ func TestKernel2DOuterStores(t *testing.T) {
 		t.Errorf("a store after the inner loop: got %v, want it refused", err)
 	}
 
+	// An outer body that divides (mvt's x1[i] = (double)(i % n) / n):
+	// every thread of a row would divide, so the nest stays 1D.
+	divides := strings.Replace(initRows, "  GET.u64 v3, s1\n  ST.u64 v2(0), v3\n", "  GET.u64 v3, s1\n  GET.u64 v10, s9\n  REM.u64 v11, v3, v10\n  ST.u64 v2(0), v11\n", 1)
+	if divides == initRows {
+		t.Fatal("the dividing variant did not apply")
+	}
+	if _, err := Generate(initRowsNest(parseBlocks(t, divides), true)); err == nil || !strings.Contains(err.Error(), "outer body divides") {
+		t.Errorf("an outer body that divides: got %v, want it refused", err)
+	}
+
 	// The store in a loop of the outer body, before the inner loop (every
 	// thread of the row would run that loop): refused.
 	looped := strings.Replace(initRows, `vblock 0x5000..0x5010:

@@ -685,6 +685,20 @@ func (a *analysis) check3D() error {
 	if a.inner2Exit == 0 {
 		return reject(n.Inner2, "3D: the innermost loop has no exit")
 	}
+	// Every thread runs the inner body up to its innermost iteration:
+	// where that divides, the 2D kernel, which runs it once per inner
+	// iteration, is the better one.
+	for b := range n.InnerBlocks {
+		if a.inner2[b] || n.Blocks[b] == nil {
+			continue
+		}
+		for _, in := range n.Blocks[b].Insts {
+			switch in.Op {
+			case gvinst.OpDiv, gvinst.OpRem, gvinst.OpDivW, gvinst.OpRemW, gvinst.OpSqrt, gvinst.OpVDiv, gvinst.OpVSqrt:
+				return reject(in.X86, "3D: the inner body divides, and every innermost iteration's thread would do it")
+			}
+		}
+	}
 	a.inner2Live = a.liveAt(n.Inner2, inner2)
 	return nil
 }

@@ -265,4 +265,13 @@ func TestKernel3DRejects(t *testing.T) {
 			t.Errorf("%s: got %v, want an error saying %q", c.what, err, c.want)
 		}
 	}
+	// An inner body that divides: each innermost iteration's thread
+	// would repeat the division.
+	src := strings.Replace(stencil3D, "  PUT.u64 x5, v0\n  JMP 0x4020\n", "  PUT.u64 x5, v0\n  GET.u64 v1, s9\n  DIV.u64 v2, v1, v1\n  PUT.u64 s4, v2\n  JMP 0x4020\n", 1)
+	if src == stencil3D {
+		t.Fatal("the dividing variant did not apply")
+	}
+	if _, err := Generate(stencil3DNest(parseBlocks(t, src))); err == nil || !strings.Contains(err.Error(), "inner body divides") {
+		t.Errorf("an inner body that divides: got %v, want it refused", err)
+	}
 }

@@ -16,9 +16,14 @@ import (
 // the innermost level's trip count and steps: at the innermost header,
 // in each of the first three inner iterations of every probed row, the
 // arrivals and the live values of the first three. The kernel needs
-// them the same in all of those (it checks the trip count in every
-// inner iteration it runs; the steps are the profile's affine model,
-// confirmed on nine instances).
+// them the same in all of those: it checks the trip count in every
+// inner iteration it runs, and each thread that its iteration moved the
+// values by exactly those steps; a launch that finds otherwise fails (the
+// CPU runs the instance) and the hot spot goes back to its 2D kernel. On
+// the simulator the 3D kernel runs only while the 2D grid leaves a host
+// core idle (prefer2D), as the 1D kernel is preferred to the 2D one there.
+// A nest whose inner body divides gets no 3D kernel: each innermost
+// iteration's thread would repeat the division.
 
 // innermostObs is what the probed rows saw of the innermost level: per
 // probed row and per inner iteration 0..2 of it, the arrivals at the

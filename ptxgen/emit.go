@@ -975,6 +975,18 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		if in.Op == gvinst.OpRem {
 			op = "rem"
 		}
+		if t.Bits() <= 32 {
+			// Operands of 32 bits or less divide in 32 bits (the trap
+			// cases are tested above): a GPU divides 64-bit integers in
+			// software, several times slower.
+			w, v, r := e.w(), e.w(), e.w()
+			e.i("cvt.u32.u64", w, x)
+			e.i("cvt.u32.u64", v, y)
+			e.i(fmt.Sprintf("%s.%s32", op, ty[:1]), r, w, v)
+			e.i("cvt.u64.u32", d, r)
+			e.mask(d, t)
+			return
+		}
 		e.i(fmt.Sprintf("%s.%s", op, ty), d, x, y)
 		e.mask(d, t)
 	case gvinst.OpDivW, gvinst.OpRemW:

@@ -27,6 +27,7 @@ var opCases = []string{
 	"NOT.u32 v6, v0", "NEG.s64 v6, v0", "NEG.s8 v6, v0", "ABS.s32 v6, v0", "ABS.s64 v6, v0",
 	"CLZ.u32 v6, v0", "CLZ.u64 v6, v4", "CTZ.u16 v6, v0", "CTZ.u64 v6, v4", "POPC.u32 v6, v0", "BSWAP.u32 v6, v0", "BSWAP.u64 v6, v0",
 	"DIV.s32 v6, v0, v4", "DIV.u64 v6, v0, v4", "REM.s32 v6, v0, v4", "REM.u16 v6, v0, v4",
+	"DIV.u32 v6, v0, v4", "DIV.s8 v6, v0, v4", "REM.s8 v6, v0, v4", "REM.u32 v6, v0, v4",
 	"DIVW.u32 v6, v4, v0, v2", "REMW.s32 v6, v4, v0, v2", "DIVW.s64 v6, v4, v0, v2", "DIVW.u64 v6, v4, v0, v2",
 	"DIVW.s32 v6, v4, v0, v2", "REMW.u32 v6, v4, v0, v2",
 	"ADD.f64 v6, v0, v2", "SUB.f64 v6, v0, v2", "MUL.f64 v6, v0, v2", "DIV.f64 v6, v0, v2",
@@ -233,6 +234,7 @@ func TestDivideTraps(t *testing.T) {
 	}{
 		{"DIV.u32 v6, v0, v4", 5, 0, 0},
 		{"DIV.s32 v6, v0, v4", 0x80000000, 0, 0xffffffff},
+		{"DIV.s8 v6, v0, v4", 0x80, 0, 0xff}, // -128 / -1
 		{"REM.s64 v6, v0, v4", 1 << 63, 0, ^uint64(0)},
 		{"DIVW.u32 v6, v4, v0, v2", 0, 1, 1},                            // quotient 2^32 does not fit
 		{"DIVW.u64 v6, v4, v0, v2", 0, 3, 1},                            // a 128-bit dividend

@@ -51,7 +51,7 @@ func TestPTXShape(t *testing.T) {
 				`\.param \.u64 in_s5_m8,`, // the -O0 index i lives in [rbp-8]
 				`mad\.lo\.u64 %k\d+, %t1, %idx, %k\d+;`,
 				`setp\.eq\.u64 %p\d+, %t\d+, 0;\s+@%p\d+ bra \$Lerr3;`, // x86 #DE on a zero divisor
-				`div\.s32 %w\d+, %w\d+, %w\d+;`, // 32-bit operands divide in 32 bits
+				`div\.s32 %w\d+, %w\d+, %w\d+;`,                        // 32-bit operands divide in 32 bits
 				`rem\.s32 %w\d+, %w\d+, %w\d+;`,
 				`sqrt\.rn\.f64`,
 				`div\.rn\.f64`,

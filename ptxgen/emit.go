@@ -1565,6 +1565,46 @@ func (e *emitter) divw(in *gvinst.Inst) {
 		e.i("mov.b64", x, lo)
 	}
 	var done string
+	if n == 64 {
+		// A dividend and divisor that both fit 32 bits (long index
+		// arithmetic: (i*j) % n) divide in 32 bits, their quotient and
+		// remainder extended back to 64; a divisor of -1 goes the long
+		// way (INT_MIN / -1 is 2^31, which 32 bits do not hold).
+		slow := fmt.Sprintf("$Ldivw%d", e.divs)
+		done = fmt.Sprintf("$Ldivw%d_done", e.divs)
+		e.divs++
+		w, v, r := e.w(), e.w(), e.w()
+		c := e.t()
+		e.i("cvt.u32.u64", w, x)
+		e.i("cvt.u32.u64", v, y)
+		cvt := "cvt.u64.u32"
+		if s {
+			cvt = "cvt.s64.s32"
+			e.i("cvt.s64.s32", c, w)
+			e.i("setp.ne.u64", p, c, x)
+			e.i("cvt.s64.s32", c, v)
+			e.i("setp.ne.or.u64", p, c, y, p)
+			e.i("setp.eq.s32", q, v, -1)
+			e.i("or.pred", p, p, q)
+		} else {
+			e.i("or.b64", c, x, y)
+			e.i("shr.u64", c, c, 32)
+			e.i("setp.ne.u64", p, c, 0)
+		}
+		e.i("bra", slow).when(p)
+		op := "div"
+		if in.Op == gvinst.OpRemW {
+			op = "rem"
+		}
+		ty32 := "u32"
+		if s {
+			ty32 = "s32"
+		}
+		e.i(fmt.Sprintf("%s.%s", op, ty32), r, w, v)
+		e.i(cvt, d, r)
+		e.i("bra", done)
+		e.label(slow)
+	}
 	if n == 32 {
 		// A dividend that fits 32 bits (cdq or xor edx, edx made hi)
 		// divides in 32 bits: a GPU divides 64-bit integers in

@@ -29,7 +29,7 @@ var opCases = []string{
 	"DIV.s32 v6, v0, v4", "DIV.u64 v6, v0, v4", "REM.s32 v6, v0, v4", "REM.u16 v6, v0, v4",
 	"DIV.u32 v6, v0, v4", "DIV.s8 v6, v0, v4", "REM.s8 v6, v0, v4", "REM.u32 v6, v0, v4",
 	"DIVW.u32 v6, v4, v0, v2", "REMW.s32 v6, v4, v0, v2", "DIVW.s64 v6, v4, v0, v2", "DIVW.u64 v6, v4, v0, v2",
-	"DIVW.s32 v6, v4, v0, v2", "REMW.u32 v6, v4, v0, v2",
+	"DIVW.s32 v6, v4, v0, v2", "REMW.u32 v6, v4, v0, v2", "REMW.s64 v6, v4, v0, v2", "REMW.u64 v6, v4, v0, v2",
 	"ADD.f64 v6, v0, v2", "SUB.f64 v6, v0, v2", "MUL.f64 v6, v0, v2", "DIV.f64 v6, v0, v2",
 	"ADD.f32 v6, v0, v2", "MUL.f32 v6, v0, v2", "DIV.f32 v6, v0, v2", "SQRT.f64 v6, v0", "SQRT.f32 v6, v2",
 	"MIN.f64 v6, v0, v2", "MAX.f32 v6, v0, v2", "NEG.f64 v6, v0", "ABS.f32 v6, v0",
@@ -130,7 +130,7 @@ func TestOpsMatchCPU(t *testing.T) {
 			checkText(t, k.PTX)
 			input := append([]byte(nil), input...)
 			isDiv := strings.HasPrefix(op, "DIV") || strings.HasPrefix(op, "REM")
-			if strings.HasPrefix(op, "DIVW.s64") || strings.HasPrefix(op, "DIVW.u64") {
+			if strings.HasPrefix(op, "DIVW.s64") || strings.HasPrefix(op, "DIVW.u64") || strings.HasPrefix(op, "REMW.s64") || strings.HasPrefix(op, "REMW.u64") {
 				// The kernel divides 64-bit dividends only (hi extends lo,
 				// as cqo or xor edx, edx leave it); TestDivideTraps covers
 				// the rest.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -467,6 +468,12 @@ type spot struct {
 	innerSet map[uint64]bool
 	kernel2  *ptxgen.Kernel
 	fn2      gpu.Function
+	// The 3D kernel, when the level inside the inner one is parallel too
+	// and the generator accepts the nest for it (nil otherwise).
+	inner2    uint64
+	inner2Set map[uint64]bool
+	kernel3   *ptxgen.Kernel
+	fn3       gpu.Function
 
 	// tripsDiffer is set once a launch of the 1D kernel found a row whose
 	// inner trip count the probed rows did not tell: its launches check
@@ -563,7 +570,7 @@ func (sp *spot) ensureBuilt() bool {
 	sp.rep.TranslateSeconds += time.Since(t0).Seconds()
 	sp.rep.KernelGenerated = sp.kernel != nil
 	if err != nil {
-		sp.kernel, sp.kernel2 = nil, nil
+		sp.kernel, sp.kernel2, sp.kernel3 = nil, nil, nil
 		sp.rep.Offloadable, sp.rep.Reason = false, err.Error()
 		sp.disarm("")
 		return false
@@ -607,6 +614,13 @@ func newSpot(hs *profile.HotSpot, L int) *spot {
 		}
 	}
 	sp.modelStep = map[[2]uint64]modelStep{}
+	if sp.inner != 0 && L+2 < len(hs.Levels) && slices.Contains(hs.ParallelLevels, L+2) {
+		il := &hs.Levels[L+2]
+		sp.inner2, sp.inner2Set = uint64(il.Header), map[uint64]bool{uint64(il.Header): true}
+		for _, b := range il.Blocks {
+			sp.inner2Set[uint64(b)] = true
+		}
+	}
 	for _, acc := range hs.Accesses {
 		k := uint64(0)
 		if acc.Kind == "write" {
@@ -627,12 +641,13 @@ func newSpot(hs *profile.HotSpot, L int) *spot {
 }
 
 // scheduleNote compares the schedule of hs with what phase 2 runs: one
-// kernel over level L (and L+1 when it is parallel: the 2D kernel), each
-// thread running the rest of the x86 body.
+// kernel over level L (and L+1 when it is parallel: the 2D kernel, and
+// L+2 when it is parallel too: the 3D kernel), each thread running the
+// rest of the x86 body.
 func scheduleNote(s *schedule.Schedule, hs *profile.HotSpot, L int) string {
 	grid := []string{hs.Levels[L].Index}
-	if L+1 < len(hs.Levels) && hs.Levels[L+1].Verdict == profile.VerdictParallel {
-		grid = append(grid, hs.Levels[L+1].Index)
+	for l := L + 1; l < len(hs.Levels) && l <= L+2 && hs.Levels[l].Verdict == profile.VerdictParallel; l++ {
+		grid = append(grid, hs.Levels[l].Index)
 	}
 	if len(s.Kernels) == 1 && !s.Kernels[0].Distributed && s.Kernels[0].Interchanged[0] == "" {
 		var g []string
@@ -643,7 +658,7 @@ func scheduleNote(s *schedule.Schedule, hs *profile.HotSpot, L int) string {
 			return "phase 2 runs it as scheduled"
 		}
 	}
-	return fmt.Sprintf("phase 2 runs one kernel over %s with the rest of the x86 body inside each thread: the schedule's other kernels (distribution, interchange, a third grid level) need code generated from the model, which is not built yet", strings.Join(grid, ", "))
+	return fmt.Sprintf("phase 2 runs one kernel over %s with the rest of the x86 body inside each thread: the schedule's other kernels (distribution, interchange) need code generated from the model, which is not built yet", strings.Join(grid, ", "))
 }
 
 // mappedLevel is the level of a parallel hot spot that phase 2 maps to

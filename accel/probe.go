@@ -210,7 +210,7 @@ func (sp *spot) checkIVs(steps []uint64, restride *string) *fallback {
 	if len(sp.ivs) == 0 {
 		return nil
 	}
-	reloaded := reloadIndex(sp.kernel.LiveIns, sp.kernel.Reloads, false)
+	reloaded := reloadIndex(sp.kernel.LiveIns, sp.kernel.Reloads, 0)
 	for i, l := range sp.kernel.LiveIns {
 		if _, ok := reloaded[i]; ok {
 			continue // each thread loads it (see reload.go)

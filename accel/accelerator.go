@@ -128,9 +128,8 @@ type Accelerator struct {
 	// them (costErr when that failed).
 	costs   *DeviceCosts
 	costErr error
-	// copyIn is the copy-in bandwidth the launches saw (bytes per second;
-	// 0 until one copied enough to tell).
-	copyIn float64
+	// copyIn measures the copy-in bandwidth the launches saw.
+	copyIn copyMeter
 	// calib compares the kernels' times with the throughput model's
 	// (DeviceCosts.KernelScale).
 	calib calibration

@@ -154,11 +154,46 @@ func TestCalibration(t *testing.T) {
 	}
 	cal.add(model, 10*model)
 	cal.add(0, time.Second) // no prediction: not counted
+	// A launch too short to tell: its time is the launch's fixed costs.
+	cal.add(200*time.Nanosecond, 12*time.Millisecond)
 	if s := cal.scale(); s != 10 {
 		t.Errorf("scale %v, want 10", s)
 	}
 	c.KernelScale = cal.scale()
 	if e := c.Predict(1000, time.Microsecond, 100, 0, 0, 0); e.Kernel != 10*model || e.Pays() {
 		t.Errorf("scaled prediction %s, want kernel %v and not paying", e, 10*model)
+	}
+}
+
+// TestCopyMeter checks that the copy bandwidth the launches teach the
+// model comes from launches that copied enough to tell: a small one's
+// fixed costs (new buffers, the error record) do not price a gigabyte's
+// copy, as conv2d's inner loop (178 KB in a millisecond) did its image's.
+func TestCopyMeter(t *testing.T) {
+	const measured = 15e9
+	var m copyMeter
+	if bw := m.bandwidth(measured); bw != measured {
+		t.Fatalf("bandwidth %g before any launch, want the measured %g", bw, measured)
+	}
+	m.add(178128, time.Millisecond)
+	if bw := m.bandwidth(measured); bw != measured {
+		t.Errorf("bandwidth %g after a 178 KB launch, want the measured %g", bw, measured)
+	}
+	c := DeviceCosts{HostToDevice: m.bandwidth(measured)}
+	if e := c.Predict(14000, time.Microsecond, 1, 0, 1<<30, 0); e.Copy > 100*time.Millisecond {
+		t.Errorf("a GB's copy predicted at %v after a small launch, want about 72 ms", e.Copy)
+	}
+	// A launch that copied 240 MB in 0.18 s (the guest's pages read and
+	// new buffers made on the way): the residency's real bandwidth.
+	m.add(240<<20, 180*time.Millisecond)
+	want := float64(240<<20) / 0.18
+	if bw := m.bandwidth(measured); bw < 0.99*want || bw > 1.01*want {
+		t.Errorf("bandwidth %g after a 240 MB launch in 0.18 s, want %g", bw, want)
+	}
+	// Never above the device's bare copies.
+	var fast copyMeter
+	fast.add(1<<30, time.Millisecond)
+	if bw := fast.bandwidth(measured); bw != measured {
+		t.Errorf("bandwidth %g, want at most the measured %g", bw, measured)
 	}
 }

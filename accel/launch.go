@@ -313,9 +313,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			}
 		}
 		c := *costs
-		if sp.a.copyIn > 0 {
-			c.HostToDevice = min(c.HostToDevice, sp.a.copyIn)
-		}
+		c.HostToDevice = sp.a.copyIn.bandwidth(c.HostToDevice)
 		c.KernelScale = sp.a.calib.scale()
 		sp.modelPerIter = c.ModelKernel(1<<20, insnsPerIter) >> 20
 		est := c.Predict(count, cpuIter, insnsPerIter, overhead, copyIn, sp.kernelPerIter)
@@ -659,11 +657,8 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	// The cost model counts what launching costs the host too.
 	sp.kernelPerIter = max(st.Kernel, st.LaunchWall) / time.Duration(in.Count)
 	sp.a.calib.add(sp.modelPerIter*time.Duration(in.Count), st.Kernel)
-	if st.BytesIn >= 1<<16 && st.CopyIn > 0 {
-		// What copies cost through the residency, for the next
-		// predictions.
-		sp.a.copyIn = float64(st.BytesIn) / st.CopyIn.Seconds()
-	}
+	// What copies cost through the residency, for the next predictions.
+	sp.a.copyIn.add(st.BytesIn, st.CopyIn)
 	return nil, false
 }
 

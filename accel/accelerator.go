@@ -82,7 +82,8 @@ const (
 )
 
 // disarmAfter is how many instances in a row too short to launch make a
-// hot spot that never launched stop probing.
+// hot spot that never launched stop probing, and how many in a row
+// predicted not to pay make any hot spot stop (see streak).
 const disarmAfter = 8
 
 // ErrProfileMismatch is returned when a profile is applied to a program
@@ -405,14 +406,25 @@ type spot struct {
 	// engine's time per iteration (timed on the CPU tails; 0 until one
 	// ran), the kernel's time per iteration on the last launch, and when
 	// the last tail began.
-	ledger        ledger
-	plainIter     time.Duration
+	ledger    ledger
+	plainIter time.Duration
+	// plainRate is the plain engine's speed on the loop, guest
+	// instructions per second, once timePlain timed it (plainTimed; 0
+	// when the instance ended before a run could tell).
+	plainRate  float64
+	plainTimed bool
+	// fetch is what the instance under way would cost the CPU to bring
+	// back of its footprints from the device (the cost model's Fetch).
+	fetch         time.Duration
 	kernelPerIter time.Duration
 	// modelPerIter is the throughput model's kernel time per iteration at
 	// the last prediction, before scaling (0 when none was made).
 	modelPerIter time.Duration
 	tailStart    time.Time
-	unprofitable int     // consecutive instances predicted not to pay, before any launch
+	// unprofitable counts the instances in a row predicted not to pay;
+	// predicted is the last prediction.
+	unprofitable streak
+	predicted    Estimate
 	fatal        error   // a broken invariant that must stop the run
 	replay       *replay // an instance to launch again without probing (replay.go)
 	rep          HotSpotReport
@@ -563,7 +575,7 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 	}
 	done, fb := sp.offload(cpu)
 	if fb == nil {
-		sp.small = 0
+		sp.small, sp.unprofitable = 0, streak{}
 		return nil
 	}
 	if fb.reason == ReasonTripCount && sp.rep.Launches == 0 {
@@ -573,8 +585,8 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 			sp.disarm("")
 		}
 	}
-	if fb.reason == ReasonNotProfitable && sp.rep.Launches == 0 {
-		if sp.unprofitable++; sp.unprofitable >= disarmAfter {
+	if fb.reason == ReasonNotProfitable {
+		if sp.unprofitable.add(sp.predicted) {
 			sp.disarm(fb.detail)
 		}
 	}

@@ -26,6 +26,7 @@ func (a *Accelerator) prefer1D(k *ptxgen.Kernel, count uint64) bool {
 
 // (it ended, or the engine must handle a stop).
 func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
+	sp.fetch = 0
 	k := sp.kernel
 	ns := len(k.Sites)
 	mem := sp.a.g.Mem
@@ -315,12 +316,17 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		c := *costs
 		c.HostToDevice = sp.a.copyIn.bandwidth(c.HostToDevice)
 		c.KernelScale = sp.a.calib.scale()
+		back, backTook := sp.a.resident.BroughtBack()
+		c.DeviceToHost = fetchBandwidth(c.DeviceToHost, back, backTook)
 		sp.modelPerIter = c.ModelKernel(1<<20, insnsPerIter) >> 20
 		est := c.Predict(count, cpuIter, insnsPerIter, overhead, copyIn, sp.kernelPerIter)
+		est.Fetch = c.FetchTime(sp.staleFootprint(k, sites, count))
+		sp.fetch = est.Fetch
 		if sp.rep.Launches > 0 {
 			// Earlier launches measured the copies.
 			est.Copy = time.Duration(sp.rep.CopySeconds / float64(sp.rep.Launches) * float64(time.Second))
 		}
+		sp.predicted = est
 		if !est.Pays() {
 			return false, fail(ReasonNotProfitable, "predicted %s", est)
 		}
@@ -489,7 +495,7 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 		// go back to it, so its arrays crossed the bus twice a step.)
 		judged -= time.Duration((sp.rep.CopySeconds - sp.copyAtStart) * float64(time.Second))
 	}
-	if why := sp.ledger.add(judged, count, cpuIter); why != "" && !sp.a.opts.AlwaysOffload {
+	if why := sp.ledger.add(judged, count, cpuIter, sp.fetch); why != "" && !sp.a.opts.AlwaysOffload {
 		sp.disarm(why)
 	}
 	// The CPU runs the last tail arrivals from the header.
@@ -531,10 +537,13 @@ const recordedRows = 2
 // The plain engine's speed is the best of plainTimedRuns runs of
 // plainTimedInsns guest instructions of the instance, after plainWarmInsns
 // that translate its blocks (a run on a shared machine may be slowed).
+// A run cut short by the instance's end times the engine only when it ran
+// minTimedInsns.
 const (
 	plainWarmInsns  = 4 << 10
 	plainTimedInsns = 32 << 10
 	plainTimedRuns  = 4
+	minTimedInsns   = 4 << 10
 )
 
 // timePlain times the plain CPU engine on the instance at the header,
@@ -543,10 +552,21 @@ const (
 // plainTimedRuns runs of plainTimedInsns, and returns the best rate (guest
 // instructions per second), the CPU back at the header. The runs stop at
 // every exit of the level: when the instance ends among them, it returns
-// the fallback, as probing does.
+// the fallback, as probing does. The rate is the loop's: an instance timed
+// once gives it to the later instances, which go straight to probing, and
+// one that ended during the runs gives what its runs of at least
+// minTimedInsns measured (0, none, leaves the CPU's price to the main
+// engine's speed and the probed iterations, see CPUIteration). (LU's column
+// scaling, a few thousand instructions an instance, ended within the
+// timing runs every time and never launched: it ran on the CPU between
+// the trailing updates, bringing their pages back from the device each
+// step.)
 func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallback) {
 	if sp.plainIter != 0 || sp.a.opts.AlwaysOffload {
 		return 0, false, nil
+	}
+	if sp.plainTimed {
+		return sp.plainRate, false, nil
 	}
 	ended := func(st gvinst.Stop, want gvinst.StopKind) *fallback {
 		switch {
@@ -579,11 +599,15 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallbac
 		if c := threadCPUTime() - c0; c0 > 0 && c > 0 {
 			d = c
 		}
+		if n >= minTimedInsns {
+			rate = max(rate, float64(n)/max(d.Seconds(), 1e-9))
+		}
 		if fb := ended(st, gvinst.StopBudget); fb != nil {
+			sp.plainRate, sp.plainTimed = rate, true
 			return 0, true, fb
 		}
-		rate = max(rate, float64(n)/max(d.Seconds(), 1e-9))
 	}
+	sp.plainRate, sp.plainTimed = rate, true
 	// On to the header, where probing starts.
 	var st gvinst.Stop
 	for {
@@ -660,6 +684,19 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	// What copies cost through the residency, for the next predictions.
 	sp.a.copyIn.add(st.BytesIn, st.CopyIn)
 	return nil, false
+}
+
+// staleFootprint is how many bytes of the footprints of the count
+// iterations k would run (sites) only the device holds: what running them
+// on the CPU would bring back first. A group's count is at most a page per
+// iteration and site (a column walk touches one page a row, however wide
+// the rows).
+func (sp *spot) staleFootprint(k *ptxgen.Kernel, sites []ptxgen.Range, count uint64) uint64 {
+	var n uint64
+	for _, g := range ptxgen.Groups(k, sites) {
+		n += min(sp.a.resident.Stale(g.Range), count*uint64(len(g.Sites))*gvinst.PageSize)
+	}
+	return n
 }
 
 // ivStep is an induction variable's step as the profile gives it: fixed,

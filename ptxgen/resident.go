@@ -684,6 +684,33 @@ func (res *Resident) ToCopy(r Range) uint64 {
 	return n
 }
 
+// Stale returns how many bytes of r only the device holds (the guest's
+// pages there are stale): what running over r on the CPU would bring back
+// first. Phase 2's cost model charges it to the CPU side, so that a small
+// nest between kernels over arrays that live on the device (LU's column
+// scaling between its trailing updates) is not sent to the CPU, whose
+// every pass would bring the pages back and the next launch copy them in
+// again.
+func (res *Resident) Stale(r Range) uint64 {
+	if res == nil || r.Hi <= r.Lo {
+		return 0
+	}
+	var n uint64
+	for _, b := range res.bufs {
+		lo, hi := max(r.Lo, b.r.Lo), min(r.Hi, b.r.Hi)
+		if lo >= hi || b.nstale == 0 {
+			continue
+		}
+		for pn := lo / gvinst.PageSize; pn <= (hi-1)/gvinst.PageSize; pn++ {
+			if i, ok := b.page(pn); ok && b.stale[i] {
+				plo, phi := max(lo, pn*gvinst.PageSize), min(hi, (pn+1)*gvinst.PageSize)
+				n += phi - plo
+			}
+		}
+	}
+	return n
+}
+
 // containing returns the resident buffer that holds all of r, or nil.
 func (res *Resident) containing(r Range) *resBuf {
 	if res == nil {

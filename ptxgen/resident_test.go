@@ -178,6 +178,17 @@ func TestResidentLazy(t *testing.T) {
 		case round == 2 && (predicted == 0 || predicted > 2*gvinst.PageSize):
 			t.Errorf("round 2: ToCopy predicts %d bytes, want two pages at most", predicted)
 		}
+		// What running there on the CPU would bring back first: none of
+		// x, and, after a launch, y but the last page the CPU touched.
+		if st := res.Stale(xr); st != 0 {
+			t.Errorf("round %d: Stale(x) = %d, want 0", round, st)
+		}
+		switch st, all := res.Stale(yr), yr.Hi-yr.Lo; {
+		case round == 0 && st != 0:
+			t.Errorf("round 0: Stale(y) = %d before any launch, want 0", st)
+		case round > 0 && (st >= all || st+2*gvinst.PageSize < all):
+			t.Errorf("round %d: Stale(y) = %d of %d, want all but the last page", round, st, all)
+		}
 		st, err := Launch(ctx, fn, k, mem, in, &res)
 		if round == 3 {
 			var ke *KernelError

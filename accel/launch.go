@@ -238,7 +238,10 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	if restride != "" {
 		var why string
 		if why, fixed = sp.disjointIterations(byX86, last+1); why != "" {
-			return false, fail(ReasonNotAffine, "%s, and %s", restride, why)
+			if sp.disjointObserved(traces(k.Sites, [2]*probeRecord{&recs[0], &recs[1]}), last+1) != "" {
+				return false, fail(ReasonNotAffine, "%s, and %s", restride, why)
+			}
+			fixed = nil
 		}
 	}
 	sites, fb := sp.siteRanges(byX86, uint64(P), last-tail)

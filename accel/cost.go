@@ -59,18 +59,10 @@ type calibration struct {
 	predicted, measured time.Duration
 }
 
-// minCalibrated is the least kernel time the throughput model must
-// predict for a launch to calibrate it: a shorter launch's time is the
-// simulator's fixed costs of a launch, and says nothing of its throughput.
-// (conv2d's inner loop, 33 iterations predicted at 0.2 µs, took 12 ms: the
-// scale of 37,588 it set priced the 2D kernel after it at 12,300 s.)
-const minCalibrated = 100 * time.Microsecond
-
 // add records one launch the model predicted would take predicted (before
-// scaling) and that took measured; one predicted shorter than
-// minCalibrated does not count.
+// scaling) and that took measured.
 func (c *calibration) add(predicted, measured time.Duration) {
-	if predicted >= minCalibrated && measured > 0 {
+	if predicted > 0 && measured > 0 {
 		c.predicted += predicted
 		c.measured += measured
 	}

@@ -349,10 +349,6 @@ type spot struct {
 	loadErr error // why the kernel could not be loaded (it then never is)
 	// loadTime is the time spent loading the spot's kernels (spot.load).
 	loadTime time.Duration
-	// copyAtStart is the report's copy seconds when the instance being
-	// offloaded began (finishInstance's ledger leaves out a first
-	// launch's copies in).
-	copyAtStart float64
 	// The 2D kernel, when the level inside is parallel too and the
 	// generator accepts the nest for it (nil otherwise).
 	inner    uint64

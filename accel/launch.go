@@ -64,7 +64,6 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// The CPU's time per iteration, for the report's estimate, is the last
 	// probed iteration's: the first may include translating the blocks.
 	start := time.Now()
-	sp.copyAtStart = sp.rep.CopySeconds
 	var cpuPerIter float64
 	var insnsPerIter float64
 	var innerTrips [3]uint64
@@ -487,18 +486,8 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 	// either way.
 	sp.rep.CPUSecondsEstimate += cpuIter.Seconds() * float64(count)
 	gpuSide := time.Since(start) - loading - time.Duration(P)*cpuIter
-	judged := gpuSide
-	if sp.ledger.launches == 0 {
-		// The first launch copies in the arrays that later launches find
-		// on the device (a time step's): an outlay the ledger does not
-		// hold against this one launch. The later launches' own copies,
-		// and the running total from the second on, decide. (A partial
-		// first instance, when the hot spots are armed mid-run, made
-		// jacobi2dt's first sweep look 13 times dearer than the CPU and
-		// go back to it, so its arrays crossed the bus twice a step.)
-		judged -= time.Duration((sp.rep.CopySeconds - sp.copyAtStart) * float64(time.Second))
-	}
-	if why := sp.ledger.add(judged, count, cpuIter, sp.fetch); why != "" && !sp.a.opts.AlwaysOffload {
+	// The ledger leaves the first launch out (an outlay: see verdictAfter).
+	if why := sp.ledger.add(gpuSide, count, cpuIter, sp.fetch); why != "" && !sp.a.opts.AlwaysOffload {
 		sp.disarm(why)
 	}
 	// The CPU runs the last tail arrivals from the header.

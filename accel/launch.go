@@ -578,6 +578,7 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallbac
 	// offloading.
 	timer := sp.timer
 	if fb := ended(timer.Run(cpu, plainWarmInsns), gvinst.StopBudget); fb != nil {
+		sp.plainTimed = true
 		return 0, true, fb
 	}
 	// The runs are timed by the thread's CPU clock where there is one

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gxbit/gxbit/gpu"
@@ -760,6 +761,9 @@ func (res *Resident) acquire(ctx gpu.Context, mem GuestMemory, r Range) (*resBuf
 		}
 		olds, u = nil, r
 	}
+	if len(olds) > 0 {
+		u = res.padded(u, olds)
+	}
 	dev, err := ctx.Alloc(u.Hi - u.Lo)
 	if err != nil {
 		return nil, false, 0, err
@@ -787,6 +791,32 @@ func (res *Resident) acquire(ctx gpu.Context, mem GuestMemory, r Range) (*resBuf
 		b.pinned = true
 	}
 	return b, false, 0, nil
+}
+
+// padded widens u, the bytes of a buffer that grows over olds, to the
+// ends of its first and last pages, short of any other buffer: a footprint
+// that grows by an element each launch (cholesky's rows below column j,
+// up to column j) then makes a new buffer, and walks every page of it,
+// once a page rather than once a launch. Those pages are mapped, as u's
+// ends are.
+func (res *Resident) padded(u Range, olds []*resBuf) Range {
+	lo := u.Lo / gvinst.PageSize * gvinst.PageSize
+	hi := (u.Hi-1)/gvinst.PageSize*gvinst.PageSize + gvinst.PageSize
+	if hi < u.Hi {
+		hi = u.Hi // the last page of the address space
+	}
+	for _, b := range res.bufs {
+		if slices.Contains(olds, b) {
+			continue
+		}
+		if b.r.Hi <= u.Lo {
+			lo = max(lo, b.r.Hi)
+		}
+		if b.r.Lo >= u.Hi {
+			hi = min(hi, b.r.Lo)
+		}
+	}
+	return Range{lo, hi}
 }
 
 // limit is the device memory the Resident keeps at most.

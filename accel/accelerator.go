@@ -83,8 +83,9 @@ const (
 )
 
 // disarmAfter is how many instances in a row too short to launch make a
-// hot spot that never launched stop probing, and how many launches in a
-// row whose kernel reported an error send a hot spot back to the CPU.
+// hot spot that never launched stop probing, how many in a row predicted
+// not to pay make any hot spot stop (see streak), and how many launches in
+// a row whose kernel reported an error send a hot spot back to the CPU.
 const disarmAfter = 8
 
 // ErrProfileMismatch is returned when a profile is applied to a program
@@ -134,9 +135,8 @@ type Accelerator struct {
 	// them (costErr when that failed).
 	costs   *DeviceCosts
 	costErr error
-	// copyIn is the copy-in bandwidth the launches saw (bytes per second;
-	// 0 until one copied enough to tell).
-	copyIn float64
+	// copyIn measures the copy-in bandwidth the launches saw.
+	copyIn copyMeter
 	// calib compares the kernels' times with the throughput model's
 	// (DeviceCosts.KernelScale).
 	calib calibration
@@ -458,10 +458,6 @@ type spot struct {
 	loadErr error // why the kernel could not be loaded (it then never is)
 	// loadTime is the time spent loading the spot's kernels (spot.load).
 	loadTime time.Duration
-	// copyAtStart is the report's copy seconds when the instance being
-	// offloaded began (finishInstance's ledger leaves out a first
-	// launch's copies in).
-	copyAtStart float64
 	// The 2D kernel, when the level inside is parallel too and the
 	// generator accepts the nest for it (nil otherwise).
 	inner    uint64
@@ -527,14 +523,25 @@ type spot struct {
 	// engine's time per iteration (timed on the CPU tails; 0 until one
 	// ran), the kernel's time per iteration on the last launch, and when
 	// the last tail began.
-	ledger        ledger
-	plainIter     time.Duration
+	ledger    ledger
+	plainIter time.Duration
+	// plainRate is the plain engine's speed on the loop, guest
+	// instructions per second, once timePlain timed it (plainTimed; 0
+	// when the instance ended before a run could tell).
+	plainRate  float64
+	plainTimed bool
+	// fetch is what the instance under way would cost the CPU to bring
+	// back of its footprints from the device (the cost model's Fetch).
+	fetch         time.Duration
 	kernelPerIter time.Duration
 	// modelPerIter is the throughput model's kernel time per iteration at
 	// the last prediction, before scaling (0 when none was made).
 	modelPerIter time.Duration
 	tailStart    time.Time
-	unprofitable int     // consecutive instances predicted not to pay, before any launch
+	// unprofitable counts the instances in a row predicted not to pay;
+	// predicted is the last prediction.
+	unprofitable streak
+	predicted    Estimate
 	kernelErrors int     // launches whose kernel reported an error, in a row
 	fatal        error   // a broken invariant that must stop the run
 	replay       *replay // an instance to launch again without probing (replay.go)
@@ -712,7 +719,7 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 	}
 	done, fb := sp.offload(cpu)
 	if fb == nil {
-		sp.small, sp.kernelErrors = 0, 0
+		sp.small, sp.unprofitable, sp.kernelErrors = 0, streak{}, 0
 		return nil
 	}
 	if fb.reason == ReasonKernel {
@@ -730,8 +737,8 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 			sp.disarm("")
 		}
 	}
-	if fb.reason == ReasonNotProfitable && sp.rep.Launches == 0 {
-		if sp.unprofitable++; sp.unprofitable >= disarmAfter {
+	if fb.reason == ReasonNotProfitable {
+		if sp.unprofitable.add(sp.predicted) {
 			sp.disarm(fb.detail)
 		}
 	}

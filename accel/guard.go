@@ -284,6 +284,26 @@ func (sp *spot) instanceArrays(used []bool, obs []*siteObs, n uint64) []int {
 	return comp
 }
 
+// disjointObserved is the second proof that the n iterations of the mapped
+// level are independent when the profile's strides do not hold (after
+// disjointIterations, whose windows cannot tell a row from a column that
+// crosses it): every access of the kernel ran in both probed iterations,
+// and no two iterations touch a byte one of them writes, by the spans and
+// lattices they touched (observedDependence). It returns "" when that
+// holds, or what failed. A kernel over a level that carries a dependence
+// (parts run in order) gets no second proof.
+func (sp *spot) disjointObserved(ts []*accessTrace, n uint64) string {
+	if sp.levelCarried() {
+		return "the level carries a dependence"
+	}
+	for _, t := range ts {
+		if !t.it[0].seen || !t.it[1].seen {
+			return fmt.Sprintf("the access at %#x did not run in both probed iterations", t.x86)
+		}
+	}
+	return observedDependence(ts, n)
+}
+
 // fixedReadsApart checks that each load of fixed (sites of the spot's
 // kernel that read the same bytes in every iteration, see
 // disjointIterations) reads nothing any store writes in the instance,

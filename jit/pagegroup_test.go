@@ -4,6 +4,7 @@ package jit
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/gxbit/gxbit/gvinst"
@@ -137,5 +138,59 @@ vblock 0x3000..0x3002:
 		if cpu.State[gvinst.S1] != 0x1234_5678_9abc {
 			t.Errorf("jit=%v: the load after the store reads %#x", useJIT, cpu.State[gvinst.S1])
 		}
+	}
+}
+
+// TestPageGroupOnWriteOnlyPage: a group that loads and stores probes the
+// write TLB alone, which must therefore never vouch for a page the guest
+// may write but not read: the group's store-only part runs, and its load
+// faults precisely on both engines.
+func TestPageGroupOnWriteOnlyPage(t *testing.T) {
+	src := `vblock 0x1000..0x1100:
+  # 0x1000: insn
+  ST.u64 s7(8), s0
+  ST.u64 s7(16), s0
+  # 0x1004: insn
+  ST.u32 s7(24), s0
+  LD.u64 v0, s7(8)
+  ADD.u64 v1, v0, 1
+  ST.u64 s7(8), v1
+  PUT.u64 s1, v1
+  # 0x10fc: jmp
+  JMP 0x3000
+vblock 0x3000..0x3002:
+  # 0x3000: syscall
+  SYSCALL 0x3002
+`
+	var stops [2]string
+	var states [2]gvinst.CPU
+	for k, useJIT := range []bool{false, true} {
+		mem := gvinst.NewMemory(0)
+		if err := mem.Map(dataBase, gvinst.PageSize, gvinst.PermWrite); err != nil {
+			t.Fatal(err)
+		}
+		tr := newTextTranslator(t, mem, src)
+		var e gvinst.Engine = gvinst.NewInterpreter(mem, tr, gvinst.InterpOptions{})
+		if useJIT {
+			j, err := New(mem, tr, gvinst.InterpOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			e = j
+		}
+		for round := 0; round < 3; round++ { // compiled by then, at any HotAfter
+			cpu := gvinst.CPU{PC: 0x1000}
+			cpu.State[gvinst.S7] = dataBase
+			cpu.State[gvinst.S0] = 0x1234
+			stop := e.Run(&cpu, 0)
+			stops[k], states[k] = fmt.Sprint(stop), cpu
+		}
+		if stop := stops[k]; !strings.Contains(stop, "0x1004") {
+			t.Errorf("jit=%v: stopped with %s, want a fault at 0x1004", useJIT, stop)
+		}
+	}
+	if stops[0] != stops[1] || states[0] != states[1] {
+		t.Errorf("the engines differ:\ninterp %s %+v\njit    %s %+v", stops[0], states[0].State[:8], stops[1], states[1].State[:8])
 	}
 }

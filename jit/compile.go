@@ -127,6 +127,11 @@ type compiler struct {
 	// floatGuard is set when the unit's float arithmetic runs inline: its
 	// entry checks machine.mxTrap once, and the arithmetic not at all.
 	floatGuard bool
+	// tlbFromMachine is the address of the Memory's read and write TLB
+	// minus the machine's, or 0 when unknown: both stay where they are
+	// while the engine lives, so a probe addresses a TLB entry as [r15 +
+	// offset + this] when it fits 32 bits (tlbEntry).
+	tlbFromMachine [2]int64
 }
 
 // addrOf says a virtual register holds base + index*scale from
@@ -161,7 +166,7 @@ const maxPinned = len(pool) - 3
 // compileUnit compiles vb as unit id. bp makes the unit's chained entry
 // stop at a breakpoint. A loop unit gives its loads and stores page cache
 // entries from site on (none when site is -1).
-func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, error) {
+func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int, tlbFromMachine [2]int64) (*compiled, error) {
 	if len(vb.Insts) == 0 {
 		return nil, fmt.Errorf("vblock %#x is empty", vb.Addr)
 	}
@@ -178,7 +183,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 	if !last.Op.EndsBlock() {
 		return nil, fmt.Errorf("vblock %#x does not end with a control transfer", vb.Addr)
 	}
-	c := &compiler{vb: vb, id: id, fused: -1, siteNext: site}
+	c := &compiler{vb: vb, id: id, fused: -1, siteNext: site, tlbFromMachine: tlbFromMachine}
 	c.out.resume = make([]int, nInsts)
 	for i := range c.out.resume {
 		c.out.resume[i] = -1

@@ -216,8 +216,8 @@ func (c *compiler) groupAccess(idx int, in *gvinst.Inst, isStore bool, sz int, m
 		if isStore {
 			tlb = offWTLB
 		}
-		miss := c.emitProbe(tlb, sz, rsi)
-		a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
+		miss, entry := c.emitProbe(tlb, sz, rsi)
+		a.encode(mnMovRM, 8, rcx, hostWord(entry), 0)
 		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: rsi, scale: 1, hasIndex: true})
 		a.bind(a.jmp(), join)
 		c.slowAt = append(c.slowAt, slowPath{jumps: []int{miss}, idx: idx, back: resume, pre: pre, post: post})
@@ -238,10 +238,10 @@ func (c *compiler) emitGroupProbe(g *pageGroup, base reg, delta int32, h reg) []
 	if g.write {
 		tlb = offWTLB
 	}
-	misses := []int{c.emitProbe(tlb, span, rsi)}
-	a.encode(mnMovRM, 8, h, memOp(mem{base: rcx, disp: 8}), 0)
+	miss, entry := c.emitProbe(tlb, span, rsi)
+	a.encode(mnMovRM, 8, h, hostWord(entry), 0)
 	a.encode(mnLea, 8, h, memOp(mem{base: h, index: base, scale: 1, hasIndex: true, disp: -delta}), 0)
-	return misses
+	return []int{miss}
 }
 
 // emitGroupsInvalid marks every page group whose accesses span instruction

@@ -210,15 +210,13 @@ func (c *compiler) groupAccess(idx int, in *gvinst.Inst, isStore bool, sz int, m
 			a.bind(toOwn, a.pos())
 		}
 		// This access's own probe, as outside a group.
-		at := mem{base: base, disp: int32(in.Imm)}
-		a.encode(mnLea, 8, rsi, memOp(at), 0)
 		tlb := offRTLB
 		if isStore {
 			tlb = offWTLB
 		}
-		miss, entry := c.emitProbe(tlb, sz, rsi)
+		miss, entry := c.emitProbe(tlb, sz, mem{base: base, disp: int32(in.Imm)})
 		a.encode(mnMovRM, 8, rcx, hostWord(entry), 0)
-		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: rsi, scale: 1, hasIndex: true})
+		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: base, scale: 1, hasIndex: true, disp: int32(in.Imm)})
 		a.bind(a.jmp(), join)
 		c.slowAt = append(c.slowAt, slowPath{jumps: []int{miss}, idx: idx, back: resume, pre: pre, post: post})
 	})
@@ -230,7 +228,6 @@ func (c *compiler) groupAccess(idx int, in *gvinst.Inst, isStore bool, sz int, m
 // misses take.
 func (c *compiler) emitGroupProbe(g *pageGroup, base reg, delta int32, h reg) []int {
 	a := &c.a
-	a.encode(mnLea, 8, rsi, memOp(mem{base: base, disp: g.minOff - delta}), 0)
 	span := int(g.maxEnd - g.minOff)
 	// A group that stores probes the write TLB alone: its pages are
 	// readable too (gvinst.TLBSlots).
@@ -238,7 +235,7 @@ func (c *compiler) emitGroupProbe(g *pageGroup, base reg, delta int32, h reg) []
 	if g.write {
 		tlb = offWTLB
 	}
-	miss, entry := c.emitProbe(tlb, span, rsi)
+	miss, entry := c.emitProbe(tlb, span, mem{base: base, disp: g.minOff - delta})
 	a.encode(mnMovRM, 8, h, hostWord(entry), 0)
 	a.encode(mnLea, 8, h, memOp(mem{base: h, index: base, scale: 1, hasIndex: true, disp: -delta}), 0)
 	return []int{miss}

@@ -98,3 +98,25 @@ func TestDivisions(t *testing.T) {
 		}
 	}
 }
+
+// TestShiftFlagsConstantCount: a shift's FLAGS whose count an LI of the
+// block gives is compiled without the count test (constCountRecord): a
+// count of 0 (also one whose low bits at the type are 0) leaves the
+// earlier flags, any other records the shift; read back by GETCC and
+// GETFLAGS, as the interpreter does, with the sources in registers or
+// only in the frame.
+func TestShiftFlagsConstantCount(t *testing.T) {
+	for _, kind := range []string{"shl", "shr", "sar"} {
+		for _, ty := range []string{"u8", "u16", "u32", "u64"} {
+			for _, count := range []string{"0", "1", "7", "8", "31", "256", "65536"} {
+				mustRunBoth(t, flagsProgram(
+					"  FLAGS.sub.u32 s1, s2, s3, s0\n"+
+						"  LI.u32 v1, "+count+"\n"+
+						"  MOV.u64 v2, s0\n"+
+						"  FLAGS."+kind+"."+ty+" v2, v1, s3, s2\n"+
+						"  GETCC.b v3\n  PUT.u64 s4, v3\n  GETCC.o v4\n  PUT.u64 s5, v4\n"+
+						"  GETFLAGS v5\n  PUT.u64 s6, v5\n"), []byte{0x81, 3})
+			}
+		}
+	}
+}

@@ -861,9 +861,8 @@ func fitsImm32(v int64, sz int) bool {
 // binary emits ADD SUB MUL AND OR XOR of 4 or 8 bytes, computing in the
 // destination's register when it can: a 32-bit host operation clears the
 // upper half as GVInst's zero-extension does.
-func (c *compiler) binary(in *gvinst.Inst) {
+func (c *compiler) binary(in *gvinst.Inst, sz int) {
 	a := &c.a
-	sz := in.Type.Size()
 	x := c.src(in.Src[0])
 	var y reg
 	imm := in.HasImm && fitsImm32(in.Imm, sz)
@@ -936,15 +935,13 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 			return false
 		}
 		if sz >= 4 {
-			c.binary(in)
+			c.binary(in, sz)
 			return true
 		}
-		x := c.src(in.Src[0])
-		y := c.srcOrImm(rcx, in)
-		a.encode(mnMovMR, 8, x, regOp(rax), 0)
-		c.aluOp(in, 8, rax, y, false)
-		a.extend(rax, regOp(rax), sz, false)
-		c.put(in.Dst, rax)
+		// The low bytes of the 32-bit operation, zero-extended in place.
+		c.binary(in, 4)
+		d := c.dstReg(in.Dst)
+		a.extend(d, regOp(d), sz, false)
 		return true
 	case gvinst.OpShl, gvinst.OpShr, gvinst.OpSar:
 		if !t.IsInt() {
@@ -1123,10 +1120,11 @@ func (c *compiler) compare(in *gvinst.Inst) {
 			if signed && v>>7&1 != 0 {
 				v |= ^t.Mask()
 			}
-			a.movImm(rcx, v)
-		} else {
-			c.srcExt(rcx, in.Src[1], sz, signed)
+			// The extended byte fits the sign-extended imm32.
+			a.encode(mnCmpMI, 8, 0, regOp(rax), int64(v))
+			return
 		}
+		c.srcExt(rcx, in.Src[1], sz, signed)
 		a.encode(mnCmpMR, 8, rcx, regOp(rax), 0)
 		return
 	}

@@ -1205,6 +1205,20 @@ func (c *compiler) shift(in *gvinst.Inst) {
 			return
 		}
 	}
+	if in.HasImm && sz < 4 {
+		if k := uint64(in.Imm) & t.Mask(); k > 0 && k < n {
+			// The extended value shifted in the destination's register,
+			// zero-extended again unless a right shift kept it in range.
+			x := c.src(in.Src[0])
+			d := c.dstRegFrom(in.Dst, in.Src[0])
+			a.extend(d, regOp(x), sz, in.Op == gvinst.OpSar)
+			a.shiftImm(digit, d, uint8(k))
+			if in.Op != gvinst.OpShr {
+				a.extend(d, regOp(d), sz, false)
+			}
+			return
+		}
+	}
 	c.srcExt(rax, in.Src[0], sz, in.Op == gvinst.OpSar)
 	if in.HasImm {
 		k := uint64(in.Imm) & t.Mask()

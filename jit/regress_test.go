@@ -120,3 +120,26 @@ func TestShiftFlagsConstantCount(t *testing.T) {
 		}
 	}
 }
+
+// TestNarrowOpsInPlace: 1- and 2-byte arithmetic, logic and shifts by a
+// constant compute in the destination's register (binary at 32 bits,
+// shift of the extended value) and must leave only the type's bits, from
+// sources with garbage above them, the destination being the source too.
+func TestNarrowOpsInPlace(t *testing.T) {
+	for _, ty := range []string{"u8", "s8", "u16", "s16"} {
+		// Every result goes into a sum (v200...), rotated between terms.
+		body, acc := "  GET.u64 v200, s0\n", 200
+		for i, op := range []string{"SHL", "SHR", "SAR", "ADD", "SUB", "MUL", "AND", "OR", "XOR"} {
+			for j, k := range []string{"1", "7", "9", "15", "-1"} {
+				n := 8 + 2*(5*i+j)
+				body += fmt.Sprintf("  %s.%s v%d, s%d, %s\n  %s.%s v%d, v%d, v%d\n", op, ty, n, 1+(i+j)%4, k, op, ty, n+1, n, n)
+				for _, v := range []int{n, n + 1} {
+					body += fmt.Sprintf("  ADD.u64 v%d, v%d, v%d\n  ROL.u64 v%d, v%d, 5\n", acc+1, acc, v, acc+2, acc+1)
+					acc += 2
+				}
+			}
+		}
+		body += fmt.Sprintf("  PUT.u64 s5, v%d\n", acc)
+		mustRunBoth(t, flagsProgram(body), []byte{0xff, 0x80, 0x7f, 0x13})
+	}
+}

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gxbit/gxbit/gvinst"
 	"sort"
@@ -15,6 +16,10 @@ type Loop struct {
 	Header  *Block
 	Blocks  []*Block // in address order, the header included
 	Latches []*Block // sources of back edges
+	// Cold are the blocks of the natural loop that end in a call only
+	// an error path takes (Block.Cold): they are not in Blocks, and the
+	// edges into them are not exits. See isColdCall.
+	Cold []*Block
 	// Exits are the edges that leave the loop: From inside, To outside.
 	Exits    []Edge
 	Parent   *Loop
@@ -78,14 +83,21 @@ func (f *Func) findLoops() {
 	var loops []*Loop
 	for _, h := range headers {
 		l := byHeader[h]
+		cold := l.coldRegion()
 		for b := range l.body {
+			if cold[b] {
+				delete(l.body, b)
+				l.Cold = append(l.Cold, b)
+				continue
+			}
 			l.Blocks = append(l.Blocks, b)
 		}
+		sort.Slice(l.Cold, func(i, j int) bool { return l.Cold[i].Addr < l.Cold[j].Addr })
 		sort.Slice(l.Blocks, func(i, j int) bool { return l.Blocks[i].Addr < l.Blocks[j].Addr })
 		sort.Slice(l.Latches, func(i, j int) bool { return l.Latches[i].Addr < l.Latches[j].Addr })
 		for _, b := range l.Blocks {
 			for _, s := range b.Succs {
-				if !l.body[s] {
+				if !l.body[s] && !slices.Contains(l.Cold, s) {
 					l.Exits = append(l.Exits, Edge{b, s})
 				}
 			}
@@ -298,6 +310,180 @@ func (l *Loop) x87Reject() string {
 	return ""
 }
 
+// maxColdRegion bounds the blocks of one error path a loop leaves out.
+const maxColdRegion = 6
+
+// coldRegion returns the blocks of l's natural loop that only an error
+// path runs: for each block ending in a cold call (Block.Cold), the
+// blocks dominated by the first block of its path, found by walking up
+// from the call's block through its dominators while each is reached
+// only by a conditional branch of the loop (gcc's sqrt: ja to a block
+// that tests the argument again, spills, calls and jumps back). The
+// region stays within maxColdRegion blocks, does not hold the header,
+// and leaves only into the loop, so that cutting it loses no exit.
+func (l *Loop) coldRegion() map[*Block]bool {
+	cold := map[*Block]bool{}
+	for c := range l.body {
+		if !c.Cold || c == l.Header {
+			continue
+		}
+		region := func(s *Block) map[*Block]bool {
+			r := map[*Block]bool{}
+			for b := range l.body {
+				if Dominates(s, b) {
+					r[b] = true
+				}
+			}
+			return r
+		}
+		var best map[*Block]bool
+		for s := c; s != nil && s != l.Header && l.body[s]; s = s.Idom {
+			if len(s.Preds) != 1 || s.Preds[0].Last().Term != TermBranch || !l.body[s.Preds[0]] {
+				break
+			}
+			r := region(s)
+			if len(r) > maxColdRegion || r[l.Header] {
+				break
+			}
+			ok := true
+			for b := range r {
+				for _, x := range b.Succs {
+					ok = ok && (r[x] || l.body[x])
+				}
+				for _, lt := range l.Latches {
+					ok = ok && b != lt
+				}
+			}
+			if !ok {
+				break
+			}
+			best = r
+		}
+		for b := range best {
+			cold[b] = true
+		}
+	}
+	return cold
+}
+
+// isColdCall reports whether a call to the function named name is one
+// that only an error path takes, so that a loop may leave the block
+// making it out of its body (Loop.Cold): gcc computes sqrt inline
+// (sqrtsd) and calls the library's sqrt (under any of the names glibc
+// gives it) only for a negative argument,
+// where it must set errno. A kernel never runs such a block: a thread
+// that reaches it ends with an error and the instance runs on the CPU,
+// which makes the call. Phase 1 does not see the callee's accesses
+// (errno) for the same reason: they happen only in instances that run
+// on the CPU.
+func isColdCall(name string) bool {
+	switch name {
+	case "sqrt", "__sqrt", "sqrtf64", "sqrtf32x", "f32xsqrtf64", "__ieee754_sqrt", "__sqrt_finite", // glibc's names of one function
+		"sqrtf", "__sqrtf", "sqrtf32", "__ieee754_sqrtf", "__sqrtf_finite":
+		return true
+	}
+	return false
+}
+
+// latchExitTwins reports whether l leaves from several latches that run
+// copies of one exit test: gcc keeps a test of a value the loop does not
+// change inside the loop (kmeans's k > 0 around its inner loop) and ends
+// each side with its own copy of the loop's compare and branch. It holds
+// when every block l leaves from is a latch and every latch leaves (each
+// iteration runs exactly one copy), each ends with the same x86 compare
+// and conditional branch (the same text: the same operands, condition and
+// back edge), and every exit reaches one block, directly or through a
+// block that only jumps there. The trip count is then that of one exit
+// test, as for a loop with one latch; the profile's trip counts and the
+// runtime's observed compares check it as for any loop.
+func (l *Loop) latchExitTwins() bool {
+	if len(l.Latches) < 2 || len(l.Exits) != len(l.Latches) {
+		return false
+	}
+	latch := map[*Block]bool{}
+	for _, b := range l.Latches {
+		latch[b] = true
+	}
+	var target *Block
+	var cmp *Insn
+	var cond gvinst.Cond
+	for i, e := range l.Exits {
+		if !latch[e.From] || e.From.Last().Term != TermBranch {
+			return false
+		}
+		to := e.To
+		if len(to.Insns) == 1 && to.Insns[0].Term == TermJump && len(to.Succs) == 1 {
+			to = to.Succs[0]
+		}
+		c := e.From.flagsInsn()
+		if c == nil {
+			return false
+		}
+		ec, ok := exitCond(e.From.Last(), l)
+		if !ok {
+			return false
+		}
+		if i == 0 {
+			target, cmp, cond = to, c, ec
+			continue
+		}
+		if to != target || !sameCode(c, cmp) || ec != cond {
+			return false
+		}
+	}
+	return true
+}
+
+// exitCond returns the x86 condition under which the conditional branch
+// br leaves loop l: its own when it jumps out, the opposite when it
+// falls out (x86 conditions come in pairs that differ in the low bit).
+func exitCond(br *Insn, l *Loop) (gvinst.Cond, bool) {
+	if len(br.Code) != 2 || br.Code[0].Op != gvinst.OpGetCC || br.Code[1].Op != gvinst.OpBranch || br.Code[1].Src[0] != br.Code[0].Dst {
+		return 0, false
+	}
+	c := gvinst.Cond(br.Code[0].Mod)
+	if taken := l.Func.ByAddr[br.Targets[0]]; taken != nil && l.Contains(taken) {
+		c ^= 1
+	}
+	return c, true
+}
+
+// sameCode reports whether x and y lift to the same GVInst but for the
+// x86 addresses they came from and where each goes on to when it falls
+// through: the same operation on the same guest state.
+func sameCode(x, y *Insn) bool {
+	if len(x.Code) != len(y.Code) || x.Term != y.Term {
+		return false
+	}
+	for i := range x.Code {
+		a, b := x.Code[i], y.Code[i]
+		a.X86, b.X86 = 0, 0
+		if a.Op == gvinst.OpBranch || a.Op == gvinst.OpJmp && a.Target[0] == x.Next && b.Target[0] == y.Next {
+			a.Target[1], b.Target[1] = 0, 0 // a branch's fall-through
+			if a.Op == gvinst.OpJmp {
+				a.Target[0], b.Target[0] = 0, 0 // on to the next instruction
+			}
+		}
+		if a != b {
+			return false
+		}
+	}
+	return true
+}
+
+// flagsInsn is the last instruction of b before its branch that writes
+// the x86 flags (the compare the branch tests), or nil when there is none.
+func (b *Block) flagsInsn() *Insn {
+	for k := len(b.Insns) - 2; k >= 0; k-- {
+		for _, in := range b.Insns[k].Code {
+			if in.Op == gvinst.OpFlags || in.Op == gvinst.OpSetFlags {
+				return b.Insns[k]
+			}
+		}
+	}
+	return nil
+}
+
 // shapeReject checks that each loop of the nest leaves only from one block,
 // its header or its latch (a counted loop tested at the top or the
 // bottom), and that an inner loop leaves only into its parent.
@@ -305,11 +491,14 @@ func (l *Loop) shapeReject() string {
 	var check func(x *Loop) string
 	check = func(x *Loop) string {
 		var from *Block
+		twins := x.latchExitTwins()
 		for _, e := range x.Exits {
-			if from != nil && e.From != from {
+			if from != nil && e.From != from && !twins {
 				return fmt.Sprintf("loop %#x leaves from two places (%#x and %#x): early exit, trip count unknown on entry", x.Header.Addr, from.Last().Addr, e.From.Last().Addr)
 			}
-			from = e.From
+			if from == nil || !twins {
+				from = e.From
+			}
 			if x.Parent != nil && !x.Parent.Contains(e.To) && x != l {
 				return fmt.Sprintf("loop %#x leaves its parent loop directly at %#x", x.Header.Addr, e.From.Last().Addr)
 			}
@@ -318,9 +507,9 @@ func (l *Loop) shapeReject() string {
 			return fmt.Sprintf("loop %#x never exits", x.Header.Addr)
 		}
 		// The exit test must run in every iteration: its block dominates
-		// every latch.
+		// every latch (or, twins, each latch runs its own copy).
 		for _, lt := range x.Latches {
-			if !Dominates(from, lt) {
+			if !twins && !Dominates(from, lt) {
 				return fmt.Sprintf("loop %#x leaves from %#x, which some iterations skip: early exit", x.Header.Addr, from.Last().Addr)
 			}
 		}

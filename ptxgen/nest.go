@@ -18,6 +18,10 @@ type Nest struct {
 	Name   string // the kernel's name; empty means "gx_<header in hex>"
 	Header uint64
 	Blocks map[uint64]*gvinst.VBlock
+	// Cold are blocks outside Blocks that only an error path of the
+	// level runs (profile.Level.Cold): a branch there is not an exit of
+	// the loop, and a thread that takes one ends with ErrCodeCold.
+	Cold map[uint64]bool
 	// Inner, when not 0, asks for a 2D kernel: the header of the parallel
 	// level right inside this one, mapped to x while this level maps to
 	// y. InnerBlocks are that level's blocks (keys of Blocks). No block
@@ -538,6 +542,53 @@ func (a *analysis) check2D() error {
 	return nil
 }
 
+// onlyFeedsSetFlags reports whether the value GETFLAGS i of b reads only
+// reaches SETFLAGS of b, through ANDs and ORs (a ucomisd's flags update:
+// the status bits masked out of the incoming flags, the new ones or-ed
+// in). With SETFLAGS lowered to nothing, the incoming flags then matter
+// to no thread.
+func onlyFeedsSetFlags(b *gvinst.VBlock, i int) bool {
+	vals := map[gvinst.Reg]bool{b.Insts[i].Dst: true}
+	for k := i + 1; k < len(b.Insts); k++ {
+		in := &b.Insts[k]
+		reads := false
+		for _, r := range srcRegsOf(in) {
+			reads = reads || vals[r]
+		}
+		switch {
+		case !reads:
+			if hasDst(in) && vals[in.Dst] {
+				delete(vals, in.Dst) // written again
+			}
+		case in.Op == gvinst.OpSetFlags:
+		case (in.Op == gvinst.OpAnd || in.Op == gvinst.OpOr) && hasDst(in) && in.Dst.IsVirtual():
+			vals[in.Dst] = true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// srcRegsOf lists the registers in reads.
+func srcRegsOf(in *gvinst.Inst) []gvinst.Reg {
+	var rs []gvinst.Reg
+	k := 0
+	for _, o := range in.Op.Info().Operands {
+		switch o {
+		case gvinst.OpdSrc:
+			rs = append(rs, in.Src[k])
+			k++
+		case gvinst.OpdSrcImm:
+			if !in.HasImm {
+				rs = append(rs, in.Src[k])
+			}
+			k++
+		}
+	}
+	return rs
+}
+
 // checkOps rejects blocks with instructions the generator cannot lower.
 func (a *analysis) checkOps() error {
 	for _, addr := range a.order {
@@ -551,9 +602,17 @@ func (a *analysis) checkOps() error {
 				return reject(in.X86, "x87 extended precision (%s) has no GPU equivalent", in.Op)
 			}
 			switch in.Op {
-			case gvinst.OpFlags, gvinst.OpJoin:
+			case gvinst.OpFlags, gvinst.OpJoin, gvinst.OpSetFlags:
+				// Flags a block leaves behind: a reader in the loop
+				// would be a GETCC or GETFLAGS of another block,
+				// refused there, so no thread reads them.
 				continue
-			case gvinst.OpGetCC, gvinst.OpGetFlags, gvinst.OpSetFlags:
+			case gvinst.OpGetFlags:
+				if onlyFeedsSetFlags(b, i) {
+					continue // the incoming flags' system bits, kept by a SETFLAGS nobody reads
+				}
+				return reject(in.X86, "%s reads or writes the x86 flags across blocks (not fused into a CMP)", in.Op)
+			case gvinst.OpGetCC:
 				return reject(in.X86, "%s reads or writes the x86 flags across blocks (not fused into a CMP)", in.Op)
 			case gvinst.OpBswap:
 				if in.Type.Size() == 2 {
@@ -768,7 +827,75 @@ func hasDst(in *gvinst.Inst) bool {
 }
 
 // findExit finds the branch of the level that leaves it, and the CMP
-// that decides it; copies of one x86 branch in several blocks are one exit.
+// that decides it; copies of one x86 branch in several blocks are one exit,
+// and so are x86 branches that make the same compare of the same guest
+// registers (gcc ends each side of a test the loop does not change with
+// its own copy of the loop's compare: profile's latchExitTwins).
+func (a *analysis) sameExitOperands(x, y ExitCopy) bool {
+	for k, pair := range [2][2]gvinst.Reg{{x.A, y.A}, {x.B, y.B}} {
+		if k == 1 && a.exit.BImm {
+			break
+		}
+		sx, okx := slotHolding(a.n.Blocks[x.Block], x.Index, pair[0])
+		sy, oky := slotHolding(a.n.Blocks[y.Block], y.Index, pair[1])
+		if !okx || !oky || sx != sy {
+			return false
+		}
+	}
+	return true
+}
+
+// negateIntCmp returns the integer comparison that holds exactly when c
+// does not.
+func negateIntCmp(c gvinst.Cmp) (gvinst.Cmp, bool) {
+	switch c {
+	case gvinst.CmpEq:
+		return gvinst.CmpNe, true
+	case gvinst.CmpNe:
+		return gvinst.CmpEq, true
+	case gvinst.CmpLt:
+		return gvinst.CmpGe, true
+	case gvinst.CmpGe:
+		return gvinst.CmpLt, true
+	case gvinst.CmpLe:
+		return gvinst.CmpGt, true
+	case gvinst.CmpGt:
+		return gvinst.CmpLe, true
+	}
+	return c, false
+}
+
+// slotHolding returns the guest slot whose value register r holds at
+// instruction at of b: r was read from the slot by a GET or written to it
+// by a PUT, and neither the slot nor r changed from there to at.
+func slotHolding(b *gvinst.VBlock, at int, r gvinst.Reg) (gvinst.Reg, bool) {
+	for k := at - 1; k >= 0; k-- {
+		in := &b.Insts[k]
+		switch {
+		case in.Op == gvinst.OpPut && in.Src[0] == r:
+			return in.Dst, slotUnchanged(b, in.Dst, k, at)
+		case in.Op == gvinst.OpGet && in.Dst == r:
+			return in.Src[0], slotUnchanged(b, in.Src[0], k, at)
+		case writesSlot(in, r):
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// slotUnchanged reports whether no instruction of b strictly between from
+// and to writes guest slot s.
+func slotUnchanged(b *gvinst.VBlock, s gvinst.Reg, from, to int) bool {
+	for k := from + 1; k < to; k++ {
+		if in := &b.Insts[k]; in.Op == gvinst.OpPut && in.Dst == s || writesSlot(in, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// findExit finds the branch of the level that leaves it, and the CMP
+// that decides it (see sameExitOperands for several).
 func (a *analysis) findExit() error {
 	found := false
 	for _, addr := range a.order {
@@ -776,7 +903,7 @@ func (a *analysis) findExit() error {
 		last := &b.Insts[len(b.Insts)-1]
 		var out []int
 		for k, t := range b.Successors() {
-			if _, in := a.n.Blocks[t]; !in {
+			if _, in := a.n.Blocks[t]; !in && !a.n.Cold[t] {
 				out = append(out, k)
 			}
 		}
@@ -806,7 +933,14 @@ func (a *analysis) findExit() error {
 		cp := ExitCopy{Block: addr, Index: ci, A: c.Src[0], B: c.Src[1]}
 		if found {
 			x := a.exit
-			if x.X86 != e.X86 || x.Cmp != e.Cmp || x.Type != e.Type || x.BImm != e.BImm || x.Imm != e.Imm || x.ContinueIf != e.ContinueIf {
+			if x.ContinueIf != e.ContinueIf && x.X86 != e.X86 {
+				// je out and jne back are one exit test.
+				if nc, ok := negateIntCmp(e.Cmp); ok {
+					e.Cmp, e.ContinueIf = nc, !e.ContinueIf
+				}
+			}
+			if x.Cmp != e.Cmp || x.Type != e.Type || x.BImm != e.BImm || x.Imm != e.Imm || x.ContinueIf != e.ContinueIf ||
+				x.X86 != e.X86 && !a.sameExitOperands(x.Copies[0], cp) {
 				return reject(last.X86, "the loop has more than one exit (another at %#x)", x.X86)
 			}
 			a.exit.Copies = append(a.exit.Copies, cp)

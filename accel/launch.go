@@ -32,7 +32,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	mem := sp.a.g.Mem
 	// The reloaded registers among the live-ins: checked at each probed
 	// arrival, passed no value (each thread loads them).
-	reloaded := reloadIndex(k.LiveIns, k.Reloads, false)
+	reloaded := reloadIndex(k.LiveIns, k.Reloads, 0)
 	// Two probed iterations give the steps (checked on three states); a
 	// 2D kernel needs a third, to check the per-row changes of the inner
 	// trip count and steps.
@@ -68,6 +68,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	var insnsPerIter float64
 	var innerTrips [3]uint64
 	var innerStates [3][][]uint64
+	var inner2 innermostObs
 	for it := 0; it < P; it++ {
 		// The footprints, the exit test and the independence checks read
 		// the records of probed iterations 0 and 1 only (recordedRows);
@@ -90,6 +91,14 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			watched, err := sp.observeParts(it, cpu, st.PC)
 			if err != nil {
 				return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
+			}
+			if st.PC == sp.inner2 && sp.kernel3 != nil {
+				// An arrival at the innermost header, in inner
+				// iteration innerTrips[it]-1 of the row.
+				if err := inner2.arrive(sp, cpu, it, innerTrips[it]); err != nil {
+					return false, fail(ReasonNotAffine, "reading innermost live-in: %v", err)
+				}
+				watched = true
 			}
 			if !watched && st.PC == sp.inner && sp.countsInner() {
 				// An arrival at the inner header: count it, and keep the
@@ -117,6 +126,9 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 					return false, fail(ReasonNotAffine, "%v", err)
 				}
 				sp.countSkipped(it, h, walk.skipped[h]-before, &innerTrips[it])
+				if h == sp.inner2 && sp.kernel3 != nil {
+					inner2.skipped(it, innerTrips[it], walk.skipped[h]-before)
+				}
 				continue
 			}
 			st = engine.Run(cpu, 0)
@@ -233,6 +245,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			o.lo[it], o.hi[it] = min(o.lo[it], recs[it].lo[s]), max(o.hi[it], recs[it].hi[s])
 		}
 	}
+	sp.checkStrides(byX86, &restride)
 	var fixed []int // loads the same in every iteration: checked below
 	if restride != "" {
 		var why string
@@ -357,7 +370,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		isteps0 := make([]uint64, len(k2.InnerLiveIns))
 		irows := make([]uint64, len(k2.InnerLiveIns))
 		ok := first >= 0 && lastRow >= 0 && int64(innerTrips[2])-int64(innerTrips[1]) == dn
-		innerReloaded := reloadIndex(k2.InnerLiveIns, k2.Reloads, true)
+		innerReloaded := reloadIndex(k2.InnerLiveIns, k2.Reloads, 1)
 		for it := 0; it < 3 && ok; it++ {
 			for a := 1; a < 3 && ok; a++ {
 				ok = checkReloads(mem, k2.InnerLiveIns, innerStates[it][a], innerReloaded, a) == ""
@@ -388,12 +401,23 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			try.InnerTrip0, try.InnerTripStep = uint64(first), uint64(dn)
 			ok = sp.deadStoresCovered(k2, try, byX86)
 		}
+		ok = ok && outerStoresFit(k2, in.Sites, first, lastRow)
 		if ok {
 			if fn2 := sp.kernel2Fn(); fn2 != nil {
 				in.InnerTrip0, in.InnerTripStep, in.InnerMax = uint64(first), uint64(dn), uint64(max(first, lastRow))
 				in.InnerSteps, in.InnerStepRows = isteps, irows
 				k, fn = k2, fn2
 				inner0 = &ptxgen.LaunchInput{InnerTrip0: uint64(n0), InnerSteps: isteps0}
+				if k3 := sp.kernel3; k3 != nil && !sp.a.prefer2D(k2, in) && reloadsOverlapStores(k3, sites) == "" {
+					// A replay launches P more rows, each up to |dn| wider.
+					rows := in.InnerMax + uint64(P)*uint64(max(dn, -dn))
+					if trip, steps, ok := inner2.confirm(mem, k3, sp.innermostIVs()); ok && fits3D(k3, in.Count+uint64(P), rows, trip) {
+						if fn3 := sp.kernel3Fn(); fn3 != nil {
+							in.Inner2Trip, in.Inner2Steps = trip, steps
+							k, fn = k3, fn3
+						}
+					}
+				}
 			}
 		}
 	}
@@ -673,6 +697,14 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	if err != nil {
 		var ke *ptxgen.KernelError
 		if errors.As(err, &ke) {
+			if k.ThreeD && (ke.Code == ptxgen.ErrCodeExit || ke.Code == ptxgen.ErrCodeStep) && sp.kernel3 != nil {
+				// An inner iteration whose innermost trip count or steps
+				// differ from the probed ones: the 2D kernel, which runs
+				// the innermost loop in the thread, from now on.
+				sp.kernel3, sp.fn3 = nil, nil
+				sp.replay = nil
+				sp.rep.Note = "2D, not 3D: " + ke.Error()
+			}
 			return fail(ReasonKernel, "%v", ke), false
 		}
 		return fail(ReasonDriver, "%v", err), false
@@ -680,6 +712,9 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	sp.rep.Launches++
 	if k.TwoD {
 		sp.rep.Launches2D++
+	}
+	if k.ThreeD {
+		sp.rep.Launches3D++
 	}
 	sp.rep.Iterations += in.Count
 	sp.rep.KernelSeconds += st.Kernel.Seconds()

@@ -752,6 +752,76 @@ func TestLoadJoinsChanges(t *testing.T) {
 	}
 }
 
+// TestResidentWideColumnWalk launches the saxpy loop with a lazy Resident,
+// which leaves y on the device, then reads one element a row of y seen as
+// a matrix whose rows are 18.4 pages long (wider than strideAhead), as a
+// walk down a column does. The pages come back gathered on the
+// device, a doubling number of rows a copy (not one copy a row), each
+// byte exactly, and only the walked pages take host memory.
+func TestResidentWideColumnWalk(t *testing.T) {
+	const rowPages, rows = 18, 24
+	const rowBytes = rowPages*gvinst.PageSize + 1640 // not whole pages
+	const n = (rows + 1) * rowPages * gvinst.PageSize / 8
+	bs, k, sim, fn := saxpyKernel(t)
+	ctx := &countingContext{Context: sim}
+	yBase := uint64(dataBase + 8*n)
+	guest := func() (*gvinst.Memory, *gvinst.CPU) {
+		mem := gvinst.NewMemory(1 << 28)
+		if err := mem.Map(dataBase, 16*n, gvinst.PermRead|gvinst.PermWrite); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			_ = mem.Store(dataBase+uint64(8*i), 8, math.Float64bits(float64(i%97)*0.1+1/3.0))
+			_ = mem.Store(yBase+uint64(8*i), 8, math.Float64bits(float64(i%89)/7.0))
+		}
+		cpu := &gvinst.CPU{PC: 0x1000}
+		cpu.State[gvinst.MXCSR] = 0x1f80
+		cpu.State[gvinst.S6] = dataBase
+		cpu.State[gvinst.S7] = yBase
+		cpu.State[gvinst.S2] = uint64(n) * 8
+		cpu.State[gvinst.XReg(0)] = math.Float64bits(1.0000001)
+		return mem, cpu
+	}
+	refMem, refCPU := guest()
+	runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), refCPU)
+	mem, cpu := guest()
+	res := Resident{Lazy: true}
+	xr, yr := Range{dataBase, yBase}, Range{yBase, yBase + 8*n}
+	if _, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res); err != nil {
+		t.Fatal(err)
+	}
+	host0, d0 := mem.HostBytes(), ctx.dtoh
+	for r := 0; r < rows; r++ {
+		a := yr.Lo + uint64(r)*rowBytes + 16
+		got, err := mem.Load(a, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := refMem.Load(a, 8); got != want {
+			t.Fatalf("row %d: %#x, want %#x", r, got, want)
+		}
+	}
+	if calls := ctx.dtoh - d0; calls > 6 {
+		t.Errorf("the walk down %d rows brought y back in %d copies, want a doubling number of rows a copy", rows, calls)
+	}
+	if grown := mem.HostBytes() - host0; grown > rows*gvinst.PageSize {
+		t.Errorf("the walk over %d pages took %d bytes of host memory", rows, grown)
+	}
+	// What came back is what the device held, byte for byte; the rest
+	// comes back when read.
+	last := *cpu
+	last.State[gvinst.S0] = (n - 1) * 8
+	runToSyscall(t, gvinst.NewInterpreter(mem, bs, gvinst.InterpOptions{}), &last)
+	want, got := make([]byte, 16*n), make([]byte, 16*n)
+	_ = refMem.Read(dataBase, want)
+	if err := mem.Read(dataBase, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's")
+	}
+}
+
 // TestResidentGrowsByPages runs the saxpy loop over footprints that grow
 // by an element a launch, as cholesky's do (rows below column j, up to
 // column j): a buffer that grows is made to the end of its last page, so

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,8 +83,9 @@ const (
 )
 
 // disarmAfter is how many instances in a row too short to launch make a
-// hot spot that never launched stop probing, and how many launches in a
-// row whose kernel reported an error send a hot spot back to the CPU.
+// hot spot that never launched stop probing, how many in a row predicted
+// not to pay make any hot spot stop (see streak), and how many launches in
+// a row whose kernel reported an error send a hot spot back to the CPU.
 const disarmAfter = 8
 
 // ErrProfileMismatch is returned when a profile is applied to a program
@@ -133,9 +135,8 @@ type Accelerator struct {
 	// them (costErr when that failed).
 	costs   *DeviceCosts
 	costErr error
-	// copyIn is the copy-in bandwidth the launches saw (bytes per second;
-	// 0 until one copied enough to tell).
-	copyIn float64
+	// copyIn measures the copy-in bandwidth the launches saw.
+	copyIn copyMeter
 	// calib compares the kernels' times with the throughput model's
 	// (DeviceCosts.KernelScale).
 	calib calibration
@@ -457,16 +458,18 @@ type spot struct {
 	loadErr error // why the kernel could not be loaded (it then never is)
 	// loadTime is the time spent loading the spot's kernels (spot.load).
 	loadTime time.Duration
-	// copyAtStart is the report's copy seconds when the instance being
-	// offloaded began (finishInstance's ledger leaves out a first
-	// launch's copies in).
-	copyAtStart float64
 	// The 2D kernel, when the level inside is parallel too and the
 	// generator accepts the nest for it (nil otherwise).
 	inner    uint64
 	innerSet map[uint64]bool
 	kernel2  *ptxgen.Kernel
 	fn2      gpu.Function
+	// The 3D kernel, when the level inside the inner one is parallel too
+	// and the generator accepts the nest for it (nil otherwise).
+	inner2    uint64
+	inner2Set map[uint64]bool
+	kernel3   *ptxgen.Kernel
+	fn3       gpu.Function
 
 	// tripsDiffer is set once a launch of the 1D kernel found a row whose
 	// inner trip count the probed rows did not tell: its launches check
@@ -479,7 +482,12 @@ type spot struct {
 
 	// groupOf maps a site's x86 address and kind to the profile's array.
 	groupOf map[[2]uint64]int
-	probe   *gvinst.Interpreter // instrumented; stops at the header and the exits
+	// modelStep maps a site's x86 address and kind to the step its
+	// profile access function takes along the mapped level, where the
+	// profile fitted one (every access of that instruction and kind the
+	// same step; checkStrides).
+	modelStep map[[2]uint64]modelStep
+	probe     *gvinst.Interpreter // instrumented; stops at the header and the exits
 	// rows runs the probed iterations past recordedRows, without probes,
 	// stopping at rowBps, where probe does (rowEngine).
 	rows   gvinst.Engine
@@ -515,14 +523,25 @@ type spot struct {
 	// engine's time per iteration (timed on the CPU tails; 0 until one
 	// ran), the kernel's time per iteration on the last launch, and when
 	// the last tail began.
-	ledger        ledger
-	plainIter     time.Duration
+	ledger    ledger
+	plainIter time.Duration
+	// plainRate is the plain engine's speed on the loop, guest
+	// instructions per second, once timePlain timed it (plainTimed; 0
+	// when the instance ended before a run could tell).
+	plainRate  float64
+	plainTimed bool
+	// fetch is what the instance under way would cost the CPU to bring
+	// back of its footprints from the device (the cost model's Fetch).
+	fetch         time.Duration
 	kernelPerIter time.Duration
 	// modelPerIter is the throughput model's kernel time per iteration at
 	// the last prediction, before scaling (0 when none was made).
 	modelPerIter time.Duration
 	tailStart    time.Time
-	unprofitable int     // consecutive instances predicted not to pay, before any launch
+	// unprofitable counts the instances in a row predicted not to pay;
+	// predicted is the last prediction.
+	unprofitable streak
+	predicted    Estimate
 	kernelErrors int     // launches whose kernel reported an error, in a row
 	fatal        error   // a broken invariant that must stop the run
 	replay       *replay // an instance to launch again without probing (replay.go)
@@ -558,7 +577,7 @@ func (sp *spot) ensureBuilt() bool {
 	sp.rep.TranslateSeconds += time.Since(t0).Seconds()
 	sp.rep.KernelGenerated = sp.kernel != nil
 	if err != nil {
-		sp.kernel, sp.kernel2 = nil, nil
+		sp.kernel, sp.kernel2, sp.kernel3 = nil, nil, nil
 		sp.rep.Offloadable, sp.rep.Reason = false, err.Error()
 		sp.disarm("")
 		return false
@@ -601,23 +620,41 @@ func newSpot(hs *profile.HotSpot, L int) *spot {
 			}
 		}
 	}
+	sp.modelStep = map[[2]uint64]modelStep{}
+	if sp.inner != 0 && L+2 < len(hs.Levels) && slices.Contains(hs.ParallelLevels, L+2) {
+		il := &hs.Levels[L+2]
+		sp.inner2, sp.inner2Set = uint64(il.Header), map[uint64]bool{uint64(il.Header): true}
+		for _, b := range il.Blocks {
+			sp.inner2Set[uint64(b)] = true
+		}
+	}
 	for _, acc := range hs.Accesses {
 		k := uint64(0)
 		if acc.Kind == "write" {
 			k = 1
 		}
-		sp.groupOf[[2]uint64{uint64(acc.X86), k}] = acc.Group
+		key := [2]uint64{uint64(acc.X86), k}
+		sp.groupOf[key] = acc.Group
+		ms, seen := sp.modelStep[key]
+		fitted := acc.Affine && !acc.Stack && L < len(acc.Coeffs)
+		switch {
+		case !seen && fitted:
+			sp.modelStep[key] = modelStep{step: acc.Coeffs[L], ok: true}
+		case !seen || !fitted || ms.step != acc.Coeffs[L]:
+			sp.modelStep[key] = modelStep{}
+		}
 	}
 	return sp
 }
 
 // scheduleNote compares the schedule of hs with what phase 2 runs: one
-// kernel over level L (and L+1 when it is parallel: the 2D kernel), each
-// thread running the rest of the x86 body.
+// kernel over level L (and L+1 when it is parallel: the 2D kernel, and
+// L+2 when it is parallel too: the 3D kernel), each thread running the
+// rest of the x86 body.
 func scheduleNote(s *schedule.Schedule, hs *profile.HotSpot, L int) string {
 	grid := []string{hs.Levels[L].Index}
-	if L+1 < len(hs.Levels) && hs.Levels[L+1].Verdict == profile.VerdictParallel {
-		grid = append(grid, hs.Levels[L+1].Index)
+	for l := L + 1; l < len(hs.Levels) && l <= L+2 && hs.Levels[l].Verdict == profile.VerdictParallel; l++ {
+		grid = append(grid, hs.Levels[l].Index)
 	}
 	if len(s.Kernels) == 1 && !s.Kernels[0].Distributed && s.Kernels[0].Interchanged[0] == "" {
 		var g []string
@@ -628,7 +665,7 @@ func scheduleNote(s *schedule.Schedule, hs *profile.HotSpot, L int) string {
 			return "phase 2 runs it as scheduled"
 		}
 	}
-	return fmt.Sprintf("phase 2 runs one kernel over %s with the rest of the x86 body inside each thread: the schedule's other kernels (distribution, interchange, a third grid level) need code generated from the model, which is not built yet", strings.Join(grid, ", "))
+	return fmt.Sprintf("phase 2 runs one kernel over %s with the rest of the x86 body inside each thread: the schedule's other kernels (distribution, interchange) need code generated from the model, which is not built yet", strings.Join(grid, ", "))
 }
 
 // mappedLevel is the level of a parallel hot spot that phase 2 maps to
@@ -682,7 +719,7 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 	}
 	done, fb := sp.offload(cpu)
 	if fb == nil {
-		sp.small, sp.kernelErrors = 0, 0
+		sp.small, sp.unprofitable, sp.kernelErrors = 0, streak{}, 0
 		return nil
 	}
 	if fb.reason == ReasonKernel {
@@ -700,8 +737,8 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 			sp.disarm("")
 		}
 	}
-	if fb.reason == ReasonNotProfitable && sp.rep.Launches == 0 {
-		if sp.unprofitable++; sp.unprofitable >= disarmAfter {
+	if fb.reason == ReasonNotProfitable {
+		if sp.unprofitable.add(sp.predicted) {
 			sp.disarm(fb.detail)
 		}
 	}

@@ -214,8 +214,8 @@ func (a *Accelerator) stopLoader() {
 // prefetch generates the kernels of the armed hot spots in spots whose
 // header code is mapped, and queues their modules on the loader: the
 // kernels a launch is likeliest to run first (the schedule's parts, else
-// the 2D kernel on a real GPU, where prefer1D never picks the level's
-// own), then the others.
+// the 3D or 2D kernel on a real GPU, where prefer2D and prefer1D never
+// pick the smaller one), then the others.
 func (a *Accelerator) prefetch(spots []*spot) {
 	if !a.prefetching() || a.closed {
 		return
@@ -232,6 +232,11 @@ func (a *Accelerator) prefetch(spots []*spot) {
 				then = append(then, p.even)
 			}
 			then = append(then, sp.kernel2)
+		case sp.kernel3 != nil && a.opts.Driver.Name() != "sim":
+			// A real GPU launches the 3D kernel (prefer2D), the 2D one
+			// where the probed rows do not confirm the innermost level.
+			first = append(first, sp.kernel3)
+			then = append(then, sp.kernel2, sp.kernel)
 		case sp.kernel2 != nil && a.opts.Driver.Name() != "sim":
 			// A real GPU launches the 2D kernel (prefer1D).
 			first = append(first, sp.kernel2)

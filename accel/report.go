@@ -30,6 +30,9 @@ type HotSpotReport struct {
 	FallbackReasons map[string]int `json:"fallback_reasons"`
 	LastFallback    string         `json:"last_fallback,omitempty"`
 	Launches2D      int            `json:"launches_2d"`
+	// Launches3D are the launches of the 3D kernel (counted in
+	// Launches2D too).
+	Launches3D int `json:"launches_3d,omitempty"`
 	// Replays are the instances launched without probing: the same
 	// live-in values as one probed before (see replay.go).
 	Replays int `json:"replays,omitempty"`
@@ -168,7 +171,7 @@ func FormatReport(r *Report) string {
 			fmt.Fprintf(&sb, "not offloadable: %s\n", h.Reason)
 			continue
 		}
-		fmt.Fprintf(&sb, "%d launches (%d 2D, %d unchecked), %d GPU iterations, %d fallbacks", h.Launches, h.Launches2D, h.Unchecked, h.Iterations, h.Fallbacks)
+		fmt.Fprintf(&sb, "%d launches (%d 2D, %d of them 3D, %d unchecked), %d GPU iterations, %d fallbacks", h.Launches, h.Launches2D, h.Launches3D, h.Unchecked, h.Iterations, h.Fallbacks)
 		var rs []string
 		for k, v := range h.FallbackReasons {
 			rs = append(rs, fmt.Sprintf("%s: %d", k, v))

@@ -49,9 +49,10 @@ func (it *Interpreter) Exec(slots []uint64, in *Inst) *Stop {
 // set (0 for an empty entry), and at offset 8 the host address of the
 // page's bytes minus the page's guest address: a guest address in the page
 // plus that is the host address of its byte. Page number pn lives in entry
-// TLBSlot(pn). The read TLB holds readable pages; the write TLB writable
-// pages that hold no translated code, that are not stale and not watched, so
-// a hit needs no further check.
+// TLBSlot(pn). The read TLB holds readable pages; the write TLB pages
+// both readable and writable that hold no translated code, that are not
+// stale and not watched, so a hit needs no further check, for a load or a
+// store.
 const (
 	TLBSlots      = tlbSize
 	TLBEntryBytes = 32

@@ -922,7 +922,9 @@ func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 			if m.OnCodeWrite != nil {
 				m.OnCodeWrite(pn * PageSize)
 			}
-		} else {
+		} else if allows(p.perm, AccessRead) {
+			// Only readable pages: compiled code reads through a
+			// write TLB hit too (TLBSlots).
 			m.wtlb[tlbIndex(pn)] = newTLBEntry(pn, p)
 		}
 	default:

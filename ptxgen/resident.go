@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gxbit/gxbit/gpu"
@@ -774,6 +775,33 @@ func (res *Resident) ToCopy(r Range) uint64 {
 	return n
 }
 
+// Stale returns how many bytes of r only the device holds (the guest's
+// pages there are stale): what running over r on the CPU would bring back
+// first. Phase 2's cost model charges it to the CPU side, so that a small
+// nest between kernels over arrays that live on the device (LU's column
+// scaling between its trailing updates) is not sent to the CPU, whose
+// every pass would bring the pages back and the next launch copy them in
+// again.
+func (res *Resident) Stale(r Range) uint64 {
+	if res == nil || r.Hi <= r.Lo {
+		return 0
+	}
+	var n uint64
+	for _, b := range res.bufs {
+		lo, hi := max(r.Lo, b.r.Lo), min(r.Hi, b.r.Hi)
+		if lo >= hi || b.nstale == 0 {
+			continue
+		}
+		for pn := lo / gvinst.PageSize; pn <= (hi-1)/gvinst.PageSize; pn++ {
+			if i, ok := b.page(pn); ok && b.stale[i] {
+				plo, phi := max(lo, pn*gvinst.PageSize), min(hi, (pn+1)*gvinst.PageSize)
+				n += phi - plo
+			}
+		}
+	}
+	return n
+}
+
 // containing returns the resident buffer that holds all of r, or nil.
 func (res *Resident) containing(r Range) *resBuf {
 	if res == nil {
@@ -823,6 +851,9 @@ func (res *Resident) acquire(ctx gpu.Context, mem GuestMemory, r Range) (*resBuf
 		}
 		olds, u = nil, r
 	}
+	if len(olds) > 0 {
+		u = res.padded(u, olds)
+	}
 	dev, err := ctx.Alloc(u.Hi - u.Lo)
 	if err != nil {
 		return nil, false, 0, err
@@ -850,6 +881,32 @@ func (res *Resident) acquire(ctx gpu.Context, mem GuestMemory, r Range) (*resBuf
 		b.pinned = true
 	}
 	return b, false, 0, nil
+}
+
+// padded widens u, the bytes of a buffer that grows over olds, to the
+// ends of its first and last pages, short of any other buffer: a footprint
+// that grows by an element each launch (cholesky's rows below column j,
+// up to column j) then makes a new buffer, and walks every page of it,
+// once a page rather than once a launch. Those pages are mapped, as u's
+// ends are.
+func (res *Resident) padded(u Range, olds []*resBuf) Range {
+	lo := u.Lo / gvinst.PageSize * gvinst.PageSize
+	hi := (u.Hi-1)/gvinst.PageSize*gvinst.PageSize + gvinst.PageSize
+	if hi < u.Hi {
+		hi = u.Hi // the last page of the address space
+	}
+	for _, b := range res.bufs {
+		if slices.Contains(olds, b) {
+			continue
+		}
+		if b.r.Hi <= u.Lo {
+			lo = max(lo, b.r.Hi)
+		}
+		if b.r.Lo >= u.Hi {
+			hi = min(hi, b.r.Lo)
+		}
+	}
+	return Range{lo, hi}
 }
 
 // limit is the device memory the Resident keeps at most.

@@ -1,6 +1,7 @@
 package accel_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sync"
@@ -221,4 +222,50 @@ func TestInitNestArmedEarly(t *testing.T) {
 		return
 	}
 	t.Fatal("atax not built")
+}
+
+// gpuNamed is gpusim under another name, so that phase 2 treats it as a
+// real GPU (Options.Prefetch's auto setting loads ahead on one); opens
+// and closes count its contexts.
+type gpuNamed struct {
+	gpu.Driver
+	opens, closes chan struct{}
+}
+
+func (d gpuNamed) Name() string { return "gpu" }
+
+func (d gpuNamed) NewContext(i int) (gpu.Context, error) {
+	ctx, err := d.Driver.NewContext(i)
+	if err != nil {
+		return nil, err
+	}
+	d.opens <- struct{}{}
+	return closeCountedContext{ctx, d.closes}, nil
+}
+
+// TestRunOnlineOpensDevice runs gxbit run --accelerate on a program with
+// no loop on a real GPU (as far as phase 2 can tell): its profiling round
+// begins at the start, and the device's context starts opening then, on
+// the loader (accel.Accelerator.OpenDevice), although nothing is ever
+// armed; by the end it is closed, and the program's status is its own.
+func TestRunOnlineOpensDevice(t *testing.T) {
+	quiet := compileStatic(t, "quiet", "int main(void) { return 3; }")
+	drv := gpuNamed{Driver: gpusim.New(gpusim.Options{}), opens: make(chan struct{}, 4), closes: make(chan struct{}, 4)}
+	res, _, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: quiet, Engine: testEngine}, pipeline.OnlineOptions{Driver: drv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitStatus != 3 {
+		t.Errorf("status %d, want 3", res.ExitStatus)
+	}
+	for _, c := range []struct {
+		what string
+		ch   chan struct{}
+	}{{"opened", drv.opens}, {"closed", drv.closes}} {
+		select {
+		case <-c.ch:
+		case <-time.After(time.Minute):
+			t.Fatalf("no context was %s", c.what)
+		}
+	}
 }

@@ -260,6 +260,7 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 		if o.rounds == 0 && o.after <= 0 {
 			// Profiling from the start: the collector is where it
 			// began, at the entry point.
+			o.acc.OpenDevice()
 			o.rounds++
 			o.profiling = true
 			continue

@@ -49,9 +49,10 @@ func (it *Interpreter) Exec(slots []uint64, in *Inst) *Stop {
 // set (0 for an empty entry), and at offset 8 the host address of the
 // page's bytes minus the page's guest address: a guest address in the page
 // plus that is the host address of its byte. Page number pn lives in entry
-// TLBSlot(pn). The read TLB holds readable pages; the write TLB writable
-// pages that hold no translated code, that are not stale and not watched, so
-// a hit needs no further check.
+// TLBSlot(pn). The read TLB holds readable pages; the write TLB pages
+// both readable and writable that hold no translated code, that are not
+// stale and not watched, so a hit needs no further check, for a load or a
+// store.
 const (
 	TLBSlots      = tlbSize
 	TLBEntryBytes = 32
@@ -80,9 +81,7 @@ func (m *Memory) TLBGeneration() uint64 { return m.tlbGen }
 // TLBSlots documents (a test checks it).
 func tlbLayoutOK() bool {
 	var e tlbEntry
-	var p page
-	return unsafe.Sizeof(e) == TLBEntryBytes && unsafe.Offsetof(e.tag) == 0 && unsafe.Offsetof(e.host) == 8 &&
-		unsafe.Offsetof(p.data) == 0
+	return unsafe.Sizeof(e) == TLBEntryBytes && unsafe.Offsetof(e.tag) == 0 && unsafe.Offsetof(e.host) == 8
 }
 
 // FinishInsn runs, by the interpreter's semantics on the frame slots, the

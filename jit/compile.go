@@ -127,6 +127,11 @@ type compiler struct {
 	// floatGuard is set when the unit's float arithmetic runs inline: its
 	// entry checks machine.mxTrap once, and the arithmetic not at all.
 	floatGuard bool
+	// tlbFromMachine is the address of the Memory's read and write TLB
+	// minus the machine's, or 0 when unknown: both stay where they are
+	// while the engine lives, so a probe addresses a TLB entry as [r15 +
+	// offset + this] when it fits 32 bits (tlbEntry).
+	tlbFromMachine [2]int64
 }
 
 // addrOf says a virtual register holds base + index*scale from
@@ -161,7 +166,7 @@ const maxPinned = len(pool) - 3
 // compileUnit compiles vb as unit id. bp makes the unit's chained entry
 // stop at a breakpoint. A loop unit gives its loads and stores page cache
 // entries from site on (none when site is -1).
-func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, error) {
+func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int, tlbFromMachine [2]int64) (*compiled, error) {
 	if len(vb.Insts) == 0 {
 		return nil, fmt.Errorf("vblock %#x is empty", vb.Addr)
 	}
@@ -178,7 +183,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int) (*compiled, er
 	if !last.Op.EndsBlock() {
 		return nil, fmt.Errorf("vblock %#x does not end with a control transfer", vb.Addr)
 	}
-	c := &compiler{vb: vb, id: id, fused: -1, siteNext: site}
+	c := &compiler{vb: vb, id: id, fused: -1, siteNext: site, tlbFromMachine: tlbFromMachine}
 	c.out.resume = make([]int, nInsts)
 	for i := range c.out.resume {
 		c.out.resume[i] = -1
@@ -856,9 +861,8 @@ func fitsImm32(v int64, sz int) bool {
 // binary emits ADD SUB MUL AND OR XOR of 4 or 8 bytes, computing in the
 // destination's register when it can: a 32-bit host operation clears the
 // upper half as GVInst's zero-extension does.
-func (c *compiler) binary(in *gvinst.Inst) {
+func (c *compiler) binary(in *gvinst.Inst, sz int) {
 	a := &c.a
-	sz := in.Type.Size()
 	x := c.src(in.Src[0])
 	var y reg
 	imm := in.HasImm && fitsImm32(in.Imm, sz)
@@ -931,15 +935,13 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 			return false
 		}
 		if sz >= 4 {
-			c.binary(in)
+			c.binary(in, sz)
 			return true
 		}
-		x := c.src(in.Src[0])
-		y := c.srcOrImm(rcx, in)
-		a.encode(mnMovMR, 8, x, regOp(rax), 0)
-		c.aluOp(in, 8, rax, y, false)
-		a.extend(rax, regOp(rax), sz, false)
-		c.put(in.Dst, rax)
+		// The low bytes of the 32-bit operation, zero-extended in place.
+		c.binary(in, 4)
+		d := c.dstReg(in.Dst)
+		a.extend(d, regOp(d), sz, false)
 		return true
 	case gvinst.OpShl, gvinst.OpShr, gvinst.OpSar:
 		if !t.IsInt() {
@@ -1118,10 +1120,11 @@ func (c *compiler) compare(in *gvinst.Inst) {
 			if signed && v>>7&1 != 0 {
 				v |= ^t.Mask()
 			}
-			a.movImm(rcx, v)
-		} else {
-			c.srcExt(rcx, in.Src[1], sz, signed)
+			// The extended byte fits the sign-extended imm32.
+			a.encode(mnCmpMI, 8, 0, regOp(rax), int64(v))
+			return
 		}
+		c.srcExt(rcx, in.Src[1], sz, signed)
 		a.encode(mnCmpMR, 8, rcx, regOp(rax), 0)
 		return
 	}
@@ -1199,6 +1202,20 @@ func (c *compiler) shift(in *gvinst.Inst) {
 				a.encode(mnMovMR, sz, x, regOp(d), 0)
 			}
 			a.shiftImmSized(digit, d, uint8(k), sz)
+			return
+		}
+	}
+	if in.HasImm && sz < 4 {
+		if k := uint64(in.Imm) & t.Mask(); k > 0 && k < n {
+			// The extended value shifted in the destination's register,
+			// zero-extended again unless a right shift kept it in range.
+			x := c.src(in.Src[0])
+			d := c.dstRegFrom(in.Dst, in.Src[0])
+			a.extend(d, regOp(x), sz, in.Op == gvinst.OpSar)
+			a.shiftImm(digit, d, uint8(k))
+			if in.Op != gvinst.OpShr {
+				a.extend(d, regOp(d), sz, false)
+			}
 			return
 		}
 	}

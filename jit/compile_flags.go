@@ -507,6 +507,10 @@ func (c *compiler) flagsOps(idx int, in *gvinst.Inst) bool {
 		slow(j)
 		return true
 	case gvinst.FlagsShl, gvinst.FlagsShr, gvinst.FlagsSar:
+		if n, ok := c.loadedImm(in.Src[1], idx); ok {
+			c.constCountRecord(in, k, n)
+			return true
+		}
 		// A count of 0 leaves the flags alone: the record goes to the
 		// frame, on one path only.
 		c.srcTo(rax, in.Src[0])
@@ -565,6 +569,60 @@ func (c *compiler) flagsOps(idx int, in *gvinst.Inst) bool {
 func (c *compiler) flagsWritten() {
 	for _, r := range flagsSlots {
 		c.frameWritten(r)
+	}
+}
+
+// loadedImm returns the value of virtual register r at instruction idx
+// when the block's last write of it before idx is an LI.
+func (c *compiler) loadedImm(r gvinst.Reg, idx int) (uint64, bool) {
+	if !r.IsVirtual() {
+		return 0, false
+	}
+	for i := idx - 1; i >= 0; i-- {
+		in := &c.vb.Insts[i]
+		written := false
+		operandSlots(in, func(s gvinst.Reg, dst bool) {
+			written = written || dst && s == r
+		})
+		if written {
+			if in.Op == gvinst.OpLi && in.Dst == r && !in.Type.IsWide() {
+				return uint64(in.Imm) & in.Type.Mask(), true
+			}
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// constCountRecord emits a shift's FLAGS of kind k whose count is the
+// constant n: nothing when n is 0 (read as the type's low bits: the
+// flags stay as they were), else the record stored in the frame straight
+// from where its values are, with no test.
+func (c *compiler) constCountRecord(in *gvinst.Inst, k gvinst.FlagKind, n uint64) {
+	a := &c.a
+	t := in.Type
+	if n&t.Mask() == 0 {
+		return
+	}
+	// Every source is read (into a scratch register when it is only in
+	// the frame) before any slot of the record is written.
+	var ops [4]operand
+	for i, s := range [4]reg{rax, rcx, rdx, rsi} {
+		if ops[i] = c.operand(in.Src[i]); ops[i].isMem {
+			a.encode(mnMovRM, 8, s, ops[i], 0)
+			ops[i] = regOp(s)
+		}
+	}
+	a.encode(mnMovMI, 8, 0, memOp(slotMem(gvinst.CCOp)), int64(gvinst.CCOpValue(k, t)))
+	for i, slot := range [4]gvinst.Reg{gvinst.CCA, gvinst.CCB, gvinst.CCR, gvinst.CCC} {
+		if i == 1 && n < 1<<31 {
+			a.encode(mnMovMI, 8, 0, memOp(slotMem(slot)), int64(n))
+			continue
+		}
+		a.encode(mnMovMR, 8, ops[i].r, memOp(slotMem(slot)), 0)
+	}
+	for _, slot := range [...]gvinst.Reg{gvinst.CCOp, gvinst.CCA, gvinst.CCB, gvinst.CCR, gvinst.CCC} {
+		c.frameWritten(slot)
 	}
 }
 

@@ -43,13 +43,29 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 	}
 	pre := c.cache
 	revert(&pre, taken)
-	// addr = the address: rsi, or the base register itself outside a
-	// page cache (whose refill needs rsi)
 	site := c.newSite()
-	addr := rsi
+	if end := in.Imm + int64(sz); site < 0 && !at.hasIndex && in.Imm == int64(int32(in.Imm)) && end == int64(int32(end)) {
+		// The probe and the access address base+imm themselves.
+		at.disp = int32(in.Imm)
+		tlb := offRTLB
+		if isStore {
+			tlb = offWTLB
+		}
+		miss, entry := c.emitProbe(tlb, sz, at)
+		a.encode(mnMovRM, 8, rcx, hostWord(entry), 0)
+		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: at.base, scale: 1, hasIndex: true, disp: at.disp})
+		if !isStore {
+			c.unlock(d)
+			if sz == 16 {
+				c.put(in.Dst+1, rdx)
+			}
+		}
+		c.out.resume[idx] = a.pos()
+		c.slowJump(idx, &pre, miss)
+		return true
+	}
+	// rsi = the address
 	switch {
-	case in.Imm == 0 && !at.hasIndex && site < 0:
-		addr = at.base
 	case in.Imm == 0 && !at.hasIndex:
 		a.encode(mnMovMR, 8, at.base, regOp(rsi), 0)
 	case in.Imm == int64(int32(in.Imm)):
@@ -87,12 +103,12 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 		c.outOfLine = append(c.outOfLine, func() {
 			a.bind(j1, a.pos())
 			a.bind(j2, a.pos())
-			miss := c.emitProbe(tlb, sz, rsi)
+			miss, entry := c.emitProbe(tlb, sz, mem{base: rsi})
 			// Hit: remember the page for this site, then access.
 			a.encode(mnMovMR, 8, rsi, regOp(rax), 0)
 			a.encode(mnAndMI, 8, 0, regOp(rax), -gvinst.PageSize)
 			a.encode(mnMovMR, 8, rax, sm(0), 0)
-			a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
+			a.encode(mnMovRM, 8, rcx, hostWord(entry), 0)
 			a.encode(mnAddMR, 8, rax, regOp(rcx), 0)
 			a.encode(mnMovMR, 8, rcx, sm(8), 0)
 			a.encode(mnMovRM, 8, rdx, memOp(fieldMem(offTLBGen)), 0)
@@ -107,9 +123,10 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 		if isStore {
 			tlb = offWTLB
 		}
-		jumps = append(jumps, c.emitProbe(tlb, sz, addr))
-		a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
-		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: addr, scale: 1, hasIndex: true})
+		miss, entry := c.emitProbe(tlb, sz, mem{base: rsi})
+		jumps = append(jumps, miss)
+		a.encode(mnMovRM, 8, rcx, hostWord(entry), 0)
+		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: rsi, scale: 1, hasIndex: true})
 	}
 	if !isStore {
 		c.unlock(d)
@@ -123,39 +140,64 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 	return true
 }
 
-// emitProbe emits the software TLB probe of the access at address
-// register addr of sz bytes (tlb: the read or the write TLB's field) and
-// returns the jump its miss takes; on a hit rcx is the TLB entry, whose
+// emitProbe emits the software TLB probe of the access of sz bytes at
+// address at, a register plus a displacement whose sum with sz fits 32
+// bits (tlb: the read or the write TLB's field), and returns the jump
+// its miss takes and, for a hit, the TLB entry's memory operand, whose
 // word at 8 added to a guest address of the page is its host address. It
-// uses rcx and rdx.
-func (c *compiler) emitProbe(tlb uintptr, sz int, addr reg) int {
+// uses rcx and rdx; the entry's operand reads rcx (and r15).
+func (c *compiler) emitProbe(tlb uintptr, sz int, at mem) (miss int, entry mem) {
 	a := &c.a
-	// rcx = the TLB entry of the first byte's page (gvinst.TLBSlot): its
-	// page number's low bits, scaled to the entry size in one shift.
-	a.encode(mnMovMR, 8, addr, regOp(rcx), 0)
+	// rcx = the byte offset of the first byte's page's TLB entry
+	// (gvinst.TLBSlot): its page number's low bits, scaled to the entry
+	// size in one shift.
+	c.emitAddress(rcx, at, 0)
 	a.shiftImm(5, rcx, tlbEntryShift)
 	a.encode(mnAndMI, 4, 0, regOp(rcx), (gvinst.TLBSlots-1)*gvinst.TLBEntryBytes)
-	a.encode(mnAddRM, 8, rcx, memOp(fieldMem(tlb)), 0)
+	entry = c.tlbEntry(tlb)
 	// rdx = the tag of the last byte's page: a hit means both are the
 	// entry's page, since consecutive pages never share an entry.
-	c.emitTag(rdx, addr, int32(sz-1))
-	a.encode(mnCmpMR, 8, rdx, memOp(mem{base: rcx}), 0)
-	return a.jcc(ccNE)
+	c.emitAddress(rdx, at, int32(sz-1))
+	a.encode(mnOrMI, 8, 0, regOp(rdx), gvinst.PageSize-1)
+	a.encode(mnCmpMR, 8, rdx, memOp(entry), 0)
+	return a.jcc(ccNE), entry
+}
+
+// tlbEntry returns the memory operand of the entry of TLB tlb (a field
+// offset: offRTLB or offWTLB) at byte offset rcx: from r15 when the
+// unit's machine lies within a 32-bit displacement of its Memory's TLBs
+// (compiler.tlbFromMachine), else from rcx once it holds the entry's
+// address.
+func (c *compiler) tlbEntry(tlb uintptr) mem {
+	d := c.tlbFromMachine[0]
+	if tlb == offWTLB {
+		d = c.tlbFromMachine[1]
+	}
+	if d != 0 && d == int64(int32(d)) {
+		return mem{base: r15, index: rcx, scale: 1, hasIndex: true, disp: int32(d)}
+	}
+	c.a.encode(mnAddRM, 8, rcx, memOp(fieldMem(tlb)), 0)
+	return mem{base: rcx}
+}
+
+// hostWord returns the operand of a TLB entry's host word.
+func hostWord(entry mem) operand {
+	entry.disp += 8
+	return memOp(entry)
 }
 
 // tlbEntryShift turns an address into its TLB entry's byte offset (before
 // the mask): the page number times gvinst.TLBEntryBytes.
 const tlbEntryShift = 12 - 5
 
-// emitTag sets d to the TLB tag of the page holding address base+disp.
-func (c *compiler) emitTag(d, base reg, disp int32) {
-	a := &c.a
-	if disp == 0 {
-		a.encode(mnMovMR, 8, base, regOp(d), 0)
-	} else {
-		a.encode(mnLea, 8, d, memOp(mem{base: base, disp: disp}), 0)
+// emitAddress sets d to the address at plus more.
+func (c *compiler) emitAddress(d reg, at mem, more int32) {
+	at.disp += more
+	if at.disp == 0 && !at.hasIndex {
+		c.a.encode(mnMovMR, 8, at.base, regOp(d), 0)
+		return
 	}
-	a.encode(mnOrMI, 8, 0, regOp(d), gvinst.PageSize-1)
+	c.a.encode(mnLea, 8, d, memOp(at), 0)
 }
 
 // emitAccess emits the load or store itself at host address at: into

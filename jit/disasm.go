@@ -12,9 +12,12 @@ import (
 // returns its machine code as text: one host instruction a line, with its
 // offset, and the GVInst instruction each run of host code comes from, so
 // that a reader can count host instructions per guest instruction. It is
-// for looking at the code (gxbit lift --jit); it runs nothing.
+// for looking at the code (gxbit lift --jit); it runs nothing. With no
+// Memory, its TLB probes find the TLBs through the machine's pointers,
+// where a running engine's address the entries from r15 with one
+// displacement (compiler.tlbFromMachine), one instruction fewer.
 func Disassemble(vb *gvinst.VBlock) (string, error) {
-	cu, err := compileUnit(vb, 0, false, 0)
+	cu, err := compileUnit(vb, 0, false, 0, [2]int64{})
 	if err != nil {
 		return "", err
 	}

@@ -64,6 +64,10 @@ type Engine struct {
 	exits [numExitKinds]uint64
 	// nextSite is the first page cache entry no unit uses yet.
 	nextSite int
+	// tlbFromMachine is the read and the write TLB's address minus the
+	// machine's: the units address TLB entries from r15
+	// (compiler.tlbFromMachine).
+	tlbFromMachine [2]int64
 	// perf, when PerfMapEnv is set, names each unit's code for Linux perf.
 	perf *perfMap
 	// pending are the links decided but not yet written (link.go).
@@ -114,6 +118,8 @@ func New(mem *gvinst.Memory, t gvinst.Translator, opts gvinst.InterpOptions) (*E
 	io.Optimize = false
 	e.interp = gvinst.NewInterpreter(mem, t, io)
 	e.m.rtlb, e.m.wtlb = mem.SoftTLBs()
+	at := int64(uintptr(unsafe.Pointer(e.m)))
+	e.tlbFromMachine = [2]int64{int64(e.m.rtlb) - at, int64(e.m.wtlb) - at}
 	e.m.clearIJC()
 	return e, nil
 }
@@ -236,14 +242,14 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 	if site+len(vb.Insts) > maxSites {
 		site = -1
 	}
-	cu, err := compileUnit(vb, id, bp, site)
+	cu, err := compileUnit(vb, id, bp, site, e.tlbFromMachine)
 	if err != nil {
 		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
 	}
 	if !e.arena.room(len(cu.code) + 16) {
 		e.dropAll()
 		id = 0
-		if cu, err = compileUnit(vb, id, bp, 0); err != nil {
+		if cu, err = compileUnit(vb, id, bp, 0, e.tlbFromMachine); err != nil {
 			return nil, &gvinst.TranslateError{Addr: pc, Err: err}
 		}
 	}

@@ -8,29 +8,40 @@ import (
 
 // machine is the memory compiled code works on; r15 holds its address. It
 // holds no Go pointers (the code writes it without write barriers), and
-// lives on the heap, where it does not move.
+// lives on the heap, where it does not move and starts on a page boundary
+// (Go places an object this large at the start of its own span).
+//
+// RATIONALE: where its parts lie within a 4 KiB page matters. A load whose
+// address has the same low 12 bits as a store still in flight is taken to
+// depend on that store until the full addresses are compared (4K aliasing),
+// and on this project's AMD EPYC host that costs far more than the few
+// cycles Intel documents. Compiled code stores guest slots at every unit
+// exit (frame offsets 0x0-0x1c0, the block's virtual registers above) and
+// loads the TLB pointers at every load and store that is not cached: with
+// the TLB pointers at 0x80010 and 0x80018, beside the slots of rdx and
+// rbx, the machine's exitSP beside r11's and the return stack's top frames
+// beside r12-r14's, python3 numeric.py 3 took 7.0 s of CPU; with the fields
+// at page offset fieldsPageOffset and the return stack's top at
+// retTopPageOffset (the frame's first 0xd00 bytes free of both), 3.0 s.
+// TestMachineLayout checks these offsets.
 type machine struct {
 	frame  [gvinst.FrameSlots]uint64 // guest state slots, then the block's virtual registers
-	fuel   int64                     // guest instructions left before the next unit entry exits; in fuelReg while compiled code runs
-	nextPC uint64                    // the target of a computed jump, at exitIndirect
-	rtlb   uintptr                   // the Memory's read TLB
-	wtlb   uintptr                   // its write TLB
-	mxIn   uint32                    // the MXCSR compiled code runs under: the guest's, every exception masked
-	mxOut  uint32                    // the MXCSR it left, whose exception flags go back to the guest's
-	mxTrap uint32                    // non-zero when the guest unmasks an SSE exception: float ops take their callouts
+	_      [fieldsPageOffset]byte
+	fuel   int64   // guest instructions left before the next unit entry exits; in fuelReg while compiled code runs
+	nextPC uint64  // the target of a computed jump, at exitIndirect
+	rtlb   uintptr // the Memory's read TLB
+	wtlb   uintptr // its write TLB
+	mxIn   uint32  // the MXCSR compiled code runs under: the guest's, every exception masked
+	mxOut  uint32  // the MXCSR it left, whose exception flags go back to the guest's
+	mxTrap uint32  // non-zero when the guest unmasks an SSE exception: float ops take their callouts
 	// flagsFn is the address of the statusFlags routine (compile_flags.go).
 	flagsFn uintptr
 	// subCondsFn is the address of the subConds routine.
 	subCondsFn uintptr
-	// ijc caches the targets of computed jumps (returns, above all): the
-	// entry at ijcSlot(pc) holds pc and the code address of its unit, so
-	// compiled code jumps there without returning to Go.
-	ijc [ijcSize]ijcEntry
 	// tlbGen is the Memory's TLB generation plus one when Go entered;
-	// sites are the loop units' page caches, one per load or store: a
-	// copy of a TLB entry, good while its gen equals tlbGen.
+	// sites (below) are the loop units' page caches, one per load or
+	// store: a copy of a TLB entry, good while its gen equals tlbGen.
 	tlbGen uint64
-	sites  [maxSites]siteEntry
 	// Compiled code runs on retStack, not on the goroutine's stack (see
 	// "Calls and returns" in the package documentation): enter saves the
 	// Go stack pointer in goSP, switches to retTop and calls startFn;
@@ -41,8 +52,24 @@ type machine struct {
 	// startFn and missFn are the addresses of the start and miss
 	// routines (retstack.go).
 	startFn, missFn uintptr
-	retStack        [retStackWords]uint64
+	// ijc caches the targets of computed jumps (returns, above all): the
+	// entry at ijcSlot(pc) holds pc and the code address of its unit, so
+	// compiled code jumps there without returning to Go.
+	ijc      [ijcSize]ijcEntry
+	sites    [maxSites]siteEntry
+	_        [retStackPad]byte
+	retStack [retStackWords]uint64
 }
+
+// The page offsets of the machine's fields and of its return stack's top
+// (see machine's RATIONALE), and the padding before the return stack that
+// puts its top there (ijc and sites are whole pages; the fields take 0x78
+// bytes).
+const (
+	fieldsPageOffset = 0xe00
+	retTopPageOffset = 0xd00
+	retStackPad      = (retTopPageOffset - (fieldsPageOffset + 0x78) + 4096) % 4096
+)
 
 // siteEntry is the page cache of one load or store of a loop unit: the
 // guest page it last accessed, that page's bytes, and the TLB generation

@@ -11,21 +11,21 @@ import (
 //
 // A base value is tracked through the unit's copies and constant sums
 // (gvinst.AddressValues): each base register holds some root value plus a
-// known delta. The group's first
-// access probes the TLB (the read TLB if the group loads, the write TLB if
-// it stores, both if both) for the whole range root+minOff ..
-// root+maxEnd-1, which spans at most a page: on a hit the range lies in one
-// page the TLBs vouch for, and the group's host root, the root plus the
-// entry's host word, is kept in a register of its own (a pseudo virtual
-// register past the block's, so the register cache spills and reloads it
-// like any other). Every access of the group is then one host instruction
-// at [host root + delta + offset], after a compare of the host root with 1:
-// 0 means "probe again" (set after every callout, since Go may have changed
-// the TLB: a page that was the shared zero page got bytes of its own, a
-// mapping changed), 1 means the range does not lie in one page the TLBs
-// hold, and the access takes its own probe and, on a miss, its callout,
-// exactly as an access outside a group: faults stay precise and stores
-// into translated code still reach Go.
+// known delta. The group's first access probes one TLB for the whole range
+// root+minOff .. root+maxEnd-1, which spans at most a page: the write TLB
+// if the group stores (it holds only pages that are readable too), else
+// the read TLB. On a hit the range lies in one page the TLB vouches for,
+// and the group's host root, the root plus the entry's host word, is kept
+// in a register of its own (a pseudo virtual register past the block's, so
+// the register cache spills and reloads it like any other). Every access
+// of the group is then one host instruction at [host root + delta +
+// offset], after a compare of the host root with 1: 0 means "probe again"
+// (set after every callout, since Go may have changed the TLB: a page that
+// was the shared zero page got bytes of its own, a mapping changed), 1
+// means the range does not lie in one page the TLB holds, and the access
+// takes its own probe and, on a miss, its callout, exactly as an access
+// outside a group: faults stay precise and stores into translated code
+// still reach Go.
 
 // pageGroup is a set of loads and stores from one root value.
 type pageGroup struct {
@@ -210,15 +210,13 @@ func (c *compiler) groupAccess(idx int, in *gvinst.Inst, isStore bool, sz int, m
 			a.bind(toOwn, a.pos())
 		}
 		// This access's own probe, as outside a group.
-		at := mem{base: base, disp: int32(in.Imm)}
-		a.encode(mnLea, 8, rsi, memOp(at), 0)
 		tlb := offRTLB
 		if isStore {
 			tlb = offWTLB
 		}
-		miss := c.emitProbe(tlb, sz, rsi)
-		a.encode(mnMovRM, 8, rcx, memOp(mem{base: rcx, disp: 8}), 0)
-		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: rsi, scale: 1, hasIndex: true})
+		miss, entry := c.emitProbe(tlb, sz, mem{base: base, disp: int32(in.Imm)})
+		a.encode(mnMovRM, 8, rcx, hostWord(entry), 0)
+		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: base, scale: 1, hasIndex: true, disp: int32(in.Imm)})
 		a.bind(a.jmp(), join)
 		c.slowAt = append(c.slowAt, slowPath{jumps: []int{miss}, idx: idx, back: resume, pre: pre, post: post})
 	})
@@ -230,21 +228,17 @@ func (c *compiler) groupAccess(idx int, in *gvinst.Inst, isStore bool, sz int, m
 // misses take.
 func (c *compiler) emitGroupProbe(g *pageGroup, base reg, delta int32, h reg) []int {
 	a := &c.a
-	a.encode(mnLea, 8, rsi, memOp(mem{base: base, disp: g.minOff - delta}), 0)
 	span := int(g.maxEnd - g.minOff)
-	var misses []int
-	if g.read {
-		misses = append(misses, c.emitProbe(offRTLB, span, rsi))
-	}
+	// A group that stores probes the write TLB alone: its pages are
+	// readable too (gvinst.TLBSlots).
+	tlb := offRTLB
 	if g.write {
-		// A page in both TLBs is one page: the write TLB never holds the
-		// shared zero page, and the read TLB drops it once the page has
-		// bytes of its own.
-		misses = append(misses, c.emitProbe(offWTLB, span, rsi))
+		tlb = offWTLB
 	}
-	a.encode(mnMovRM, 8, h, memOp(mem{base: rcx, disp: 8}), 0)
+	miss, entry := c.emitProbe(tlb, span, mem{base: base, disp: g.minOff - delta})
+	a.encode(mnMovRM, 8, h, hostWord(entry), 0)
 	a.encode(mnLea, 8, h, memOp(mem{base: h, index: base, scale: 1, hasIndex: true, disp: -delta}), 0)
-	return misses
+	return []int{miss}
 }
 
 // emitGroupsInvalid marks every page group whose accesses span instruction

@@ -3,7 +3,9 @@
 package jit
 
 import (
+	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/gxbit/gxbit/gvinst"
@@ -136,6 +138,149 @@ vblock 0x3000..0x3002:
 		}
 		if cpu.State[gvinst.S1] != 0x1234_5678_9abc {
 			t.Errorf("jit=%v: the load after the store reads %#x", useJIT, cpu.State[gvinst.S1])
+		}
+	}
+}
+
+// TestPageGroupOnWriteOnlyPage: a group that loads and stores probes the
+// write TLB alone, which must therefore never vouch for a page the guest
+// may write but not read: the group's store-only part runs, and its load
+// faults precisely on both engines.
+func TestPageGroupOnWriteOnlyPage(t *testing.T) {
+	src := `vblock 0x1000..0x1100:
+  # 0x1000: insn
+  ST.u64 s7(8), s0
+  ST.u64 s7(16), s0
+  # 0x1004: insn
+  ST.u32 s7(24), s0
+  LD.u64 v0, s7(8)
+  ADD.u64 v1, v0, 1
+  ST.u64 s7(8), v1
+  PUT.u64 s1, v1
+  # 0x10fc: jmp
+  JMP 0x3000
+vblock 0x3000..0x3002:
+  # 0x3000: syscall
+  SYSCALL 0x3002
+`
+	var stops [2]string
+	var states [2]gvinst.CPU
+	for k, useJIT := range []bool{false, true} {
+		mem := gvinst.NewMemory(0)
+		if err := mem.Map(dataBase, gvinst.PageSize, gvinst.PermWrite); err != nil {
+			t.Fatal(err)
+		}
+		tr := newTextTranslator(t, mem, src)
+		var e gvinst.Engine = gvinst.NewInterpreter(mem, tr, gvinst.InterpOptions{})
+		if useJIT {
+			j, err := New(mem, tr, gvinst.InterpOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			e = j
+		}
+		for round := 0; round < 3; round++ { // compiled by then, at any HotAfter
+			cpu := gvinst.CPU{PC: 0x1000}
+			cpu.State[gvinst.S7] = dataBase
+			cpu.State[gvinst.S0] = 0x1234
+			stop := e.Run(&cpu, 0)
+			stops[k], states[k] = fmt.Sprint(stop), cpu
+		}
+		if stop := stops[k]; !strings.Contains(stop, "0x1004") {
+			t.Errorf("jit=%v: stopped with %s, want a fault at 0x1004", useJIT, stop)
+		}
+	}
+	if stops[0] != stops[1] || states[0] != states[1] {
+		t.Errorf("the engines differ:\ninterp %s %+v\njit    %s %+v", stops[0], states[0].State[:8], stops[1], states[1].State[:8])
+	}
+}
+
+// TestTLBFromMachineOrPointers runs loads and stores (alone, in a page
+// group, in a loop unit's page caches, a miss and a fault) with the TLB
+// entries addressed from r15 (where the engine finds the TLBs within a
+// 32-bit displacement of its machine, as a Go heap places them) and
+// through the machine's TLB pointers (where not), against the interpreter.
+func TestTLBFromMachineOrPointers(t *testing.T) {
+	src := `vblock 0x1000..0x1100:
+  # 0x1000: insn
+  GET.u64 v4, s12
+  LD.u64 v0, s7(8)
+  LD.u32 v1, s6(4096)
+  ADD.u64 v2, v0, v1
+  ADD.u64 v7, v2, v4
+  ST.u64 s7(16), v7
+  LD.u8 v3, s7(17)
+  ST.u16 s6(4090), v3
+  SUB.u64 v5, v4, 1
+  PUT.u64 s12, v5
+  CMP.gt.s64 v6, v5, 0
+  # 0x10fc: jcc
+  BRANCH v6, 0x1000, 0x2000
+vblock 0x2000..0x2100:
+  # 0x2000: insn
+  LD.u64 v0, s7(4000)
+  # 0x2004: insn
+  LD.u64 v1, s7(13000)
+  PUT.u64 s0, v0
+  # 0x20fc: jmp
+  JMP 0x3000
+vblock 0x3000..0x3002:
+  # 0x3000: syscall
+  SYSCALL 0x3002
+`
+	run := func(kind string) string {
+		mem := gvinst.NewMemory(0)
+		if err := mem.Map(dataBase, 3*gvinst.PageSize, gvinst.PermRead|gvinst.PermWrite); err != nil {
+			t.Fatal(err)
+		}
+		// The first page starts untouched (the read TLB may hold the
+		// shared zero page for it); the second has bytes.
+		if err := mem.Poke(dataBase+gvinst.PageSize, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44}); err != nil {
+			t.Fatal(err)
+		}
+		tr := newTextTranslator(t, mem, src)
+		var e gvinst.Engine = gvinst.NewInterpreter(mem, tr, gvinst.InterpOptions{})
+		if kind != "interp" {
+			j, err := New(mem, tr, gvinst.InterpOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			if kind == "pointers" {
+				j.tlbFromMachine = [2]int64{}
+			} else if d := j.tlbFromMachine; d[0] != int64(int32(d[0])) || d[1] != int64(int32(d[1])) {
+				t.Logf("the TLBs lie %#x, %#x from the machine: addressed through its pointers", d[0], d[1])
+			}
+			e = j
+		}
+		cpu := gvinst.CPU{PC: 0x1000}
+		cpu.State[gvinst.S7] = dataBase
+		cpu.State[gvinst.S6] = dataBase + 40
+		cpu.State[12] = 20
+		stop := e.Run(&cpu, 0)
+		data := make([]byte, 64)
+		if err := mem.Peek(dataBase, data); err != nil {
+			t.Fatal(err)
+		}
+		// A page nothing touched reads as zeros: no store went to the
+		// shared zero page through the read TLB.
+		untouched := make([]byte, gvinst.PageSize)
+		if err := mem.Peek(dataBase+2*gvinst.PageSize, untouched); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(untouched, make([]byte, gvinst.PageSize)) {
+			t.Errorf("%s: an untouched page reads %x...", kind, untouched[:64])
+		}
+		return fmt.Sprintf("%v %x %x", stop, cpu.State[:16], data)
+	}
+	want := run("interp")
+	if !strings.Contains(want, "0x2004") {
+		t.Fatalf("the interpreter stopped with %s, want a fault at 0x2004", want)
+	}
+	for _, kind := range []string{"r15", "pointers"} {
+		if got := run(kind); got != want {
+			t.Errorf("jit, TLB entries from %s:\n%s\nwant\n%s", kind, got, want)
 		}
 	}
 }

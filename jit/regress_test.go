@@ -98,3 +98,48 @@ func TestDivisions(t *testing.T) {
 		}
 	}
 }
+
+// TestShiftFlagsConstantCount: a shift's FLAGS whose count an LI of the
+// block gives is compiled without the count test (constCountRecord): a
+// count of 0 (also one whose low bits at the type are 0) leaves the
+// earlier flags, any other records the shift; read back by GETCC and
+// GETFLAGS, as the interpreter does, with the sources in registers or
+// only in the frame.
+func TestShiftFlagsConstantCount(t *testing.T) {
+	for _, kind := range []string{"shl", "shr", "sar"} {
+		for _, ty := range []string{"u8", "u16", "u32", "u64"} {
+			for _, count := range []string{"0", "1", "7", "8", "31", "256", "65536"} {
+				mustRunBoth(t, flagsProgram(
+					"  FLAGS.sub.u32 s1, s2, s3, s0\n"+
+						"  LI.u32 v1, "+count+"\n"+
+						"  MOV.u64 v2, s0\n"+
+						"  FLAGS."+kind+"."+ty+" v2, v1, s3, s2\n"+
+						"  GETCC.b v3\n  PUT.u64 s4, v3\n  GETCC.o v4\n  PUT.u64 s5, v4\n"+
+						"  GETFLAGS v5\n  PUT.u64 s6, v5\n"), []byte{0x81, 3})
+			}
+		}
+	}
+}
+
+// TestNarrowOpsInPlace: 1- and 2-byte arithmetic, logic and shifts by a
+// constant compute in the destination's register (binary at 32 bits,
+// shift of the extended value) and must leave only the type's bits, from
+// sources with garbage above them, the destination being the source too.
+func TestNarrowOpsInPlace(t *testing.T) {
+	for _, ty := range []string{"u8", "s8", "u16", "s16"} {
+		// Every result goes into a sum (v200...), rotated between terms.
+		body, acc := "  GET.u64 v200, s0\n", 200
+		for i, op := range []string{"SHL", "SHR", "SAR", "ADD", "SUB", "MUL", "AND", "OR", "XOR"} {
+			for j, k := range []string{"1", "7", "9", "15", "-1"} {
+				n := 8 + 2*(5*i+j)
+				body += fmt.Sprintf("  %s.%s v%d, s%d, %s\n  %s.%s v%d, v%d, v%d\n", op, ty, n, 1+(i+j)%4, k, op, ty, n+1, n, n)
+				for _, v := range []int{n, n + 1} {
+					body += fmt.Sprintf("  ADD.u64 v%d, v%d, v%d\n  ROL.u64 v%d, v%d, 5\n", acc+1, acc, v, acc+2, acc+1)
+					acc += 2
+				}
+			}
+		}
+		body += fmt.Sprintf("  PUT.u64 s5, v%d\n", acc)
+		mustRunBoth(t, flagsProgram(body), []byte{0xff, 0x80, 0x7f, 0x13})
+	}
+}

@@ -644,6 +644,53 @@ func (a *analysis) check2D() error {
 	return nil
 }
 
+// onlyFeedsSetFlags reports whether the value GETFLAGS i of b reads only
+// reaches SETFLAGS of b, through ANDs and ORs (a ucomisd's flags update:
+// the status bits masked out of the incoming flags, the new ones or-ed
+// in). With SETFLAGS lowered to nothing, the incoming flags then matter
+// to no thread.
+func onlyFeedsSetFlags(b *gvinst.VBlock, i int) bool {
+	vals := map[gvinst.Reg]bool{b.Insts[i].Dst: true}
+	for k := i + 1; k < len(b.Insts); k++ {
+		in := &b.Insts[k]
+		reads := false
+		for _, r := range srcRegsOf(in) {
+			reads = reads || vals[r]
+		}
+		switch {
+		case !reads:
+			if hasDst(in) && vals[in.Dst] {
+				delete(vals, in.Dst) // written again
+			}
+		case in.Op == gvinst.OpSetFlags:
+		case (in.Op == gvinst.OpAnd || in.Op == gvinst.OpOr) && hasDst(in) && in.Dst.IsVirtual():
+			vals[in.Dst] = true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// srcRegsOf lists the registers in reads.
+func srcRegsOf(in *gvinst.Inst) []gvinst.Reg {
+	var rs []gvinst.Reg
+	k := 0
+	for _, o := range in.Op.Info().Operands {
+		switch o {
+		case gvinst.OpdSrc:
+			rs = append(rs, in.Src[k])
+			k++
+		case gvinst.OpdSrcImm:
+			if !in.HasImm {
+				rs = append(rs, in.Src[k])
+			}
+			k++
+		}
+	}
+	return rs
+}
+
 // check3D checks that the nest can map its innermost level (Inner2) to
 // x, its inner level to y and itself to z, and finds the values live at
 // the innermost header and where the innermost loop leaves to.
@@ -705,53 +752,6 @@ func (a *analysis) check3D() error {
 	}
 	a.inner2Live = a.liveAt(n.Inner2, inner2)
 	return nil
-}
-
-// onlyFeedsSetFlags reports whether the value GETFLAGS i of b reads only
-// reaches SETFLAGS of b, through ANDs and ORs (a ucomisd's flags update:
-// the status bits masked out of the incoming flags, the new ones or-ed
-// in). With SETFLAGS lowered to nothing, the incoming flags then matter
-// to no thread.
-func onlyFeedsSetFlags(b *gvinst.VBlock, i int) bool {
-	vals := map[gvinst.Reg]bool{b.Insts[i].Dst: true}
-	for k := i + 1; k < len(b.Insts); k++ {
-		in := &b.Insts[k]
-		reads := false
-		for _, r := range srcRegsOf(in) {
-			reads = reads || vals[r]
-		}
-		switch {
-		case !reads:
-			if hasDst(in) && vals[in.Dst] {
-				delete(vals, in.Dst) // written again
-			}
-		case in.Op == gvinst.OpSetFlags:
-		case (in.Op == gvinst.OpAnd || in.Op == gvinst.OpOr) && hasDst(in) && in.Dst.IsVirtual():
-			vals[in.Dst] = true
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// srcRegsOf lists the registers in reads.
-func srcRegsOf(in *gvinst.Inst) []gvinst.Reg {
-	var rs []gvinst.Reg
-	k := 0
-	for _, o := range in.Op.Info().Operands {
-		switch o {
-		case gvinst.OpdSrc:
-			rs = append(rs, in.Src[k])
-			k++
-		case gvinst.OpdSrcImm:
-			if !in.HasImm {
-				rs = append(rs, in.Src[k])
-			}
-			k++
-		}
-	}
-	return rs
 }
 
 // checkOps rejects blocks with instructions the generator cannot lower.

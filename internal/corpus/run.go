@@ -47,7 +47,10 @@ func Exec(ctx context.Context, p Program, tempDir string, launcher ...string) (R
 	cmd.Stdin = bytes.NewReader(p.Stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = time.Second
+	// A child that exits leaving its pipes open (a grandchild holds them)
+	// releases Wait after this; a loaded machine can take seconds to copy
+	// the last output of one that did not.
+	cmd.WaitDelay = 10 * time.Second
 	start := time.Now()
 	err := cmd.Run()
 	r := Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Duration: time.Since(start)}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,8 +83,9 @@ const (
 )
 
 // disarmAfter is how many instances in a row too short to launch make a
-// hot spot that never launched stop probing, and how many launches in a
-// row whose kernel reported an error send a hot spot back to the CPU.
+// hot spot that never launched stop probing, how many in a row predicted
+// not to pay make any hot spot stop (see streak), and how many launches in
+// a row whose kernel reported an error send a hot spot back to the CPU.
 const disarmAfter = 8
 
 // ErrProfileMismatch is returned when a profile is applied to a program
@@ -109,10 +111,14 @@ type Accelerator struct {
 	// it had loaded.
 	loader         *loader
 	prefetchedUsed int
-	dev            string
-	spots          map[uint64]*spot // by mapped header
-	order          []*spot
-	main           gvinst.Engine
+	// deviceReadyAt is when the context was open (and the device
+	// measured); deviceWait the time the guest waited for the loader.
+	deviceReadyAt time.Time
+	deviceWait    time.Duration
+	dev           string
+	spots         map[uint64]*spot // by mapped header
+	order         []*spot
+	main          gvinst.Engine
 	// closeMain releases the main engine (nil when it holds nothing, or
 	// once released).
 	closeMain io.Closer
@@ -129,14 +135,18 @@ type Accelerator struct {
 	// them (costErr when that failed).
 	costs   *DeviceCosts
 	costErr error
-	// copyIn is the copy-in bandwidth the launches saw (bytes per second;
-	// 0 until one copied enough to tell).
-	copyIn float64
+	// copyIn measures the copy-in bandwidth the launches saw.
+	copyIn copyMeter
 	// calib compares the kernels' times with the throughput model's
 	// (DeviceCosts.KernelScale).
 	calib calibration
 	// prepared are the entries of the hot spots prepared so far.
 	prepared map[uint64]bool
+	// dozing are hot spots armed early (armEarly) that the guest reached
+	// before the device was ready: their breakpoints are off until Wake
+	// finds it ready (and sets woke).
+	dozing []*spot
+	woke   bool
 	// The main engine's speed: since created is the time it has had,
 	// but for inBreak, spent in OnBreak.
 	created time.Time
@@ -188,6 +198,9 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	a.prepared = map[uint64]bool{}
 	if opts.ArmAfter == 0 {
 		a.add(opts.Profile)
+	} else {
+		a.startDevice()
+		a.armEarly()
 	}
 	newEngine := opts.Engine
 	if newEngine == nil {
@@ -203,7 +216,11 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 		return nil, fmt.Errorf("accelerate: the main engine: %w", err)
 	}
 	a.closeMain, _ = a.main.(io.Closer)
-	a.prefetch(a.order)
+	if opts.ArmAfter == 0 {
+		// Hot spots armed early wait for the device or the guest
+		// before their kernels are generated (Wake, doze).
+		a.prefetch(a.order)
+	}
 	return a, nil
 }
 
@@ -219,8 +236,11 @@ func residentBudget(total uint64) uint64 {
 
 // add prepares the hot spots of prof not prepared yet and arms their
 // breakpoints; it returns how many it armed.
-func (a *Accelerator) add(prof *profile.File) int {
-	armed := 0
+func (a *Accelerator) add(prof *profile.File) int { return len(a.addSpots(prof)) }
+
+// addSpots is add returning the spots it armed.
+func (a *Accelerator) addSpots(prof *profile.File) []*spot {
+	var armed []*spot
 	for i := range prof.HotSpots {
 		hs := &prof.HotSpots[i]
 		if a.prepared[uint64(hs.Entry)] {
@@ -243,9 +263,96 @@ func (a *Accelerator) add(prof *profile.File) int {
 		if a.main != nil {
 			a.main.Invalidate(sp.header, 1)
 		}
-		armed++
+		armed = append(armed, sp)
 	}
 	return armed
+}
+
+// Hot spots armed at the start on a real GPU (RATIONALE).
+//
+// Options.ArmAfter keeps a program too short for any offload to pay from
+// paying for probing and the device's set-up. But a program's
+// initialisation nests have mostly run on the CPU by the time they are
+// armed, and the arrays they made are then copied to the device by the
+// first kernel that reads them (gemm's three matrices at 2000 were all
+// made on the CPU, atax's 1.3 GB matrix in part), and a hot nest reached
+// before arming runs on the CPU until then (gemm's product, reached after
+// a tenth of a second). Where the device opens on the loader from the
+// start (a real GPU, startDevice), the device's readiness serves as that
+// delay instead: every hot spot is armed at once, and reaching one while
+// the context is still opening costs a breakpoint stop and nothing else:
+// the hot spot dozes (its breakpoint comes off and the instance runs on at
+// the CPU engine's speed) until Wake, between two runs of the main engine,
+// finds the device ready, arms it again and prefetches the kernels; the
+// next visit of its header offloads the rest of the instance, priced by
+// the cost model as any other. So an initialisation nest long enough to
+// outlast the context's opening makes the rest of its arrays on the
+// device, and a program that ends before the device is ready has paid a
+// breakpoint stop per hot spot it reached.
+
+// armEarly arms every hot spot of the profile when the device opens on
+// the loader (see the RATIONALE above).
+func (a *Accelerator) armEarly() {
+	if a.loader == nil {
+		return
+	}
+	for _, sp := range a.addSpots(a.opts.Profile) {
+		sp.early, sp.rep.Early = true, true
+	}
+}
+
+// deviceReady reports whether opening the context would not wait for
+// the loader.
+func (a *Accelerator) deviceReady() bool {
+	return a.ctx != nil || a.loader == nil || closed(a.loader.ctxReady)
+}
+
+// prefetchDozingAfter is how many guest instructions the main engine
+// must have run for a hot spot that dozes off to have its kernels
+// generated and queued on the loader at once, so that the JIT compiles
+// them as soon as the context is open rather than after Wake (a tenth of
+// a second each on a real GPU, on the first launch's path). Generating
+// costs milliseconds, which a run that long (tens of milliseconds at the
+// least) can pay.
+const prefetchDozingAfter = 1 << 26
+
+// doze takes the breakpoint off early spot sp until the device is ready
+// (Wake).
+func (a *Accelerator) doze(sp *spot) {
+	if a.bps[sp.header] {
+		delete(a.bps, sp.header)
+		a.main.Invalidate(sp.header, 1)
+	}
+	sp.rep.Dozed++
+	a.dozing = append(a.dozing, sp)
+	if a.main.Stats().GuestInsns >= prefetchDozingAfter {
+		a.prefetch([]*spot{sp})
+	}
+}
+
+// Wake arms again the hot spots that dozed off waiting for the device
+// (see the RATIONALE above) once it is ready, and prefetches the kernels
+// of the hot spots armed early. Whoever drives the run calls it between
+// runs of the main engine; it costs nothing once it has woken them.
+func (a *Accelerator) Wake() {
+	if a.woke || !a.deviceReady() {
+		return
+	}
+	a.woke = true
+	for _, sp := range a.dozing {
+		if !sp.rep.Disarmed && a.spots[sp.header] == sp && !a.bps[sp.header] {
+			a.bps[sp.header] = true
+			a.main.Invalidate(sp.header, 1)
+		}
+	}
+	a.dozing = nil
+	var early []*spot
+	for _, sp := range a.order {
+		if sp.early {
+			early = append(early, sp)
+		}
+	}
+	a.prefetch(early)
 }
 
 // Arm arms the hot spots of Options.Profile (see Options.ArmAfter) and
@@ -351,16 +458,18 @@ type spot struct {
 	loadErr error // why the kernel could not be loaded (it then never is)
 	// loadTime is the time spent loading the spot's kernels (spot.load).
 	loadTime time.Duration
-	// copyAtStart is the report's copy seconds when the instance being
-	// offloaded began (finishInstance's ledger leaves out a first
-	// launch's copies in).
-	copyAtStart float64
 	// The 2D kernel, when the level inside is parallel too and the
 	// generator accepts the nest for it (nil otherwise).
 	inner    uint64
 	innerSet map[uint64]bool
 	kernel2  *ptxgen.Kernel
 	fn2      gpu.Function
+	// The 3D kernel, when the level inside the inner one is parallel too
+	// and the generator accepts the nest for it (nil otherwise).
+	inner2    uint64
+	inner2Set map[uint64]bool
+	kernel3   *ptxgen.Kernel
+	fn3       gpu.Function
 
 	// tripsDiffer is set once a launch of the 1D kernel found a row whose
 	// inner trip count the probed rows did not tell: its launches check
@@ -373,7 +482,12 @@ type spot struct {
 
 	// groupOf maps a site's x86 address and kind to the profile's array.
 	groupOf map[[2]uint64]int
-	probe   *gvinst.Interpreter // instrumented; stops at the header and the exits
+	// modelStep maps a site's x86 address and kind to the step its
+	// profile access function takes along the mapped level, where the
+	// profile fitted one (every access of that instruction and kind the
+	// same step; checkStrides).
+	modelStep map[[2]uint64]modelStep
+	probe     *gvinst.Interpreter // instrumented; stops at the header and the exits
 	// rows runs the probed iterations past recordedRows, without probes,
 	// stopping at rowBps, where probe does (rowEngine).
 	rows   gvinst.Engine
@@ -403,19 +517,31 @@ type spot struct {
 	partCPU    gvinst.Engine
 	cutAfter   map[uint64]uint64 // a distributed loop's exit → where its stores end (parts.go)
 	skip       []uint64          // live-in values expected at the tail's second arrival
+	early      bool              // armed at the start (armEarly)
 	small      int               // consecutive too-short instances before any launch
 	// The cost model's measurements: the launches so far, the plain CPU
 	// engine's time per iteration (timed on the CPU tails; 0 until one
 	// ran), the kernel's time per iteration on the last launch, and when
 	// the last tail began.
-	ledger        ledger
-	plainIter     time.Duration
+	ledger    ledger
+	plainIter time.Duration
+	// plainRate is the plain engine's speed on the loop, guest
+	// instructions per second, once timePlain timed it (plainTimed; 0
+	// when the instance ended before a run could tell).
+	plainRate  float64
+	plainTimed bool
+	// fetch is what the instance under way would cost the CPU to bring
+	// back of its footprints from the device (the cost model's Fetch).
+	fetch         time.Duration
 	kernelPerIter time.Duration
 	// modelPerIter is the throughput model's kernel time per iteration at
 	// the last prediction, before scaling (0 when none was made).
 	modelPerIter time.Duration
 	tailStart    time.Time
-	unprofitable int     // consecutive instances predicted not to pay, before any launch
+	// unprofitable counts the instances in a row predicted not to pay;
+	// predicted is the last prediction.
+	unprofitable streak
+	predicted    Estimate
 	kernelErrors int     // launches whose kernel reported an error, in a row
 	fatal        error   // a broken invariant that must stop the run
 	replay       *replay // an instance to launch again without probing (replay.go)
@@ -451,7 +577,7 @@ func (sp *spot) ensureBuilt() bool {
 	sp.rep.TranslateSeconds += time.Since(t0).Seconds()
 	sp.rep.KernelGenerated = sp.kernel != nil
 	if err != nil {
-		sp.kernel, sp.kernel2 = nil, nil
+		sp.kernel, sp.kernel2, sp.kernel3 = nil, nil, nil
 		sp.rep.Offloadable, sp.rep.Reason = false, err.Error()
 		sp.disarm("")
 		return false
@@ -494,23 +620,41 @@ func newSpot(hs *profile.HotSpot, L int) *spot {
 			}
 		}
 	}
+	sp.modelStep = map[[2]uint64]modelStep{}
+	if sp.inner != 0 && L+2 < len(hs.Levels) && slices.Contains(hs.ParallelLevels, L+2) {
+		il := &hs.Levels[L+2]
+		sp.inner2, sp.inner2Set = uint64(il.Header), map[uint64]bool{uint64(il.Header): true}
+		for _, b := range il.Blocks {
+			sp.inner2Set[uint64(b)] = true
+		}
+	}
 	for _, acc := range hs.Accesses {
 		k := uint64(0)
 		if acc.Kind == "write" {
 			k = 1
 		}
-		sp.groupOf[[2]uint64{uint64(acc.X86), k}] = acc.Group
+		key := [2]uint64{uint64(acc.X86), k}
+		sp.groupOf[key] = acc.Group
+		ms, seen := sp.modelStep[key]
+		fitted := acc.Affine && !acc.Stack && L < len(acc.Coeffs)
+		switch {
+		case !seen && fitted:
+			sp.modelStep[key] = modelStep{step: acc.Coeffs[L], ok: true}
+		case !seen || !fitted || ms.step != acc.Coeffs[L]:
+			sp.modelStep[key] = modelStep{}
+		}
 	}
 	return sp
 }
 
 // scheduleNote compares the schedule of hs with what phase 2 runs: one
-// kernel over level L (and L+1 when it is parallel: the 2D kernel), each
-// thread running the rest of the x86 body.
+// kernel over level L (and L+1 when it is parallel: the 2D kernel, and
+// L+2 when it is parallel too: the 3D kernel), each thread running the
+// rest of the x86 body.
 func scheduleNote(s *schedule.Schedule, hs *profile.HotSpot, L int) string {
 	grid := []string{hs.Levels[L].Index}
-	if L+1 < len(hs.Levels) && hs.Levels[L+1].Verdict == profile.VerdictParallel {
-		grid = append(grid, hs.Levels[L+1].Index)
+	for l := L + 1; l < len(hs.Levels) && l <= L+2 && hs.Levels[l].Verdict == profile.VerdictParallel; l++ {
+		grid = append(grid, hs.Levels[l].Index)
 	}
 	if len(s.Kernels) == 1 && !s.Kernels[0].Distributed && s.Kernels[0].Interchanged[0] == "" {
 		var g []string
@@ -521,7 +665,7 @@ func scheduleNote(s *schedule.Schedule, hs *profile.HotSpot, L int) string {
 			return "phase 2 runs it as scheduled"
 		}
 	}
-	return fmt.Sprintf("phase 2 runs one kernel over %s with the rest of the x86 body inside each thread: the schedule's other kernels (distribution, interchange, a third grid level) need code generated from the model, which is not built yet", strings.Join(grid, ", "))
+	return fmt.Sprintf("phase 2 runs one kernel over %s with the rest of the x86 body inside each thread: the schedule's other kernels (distribution, interchange) need code generated from the model, which is not built yet", strings.Join(grid, ", "))
 }
 
 // mappedLevel is the level of a parallel hot spot that phase 2 maps to
@@ -563,6 +707,10 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 			return nil
 		}
 	}
+	if sp.early && !a.deviceReady() {
+		a.doze(sp)
+		return nil
+	}
 	if sp.rep.Disarmed || !sp.ensureBuilt() {
 		return nil
 	}
@@ -571,7 +719,7 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 	}
 	done, fb := sp.offload(cpu)
 	if fb == nil {
-		sp.small, sp.kernelErrors = 0, 0
+		sp.small, sp.unprofitable, sp.kernelErrors = 0, streak{}, 0
 		return nil
 	}
 	if fb.reason == ReasonKernel {
@@ -589,8 +737,8 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 			sp.disarm("")
 		}
 	}
-	if fb.reason == ReasonNotProfitable && sp.rep.Launches == 0 {
-		if sp.unprofitable++; sp.unprofitable >= disarmAfter {
+	if fb.reason == ReasonNotProfitable {
+		if sp.unprofitable.add(sp.predicted) {
 			sp.disarm(fb.detail)
 		}
 	}
@@ -635,11 +783,14 @@ func (a *Accelerator) openContext() error {
 		}
 		return nil
 	}
+	t0 := time.Now()
 	ctx, err := a.opts.Driver.NewContext(0)
 	if err != nil {
 		return fmt.Errorf("accelerate: %w", err)
 	}
 	a.ctx = ctx
+	a.deviceReadyAt = time.Now()
+	a.deviceWait += a.deviceReadyAt.Sub(t0)
 	return nil
 }
 

@@ -732,6 +732,7 @@ func extend(dst *spanList, its []spanList, c int, n uint64) error {
 			dst.add(hull.Lo, hull.Hi)
 			return nil
 		}
+		column := len(a.spans) == 1 && !dst.seen && a.lat == nil
 		for t := uint64(0); t < n && !dst.overflow; t++ {
 			for _, r := range a.spans {
 				dst.add(r.Lo+uint64(d)*t, r.Hi+uint64(d)*t)
@@ -739,6 +740,13 @@ func extend(dst *spanList, its []spanList, c int, n uint64) error {
 		}
 		if dst.overflow {
 			dst.addWindow(hull.Lo, hull.Hi)
+		}
+		if column {
+			// One span moved farther than its width each iteration: a
+			// lattice, whose shape the independence check may need once
+			// the spans overflow (a column of more than maxSpans rows).
+			r := a.spans[0]
+			dst.lat = &lattice{lo: r.Lo, width: r.Hi - r.Lo, stride: d, count: n}
 		}
 	case extendWindow:
 		dl, dh, _ := windowSteps(its)

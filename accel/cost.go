@@ -3,6 +3,7 @@ package accel
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/gxbit/gxbit/gpu"
@@ -73,6 +74,45 @@ func (c calibration) scale() float64 {
 		return 0
 	}
 	return float64(c.measured) / float64(c.predicted)
+}
+
+// minCopyMeasured is the least a launch must copy in for copyMeter to
+// learn the copies' bandwidth from it: below it a launch's fixed costs
+// (new device buffers, the error record, a copy call per run of pages)
+// outweigh its bytes. (A launch of conv2d's inner loop copying 178 KB in
+// a millisecond set the bandwidth at 178 MB/s, and its 1 GB image was
+// priced at 5.7 s on the simulator, 21 s on an H100, against 3.2 s on the
+// CPU.)
+const minCopyMeasured = 32 << 20
+
+// copyMeter measures what copying in costs through the residency (the
+// guest's pages read, buffers made, the copies), summed over the launches
+// that copied at least minCopyMeasured bytes.
+type copyMeter struct {
+	bytes uint64
+	took  time.Duration
+}
+
+// add records a launch that copied bytes in, taking took.
+func (m *copyMeter) add(bytes uint64, took time.Duration) {
+	if bytes >= minCopyMeasured && took > 0 {
+		m.bytes += bytes
+		m.took += took
+	}
+}
+
+// bandwidth is the copy-in bandwidth to predict with, in bytes per
+// second: the launches' where they measured one below measured (the
+// device's bare copies), else measured.
+func (m copyMeter) bandwidth(measured float64) float64 {
+	if m.took <= 0 {
+		return measured
+	}
+	seen := float64(m.bytes) / m.took.Seconds()
+	if measured <= 0 {
+		return seen
+	}
+	return min(measured, seen)
 }
 
 // ptxPerGuestInsn is about how many PTX instructions a thread runs per
@@ -221,18 +261,58 @@ type Estimate struct {
 	Launch   time.Duration
 	Copy     time.Duration
 	Kernel   time.Duration // 0 when not predicted (a real GPU before its first launch)
+	// Fetch is what the CPU side pays before its iterations: bringing back
+	// the bytes of their footprints that only the device holds (arrays
+	// earlier kernels left there), 0 when there are none.
+	Fetch time.Duration
 }
 
 // GPU is the GPU side: overhead, launch, copies and kernel.
 func (e Estimate) GPU() time.Duration { return e.Overhead + e.Launch + e.Copy + e.Kernel }
 
-// Pays reports whether the GPU side costs less than the CPU.
-func (e Estimate) Pays() bool { return e.GPU() < e.CPU }
+// CPUSide is the CPU side: the iterations and the bytes brought back for
+// them.
+func (e Estimate) CPUSide() time.Duration { return e.CPU + e.Fetch }
+
+// Pays reports whether the GPU side costs less than the CPU side.
+func (e Estimate) Pays() bool { return e.GPU() < e.CPUSide() }
 
 // String gives the numbers, for the report.
 func (e Estimate) String() string {
-	return fmt.Sprintf("GPU %.3gs (overhead %.3gs, launch %.3gs, copies %.3gs, kernel %.3gs) against CPU %.3gs for %d iterations",
-		e.GPU().Seconds(), e.Overhead.Seconds(), e.Launch.Seconds(), e.Copy.Seconds(), e.Kernel.Seconds(), e.CPU.Seconds(), e.Iterations)
+	cpu := fmt.Sprintf("CPU %.3gs", e.CPU.Seconds())
+	if e.Fetch > 0 {
+		cpu = fmt.Sprintf("CPU %.3gs (iterations %.3gs, bringing back what the device holds %.3gs)", e.CPUSide().Seconds(), e.CPU.Seconds(), e.Fetch.Seconds())
+	}
+	return fmt.Sprintf("GPU %.3gs (overhead %.3gs, launch %.3gs, copies %.3gs, kernel %.3gs) against %s for %d iterations",
+		e.GPU().Seconds(), e.Overhead.Seconds(), e.Launch.Seconds(), e.Copy.Seconds(), e.Kernel.Seconds(), cpu, e.Iterations)
+}
+
+// FetchTime is what bringing back bytes that only the device holds costs
+// the CPU side, at the device-to-host bandwidth.
+func (c DeviceCosts) FetchTime(bytes uint64) time.Duration {
+	if c.DeviceToHost <= 0 || bytes == 0 {
+		return 0
+	}
+	return time.Duration(float64(bytes) / c.DeviceToHost * float64(time.Second))
+}
+
+// minFetchMeasured is the least the guest must have brought back from the
+// device for its rate to replace the measured device-to-host bandwidth
+// (pages come back on demand, in runs: a few pages' rate is their calls').
+const minFetchMeasured = 1 << 20
+
+// fetchBandwidth is the bandwidth bringing back pages runs at: the
+// guest's so far (bytes in took), where it brought back enough to tell,
+// when below measured; else measured.
+func fetchBandwidth(measured float64, bytes uint64, took time.Duration) float64 {
+	if bytes < minFetchMeasured || took <= 0 {
+		return measured
+	}
+	seen := float64(bytes) / took.Seconds()
+	if measured <= 0 {
+		return seen
+	}
+	return min(measured, seen)
 }
 
 // Predict estimates a launch of count iterations before it runs: each
@@ -292,17 +372,27 @@ func CPUIteration(tail, probed time.Duration, insns, plainRate, mainRate float64
 	return best
 }
 
-// ledger is a hot spot's account of its launches: what the GPU side cost,
-// and how many iterations it took from the CPU.
+// ledger is a hot spot's account of its launches after the first: what
+// the GPU side cost, how many iterations it took from the CPU, and what
+// the CPU would have paid besides to bring back what the device held of
+// their footprints.
 type ledger struct {
 	launches   int
 	gpu        time.Duration
 	iterations uint64
+	fetch      time.Duration
 }
 
-// verdictAfter is how many launches the ledger needs before it may
-// disarm a hot spot whose GPU side costs more than its CPU side; a launch
-// that cost more than lossFactor times its CPU side disarms at once.
+// verdictAfter is how many launches after the first the ledger needs
+// before it may disarm a hot spot whose GPU side costs more than its CPU
+// side; one that cost more than lossFactor times its CPU side disarms at
+// once. The first launch is an outlay the ledger does not judge: it pays
+// what later launches find done (the arrays copied to the device, their
+// buffers made, pages first touched) and one instance's probing as its
+// timing runs warm up. (LU's trailing update at 1000, on gpusim with its
+// kernels timed as a fast GPU's: the first launch's GPU side, less its
+// copies, was 8.3 ms against 2.5 ms on the CPU, and disarmed the update
+// at once; the launches after it cost a tenth of the CPU's time.)
 const (
 	verdictAfter = 2
 	lossFactor   = 3
@@ -310,19 +400,61 @@ const (
 
 // add records one launch of count iterations whose GPU side cost gpu,
 // when an iteration costs the CPU engine cpuIter (the best estimate so
-// far, which also prices the earlier launches). It returns why the hot
-// spot should go back to the CPU, or "".
-func (l *ledger) add(gpu time.Duration, count uint64, cpuIter time.Duration) string {
+// far, which also prices the earlier launches) and running them on the CPU
+// would first have brought back what the device held of their footprints,
+// at a cost of fetch. It returns why the hot spot should go back to the
+// CPU, or "".
+func (l *ledger) add(gpu time.Duration, count uint64, cpuIter, fetch time.Duration) string {
 	l.launches++
+	if l.launches == 1 {
+		return ""
+	}
 	l.gpu += gpu
 	l.iterations += count
-	cpu := time.Duration(count) * cpuIter
-	all := time.Duration(l.iterations) * cpuIter
+	l.fetch += fetch
+	cpu := time.Duration(count)*cpuIter + fetch
+	all := time.Duration(l.iterations)*cpuIter + l.fetch
 	switch {
 	case gpu > lossFactor*cpu:
 		return fmt.Sprintf("a launch of %d iterations cost %.3gs on the GPU side (probing, guards, copies, kernel), the CPU engine %.3gs", count, gpu.Seconds(), cpu.Seconds())
-	case l.launches >= verdictAfter && l.gpu > all:
-		return fmt.Sprintf("%d launches of %d iterations cost %.3gs on the GPU side (probing, guards, copies, kernel), the CPU engine %.3gs", l.launches, l.iterations, l.gpu.Seconds(), all.Seconds())
+	case l.launches > verdictAfter && l.gpu > all:
+		return fmt.Sprintf("%d launches after the first, of %d iterations, cost %.3gs on the GPU side (probing, guards, copies, kernel), the CPU engine %.3gs", l.launches-1, l.iterations, l.gpu.Seconds(), all.Seconds())
 	}
 	return ""
+}
+
+// streak counts a hot spot's instances in a row that the cost model
+// predicted not to pay. A streak of disarmAfter disarms the hot spot, but
+// one that improves starts again: an instance whose GPU side, against its
+// CPU side, is under streakGain times the streak's first (so instances
+// that improve by 3% in eight go on being probed). Instances that
+// grow (a triangular loop under a sequential one: cholesky's rows below
+// the diagonal, whose dot products lengthen column by column, against a
+// launch's fixed costs) or whose copies spread over more instances (a
+// stencil's arrays, copied once for all its time steps) may pay later,
+// when the first could not. (cholesky at 2400 launched nothing on an
+// H100: eight columns in a row predicted not to pay disarmed a hot spot
+// that had not launched yet, whatever came after.)
+type streak struct {
+	n     int
+	ratio float64 // GPU side over CPU side at the streak's first
+}
+
+// streakGain is how much better than the streak's first an instance's
+// prediction must be to start a new streak.
+const streakGain = 0.97
+
+// add counts one instance predicted as e, not paying, and reports whether
+// the streak is long enough to disarm. A streak starts again at every
+// launch (the zero streak).
+func (s *streak) add(e Estimate) bool {
+	r := math.Inf(1)
+	if cpu := e.CPUSide(); cpu > 0 {
+		r = float64(e.GPU()) / float64(cpu)
+	}
+	if s.n == 0 || r < streakGain*s.ratio {
+		s.n, s.ratio = 0, r
+	}
+	s.n++
+	return s.n >= disarmAfter
 }

@@ -3,6 +3,7 @@ package accel_test
 import (
 	"bytes"
 	"context"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/pipeline"
+	"github.com/gxbit/gxbit/profile"
 )
 
 // slowDriver is gpusim with every kernel launch delayed: a device whose
@@ -94,5 +96,65 @@ func TestKernelGeneratedWhenReached(t *testing.T) {
 		if h.KernelGenerated != c.reached || (h.Launches > 0) != c.reached || !h.Offloadable {
 			t.Errorf("n=%s: kernel generated %v, launches %d, offloadable %v; want generated and launched %v", c.n, h.KernelGenerated, h.Launches, h.Offloadable, c.reached)
 		}
+	}
+}
+
+// shortStepsSource scales a short array once per step of a sequential
+// loop: the inner loop, a few hundred iterations, ends within the plain
+// engine's timing runs at every entry, as LU's column scaling does.
+const shortStepsSource = `#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+	int n = atoi(argv[1]), m = atoi(argv[2]);
+	double *a = malloc(sizeof(double) * m);
+	for (int i = 0; i < m; i++)
+		a[i] = i % 7;
+	for (int k = 0; k < n; k++)
+		for (int i = 0; i < m; i++)
+			a[i] = a[i] * 0.5 + k;
+	double sum = 0;
+	for (int i = 0; i < m; i++)
+		sum += a[i] * (i % 5 + 1);
+	printf("%.17g\n", sum);
+	return 0;
+}
+`
+
+// TestShortInstancesProbed checks that a loop whose every instance ends
+// within the timing runs is timed once and then probed and priced: with
+// a device that costs nothing, its later instances launch (each had been
+// refused as too short, and the loop disarmed after eight, whatever the
+// costs).
+func TestShortInstancesProbed(t *testing.T) {
+	bin := compileStatic(t, "shortsteps", shortStepsSource)
+	args := []string{bin, "40", "200"}
+	_, f, err := pipeline.Profile(context.Background(), pipeline.Config{Path: bin, Args: args, Engine: testEngine}, profile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := exec.Command(bin, args[1:]...).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	drv, err := pipeline.OpenGPU("sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := accel.DeviceCosts{HostToDevice: 1e18, DeviceToHost: 1e18, ThreadInsnsPerSecond: 1e18}
+	var out bytes.Buffer
+	_, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: bin, Args: args, Stdout: &out, Engine: testEngine}, accel.Options{Profile: f, Driver: drv, Costs: &free})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != string(want) {
+		t.Errorf("output %q, native %q", out.String(), want)
+	}
+	launches, short := 0, 0
+	for _, h := range rep.HotSpots {
+		launches += h.Launches
+		short += h.FallbackReasons[accel.ReasonTripCount]
+	}
+	if launches == 0 {
+		t.Errorf("the short loop never launched (%d fallbacks as too short):\n%s", short, accel.FormatReport(rep))
 	}
 }

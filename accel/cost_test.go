@@ -96,24 +96,30 @@ func TestCPUIteration(t *testing.T) {
 func TestLedger(t *testing.T) {
 	ms := time.Millisecond
 	var l ledger
-	if why := l.add(2*ms, 1000, time.Microsecond); why != "" { // 2 ms against 1 ms: wait for more
+	// The first launch is an outlay, however dear: a trailing update's
+	// first, which made the buffers and warmed the probes.
+	if why := l.add(10*ms, 1000, time.Microsecond, 0); why != "" {
+		t.Errorf("the first launch, 10x slower: disarmed (%s)", why)
+	}
+	if why := l.add(2*ms, 1000, time.Microsecond, 0); why != "" { // 2 ms against 1 ms: wait for more
 		t.Errorf("one launch 2x slower: disarmed (%s)", why)
 	}
-	if why := l.add(ms/2, 1000, time.Microsecond); why == "" { // 2.5 ms against 2 ms
+	if why := l.add(ms/2, 1000, time.Microsecond, 0); why == "" { // 2.5 ms against 2 ms
 		t.Errorf("two launches slower in all: not disarmed")
 	}
 	l = ledger{}
-	if why := l.add(4*ms, 1000, time.Microsecond); why == "" || !strings.Contains(why, "1000 iterations") {
+	l.add(0, 1000, time.Microsecond, 0)
+	if why := l.add(4*ms, 1000, time.Microsecond, 0); why == "" || !strings.Contains(why, "1000 iterations") {
 		t.Errorf("one launch 4x slower: %q", why)
 	}
 	l = ledger{}
 	for i := 0; i < 10; i++ {
-		if why := l.add(ms/10, 1000, time.Microsecond); why != "" {
+		if why := l.add(ms/10, 1000, time.Microsecond, 0); why != "" {
 			t.Fatalf("launch %d pays 10x: disarmed (%s)", i, why)
 		}
 	}
 	// A better CPU estimate reprices the earlier launches.
-	if why := l.add(ms/10, 1000, time.Nanosecond); why == "" {
+	if why := l.add(ms/10, 1000, time.Nanosecond, 0); why == "" {
 		t.Errorf("the CPU turned out 1000x faster: not disarmed")
 	}
 }
@@ -161,4 +167,106 @@ func TestCalibration(t *testing.T) {
 	if e := c.Predict(1000, time.Microsecond, 100, 0, 0, 0); e.Kernel != 10*model || e.Pays() {
 		t.Errorf("scaled prediction %s, want kernel %v and not paying", e, 10*model)
 	}
+}
+
+// TestCopyMeter checks that the copy bandwidth the launches teach the
+// model comes from launches that copied enough to tell: a small one's
+// fixed costs (new buffers, the error record) do not price a gigabyte's
+// copy, as conv2d's inner loop (178 KB in a millisecond) did its image's.
+func TestCopyMeter(t *testing.T) {
+	const measured = 15e9
+	var m copyMeter
+	if bw := m.bandwidth(measured); bw != measured {
+		t.Fatalf("bandwidth %g before any launch, want the measured %g", bw, measured)
+	}
+	m.add(178128, time.Millisecond)
+	if bw := m.bandwidth(measured); bw != measured {
+		t.Errorf("bandwidth %g after a 178 KB launch, want the measured %g", bw, measured)
+	}
+	c := DeviceCosts{HostToDevice: m.bandwidth(measured)}
+	if e := c.Predict(14000, time.Microsecond, 1, 0, 1<<30, 0); e.Copy > 100*time.Millisecond {
+		t.Errorf("a GB's copy predicted at %v after a small launch, want about 72 ms", e.Copy)
+	}
+	// A launch that copied 240 MB in 0.18 s (the guest's pages read and
+	// new buffers made on the way): the residency's real bandwidth.
+	m.add(240<<20, 180*time.Millisecond)
+	want := float64(240<<20) / 0.18
+	if bw := m.bandwidth(measured); bw < 0.99*want || bw > 1.01*want {
+		t.Errorf("bandwidth %g after a 240 MB launch in 0.18 s, want %g", bw, want)
+	}
+	// Never above the device's bare copies.
+	var fast copyMeter
+	fast.add(1<<30, time.Millisecond)
+	if bw := fast.bandwidth(measured); bw != measured {
+		t.Errorf("bandwidth %g, want at most the measured %g", bw, measured)
+	}
+}
+
+// TestEstimateFetch checks that bringing back what the device holds of an
+// instance's footprints counts on the CPU side: LU's column scaling, a few
+// microseconds of iterations over a column whose pages the trailing update
+// left on the device, pays on the GPU.
+func TestEstimateFetch(t *testing.T) {
+	c := DeviceCosts{LaunchLatency: 20 * time.Microsecond, HostToDevice: 10e9, DeviceToHost: 8e9}
+	e := c.Predict(2000, 4*time.Nanosecond, 6, 30*time.Microsecond, 0, 0)
+	if e.Pays() {
+		t.Fatalf("%s: pays without a fetch", e)
+	}
+	e.Fetch = c.FetchTime(2000 * 4096)
+	if want := time.Duration(2000 * 4096 / 8e9 * float64(time.Second)); e.Fetch != want {
+		t.Errorf("fetch %v, want %v", e.Fetch, want)
+	}
+	if !e.Pays() || e.CPUSide() != e.CPU+e.Fetch || !strings.Contains(e.String(), "bringing back") {
+		t.Errorf("%s: want it to pay, the fetch on the CPU side", e)
+	}
+	if bw := fetchBandwidth(8e9, 64<<10, time.Millisecond); bw != 8e9 {
+		t.Errorf("bandwidth %g from 64 KiB brought back, want the measured 8e9", bw)
+	}
+	if bw := fetchBandwidth(8e9, 16<<20, 8*time.Millisecond); bw < 2.09e9 || bw > 2.1e9 {
+		t.Errorf("bandwidth %g from 16 MiB in 8 ms, want 2.1e9", bw)
+	}
+	// The ledger counts the fetches on the CPU side.
+	var l ledger
+	for i := 0; i < 4; i++ {
+		if why := l.add(100*time.Microsecond, 2000, 4*time.Nanosecond, e.Fetch); why != "" {
+			t.Fatalf("launch %d: disarmed (%s) though the CPU would have brought back 8 MB", i, why)
+		}
+	}
+	if why := l.add(100*time.Microsecond, 2000, 4*time.Nanosecond, 0); why == "" {
+		t.Errorf("a launch 12 times dearer than its CPU side with nothing to bring back: not disarmed")
+	}
+}
+
+// TestStreak checks when instances predicted not to pay disarm a hot
+// spot: eight alike do; instances that keep improving (cholesky's columns
+// growing against fixed launch costs) do not.
+func TestStreak(t *testing.T) {
+	est := func(gpu, cpu time.Duration) Estimate { return Estimate{Launch: gpu, CPU: cpu} }
+	var s streak
+	for i := 1; i <= disarmAfter; i++ {
+		if got := s.add(est(2*time.Millisecond, time.Millisecond)); got != (i == disarmAfter) {
+			t.Fatalf("instance %d of a flat streak: disarm %v", i, got)
+		}
+	}
+	// Cholesky's columns: a fixed GPU side of 1 ms against rows whose dot
+	// products lengthen by one each column, from column 10 (up to 200,
+	// past which eight columns improve the CPU side by less than 3%).
+	s = streak{}
+	for j := 10; j < 200; j++ {
+		cpu := time.Duration(2400-j) * time.Duration(j) * 2 * time.Nanosecond
+		if e := est(time.Millisecond, cpu); !e.Pays() && s.add(e) {
+			t.Fatalf("column %d (CPU %v): disarmed while the columns grow", j, cpu)
+		}
+	}
+	// A streak that improves too little disarms.
+	s = streak{}
+	for i := 0; i < disarmAfter; i++ {
+		if s.add(est(time.Duration(1000-2*i)*time.Millisecond, 10*time.Millisecond)) {
+			if i != disarmAfter-1 {
+				t.Fatalf("disarmed at instance %d", i)
+			}
+			return
+		}
+	}
+	t.Errorf("a streak improving by 0.2%% an instance did not disarm")
 }

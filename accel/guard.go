@@ -2,7 +2,9 @@ package accel
 
 import (
 	"fmt"
+	"maps"
 	"math/big"
+	"slices"
 
 	"github.com/gxbit/gxbit/gvinst"
 	"github.com/gxbit/gxbit/ptxgen"
@@ -121,8 +123,8 @@ type siteObs struct {
 // shrinks by an element a row). With a > 0 the windows of t < t' meet
 // nowhere when H+b·t ≤ L+a·t', which holds for every such pair below n
 // when H-L + max(0, b-a)·(n-2) ≤ a; a < 0 is the same on negated
-// addresses. It returns "" when that holds, or what failed. Arrays are the
-// profile's groups (an access without a group is its own array).
+// addresses. It returns "" when that holds, or what failed. Arrays are
+// the sites whose footprints over the instance meet (instanceArrays).
 //
 // A load that reads the same bytes in every iteration (LU's pivot row
 // A[k][j] under the i loop) is left out of its array's window: fixed
@@ -136,35 +138,40 @@ func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs, n uint64) (why 
 		lo, hi  uint64 // iteration 0's
 		bad     string
 	}
-	arrays := map[int]*window{}
-	for i, site := range sp.kernel.Sites {
+	ks := sp.kernel.Sites
+	obs := make([]*siteObs, len(ks))
+	used := make([]bool, len(ks))
+	for i, site := range ks {
 		if !sp.rowsIndependent(site) {
 			continue // only an interchanged kernel runs it: rows in order
 		}
-		key := [2]uint64{site.X86, 0}
-		if site.Store {
-			key[1] = 1
+		used[i] = true
+		if o := byX86[siteKey(site)]; o != nil && o.seen[0] && o.seen[1] {
+			obs[i] = o
+			if o.lo[1] == o.lo[0] && o.hi[1] == o.hi[0] && !site.Store {
+				fixed = append(fixed, i)
+				used[i] = false
+			}
 		}
-		o := byX86[key]
-		g, ok := sp.group(site)
-		if !ok {
-			g = -1 - i
+	}
+	comp := sp.instanceArrays(used, obs, n)
+	arrays := map[int]*window{}
+	for i, site := range ks {
+		if !used[i] {
+			continue
 		}
-		w := arrays[g]
+		w := arrays[comp[i]]
 		if w == nil {
 			w = &window{}
-			arrays[g] = w
+			arrays[comp[i]] = w
 		}
 		w.written = w.written || site.Store
-		if o == nil || !o.seen[0] || !o.seen[1] {
+		o := obs[i]
+		if o == nil {
 			w.bad = fmt.Sprintf("the access at %#x did not run in both probed iterations", site.X86)
 			continue
 		}
 		a, b := int64(o.lo[1]-o.lo[0]), int64(o.hi[1]-o.hi[0])
-		if a == 0 && b == 0 && !site.Store {
-			fixed = append(fixed, i)
-			continue
-		}
 		if w.set && (a > 0) != (w.a > 0) {
 			w.bad = fmt.Sprintf("the accesses to one array move in opposite directions (%#x at %#x)", a, site.X86)
 			continue
@@ -175,7 +182,8 @@ func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs, n uint64) (why 
 		w.a, w.b = min(w.a, a), max(w.b, b)
 		w.lo, w.hi = min(w.lo, o.lo[0]), max(w.hi, o.hi[0])
 	}
-	for _, w := range arrays {
+	for _, g := range slices.Sorted(maps.Keys(arrays)) {
+		w := arrays[g]
 		if !w.written {
 			continue
 		}
@@ -197,20 +205,117 @@ func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs, n uint64) (why 
 	return "", fixed
 }
 
+// instanceArrays groups the used sites of the spot's kernel into the
+// arrays disjointIterations checks, returning each site's group: sites
+// whose bytes over the instance's n iterations meet (each site's lowest
+// and highest byte moving linearly from obs, as the footprint guards and
+// the kernel's own checks hold them) are one array. The profile's groups
+// are unions over every entry it saw: threemm's product, called for
+// E = A·B and then G = E·F, has one group for the rows it reads of its
+// first operand and writes of its result, whose windows together span
+// two matrices, so that no row looked apart from the next. A site that did
+// not run in both probed iterations (obs nil) has no footprint: it joins
+// the sites of its profile group.
+func (sp *spot) instanceArrays(used []bool, obs []*siteObs, n uint64) []int {
+	ks := sp.kernel.Sites
+	parent := make([]int, len(ks))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	union := func(i, j int) { parent[find(i)] = find(j) }
+	// span is site i's bytes over the instance; whole when the steps
+	// could carry it past the address space.
+	span := func(i int) (lo, hi uint64) {
+		o := obs[i]
+		lo, hi = o.lo[0], o.hi[0]
+		if n < 2 {
+			return lo, hi
+		}
+		a, b := int64(o.lo[1]-o.lo[0]), int64(o.hi[1]-o.hi[0])
+		if n > 1<<31 || max(a, -a) > 1<<31 || max(b, -b) > 1<<31 {
+			return 0, ^uint64(0)
+		}
+		m := int64(n - 1)
+		lo1, hi1 := int64(lo)+a*m, int64(hi)+b*m
+		if int64(lo) < 0 || int64(hi) < 0 || lo1 < 0 || hi1 < 0 {
+			return 0, ^uint64(0)
+		}
+		return min(lo, uint64(lo1)), max(hi, uint64(hi1))
+	}
+	type rng struct{ lo, hi uint64 }
+	spans := make([]rng, len(ks))
+	for i := range ks {
+		if used[i] && obs[i] != nil {
+			spans[i].lo, spans[i].hi = span(i)
+		}
+	}
+	for i := range ks {
+		if !used[i] {
+			continue
+		}
+		gi, oki := sp.group(ks[i])
+		for j := i + 1; j < len(ks); j++ {
+			if !used[j] {
+				continue
+			}
+			if obs[i] != nil && obs[j] != nil {
+				if spans[i].lo < spans[j].hi && spans[j].lo < spans[i].hi {
+					union(i, j)
+				}
+				continue
+			}
+			if gj, okj := sp.group(ks[j]); oki && okj && gi == gj {
+				union(i, j)
+			}
+		}
+	}
+	comp := make([]int, len(ks))
+	for i := range ks {
+		comp[i] = find(i)
+	}
+	return comp
+}
+
+// disjointObserved is the second proof that the n iterations of the mapped
+// level are independent when the profile's strides do not hold (after
+// disjointIterations, whose windows cannot tell a row from a column that
+// crosses it): every access of the kernel ran in both probed iterations,
+// and no two iterations touch a byte one of them writes, by the spans and
+// lattices they touched (observedDependence). It returns "" when that
+// holds, or what failed. A kernel over a level that carries a dependence
+// (parts run in order) gets no second proof.
+func (sp *spot) disjointObserved(ts []*accessTrace, n uint64) string {
+	if sp.levelCarried() {
+		return "the level carries a dependence"
+	}
+	for _, t := range ts {
+		if !t.it[0].seen || !t.it[1].seen {
+			return fmt.Sprintf("the access at %#x did not run in both probed iterations", t.x86)
+		}
+	}
+	return observedDependence(ts, n)
+}
+
 // fixedReadsApart checks that each load of fixed (sites of the spot's
 // kernel that read the same bytes in every iteration, see
-// disjointIterations) reads nothing any store of its array writes in the
-// instance, whose footprints are sites: it returns what it found
-// otherwise.
+// disjointIterations) reads nothing any store writes in the instance,
+// whose footprints are sites: it returns what it found otherwise.
 func (sp *spot) fixedReadsApart(fixed []int, sites []ptxgen.Range) string {
 	ks := sp.kernel.Sites
 	for _, f := range fixed {
-		gf, okf := sp.group(ks[f])
 		for w, site := range ks {
 			if !site.Store {
 				continue
 			}
-			if gw, okw := sp.group(site); (okf && okw && gf == gw || !okf && !okw) && sites[f].Overlaps(sites[w]) {
+			if sites[f].Overlaps(sites[w]) {
 				return fmt.Sprintf("the load at %#x reads the same bytes in every iteration, and the store at %#x writes some of them", ks[f].X86, site.X86)
 			}
 		}

@@ -2,8 +2,10 @@ package accel
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
+	"github.com/gxbit/gxbit/polyhedral"
 	"github.com/gxbit/gxbit/ptxgen"
 )
 
@@ -48,9 +50,25 @@ type spanList struct {
 	seen     bool
 	overflow bool // more than maxSpans spans: only window counts
 	fill     bool // a rep stos: its two probes are the ends of one span
+	// lat, when set, is exactly what the list holds: one lattice of spans
+	// (a column walked by an inner loop), kept whether or not the spans
+	// overflowed. Anything added after it clears it.
+	lat *lattice
+}
+
+// lattice is the spans lo + stride·u + [0, width) for u < count: what an
+// access that moves by stride in each iteration of an inner loop touches
+// (a column, one element a row), or, with stride = width, one span of
+// count elements.
+type lattice struct {
+	lo     uint64
+	width  uint64
+	stride int64
+	count  uint64
 }
 
 func (l *spanList) add(lo, hi uint64) {
+	l.lat = nil
 	if !l.seen {
 		l.seen = true
 		l.window = ptxgen.Range{Lo: lo, Hi: hi}
@@ -105,7 +123,102 @@ func (l *spanList) merge(src *spanList) {
 type accessTrace struct {
 	x86   uint64
 	store bool
+	size  uint64 // bytes per access
 	it    [2]spanList
+}
+
+// shape is the lattice of what the access touched in probed iteration it:
+// the list's own, or its spans when they are evenly spaced and of one
+// width, or one span of whole elements; false when there is none.
+func (t *accessTrace) shape(it int) (lattice, bool) {
+	l := &t.it[it]
+	switch {
+	case l.lat != nil:
+		return *l.lat, true
+	case !l.seen || l.overflow || len(l.spans) == 0:
+		return lattice{}, false
+	case len(l.spans) == 1:
+		r := l.spans[0]
+		if t.size == 0 || (r.Hi-r.Lo)%t.size != 0 {
+			return lattice{}, false
+		}
+		return lattice{lo: r.Lo, width: t.size, stride: int64(t.size), count: (r.Hi - r.Lo) / t.size}, true
+	}
+	w, d := l.spans[0].Hi-l.spans[0].Lo, l.spans[1].Lo-l.spans[0].Lo
+	for i, r := range l.spans {
+		if r.Hi-r.Lo != w || r.Lo-l.spans[0].Lo != d*uint64(i) {
+			return lattice{}, false
+		}
+	}
+	return lattice{lo: l.spans[0].Lo, width: w, stride: int64(d), count: uint64(len(l.spans))}, true
+}
+
+// family is how an access's lattice changes with the iteration t of the
+// mapped level: lo + move·t + stride·u + [0, width) for u < count +
+// grow·t, from its shapes in probed iterations 0 and 1.
+type family struct {
+	lo, count    int64
+	move, grow   int64
+	stride, size int64
+}
+
+// familyOf fits t's family, false when its shapes do not make one: none,
+// or of different widths or strides.
+func familyOf(t *accessTrace) (family, bool) {
+	a, ok0 := t.shape(0)
+	b, ok1 := t.shape(1)
+	if !ok0 || !ok1 || a.width != b.width || a.lo > math.MaxInt64 || b.lo > math.MaxInt64 ||
+		a.count > math.MaxInt32 || b.count > math.MaxInt32 {
+		return family{}, false
+	}
+	stride := a.stride
+	switch {
+	case a.count == 1:
+		stride = b.stride
+	case b.count > 1 && b.stride != a.stride:
+		return family{}, false
+	}
+	return family{lo: int64(a.lo), count: int64(a.count), move: int64(b.lo) - int64(a.lo), grow: int64(b.count) - int64(a.count), stride: stride, size: int64(a.width)}, true
+}
+
+// latticeConflict decides exactly, on the families of w and s, whether
+// two of n iterations of the mapped level touch a common byte: "" when
+// none do, what met when some do; ok is false when either access has no
+// family or the exact test could not decide. It sees what windows cannot
+// (covariance's cov[i][j] and cov[j][i]: row i and column i meet only in
+// iteration i, though every column's window spans the rows below it).
+func latticeConflict(w, s *accessTrace, n uint64) (why string, ok bool) {
+	fw, okw := familyOf(w)
+	fs, oks := familyOf(s)
+	if !okw || !oks || n > math.MaxInt32 {
+		return "", false
+	}
+	inner := func(name string, f family) polyhedral.Level {
+		return polyhedral.Level{Index: name, Lower: polyhedral.Const(0), Upper: polyhedral.NewExpr(f.count-1, polyhedral.Term{Var: "t", Coef: f.grow})}
+	}
+	access := func(name string, f family, tr *accessTrace) polyhedral.Access {
+		kind := polyhedral.Read
+		if tr.store {
+			kind = polyhedral.Write
+		}
+		return polyhedral.Access{Site: fmt.Sprintf("%#x", tr.x86), Base: polyhedral.Const(0), Size: f.size, Kind: kind, Loops: []string{"t", name},
+			Offset: polyhedral.NewExpr(f.lo, polyhedral.Term{Var: "t", Coef: f.move}, polyhedral.Term{Var: name, Coef: f.stride})}
+	}
+	d := polyhedral.Domain{Levels: []polyhedral.Level{{Index: "t", Lower: polyhedral.Const(0), Upper: polyhedral.Const(int64(n) - 1)}, inner("uw", fw)}}
+	aw := access("uw", fw, w)
+	as := access("uw", fs, s)
+	if s != w {
+		d.Levels = append(d.Levels, inner("us", fs))
+		as = access("us", fs, s)
+	}
+	wit, err := polyhedral.Depends(d, aw, as, 0, polyhedral.Options{})
+	switch {
+	case err != nil:
+		return "", false
+	case wit != nil:
+		return fmt.Sprintf("lattices meet at iterations %d and %d", wit.A[0], wit.B[0]), true
+	}
+	return "", true
 }
 
 // shift is how far the access's spans moved from iteration 0 to 1, and
@@ -162,7 +275,14 @@ func conflict(w, s *accessTrace, n uint64) string {
 	if okw && oks && dw == ds {
 		return spanConflict(w.it[0].spans, s.it[0].spans, dw, n)
 	}
-	return windowConflict(w, s, n)
+	why := windowConflict(w, s, n)
+	if why == "" {
+		return ""
+	}
+	if exact, ok := latticeConflict(w, s, n); ok {
+		return exact
+	}
+	return why
 }
 
 // spanConflict looks for spans a of ws and b of ss and an m ≠ 0, |m| < n,
@@ -260,7 +380,7 @@ func traces(sites []ptxgen.Site, recs [2]*probeRecord) []*accessTrace {
 		}
 		t := byKey[key]
 		if t == nil {
-			t = &accessTrace{x86: s.X86, store: s.Store}
+			t = &accessTrace{x86: s.X86, store: s.Store, size: uint64(max(s.Size, 0))}
 			byKey[key] = t
 			out = append(out, t)
 		}
@@ -270,14 +390,19 @@ func traces(sites []ptxgen.Site, recs [2]*probeRecord) []*accessTrace {
 				continue
 			}
 			dst := &t.it[it]
+			first := !dst.seen
 			dst.fill = dst.fill || l.fill
 			if l.overflow {
 				dst.add(l.window.Lo, l.window.Hi)
 				dst.overflow, dst.spans = true, nil
-				continue
+			} else {
+				for _, r := range l.spans {
+					dst.add(r.Lo, r.Hi)
+				}
 			}
-			for _, r := range l.spans {
-				dst.add(r.Lo, r.Hi)
+			if first && l.lat != nil {
+				lat := *l.lat
+				dst.lat = &lat
 			}
 		}
 	}

@@ -8,7 +8,7 @@ import (
 // trace builds an access trace from the addresses it touched (size bytes
 // each) in probed iterations 0 and 1.
 func trace(x86 uint64, store bool, size uint64, it0, it1 []uint64) *accessTrace {
-	t := &accessTrace{x86: x86, store: store}
+	t := &accessTrace{x86: x86, store: store, size: size}
 	for i, addrs := range [2][]uint64{it0, it1} {
 		for _, a := range addrs {
 			t.it[i].add(a, a+size)
@@ -86,6 +86,71 @@ func TestObservedDependence(t *testing.T) {
 		}
 		if why != "" && !strings.Contains(why, "0x") {
 			t.Errorf("%s: the reason names no access: %q", c.name, why)
+		}
+	}
+}
+
+// column builds the trace of an access that walks a column of count0 rows
+// in probed iteration 0 and count1 in iteration 1, as bounded probing
+// leaves it past maxSpans rows: the window and the lattice.
+func column(x86 uint64, store bool, size, lo0, lo1, stride, count0, count1 uint64) *accessTrace {
+	t := &accessTrace{x86: x86, store: store, size: size}
+	for i, c := range [2][2]uint64{{lo0, count0}, {lo1, count1}} {
+		t.it[i].addWindow(c[0], c[0]+stride*(c[1]-1)+size)
+		t.it[i].lat = &lattice{lo: c[0], width: size, stride: int64(stride), count: c[1]}
+	}
+	return t
+}
+
+// TestObservedDependenceLattices checks the exact test on rows and
+// columns whose windows cross (covariance's cov[i][j] and cov[j][i] for
+// j >= i: a column's window spans every row below it) against a brute
+// force over the iterations.
+func TestObservedDependenceLattices(t *testing.T) {
+	const base = 0x100000
+	for _, m := range []uint64{40, 750} {
+		row := 8 * m
+		at := func(r, c uint64) uint64 { return base + r*row + 8*c }
+		// Iterations i0 and i0+1 probed, n launched from i0.
+		i0 := uint64(3)
+		n := m - i0
+		rowW := trace(1, true, 8, seq(at(i0, i0), 8, int(m-i0)), seq(at(i0+1, i0+1), 8, int(m-i0-1)))
+		colW := column(2, true, 8, at(i0, i0), at(i0+1, i0+1), row, m-i0, m-i0-1)
+		if why := observedDependence([]*accessTrace{rowW, colW}, n); why != "" {
+			t.Errorf("m=%d: cov[i][j] and cov[j][i]: %q, want independent", m, why)
+		}
+		// Reading the whole row i (columns below i included, which the
+		// earlier iterations' columns wrote) depends.
+		rowR := trace(3, false, 8, seq(at(i0, 0), 8, int(m)), seq(at(i0+1, 0), 8, int(m)))
+		why := observedDependence([]*accessTrace{rowW, colW, rowR}, n)
+		if !strings.Contains(why, "0x2") || !strings.Contains(why, "0x3") {
+			t.Errorf("m=%d: column writes and whole-row reads: %q, want the column and the read", m, why)
+		}
+		if m > 100 {
+			continue
+		}
+		// Brute force: the bytes each iteration writes and reads.
+		writes := map[uint64]uint64{}
+		dep := false
+		for i := i0; i < i0+n; i++ {
+			for j := i; j < m; j++ {
+				for _, a := range []uint64{at(i, j), at(j, i)} {
+					if w, ok := writes[a]; ok && w != i {
+						t.Errorf("m=%d: brute force: %#x written in iterations %d and %d", m, a, w, i)
+					}
+					writes[a] = i
+				}
+			}
+		}
+		for i := i0; i < i0+n; i++ {
+			for c := uint64(0); c < m; c++ {
+				if w, ok := writes[at(i, c)]; ok && w != i {
+					dep = true
+				}
+			}
+		}
+		if !dep {
+			t.Errorf("m=%d: brute force finds the whole-row read independent", m)
 		}
 	}
 }

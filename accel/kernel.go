@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/gxbit/gxbit/gpu"
@@ -24,6 +25,11 @@ type GeneratedKernel struct {
 	// launch uses when the probed rows confirm the inner level's shape;
 	// nil when there is none, and Note says why.
 	Kernel2D *ptxgen.Kernel
+	// Kernel3D is the nest's 3D kernel (x over the innermost level, y
+	// over the inner one), launched instead of Kernel2D when the probed
+	// rows confirm the innermost level's trip count and steps too; nil
+	// when there is none.
+	Kernel3D *ptxgen.Kernel
 	// Scheduled are the schedule's kernels, which a launch runs in order
 	// in place of Kernel when the probe confirms them (distribution, a
 	// loop interchanged inward under a grid level), each with the
@@ -60,7 +66,7 @@ func GenerateKernels(lifter gvinst.Translator, prof *profile.File) []GeneratedKe
 		for _, p := range sp.parts {
 			sk, sw, se = append(sk, p.k), append(sw, p.what), append(se, p.even)
 		}
-		out = append(out, GeneratedKernel{Scheduled: sk, ScheduledWords: sw, ScheduledEven: se, Entry: sp.entry, Header: sp.header, Function: hs.Function, Kernel: sp.kernel, Kernel2D: sp.kernel2, Note: sp.rep.Note,
+		out = append(out, GeneratedKernel{Scheduled: sk, ScheduledWords: sw, ScheduledEven: se, Entry: sp.entry, Header: sp.header, Function: hs.Function, Kernel: sp.kernel, Kernel2D: sp.kernel2, Kernel3D: sp.kernel3, Note: sp.rep.Note,
 			Schedule: sp.rep.ScheduleDetail, ScheduleNote: sp.rep.ScheduleNote, Err: err})
 	}
 	return out
@@ -89,6 +95,9 @@ func (sp *spot) liftLevel(lifter gvinst.Translator) error {
 			if sp.innerSet[addr] {
 				sp.innerSet[ret] = true
 			}
+			if sp.inner2Set[addr] {
+				sp.inner2Set[ret] = true
+			}
 		}
 		// Blocks are cut where the level's header, the inner level's
 		// header and the exits begin, so that each starts a block.
@@ -97,6 +106,9 @@ func (sp *spot) liftLevel(lifter gvinst.Translator) error {
 		}
 		if sp.inner != 0 && addr != sp.inner {
 			b.SplitAt(sp.inner)
+		}
+		if sp.inner2 != 0 && addr != sp.inner2 {
+			b.SplitAt(sp.inner2)
 		}
 		for _, e := range sp.exitHints {
 			if e != addr {
@@ -119,6 +131,9 @@ func (sp *spot) liftLevel(lifter gvinst.Translator) error {
 			sp.level[b.End] = true
 			if sp.innerSet[addr] {
 				sp.innerSet[b.End] = true
+			}
+			if sp.inner2Set[addr] {
+				sp.inner2Set[b.End] = true
 			}
 		}
 		for _, s := range b.Successors() {
@@ -195,10 +210,43 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 				k2, err, sp.dead2D = k2d, nil, true
 			}
 		}
+		if err != nil && !sp.dead2D {
+			// The outer body's stores before the inner loop (an
+			// initialisation nest's x1[i] = … beside its row): every
+			// thread of a row makes them, where each launch proves
+			// their footprints apart from the others' (outerStoresFit).
+			n2.Dead, n2.OuterStores = nil, true
+			if k2o, err2 := ptxgen.Generate(n2); err2 == nil {
+				k2, err = k2o, nil
+			}
+		}
 		if err == nil {
 			sp.kernel2 = k2
 		} else {
 			sp.rep.Note = "1D only: " + err.Error()
+		}
+	}
+	if sp.kernel2 != nil && !sp.dead2D && sp.inner2 != 0 && sp.blocks[sp.inner2] != nil {
+		inner, inner2 := map[uint64]bool{}, map[uint64]bool{}
+		for a := range sp.blocks {
+			if sp.innerSet[a] {
+				inner[a] = true
+			}
+			if sp.inner2Set[a] {
+				inner2[a] = true
+			}
+		}
+		n3 := &ptxgen.Nest{Name: fmt.Sprintf("gx_%x_3d", sp.entry), Header: sp.header, Blocks: sp.blocks, Inner: sp.inner, InnerBlocks: inner,
+			Inner2: sp.inner2, Inner2Blocks: inner2, Reloads: sp.reloads3()}
+		k3, err := ptxgen.Generate(n3)
+		switch {
+		case err != nil:
+			sp.rep.Note = "2D, not 3D: " + err.Error()
+		case !slices.Equal(k3.InnerLiveIns, sp.kernel2.InnerLiveIns):
+			// The probe reads the inner states by the 2D kernel's list.
+			sp.rep.Note = "2D, not 3D: the 3D kernel's inner live-ins differ from the 2D kernel's"
+		default:
+			sp.kernel3 = k3
 		}
 	}
 	return nil
@@ -270,6 +318,20 @@ func (sp *spot) kernel2Fn() gpu.Function {
 	return sp.fn2
 }
 
+// kernel3Fn returns the 3D kernel, loaded, or nil when there is none or
+// the driver refuses it (the 2D kernel runs then).
+func (sp *spot) kernel3Fn() gpu.Function {
+	if sp.fn3 == nil && sp.kernel3 != nil {
+		fn, err := sp.load(sp.kernel3)
+		if err != nil {
+			sp.kernel3 = nil
+			sp.rep.Note = "2D, not 3D: " + err.Error()
+		}
+		sp.fn3 = fn
+	}
+	return sp.fn3
+}
+
 // build generates the kernels (loaded at their first launch) and makes the
 // spot's engines.
 func (sp *spot) build() error {
@@ -279,8 +341,8 @@ func (sp *spot) build() error {
 	}
 	k := sp.kernel
 	if a.opts.PTXDir != "" {
-		ks := map[string]*ptxgen.Kernel{"": sp.kernel, "_2d": sp.kernel2}
-		for suffix, k := range map[string]*ptxgen.Kernel{"_u": sp.kernel, "_2d_u": sp.kernel2} {
+		ks := map[string]*ptxgen.Kernel{"": sp.kernel, "_2d": sp.kernel2, "_3d": sp.kernel3}
+		for suffix, k := range map[string]*ptxgen.Kernel{"_u": sp.kernel, "_2d_u": sp.kernel2, "_3d_u": sp.kernel3} {
 			if k != nil && k.Unchecked != nil {
 				ks[suffix] = k.Unchecked
 			}
@@ -323,6 +385,9 @@ func (sp *spot) build() error {
 		bps[e] = true
 	}
 	probeBps := maps.Clone(bps) // the probe also sees the parts' inner levels end
+	if sp.kernel3 != nil {
+		probeBps[sp.inner2] = true // the innermost arrivals give the 3D kernel's trip count and steps
+	}
 	for _, p := range sp.parts {
 		for a := range p.innerExits {
 			probeBps[a] = true

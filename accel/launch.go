@@ -26,12 +26,13 @@ func (a *Accelerator) prefer1D(k *ptxgen.Kernel, count uint64) bool {
 
 // (it ended, or the engine must handle a stop).
 func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
+	sp.fetch = 0
 	k := sp.kernel
 	ns := len(k.Sites)
 	mem := sp.a.g.Mem
 	// The reloaded registers among the live-ins: checked at each probed
 	// arrival, passed no value (each thread loads them).
-	reloaded := reloadIndex(k.LiveIns, k.Reloads, false)
+	reloaded := reloadIndex(k.LiveIns, k.Reloads, 0)
 	// Two probed iterations give the steps (checked on three states); a
 	// 2D kernel needs a third, to check the per-row changes of the inner
 	// trip count and steps.
@@ -63,11 +64,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// The CPU's time per iteration, for the report's estimate, is the last
 	// probed iteration's: the first may include translating the blocks.
 	start := time.Now()
-	sp.copyAtStart = sp.rep.CopySeconds
 	var cpuPerIter float64
 	var insnsPerIter float64
 	var innerTrips [3]uint64
 	var innerStates [3][][]uint64
+	var inner2 innermostObs
 	for it := 0; it < P; it++ {
 		// The footprints, the exit test and the independence checks read
 		// the records of probed iterations 0 and 1 only (recordedRows);
@@ -90,6 +91,14 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			watched, err := sp.observeParts(it, cpu, st.PC)
 			if err != nil {
 				return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
+			}
+			if st.PC == sp.inner2 && sp.kernel3 != nil {
+				// An arrival at the innermost header, in inner
+				// iteration innerTrips[it]-1 of the row.
+				if err := inner2.arrive(sp, cpu, it, innerTrips[it]); err != nil {
+					return false, fail(ReasonNotAffine, "reading innermost live-in: %v", err)
+				}
+				watched = true
 			}
 			if !watched && st.PC == sp.inner && sp.countsInner() {
 				// An arrival at the inner header: count it, and keep the
@@ -117,6 +126,9 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 					return false, fail(ReasonNotAffine, "%v", err)
 				}
 				sp.countSkipped(it, h, walk.skipped[h]-before, &innerTrips[it])
+				if h == sp.inner2 && sp.kernel3 != nil {
+					inner2.skipped(it, innerTrips[it], walk.skipped[h]-before)
+				}
 				continue
 			}
 			st = engine.Run(cpu, 0)
@@ -233,11 +245,15 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			o.lo[it], o.hi[it] = min(o.lo[it], recs[it].lo[s]), max(o.hi[it], recs[it].hi[s])
 		}
 	}
+	sp.checkStrides(byX86, &restride)
 	var fixed []int // loads the same in every iteration: checked below
 	if restride != "" {
 		var why string
 		if why, fixed = sp.disjointIterations(byX86, last+1); why != "" {
-			return false, fail(ReasonNotAffine, "%s, and %s", restride, why)
+			if sp.disjointObserved(traces(k.Sites, [2]*probeRecord{&recs[0], &recs[1]}), last+1) != "" {
+				return false, fail(ReasonNotAffine, "%s, and %s", restride, why)
+			}
+			fixed = nil
 		}
 	}
 	sites, fb := sp.siteRanges(byX86, uint64(P), last-tail)
@@ -313,16 +329,19 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			}
 		}
 		c := *costs
-		if sp.a.copyIn > 0 {
-			c.HostToDevice = min(c.HostToDevice, sp.a.copyIn)
-		}
+		c.HostToDevice = sp.a.copyIn.bandwidth(c.HostToDevice)
 		c.KernelScale = sp.a.calib.scale()
+		back, backTook := sp.a.resident.BroughtBack()
+		c.DeviceToHost = fetchBandwidth(c.DeviceToHost, back, backTook)
 		sp.modelPerIter = c.ModelKernel(1<<20, insnsPerIter) >> 20
 		est := c.Predict(count, cpuIter, insnsPerIter, overhead, copyIn, sp.kernelPerIter)
+		est.Fetch = c.FetchTime(sp.staleFootprint(k, sites, count))
+		sp.fetch = est.Fetch
 		if sp.rep.Launches > 0 {
 			// Earlier launches measured the copies.
 			est.Copy = time.Duration(sp.rep.CopySeconds / float64(sp.rep.Launches) * float64(time.Second))
 		}
+		sp.predicted = est
 		if !est.Pays() {
 			return false, fail(ReasonNotProfitable, "predicted %s", est)
 		}
@@ -351,7 +370,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		isteps0 := make([]uint64, len(k2.InnerLiveIns))
 		irows := make([]uint64, len(k2.InnerLiveIns))
 		ok := first >= 0 && lastRow >= 0 && int64(innerTrips[2])-int64(innerTrips[1]) == dn
-		innerReloaded := reloadIndex(k2.InnerLiveIns, k2.Reloads, true)
+		innerReloaded := reloadIndex(k2.InnerLiveIns, k2.Reloads, 1)
 		for it := 0; it < 3 && ok; it++ {
 			for a := 1; a < 3 && ok; a++ {
 				ok = checkReloads(mem, k2.InnerLiveIns, innerStates[it][a], innerReloaded, a) == ""
@@ -382,12 +401,23 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			try.InnerTrip0, try.InnerTripStep = uint64(first), uint64(dn)
 			ok = sp.deadStoresCovered(k2, try, byX86)
 		}
+		ok = ok && outerStoresFit(k2, in.Sites, first, lastRow)
 		if ok {
 			if fn2 := sp.kernel2Fn(); fn2 != nil {
 				in.InnerTrip0, in.InnerTripStep, in.InnerMax = uint64(first), uint64(dn), uint64(max(first, lastRow))
 				in.InnerSteps, in.InnerStepRows = isteps, irows
 				k, fn = k2, fn2
 				inner0 = &ptxgen.LaunchInput{InnerTrip0: uint64(n0), InnerSteps: isteps0}
+				if k3 := sp.kernel3; k3 != nil && !sp.a.prefer2D(k2, in) && reloadsOverlapStores(k3, sites) == "" {
+					// A replay launches P more rows, each up to |dn| wider.
+					rows := in.InnerMax + uint64(P)*uint64(max(dn, -dn))
+					if trip, steps, ok := inner2.confirm(mem, k3, sp.innermostIVs()); ok && fits3D(k3, in.Count+uint64(P), rows, trip) {
+						if fn3 := sp.kernel3Fn(); fn3 != nil {
+							in.Inner2Trip, in.Inner2Steps = trip, steps
+							k, fn = k3, fn3
+						}
+					}
+				}
 			}
 		}
 	}
@@ -412,6 +442,14 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		part := in
 		part.Count = sample
 		part.Dense = nil // the sample writes a part of the footprints
+		// It copies in its own iterations' footprints, not the
+		// instance's: the rest's come with the rest, where it pays.
+		// (atax's initialisation copied its whole 160 MB matrix in for
+		// a sample of 12 rows, 0.7 s on gpusim, and went back to the
+		// CPU.)
+		if ss, fb := sp.siteRanges(byX86, uint64(P), uint64(P)+sample-1); fb == nil {
+			part.Sites = ss
+		}
 		if fb, done := sp.launch(fn, k, part, cpuIter); fb != nil {
 			return done, fb
 		}
@@ -432,6 +470,13 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		est := Estimate{Iterations: rest, CPU: time.Duration(rest) * cpuIter, Kernel: time.Duration(rest) * sp.kernelPerIter}
 		if costs != nil {
 			est.Launch = costs.LaunchLatency
+			var restIn uint64
+			for _, g := range ptxgen.Groups(k, in.Sites) {
+				restIn += sp.a.resident.ToCopy(g.Range)
+			}
+			if bw := sp.a.copyIn.bandwidth(costs.HostToDevice); bw > 0 {
+				est.Copy = time.Duration(float64(restIn) / bw * float64(time.Second))
+			}
 		}
 		if !est.Pays() {
 			// The CPU runs the rest of the instance, from the iteration
@@ -480,18 +525,8 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 	// either way.
 	sp.rep.CPUSecondsEstimate += cpuIter.Seconds() * float64(count)
 	gpuSide := time.Since(start) - loading - time.Duration(P)*cpuIter
-	judged := gpuSide
-	if sp.ledger.launches == 0 {
-		// The first launch copies in the arrays that later launches find
-		// on the device (a time step's): an outlay the ledger does not
-		// hold against this one launch. The later launches' own copies,
-		// and the running total from the second on, decide. (A partial
-		// first instance, when the hot spots are armed mid-run, made
-		// jacobi2dt's first sweep look 13 times dearer than the CPU and
-		// go back to it, so its arrays crossed the bus twice a step.)
-		judged -= time.Duration((sp.rep.CopySeconds - sp.copyAtStart) * float64(time.Second))
-	}
-	if why := sp.ledger.add(judged, count, cpuIter); why != "" && !sp.a.opts.AlwaysOffload {
+	// The ledger leaves the first launch out (an outlay: see verdictAfter).
+	if why := sp.ledger.add(gpuSide, count, cpuIter, sp.fetch); why != "" && !sp.a.opts.AlwaysOffload {
 		sp.disarm(why)
 	}
 	// The CPU runs the last tail arrivals from the header.
@@ -533,10 +568,13 @@ const recordedRows = 2
 // The plain engine's speed is the best of plainTimedRuns runs of
 // plainTimedInsns guest instructions of the instance, after plainWarmInsns
 // that translate its blocks (a run on a shared machine may be slowed).
+// A run cut short by the instance's end times the engine only when it ran
+// minTimedInsns.
 const (
 	plainWarmInsns  = 4 << 10
 	plainTimedInsns = 32 << 10
 	plainTimedRuns  = 4
+	minTimedInsns   = 4 << 10
 )
 
 // timePlain times the plain CPU engine on the instance at the header,
@@ -545,10 +583,21 @@ const (
 // plainTimedRuns runs of plainTimedInsns, and returns the best rate (guest
 // instructions per second), the CPU back at the header. The runs stop at
 // every exit of the level: when the instance ends among them, it returns
-// the fallback, as probing does.
+// the fallback, as probing does. The rate is the loop's: an instance timed
+// once gives it to the later instances, which go straight to probing, and
+// one that ended during the runs gives what its runs of at least
+// minTimedInsns measured (0, none, leaves the CPU's price to the main
+// engine's speed and the probed iterations, see CPUIteration). (LU's column
+// scaling, a few thousand instructions an instance, ended within the
+// timing runs every time and never launched: it ran on the CPU between
+// the trailing updates, bringing their pages back from the device each
+// step.)
 func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallback) {
 	if sp.plainIter != 0 || sp.a.opts.AlwaysOffload {
 		return 0, false, nil
+	}
+	if sp.plainTimed {
+		return sp.plainRate, false, nil
 	}
 	ended := func(st gvinst.Stop, want gvinst.StopKind) *fallback {
 		switch {
@@ -568,6 +617,7 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallbac
 	// offloading.
 	timer := sp.timer
 	if fb := ended(timer.Run(cpu, plainWarmInsns), gvinst.StopBudget); fb != nil {
+		sp.plainTimed = true
 		return 0, true, fb
 	}
 	// The runs are timed by the thread's CPU clock where there is one
@@ -581,11 +631,15 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallbac
 		if c := threadCPUTime() - c0; c0 > 0 && c > 0 {
 			d = c
 		}
+		if n >= minTimedInsns {
+			rate = max(rate, float64(n)/max(d.Seconds(), 1e-9))
+		}
 		if fb := ended(st, gvinst.StopBudget); fb != nil {
+			sp.plainRate, sp.plainTimed = rate, true
 			return 0, true, fb
 		}
-		rate = max(rate, float64(n)/max(d.Seconds(), 1e-9))
 	}
+	sp.plainRate, sp.plainTimed = rate, true
 	// On to the header, where probing starts.
 	var st gvinst.Stop
 	for {
@@ -607,10 +661,13 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallbac
 // the instance. It is small because the simulator's kernels took 12 to
 // 94 times the throughput model's time on the nests corpus (the model
 // learns that from the first launch, DeviceCosts.KernelScale): a sample
-// that loses should cost a few percent of the instance's CPU time.
+// that loses should cost a few percent of the instance's CPU time. (At
+// 32 iterations, covariance's product at 700 600 sampled 32 of its 404
+// rows, the longest of its triangle, and the sample cost 0.33 s on a
+// 0.45 s run; one row costs 12 ms.)
 const (
-	sampleMin      = 32
-	sampleFraction = 64
+	sampleMin      = 1
+	sampleFraction = 256
 )
 
 // launch runs one launch of kernel k (loaded as fn) and adds it to the
@@ -640,6 +697,14 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	if err != nil {
 		var ke *ptxgen.KernelError
 		if errors.As(err, &ke) {
+			if k.ThreeD && (ke.Code == ptxgen.ErrCodeExit || ke.Code == ptxgen.ErrCodeStep) && sp.kernel3 != nil {
+				// An inner iteration whose innermost trip count or steps
+				// differ from the probed ones: the 2D kernel, which runs
+				// the innermost loop in the thread, from now on.
+				sp.kernel3, sp.fn3 = nil, nil
+				sp.replay = nil
+				sp.rep.Note = "2D, not 3D: " + ke.Error()
+			}
 			return fail(ReasonKernel, "%v", ke), false
 		}
 		return fail(ReasonDriver, "%v", err), false
@@ -647,6 +712,9 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	sp.rep.Launches++
 	if k.TwoD {
 		sp.rep.Launches2D++
+	}
+	if k.ThreeD {
+		sp.rep.Launches3D++
 	}
 	sp.rep.Iterations += in.Count
 	sp.rep.KernelSeconds += st.Kernel.Seconds()
@@ -659,12 +727,22 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	// The cost model counts what launching costs the host too.
 	sp.kernelPerIter = max(st.Kernel, st.LaunchWall) / time.Duration(in.Count)
 	sp.a.calib.add(sp.modelPerIter*time.Duration(in.Count), st.Kernel)
-	if st.BytesIn >= 1<<16 && st.CopyIn > 0 {
-		// What copies cost through the residency, for the next
-		// predictions.
-		sp.a.copyIn = float64(st.BytesIn) / st.CopyIn.Seconds()
-	}
+	// What copies cost through the residency, for the next predictions.
+	sp.a.copyIn.add(st.BytesIn, st.CopyIn)
 	return nil, false
+}
+
+// staleFootprint is how many bytes of the footprints of the count
+// iterations k would run (sites) only the device holds: what running them
+// on the CPU would bring back first. A group's count is at most a page per
+// iteration and site (a column walk touches one page a row, however wide
+// the rows).
+func (sp *spot) staleFootprint(k *ptxgen.Kernel, sites []ptxgen.Range, count uint64) uint64 {
+	var n uint64
+	for _, g := range ptxgen.Groups(k, sites) {
+		n += min(sp.a.resident.Stale(g.Range), count*uint64(len(g.Sites))*gvinst.PageSize)
+	}
+	return n
 }
 
 // ivStep is an induction variable's step as the profile gives it: fixed,

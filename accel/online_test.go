@@ -188,3 +188,144 @@ func TestAccelerateArmAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestRunOnlineSweepsAfterTheBudget profiles jacobi2dt, whose time loop
+// holds two sweeps, with a probe budget the first sweep spends on its
+// own: the collector thins its sampling to the end of that time step
+// instead of stopping, so the second sweep is sampled too, and the round
+// (begun after the first slice, inside main) finds every parallel hot
+// spot of the nest that a run with the default budget finds.
+func TestRunOnlineSweepsAfterTheBudget(t *testing.T) {
+	dir := buildNests(t, []string{"O2-static"})
+	path := filepath.Join(dir, "O2-static", "jacobi2dt")
+	args := []string{path, "200", "30"}
+	want := runNative(t, path, args[1:]...)
+	hot := func(collect profile.CollectOptions) map[string]bool {
+		var out bytes.Buffer
+		res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+			pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), Collect: collect, ProfileAfter: time.Nanosecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want || res.ExitStatus != 0 {
+			t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+		}
+		if on.Profile == nil {
+			t.Fatalf("no profile: %v", on.Why)
+		}
+		m := map[string]bool{}
+		for _, h := range on.Profile.HotSpots {
+			if h.Function == "main" && h.Verdict == profile.VerdictParallel {
+				m[h.Entry.String()] = true
+			}
+		}
+		return m
+	}
+	full := hot(profile.CollectOptions{})
+	small := hot(profile.CollectOptions{MaxProbesPerNest: 30_000})
+	if len(full) < 4 || fmt.Sprint(small) != fmt.Sprint(full) {
+		t.Errorf("parallel hot spots in main with a small probe budget %v, with the default one %v: want the same, both sweeps", small, full)
+	}
+}
+
+// TestRunOnlineOneOuterIteration runs heat3d under the single run with a
+// probe budget that the first sweep of its first time step spends: the
+// collector thins out to the end of that time step, so the profile sees
+// one iteration of the time loop, and the second sweep only with the
+// first step's data (linear in k, so that gcc's register-carried A[k+1]
+// steps like an induction variable). The time loop's hot spot must not
+// fit an access of the sweeps with a coefficient the samples never
+// showed (a level seen at one value has none), no register that holds
+// loaded data may be an induction variable, and the run, launching
+// wherever the guards pass, must print the native output.
+func TestRunOnlineOneOuterIteration(t *testing.T) {
+	dir := buildNests(t, []string{"O2-static"})
+	path := filepath.Join(dir, "O2-static", "heat3d")
+	args := []string{path, "40", "6"}
+	want := runNative(t, path, args[1:]...)
+	var out bytes.Buffer
+	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), Collect: profile.CollectOptions{MaxProbesPerNest: 100_000},
+			ProfileAfter: time.Nanosecond, AlwaysOffload: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want || res.ExitStatus != 0 {
+		t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+	}
+	if on.Profile == nil || on.Report == nil {
+		t.Fatalf("no profile or no phase 2: %v", on.Why)
+	}
+	launches := 0
+	for _, h := range on.Report.HotSpots {
+		launches += h.Launches
+	}
+	if launches == 0 {
+		t.Errorf("nothing launched:\n%s", accel.FormatReport(on.Report))
+	}
+	sweeps := 0
+	for _, h := range on.Profile.HotSpots {
+		if h.Function != "main" {
+			continue
+		}
+		for _, lv := range h.Levels {
+			for _, iv := range lv.IVs {
+				if strings.HasPrefix(iv.Loc.Reg, "x") {
+					t.Errorf("hot spot %s, level %s: %s is an induction variable (it holds loaded data)", h.Entry, lv.Index, iv.Loc)
+				}
+			}
+		}
+		if h.Depth == 3 && h.Verdict == profile.VerdictParallel {
+			sweeps++
+		}
+		// Every array access of the sweeps moves along each of its loops
+		// (102400-byte planes, rows, elements): a fitted 0 there is a
+		// level the samples never showed moving.
+		for _, a := range h.Accesses {
+			if !a.Affine || a.Stack {
+				continue
+			}
+			for _, in := range a.Inner {
+				if in.Coeff == 0 {
+					t.Errorf("hot spot %s: access at %s fitted as %s, with no step along %s", h.Entry, a.X86, a.Function, in.Index)
+				}
+			}
+		}
+	}
+	if sweeps != 2 {
+		var sb strings.Builder
+		for _, l := range on.Profile.Loops {
+			if l.Function == "main" {
+				fmt.Fprintf(&sb, "  %s depth %d %s: %s\n", l.Entry, l.Depth, l.Verdict, l.Reason)
+			}
+		}
+		t.Errorf("%d parallel 3-level sweeps in the profile, want both of the time step's; the loops of main:\n%s", sweeps, sb.String())
+	}
+}
+
+// TestRunOnlineEntersTriangleMidInstance runs nussinov, whose DP nest is
+// a triangle whose j rows grow by one each outer iteration, with the first
+// profiling round begun after the first slice, inside the nest: the nest
+// begins its entry at its next outer header, once its probes are back,
+// and the round must end by what it saw. (The j loop used to pause to
+// its end at every outer iteration, so the probes were never back in
+// time, and the round ran to its instruction bound: the whole run.)
+func TestRunOnlineEntersTriangleMidInstance(t *testing.T) {
+	dir := buildNests(t, []string{"O2-static"})
+	path := filepath.Join(dir, "O2-static", "nussinov")
+	args := []string{path, "500"}
+	want := runNative(t, path, args[1:]...)
+	var out bytes.Buffer
+	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileAfter: time.Nanosecond, ProfileInsns: 60_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want || res.ExitStatus != 0 {
+		t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+	}
+	if on.Rounds == 0 || on.LimitedRounds != 0 {
+		t.Errorf("%d profiling rounds, %d of them ended by the bound of 60 M guest instructions (%d profiled): want each ended by what the collector saw",
+			on.Rounds, on.LimitedRounds, on.ProfiledInstructions)
+	}
+}

@@ -148,6 +148,9 @@ func (sp *spot) planParts(s *schedule.Schedule) ([]*ptxgen.Nest, []string, strin
 			n.Inner, n.ThreadLoop = uint64(g[1].Header), uint64(loops[kn.Interchanged[0]].Header)
 		case len(g) == 1 && kn.Interchanged == [2]string{L.Index, g[0].Index} && childOf(g[0].Index, L.Index):
 			n.Inner, n.Interchange = uint64(g[0].Header), true
+		case len(s.Kernels) == 1 && len(g) == 3 && g[0].Index == L.Index && kn.Interchanged[0] == "" && childOf(g[1].Index, L.Index) && childOf(g[2].Index, g[1].Index) &&
+			uint64(g[1].Header) == sp.inner && uint64(g[2].Header) == sp.inner2:
+			return nil, nil, "" // the level's own 3D kernel is the schedule's
 		default:
 			return nil, nil, fmt.Sprintf("kernel %d of the schedule is not a shape phase 2 generates (grid over %s, or %s interchanged inward, under the level)", ki+1, L.Index, L.Index)
 		}

@@ -24,6 +24,15 @@ import (
 // the guest goes on; a launch waits only for what is not loaded yet. The simulator opens a context and
 // parses a module in microseconds, so it loads on demand (unless
 // Options.Prefetch asks otherwise, as tests do).
+//
+// When the hot spots are armed late (Options.ArmAfter), the loader starts
+// at once all the same, with no module to load: the context opens and the
+// device is measured while the guest runs its first quarter second, so
+// that the first launch after arming does not wait for them (0.1–0.3 s
+// for the context alone, where gemm's whole two-phase run on an H100
+// took under a second). A run that ends before it needs the context does not wait for
+// it either: the loader is abandoned, and closes the context itself once
+// it has it.
 
 // loader opens the device context and loads modules on a goroutine of its
 // own (see the RATIONALE above).
@@ -31,10 +40,12 @@ type loader struct {
 	jobs chan loadJob
 	// ctxReady is closed once ctx and ctxErr are set; exited once the
 	// goroutine has finished its last job; stop tells it to skip the
-	// jobs left (the run is over).
-	ctxReady, exited, stop chan struct{}
-	ctx                    gpu.Context
-	ctxErr                 error
+	// jobs left (the run is over); abandon, closed before stop, that the
+	// accelerator will not take the context: the goroutine closes it.
+	ctxReady, exited, stop, abandon chan struct{}
+	ctx                             gpu.Context
+	ctxErr                          error
+	readyAt                         time.Time // when ctxReady was closed
 	// costs are the device's costs, measured on the loader before any
 	// module loads (a measurement the JIT shares the driver with times
 	// the JIT), when the accelerator has none yet; costErr why not.
@@ -89,7 +100,7 @@ func (a *Accelerator) startLoader() {
 	if a.loader != nil || a.closed {
 		return
 	}
-	l := &loader{jobs: make(chan loadJob, 64), ctxReady: make(chan struct{}), exited: make(chan struct{}), stop: make(chan struct{}), loads: map[*ptxgen.Kernel]*loadFuture{}}
+	l := &loader{jobs: make(chan loadJob, 64), ctxReady: make(chan struct{}), exited: make(chan struct{}), stop: make(chan struct{}), abandon: make(chan struct{}), loads: map[*ptxgen.Kernel]*loadFuture{}}
 	a.loader = l
 	driver, open, measure := a.opts.Driver, a.ctx, a.costs == nil && a.costErr == nil && !a.opts.AlwaysOffload
 	go func() {
@@ -99,13 +110,24 @@ func (a *Accelerator) startLoader() {
 		} else {
 			l.ctx, l.ctxErr = driver.NewContext(0)
 		}
-		if l.ctxErr == nil && measure {
+		defer func() {
+			// An abandoned loader's context is its own to close.
+			select {
+			case <-l.abandon:
+				if open == nil && l.ctxErr == nil {
+					_ = l.ctx.Close()
+				}
+			default:
+			}
+		}()
+		if l.ctxErr == nil && measure && !closed(l.stop) {
 			c, err := MeasureDevice(l.ctx, driver.Name() == "sim")
 			if err == nil {
 				l.costs = &c
 			}
 			l.costErr = err
 		}
+		l.readyAt = time.Now()
 		close(l.ctxReady)
 		for j := range l.jobs {
 			select {
@@ -127,11 +149,57 @@ func (a *Accelerator) startLoader() {
 	}()
 }
 
+// closed reports whether c is closed.
+func closed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// startDevice starts the loader with no module to load when the hot
+// spots are armed late (see the RATIONALE above), so that the context
+// opens and the device is measured while the guest runs; a profile with
+// nothing to offload opens nothing.
+func (a *Accelerator) startDevice() {
+	if !a.prefetching() || a.ctx != nil {
+		return
+	}
+	for i := range a.opts.Profile.HotSpots {
+		if mappedLevel(&a.opts.Profile.HotSpots[i]) >= 0 {
+			a.startLoader()
+			return
+		}
+	}
+}
+
+// OpenDevice starts opening the device's context (and measuring the
+// device) on the loader, on a real GPU, before any hot spot is armed:
+// gxbit run --accelerate calls it when its first profiling round begins,
+// so that the context is open when the round's hot spots are armed. A run
+// that ends first does not wait for it (stopLoader).
+func (a *Accelerator) OpenDevice() {
+	if a.prefetching() && a.ctx == nil {
+		a.startLoader()
+	}
+}
+
 // stopLoader waits for the loader's jobs to end and takes its context
-// (the guest's goroutine may then use a.ctx alone).
+// (the guest's goroutine may then use a.ctx alone). A loader still
+// opening the context is abandoned instead of waited for: nothing has
+// used the context yet, and the run should not wait for it now.
 func (a *Accelerator) stopLoader() {
 	l := a.loader
 	if l == nil {
+		return
+	}
+	if !closed(l.ctxReady) {
+		close(l.abandon)
+		close(l.stop)
+		close(l.jobs)
+		a.loader = nil
 		return
 	}
 	close(l.stop)
@@ -139,15 +207,15 @@ func (a *Accelerator) stopLoader() {
 	<-l.exited
 	a.loader = nil
 	if a.ctx == nil && l.ctxErr == nil {
-		a.ctx = l.ctx
+		a.ctx, a.deviceReadyAt = l.ctx, l.readyAt
 	}
 }
 
 // prefetch generates the kernels of the armed hot spots in spots whose
 // header code is mapped, and queues their modules on the loader: the
 // kernels a launch is likeliest to run first (the schedule's parts, else
-// the 2D kernel on a real GPU, where prefer1D never picks the level's
-// own), then the others.
+// the 3D or 2D kernel on a real GPU, where prefer2D and prefer1D never
+// pick the smaller one), then the others.
 func (a *Accelerator) prefetch(spots []*spot) {
 	if !a.prefetching() || a.closed {
 		return
@@ -164,6 +232,11 @@ func (a *Accelerator) prefetch(spots []*spot) {
 				then = append(then, p.even)
 			}
 			then = append(then, sp.kernel2)
+		case sp.kernel3 != nil && a.opts.Driver.Name() != "sim":
+			// A real GPU launches the 3D kernel (prefer2D), the 2D one
+			// where the probed rows do not confirm the innermost level.
+			first = append(first, sp.kernel3)
+			then = append(then, sp.kernel2, sp.kernel)
 		case sp.kernel2 != nil && a.opts.Driver.Name() != "sim":
 			// A real GPU launches the 2D kernel (prefer1D).
 			first = append(first, sp.kernel2)
@@ -203,8 +276,10 @@ func (a *Accelerator) prefetched(k *ptxgen.Kernel) *loadFuture {
 		return nil
 	}
 	f := a.loader.loads[k]
-	if f != nil {
+	if f != nil && !closed(f.done) {
+		t0 := time.Now()
 		<-f.done
+		a.deviceWait += time.Since(t0)
 	}
 	return f
 }
@@ -213,11 +288,14 @@ func (a *Accelerator) prefetched(k *ptxgen.Kernel) *loadFuture {
 // makes them the accelerator's.
 func (a *Accelerator) loaderContext() error {
 	l := a.loader
+	t0 := time.Now()
 	<-l.ctxReady
+	a.deviceWait += time.Since(t0)
 	if l.ctxErr != nil {
 		return l.ctxErr
 	}
 	a.ctx = l.ctx
+	a.deviceReadyAt = l.readyAt
 	if a.costs == nil && a.costErr == nil {
 		a.costs, a.costErr = l.costs, l.costErr
 	}

@@ -1,8 +1,10 @@
 package accel
 
 import (
+	"cmp"
 	"fmt"
 	"math/big"
+	"slices"
 
 	"github.com/gxbit/gxbit/gvinst"
 	"github.com/gxbit/gxbit/ptxgen"
@@ -208,7 +210,7 @@ func (sp *spot) checkIVs(steps []uint64, restride *string) *fallback {
 	if len(sp.ivs) == 0 {
 		return nil
 	}
-	reloaded := reloadIndex(sp.kernel.LiveIns, sp.kernel.Reloads, false)
+	reloaded := reloadIndex(sp.kernel.LiveIns, sp.kernel.Reloads, 0)
 	for i, l := range sp.kernel.LiveIns {
 		if _, ok := reloaded[i]; ok {
 			continue // each thread loads it (see reload.go)
@@ -239,6 +241,48 @@ func (sp *spot) checkIVs(steps []uint64, restride *string) *fallback {
 		}
 	}
 	return nil
+}
+
+// modelStep is the step of a site's profile access function along the
+// mapped level; ok is false where the profile fitted none (or several).
+type modelStep struct {
+	step int64
+	ok   bool
+}
+
+// checkStrides compares how far each access moved from the first probed
+// iteration to the second (byX86: the bytes each touched) with the step
+// its profile access function takes along the mapped level. Where the
+// induction variables moved as the profile says (restride still empty)
+// and an access's bytes moved as a whole (its window as wide in both
+// iterations) by another step, the profile's model is not this run's: a
+// fit from too few samples, or a hand edit. Its dependence proof then
+// does not cover the launch, and restride is set, so that the footprints
+// must show the iterations disjoint (as for a profile of another size).
+func (sp *spot) checkStrides(byX86 map[[2]uint64]*siteObs, restride *string) {
+	if *restride != "" {
+		return
+	}
+	keys := make([][2]uint64, 0, len(byX86))
+	for k := range byX86 {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b [2]uint64) int {
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		return cmp.Compare(a[1], b[1])
+	})
+	for _, key := range keys {
+		o, ms := byX86[key], sp.modelStep[key]
+		if !ms.ok || !o.seen[0] || !o.seen[1] || o.hi[0]-o.lo[0] != o.hi[1]-o.lo[1] {
+			continue
+		}
+		if d := int64(o.lo[1] - o.lo[0]); d != ms.step {
+			*restride = fmt.Sprintf("the access at %#x moves by %d bytes per iteration, the profile says %d", key[0], d, ms.step)
+			return
+		}
+	}
 }
 
 // exitArrival finds the first arrival j ≥ 0 at which the loop leaves, when

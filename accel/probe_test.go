@@ -2,9 +2,11 @@ package accel
 
 import (
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/profile"
 	"github.com/gxbit/gxbit/ptxgen"
 )
 
@@ -61,5 +63,80 @@ func TestExitArrival(t *testing.T) {
 		if !ok && found && want < 150 && e.Type.IsSigned() && e.Type.Bits() >= 32 && (e.Cmp == gvinst.CmpLt || e.Cmp == gvinst.CmpGt) && e.ContinueIf && da != 0 {
 			t.Errorf("%+v a0=%d da=%d b0=%d db=%d: model declined, stepping exits at %d", e, int64(a0), int64(da), int64(b0), int64(db), want)
 		}
+	}
+}
+
+// TestCheckStrides checks the probe against the profile's access
+// functions: heat3d's write B[i][j][k] along i moves by 102400 bytes per
+// probed iteration; a profile that fitted 0 there (a level it saw at one
+// value) is not this run's model, and the launch must prove the iterations
+// disjoint from the footprints (restride set). A matching step, a window
+// whose width changes (a triangular row) and an access the profile did not
+// fit leave it alone.
+func TestCheckStrides(t *testing.T) {
+	const store, load = 0x4017b7, 0x401763
+	obs := func(lo0, w0, lo1, w1 uint64) *siteObs {
+		return &siteObs{seen: [2]bool{true, true}, lo: [2]uint64{lo0, lo1}, hi: [2]uint64{lo0 + w0, lo1 + w1}}
+	}
+	tests := []struct {
+		name  string
+		steps map[[2]uint64]modelStep
+		byX86 map[[2]uint64]*siteObs
+		want  string
+	}{
+		{"matching", map[[2]uint64]modelStep{{store, 1}: {102400, true}},
+			map[[2]uint64]*siteObs{{store, 1}: obs(0x10000, 640, 0x10000+102400, 640)}, ""},
+		{"fitted 0 along i", map[[2]uint64]modelStep{{store, 1}: {0, true}, {load, 0}: {102400, true}},
+			map[[2]uint64]*siteObs{{store, 1}: obs(0x10000, 640, 0x10000+102400, 640), {load, 0}: obs(0x90000, 640, 0x90000+102400, 640)},
+			"the access at 0x4017b7 moves by 102400 bytes per iteration, the profile says 0"},
+		{"triangular window", map[[2]uint64]modelStep{{store, 1}: {0, true}},
+			map[[2]uint64]*siteObs{{store, 1}: obs(0x10000, 8, 0x10000+800, 16)}, ""},
+		{"not fitted", map[[2]uint64]modelStep{{store, 1}: {}},
+			map[[2]uint64]*siteObs{{store, 1}: obs(0x10000, 640, 0x10000+102400, 640)}, ""},
+	}
+	for _, tc := range tests {
+		sp := &spot{modelStep: tc.steps}
+		restride := ""
+		sp.checkStrides(tc.byX86, &restride)
+		if restride != tc.want {
+			t.Errorf("%s: restride %q, want %q", tc.name, restride, tc.want)
+		}
+	}
+	// An earlier reason (the IVs moved otherwise) stays.
+	sp := &spot{modelStep: tests[1].steps}
+	restride := "s1 moves by 0x8 per iteration, the profile says 4"
+	sp.checkStrides(tests[1].byX86, &restride)
+	if restride != "s1 moves by 0x8 per iteration, the profile says 4" {
+		t.Errorf("restride replaced: %q", restride)
+	}
+}
+
+// TestDisjointIterationsPerInstance checks the footprint proof a launch
+// makes when its profile came from another size: threemm's product writes
+// row i of its result and reads row i of its first operand, which the
+// profile put in one group (it wrote E in one call and read it in the
+// next); in one instance they are two matrices apart, and each row alone
+// moves by its width, so the iterations are disjoint. Rows of one matrix
+// read one ahead of the row written, and a write that no iteration
+// observed, are still refused.
+func TestDisjointIterationsPerInstance(t *testing.T) {
+	const write, read = 0x4019b0, 0x401998
+	k := &ptxgen.Kernel{Sites: []ptxgen.Site{{X86: read}, {X86: write, Store: true}}}
+	sp := &spot{kernel: k, hs: &profile.HotSpot{Verdict: profile.VerdictParallel, ParallelLevels: []int{0}},
+		groupOf: map[[2]uint64]int{{read, 0}: 0, {write, 1}: 0}}
+	row := func(lo uint64) *siteObs {
+		return &siteObs{seen: [2]bool{true, true}, lo: [2]uint64{lo, lo + 1200}, hi: [2]uint64{lo + 1200, lo + 2400}}
+	}
+	apart := map[[2]uint64]*siteObs{{read, 0}: row(0x100000), {write, 1}: row(0x200000)}
+	if why, _ := sp.disjointIterations(apart, 300); why != "" {
+		t.Errorf("rows of two matrices: %s", why)
+	}
+	ahead := map[[2]uint64]*siteObs{{read, 0}: row(0x100000 + 1200), {write, 1}: row(0x100000)}
+	if why, _ := sp.disjointIterations(ahead, 300); !strings.Contains(why, "overlaps the next") {
+		t.Errorf("a row read one ahead of the row written: %q, want the windows to overlap", why)
+	}
+	unseen := map[[2]uint64]*siteObs{{read, 0}: row(0x100000)}
+	if why, _ := sp.disjointIterations(unseen, 300); !strings.Contains(why, "did not run in both") {
+		t.Errorf("a write not observed: %q", why)
 	}
 }

@@ -15,11 +15,12 @@ import (
 // of its own, checks while probing that it holds what the kernel would
 // load, and loads it itself for the CPU's tail iterations.
 
-// reloadsOf turns the profile's reloads of level L of hs (inner: they are
-// the inner level's of a 2D kernel) into the kernel generator's; a reload
+// reloadsOf turns the profile's reloads of level L of hs (depth 1: they
+// are the inner level's of a 2D kernel, 2: the innermost level's of a 3D
+// one) into the kernel generator's; a reload
 // naming a register it does not know is left out, and the level then
 // stays sequential for the kernel (it fails to probe).
-func reloadsOf(hs *profile.HotSpot, L int, inner bool) []ptxgen.Reload {
+func reloadsOf(hs *profile.HotSpot, L int, depth int) []ptxgen.Reload {
 	if L < 0 || L >= len(hs.Levels) {
 		return nil
 	}
@@ -29,7 +30,7 @@ func reloadsOf(hs *profile.HotSpot, L int, inner bool) []ptxgen.Reload {
 		if !ok || slot.IsVirtual() {
 			continue
 		}
-		pr := ptxgen.Reload{Slot: slot, Inner: inner, Depth: r.Depth, Disp: r.Disp, Size: r.Size, HighZero: r.HighZero, X86: uint64(r.X86)}
+		pr := ptxgen.Reload{Slot: slot, Inner: depth >= 1, Inner2: depth == 2, Depth: r.Depth, Disp: r.Disp, Size: r.Size, HighZero: r.HighZero, X86: uint64(r.X86)}
 		if r.Source != "" {
 			if pr.Source, ok = gvinst.ParseReg(r.Source); !ok {
 				continue
@@ -55,19 +56,26 @@ func reloadsOf(hs *profile.HotSpot, L int, inner bool) []ptxgen.Reload {
 // level's, and with inner (the 2D kernel) the inner level's too.
 func (sp *spot) reloads(inner bool) []ptxgen.Reload {
 	L := mappedLevel(sp.hs)
-	rs := reloadsOf(sp.hs, L, false)
+	rs := reloadsOf(sp.hs, L, 0)
 	if inner {
-		rs = append(rs, reloadsOf(sp.hs, L+1, true)...)
+		rs = append(rs, reloadsOf(sp.hs, L+1, 1)...)
 	}
 	return rs
 }
 
+// reloads3 are the reloaded registers of the spot's 3D kernel: the 2D
+// kernel's and the innermost level's.
+func (sp *spot) reloads3() []ptxgen.Reload {
+	return append(sp.reloads(true), reloadsOf(sp.hs, mappedLevel(sp.hs)+2, 2)...)
+}
+
 // reloadIndex maps each live-in of ls that a reload of rs (of the level
-// whose live-ins ls are: inner or not) sets to that reload.
-func reloadIndex(ls []ptxgen.LiveIn, rs []ptxgen.Reload, inner bool) map[int]ptxgen.Reload {
+// whose live-ins ls are: 0 the mapped level's, 1 the inner level's, 2 the
+// innermost's) sets to that reload.
+func reloadIndex(ls []ptxgen.LiveIn, rs []ptxgen.Reload, level int) map[int]ptxgen.Reload {
 	m := map[int]ptxgen.Reload{}
 	for _, r := range rs {
-		if r.Inner != inner {
+		if r.Inner2 != (level == 2) || r.Inner != (level >= 1) {
 			continue
 		}
 		for i, l := range ls {
@@ -128,7 +136,7 @@ func checkReloads(mem *gvinst.Memory, ls []ptxgen.LiveIn, vals []uint64, idx map
 // there: the CPU runs on from that arrival.
 func (sp *spot) resolveReloads(vals []uint64) error {
 	ls := sp.kernel.LiveIns
-	for i, r := range reloadIndex(ls, sp.kernel.Reloads, false) {
+	for i, r := range reloadIndex(ls, sp.kernel.Reloads, 0) {
 		v, err := reloadValue(sp.a.g.Mem, ls, vals, r, ls[i].Slot != r.Slot)
 		if err != nil {
 			return err

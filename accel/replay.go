@@ -61,7 +61,7 @@ type replay struct {
 // iterations saw of the sites, and for a 2D kernel inner0 the inner trip
 // count and steps of row 0.
 func (sp *spot) keepReplay(start []uint64, k *ptxgen.Kernel, fn gpu.Function, in ptxgen.LaunchInput, P, last uint64, obs map[[2]uint64]*siteObs, inner0 *ptxgen.LaunchInput, cpuIter time.Duration) {
-	r := &replay{start: append([]uint64(nil), start...), reloaded: reloadIndex(k.LiveIns, k.Reloads, false), k: k, fn: fn, steps: in.Steps, cpuIter: cpuIter, last: last, obs: obs}
+	r := &replay{start: append([]uint64(nil), start...), reloaded: reloadIndex(k.LiveIns, k.Reloads, 0), k: k, fn: fn, steps: in.Steps, cpuIter: cpuIter, last: last, obs: obs}
 	r.in = in
 	r.in.Values = r.start
 	if k.TwoD {
@@ -111,6 +111,9 @@ func (r *replay) input(sp *spot, tail uint64, start []uint64) (ptxgen.LaunchInpu
 			return ptxgen.LaunchInput{}, false
 		}
 		in.InnerMax = max(r.lastRow0, lastRow)
+		if !outerStoresFit(r.k, sites, int64(r.lastRow0), int64(lastRow)) {
+			return ptxgen.LaunchInput{}, false
+		}
 	}
 	return in, true
 }

@@ -13,6 +13,13 @@ type HotSpotReport struct {
 	Header      string `json:"header"` // the mapped level's header
 	Offloadable bool   `json:"offloadable"`
 	Disarmed    bool   `json:"disarmed,omitempty"` // stopped trying: every instance was too short, or launches did not pay
+	// Early says the hot spot was armed at the start rather than after
+	// Options.ArmAfter (the device opening from the start served as the
+	// delay instead: an initialisation nest then makes its arrays on the
+	// device), and Dozed how many times the guest reached it before the
+	// device was ready (it then ran on the CPU until the device was).
+	Early bool `json:"armed_early,omitempty"`
+	Dozed int  `json:"dozed,omitempty"`
 	// NotProfitable says, when the cost model sent the hot spot back to
 	// the CPU, why, with the numbers.
 	NotProfitable   string         `json:"not_profitable,omitempty"`
@@ -23,6 +30,9 @@ type HotSpotReport struct {
 	FallbackReasons map[string]int `json:"fallback_reasons"`
 	LastFallback    string         `json:"last_fallback,omitempty"`
 	Launches2D      int            `json:"launches_2d"`
+	// Launches3D are the launches of the 3D kernel (counted in
+	// Launches2D too).
+	Launches3D int `json:"launches_3d,omitempty"`
 	// Replays are the instances launched without probing: the same
 	// live-in values as one probed before (see replay.go).
 	Replays int `json:"replays,omitempty"`
@@ -109,11 +119,21 @@ type Report struct {
 	// back because nothing could read them again: the guest unmapped them
 	// (free of a large array) or ended.
 	BytesDropped uint64 `json:"bytes_dropped,omitempty"`
+	// DeviceReadySeconds is when the device context was open (and the
+	// device measured, where it was), in seconds since phase 2 began (0
+	// when it never opened); DeviceWaitSeconds the time the guest waited
+	// for it and for kernels the loader was compiling (prefetch.go): the
+	// fixed start a launch pays besides its own.
+	DeviceReadySeconds float64 `json:"device_ready_seconds,omitempty"`
+	DeviceWaitSeconds  float64 `json:"device_wait_seconds,omitempty"`
 }
 
 // Report returns the per-hot-spot counters so far.
 func (a *Accelerator) Report() *Report {
-	rep := &Report{Device: a.dev, KernelsPrefetched: a.prefetchedUsed}
+	rep := &Report{Device: a.dev, KernelsPrefetched: a.prefetchedUsed, DeviceWaitSeconds: a.deviceWait.Seconds()}
+	if !a.deviceReadyAt.IsZero() {
+		rep.DeviceReadySeconds = a.deviceReadyAt.Sub(a.created).Seconds()
+	}
 	if a.costs != nil {
 		c := *a.costs
 		c.KernelScale = a.calib.scale()
@@ -140,14 +160,18 @@ func (a *Accelerator) Report() *Report {
 // FormatReport writes the report as text for people.
 func FormatReport(r *Report) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "device: %s\n", r.Device)
+	fmt.Fprintf(&sb, "device: %s", r.Device)
+	if r.DeviceReadySeconds > 0 {
+		fmt.Fprintf(&sb, " (ready after %.3fs; the guest waited %.3fs for it and its kernels)", r.DeviceReadySeconds, r.DeviceWaitSeconds)
+	}
+	sb.WriteString("\n")
 	for _, h := range r.HotSpots {
 		fmt.Fprintf(&sb, "hot spot %s (%s), level header %s: ", h.Entry, h.Function, h.Header)
 		if !h.Offloadable {
 			fmt.Fprintf(&sb, "not offloadable: %s\n", h.Reason)
 			continue
 		}
-		fmt.Fprintf(&sb, "%d launches (%d 2D, %d unchecked), %d GPU iterations, %d fallbacks", h.Launches, h.Launches2D, h.Unchecked, h.Iterations, h.Fallbacks)
+		fmt.Fprintf(&sb, "%d launches (%d 2D, %d of them 3D, %d unchecked), %d GPU iterations, %d fallbacks", h.Launches, h.Launches2D, h.Launches3D, h.Unchecked, h.Iterations, h.Fallbacks)
 		var rs []string
 		for k, v := range h.FallbackReasons {
 			rs = append(rs, fmt.Sprintf("%s: %d", k, v))
@@ -163,7 +187,10 @@ func FormatReport(r *Report) string {
 		if h.Note != "" {
 			fmt.Fprintf(&sb, "; %s", h.Note)
 		}
-		if !h.KernelGenerated {
+		if h.Early {
+			fmt.Fprintf(&sb, "; armed at the start, reached %d times before the device was ready", h.Dozed)
+		}
+		if !h.KernelGenerated && h.Dozed == 0 {
 			sb.WriteString("; never reached, no kernel generated")
 		}
 		if h.Launches == 0 && h.LastFallback != "" {

@@ -125,7 +125,10 @@ func accelerateWith(t *testing.T, p corpus.Program, args []string, opts accel.Op
 	native := corpus.RunNative(t, p)
 	out.Reset()
 	errOut.Reset()
-	opts.Profile, opts.Driver, opts.AlwaysOffload = prof, gpusim.New(gpusim.Options{}), true
+	opts.Profile, opts.AlwaysOffload = prof, true
+	if opts.Driver == nil {
+		opts.Driver = gpusim.New(gpusim.Options{})
+	}
 	res, rep, err := pipeline.Accelerate(ctx, cfg(args, &out, &errOut), opts)
 	if err != nil {
 		t.Fatalf("gxbit accelerate: %v", err)

@@ -157,3 +157,76 @@ func TestRestrideTriangle(t *testing.T) {
 		}
 	}
 }
+
+// symmetricSource fills the upper triangle of an n×n matrix and mirrors
+// it, as covariance does (c[i][j] and c[j][i] for j >= i), with the column
+// moved off columns to the right: rows and columns meet only on the
+// diagonal when off is 0; with off 1, iteration i's column writes
+// c[i+1][i+1], which iteration i+1's row writes too.
+const symmetricSource = `#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+	int n = atoi(argv[1]), off = atoi(argv[2]);
+	double (*c)[n + 1] = calloc((long)(n + 1) * (n + 1), sizeof(double));
+	for (int i = 0; i < n; i++)
+		for (int j = i; j < n; j++) {
+			double v = (double)(i * 3 + j) / (j + 1);
+			c[i][j] = v;
+			c[j][i + off] = v * 0.5;
+		}
+	double sum = 0;
+	for (long i = 0; i < (long)(n + 1) * (n + 1); i++)
+		sum += (&c[0][0])[i] * (i % 5 + 1);
+	printf("%.17g\n", sum);
+	return 0;
+}
+`
+
+// TestRestrideTransposed profiles the symmetric fill at one size and
+// accelerates it at another: the rows' and columns' windows cross, so
+// only the exact test on their lattices (observedDependence) proves the
+// iterations of i independent; with the column moved by one, they are
+// not, and the nest must stay on the CPU. Output is always the native one.
+func TestRestrideTransposed(t *testing.T) {
+	bin := compileStatic(t, "symmetric", symmetricSource)
+	_, f, err := pipeline.Profile(context.Background(), pipeline.Config{Path: bin, Args: []string{bin, "24", "0"}, Engine: testEngine}, profile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drv, err := pipeline.OpenGPU("sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		off     string
+		offload bool
+	}{{"0", true}, {"1", false}} {
+		args := []string{"90", c.off}
+		native, err := exec.Command(bin, args...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: bin, Args: append([]string{bin}, args...), Stdout: &out, Engine: testEngine}, accel.Options{Profile: f, Driver: drv, AlwaysOffload: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitStatus != 0 || out.String() != string(native) {
+			t.Errorf("off %s: output %q, native %q", c.off, out.String(), native)
+		}
+		var fill *accel.HotSpotReport
+		for i, h := range rep.HotSpots {
+			if h.Offloadable && strings.HasPrefix(h.Schedule, "grid(i") && h.Launches+h.Fallbacks > 0 && (fill == nil || h.Launches > fill.Launches) {
+				fill = &rep.HotSpots[i]
+			}
+		}
+		switch {
+		case fill == nil:
+			t.Errorf("off %s: no hot spot over i ran: %+v", c.off, rep.HotSpots)
+		case c.offload && fill.Launches == 0:
+			t.Errorf("off %s: the fill stayed on the CPU (%s)", c.off, fill.LastFallback)
+		case !c.offload && fill.Launches != 0:
+			t.Errorf("off %s: rows and columns meet, yet the fill launched %d times", c.off, fill.Launches)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package gvinst
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -89,7 +90,12 @@ var ErrOutOfMemory = errors.New("guest memory limit exceeded")
 // page is a touched guest page: its bytes and the marks holders and the
 // translator put on it.
 type page struct {
-	data [PageSize]byte
+	// data holds the page's bytes, or is nil while the page has none of
+	// its own and reads as zeros: a page that only carries marks (stale,
+	// watched, code) takes no host page until something writes it. A
+	// stale page gets its bytes when they are brought back, so a page a
+	// device buffer holds costs the host nothing until the host reads it.
+	data *[PageSize]byte
 	perm Perm // always the permission of the area holding the page
 	code bool // translated code was read from this page
 	// stale counts the holders (device buffers) that have newer bytes for
@@ -104,7 +110,7 @@ type page struct {
 // fetches of an untouched page see its zero bytes, and the read TLB may
 // hold it. Nothing ever writes it: a write materializes a page of its own
 // first.
-var zeroPage = &page{}
+var zeroPage = &page{data: new([PageSize]byte)}
 
 // area is a run of mapped pages, first..last (page numbers), that share one
 // permission.
@@ -142,7 +148,7 @@ type tlbEntry struct {
 
 // newTLBEntry is the TLB entry of page pn, whose bytes p holds.
 func newTLBEntry(pn uint64, p *page) tlbEntry {
-	return tlbEntry{tag: tlbTag(pn), host: uintptr(unsafe.Pointer(&p.data[0])) - uintptr(pn*PageSize), p: p}
+	return tlbEntry{tag: tlbTag(pn), host: uintptr(unsafe.Pointer(p.data)) - uintptr(pn*PageSize), p: p}
 }
 
 // Memory is the guest's address space: pages the engine owns, with
@@ -153,8 +159,9 @@ func newTLBEntry(pn uint64, p *page) tlbEntry {
 // pages with one permission), so mapping, unmapping or protecting any
 // amount of memory costs time in the number of mappings, never in the
 // number of pages. Host memory is taken for a page only when it is first
-// written (or marked, see MarkCode, Defer and Watch): until then it reads as
-// zeros from one shared page. The memory limit counts mapped bytes, touched
+// written: until then it reads as zeros from one shared page. A page that
+// is only marked (see MarkCode, Defer and Watch) takes an entry of a few
+// bytes in the page table, not a page. The memory limit counts mapped bytes, touched
 // or not, and is checked before anything changes.
 //
 // A Holder outside the Memory (the GPU's resident buffers) may keep copies
@@ -164,7 +171,8 @@ func newTLBEntry(pn uint64, p *page) tlbEntry {
 // software TLBs never hold a stale page, nor a watched one for writing.
 type Memory struct {
 	areas  []area            // sorted by address, disjoint, neighbours of one permission merged
-	pages  map[uint64]*page  // the touched pages, by page number
+	pages  map[uint64]*page  // the touched pages (written or marked), by page number
+	filled uint64            // pages that have bytes of their own
 	limit  uint64            // most bytes mapped at once; 0 is no limit
 	mapped uint64            // pages mapped
 	rtlb   [tlbSize]tlbEntry // readable pages
@@ -175,9 +183,11 @@ type Memory struct {
 	OnCodeWrite func(pageAddr uint64)
 	// OnStale, if set, is called before any access reaches a page that
 	// Defer marked stale: a guest load, store or fetch, Read, Write, Peek,
-	// Poke, and Map or Unmap over it. It must write the page's current
+	// Poke, and Map or Unmap over it. addr is the address the access
+	// reached the page at (its first byte for Map and Unmap), which tells
+	// a holder the stride of a walk. It must write the page's current
 	// bytes (with Poke) and Undefer it; an error fails the access.
-	OnStale func(pageAddr uint64) error
+	OnStale func(addr uint64) error
 	// OnStaleDropped, if set, is called instead of OnStale for a stale
 	// page whose bytes Map, Unmap or Discard throw away: bringing them
 	// back first would be wasted. It must Undefer the page; if the page
@@ -204,8 +214,8 @@ func (m *Memory) Mapped() uint64 {
 }
 
 // HostBytes reports the number of bytes of host memory the guest's pages
-// take: the pages written or marked so far.
-func (m *Memory) HostBytes() uint64 { return uint64(len(m.pages)) * PageSize }
+// take: the pages written so far (a page that is only marked takes none).
+func (m *Memory) HostBytes() uint64 { return m.filled * PageSize }
 
 // Limit reports the most bytes that may be mapped (0 for no limit).
 func (m *Memory) Limit() uint64 { return m.limit }
@@ -332,45 +342,70 @@ func (m *Memory) setAreas(first, last uint64, perm Perm, mapped bool) {
 	m.areas = slices.Replace(m.areas, lo, hi, merged...)
 }
 
+// touched is a touched page and its number.
+type touched struct {
+	pn uint64
+	p  *page
+}
+
 // touchedIn returns the touched pages among first..last in ascending order,
 // walking whichever is smaller: the range or the touched pages.
-func (m *Memory) touchedIn(first, last uint64) []uint64 {
-	var pns []uint64
+func (m *Memory) touchedIn(first, last uint64) []touched {
+	var ts []touched
 	if last-first < uint64(len(m.pages)) {
 		for pn := first; ; pn++ {
-			if _, ok := m.pages[pn]; ok {
-				pns = append(pns, pn)
+			if p, ok := m.pages[pn]; ok {
+				ts = append(ts, touched{pn, p})
 			}
 			if pn == last {
 				break
 			}
 		}
-		return pns
+		return ts
 	}
-	for pn := range m.pages {
+	for pn, p := range m.pages {
 		if pn >= first && pn <= last {
-			pns = append(pns, pn)
+			ts = append(ts, touched{pn, p})
 		}
 	}
-	slices.Sort(pns)
-	return pns
+	slices.SortFunc(ts, func(a, b touched) int { return cmp.Compare(a.pn, b.pn) })
+	return ts
 }
 
 // materialize gives mapped page pn, untouched so far, bytes of its own.
 func (m *Memory) materialize(pn uint64, perm Perm) *page {
 	p := &page{perm: perm}
 	m.pages[pn] = p
+	m.fill(pn, p)
+	return p
+}
+
+// fill gives page pn, which reads as zeros from no bytes of its own, a
+// zeroed page of bytes.
+func (m *Memory) fill(pn uint64, p *page) {
+	p.data = new([PageSize]byte)
+	m.filled++
 	m.tlbGen++
 	// The read TLB may hold the shared zero page for pn.
 	if i := tlbIndex(pn); m.rtlb[i].tag == tlbTag(pn) {
 		m.rtlb[i] = tlbEntry{}
 	}
-	return p
 }
 
 // touch returns page pn with bytes of its own, materializing it if it was
 // untouched; ok is false when pn is not mapped.
 func (m *Memory) touch(pn uint64) (*page, bool) {
+	p, ok := m.mark(pn)
+	if ok && p.data == nil {
+		m.fill(pn, p)
+	}
+	return p, ok
+}
+
+// mark returns the page table entry of mapped page pn, to put a mark on,
+// adding one without bytes (the page still reads as zeros) if the page
+// was untouched; ok is false when pn is not mapped.
+func (m *Memory) mark(pn uint64) (*page, bool) {
 	if p, ok := m.pages[pn]; ok {
 		return p, true
 	}
@@ -378,17 +413,36 @@ func (m *Memory) touch(pn uint64) (*page, bool) {
 	if !ok {
 		return nil, false
 	}
-	return m.materialize(pn, m.areas[i].perm), true
+	p := &page{perm: m.areas[i].perm}
+	m.pages[pn] = p
+	return p, true
+}
+
+// bytesFor returns the bytes of page pn (entry p) that access a uses: its
+// own, filled first for a write, or the shared zeros for a read of a page
+// that has none.
+func (m *Memory) bytesFor(pn uint64, p *page, a Access) *page {
+	switch {
+	case p.data != nil:
+		return p
+	case a == AccessWrite:
+		m.fill(pn, p)
+		return p
+	}
+	return zeroPage
 }
 
 // drop forgets the touched pages among first..last (after settle), telling
 // OnCodeWrite of those translated code came from.
 func (m *Memory) drop(first, last uint64) {
-	for _, pn := range m.touchedIn(first, last) {
-		if m.pages[pn].code && m.OnCodeWrite != nil {
-			m.OnCodeWrite(pn * PageSize)
+	for _, t := range m.touchedIn(first, last) {
+		if t.p.code && m.OnCodeWrite != nil {
+			m.OnCodeWrite(t.pn * PageSize)
 		}
-		delete(m.pages, pn)
+		if t.p.data != nil {
+			m.filled--
+		}
+		delete(m.pages, t.pn)
 	}
 }
 
@@ -476,14 +530,13 @@ func (m *Memory) Move(from, to, size uint64) error {
 		moved = append(moved, area{max(a.first, first) - first + toFirst, min(a.last, last) - first + toFirst, a.perm})
 	}
 	pages := map[uint64]*page{}
-	for _, pn := range m.touchedIn(first, last) {
-		p := m.pages[pn]
-		if p.code && m.OnCodeWrite != nil {
-			m.OnCodeWrite(pn * PageSize)
+	for _, t := range m.touchedIn(first, last) {
+		if t.p.code && m.OnCodeWrite != nil {
+			m.OnCodeWrite(t.pn * PageSize)
 		}
-		p.code = false
-		pages[pn-first+toFirst] = p
-		delete(m.pages, pn)
+		t.p.code = false
+		pages[t.pn-first+toFirst] = t.p
+		delete(m.pages, t.pn)
 	}
 	m.setAreas(first, last, 0, false)
 	for _, a := range moved {
@@ -508,8 +561,8 @@ func (m *Memory) Protect(addr, size uint64, perm Perm) error {
 		return &Fault{Addr: pn * PageSize, Access: AccessRead, Unmapped: true}
 	}
 	m.setAreas(first, last, perm, true)
-	for _, pn := range m.touchedIn(first, last) {
-		m.pages[pn].perm = perm
+	for _, t := range m.touchedIn(first, last) {
+		t.p.perm = perm
 	}
 	m.flushTLB(first, last)
 	return nil
@@ -605,8 +658,9 @@ func spanPages(addr, size uint64) (first, last uint64, ok bool) {
 // Memory (a device buffer) has newer bytes for part of each, so the bytes
 // here must not be used until OnStale has brought them back. Pages stay
 // stale until each holder that deferred them calls Undefer. Defer fails,
-// marking nothing, if a page is not mapped. The pages are touched (they
-// take host memory from then on).
+// marking nothing, if a page is not mapped. An untouched page gets a page
+// table entry but no bytes: it takes host memory only once its bytes come
+// back.
 func (m *Memory) Defer(addr, size uint64) error {
 	first, last, ok := spanPages(addr, size)
 	if !ok {
@@ -619,7 +673,7 @@ func (m *Memory) Defer(addr, size uint64) error {
 		return &Fault{Addr: pn * PageSize, Access: AccessWrite, Unmapped: true}
 	}
 	for pn := first; pn <= last; pn++ {
-		p, _ := m.touch(pn)
+		p, _ := m.mark(pn)
 		p.stale++
 	}
 	// Stale pages must miss in the TLBs, whose hits skip the check.
@@ -634,9 +688,16 @@ func (m *Memory) Undefer(addr, size uint64) {
 	if !ok {
 		return
 	}
-	for _, pn := range m.touchedIn(first, last) {
-		if p := m.pages[pn]; p.stale > 0 {
+	if first == last {
+		// A holder's page at a time, the common case.
+		if p := m.pages[first]; p != nil && p.stale > 0 {
 			p.stale--
+		}
+		return
+	}
+	for _, t := range m.touchedIn(first, last) {
+		if t.p.stale > 0 {
+			t.p.stale--
 		}
 	}
 }
@@ -655,7 +716,7 @@ func (m *Memory) refresh(p *page, addr uint64, a Access) error {
 	case m.OnStale == nil:
 		err = errors.New("the page is stale and nothing can bring it back")
 	default:
-		if err = m.OnStale(addr &^ pageMask); err == nil && p.stale != 0 {
+		if err = m.OnStale(addr); err == nil && p.stale != 0 {
 			err = errors.New("the page is still stale after bringing it back")
 		}
 	}
@@ -674,8 +735,8 @@ func (m *Memory) settle(first, last uint64) error { return m.settleAll(first, la
 func (m *Memory) settleDropping(first, last uint64) error { return m.settleAll(first, last, true) }
 
 func (m *Memory) settleAll(first, last uint64, dropping bool) error {
-	for _, pn := range m.touchedIn(first, last) {
-		p := m.pages[pn]
+	for _, t := range m.touchedIn(first, last) {
+		pn, p := t.pn, t.p
 		if p.stale != 0 && dropping && m.OnStaleDropped != nil {
 			m.OnStaleDropped(pn * PageSize)
 		}
@@ -694,7 +755,7 @@ func (m *Memory) settleAll(first, last uint64, dropping bool) error {
 // Watch marks every mapped page of [addr, addr+size) watched: the next
 // change to each calls OnWatchedWrite first. A holder of a copy of guest
 // memory (a device buffer) uses it to learn which pages it must copy
-// again. The pages are touched (they take host memory from then on).
+// again. An untouched page gets a page table entry but no bytes.
 func (m *Memory) Watch(addr, size uint64) {
 	first, last, ok := spanPages(addr, size)
 	if !ok {
@@ -702,7 +763,7 @@ func (m *Memory) Watch(addr, size uint64) {
 	}
 	for i, _ := m.areaAt(first); i < len(m.areas) && m.areas[i].first <= last; i++ {
 		for pn := max(first, m.areas[i].first); pn <= min(last, m.areas[i].last); pn++ {
-			if p, _ := m.touch(pn); !p.watched {
+			if p, _ := m.mark(pn); !p.watched {
 				p.watched = true
 				m.tlbGen++
 				// Writes that hit the TLB would not see the mark.
@@ -718,9 +779,9 @@ func (m *Memory) Watch(addr, size uint64) {
 // some newer than the Memory's (stale pages, see Defer), some that must be
 // copied again when the guest changes them (watched pages, see Watch).
 type Holder interface {
-	// Refresh brings the stale page at pageAddr up to date (with Poke)
-	// and undefers it.
-	Refresh(pageAddr uint64) error
+	// Refresh brings the stale page holding addr, the address an access
+	// reached it at, up to date (with Poke) and undefers it.
+	Refresh(addr uint64) error
 	// Touched hears that the watched page at pageAddr is about to change.
 	Touched(pageAddr uint64)
 }
@@ -765,7 +826,7 @@ func (m *Memory) changing(pn uint64, p *page) {
 // MarkCode records that translated code was read from the page holding
 // addr, so that a later guest write to it calls OnCodeWrite.
 func (m *Memory) MarkCode(addr uint64) {
-	if p, ok := m.touch(addr / PageSize); ok && !p.code {
+	if p, ok := m.mark(addr / PageSize); ok && !p.code {
 		p.code = true
 		m.tlbGen++
 		m.wtlb[tlbIndex(addr/PageSize)] = tlbEntry{}
@@ -850,11 +911,13 @@ func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 	}
 	switch a {
 	case AccessRead:
+		p = m.bytesFor(pn, p, a)
 		m.rtlb[tlbIndex(pn)] = newTLBEntry(pn, p)
 	case AccessWrite:
 		if p.watched {
 			m.changing(pn, p)
 		}
+		p = m.bytesFor(pn, p, a)
 		if p.code {
 			if m.OnCodeWrite != nil {
 				m.OnCodeWrite(pn * PageSize)
@@ -864,6 +927,8 @@ func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 			// write TLB hit too (TLBSlots).
 			m.wtlb[tlbIndex(pn)] = newTLBEntry(pn, p)
 		}
+	default:
+		p = m.bytesFor(pn, p, a)
 	}
 	return p, nil
 }
@@ -896,6 +961,7 @@ func (m *Memory) access(addr uint64, buf []byte, a Access, force bool) error {
 			if a == AccessWrite && p.code && m.OnCodeWrite != nil {
 				m.OnCodeWrite(addr &^ pageMask)
 			}
+			p = m.bytesFor(pn, p, a)
 		} else {
 			var err error
 			if p, err = m.pageFor(addr, a); err != nil {

@@ -1,6 +1,8 @@
 package gvinst
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"testing"
 )
@@ -90,7 +92,8 @@ func TestDefer(t *testing.T) {
 	}
 	var calls []uint64
 	// The holder of the stale bytes: writes 0xab at the page's first byte.
-	m.OnStale = func(page uint64) error {
+	m.OnStale = func(addr uint64) error {
+		page := addr &^ (PageSize - 1)
 		calls = append(calls, page)
 		m.Undefer(page, PageSize)
 		return m.Poke(page, []byte{0xab})
@@ -221,5 +224,167 @@ func TestWatch(t *testing.T) {
 	touched = nil
 	if err := m.Write(0x10ffc, make([]byte, 8)); err != nil || len(touched) != 2 {
 		t.Errorf("a write over two watched pages reported %#x (%v)", touched, err)
+	}
+}
+
+// deviceHolder is a Holder for tests: it holds newer bytes for the pages
+// it deferred (the page's number repeated, so every byte is checkable),
+// brings a page back on Refresh and forgets it on Dropped.
+type deviceHolder struct {
+	m                  *Memory
+	held               map[uint64]bool
+	refreshed, dropped int
+}
+
+func newDeviceHolder(m *Memory, addr, size uint64) *deviceHolder {
+	h := &deviceHolder{m: m, held: map[uint64]bool{}}
+	for a := addr; a < addr+size; a += PageSize {
+		h.held[a] = true
+	}
+	m.SetHolder(h)
+	return h
+}
+
+func heldBytes(pageAddr uint64) []byte {
+	b := make([]byte, PageSize)
+	for i := range b {
+		b[i] = byte(pageAddr/PageSize) + byte(i)
+	}
+	return b
+}
+
+func (h *deviceHolder) Refresh(addr uint64) error {
+	pageAddr := addr &^ (PageSize - 1)
+	if !h.held[pageAddr] {
+		return errors.New("not held")
+	}
+	delete(h.held, pageAddr)
+	h.refreshed++
+	h.m.Undefer(pageAddr, PageSize)
+	return h.m.Poke(pageAddr, heldBytes(pageAddr))
+}
+
+func (h *deviceHolder) Dropped(pageAddr uint64) {
+	delete(h.held, pageAddr)
+	h.dropped++
+	h.m.Undefer(pageAddr, PageSize)
+}
+
+func (h *deviceHolder) Touched(uint64) {}
+
+// TestStalePagesTakeNoHostMemory checks that pages a holder marks stale
+// (an array born on the device) take no host page until the host reads
+// one, that reading one brings its bytes back exactly and fills only it,
+// and that unmapping, discarding and mapping over stale pages drops them
+// without bringing them back, while mremap brings them along.
+func TestStalePagesTakeNoHostMemory(t *testing.T) {
+	const base, n = 0x100000, 4096 // 16 MiB
+	m := NewMemory(0)
+	if err := m.Map(base, n*PageSize, PermRead|PermWrite); err != nil {
+		t.Fatal(err)
+	}
+	h := newDeviceHolder(m, base, n*PageSize)
+	if err := m.Defer(base, n*PageSize); err != nil {
+		t.Fatal(err)
+	}
+	m.Watch(base, n*PageSize)
+	m.MarkCode(base)
+	if hb := m.HostBytes(); hb != 0 {
+		t.Fatalf("marking %d pages stale took %d bytes of host memory", n, hb)
+	}
+	// A read of one page brings back that page alone, byte for byte.
+	got := make([]byte, PageSize)
+	at := uint64(base + 7*PageSize)
+	if err := m.Read(at, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, heldBytes(at)) {
+		t.Fatal("the page read back is not the holder's bytes")
+	}
+	if v, err := m.Load(at+8, 8); err != nil || v != binary.LittleEndian.Uint64(heldBytes(at)[8:]) {
+		t.Fatalf("Load after the page came back = %#x, %v", v, err)
+	}
+	if h.refreshed != 1 || m.HostBytes() != PageSize || m.IsStale(at) || !m.IsStale(at+PageSize) {
+		t.Fatalf("after one read: %d pages refreshed, %d host bytes", h.refreshed, m.HostBytes())
+	}
+	// A store into a stale page brings it back first, then changes it.
+	at2 := uint64(base + 9*PageSize)
+	if err := m.Store(at2+16, 1, 0xee); err != nil {
+		t.Fatal(err)
+	}
+	want := heldBytes(at2)
+	want[16] = 0xee
+	if err := m.Peek(at2, got); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("a store into a stale page: %v", err)
+	}
+	// mremap moves stale pages with their bytes brought back.
+	const to = 0x4000000
+	if err := m.Move(base+16*PageSize, to, 2*PageSize); err != nil {
+		t.Fatal(err)
+	}
+	for i := uint64(0); i < 2; i++ {
+		if err := m.Peek(to+i*PageSize, got); err != nil || !bytes.Equal(got, heldBytes(base+(16+i)*PageSize)) {
+			t.Fatalf("page %d moved by mremap: %v", i, err)
+		}
+	}
+	// munmap, MADV_DONTNEED and a mapping over stale pages drop them.
+	refreshed := h.refreshed
+	if err := m.Unmap(base+32*PageSize, 100*PageSize); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Discard(base+200*PageSize, 100*PageSize); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Map(base+400*PageSize, 100*PageSize, PermRead); err != nil {
+		t.Fatal(err)
+	}
+	if h.refreshed != refreshed || h.dropped != 300 {
+		t.Fatalf("dropping 300 stale pages refreshed %d and dropped %d", h.refreshed-refreshed, h.dropped)
+	}
+	if v, err := m.Load(base+250*PageSize, 8); err != nil || v != 0 {
+		t.Fatalf("a discarded stale page reads %#x, %v, want zeros", v, err)
+	}
+	if hb := m.HostBytes(); hb != 4*PageSize {
+		t.Fatalf("host bytes %d, want the 4 pages brought back", hb)
+	}
+	// The rest come back exactly when read, and only then take memory.
+	for a := uint64(base + 500*PageSize); a < base+n*PageSize; a += 97 * PageSize {
+		if err := m.Read(a, got); err != nil || !bytes.Equal(got, heldBytes(a)) {
+			t.Fatalf("page %#x: %v", a, err)
+		}
+	}
+	if hb, want := m.HostBytes(), uint64(4+h.refreshed-refreshed)*PageSize; hb != want {
+		t.Fatalf("host bytes %d, want %d", hb, want)
+	}
+}
+
+// TestMarkedPageReadsZerosUntilWritten checks a page that is only marked
+// (watched, code) and never written: it reads as zeros through the read
+// TLB, and a write gives it bytes of its own that the read TLB then sees
+// instead of the shared zeros.
+func TestMarkedPageReadsZerosUntilWritten(t *testing.T) {
+	m := NewMemory(0)
+	if err := m.Map(0x10000, PageSize, PermRead|PermWrite|PermExec); err != nil {
+		t.Fatal(err)
+	}
+	var watched, code int
+	m.OnWatchedWrite = func(uint64) { watched++ }
+	m.OnCodeWrite = func(uint64) { code++ }
+	m.Watch(0x10000, PageSize)
+	m.MarkCode(0x10000)
+	if v, err := m.Load(0x10008, 8); err != nil || v != 0 || m.HostBytes() != 0 {
+		t.Fatalf("Load = %#x, %v; host bytes %d", v, err, m.HostBytes())
+	}
+	if n, err := m.Fetch(0x10000, make([]byte, 16)); err != nil || n != 16 {
+		t.Fatalf("Fetch = %d, %v", n, err)
+	}
+	if err := m.Store(0x10008, 8, 0x55); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := m.Load(0x10008, 8); err != nil || v != 0x55 {
+		t.Fatalf("Load after the store = %#x, %v", v, err)
+	}
+	if watched != 1 || code != 1 || m.HostBytes() != PageSize {
+		t.Fatalf("watched %d, code %d, host bytes %d", watched, code, m.HostBytes())
 	}
 }

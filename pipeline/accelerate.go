@@ -73,7 +73,8 @@ const DefaultArmAfter = 250 * time.Millisecond
 
 // armingEngine runs the guest on an accelerator's main engine and arms its
 // hot spots once the run has taken after of CPU time
-// (accel.Options.ArmAfter).
+// (accel.Options.ArmAfter); between runs it wakes the hot spots armed
+// early that wait for the device (accel.Accelerator.Wake).
 type armingEngine struct {
 	acc   *accel.Accelerator
 	after time.Duration
@@ -86,6 +87,7 @@ func (e *armingEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 		e.armed = true
 		e.acc.Arm()
 	}
+	e.acc.Wake()
 	return e.acc.Engine().Run(cpu, budget)
 }
 

@@ -283,6 +283,11 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 
 // startRound begins a profiling round with the guest at pc.
 func (o *onlineEngine) startRound(pc uint64) {
+	if o.rounds == 0 {
+		// A program long enough to profile: the device opens while
+		// the round runs.
+		o.acc.OpenDevice()
+	}
 	o.rounds++
 	o.profiling = true
 	o.start = o.sess.Engine().Stats().GuestInsns

@@ -535,7 +535,7 @@ func (ch *chain) dynamic() {
 			sf.lo = min(sf.lo, p.val)
 			sf.hi = max(sf.hi, p.val+uint64(s.size))
 		}
-		sf.fit, sf.err = fitAffine(pts[id], sf.depth)
+		sf.fit, sf.err = fitAffine(pts[id], sf.depth, ch.fixedLevels(s, sf.path, sf.depth))
 		if s.varSize && sf.err == nil {
 			sf.err = fmt.Errorf("a rep movs/stos whose length changes between iterations")
 		}
@@ -586,6 +586,11 @@ func (ch *chain) dynamic() {
 				default:
 					sc.kind = "varying"
 				}
+			}
+			if sc.kind == "iv" && loadsData(lp, b) {
+				// Loaded data that stepped like an induction variable
+				// while watched (loadsData).
+				sc.kind = "varying"
 			}
 			// The snapshots see only some iterations: a register the loop
 			// writes is never taken for an invariant on their word (a
@@ -694,7 +699,7 @@ func (ch *chain) dynamic() {
 			}
 			continue
 		}
-		f, err := fitAffine(tp, l)
+		f, err := fitAffine(tp, l, nil)
 		if err != nil {
 			if tripErr == "" {
 				tripErr = fmt.Sprintf("trip count of level %s is not affine in the outer indices: %v", indexName(l), err)
@@ -718,7 +723,7 @@ func (ch *chain) dynamic() {
 			}
 			tp = append(tp, point{key: groupKey(t.entry, t.iters[:ch.p]), vec: t.iters[ch.p:], val: uint64(t.trips)})
 		}
-		f, err := fitAffine(tp, outer)
+		f, err := fitAffine(tp, outer, nil)
 		if len(tp) == 0 || err != nil {
 			if imperfect == "" {
 				imperfect = fmt.Sprintf("the inner loop at %#x has no affine, positive trip count", n.loops[e.loop].loop.Header.Addr)
@@ -837,7 +842,7 @@ func (ch *chain) innerScalars(e int, fits []*siteFit) innerVerdict {
 			continue
 		}
 		loc := Loc{Reg: bitName(b)}
-		if b < 16 && ch.classify(k, si, 8).kind == "iv" {
+		if b < 16 && ch.classify(k, si, 8).kind == "iv" && !loadsData(lp, b) {
 			continue
 		}
 		if _, ok := regAccumulates(lp, b); ok {
@@ -902,6 +907,55 @@ func (ch *chain) unobserved(pts map[int][]point) uint64 {
 		}
 	}
 	return 0
+}
+
+// fixedLevels reports, for each position of site s's iteration vector
+// (the chain's levels, then the inner loops of path: depth in all),
+// whether the code keeps the site's address from moving at that position
+// (fitAffine's fixed): the address is a constant, or one general register
+// plus a displacement where the loop of that position never writes the
+// register. Nil when the address is of neither form.
+func (ch *chain) fixedLevels(s *site, path []int, depth int) []bool {
+	x := ch.c.insnAt(ch.n, s.x86)
+	if x == nil {
+		return nil
+	}
+	ord := 0
+	for j := range x.Code {
+		in := &x.Code[j]
+		if in.Op != gvinst.OpLd && in.Op != gvinst.OpSt {
+			continue
+		}
+		if ord++; ord-1 != s.ordinal {
+			continue
+		}
+		a := addrOf(x, j)
+		fixed := make([]bool, depth)
+		if a.kind == opdConst {
+			// A constant address (a rip-relative global).
+			for m := range fixed {
+				fixed[m] = true
+			}
+			return fixed
+		}
+		b := slotBit(a.slot)
+		if a.kind != opdSlot || b < 0 || b >= 16 {
+			return nil
+		}
+		for m := range fixed {
+			k := 0
+			if d := len(ch.lv); m < d {
+				k = ch.lv[m]
+			} else if m-d < len(path) {
+				k = ch.extra[path[m-d]].loop
+			} else {
+				return nil
+			}
+			fixed[m] = !writes(ch.n.loops[k].loop, b)
+		}
+		return fixed
+	}
+	return nil
 }
 
 // writes reports whether some instruction of loop l writes tracked slot b.
@@ -1051,7 +1105,7 @@ func (ch *chain) initExpr(sc scalarClass, l int) string {
 		}
 		pts = append(pts, point{key: groupKey(s.entry, s.iters[:ch.p]), vec: s.iters[ch.p : len(s.iters)-1], val: v})
 	}
-	f, err := fitAffine(pts, l)
+	f, err := fitAffine(pts, l, nil)
 	if err != nil || len(pts) == 0 {
 		return ""
 	}

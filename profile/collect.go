@@ -97,6 +97,15 @@ type loopInfo struct {
 	// counter was exact (0: none yet), for resuming a paused loop before
 	// it ends.
 	lastTrips int64
+	// lead is the largest lead a pause of the loop's current entry took:
+	// a later pause of the same entry takes at least that, so that a loop
+	// that resumed that far before its end is not paused again closer to
+	// it (its iterations grew longer, and so the lead they ask for
+	// shorter), which would leave no time for the probes to come back
+	// before it ends: nussinov's j loop, whose nest waits for its outer
+	// header to begin an entry, flapped so to its last iteration at every
+	// outer iteration, and the profiling round never ended.
+	lead int32
 }
 
 type nestState struct {
@@ -128,6 +137,7 @@ type nestState struct {
 	spent     int64
 	lead      int32 // the paused loop's (pauseLead)
 	toEnd     bool  // the paused loop resumes only before it ends
+	thin      bool  // past MaxProbesPerNest (selected)
 	iterStart []int64
 	skip      bool
 	flushed   bool
@@ -633,6 +643,38 @@ func (c *Collector) insnAt(n *nestState, a uint64) *Insn {
 
 func selected(t int32) bool { return t < 4 || t&(t-1) == 0 }
 
+// thinIterations is how many iterations of each loop a nest that has
+// spent MaxProbesPerNest records, to the end of its outer loop's
+// iteration or until it has spent thinBudget times MaxProbesPerNest.
+// Thinning pauses the unrecorded iterations of loops with inner loops
+// (they cost little), but an innermost loop's run their probes: in a
+// time step of 1D sweeps (jacobi1d at 2 M points: about 20 M probes a
+// step) the rest of the first sweep and the whole second one are probed,
+// so the cap must cover a step of those (4 times the budget stopped
+// inside the first sweep, and the second was never profiled: its arrays
+// then crossed the bus every step). 32 bounds the worst case to about 3 s
+// of probes.
+const (
+	thinIterations = 5
+	thinBudget     = 32
+)
+
+// selected reports whether iteration t is recorded: selected, or the
+// first thinIterations once the nest has spent its probe budget.
+func (n *nestState) selected(t int32) bool {
+	if n.thin {
+		return t < thinIterations
+	}
+	return selected(t)
+}
+
+// stopSampling ends the sampling of nest ni for good: only the counting
+// probes stay (keepCounting).
+func (c *Collector) stopSampling(n *nestState, ni int) {
+	n.sampling, n.skip, n.thin = false, false, false
+	c.pendingNest = append(c.pendingNest, ni)
+}
+
 // Pausing (RATIONALE). Only the selected iterations of every loop of a
 // chain are recorded (selected), but the probes of the others run too,
 // and a probe costs as much as tens of plain instructions. At large sizes
@@ -677,12 +719,14 @@ func (c *Collector) pauseLead(probes int64) int32 {
 // resumeAt reports whether paused loop info, at iteration t, resumes:
 // the next selected iteration (unless toEnd: the loop's iterations are
 // not recorded whatever they are), or the loop's end if it runs as many
-// iterations as its last entry did, is within lead.
+// iterations as its last entry did, is within lead (or passed).
 func resumeAt(info *loopInfo, t, lead int32, toEnd bool) bool {
 	if !toEnd && nextSelected(t) <= t+lead {
 		return true
 	}
-	return int64(t)+int64(lead) >= info.lastTrips && int64(t) < info.lastTrips
+	// A loop that runs past its last entry's count (a growing triangle's
+	// next row) is at its end too.
+	return info.lastTrips > 0 && int64(t)+int64(lead) >= info.lastTrips
 }
 
 // pause stops the sampling probes of nest ni during the unselected
@@ -694,7 +738,8 @@ func (c *Collector) pause(n *nestState, ni, l int) {
 
 // resume gives nest n, paused, its sampling probes back.
 func (c *Collector) resume(n *nestState) {
-	d := len(n.loops[n.paused].chain)
+	l := n.paused
+	d := len(n.loops[l].chain)
 	if n.skip {
 		// Still skipping after an earlier resume: what began
 		// unrecorded stays so.
@@ -702,8 +747,14 @@ func (c *Collector) resume(n *nestState) {
 	}
 	n.sampling, n.skip, n.flushed, n.skipSeen = true, true, false, d
 	n.paused = -1
-	for i := range n.iterStart {
-		n.iterStart[i] = -1
+	// The paused loop's and its inner loops' iterations start afresh;
+	// an enclosing loop's iteration goes on, and may pause in turn
+	// (one pause an iteration of it rather than one for each of the
+	// inner loop's entries).
+	for k := range n.iterStart {
+		if k == l || c.isDescendant(n, k, l) {
+			n.iterStart[k] = -1
+		}
 	}
 	c.resumed = append(c.resumed, c.nestIndex(n))
 }
@@ -736,7 +787,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 				return
 			}
 			n.counter[l]++
-			n.sel[l] = selected(n.counter[l])
+			n.sel[l] = n.selected(n.counter[l])
 			if n.paused >= 0 && l == 0 {
 				n.maxOuter = max(n.maxOuter, n.counter[0])
 			}
@@ -760,13 +811,24 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 		n.probes++
 	}
 	n.spent++
-	if n.probes == c.opts.MaxProbesPerNest {
-		n.sampling, n.skip = false, false
-		c.pendingNest = append(c.pendingNest, s.nest)
+	switch n.probes {
+	case c.opts.MaxProbesPerNest:
+		// Thin out to the end of the outer loop's iteration, so that
+		// the loops after the one that spent the budget (a time step's
+		// second sweep) are sampled too.
+		n.thin = true
+	case thinBudget * c.opts.MaxProbesPerNest:
+		c.stopSampling(n, s.nest)
 	}
 	switch s.kind {
 	case siteHeader:
 		l := s.loop
+		if l == 0 && n.thin && n.counter[0] >= 0 {
+			// The outer iteration that spent the budget is over.
+			c.stopSampling(n, s.nest)
+			c.Probe(id, addr, size)
+			return
+		}
 		// Inner loops start afresh in this iteration.
 		for k := l + 1; k < len(n.loops); k++ {
 			if n.counter[k] >= 0 && c.isDescendant(n, k, l) {
@@ -792,7 +854,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 		if l == 0 {
 			n.maxOuter = max(n.maxOuter, n.counter[0])
 		}
-		n.sel[l] = selected(n.counter[l])
+		n.sel[l] = n.selected(n.counter[l])
 		n.snapping = -1
 		if len(info.loop.Children) > 0 && n.sampling {
 			// An iteration that is not recorded (unselected, or inside
@@ -800,9 +862,11 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			// nest's outer loop began an iteration under the collector)
 			// need not pay for its probes.
 			t := n.counter[l]
-			unrecorded := n.skip || n.counter[0] < 0
+			unrecorded := n.skip || n.counter[0] < 0 || n.thin && !n.selected(t)
 			if last := n.iterStart[l]; last >= 0 && n.spent-last >= pauseMinProbes && (unrecorded || !selected(t)) {
-				if lead := c.pauseLead(n.spent - last); !resumeAt(info, t, lead, unrecorded) {
+				lead := max(c.pauseLead(n.spent-last), info.lead)
+				if !resumeAt(info, t, lead, unrecorded) {
+					info.lead = lead
 					n.iterStart[l], n.lead, n.toEnd = -1, lead, unrecorded
 					c.pause(n, s.nest, l)
 					return
@@ -890,6 +954,7 @@ func (c *Collector) finishTrips(n *nestState, l int) {
 		}
 	}
 	n.counter[l] = -1
+	n.loops[l].lead = 0
 	for k := l + 1; k < len(n.loops); k++ {
 		if c.isDescendant(n, k, l) && n.counter[k] >= 0 {
 			c.finishTrips(n, k)

@@ -24,9 +24,26 @@ type affineFit struct {
 
 // fitAffine fits points of nl levels. Coefficients are shared by all
 // groups; each group has its own base. It fails, saying why, when some
-// point does not fit or a varying level has no pair of points to fix its
-// coefficient.
-func fitAffine(pts []point, nl int) (*affineFit, error) {
+// point does not fit, or when a level's coefficient is not known.
+//
+// When a coefficient is known (RATIONALE). Level l's coefficient is known
+// from two points of one group that differ at level l alone, one of them
+// at 0 there; every point must then fit it. A level at which no group saw
+// the value take two values has no such pair, and its coefficient is
+// unknown, not 0: the samples may hold one iteration of an outer loop (a
+// profile that ran out of its probe budget inside it), or a loop that ran
+// once, and 0 would claim that every other iteration of that level
+// touches the same bytes (heat3d sampled in one time step fitted
+// var1 + 640*u1 for var1 + 102400*u0 + 640*u1, and its kernels wrote one
+// plane for all). The one exception is fixed[l] (nil for none): the
+// caller proved from the code that the value cannot change from one
+// iteration of level l to the next (an address in a register that the
+// loop never writes, plus a displacement), so the coefficient is 0
+// whether or not the level varied. Otherwise a level seen at one value
+// only fails the fit, naming the level: the access (or trip count, or
+// initial value) is then not affine as far as the profile knows, and
+// what depends on it stays on the CPU.
+func fitAffine(pts []point, nl int, fixed []bool) (*affineFit, error) {
 	f := &affineFit{coeffs: make([]int64, nl), bases: map[string]uint64{}, varied: make([]bool, nl)}
 	known := make([]bool, nl)
 	type gk struct {
@@ -83,9 +100,20 @@ func fitAffine(pts []point, nl int) (*affineFit, error) {
 			f.coeffs[l], known[l] = c, true
 		}
 	}
-	for l := 0; l < nl; l++ {
-		if f.varied[l] && !known[l] {
+	depth := 0 // the levels the points reach
+	for _, p := range pts {
+		depth = max(depth, min(nl, len(p.vec)))
+	}
+	for l := 0; l < depth; l++ {
+		switch {
+		case l < len(fixed) && fixed[l] && (!known[l] || f.coeffs[l] == 0):
+			f.coeffs[l], known[l] = 0, true
+		case l < len(fixed) && fixed[l]:
+			return nil, fmt.Errorf("level %d steps by %d where the code cannot move it", l, f.coeffs[l])
+		case f.varied[l] && !known[l]:
 			return nil, fmt.Errorf("too few samples to fit level %d", l)
+		case !known[l]:
+			return nil, fmt.Errorf("level %d was seen at one value only: its step is unknown", l)
 		}
 	}
 	for _, p := range pts {

@@ -35,7 +35,7 @@ func TestFitAffine(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := fitAffine(tc.pts, 2)
+			f, err := fitAffine(tc.pts, 2, nil)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want one containing %q", err, tc.err)
@@ -79,7 +79,7 @@ func TestFitAffineNeverWrong(t *testing.T) {
 				pts = append(pts, point{key: "0", vec: []int32{i, j}, val: v})
 			}
 		}
-		f, err := fitAffine(pts, 2)
+		f, err := fitAffine(pts, 2, nil)
 		if err != nil {
 			continue
 		}
@@ -94,18 +94,67 @@ func TestFitAffineNeverWrong(t *testing.T) {
 
 func TestFitAffineErrors(t *testing.T) {
 	// j*8 + 4 at j = 2 from 0 at j = 0 is no whole step.
-	_, err := fitAffine([]point{{"0", []int32{0}, 0}, {"0", []int32{2}, 7}}, 1)
+	_, err := fitAffine([]point{{"0", []int32{0}, 0}, {"0", []int32{2}, 7}}, 1, nil)
 	if err == nil || !strings.Contains(err.Error(), "not a whole step") {
 		t.Errorf("got %v", err)
 	}
 	// A level that varies with no point to fix its step.
-	_, err = fitAffine([]point{{"0", []int32{1, 0}, 8}, {"0", []int32{2, 1}, 24}}, 2)
+	_, err = fitAffine([]point{{"0", []int32{1, 0}, 8}, {"0", []int32{2, 1}, 24}}, 2, nil)
 	if err == nil || !strings.Contains(err.Error(), "too few samples") {
 		t.Errorf("got %v", err)
 	}
 	// A point off the plane the others define.
-	_, err = fitAffine([]point{{"0", []int32{0, 0}, 0}, {"0", []int32{1, 0}, 8}, {"0", []int32{0, 1}, 100}, {"0", []int32{2, 2}, 217}}, 2)
+	_, err = fitAffine([]point{{"0", []int32{0, 0}, 0}, {"0", []int32{1, 0}, 8}, {"0", []int32{0, 1}, 100}, {"0", []int32{2, 2}, 217}}, 2, nil)
 	if err == nil || !strings.Contains(err.Error(), "does not fit") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestFitAffineOneOuterValue fits heat3d's write B[i][j][k] as a profile
+// that spent its probe budget inside one iteration of i samples it: every
+// point at i = 1. Nothing shows i's stride (102400 bytes), so the fit must
+// fail on that level rather than claim 0 (which says every plane is the
+// same plane), unless the code proves the address cannot move with i.
+func TestFitAffineOneOuterValue(t *testing.T) {
+	const base = 0x7fff0000
+	var pts []point
+	for _, key := range []string{"0", "1"} { // two entries of the nest
+		for j := int32(0); j < 5; j++ {
+			for k := int32(0); k < 5; k++ {
+				pts = append(pts, point{key: key, vec: []int32{1, j, k}, val: base + 102400*1 + 640*uint64(j) + 4*uint64(k)})
+			}
+		}
+	}
+	f, err := fitAffine(pts, 3, nil)
+	if err == nil {
+		t.Fatalf("fitted %s with i seen at one value; want the fit to fail on level 0", fmtCoeffs(f.coeffs, nil))
+	}
+	if !strings.Contains(err.Error(), "level 0 was seen at one value only") {
+		t.Errorf("error %q, want it to name level 0 seen at one value", err)
+	}
+	// Each entry at another single value of i: still nothing pairs two
+	// values of i in one entry.
+	var apart []point
+	for e, key := range []string{"0", "1"} {
+		for j := int32(0); j < 3; j++ {
+			apart = append(apart, point{key: key, vec: []int32{int32(e + 2), j}, val: base + 102400*uint64(e+2) + 640*uint64(j)})
+		}
+	}
+	if f, err := fitAffine(apart, 2, nil); err == nil {
+		t.Errorf("fitted %s from entries at one value of i each; want a failure", fmtCoeffs(f.coeffs, nil))
+	}
+	// A stack slot whose base register level 0 never writes: 0 is proven.
+	var slot []point
+	for j := int32(0); j < 3; j++ {
+		slot = append(slot, point{key: "0", vec: []int32{1, j}, val: base + 8*uint64(j)})
+	}
+	f, err = fitAffine(slot, 2, []bool{true, false})
+	if err != nil || f.coeffs[0] != 0 || f.coeffs[1] != 8 {
+		t.Errorf("fixed level 0: got %v, %v; want coefficients [0 8]", f, err)
+	}
+	// A level said fixed that the samples show moving: the claim is wrong.
+	moving := append(slot, point{key: "0", vec: []int32{0, 0}, val: base - 64})
+	if _, err := fitAffine(moving, 2, []bool{true, false}); err == nil || !strings.Contains(err.Error(), "cannot move") {
+		t.Errorf("a fixed level that moves: got %v, want an error", err)
 	}
 }

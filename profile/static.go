@@ -821,3 +821,82 @@ func spillRestored(l *Loop, b int, fits32 bool) bool {
 	}
 	return true
 }
+
+// loadsData reports whether some instruction of loop l writes tracked
+// slot b a value computed from a load whose address moves in the loop:
+// data, which no number of header snapshots proves an induction variable.
+// gcc keeps A[k+1] in an SSE register for the next iteration's A[k]; an
+// array initialised linearly in k makes those values step like an
+// induction variable in every iteration the profile watches, and a kernel
+// that computed them from the thread's index would be wrong once the data
+// changes. A load from a fixed place (a constant address, or a register
+// the loop does not write plus a displacement: a stack slot, a global, a
+// vector of steps in .rodata) is spared: it reads the same bytes in every
+// iteration, and -O0 code and spills keep induction variables there. A
+// copy of another register that holds such data (gcc's A[k-1] from last
+// iteration's A[k]) is data too.
+func loadsData(l *Loop, b int) bool {
+	return dataSlot(l, b, map[int]bool{})
+}
+
+// dataSlot is loadsData for slot bit b, the bits in busy being under
+// test already.
+func dataSlot(l *Loop, b int, busy map[int]bool) bool {
+	if busy[b] {
+		return false
+	}
+	busy[b] = true
+	for _, blk := range l.Blocks {
+		for _, x := range blk.Insns {
+			for i := range x.Code {
+				in := &x.Code[i]
+				if in.Op == gvinst.OpPut && slotBit(in.Dst) == b {
+					if dataFrom(l, x, i, in.Src[0], map[int]bool{}, busy) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// dataFrom reports whether virtual register r, read at index i of x,
+// depends on a load whose address loop l moves, or on a guest slot that
+// holds such data (loadsData).
+func dataFrom(l *Loop, x *Insn, i int, r gvinst.Reg, seen, busy map[int]bool) bool {
+	if r < gvinst.NumGuestSlots {
+		return false
+	}
+	for j := i - 1; j >= 0; j-- {
+		in := &x.Code[j]
+		if !hasDst(in) || in.Dst != r {
+			continue
+		}
+		if seen[j] {
+			return false
+		}
+		seen[j] = true
+		if in.Op == gvinst.OpGet {
+			b := slotBit(in.Src[0])
+			return b >= 0 && b < 32 && dataSlot(l, b, busy)
+		}
+		if in.Op == gvinst.OpLd {
+			switch a := addrOf(x, j); {
+			case a.kind == opdConst:
+				return false
+			case a.kind == opdSlot:
+				b := slotBit(a.slot)
+				return b < 0 || b >= 16 || writes(l, b)
+			}
+			return true
+		}
+		for _, s := range srcRegs(in) {
+			if dataFrom(l, x, j, s, seen, busy) {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}

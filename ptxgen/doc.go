@@ -71,6 +71,26 @@
 // inner loop, so a wrong trip count is an error, never a wrong result. The
 // outer body outside the inner loop may not store to memory.
 //
+// Outer stores (Nest.OuterStores, 2D only): an initialisation nest's
+// outer body may store before the inner loop (x1[i] = … beside A[i][j]);
+// every thread of the row runs those stores with the same values, which
+// is exact when the runtime proves their footprints apart from every
+// other access's (Kernel.OuterStores, OuterStoresApart) and no row empty.
+// Stores after the inner loop are refused: no thread runs that part.
+//
+// Three dimensions (Nest.Inner2): when the level inside the inner one is
+// parallel too, thread (x, y, z) runs level iteration z as far as the
+// inner loop, moves its live values by y inner steps, runs on to the
+// innermost loop, moves its live values by x innermost steps (the same
+// in every row; reloaded registers are loaded at iteration x) and runs
+// one innermost iteration. The thread with the last x goes on in the
+// inner body, so the kernel checks both trip counts: only the last x
+// leaves the innermost loop, and only the last y the inner one. Only the
+// innermost loop may store. This is the kernel a CUDA programmer writes
+// for a 3D stencil or a batched contraction (heat3d, doitgen), where the
+// 2D kernel has one thread per row walking the row, its warps' accesses
+// a row apart.
+//
 // Interchanged (Nest.Interchange, the schedule's "k moved inside j"):
 // thread x runs the level's rows in order, from the first, and in each row
 // one inner iteration, x, reached as in the 2D kernel (live values moved
@@ -78,7 +98,8 @@
 // exact because nothing the level reads after the inner loop is written
 // in it (checked). Every element is updated in row order, as on the CPU.
 //
-// Block shape: one dimension, 256 threads per CTA (8 warps: enough resident
+// Block shape (3D: 32x4x2, as the hand-written kernels; a warp is 32
+// consecutive innermost iterations): one dimension, 256 threads per CTA (8 warps: enough resident
 // warps to hide global memory latency, few enough registers per CTA for the
 // large bodies of -O0 code); 128 when the level has fewer than 32768
 // iterations, so that small launches still spread over every SM. Two

@@ -34,11 +34,13 @@ type emitter struct {
 	// plain are the merges that may be moves (analysis.plainMerges).
 	plain     map[[2]int64]bool
 	tripExits []tripExit // the edges leaving the counted loop (Nest.TripCheck)
+	divs      int        // wide divisions lowered so far (their labels' numbers)
 	// steps are the values a thread's iteration must leave advanced by
 	// exactly one step (see checkSteps); innerSteps those of the inner
-	// level's one iteration in a 2D or interchanged kernel.
-	steps, innerSteps []stepCheck
-	err               error
+	// level's one iteration in a 2D or interchanged kernel, inner2Steps
+	// the innermost level's in a 3D one.
+	steps, innerSteps, inner2Steps []stepCheck
+	err                            error
 }
 
 // stepCheck is a stepped live value: the register holding it and the one
@@ -243,7 +245,31 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("setp.ge.and.u64", "%p0", "%xi", "%ib", "%p0")
 		e.i("exit").when("%p0")
 	}
-	if a.inner != nil && !interchanged {
+	if a.inner2 != nil {
+		// 3D: idx above is along x (the innermost level); the inner
+		// iteration is along y, the level's along z.
+		e.i("mov.b64", "%xi", "%idx")
+		for _, d := range []struct{ dst, dim string }{{"%yi", "y"}, {"%idx", "z"}} {
+			e.i("mov.u32", "%w0", "%ctaid."+d.dim)
+			e.i("mov.u32", "%w1", "%ntid."+d.dim)
+			e.i("mov.u32", "%w2", "%tid."+d.dim)
+			e.i("mul.wide.u32", d.dst, "%w0", "%w1")
+			e.i("cvt.u64.u32", "%t0", "%w2")
+			e.i("add.u64", d.dst, d.dst, "%t0")
+		}
+		e.i("ld.param.u64", "%t0", ptx.Addr("count", 0))
+		e.i("setp.ge.u64", "%p0", "%idx", "%t0")
+		e.i("exit").when("%p0")
+		e.comment(" this plane's inner trip count and the innermost one; threads past them retire")
+		e.i("ld.param.u64", "%ib", ptx.Addr("itrip0", 0))
+		e.i("ld.param.u64", "%t1", ptx.Addr("itripstep", 0))
+		e.i("mad.lo.u64", "%ib", "%t1", "%idx", "%ib")
+		e.i("setp.ge.u64", "%p0", "%yi", "%ib")
+		e.i("ld.param.u64", "%ib2", ptx.Addr("i2trip", 0))
+		e.i("setp.ge.or.u64", "%p0", "%xi", "%ib2", "%p0")
+		e.i("exit").when("%p0")
+	}
+	if a.inner != nil && !interchanged && a.inner2 == nil {
 		// 2D: idx above is along x; the outer iteration is along y.
 		e.i("mov.b64", "%xi", "%idx")
 		e.i("mov.u32", "%w0", "%ctaid.y")
@@ -347,7 +373,7 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("mov.u64", "%tc", 0)
 		e.i("mov.u64", "%te", 0)
 	}
-	e.reloads(false)
+	e.reloads(0)
 	e.i("bra", label(a.n.start()))
 	if interchanged && !even {
 		// Entering the inner loop: this row's trip count; a thread past
@@ -395,15 +421,35 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		// not take it; its exit: only the last one takes it.
 		e.label("$Linner_back")
 		e.i("sub.u64", "%t0", "%ib", 1)
-		e.i("setp.eq.u64", "%p0", "%xi", "%t0")
+		e.i("setp.eq.u64", "%p0", e.mid(), "%t0")
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
 		e.checkSteps(e.innerSteps)
 		e.i("bra", "$Ldone")
 		e.label("$Linner_exit")
 		e.i("sub.u64", "%t0", "%ib", 1)
-		e.i("setp.ne.u64", "%p0", "%xi", "%t0")
+		e.i("setp.ne.u64", "%p0", e.mid(), "%t0")
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
 		e.i("bra", "$Ldone")
+	}
+	if a.inner2 != nil {
+		// Entering the innermost loop from the inner body: move this
+		// thread to its innermost iteration.
+		e.label("$Linner2_entry")
+		e.toInner2Iteration(a)
+		// The innermost loop's back edge: only the last x may not take
+		// it; its exit: only the last x takes it, and goes on in the
+		// inner body to the inner loop's back edge or exit.
+		e.label("$Linner2_back")
+		e.i("sub.u64", "%t0", "%ib2", 1)
+		e.i("setp.eq.u64", "%p0", "%xi", "%t0")
+		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
+		e.checkSteps(e.inner2Steps)
+		e.i("bra", "$Ldone")
+		e.label("$Linner2_exit")
+		e.i("sub.u64", "%t0", "%ib2", 1)
+		e.i("setp.ne.u64", "%p0", "%xi", "%t0")
+		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
+		e.i("bra", e.innerTarget(a.inner2Exit))
 	}
 	for _, addr := range a.order {
 		b := a.n.Blocks[addr]
@@ -423,7 +469,7 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 					e.i("add.u64", dst, dst, fmt.Sprintf("%%io%d", i))
 				}
 			}
-			e.reloads(true)
+			e.reloads(1)
 		}
 		var lastX86 uint64 = ^uint64(0)
 		e.alias = copies(b)
@@ -512,7 +558,7 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeAlign))
 	}
 	codes := []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign}
-	if len(e.steps)+len(e.innerSteps) > 0 {
+	if len(e.steps)+len(e.innerSteps)+len(e.inner2Steps) > 0 {
 		codes = append(codes, ErrCodeStep)
 	}
 	if len(a.n.Cold) > 0 {
@@ -565,6 +611,7 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 	decls(ptx.B64, "%k", len(a.privIdx))
 	decls(ptx.B64, "%nx", len(e.steps))
 	decls(ptx.B64, "%nxi", len(e.innerSteps))
+	decls(ptx.B64, "%nxj", len(e.inner2Steps))
 	decls(ptx.B64, "%sd", len(a.sites))
 	decls(ptx.B64, "%sl", len(a.sites))
 	decls(ptx.B64, "%sh", len(a.sites))
@@ -573,6 +620,10 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 	if a.inner != nil {
 		decl(ptx.B64, "%xi", 0)
 		decl(ptx.B64, "%ib", 0)
+	}
+	if a.inner2 != nil {
+		decl(ptx.B64, "%yi", 0)
+		decl(ptx.B64, "%ib2", 0)
 	}
 	if even {
 		decl(ptx.B64, "%cnt", 0)
@@ -720,6 +771,8 @@ func shapeOf(n *Nest) string {
 		s = fmt.Sprintf("interchanged: x over the inner loop at %#x, each thread running the level's rows in order", n.Inner)
 	case n.ThreadLoop != 0:
 		s = fmt.Sprintf("2D: y over the level, x over the inner loop at %#x, each thread running the loop at %#x in order (interchanged inward)", n.Inner, n.ThreadLoop)
+	case n.Inner2 != 0:
+		s = fmt.Sprintf("3D: z over the level, y over the inner loop at %#x, x over the innermost loop at %#x", n.Inner, n.Inner2)
 	case n.Inner != 0:
 		s = fmt.Sprintf("2D: y over the level, x over the inner loop at %#x", n.Inner)
 	default:
@@ -765,6 +818,16 @@ func (e *emitter) target(to uint64) string {
 
 // levelTarget is target for an edge that does not leave the counted loop.
 func (e *emitter) levelTarget(to uint64) string {
+	if in2 := e.a.inner2; in2 != nil {
+		switch {
+		case in2[e.block] && to == e.a.n.Inner2:
+			return "$Linner2_back"
+		case in2[e.block] && !in2[to]:
+			return "$Linner2_exit"
+		case !in2[e.block] && to == e.a.n.Inner2:
+			return "$Linner2_entry"
+		}
+	}
 	if in := e.a.inner; in != nil {
 		_, ok := e.a.n.Blocks[to]
 		switch {
@@ -920,6 +983,18 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		op := "div"
 		if in.Op == gvinst.OpRem {
 			op = "rem"
+		}
+		if t.Bits() <= 32 {
+			// Operands of 32 bits or less divide in 32 bits (the trap
+			// cases are tested above): a GPU divides 64-bit integers in
+			// software, several times slower.
+			w, v, r := e.w(), e.w(), e.w()
+			e.i("cvt.u32.u64", w, x)
+			e.i("cvt.u32.u64", v, y)
+			e.i(fmt.Sprintf("%s.%s32", op, ty[:1]), r, w, v)
+			e.i("cvt.u64.u32", d, r)
+			e.mask(d, t)
+			return
 		}
 		e.i(fmt.Sprintf("%s.%s", op, ty), d, x, y)
 		e.mask(d, t)
@@ -1167,7 +1242,7 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 			e.i("bra", "$Ldone")
 			return
 		}
-		if strings.HasPrefix(t0, "$Lerr") || strings.HasPrefix(t0, "$Linner_") || strings.HasPrefix(t1, "$Lerr") || strings.HasPrefix(t1, "$Linner_") {
+		if strings.HasPrefix(t0, "$Lerr") || strings.HasPrefix(t0, "$Linner") || strings.HasPrefix(t1, "$Lerr") || strings.HasPrefix(t1, "$Linner") {
 			e.i("mov.b64", "%xa", lit(in.X86))
 		}
 		e.i("bra", t0).when(p)
@@ -1498,6 +1573,84 @@ func (e *emitter) divw(in *gvinst.Inst) {
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeDivide)).when(p)
 		e.i("mov.b64", x, lo)
 	}
+	var done string
+	if n == 64 {
+		// A dividend and divisor that both fit 32 bits (long index
+		// arithmetic: (i*j) % n) divide in 32 bits, their quotient and
+		// remainder extended back to 64; a divisor of -1 goes the long
+		// way (INT_MIN / -1 is 2^31, which 32 bits do not hold).
+		slow := fmt.Sprintf("$Ldivw%d", e.divs)
+		done = fmt.Sprintf("$Ldivw%d_done", e.divs)
+		e.divs++
+		w, v, r := e.w(), e.w(), e.w()
+		c := e.t()
+		e.i("cvt.u32.u64", w, x)
+		e.i("cvt.u32.u64", v, y)
+		cvt := "cvt.u64.u32"
+		if s {
+			cvt = "cvt.s64.s32"
+			e.i("cvt.s64.s32", c, w)
+			e.i("setp.ne.u64", p, c, x)
+			e.i("cvt.s64.s32", c, v)
+			e.i("setp.ne.or.u64", p, c, y, p)
+			e.i("setp.eq.s32", q, v, -1)
+			e.i("or.pred", p, p, q)
+		} else {
+			e.i("or.b64", c, x, y)
+			e.i("shr.u64", c, c, 32)
+			e.i("setp.ne.u64", p, c, 0)
+		}
+		e.i("bra", slow).when(p)
+		op := "div"
+		if in.Op == gvinst.OpRemW {
+			op = "rem"
+		}
+		ty32 := "u32"
+		if s {
+			ty32 = "s32"
+		}
+		e.i(fmt.Sprintf("%s.%s", op, ty32), r, w, v)
+		e.i(cvt, d, r)
+		e.i("bra", done)
+		e.label(slow)
+	}
+	if n == 32 {
+		// A dividend that fits 32 bits (cdq or xor edx, edx made hi)
+		// divides in 32 bits: a GPU divides 64-bit integers in
+		// software, several times slower. Signed, a divisor of -1 goes
+		// the long way, which reports INT_MIN / -1 as x86 traps on it;
+		// no other quotient of a 32-bit dividend leaves 32 bits.
+		slow := fmt.Sprintf("$Ldivw%d", e.divs)
+		done = fmt.Sprintf("$Ldivw%d_done", e.divs)
+		e.divs++
+		w, v, r := e.w(), e.w(), e.w()
+		e.i("cvt.u32.u64", w, x)
+		e.i("cvt.u32.u64", v, y)
+		if s {
+			c := e.t()
+			e.i("cvt.s64.s32", c, w)
+			e.i("setp.ne.u64", p, c, x)
+			e.i("setp.eq.s32", q, v, -1)
+			e.i("or.pred", p, p, q)
+		} else {
+			c := e.t()
+			e.i("shr.u64", c, x, 32)
+			e.i("setp.ne.u64", p, c, 0)
+		}
+		e.i("bra", slow).when(p)
+		ty32 := "u32"
+		if s {
+			ty32 = "s32"
+		}
+		op := "div"
+		if in.Op == gvinst.OpRemW {
+			op = "rem"
+		}
+		e.i(fmt.Sprintf("%s.%s", op, ty32), r, w, v)
+		e.i("cvt.u64.u32", d, r)
+		e.i("bra", done)
+		e.label(slow)
+	}
 	ty := "u64"
 	if s {
 		ty = "s64"
@@ -1526,6 +1679,9 @@ func (e *emitter) divw(in *gvinst.Inst) {
 		e.i(fmt.Sprintf("rem.%s", ty), d, x, y)
 	}
 	e.mask(d, t)
+	if done != "" {
+		e.label(done)
+	}
 }
 
 // copies finds the GET and MOV instructions of b whose destination can
@@ -1665,7 +1821,7 @@ func (e *emitter) toInnerIteration(a *analysis) {
 	var steps []stepCheck
 	reloaded := map[gvinst.Reg]bool{}
 	for _, r := range a.n.Reloads {
-		if r.Inner {
+		if r.level() == 1 {
 			reloaded[r.Slot] = true
 			if r.HighZero {
 				reloaded[r.Slot+1] = true
@@ -1685,37 +1841,92 @@ func (e *emitter) toInnerIteration(a *analysis) {
 		e.i("ld.param.u64", "%t1", ptx.Addr(fmt.Sprintf("istep_%s", paramName(l)), 0))
 		e.i("ld.param.u64", "%t0", ptx.Addr(fmt.Sprintf("istepd_%s", paramName(l)), 0))
 		e.i("mad.lo.u64", "%t1", "%t0", "%idx", "%t1")
-		e.i("mad.lo.u64", dst, "%t1", "%xi", dst)
+		e.i("mad.lo.u64", dst, "%t1", e.mid(), dst)
 		c := stepCheck{reg: dst, next: fmt.Sprintf("%%nxi%d", len(steps))}
 		e.i("add.u64", c.next, dst, "%t1")
 		steps = append(steps, c)
 	}
 	e.innerSteps = steps
-	e.reloads(true)
+	e.reloads(1)
 	e.i("bra", label(a.n.Inner))
 }
 
-// reloads loads the reloaded registers of the level (inner: the inner
-// level, at inner iteration %xi) as a thread enters it: those of depth 2
+// mid is the register of the thread's inner iteration: %xi in a 2D
+// kernel, %yi in a 3D one.
+func (e *emitter) mid() string {
+	if e.a.inner2 != nil {
+		return "%yi"
+	}
+	return "%xi"
+}
+
+// innerTarget is the label of an edge from the inner level's body (not
+// the innermost loop's) to block to.
+func (e *emitter) innerTarget(to uint64) string {
+	switch {
+	case to == e.a.n.Inner:
+		return "$Linner_back"
+	case !e.a.inner[to]:
+		return "$Linner_exit"
+	}
+	return label(to)
+}
+
+// toInner2Iteration moves this thread to its innermost iteration %xi
+// (each innermost live-in the innermost loop writes advanced by its
+// step, the same in every inner iteration), reloads the innermost
+// level's reloaded registers, and enters the innermost loop.
+func (e *emitter) toInner2Iteration(a *analysis) {
+	var steps []stepCheck
+	reloaded := map[gvinst.Reg]bool{}
+	for _, r := range a.n.Reloads {
+		if r.level() == 2 {
+			reloaded[r.Slot] = true
+			if r.HighZero {
+				reloaded[r.Slot+1] = true
+			}
+		}
+	}
+	for _, l := range a.inner2Live {
+		if !l.Written || !l.Stack && reloaded[l.Slot] {
+			continue
+		}
+		dst := ""
+		if l.Stack {
+			dst = fmt.Sprintf("%%k%d", a.privIdx[privKeyOf(l.Base, l.Disp)])
+		} else {
+			dst = e.reg(l.Slot)
+		}
+		e.i("ld.param.u64", "%t1", ptx.Addr(fmt.Sprintf("i2step_%s", paramName(l)), 0))
+		e.i("mad.lo.u64", dst, "%t1", "%xi", dst)
+		c := stepCheck{reg: dst, next: fmt.Sprintf("%%nxj%d", len(steps))}
+		e.i("add.u64", c.next, dst, "%t1")
+		steps = append(steps, c)
+	}
+	e.inner2Steps = steps
+	e.reloads(2)
+	e.i("bra", label(a.n.Inner2))
+}
+
+// reloads loads the reloaded registers of a level (0 the nest's; 1 the
+// inner level, at inner iteration mid(); 2 the innermost, at innermost
+// iteration %xi) as a thread enters it: those of depth 2
 // first, so that one whose inner iteration is 1 copies its source before
 // the source is loaded again. The first depth iterations of the launch
 // (of the row, inner) have no iteration that far back to load from: they
 // keep the value passed in (the row's entry value), and iteration 1 of a
 // depth-2 register takes its source's.
-func (e *emitter) reloads(inner bool) {
+func (e *emitter) reloads(level int) {
 	var rs []Reload
 	for _, r := range e.a.n.Reloads {
-		if r.Inner == inner {
+		if r.level() == level {
 			rs = append(rs, r)
 		}
 	}
 	// Only registers the level's threads read (a part of a distributed
 	// level may not).
 	live := map[gvinst.Reg]bool{}
-	lives := e.a.liveIns
-	if inner {
-		lives = e.a.innerLive
-	}
+	lives := [][]LiveIn{e.a.liveIns, e.a.innerLive, e.a.inner2Live}[level]
 	for _, l := range lives {
 		if !l.Stack {
 			live[l.Slot] = true
@@ -1738,11 +1949,8 @@ func (e *emitter) reloads(inner bool) {
 			return
 		}
 		e.comment(fmt.Sprintf(" reload %s: the load at x86 %#x, %d iteration(s) back", r.Slot, r.X86, r.Depth))
-		skip := fmt.Sprintf("$Lreload%d_%t", n, inner)
-		index := "%idx"
-		if inner {
-			index = "%xi"
-		}
+		skip := fmt.Sprintf("$Lreload%d_%d", n, level)
+		index := [...]string{"%idx", e.mid(), "%xi"}[level]
 		p := e.pred()
 		e.i("setp.lt.u64", p, index, r.Depth)
 		e.i("bra", skip).when(p)

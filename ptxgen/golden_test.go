@@ -51,8 +51,8 @@ func TestPTXShape(t *testing.T) {
 				`\.param \.u64 in_s5_m8,`, // the -O0 index i lives in [rbp-8]
 				`mad\.lo\.u64 %k\d+, %t1, %idx, %k\d+;`,
 				`setp\.eq\.u64 %p\d+, %t\d+, 0;\s+@%p\d+ bra \$Lerr3;`, // x86 #DE on a zero divisor
-				`div\.s64 %r\d+, %t\d+, %t\d+;`,
-				`rem\.s64 %r\d+, %t\d+, %t\d+;`,
+				`div\.s32 %w\d+, %w\d+, %w\d+;`,                        // 32-bit operands divide in 32 bits
+				`rem\.s32 %w\d+, %w\d+, %w\d+;`,
 				`sqrt\.rn\.f64`,
 				`div\.rn\.f64`,
 				`cvt\.rn\.f64\.s64`,
@@ -61,7 +61,7 @@ func TestPTXShape(t *testing.T) {
 				`bra \$Lerr2;`,                               // leaving the loop is an error
 				`\$Lx2020:`,                                  // inner loop stays a loop
 			},
-			wantNot: []string{`fma`, `\.ftz`, `\.approx`, `ld\.global\.u32 %w\d+, \[%r5`},
+			wantNot: []string{`fma`, `\.ftz`, `\.approx`, `ld\.global\.u32 %w\d+, \[%r5`, `div\.s64`, `rem\.s64`},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -56,6 +57,14 @@ func hoistChecks(ls []*pline) []*pline {
 // hoistOne hoists the checks of the first loop it can and returns the new
 // lines; false when there is none.
 func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
+	// An unchecked kernel (Kernel.Unchecked) has no footprint spans.
+	unchecked := true
+	for _, l := range ls {
+		if l.isInst() && slices.ContainsFunc(l.uses(), func(r string) bool { return strings.HasPrefix(r, "%sh") }) {
+			unchecked = false
+			break
+		}
+	}
 	for b, lab := range ls {
 		if lab.label == "" || !strings.HasPrefix(lab.label, "$Lx") || strings.HasSuffix(lab.label, "_loop") {
 			continue
@@ -140,10 +149,58 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 			ptr    string // its device pointer (unroll.go), or ""
 			dadd   int    // the line adding the site's delta
 			acc    []int  // the accesses through that address
+			// anchor is the line the delta add follows (the check's
+			// last, or the line before it in an unchecked kernel).
+			anchor    int
+			unchecked bool
+		}
+		// classify finds how site st's guest address g, read at line k,
+		// moves in the loop: an induction variable (its step, and
+		// whether it has moved by then), an invariant, or an address the
+		// loop computes from one induction variable and invariants.
+		classify := func(st *site, k int) bool {
+			g := st.g
+			if r, isIV := ivs[g.Name]; isIV && isReg(g) {
+				st.step = r.step
+				if r.line < k {
+					st.gOff = 1
+				}
+			} else if !invariant(g) {
+				x, ok := derive(ls, defs, ivs, invariant, g, k, 0)
+				if !ok {
+					return false
+				}
+				st.expr = x
+				if x.iv != "" {
+					st.step = ivs[x.iv].step
+				}
+			}
+			if isImm(st.step) {
+				sv := st.step.Int
+				if st.step.Kind != ptx.OpInt || uint64(sv)&(st.al-1) != 0 || sv >= 1<<32 || sv <= -(1<<32) {
+					return false
+				}
+				st.absImm = uint64(sv)
+				if sv < 0 {
+					st.absImm = uint64(-sv)
+				}
+			}
+			return true
 		}
 		var sites []site
 		for _, k := range body {
 			l := ls[k]
+			if unchecked && l.op == "add.u64" && l.nargs() == 3 && strings.HasPrefix(l.arg(2), "%sd") && isReg(l.in.Args[1]) {
+				// An unchecked kernel's access (Kernel.Unchecked): no
+				// check to hoist, but the device pointer and the
+				// unrolling all the same (the checked kernel, launched
+				// with the same input, proved the accesses).
+				st := site{g: l.in.Args[1], id: strings.TrimPrefix(l.arg(2), "%sd"), al: 1, anchor: k - 1, unchecked: true}
+				if classify(&st, k) {
+					sites = append(sites, st)
+				}
+				continue
+			}
 			if l.op != "sub.u64" || l.nargs() != 3 || !strings.HasPrefix(l.arg(2), "%sl") {
 				continue
 			}
@@ -173,32 +230,9 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 				continue
 			}
 			st.lines = append(st.lines, n)
-			if r, isIV := ivs[g.Name]; isIV && isReg(g) {
-				st.step = r.step
-				if r.line < k {
-					st.gOff = 1
-				}
-			} else if !invariant(g) {
-				// An address computed in the loop from one induction
-				// variable and invariants: recomputed at the entry.
-				x, ok := derive(ls, defs, ivs, invariant, g, k, 0)
-				if !ok {
-					continue
-				}
-				st.expr = x
-				if x.iv != "" {
-					st.step = ivs[x.iv].step
-				}
-			}
-			if isImm(st.step) {
-				sv := st.step.Int
-				if st.step.Kind != ptx.OpInt || uint64(sv)&(st.al-1) != 0 || sv >= 1<<32 || sv <= -(1<<32) {
-					continue
-				}
-				st.absImm = uint64(sv)
-				if sv < 0 {
-					st.absImm = uint64(-sv)
-				}
+			st.anchor = n
+			if !classify(&st, k) {
+				continue
 			}
 			// The check's temporaries must not be read after it (but by
 			// its error stub).
@@ -225,7 +259,7 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 			if nptr == ptrRegs {
 				break
 			}
-			if dadd, acc, ok := deltaAdd(ls, v, st.lines[len(st.lines)-1], end, body[len(body)-1], st.g.String(), "%sd"+st.id); ok {
+			if dadd, acc, ok := deltaAdd(ls, v, st.anchor, end, body[len(body)-1], st.g.String(), "%sd"+st.id); ok {
 				st.ptr, st.dadd, st.acc = fmt.Sprintf("%%hv%d", nptr), dadd, acc
 				nptr++
 			}
@@ -267,6 +301,9 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 			}
 			if st.ptr != "" {
 				add("add.u64", ptx.Reg(st.ptr), hq(1), ptx.Reg("%sd"+st.id))
+			}
+			if st.unchecked {
+				continue // nothing to check: only the device pointer
 			}
 			if st.al > 1 {
 				add("and.b64", hq(2), hq(1), lit(st.al-1))
@@ -405,6 +442,27 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 				}
 			}
 			h.promo = promo
+		} else if len(pl) == 0 && len(ps) == 1 && promo.st != nil {
+			// A store with no load of its location in the loop: sunk,
+			// where the others' bytes are apart (unroll.go).
+			promo.ld, promo.stPtr = nil, sites[ps[0]].ptr
+			for _, k := range body {
+				l := ls[k]
+				if l.dead || l == promo.st || l.in.Space != ptx.SpaceGlobal || l.in.Op != "ld" && l.in.Op != "st" {
+					continue
+				}
+				si, hoisted := accSite[l]
+				ai := addrArg(l)
+				size := int64(l.in.Type().Size()) * int64(max(l.in.Vec, 1))
+				if !hoisted || ai < 0 || size <= 0 || l.in.Args[ai].Kind != ptx.OpAddr || l.in.Args[ai].Name != sites[si].ptr {
+					promo = nil
+					break
+				}
+				promo.spans = append(promo.spans, accessSpan{ptr: sites[si].ptr, step: sites[si].step, off: l.in.Args[ai].Int, size: size})
+			}
+			if promo != nil && len(promo.spans) > 0 && promo.st.in.Args[0].Int == 0 {
+				h.promo = promo
+			}
 		}
 		pre = append(pre, h.keep)
 		br.in.Args[0] = ptx.Sym(loop)
@@ -423,7 +481,19 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 		out = append(out, wb...)
 		out = append(out, ls[end:]...)
 		out = append(out, &pline{label: fail})
-		out = append(out, inst("mov.b64", ptx.Reg("%xa"), lit(x86)), inst("bra", ptx.Sym(fmt.Sprintf("$Lerr%d", ErrCodeFootprint))))
+		out = append(out, inst("mov.b64", ptx.Reg("%xa"), lit(x86)))
+		if unchecked {
+			// An unchecked kernel has no error exits left (its input
+			// was proven); a trip count its checked twin never tested
+			// still ends the thread with an error, never a wrong one.
+			out = append(out, inst("ld.param.u64", ptx.Reg("%t0"), ptx.Addr("errrec", 0)),
+				inst("mov.u32", ptx.Reg("%w0"), ptx.Int(ErrCodeFootprint)),
+				inst("st.global.u32", ptx.Addr("%t0", 0), ptx.Reg("%w0")),
+				inst("st.global.u64", ptx.Addr("%t0", 8), ptx.Reg("%xa")),
+				inst("exit"))
+		} else {
+			out = append(out, inst("bra", ptx.Sym(fmt.Sprintf("$Lerr%d", ErrCodeFootprint))))
+		}
 		// Clean up what the checks and the delta adds left (address
 		// arithmetic nobody reads, float moves), then unroll.
 		simplify(out)

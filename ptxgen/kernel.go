@@ -24,6 +24,8 @@ const (
 	ParamInnerTripStep                      // 2D, TripChecked: its change per row
 	ParamInnerStep                          // 2D: InnerLiveIns[Index]'s change per inner iteration, in row 0
 	ParamInnerStepRow                       // 2D: how much that change changes per row
+	ParamInner2Trip                         // 3D: the innermost trip count (header arrivals), the same in every inner iteration
+	ParamInner2Step                         // 3D: Inner2LiveIns[Index]'s change per innermost iteration
 )
 
 // Param is one kernel parameter, in declaration order.
@@ -71,6 +73,17 @@ type Kernel struct {
 	// the values live at the inner header, advanced by x steps there.
 	TwoD         bool
 	InnerLiveIns []LiveIn
+	// OuterStores are the sites of a 2D kernel's stores in the outer
+	// body (Nest.OuterStores): a launch must have each one's footprint
+	// apart from every other site's and no row without inner iterations
+	// (OuterStoresApart).
+	OuterStores []int
+	// ThreeD is set (with TwoD) on the kernel of a Nest with Inner2: a 3D
+	// launch, thread (x, y, z) running innermost iteration x of inner
+	// iteration y of iteration z; Inner2LiveIns are the values live at
+	// the innermost header, advanced by x steps there.
+	ThreeD        bool
+	Inner2LiveIns []LiveIn
 	// Interchanged is set on the kernel of a Nest with Interchange (TwoD
 	// is set too: it takes the 2D parameters): a 1D launch over the inner
 	// level's iterations (LaunchInput.InnerMax threads), each thread
@@ -112,15 +125,47 @@ type LaunchPlan struct {
 	Small  uint64 // the iteration count below which SmallX is used
 	TileX  int    // 2D: threads per CTA along x (the inner level)
 	TileY  int    // 2D: along y (the outer level)
-	Reason string // why this shape
+	// 3D: threads per CTA along x (the innermost level), y (the inner
+	// level) and z (the level).
+	Tile3X, Tile3Y, Tile3Z int
+	Reason                 string // why this shape
+}
+
+// Config3D returns the grid and block of a 3D launch: planes outer
+// iterations of at most rows inner iterations of cols innermost ones.
+// An innermost level narrower than the tile gets a tile as narrow as it
+// (a power of two) and as many more inner rows.
+func (p LaunchPlan) Config3D(planes, rows, cols uint64) gpu.LaunchConfig {
+	bx, by, bz := uint64(p.Tile3X), uint64(p.Tile3Y), uint64(p.Tile3Z)
+	if w := pow2AtLeast(cols); w < bx {
+		by = min(by*(bx/w), max(pow2AtLeast(rows), by))
+		bx = w
+	}
+	gx, gy, gz := max((cols+bx-1)/bx, 1), max((rows+by-1)/by, 1), max((planes+bz-1)/bz, 1)
+	return gpu.LaunchConfig{Grid: gpu.Dim3{X: uint32(gx), Y: uint32(gy), Z: uint32(gz)}, Block: gpu.Dim3{X: uint32(bx), Y: uint32(by), Z: uint32(bz)}}
 }
 
 // Config2D returns the grid and block of a 2D launch: rows outer
 // iterations of at most cols inner iterations each.
+// An inner level narrower than the tile gets a tile as narrow as it (a
+// power of two) and as many more rows, so no warp is mostly idle.
 func (p LaunchPlan) Config2D(rows, cols uint64) gpu.LaunchConfig {
 	bx, by := uint64(p.TileX), uint64(p.TileY)
+	if w := pow2AtLeast(cols); w < bx {
+		by = min(by*(bx/w), max(pow2AtLeast(rows), by))
+		bx = w
+	}
 	gx, gy := max((cols+bx-1)/bx, 1), max((rows+by-1)/by, 1)
 	return gpu.LaunchConfig{Grid: gpu.Dim3{X: uint32(gx), Y: uint32(gy), Z: 1}, Block: gpu.Dim3{X: uint32(bx), Y: uint32(by), Z: 1}}
+}
+
+// pow2AtLeast is the least power of two at least n (1 for 0).
+func pow2AtLeast(n uint64) uint64 {
+	p := uint64(1)
+	for p < n && p < 1<<32 {
+		p <<= 1
+	}
+	return p
 }
 
 // Config returns the grid and block for a launch of count iterations.
@@ -137,7 +182,7 @@ func (p LaunchPlan) Config(count uint64) gpu.LaunchConfig {
 }
 
 func defaultPlan() LaunchPlan {
-	return LaunchPlan{BlockX: 256, SmallX: 128, Small: 32768, TileX: 16, TileY: 16,
+	return LaunchPlan{BlockX: 256, SmallX: 128, Small: 32768, TileX: 16, TileY: 16, Tile3X: 32, Tile3Y: 4, Tile3Z: 2,
 		Reason: "1D over the mapped level: 256 threads (8 warps) per CTA hide global memory latency with modest registers per CTA; 128 below 32768 iterations so small launches still cover every SM"}
 }
 
@@ -159,7 +204,7 @@ func Generate(n *Nest) (*Kernel, error) {
 		k.Params = append(k.Params, Param{Name: "in_" + nm, Kind: ParamLiveValue, Index: i}, Param{Name: "step_" + nm, Kind: ParamLiveStep, Index: i})
 	}
 	if a.inner != nil {
-		k.TwoD, k.InnerLiveIns = true, a.innerLive
+		k.TwoD, k.InnerLiveIns, k.OuterStores = true, a.innerLive, a.outerStores
 		k.Plan.Reason = "2D: 16x16 tiles, x over the inner level, y over the outer level; a warp covers 16 consecutive inner iterations of two rows, so unit-stride accesses still fill whole 128-byte lines of 8-byte elements, and the two rows share the lines of any access that does not depend on the outer level (B[k][j] in a matmul), halving the lines a warp loads per multiply against 32x8; 256 threads per CTA"
 		if n.ThreadLoop != 0 {
 			k.ThreadLoop = true
@@ -173,6 +218,14 @@ func Generate(n *Nest) (*Kernel, error) {
 		for i, l := range a.innerLive {
 			k.Params = append(k.Params, Param{Name: "istep_" + paramName(l), Kind: ParamInnerStep, Index: i},
 				Param{Name: "istepd_" + paramName(l), Kind: ParamInnerStepRow, Index: i})
+		}
+	}
+	if a.inner2 != nil {
+		k.ThreeD, k.Inner2LiveIns = true, a.inner2Live
+		k.Plan.Reason = "3D: 32x4x2 tiles, x over the innermost level, y over the inner level, z over the level, as a one-thread-per-element CUDA kernel of a 3D nest: a warp covers 32 consecutive innermost iterations (whole lines of unit-stride accesses); 256 threads per CTA"
+		k.Params = append(k.Params, Param{Name: "i2trip", Kind: ParamInner2Trip})
+		for i, l := range a.inner2Live {
+			k.Params = append(k.Params, Param{Name: "i2step_" + paramName(l), Kind: ParamInner2Step, Index: i})
 		}
 	}
 	if a.tripLoop != nil {
@@ -199,6 +252,26 @@ func Generate(n *Nest) (*Kernel, error) {
 		k.DataIndependent, k.Unchecked = true, &u
 	}
 	return k, nil
+}
+
+// OuterStoresApart reports whether a launch of k over footprints sites
+// may run its outer body's stores in every thread of a row
+// (Kernel.OuterStores): each one's footprint shares no byte with any
+// other site's, so no access of the kernel sees which thread stored
+// last, and all of them store the same values. (The caller checks that
+// every row has an inner iteration.)
+func OuterStoresApart(k *Kernel, sites []Range) bool {
+	if len(sites) != len(k.Sites) {
+		return false
+	}
+	for _, s := range k.OuterStores {
+		for t := range sites {
+			if t != s && sites[t].Lo < sites[t].Hi && sites[s].Overlaps(sites[t]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func paramName(l LiveIn) string {

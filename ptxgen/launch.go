@@ -34,6 +34,11 @@ type LaunchInput struct {
 	// the change per inner iteration in row 0 and its change per row.
 	InnerTrip0, InnerTripStep, InnerMax uint64
 	InnerSteps, InnerStepRows           []uint64
+	// 3D kernels: the innermost trip count, the same in every inner
+	// iteration, and per Kernel.Inner2LiveIns the change per innermost
+	// iteration.
+	Inner2Trip  uint64
+	Inner2Steps []uint64
 	// Dense (optional, per Kernel.Sites) marks the store sites that the
 	// caller proved write every byte of their footprint in Sites: a new
 	// device buffer of a group whose sites all store is not filled from
@@ -172,7 +177,8 @@ type LaunchStats struct {
 // Resident also leaves what the kernel wrote on the device: the guest's
 // pages are marked stale, and come back when something touches them.
 func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in LaunchInput, res *Resident) (st LaunchStats, err error) {
-	if len(in.Values) != len(k.LiveIns) || len(in.Steps) != len(k.LiveIns) || len(in.Sites) != len(k.Sites) || k.TwoD && len(in.InnerSteps) != len(k.InnerLiveIns) {
+	if len(in.Values) != len(k.LiveIns) || len(in.Steps) != len(k.LiveIns) || len(in.Sites) != len(k.Sites) || k.TwoD && len(in.InnerSteps) != len(k.InnerLiveIns) ||
+		k.ThreeD && len(in.Inner2Steps) != len(k.Inner2LiveIns) {
 		return st, errors.New("ptxgen: launch input does not match the kernel")
 	}
 	if err := res.bind(ctx, mem); err != nil {
@@ -317,6 +323,10 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			if in.InnerStepRows != nil {
 				v = in.InnerStepRows[p.Index]
 			}
+		case ParamInner2Trip:
+			v = in.Inner2Trip
+		case ParamInner2Step:
+			v = in.Inner2Steps[p.Index]
 		}
 		params[i] = binary.LittleEndian.AppendUint64(nil, v)
 	}
@@ -324,6 +334,8 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	switch {
 	case k.Interchanged:
 		cfg = k.Plan.Config(in.InnerMax)
+	case k.ThreeD:
+		cfg = k.Plan.Config3D(in.Count, in.InnerMax, in.Inner2Trip)
 	case k.TwoD:
 		cfg = k.Plan.Config2D(in.Count, in.InnerMax)
 	}

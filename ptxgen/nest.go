@@ -29,6 +29,15 @@ type Nest struct {
 	// the outer body may not store to memory outside the inner loop.
 	Inner       uint64
 	InnerBlocks map[uint64]bool
+	// OuterStores (with Inner, a plain 2D kernel) lets the outer body
+	// store to memory before the inner loop (an initialisation nest's
+	// x1[i] = … beside its A[i][j] loop): every thread of a row runs
+	// those stores, writing the same values. The runtime must prove, per
+	// launch, each such store's footprint (Kernel.OuterStores) apart from
+	// every other site's, and every row's inner trip count at least one
+	// (a row without threads would not store). Stores after the inner
+	// loop are still refused: no thread runs that part of the row.
+	OuterStores bool
 	// Interchange (with Inner) asks for the interchanged kernel instead:
 	// the level runs inside each thread, row by row in order, and thread
 	// x runs inner iteration x of every row (the schedule's "k moved
@@ -39,6 +48,22 @@ type Nest struct {
 	// the inner loop may be a value the inner loop writes (each thread
 	// skips the inner iterations that are not its own).
 	Interchange bool
+	// Inner2 (with Inner, and no Interchange, ThreadLoop, TripCheck,
+	// Dead or part) asks for a 3D kernel: the header of the parallel
+	// level right inside Inner, mapped to x while Inner maps to y and the
+	// level to z. Inner2Blocks are its blocks (keys of InnerBlocks).
+	// Thread (x, y, z) runs level iteration z as far as Inner, moves
+	// Inner's live values by y inner steps as the 2D kernel does, runs
+	// on to Inner2, moves Inner2's live values by x innermost steps, which
+	// are the same in every (y, z) (LaunchInput.Inner2Steps), and runs one
+	// innermost iteration: threads past the innermost trip count
+	// (LaunchInput.Inner2Trip, the same in every inner iteration) retire,
+	// and the kernel checks that only the last x leaves the innermost
+	// loop and, going on in Inner's body, that only the row's last y
+	// leaves Inner. Only the innermost loop may store to memory, and it
+	// leaves to one block.
+	Inner2       uint64
+	Inner2Blocks map[uint64]bool
 	// Even (with Interchange) asks for the interchanged kernel of rows
 	// that all run the same inner trip count with the same inner steps
 	// (the launch's InnerTripStep and InnerStepRows 0; the kernel checks
@@ -97,7 +122,8 @@ type Nest struct {
 }
 
 // Reload is a register that the nest's level (Inner: the inner level of
-// a 2D or interchanged kernel) carries, and that holds at the header of
+// a 2D or interchanged kernel; Inner and Inner2: the innermost level of a
+// 3D kernel, loaded at innermost iteration x) carries, and that holds at the header of
 // iteration t ≥ Depth the Size bytes (zero-extended) at address
 // Σ Scale·reg + Disp over Terms, the registers' values at that header.
 // A thread that starts at the level's header (1D and 2D kernels: its
@@ -109,6 +135,7 @@ type Nest struct {
 type Reload struct {
 	Slot     gvinst.Reg
 	Inner    bool
+	Inner2   bool
 	Depth    int
 	Source   gvinst.Reg
 	Terms    []AddrTerm
@@ -116,6 +143,18 @@ type Reload struct {
 	Size     int
 	HighZero bool
 	X86      uint64
+}
+
+// level is the level of the nest the reload belongs to: 0 the nest's
+// own, 1 Inner, 2 Inner2.
+func (r Reload) level() int {
+	switch {
+	case r.Inner2:
+		return 2
+	case r.Inner:
+		return 1
+	}
+	return 0
 }
 
 // AddrTerm is one register of a reload's address, times Scale.
@@ -142,6 +181,21 @@ func (n *Nest) reach(from uint64, avoid ...uint64) []uint64 {
 		}
 	}
 	return out
+}
+
+// inCycle reports whether block b of n runs again in the same iteration
+// of the level: it is reachable from its own successors without passing
+// the header.
+func (n *Nest) inCycle(b uint64) bool {
+	for _, s := range n.Blocks[b].Successors() {
+		if n.Blocks[s] == nil || s == n.Header {
+			continue
+		}
+		if slices.Contains(n.reach(s, n.Header), b) {
+			return true
+		}
+	}
+	return false
 }
 
 // start is the block each thread begins its iteration at.
@@ -265,11 +319,18 @@ type analysis struct {
 	exit         ExitTest
 	usesDyn      bool
 	usesDF       bool // REPSTOS: the kernel assumes the direction flag is clear
-	// 2D mapping: the inner level's blocks and live-in values.
-	inner     map[uint64]bool
-	innerLive []LiveIn
+	// 2D mapping: the inner level's blocks and live-in values, and the
+	// stores of the outer body (Nest.OuterStores).
+	inner       map[uint64]bool
+	innerLive   []LiveIn
+	outerStores []int
 	// innerExit is where the inner loop leaves to (interchanged kernel).
 	innerExit uint64
+	// 3D mapping (Nest.Inner2): the innermost level's blocks, live-in
+	// values and the one block it leaves to.
+	inner2     map[uint64]bool
+	inner2Live []LiveIn
+	inner2Exit uint64
 	// tripLoop are the blocks of the loop a 1D kernel counts
 	// (Nest.TripCheck).
 	tripLoop map[uint64]bool
@@ -336,6 +397,11 @@ func analyze(n *Nest) (*analysis, error) {
 	}
 	if n.Inner != 0 {
 		if err := a.check2D(); err != nil {
+			return nil, err
+		}
+	}
+	if n.Inner2 != 0 {
+		if err := a.check3D(); err != nil {
 			return nil, err
 		}
 	}
@@ -526,9 +592,45 @@ func (a *analysis) check2D() error {
 			inner = append(inner, addr)
 		}
 	}
-	for _, s := range a.sites {
-		if s.Store && !a.inner[s.Block] && !n.Dead[[2]uint64{s.Block, uint64(s.Index)}] {
+	// The blocks that run after the inner loop in a row (no thread of a
+	// 2D kernel runs them).
+	after := map[uint64]bool{}
+	for _, addr := range inner {
+		for _, t := range n.Blocks[addr].Successors() {
+			if !a.inner[t] && n.Blocks[t] != nil && t != n.Header {
+				for _, b := range n.reach(t, n.Header) {
+					after[b] = true
+				}
+			}
+		}
+	}
+	for i, s := range a.sites {
+		if !s.Store || a.inner[s.Block] || n.Dead[[2]uint64{s.Block, uint64(s.Index)}] {
+			continue
+		}
+		if !n.OuterStores || n.Interchange || n.ThreadLoop != 0 || n.Inner2 != 0 || n.part() || after[s.Block] || n.inCycle(s.Block) {
+			// (A store in a loop of the outer body would have every
+			// thread of the row run that loop: the 1D kernel runs it
+			// once.)
 			return reject(s.X86, "2D: the outer loop body stores outside the inner loop")
+		}
+		a.outerStores = append(a.outerStores, i)
+	}
+	if len(a.outerStores) > 0 {
+		// Every thread of a row runs the outer body: where it divides
+		// (mvt's x1[i] = (double)(i % n) / n, four times), that costs
+		// more than the inner iteration, and the 1D kernel, which runs
+		// it once per row, is the better one.
+		for _, addr := range a.order {
+			if a.inner[addr] {
+				continue
+			}
+			for _, in := range n.Blocks[addr].Insts {
+				switch in.Op {
+				case gvinst.OpDiv, gvinst.OpRem, gvinst.OpDivW, gvinst.OpRemW, gvinst.OpSqrt, gvinst.OpVDiv, gvinst.OpVSqrt:
+					return reject(in.X86, "2D: the outer body divides, and its stores would have every thread of a row do it")
+				}
+			}
 		}
 	}
 	for _, addr := range inner {
@@ -587,6 +689,69 @@ func srcRegsOf(in *gvinst.Inst) []gvinst.Reg {
 		}
 	}
 	return rs
+}
+
+// check3D checks that the nest can map its innermost level (Inner2) to
+// x, its inner level to y and itself to z, and finds the values live at
+// the innermost header and where the innermost loop leaves to.
+func (a *analysis) check3D() error {
+	n := a.n
+	if n.Inner == 0 || n.Interchange || n.ThreadLoop != 0 || n.TripCheck != 0 || n.part() || len(n.Dead) > 0 {
+		return reject(n.Inner2, "3D: the innermost level at %#x needs a plain 2D nest above it", n.Inner2)
+	}
+	if n.Inner2 == n.Inner || n.Blocks[n.Inner2] == nil || !n.Inner2Blocks[n.Inner2] || !n.InnerBlocks[n.Inner2] {
+		return reject(n.Inner2, "3D: the innermost header %#x is not a block of the inner level", n.Inner2)
+	}
+	for b := range n.Inner2Blocks {
+		if !n.InnerBlocks[b] || b == n.Inner {
+			return reject(n.Inner2, "3D: the innermost level's block %#x is not a block of the inner level", b)
+		}
+	}
+	a.inner2 = n.Inner2Blocks
+	var inner2 []uint64
+	for _, addr := range a.order {
+		if a.inner2[addr] {
+			inner2 = append(inner2, addr)
+		}
+	}
+	for _, s := range a.sites {
+		if s.Store && !a.inner2[s.Block] {
+			return reject(s.X86, "3D: the inner loop body stores outside the innermost loop")
+		}
+	}
+	for _, addr := range inner2 {
+		for _, t := range n.Blocks[addr].Successors() {
+			if a.inner2[t] {
+				continue
+			}
+			if !n.InnerBlocks[t] {
+				return reject(n.Blocks[addr].Insts[len(n.Blocks[addr].Insts)-1].X86, "3D: the innermost loop leaves the inner level")
+			}
+			if a.inner2Exit != 0 && a.inner2Exit != t {
+				return reject(n.Blocks[addr].Insts[len(n.Blocks[addr].Insts)-1].X86, "3D: the innermost loop leaves to %#x and to %#x", a.inner2Exit, t)
+			}
+			a.inner2Exit = t
+		}
+	}
+	if a.inner2Exit == 0 {
+		return reject(n.Inner2, "3D: the innermost loop has no exit")
+	}
+	// Every thread runs the inner body up to its innermost iteration:
+	// where that divides, the 2D kernel, which runs it once per inner
+	// iteration, is the better one.
+	for b := range n.InnerBlocks {
+		if a.inner2[b] || n.Blocks[b] == nil {
+			continue
+		}
+		for _, in := range n.Blocks[b].Insts {
+			switch in.Op {
+			case gvinst.OpDiv, gvinst.OpRem, gvinst.OpDivW, gvinst.OpRemW, gvinst.OpSqrt, gvinst.OpVDiv, gvinst.OpVSqrt:
+				return reject(in.X86, "3D: the inner body divides, and every innermost iteration's thread would do it")
+			}
+		}
+	}
+	a.inner2Live = a.liveAt(n.Inner2, inner2)
+	return nil
 }
 
 // checkOps rejects blocks with instructions the generator cannot lower.

@@ -27,7 +27,9 @@ var opCases = []string{
 	"NOT.u32 v6, v0", "NEG.s64 v6, v0", "NEG.s8 v6, v0", "ABS.s32 v6, v0", "ABS.s64 v6, v0",
 	"CLZ.u32 v6, v0", "CLZ.u64 v6, v4", "CTZ.u16 v6, v0", "CTZ.u64 v6, v4", "POPC.u32 v6, v0", "BSWAP.u32 v6, v0", "BSWAP.u64 v6, v0",
 	"DIV.s32 v6, v0, v4", "DIV.u64 v6, v0, v4", "REM.s32 v6, v0, v4", "REM.u16 v6, v0, v4",
+	"DIV.u32 v6, v0, v4", "DIV.s8 v6, v0, v4", "REM.s8 v6, v0, v4", "REM.u32 v6, v0, v4",
 	"DIVW.u32 v6, v4, v0, v2", "REMW.s32 v6, v4, v0, v2", "DIVW.s64 v6, v4, v0, v2", "DIVW.u64 v6, v4, v0, v2",
+	"DIVW.s32 v6, v4, v0, v2", "REMW.u32 v6, v4, v0, v2", "REMW.s64 v6, v4, v0, v2", "REMW.u64 v6, v4, v0, v2",
 	"ADD.f64 v6, v0, v2", "SUB.f64 v6, v0, v2", "MUL.f64 v6, v0, v2", "DIV.f64 v6, v0, v2",
 	"ADD.f32 v6, v0, v2", "MUL.f32 v6, v0, v2", "DIV.f32 v6, v0, v2", "SQRT.f64 v6, v0", "SQRT.f32 v6, v2",
 	"MIN.f64 v6, v0, v2", "MAX.f32 v6, v0, v2", "NEG.f64 v6, v0", "ABS.f32 v6, v0",
@@ -128,7 +130,7 @@ func TestOpsMatchCPU(t *testing.T) {
 			checkText(t, k.PTX)
 			input := append([]byte(nil), input...)
 			isDiv := strings.HasPrefix(op, "DIV") || strings.HasPrefix(op, "REM")
-			if strings.HasPrefix(op, "DIVW.s64") || strings.HasPrefix(op, "DIVW.u64") {
+			if strings.HasPrefix(op, "DIVW.s64") || strings.HasPrefix(op, "DIVW.u64") || strings.HasPrefix(op, "REMW.s64") || strings.HasPrefix(op, "REMW.u64") {
 				// The kernel divides 64-bit dividends only (hi extends lo,
 				// as cqo or xor edx, edx leave it); TestDivideTraps covers
 				// the rest.
@@ -232,10 +234,13 @@ func TestDivideTraps(t *testing.T) {
 	}{
 		{"DIV.u32 v6, v0, v4", 5, 0, 0},
 		{"DIV.s32 v6, v0, v4", 0x80000000, 0, 0xffffffff},
+		{"DIV.s8 v6, v0, v4", 0x80, 0, 0xff}, // -128 / -1
 		{"REM.s64 v6, v0, v4", 1 << 63, 0, ^uint64(0)},
-		{"DIVW.u32 v6, v4, v0, v2", 0, 1, 1},                // quotient 2^32 does not fit
-		{"DIVW.u64 v6, v4, v0, v2", 0, 3, 1},                // a 128-bit dividend
-		{"DIVW.s16 v6, v4, v0, v2", 0x8000, 0xffff, 0xffff}, // -32768 / -1
+		{"DIVW.u32 v6, v4, v0, v2", 0, 1, 1},                            // quotient 2^32 does not fit
+		{"DIVW.u64 v6, v4, v0, v2", 0, 3, 1},                            // a 128-bit dividend
+		{"DIVW.s16 v6, v4, v0, v2", 0x8000, 0xffff, 0xffff},             // -32768 / -1
+		{"DIVW.s32 v6, v4, v0, v2", 0x80000000, 0xffffffff, 0xffffffff}, // INT_MIN / -1 (cdq; idiv)
+		{"REMW.s32 v6, v4, v0, v2", 0x80000000, 0xffffffff, 0xffffffff}, // its remainder traps too
 	} {
 		bs := parseBlocks(t, opLoop(c.op))
 		k, err := Generate(&Nest{Header: 0x1000, Blocks: map[uint64]*gvinst.VBlock{0x1000: bs[0x1000]}})

@@ -218,6 +218,8 @@ type loopCase struct {
 	arrivals uint64   // header arrivals of the whole loop
 	setup    func(mem *gvinst.Memory, cpu *gvinst.CPU)
 	data     Range // the guest bytes the arrays live in
+	// unchecked launches the kernel's Unchecked variant (runOnGPU).
+	unchecked bool
 }
 
 const (

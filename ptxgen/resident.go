@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gxbit/gxbit/gpu"
@@ -78,6 +79,9 @@ type Resident struct {
 	// than the copy on a real GPU: cuMemFree synchronizes).
 	spares []spareBuf
 	lent   map[gpu.DevicePtr]uint64 // spares in use, by size
+	// gather is the device buffer of maxReadAhead pages that
+	// bringBackStrided gathers pages in (0 until one ran).
+	gather gpu.DevicePtr
 	// errRec is the error record every launch passes its kernel: a kernel
 	// writes it only when it fails, so it is cleared once, and again only
 	// after a launch that did not read it back zero (errDirty).
@@ -224,6 +228,12 @@ type resBuf struct {
 	// Read-ahead: the page after the last run Refresh brought back, and
 	// that run's length.
 	nextPage, ahead int
+	// Strided read-ahead: the address of the last access Refresh brought
+	// a page back for (0: none), or the last one a strided gather brought
+	// back; its distance from the one before; and how many pages the last
+	// gather brought (see Refresh).
+	lastAddr, stride uint64
+	strideRun        int
 }
 
 // newResBuf makes the buffer of guest bytes r at dev, with a snapshot
@@ -542,7 +552,7 @@ func (res *Resident) deferRange(b *resBuf, r Range) error {
 			}
 		}
 	}
-	b.nextPage = -1
+	b.nextPage, b.lastAddr = -1, 0
 	return nil
 }
 
@@ -566,13 +576,40 @@ func (res *Resident) bind(ctx gpu.Context, mem GuestMemory) error {
 }
 
 // Refresh brings back from the device every stale page of the buffers that
-// hold the guest page at pageAddr (gvinst.Memory.OnStale calls it).
-func (res *Resident) Refresh(pageAddr uint64) error {
+// hold the guest page holding addr, which an access reached it at
+// (gvinst.Memory.OnStale calls it), and, while the guest reads a buffer
+// forward, the pages it will read next: a doubling run of the pages after
+// them, or, down a column of rows longer than strideAhead pages, the
+// column's pages of a doubling number of rows.
+func (res *Resident) Refresh(addr uint64) error {
 	for _, b := range res.bufs {
-		i, ok := b.page(pageAddr / gvinst.PageSize)
+		i, ok := b.page(addr / gvinst.PageSize)
 		if !ok || !b.stale[i] {
 			continue
 		}
+		if d := addr - b.lastAddr; b.lastAddr != 0 && addr > b.lastAddr && d == b.stride && d > strideAhead*gvinst.PageSize && b.snap == nil {
+			// The rows' pages at the same column, up to the first that
+			// is not stale.
+			var pages []int
+			a := addr
+			for ; a < b.r.Hi && len(pages) < min(2*b.strideRun, maxReadAhead); a += d {
+				p, _ := b.page(a / gvinst.PageSize)
+				if !b.stale[p] {
+					break
+				}
+				pages = append(pages, p)
+			}
+			b.lastAddr, b.strideRun = a-d, len(pages)
+			if err := res.bringBackStrided(b, pages); err != nil {
+				return err
+			}
+			continue
+		}
+		b.stride = 0
+		if b.lastAddr != 0 && addr > b.lastAddr {
+			b.stride = addr - b.lastAddr
+		}
+		b.lastAddr, b.strideRun = addr, 1
 		n := 1
 		if b.nextPage >= 0 && i >= b.nextPage && i-b.nextPage <= strideAhead {
 			n = min(2*b.ahead, maxReadAhead)
@@ -645,6 +682,60 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 	return nil
 }
 
+// bringBackStrided copies pages of b, all stale, from the device into the
+// guest: one page of each of the rows a column walk reads next (see
+// Refresh). A copy to the host of a page a call costs on a real GPU about
+// what copying a hundred kilobytes does, and a walk down a wide matrix's
+// column reads one page a row, so the pages are gathered on the device
+// first (copies between device buffers do not wait for the device) and
+// come back in one copy.
+func (res *Resident) bringBackStrided(b *resBuf, pages []int) error {
+	t0 := time.Now()
+	defer func() { res.broughtT += time.Since(t0) }()
+	if res.gather == 0 {
+		dev, err := res.ctx.Alloc(maxReadAhead * gvinst.PageSize)
+		if err != nil {
+			return fmt.Errorf("%w: a gather buffer: %v", ErrLostCopy, err)
+		}
+		res.gather = dev
+	}
+	var off uint64
+	for _, p := range pages {
+		lo, hi := b.chunk(p)
+		if err := res.ctx.CopyDtoD(res.gather+gpu.DevicePtr(off), b.dev+gpu.DevicePtr(lo-b.r.Lo), hi-lo); err != nil {
+			return fmt.Errorf("%w: gathering [%#x,%#x) on the device: %v", ErrLostCopy, lo, hi, err)
+		}
+		off += hi - lo
+	}
+	mem := res.lazyMem // only a lazy Resident has stale pages
+	return res.withStage(off, func(s []byte) error {
+		if err := res.ctx.CopyDtoH(s, res.gather); err != nil {
+			return fmt.Errorf("%w: copying %d gathered pages from the device: %v", ErrLostCopy, len(pages), err)
+		}
+		res.poking = b
+		defer func() { res.poking = nil }()
+		var off uint64
+		for _, p := range pages {
+			lo, hi := b.chunk(p)
+			mem.Undefer(lo, hi-lo)
+			b.stale[p] = false
+			b.nstale--
+			b.snapped[p] = false
+			delete(b.pageSnap, p)
+			if err := mem.Poke(lo, s[off:off+hi-lo]); err != nil {
+				return fmt.Errorf("%w: writing [%#x,%#x) back: %v", ErrLostCopy, lo, hi, err)
+			}
+			off += hi - lo
+			if b.watched {
+				b.dirty[p] = false
+				mem.Watch(lo, hi-lo)
+			}
+		}
+		res.broughtIn += off
+		return nil
+	})
+}
+
 // BroughtBack reports the bytes Refresh and Close brought back from the
 // device so far, and the time it took.
 func (res *Resident) BroughtBack() (uint64, time.Duration) { return res.broughtIn, res.broughtT }
@@ -680,6 +771,33 @@ func (res *Resident) ToCopy(r Range) uint64 {
 			held = 0
 		}
 		n -= held
+	}
+	return n
+}
+
+// Stale returns how many bytes of r only the device holds (the guest's
+// pages there are stale): what running over r on the CPU would bring back
+// first. Phase 2's cost model charges it to the CPU side, so that a small
+// nest between kernels over arrays that live on the device (LU's column
+// scaling between its trailing updates) is not sent to the CPU, whose
+// every pass would bring the pages back and the next launch copy them in
+// again.
+func (res *Resident) Stale(r Range) uint64 {
+	if res == nil || r.Hi <= r.Lo {
+		return 0
+	}
+	var n uint64
+	for _, b := range res.bufs {
+		lo, hi := max(r.Lo, b.r.Lo), min(r.Hi, b.r.Hi)
+		if lo >= hi || b.nstale == 0 {
+			continue
+		}
+		for pn := lo / gvinst.PageSize; pn <= (hi-1)/gvinst.PageSize; pn++ {
+			if i, ok := b.page(pn); ok && b.stale[i] {
+				plo, phi := max(lo, pn*gvinst.PageSize), min(hi, (pn+1)*gvinst.PageSize)
+				n += phi - plo
+			}
+		}
 	}
 	return n
 }
@@ -733,6 +851,9 @@ func (res *Resident) acquire(ctx gpu.Context, mem GuestMemory, r Range) (*resBuf
 		}
 		olds, u = nil, r
 	}
+	if len(olds) > 0 {
+		u = res.padded(u, olds)
+	}
 	dev, err := ctx.Alloc(u.Hi - u.Lo)
 	if err != nil {
 		return nil, false, 0, err
@@ -760,6 +881,32 @@ func (res *Resident) acquire(ctx gpu.Context, mem GuestMemory, r Range) (*resBuf
 		b.pinned = true
 	}
 	return b, false, 0, nil
+}
+
+// padded widens u, the bytes of a buffer that grows over olds, to the
+// ends of its first and last pages, short of any other buffer: a footprint
+// that grows by an element each launch (cholesky's rows below column j,
+// up to column j) then makes a new buffer, and walks every page of it,
+// once a page rather than once a launch. Those pages are mapped, as u's
+// ends are.
+func (res *Resident) padded(u Range, olds []*resBuf) Range {
+	lo := u.Lo / gvinst.PageSize * gvinst.PageSize
+	hi := (u.Hi-1)/gvinst.PageSize*gvinst.PageSize + gvinst.PageSize
+	if hi < u.Hi {
+		hi = u.Hi // the last page of the address space
+	}
+	for _, b := range res.bufs {
+		if slices.Contains(olds, b) {
+			continue
+		}
+		if b.r.Hi <= u.Lo {
+			lo = max(lo, b.r.Hi)
+		}
+		if b.r.Lo >= u.Hi {
+			hi = min(hi, b.r.Lo)
+		}
+	}
+	return Range{lo, hi}
 }
 
 // limit is the device memory the Resident keeps at most.
@@ -998,6 +1145,10 @@ func (res *Resident) freeScratch() {
 	if res.errRec != 0 {
 		_ = res.ctx.Free(res.errRec)
 		res.errRec = 0
+	}
+	if res.gather != 0 {
+		_ = res.ctx.Free(res.gather)
+		res.gather = 0
 	}
 }
 

@@ -178,6 +178,17 @@ func TestResidentLazy(t *testing.T) {
 		case round == 2 && (predicted == 0 || predicted > 2*gvinst.PageSize):
 			t.Errorf("round 2: ToCopy predicts %d bytes, want two pages at most", predicted)
 		}
+		// What running there on the CPU would bring back first: none of
+		// x, and, after a launch, y but the last page the CPU touched.
+		if st := res.Stale(xr); st != 0 {
+			t.Errorf("round %d: Stale(x) = %d, want 0", round, st)
+		}
+		switch st, all := res.Stale(yr), yr.Hi-yr.Lo; {
+		case round == 0 && st != 0:
+			t.Errorf("round 0: Stale(y) = %d before any launch, want 0", st)
+		case round > 0 && (st >= all || st+2*gvinst.PageSize < all):
+			t.Errorf("round %d: Stale(y) = %d of %d, want all but the last page", round, st, all)
+		}
 		st, err := Launch(ctx, fn, k, mem, in, &res)
 		if round == 3 {
 			var ke *KernelError
@@ -418,8 +429,10 @@ func TestResidentMerge(t *testing.T) {
 	if got, _ := res.BroughtBack(); got != 0 {
 		t.Errorf("growing the buffers brought back %d bytes, want none", got)
 	}
-	if in != 2*8*n2 {
-		t.Errorf("copied in %d bytes, want each array once (%d)", in, 2*8*n2)
+	// Each array once, to the end of its last page (the grown buffers'
+	// padding).
+	if want := uint64(2 * ((8*n2 + gvinst.PageSize - 1) / gvinst.PageSize * gvinst.PageSize)); in != want {
+		t.Errorf("copied in %d bytes, want each array once, to the end of its page (%d)", in, want)
 	}
 	if !mem.IsStale(dataBase+0x8000) || !mem.IsStale(dataBase+0x8000+8*n2-8) {
 		t.Error("y should be on the device only")
@@ -736,5 +749,111 @@ func TestLoadJoinsChanges(t *testing.T) {
 	}
 	if !bytes.Equal(want, got) {
 		t.Fatal("memory differs from the CPU engine's")
+	}
+}
+
+// TestResidentWideColumnWalk launches the saxpy loop with a lazy Resident,
+// which leaves y on the device, then reads one element a row of y seen as
+// a matrix whose rows are 18.4 pages long (wider than strideAhead), as a
+// walk down a column does. The pages come back gathered on the
+// device, a doubling number of rows a copy (not one copy a row), each
+// byte exactly, and only the walked pages take host memory.
+func TestResidentWideColumnWalk(t *testing.T) {
+	const rowPages, rows = 18, 24
+	const rowBytes = rowPages*gvinst.PageSize + 1640 // not whole pages
+	const n = (rows + 1) * rowPages * gvinst.PageSize / 8
+	bs, k, sim, fn := saxpyKernel(t)
+	ctx := &countingContext{Context: sim}
+	yBase := uint64(dataBase + 8*n)
+	guest := func() (*gvinst.Memory, *gvinst.CPU) {
+		mem := gvinst.NewMemory(1 << 28)
+		if err := mem.Map(dataBase, 16*n, gvinst.PermRead|gvinst.PermWrite); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			_ = mem.Store(dataBase+uint64(8*i), 8, math.Float64bits(float64(i%97)*0.1+1/3.0))
+			_ = mem.Store(yBase+uint64(8*i), 8, math.Float64bits(float64(i%89)/7.0))
+		}
+		cpu := &gvinst.CPU{PC: 0x1000}
+		cpu.State[gvinst.MXCSR] = 0x1f80
+		cpu.State[gvinst.S6] = dataBase
+		cpu.State[gvinst.S7] = yBase
+		cpu.State[gvinst.S2] = uint64(n) * 8
+		cpu.State[gvinst.XReg(0)] = math.Float64bits(1.0000001)
+		return mem, cpu
+	}
+	refMem, refCPU := guest()
+	runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), refCPU)
+	mem, cpu := guest()
+	res := Resident{Lazy: true}
+	xr, yr := Range{dataBase, yBase}, Range{yBase, yBase + 8*n}
+	if _, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res); err != nil {
+		t.Fatal(err)
+	}
+	host0, d0 := mem.HostBytes(), ctx.dtoh
+	for r := 0; r < rows; r++ {
+		a := yr.Lo + uint64(r)*rowBytes + 16
+		got, err := mem.Load(a, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := refMem.Load(a, 8); got != want {
+			t.Fatalf("row %d: %#x, want %#x", r, got, want)
+		}
+	}
+	if calls := ctx.dtoh - d0; calls > 6 {
+		t.Errorf("the walk down %d rows brought y back in %d copies, want a doubling number of rows a copy", rows, calls)
+	}
+	if grown := mem.HostBytes() - host0; grown > rows*gvinst.PageSize {
+		t.Errorf("the walk over %d pages took %d bytes of host memory", rows, grown)
+	}
+	// What came back is what the device held, byte for byte; the rest
+	// comes back when read.
+	last := *cpu
+	last.State[gvinst.S0] = (n - 1) * 8
+	runToSyscall(t, gvinst.NewInterpreter(mem, bs, gvinst.InterpOptions{}), &last)
+	want, got := make([]byte, 16*n), make([]byte, 16*n)
+	_ = refMem.Read(dataBase, want)
+	if err := mem.Read(dataBase, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's")
+	}
+}
+
+// TestResidentGrowsByPages runs the saxpy loop over footprints that grow
+// by an element a launch, as cholesky's do (rows below column j, up to
+// column j): a buffer that grows is made to the end of its last page, so
+// the launches after it find it holding their footprints, and make no
+// new buffer (each would copy the old one on the device and walk its
+// pages) until the footprint leaves the page.
+func TestResidentGrowsByPages(t *testing.T) {
+	_, k, ctx, fn := saxpyKernel(t)
+	mem, cpu := lazyGuest(t, 3000)
+	res := Resident{Lazy: true}
+	var grown []*resBuf
+	for n := uint64(1000); n < 1010; n++ {
+		xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
+		if _, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.bufs) != 2 {
+			t.Fatalf("%d elements: %d buffers, want one per array", n, len(res.bufs))
+		}
+		if n == 1001 {
+			grown = append([]*resBuf(nil), res.bufs...)
+			for _, b := range grown {
+				if b.r.Hi%gvinst.PageSize != 0 {
+					t.Errorf("a grown buffer ends at %#x, not at a page's end", b.r.Hi)
+				}
+			}
+		}
+		if n > 1001 && (res.bufs[0] != grown[0] || res.bufs[1] != grown[1]) {
+			t.Errorf("%d elements: a new buffer, though the grown ones hold the footprints", n)
+		}
+	}
+	if err := res.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

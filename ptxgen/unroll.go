@@ -88,11 +88,33 @@ type hoistedLoop struct {
 // access touches the location. A side exit of the copies is an error
 // exit, where device memory no longer matters (the launch fails and the
 // guest keeps its memory).
+//
+// A store with no load (trmm's B[i][j] += A[k][i]*B[k][j], stored every
+// iteration, read before the loop) is sunk instead: the copies keep the
+// value in %hcd0 and store it once after them, when, at the loop's entry,
+// the bytes every other access of the loop touches over its T
+// iterations (device addresses: different buffers never share one) lie
+// apart from the store's 8. The stores the copies leave out are
+// overwritten by the last before anything reads them (no access of the
+// thread does, and no other thread's: the level's iterations are
+// independent). Without the stores between them, each copy's loads no
+// longer wait for the previous copy's store (a GPU, like its compiler,
+// cannot tell they do not alias), so the four copies' loads overlap.
 type promotion struct {
-	ld, st       *pline   // the load and the store
+	ld, st       *pline   // the load (nil: a sunk store) and the store
 	ldPtr, stPtr string   // their device pointers (loop-invariant)
 	stDelta      string   // the store's site delta, %sd<N>
 	others       []string // the other sites' deltas
+	// spans are, for a sunk store, the other accesses of the loop.
+	spans []accessSpan
+}
+
+// accessSpan is one access of a hoisted loop through a device pointer:
+// in iteration k it touches [ptr + off + k*step, +size).
+type accessSpan struct {
+	ptr       string
+	step      ptx.Operand // none for an invariant address
+	off, size int64
 }
 
 // deltaAdd finds the device address of a checked access: the line after
@@ -483,11 +505,40 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 				found++
 			}
 		}
-		if found != 2 || promo.ld.dead || promo.st.dead {
+		want := 2
+		if promo.ld == nil {
+			want = 1
+		}
+		if found != want || promo.ld != nil && promo.ld.dead || promo.st.dead {
 			promo = nil
 		}
 	}
-	if promo != nil {
+	switch {
+	case promo != nil && promo.ld == nil:
+		// A sunk store: every other access's bytes over the T
+		// iterations ([lo, hi), from the T-1 in %hq0) apart from the
+		// store's.
+		hq3 := ptx.Reg("%hq3")
+		add(&pre, "add.u64", hq1, ptx.Reg(promo.stPtr), ptx.Int(8))
+		for _, s := range promo.spans {
+			if none(s.step) {
+				add(&pre, "mov.u64", hq2, ptx.Int(0))
+			} else {
+				add(&pre, "mul.lo.u64", hq2, s.step, hq0)
+			}
+			add(&pre, "min.s64", hq3, hq2, ptx.Int(0))
+			add(&pre, "add.u64", hq3, hq3, ptx.Reg(s.ptr))
+			add(&pre, "max.s64", hq2, hq2, ptx.Int(0))
+			add(&pre, "add.u64", hq2, hq2, ptx.Reg(s.ptr))
+			if s.off != 0 {
+				add(&pre, "add.u64", hq3, hq3, lit(uint64(s.off)))
+			}
+			add(&pre, "add.u64", hq2, hq2, lit(uint64(s.off+s.size)))
+			add(&pre, "setp.lt.u64", hp, ptx.Reg(promo.stPtr), hq2)
+			add(&pre, "setp.lt.and.u64", hp, hq3, hq1, hp)
+			add(&pre, "bra", ptx.Sym(h.loop.label)).when("%hp")
+		}
+	case promo != nil:
 		add(&pre, "setp.ne.u64", hp, ptx.Reg(promo.ldPtr), ptx.Reg(promo.stPtr))
 		add(&pre, "bra", ptx.Sym(h.loop.label)).when("%hp")
 		for _, d := range promo.others {
@@ -527,18 +578,31 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 			add(&pre, "add.u64", ptx.Reg(r), ptx.Reg(r), hq2)
 		}
 	}
-	if promo != nil {
+	if promo != nil && promo.ld != nil {
 		add(&pre, "ld.global.b64", hcd0, ptx.Addr(promo.stPtr, 0))
+	}
+	// An error exit on a predicate the loop does not change (the thread
+	// loop's test that its inner iteration is the row's: %ptripx) is
+	// taken in every iteration or in none: tested once, before the
+	// copies. (A failing thread then ends before its first iteration
+	// instead of after it; either way the launch fails.)
+	invariantExit := map[int]bool{}
+	for i, k := range core {
+		l := ls[k]
+		if l.op == "bra" && l.in.Guard != "" && len(defs[l.in.Guard]) == 0 && (strings.HasPrefix(l.arg(0), "$Lck") || strings.HasPrefix(l.arg(0), "$Lerr")) {
+			invariantExit[i] = true
+			pre = append(pre, l.clone())
+		}
 	}
 	main = append(main, unrolled)
 	for j := int64(0); j < unrollBy; j++ {
 		main = append(main, &pline{comment: fmt.Sprintf(" x86 0x%s, the loop body: copy %d of %d", strings.TrimPrefix(h.name, "$Lx"), j+1, unrollBy)})
 		for i, k := range core {
 			l := ls[k]
-			if d := l.defs(); feeder[i] || len(d) == 1 && (steps[d[0]] != nil && steps[d[0]].at == i || counters[d[0]] != nil || counterX[d[0]]) {
+			if d := l.defs(); feeder[i] || invariantExit[i] || len(d) == 1 && (steps[d[0]] != nil && steps[d[0]].at == i || counters[d[0]] != nil || counterX[d[0]]) {
 				continue
 			}
-			if promo != nil && l == promo.ld {
+			if promo != nil && promo.ld != nil && l == promo.ld {
 				add(&main, "mov.b64", l.in.Args[0], hcd0)
 				continue
 			}

@@ -118,6 +118,15 @@ func dotVariants(t *testing.T) []struct{ name, src string } {
 		{"store", rep(dotNest,
 			"  PUT.u64 s10, v6\n", "  PUT.u64 s10, v6\n  SHL.u64 v20, v0, 7\n  GET.u64 v21, s14\n  ADD.u64 v22, v21, v20\n  PUT.u64 s15, v22\n",
 			"  PUT.f64 x0, v6\n", "  PUT.f64 x0, v6\n  GET.u64 v20, s15\n  ST.f64 v20(0), v6\n  ADD.u64 v21, v20, 8\n  PUT.u64 s15, v21\n")},
+		// The loop stores the running sum to C[i] in every iteration
+		// (trmm's B[i][j]): the unrolled copies sink the store.
+		{"sunk", rep(dotNest,
+			"  PUT.f64 x0, v6\n", "  PUT.f64 x0, v6\n  GET.u64 v20, s1\n  SHL.u64 v21, v20, 3\n  GET.u64 v22, s8\n  ADD.u64 v23, v22, v21\n  ST.f64 v23(0), v6\n")},
+		// The same store to B[2][i], which the loop reads in its
+		// iteration 2: the entry test sees the overlap and runs the
+		// loop as it was (each iteration storing).
+		{"sunkalias", rep(dotNest,
+			"  PUT.f64 x0, v6\n", "  PUT.f64 x0, v6\n  GET.u64 v20, s1\n  SHL.u64 v21, v20, 3\n  GET.u64 v22, s7\n  ADD.u64 v23, v22, v21\n  GET.u64 v24, s9\n  SHL.u64 v25, v24, 1\n  ADD.u64 v26, v23, v25\n  ST.f64 v26(0), v6\n")},
 	}
 }
 
@@ -156,6 +165,12 @@ func runOnGPU(t *testing.T, c loopCase, sites func(k *Kernel) []Range) (*Kernel,
 	k, err := Generate(nest)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.unchecked {
+		if k.Unchecked == nil {
+			t.Fatal("the kernel has no unchecked variant")
+		}
+		k = k.Unchecked
 	}
 	mod, err := ptx.Parse(k.PTX)
 	if err != nil {
@@ -257,6 +272,20 @@ func TestUnrolledLoopsMatchCPU(t *testing.T) {
 			}
 			if vr.name == "f64" && !regexp.MustCompile(`ld\.global\.[bf]64 %d\d+, \[%hv\d+\+24\];`).MatchString(u) {
 				t.Errorf("no immediate offset in the unrolled loop:\n%s", u)
+			}
+			if (vr.name == "sunk" || vr.name == "sunkalias") && (strings.Contains(u, "st.global") || !strings.Contains(k.PTX, "min.s64")) {
+				t.Errorf("the store is not sunk out of the unrolled loop behind an entry test:\n%s", numbered(k.PTX))
+			}
+			// The unchecked variant (replays of a proven input) has the
+			// same loop unrolled, and writes what the CPU does.
+			uc := c
+			uc.unchecked = true
+			ku, err := runOnGPU(t, uc, nil)
+			if err != nil {
+				t.Fatalf("unchecked launch: %v\n%s", err, numbered(ku.PTX))
+			}
+			if uu := unrolledLoop(ku.PTX); uu == "" || strings.Contains(uu, "%sd") {
+				t.Errorf("the unchecked kernel's loop is not unrolled through device pointers:\n%s", numbered(ku.PTX))
 			}
 			if vr.name == "counter32" && strings.Contains(u, "4294967295") {
 				t.Errorf("the 32-bit counter still steps in the unrolled loop:\n%s", u)

@@ -67,6 +67,10 @@ func cmdPtxGen(args []string) int {
 			fmt.Printf("// hot spot %#x (%s), 2D kernel, launched instead when the probed rows confirm the inner level's trip count and steps (on the simulated GPU only while the outer level has too few iterations to give every host core a block); launch plan: %s\n", k.Entry, k.Function, k2.Plan.Reason)
 			fmt.Println(k2.PTX)
 		}
+		if k3 := k.Kernel3D; k3 != nil {
+			fmt.Printf("// hot spot %#x (%s), 3D kernel, launched instead of the 2D one when the probed rows also confirm the innermost level's trip count and steps (on the simulated GPU only while the 2D grid has too few blocks to give every host core one); launch plan: %s\n", k.Entry, k.Function, k3.Plan.Reason)
+			fmt.Println(k3.PTX)
+		}
 		for i, sk := range k.Scheduled {
 			fmt.Printf("// hot spot %#x (%s), the schedule's kernel %d of %d: %s; launched in order, in place of the kernels above, when the probe confirms them; launch plan: %s\n", k.Entry, k.Function, i+1, len(k.Scheduled), k.ScheduledWords[i], sk.Plan.Reason)
 			fmt.Println(sk.PTX)

@@ -21,6 +21,7 @@ import (
 	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/loader"
 	"github.com/gxbit/gxbit/pipeline"
+	"github.com/gxbit/gxbit/profile"
 )
 
 // guestFlags are the flags every command that runs a guest shares.
@@ -250,6 +251,7 @@ func cmdRun(args []string) int {
 	gpuName := fs.String("gpu", "sim", "with --accelerate: GPU back end, sim, cuda or auto")
 	always := fs.Bool("always-offload", false, "with --accelerate: launch whenever the guards pass, even where the cost model says the CPU is faster")
 	after := fs.Duration("profile-after", pipeline.DefaultProfileAfter, "with --accelerate: the CPU time the program runs plainly before profiling begins (a shorter program is not profiled; 0 profiles from the start)")
+	saveProfile := fs.String("save-profile", "", "with --accelerate: write the profile phase 1 made in this run to this file (for gxbit profile --print, or gxbit accelerate --profile)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -274,7 +276,7 @@ func cmdRun(args []string) int {
 	ctx, stop := signalContext()
 	defer stop()
 	if *accel {
-		return runAccelerated(ctx, cfg, *gpuName, *always, *after, g.stats)
+		return runAccelerated(ctx, cfg, *gpuName, *always, *after, *saveProfile, g.stats)
 	}
 	res, err := pipeline.Run(ctx, cfg)
 	if err != nil {
@@ -284,7 +286,7 @@ func cmdRun(args []string) int {
 }
 
 // runAccelerated is gxbit run --accelerate: phase 1 and phase 2 in one run.
-func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, always bool, after time.Duration, stats bool) int {
+func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, always bool, after time.Duration, saveProfile string, stats bool) int {
 	drv, err := pipeline.OpenGPU(gpuName)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
@@ -293,6 +295,11 @@ func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, al
 	res, on, err := pipeline.RunOnline(ctx, cfg, pipeline.OnlineOptions{Driver: drv, AlwaysOffload: always, ProfileAfter: after})
 	if err != nil {
 		return loadError(err)
+	}
+	if saveProfile != "" && on.Profile != nil {
+		if err := writeFile(saveProfile, func(w *os.File) error { return profile.Write(w, on.Profile) }); err != nil {
+			fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
+		}
 	}
 	if on.Why != nil {
 		fmt.Fprintf(os.Stderr, "gxbit: nothing was accelerated: %v\n", on.Why)

@@ -120,8 +120,8 @@ echo "# nests kernels against CUDA C references: $set sizes, gxbit --gpu $gpu, $
 echo "# references: $refkind"
 command -v nvidia-smi >/dev/null 2>&1 && echo "# device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)"
 echo
-echo "| program | args | native s | reference kernel ms | gxbit kernel ms | gxbit/reference | launches | copy s | gxbit 2phase s | native/2phase | gxbit online s | native/online | output |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| program | args | native s | reference kernel ms | gxbit kernel ms | gxbit/reference | launches | copy s | back MB | ready / wait s | gxbit 2phase s | native/2phase | gxbit online s | native/online | output |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 failed=0 logsum=0 count=0
 for p in "${progs[@]}"; do
 	d=$outdir/runs/$p
@@ -137,11 +137,13 @@ for p in "${progs[@]}"; do
 	tg=$(seconds timeout -k 5 "$limit" "$gx" accelerate --profile "$d/profile.json" --gpu "$gpu" --report "$d/report.json" "$bin/$p" "${args[@]}")
 	out=$d/online.out err=$d/online.err
 	to=$(seconds timeout -k 5 "$limit" "$gx" run --accelerate --gpu "$gpu" "$bin/$p" "${args[@]}")
-	kms=- launches=- copys=-
+	kms=- launches=- copys=- backmb=- ready=-
 	if [ -s "$d/report.json" ]; then
 		kms=$(awk '$1 == "\"kernel_seconds\":" { gsub(/,/, "", $2); s += $2 } END { printf "%.3f", s * 1000 }' "$d/report.json")
 		launches=$(awk '$1 == "\"launches\":" { gsub(/,/, "", $2); s += $2 } END { print s + 0 }' "$d/report.json")
 		copys=$(awk '$1 == "\"copy_seconds\":" { gsub(/,/, "", $2); s += $2 } END { printf "%.3f", s }' "$d/report.json")
+		backmb=$(awk '$1 == "\"bytes_brought_back\":" { gsub(/,/, "", $2); s += $2 } END { printf "%.1f", s / 1e6 }' "$d/report.json")
+		ready=$(awk '$1 == "\"device_ready_seconds\":" { gsub(/,/, "", $2); r = $2 } $1 == "\"device_wait_seconds\":" { gsub(/,/, "", $2); w = $2 } END { printf "%.3f / %.3f", r, w }' "$d/report.json")
 	fi
 	ratio=-
 	if [ -n "$refms" ] && [ "$kms" != - ]; then
@@ -158,13 +160,13 @@ for p in "${progs[@]}"; do
 	[ "$output" = ok ] || failed=1
 	speed=$(awk -v a="$tn" -v b="$tg" 'BEGIN { if (b > 0) printf "%.3g", a / b; else printf "-" }')
 	speedo=$(awk -v a="$tn" -v b="$to" 'BEGIN { if (b > 0) printf "%.3g", a / b; else printf "-" }')
-	echo "| $p | ${sizeargs[$p]:-default} | $tn | ${refms:--} | $kms | $ratio | $launches | $copys | $tg | $speed | $to | $speedo | $output |"
+	echo "| $p | ${sizeargs[$p]:-default} | $tn | ${refms:--} | $kms | $ratio | $launches | $copys | $backmb | $ready | $tg | $speed | $to | $speedo | $output |"
 done
 if [ "$count" -gt 0 ]; then
-	echo "| **geometric mean** ($count programs) | | | | | $(awk -v s="$logsum" -v n="$count" 'BEGIN { printf "%.3g", exp(s / n) }') | | | | | | | |"
+	echo "| **geometric mean** ($count programs) | | | | | $(awk -v s="$logsum" -v n="$count" 'BEGIN { printf "%.3g", exp(s / n) }') | | | | | | | | | |"
 fi
 echo
-echo "gxbit kernel ms sums kernel_seconds over the report's hot spots (initialisation nests included); the reference times every kernel after initialisation."
+echo "gxbit kernel ms sums kernel_seconds over the report's hot spots (initialisation nests included); the reference times every kernel after initialisation. back MB: bytes the device held that came back into guest memory; ready / wait s: when the device was ready after phase 2 began, and how long the guest waited for it and its kernels (two-phase report)."
 if [ -n "$bench" ]; then
 	echo
 	GXBIT=$gx bash "$root/testdata/nests/bench.sh" -n 1 -g "$gpu" -s "${set/small/medium}" "${progs[@]}" || failed=1

@@ -938,8 +938,12 @@ func (c *compiler) nativeInt(idx int, in *gvinst.Inst) bool {
 			c.binary(in, sz)
 			return true
 		}
-		// The low bytes of the 32-bit operation, zero-extended in place.
+		// The low bytes of the 32-bit operation, zero-extended in place
+		// (an AND with a constant of the type's bits needs nothing more).
 		c.binary(in, 4)
+		if in.Op == gvinst.OpAnd && in.HasImm && uint64(in.Imm)&^t.Mask() == 0 {
+			return true
+		}
 		d := c.dstReg(in.Dst)
 		a.extend(d, regOp(d), sz, false)
 		return true

@@ -51,7 +51,10 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 		if isStore {
 			tlb = offWTLB
 		}
-		miss, entry := c.emitProbe(tlb, sz, at)
+		miss, entry := c.emitConstProbe(tlb, sz, in, idx)
+		if miss < 0 {
+			miss, entry = c.emitProbe(tlb, sz, at)
+		}
 		a.encode(mnMovRM, 8, rcx, hostWord(entry), 0)
 		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: at.base, scale: 1, hasIndex: true, disp: at.disp})
 		if !isStore {
@@ -161,6 +164,33 @@ func (c *compiler) emitProbe(tlb uintptr, sz int, at mem) (miss int, entry mem) 
 	a.encode(mnOrMI, 8, 0, regOp(rdx), gvinst.PageSize-1)
 	a.encode(mnCmpMR, 8, rdx, memOp(entry), 0)
 	return a.jcc(ccNE), entry
+}
+
+// emitConstProbe emits the probe of LD or ST in (instruction idx, sz
+// bytes) when its base register holds a constant (an LI of the block) and
+// the unit addresses TLB entries from r15: the entry and the tag are known
+// here, so the probe is a compare of the entry with the tag, whatever the
+// base register's value arrives late. It returns the miss jump and the
+// entry, or -1 when it emitted nothing (no constant, an access across a
+// page, a TLB out of a displacement's reach).
+func (c *compiler) emitConstProbe(tlb uintptr, sz int, in *gvinst.Inst, idx int) (miss int, entry mem) {
+	base, ok := c.loadedImm(in.Src[0], idx)
+	d := c.tlbFromMachine[0]
+	if tlb == offWTLB {
+		d = c.tlbFromMachine[1]
+	}
+	addr := base + uint64(in.Imm)
+	if !ok || d == 0 || addr%gvinst.PageSize+uint64(sz) > gvinst.PageSize {
+		return -1, mem{}
+	}
+	at := d + int64(gvinst.TLBSlot(addr/gvinst.PageSize)*gvinst.TLBEntryBytes)
+	if at != int64(int32(at)) || at+8 != int64(int32(at+8)) {
+		return -1, mem{}
+	}
+	entry = mem{base: r15, disp: int32(at)}
+	c.a.movImm(rdx, addr|(gvinst.PageSize-1))
+	c.a.encode(mnCmpMR, 8, rdx, memOp(entry), 0)
+	return c.a.jcc(ccNE), entry
 }
 
 // tlbEntry returns the memory operand of the entry of TLB tlb (a field

@@ -75,17 +75,23 @@
 // costs two mprotect calls (tier.go).
 //
 // Loads and stores probe the Memory's software TLB inline (gvinst.SoftTLBs)
-// in eight instructions: the entry of the first byte's page (its page
-// number's low bits) is compared with the tag of the last byte's page (its
-// address or'ed with PageSize-1), which checks the page and that the access
-// stays in it at once (gvinst.TLBSlot never gives neighbouring pages one
-// entry), and the access is the guest address plus the entry's host word;
-// an address computed as base+index*scale is folded into the access's lea.
-// Accesses at constant offsets from one base value (a stack frame, a
-// structure; followed through copies and constant sums, as
+// in eight instructions and the access: the entry of the first byte's page
+// (its page number's low bits), addressed from r15 (the TLBs and the
+// machine lie within a 32-bit displacement of each other on Go's heap;
+// through the machine's TLB pointers where not), is compared with the tag
+// of the last byte's page (its address or'ed with PageSize-1), which checks
+// the page and that the access stays in it at once (gvinst.TLBSlot never
+// gives neighbouring pages one entry), and the access is the guest address
+// plus the entry's host word; base+offset is the probe's and the access's
+// own operand, and an address computed as base+index*scale is folded into
+// a lea. Accesses at constant offsets from one base value (a stack frame,
+// a structure; followed through copies and constant sums, as
 // gvinst.AddressValues does) form a page group (pagegroup.go): one probe of
-// the group's whole range, then one host instruction per access, and each
-// access's own probe when the range is not in one page the TLB holds. The
+// the group's whole range (of the write TLB alone when the group stores:
+// it holds only readable pages), then one host instruction per access, and
+// each access's own probe when the range is not in one page the TLB holds.
+// Where the machine's parts lie within a page matters as much (4K
+// aliasing with the frame slots that unit exits store; see machine). The
 // optimization passes (gvinst.LoadForwardPass) have already made a load of
 // bytes the block loaded or stored before into a copy. In a loop unit each
 // load and store first tries its own page cache (machine.sites): the page

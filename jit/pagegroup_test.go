@@ -284,3 +284,94 @@ vblock 0x3000..0x3002:
 		}
 	}
 }
+
+// TestConstantAddressProbe: loads and stores at constant addresses (an LI
+// base) probe with the TLB entry and tag known at compile time: in a page,
+// across two pages (the usual probe), on an untouched page (the read TLB
+// may hold the shared zero page, the write TLB never), and unmapped (a
+// precise fault), run three times so that the probes hit, against the
+// interpreter. (Each access has an LI of its own: two from one register
+// would form a page group.)
+func TestConstantAddressProbe(t *testing.T) {
+	src := fmt.Sprintf(`vblock 0x1000..0x1100:
+  # 0x1000: insn
+  LI.u64 v0, %d
+  LD.u64 v1, v0(0)
+  LI.u64 v2, %d
+  LD.u64 v3, v2(0)
+  ADD.u64 v4, v1, v3
+  ADD.u64 v4, v4, s1
+  LI.u64 v5, %d
+  ST.u64 v5(4000), v4
+  LI.u64 v6, %[4]d
+  LD.u64 v7, v6(0)
+  LI.u64 v13, %[4]d
+  ST.u32 v13(8), v4
+  LI.u64 v14, %[4]d
+  LD.u64 v8, v14(8)
+  ADD.u64 v9, v7, v8
+  PUT.u64 s0, v9
+  PUT.u64 s1, v4
+  LI.u64 v10, %[5]d
+  ST.u8 v10(0), v4
+  # 0x1004: insn
+  LI.u64 v11, %[6]d
+  LD.u64 v12, v11(0)
+  PUT.u64 s2, v12
+  # 0x10fc: jmp
+  JMP 0x3000
+vblock 0x3000..0x3002:
+  # 0x3000: syscall
+  SYSCALL 0x3002
+`, dataBase+16, dataBase+4092, dataBase+8, dataBase+2*gvinst.PageSize+100, dataBase+2*gvinst.PageSize+4095, dataBase+5*gvinst.PageSize+8)
+	run := func(useJIT bool) string {
+		mem := gvinst.NewMemory(0)
+		if err := mem.Map(dataBase, 4*gvinst.PageSize, gvinst.PermRead|gvinst.PermWrite); err != nil {
+			t.Fatal(err)
+		}
+		if err := mem.Poke(dataBase, []byte("0123456789abcdefghijklmnopqrstuv")); err != nil {
+			t.Fatal(err)
+		}
+		if err := mem.Poke(dataBase+4090, []byte("ABCDEFGHIJKL")); err != nil {
+			t.Fatal(err)
+		}
+		tr := newTextTranslator(t, mem, src)
+		var e gvinst.Engine = gvinst.NewInterpreter(mem, tr, gvinst.InterpOptions{})
+		if useJIT {
+			j, err := New(mem, tr, gvinst.InterpOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			e = j
+		}
+		out := ""
+		cpu := gvinst.CPU{}
+		for round := 0; round < 3; round++ {
+			cpu.PC = 0x1000
+			stop := e.Run(&cpu, 0)
+			data := make([]byte, 4*gvinst.PageSize)
+			if err := mem.Peek(dataBase, data); err != nil {
+				t.Fatal(err)
+			}
+			out += fmt.Sprintf("%v %x %x\n", stop, cpu.State[:4], data)
+		}
+		// The fourth page, never touched, reads as zeros: no store went
+		// to the shared zero page.
+		untouched := make([]byte, gvinst.PageSize)
+		if err := mem.Peek(dataBase+3*gvinst.PageSize, untouched); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(untouched, make([]byte, gvinst.PageSize)) {
+			t.Errorf("jit=%v: an untouched page reads %x...", useJIT, untouched[:32])
+		}
+		return out
+	}
+	want, got := run(false), run(true)
+	if !strings.Contains(want, "0x1004") {
+		t.Fatalf("the interpreter did not fault at 0x1004:\n%.300s", want)
+	}
+	if got != want {
+		t.Errorf("jit:\n%.400s\nwant\n%.400s", got, want)
+	}
+}

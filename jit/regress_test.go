@@ -130,8 +130,8 @@ func TestNarrowOpsInPlace(t *testing.T) {
 		// Every result goes into a sum (v200...), rotated between terms.
 		body, acc := "  GET.u64 v200, s0\n", 200
 		for i, op := range []string{"SHL", "SHR", "SAR", "ADD", "SUB", "MUL", "AND", "OR", "XOR"} {
-			for j, k := range []string{"1", "7", "9", "15", "-1"} {
-				n := 8 + 2*(5*i+j)
+			for j, k := range []string{"1", "7", "9", "15", "-1", "255"} {
+				n := 8 + 2*(6*i+j)
 				body += fmt.Sprintf("  %s.%s v%d, s%d, %s\n  %s.%s v%d, v%d, v%d\n", op, ty, n, 1+(i+j)%4, k, op, ty, n+1, n, n)
 				for _, v := range []int{n, n + 1} {
 					body += fmt.Sprintf("  ADD.u64 v%d, v%d, v%d\n  ROL.u64 v%d, v%d, 5\n", acc+1, acc, v, acc+2, acc+1)

@@ -1211,6 +1211,9 @@ done:
 	// Follow a cached successor without going back to Run, when nothing
 	// stops before it (a breakpoint, the budget, a block got hot).
 	if succ >= 0 {
+		if it.opts.HotAfter != 0 {
+			blk.edges[succ]++
+		}
 		if n := blk.succ[succ]; n != nil && !n.dead && !n.bp && (budget == 0 || *executed < budget) &&
 			(it.opts.HotAfter == 0 || n.runs < it.opts.HotAfter) {
 			if it.opts.HotAfter != 0 {

@@ -43,9 +43,9 @@ const chainStubBytes = 18
 // compiled is the code of one unit before it is placed in the arena, with
 // the offsets Go needs.
 type compiled struct {
-	code       []byte
-	entryGo    int   // offset of the entry Go uses (past the breakpoint and budget checks)
-	resume     []int // per instruction: where to continue after its callout, -1 if it has none
+	code    []byte
+	entryGo int   // offset of the entry Go uses (past the breakpoint and budget checks)
+	resume  []int // per instruction: where to continue after its callout, -1 if it has none
 	// chainStub are the offsets of the successor exits, -1 for none, and
 	// targets their guest addresses: the last instruction's two
 	// successors, then a trace's side exits.

@@ -830,6 +830,13 @@ again:
 			goto done
 		case iJmpR:
 			next, succ = f[in.a], -1
+			if it.opts.HotAfter != 0 {
+				if next == blk.jumped {
+					blk.jumpedRuns++
+				} else {
+					blk.jumped, blk.jumpedRuns = next, 1
+				}
+			}
 			goto done
 		case iSyscall:
 			return exitSyscall, blk.target[0], -1, blk

@@ -149,6 +149,17 @@ func (it *Interpreter) Edges(pc uint64) ([2]uint32, bool) {
 	return [2]uint32{}, false
 }
 
+// Jumped returns the computed target the block at pc (ending in JMPR,
+// CALLR or RET) went to the last time the interpreter ran it, and how many
+// times in a row it went there; counted only with InterpOptions.HotAfter
+// set. It reports false when the interpreter has no live block at pc.
+func (it *Interpreter) Jumped(pc uint64) (target uint64, runs uint32, ok bool) {
+	if b, ok := it.blocks[pc]; ok && !b.dead {
+		return b.jumped, b.jumpedRuns, true
+	}
+	return 0, 0, false
+}
+
 // Invalidate drops every translation that overlaps [addr, addr+size).
 func (it *Interpreter) Invalidate(addr, size uint64) {
 	if size == 0 {

@@ -190,8 +190,10 @@ func compileTrace(t *traceUnit, id uint32, bp bool, site int) (*compiled, error)
 	inner := map[int]int{} // a trace's inner control transfers: the segment they end
 	for s := range t.segs[:len(t.segs)-1] {
 		i := t.segs[s+1].first - 1
-		if op := vb.Insts[i].Op; op != gvinst.OpBranch && op != gvinst.OpJmp {
-			return nil, fmt.Errorf("trace %#x: block %#x ends in %s, not a BRANCH or JMP", vb.Addr, t.segs[s].addr, op)
+		switch vb.Insts[i].Op {
+		case gvinst.OpBranch, gvinst.OpJmp, gvinst.OpCall, gvinst.OpJmpR, gvinst.OpCallR, gvinst.OpRet:
+		default:
+			return nil, fmt.Errorf("trace %#x: block %#x ends in %s inside the trace", vb.Addr, t.segs[s].addr, vb.Insts[i].Op)
 		}
 		inner[i] = s
 	}
@@ -260,8 +262,11 @@ func compileTrace(t *traceUnit, id uint32, bp bool, site int) (*compiled, error)
 		c.beginInst()
 		c.cur = i
 		if s, ok := inner[i]; ok {
-			if in.Op == gvinst.OpBranch {
+			switch in.Op {
+			case gvinst.OpBranch:
 				c.sideExit(in, t.segs[s].follow)
+			case gvinst.OpJmpR, gvinst.OpCallR, gvinst.OpRet:
+				c.guardTarget(in, t.segs[s].next)
 			}
 			c.freeDead(i)
 			continue
@@ -279,6 +284,11 @@ func compileTrace(t *traceUnit, id uint32, bp bool, site int) (*compiled, error)
 			c.callout(i)
 		}
 		c.freeDead(i)
+	}
+	if seg+1 < len(t.segs) {
+		// The last block of a trace is its control transfer alone.
+		seg++
+		c.segmentEntry(seg)
 	}
 	c.out.marks = append(c.out.marks, instMark(a.pos(), nInsts-1))
 	c.beginInst()
@@ -723,6 +733,26 @@ func (c *compiler) segmentEntry(seg int) {
 		a.exitToGo()
 	})
 	a.encode(mnSubMI, 8, 0, regOp(fuelReg), int64(c.trace.segs[seg].nguest))
+}
+
+// guardTarget emits a JMPR, CALLR or RET inside a trace, which goes on at guest address
+// next: any other target leaves, out of line, through the jump cache
+// (jumpCache) with the dirty guest slots stored as they are here.
+func (c *compiler) guardTarget(in *gvinst.Inst, next uint64) {
+	a := &c.a
+	r := c.src(in.Src[0])
+	a.movImm(rax, next)
+	a.encode(mnCmpMR, 8, rax, regOp(r), 0)
+	leave := a.jcc(ccNE)
+	pre := c.cache
+	c.outOfLine = append(c.outOfLine, func() {
+		a.bind(leave, a.pos())
+		c.out.marks = append(c.out.marks, mark{pos: a.pos(), inst: -1, slow: -1, text: "side exit"})
+		a.encode(mnMovMR, 8, r, regOp(rax), 0)
+		c.emitFlush(&pre, false)
+		a.encode(mnMovMR, 8, rax, memOp(fieldMem(offNextPC)), 0)
+		c.jumpCache()
+	})
 }
 
 // sideExit emits a BRANCH inside a trace, which goes on along successor
@@ -1381,18 +1411,7 @@ func (c *compiler) control(idx int, in *gvinst.Inst) {
 		for _, p := range probe {
 			a.bind(p, a.pos())
 		}
-		// rcx = ijcSlot(rax) * 16; a hit jumps to the cached unit.
-		a.encode(mnImulRMI, 4, rcx, regOp(rax), ijcMul-1<<32)
-		a.shiftImmSized(5, rcx, 32-ijcBits, 4)
-		a.shiftImmSized(4, rcx, 4, 4)
-		e := mem{base: r15, index: rcx, scale: 1, hasIndex: true, disp: int32(offIJC)}
-		a.encode(mnCmpMR, 8, rax, memOp(e), 0)
-		miss := a.jcc(ccNE)
-		e.disp += 8
-		a.encode(mnJmpM, 4, 0, memOp(e), 0)
-		a.bind(miss, a.pos())
-		a.movImm64(rax, exitWord(exitIndirect, 0, c.id))
-		a.exitToGo()
+		c.jumpCache()
 	case gvinst.OpSyscall:
 		c.emitFlush(&c.cache, false)
 		a.movImm64(rax, exitWord(exitSyscall, 0, c.id))
@@ -1403,6 +1422,25 @@ func (c *compiler) control(idx int, in *gvinst.Inst) {
 		a.movImm64(rax, exitWord(exitCallout, idx, c.id))
 		a.exitToGo()
 	}
+}
+
+// jumpCache emits the computed jump to guest address rax (stored in
+// machine.nextPC, the guest slots stored): a hit in the jump cache jumps
+// to the cached unit, a miss leaves for Go.
+func (c *compiler) jumpCache() {
+	a := &c.a
+	// rcx = ijcSlot(rax) * 16; a hit jumps to the cached unit.
+	a.encode(mnImulRMI, 4, rcx, regOp(rax), ijcMul-1<<32)
+	a.shiftImmSized(5, rcx, 32-ijcBits, 4)
+	a.shiftImmSized(4, rcx, 4, 4)
+	e := mem{base: r15, index: rcx, scale: 1, hasIndex: true, disp: int32(offIJC)}
+	a.encode(mnCmpMR, 8, rax, memOp(e), 0)
+	miss := a.jcc(ccNE)
+	e.disp += 8
+	a.encode(mnJmpM, 4, 0, memOp(e), 0)
+	a.bind(miss, a.pos())
+	a.movImm64(rax, exitWord(exitIndirect, 0, c.id))
+	a.exitToGo()
 }
 
 // successor emits the way to static successor k: the loop's back edge

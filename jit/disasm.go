@@ -14,7 +14,16 @@ import (
 // that a reader can count host instructions per guest instruction. It is
 // for looking at the code (gxbit lift --jit); it runs nothing.
 func Disassemble(vb *gvinst.VBlock) (string, error) {
-	cu, err := compileUnit(vb, 0, false, 0)
+	if len(vb.Insts) == 0 {
+		return "", fmt.Errorf("vblock %#x is empty", vb.Addr)
+	}
+	return disassembleTrace(singleTrace(vb))
+}
+
+// disassembleTrace is Disassemble of the unit of t.
+func disassembleTrace(t *traceUnit) (string, error) {
+	vb := t.vb
+	cu, err := compileTrace(t, 0, false, 0)
 	if err != nil {
 		return "", err
 	}

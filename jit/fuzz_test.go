@@ -111,16 +111,28 @@ func (g *blockGen) branch(b *strings.Builder, addr uint64, nv int, to, out uint6
 }
 
 // traceProgram returns a program of three blocks in a loop that s15
-// counts down: 0x1000 goes on to 0x4000 or skips it, 0x4000 to 0x5000 or
-// leaves, 0x5000 back to 0x1000 while the count lasts. The compiling engine
+// counts down: 0x1000 goes on to 0x4000 or skips it (by a branch, a jump,
+// a computed jump, or a call of 0x6000, which returns to 0x4000 mostly),
+// 0x4000 to 0x5000 or leaves, 0x5000 back to 0x1000 while the count lasts. The compiling engine
 // joins them into traces whose side exits the loop takes now and then.
 func (g *blockGen) traceProgram() string {
 	a := g.block(0x1000, func(b *strings.Builder, nv int) {
-		if g.pick(4) == 0 {
+		switch g.pick(6) {
+		case 0:
 			b.WriteString("  # 0x10fc: jmp\n  JMP 0x4000\n")
-			return
+		case 1:
+			// A computed jump that always goes to 0x4000 (a PLT stub's).
+			fmt.Fprintf(b, "  # 0x10fc: jmp reg\n  LI.u64 v%d, 0x4000\n  JMPR v%d\n", nv, nv)
+		case 2:
+			// One that goes to 0x4000 or 0x5000.
+			fmt.Fprintf(b, "  # 0x10fc: jmp reg\n  LI.u64 v%d, 0x4000\n  LI.u64 v%d, 0x5000\n  SELECT.u64 v%d, %s, v%d, v%d\n  JMPR v%d\n",
+				nv, nv+1, nv+2, g.reg(nv), nv, nv+1, nv+2)
+		case 3:
+			// A call of 0x6000, which returns to 0x4000 (or not).
+			b.WriteString("  # 0x10fc: call\n  CALL 0x6000, 0x4000\n")
+		default:
+			g.branch(b, 0x1000, nv, 0x4000, 0x5000)
 		}
-		g.branch(b, 0x1000, nv, 0x4000, 0x5000)
 	})
 	b := g.block(0x4000, func(b *strings.Builder, nv int) {
 		if g.pick(2) == 0 {
@@ -133,7 +145,16 @@ func (g *blockGen) traceProgram() string {
 		fmt.Fprintf(b, "  # 0x50fc: dec; jnz\n  SUB.u64 v%d, s15, 1\n  PUT.u64 s15, v%d\n", nv, nv)
 		fmt.Fprintf(b, "  CMP.ne.u64 v%d, v%d, 0\n  BRANCH v%d, 0x1000, 0x3000\n", nv+1, nv, nv+1)
 	})
-	return g.finish(a, b, c)
+	f := g.block(0x6000, func(b *strings.Builder, nv int) {
+		// The return: to the caller's next block, or elsewhere.
+		if g.pick(3) == 0 {
+			fmt.Fprintf(b, "  # 0x60fc: ret\n  LI.u64 v%d, 0x4000\n  LI.u64 v%d, 0x5000\n  SELECT.u64 v%d, %s, v%d, v%d\n  RET v%d\n",
+				nv, nv+1, nv+2, g.reg(nv), nv, nv+1, nv+2)
+			return
+		}
+		fmt.Fprintf(b, "  # 0x60fc: ret\n  LI.u64 v%d, 0x4000\n  RET v%d\n", nv, nv)
+	})
+	return g.finish(a, b, c, f)
 }
 
 // block returns the text of a block of random instructions at addr, which

@@ -10,14 +10,23 @@ import (
 //
 // A block that ends in a BRANCH or a JMP is followed, while tiering ran it
 // in the interpreter (whose edge profile, gvinst.Interpreter.Edges, says
-// which way it went), by its successor on the hot side: the unit is the
+// which way it went), by its successor on the hot side, and one that ends
+// in a JMPR or a CALLR by the one target the interpreter saw it jump to
+// every time (gvinst.Interpreter.Jumped: a PLT stub's jump through the
+// GOT). A CALL is followed into the callee, and a RET back to the caller
+// whose call the trace went through; a call whose return the trace does
+// not reach ends it, so that the return stack (retstack.go) has its frame
+// when the callee returns. The unit is the
 // blocks' instructions in one list, each block's virtual registers
 // renumbered past the previous ones', and every control transfer but the
 // last stays where it was. In the code, a JMP inside a trace is nothing;
 // a BRANCH inside it goes on along the trace and leaves by a side exit to
 // its other target: the stores of the dirty guest slots (out of line, from
 // the register state at the branch) and a successor exit that linking
-// makes a direct jump, as at the end of any unit. Along the trace, guest
+// makes a direct jump, as at the end of any unit. A JMPR, CALLR or RET
+// inside it compares its target with the one the trace goes on at; any
+// other leaves through the jump cache, as a JMPR that ends a unit does; a
+// CALL inside it is nothing, as a JMP. Along the trace, guest
 // registers stay in host registers across the blocks' boundaries, and a
 // trace that comes back to its first block is a loop unit (its back edge
 // stays inside the unit, its registers pinned).
@@ -36,13 +45,15 @@ const maxTraceBlocks = 8
 
 // segment is one VBlock of a unit: where its instructions start in the
 // unit's list, its guest range and instruction count, and, for every block
-// but the last, the successor (0: a BRANCH's taken target or a JMP's, 1: a
-// BRANCH's fall-through) the trace goes on to.
+// but the last, the successor (0: a BRANCH's taken target, or where a JMP,
+// CALL, JMPR, CALLR or RET goes; 1: a BRANCH's fall-through) the trace goes
+// on to and its address.
 type segment struct {
 	first     int
 	addr, end uint64
 	nguest    uint64
 	follow    int
+	next      uint64
 }
 
 // traceUnit is what compileTrace compiles: the blocks' instructions in one
@@ -120,12 +131,39 @@ func (e *Engine) formTrace(head *gvinst.VBlock) (*traceUnit, error) {
 	}
 	blocks := []*gvinst.VBlock{head}
 	var follow []int
+	var nexts []uint64
+	// calls are the guest calls the trace entered and has not returned
+	// from: the return address, and the block that calls.
+	type call struct {
+		ret   uint64
+		block int
+	}
+	var calls []call
 	insts := guestCount(head)
 	t := &traceUnit{segs: []segment{{addr: head.Addr, end: head.End}}}
+	minRuns := min(traceMinRuns, e.opts.HotAfter)
 	for len(blocks) < maxTraceBlocks {
 		cur := blocks[len(blocks)-1]
+		last := &cur.Insts[len(cur.Insts)-1]
 		edges, _ := e.interp.Edges(cur.Addr)
-		k, next, ok := hotSide(cur, edges, min(traceMinRuns, e.opts.HotAfter))
+		k, next, ok := hotSide(cur, edges, minRuns)
+		var ret uint64 // the return address of a call the trace goes into
+		switch last.Op {
+		case gvinst.OpJmpR:
+			target, runs, _ := e.interp.Jumped(cur.Addr)
+			k, next, ok = 0, target, runs >= minRuns
+		case gvinst.OpCall:
+			k, next, ok, ret = 0, last.Target[0], true, last.Target[1]
+		case gvinst.OpCallR:
+			target, runs, _ := e.interp.Jumped(cur.Addr)
+			k, next, ok, ret = 0, target, runs >= minRuns, last.Target[0]
+		case gvinst.OpRet:
+			// Into the caller whose call the trace went through.
+			k, ok = 0, len(calls) > 0
+			if ok {
+				next = calls[len(calls)-1].ret
+			}
+		}
 		if !ok || next == head.Addr || e.opts.Breakpoints[next] {
 			break
 		}
@@ -136,10 +174,24 @@ func (e *Engine) formTrace(head *gvinst.VBlock) (*traceUnit, error) {
 		if t.overlaps(vb.Addr, max(vb.End, vb.Addr+1)) {
 			break
 		}
+		switch {
+		case ret != 0:
+			calls = append(calls, call{ret: ret, block: len(blocks) - 1})
+		case last.Op == gvinst.OpRet:
+			calls = calls[:len(calls)-1]
+		}
 		blocks = append(blocks, vb)
 		follow = append(follow, k)
+		nexts = append(nexts, next)
 		insts += guestCount(vb)
 		t.segs = append(t.segs, segment{addr: vb.Addr, end: vb.End})
+	}
+	if len(calls) > 0 {
+		// A call whose return the trace does not reach ends it: made
+		// there, it pushes the return stack's frame that the callee's
+		// return comes back by.
+		n := calls[0].block + 1
+		blocks, follow, nexts = blocks[:n], follow[:n-1], nexts[:n-1]
 	}
 	if len(blocks) == 1 {
 		return singleTrace(head), nil
@@ -160,12 +212,12 @@ func (e *Engine) formTrace(head *gvinst.VBlock) (*traceUnit, error) {
 			blocks[i] = &c
 		}
 	}
-	return joinBlocks(blocks, follow)
+	return joinBlocks(blocks, follow, nexts)
 }
 
 // joinBlocks makes the unit of blocks, which follow one another along
-// successors follow (one per block but the last).
-func joinBlocks(blocks []*gvinst.VBlock, follow []int) (*traceUnit, error) {
+// successors follow, at nexts (one per block but the last).
+func joinBlocks(blocks []*gvinst.VBlock, follow []int, nexts []uint64) (*traceUnit, error) {
 	n := 0
 	for _, vb := range blocks {
 		n += len(vb.Insts)
@@ -176,13 +228,14 @@ func joinBlocks(blocks []*gvinst.VBlock, follow []int) (*traceUnit, error) {
 	for b, vb := range blocks {
 		if b > 0 {
 			prev := &j.Insts[len(j.Insts)-1]
-			if prev.Target[follow[b-1]] != vb.Addr {
+			computed := prev.Op == gvinst.OpJmpR || prev.Op == gvinst.OpCallR || prev.Op == gvinst.OpRet
+			if nexts[b-1] != vb.Addr || !computed && prev.Target[follow[b-1]] != vb.Addr {
 				return nil, fmt.Errorf("trace at %#x: block %#x does not follow %#x", j.Addr, vb.Addr, prev.X86)
 			}
 		}
 		s := segment{first: len(j.Insts), addr: vb.Addr, end: vb.End, nguest: guestCount(vb), follow: -1}
 		if b < len(follow) {
-			s.follow = follow[b]
+			s.follow, s.next = follow[b], nexts[b]
 		}
 		t.segs = append(t.segs, s)
 		for i := range vb.Insts {

@@ -82,7 +82,8 @@ const (
 )
 
 // disarmAfter is how many instances in a row too short to launch make a
-// hot spot that never launched stop probing.
+// hot spot that never launched stop probing, and how many launches in a
+// row whose kernel reported an error send a hot spot back to the CPU.
 const disarmAfter = 8
 
 // ErrProfileMismatch is returned when a profile is applied to a program
@@ -414,6 +415,7 @@ type spot struct {
 	modelPerIter time.Duration
 	tailStart    time.Time
 	unprofitable int     // consecutive instances predicted not to pay, before any launch
+	kernelErrors int     // launches whose kernel reported an error, in a row
 	fatal        error   // a broken invariant that must stop the run
 	replay       *replay // an instance to launch again without probing (replay.go)
 	rep          HotSpotReport
@@ -564,8 +566,16 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 	}
 	done, fb := sp.offload(cpu)
 	if fb == nil {
-		sp.small = 0
+		sp.small, sp.kernelErrors = 0, 0
 		return nil
+	}
+	if fb.reason == ReasonKernel {
+		// Each failed launch costs the kernel and then the whole
+		// instance on the CPU: a kernel that keeps failing (a step or
+		// trip count that depends on the data) goes back to the CPU.
+		if sp.kernelErrors++; sp.kernelErrors >= disarmAfter {
+			sp.disarm("")
+		}
 	}
 	if fb.reason == ReasonTripCount && sp.rep.Launches == 0 {
 		// A loop whose instances are all too short is not worth probing

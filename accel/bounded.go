@@ -25,8 +25,9 @@ import (
 //     that moved by a constant step at every recorded arrival and, at the
 //     exit, have moved by a whole number of steps: where the recorded
 //     iterations ran the same number of guest instructions each, the
-//     instructions the skipped ones ran give n and such a register must
-//     agree; else those registers must all agree (count). A loop is
+//     instructions the skipped ones ran give n when such a register
+//     agrees; else (an if in the body that the prefix never took) those
+//     registers must all agree (count). A loop is
 //     skipped only where every way out of it is a latch (an edge back to
 //     its header, directly or through a block of register moves, beside
 //     the exit), so that n iterations are n arrivals; a loop tested at its
@@ -64,6 +65,14 @@ type innerLoop struct {
 	header uint64
 	body   map[uint64]bool
 	exits  map[uint64]bool // blocks outside body that body leaves to
+	// late are the general registers (0-15) written only on the way back
+	// to the header after the exit test (in a block of moves that goesTo
+	// it): the iteration that leaves does not advance them, so at the
+	// exit they have moved one step fewer than there were arrivals.
+	late [16]bool
+	// exitRegs are the general registers the compares deciding the
+	// loop's exits read (where each reads them straight from the slot).
+	exitRegs [16]bool
 }
 
 // innerLoops finds the loops of the lifted level below its header whose
@@ -87,16 +96,110 @@ func (sp *spot) innerLoops() []*innerLoop {
 			continue
 		}
 		l := &innerLoop{header: h, body: body, exits: map[uint64]bool{}}
+		backOnly := map[uint64]bool{}
 		for b := range body {
-			for _, s := range sp.blocks[b].Successors() {
+			succ := sp.blocks[b].Successors()
+			leaves := false
+			for _, s := range succ {
 				if !body[s] {
 					l.exits[s] = true
+					leaves = true
 				}
 			}
+			for _, s := range succ {
+				if leaves && body[s] && s != h && sp.goesTo(s, h) {
+					backOnly[s] = true
+				}
+			}
+		}
+		var early [16]bool
+		for b := range body {
+			for _, in := range sp.blocks[b].Insts {
+				if in.Op != gvinst.OpPut || in.Dst < gvinst.S0 || in.Dst >= gvinst.S0+16 {
+					continue
+				}
+				if r := int(in.Dst - gvinst.S0); backOnly[b] {
+					l.late[r] = true
+				} else {
+					early[r] = true
+				}
+			}
+		}
+		for r := range l.late {
+			l.late[r] = l.late[r] && !early[r]
+		}
+		for b := range body {
+			sp.markExitRegs(sp.blocks[b], body, &l.exitRegs)
 		}
 		out = append(out, l)
 	}
 	return out
+}
+
+// markExitRegs marks in regs the general registers that the compare
+// deciding b's way out of body reads, when b leaves body by a BRANCH on a
+// CMP whose operands are read from (or were just written to) guest
+// registers of b.
+func (sp *spot) markExitRegs(b *gvinst.VBlock, body map[uint64]bool, regs *[16]bool) {
+	n := len(b.Insts)
+	if n < 2 || b.Insts[n-1].Op != gvinst.OpBranch {
+		return
+	}
+	leaves := false
+	for _, s := range b.Successors() {
+		leaves = leaves || !body[s]
+	}
+	if !leaves {
+		return
+	}
+	cond := b.Insts[n-1].Src[0]
+	for k := n - 2; k >= 0; k-- {
+		in := &b.Insts[k]
+		if in.Dst != cond || in.Op == gvinst.OpPut {
+			continue
+		}
+		if in.Op != gvinst.OpCmp {
+			return
+		}
+		ops := []gvinst.Reg{in.Src[0]}
+		if !in.HasImm {
+			ops = append(ops, in.Src[1])
+		}
+		for _, v := range ops {
+			if slot, ok := slotOf(b, k, v); ok && slot >= gvinst.S0 && slot < gvinst.S0+16 {
+				regs[slot-gvinst.S0] = true
+			}
+		}
+		return
+	}
+}
+
+// slotOf returns the guest slot whose value register v holds at
+// instruction at of b: v came from the slot by a GET, or went to it by a
+// PUT, with neither written again before at.
+func slotOf(b *gvinst.VBlock, at int, v gvinst.Reg) (gvinst.Reg, bool) {
+	for k := at - 1; k >= 0; k-- {
+		in := &b.Insts[k]
+		switch {
+		case in.Op == gvinst.OpPut && in.Src[0] == v:
+			for j := k + 1; j < at; j++ {
+				if b.Insts[j].Op == gvinst.OpPut && b.Insts[j].Dst == in.Dst {
+					return 0, false
+				}
+			}
+			return in.Dst, true
+		case in.Op == gvinst.OpGet && in.Dst == v:
+			for j := k + 1; j < at; j++ {
+				if b.Insts[j].Op == gvinst.OpPut && b.Insts[j].Dst == in.Src[0] {
+					return 0, false
+				}
+			}
+			return in.Src[0], true
+		case in.Op != gvinst.OpPut && in.Dst == v:
+			return 0, false
+		}
+	}
+	return 0, false
 }
 
 // skippable reports whether the loop of header h with blocks body may be
@@ -500,14 +603,20 @@ func (w *rowWalk) skip(cpu *gvinst.CPU, f *loopFrame) (gvinst.Stop, error) {
 // them (a remainder, say, may look like one over the prefix and not be).
 // Where the recorded iterations ran the same instructions each, the
 // skipped ones ran that many each (the last one up to its exit), which
-// gives the count, and a register must agree; else the registers that
-// count must all agree.
+// gives the count if a register agrees; else (uneven iterations, or
+// skipped ones that took another path through the body) the registers
+// that count must all agree.
 func (f *loopFrame) count(cpu *gvinst.CPU, ran uint64) (uint64, error) {
 	last := uint64(len(f.insns) - 1) // the arrival the skip began at
-	counts := map[uint64]int{}
+	counts := map[uint64][]int{}
 	for r, d := range f.steps() {
-		if m, ok := moves(f.regs[0][r], cpu.State[gvinst.S0+gvinst.Reg(r)], d); ok && m > last {
-			counts[m] = r
+		if m, ok := moves(f.regs[0][r], cpu.State[gvinst.S0+gvinst.Reg(r)], d); ok {
+			if f.loop != nil && f.loop.late[r] {
+				m++
+			}
+			if m > last {
+				counts[m] = append(counts[m], r)
+			}
 		}
 	}
 	per := f.insns[1] - f.insns[0]
@@ -519,10 +628,25 @@ func (f *loopFrame) count(cpu *gvinst.CPU, ran uint64) (uint64, error) {
 		// The last iteration leaves before the path back to the header
 		// (a block of moves, say): it may run fewer.
 		n := last + (ran+per-1)/per
-		if _, ok := counts[n]; !ok {
-			return 0, fmt.Errorf("its iterations ran %d times by their instructions, which no register counts", n)
+		if _, ok := counts[n]; ok {
+			return n, nil
 		}
-		return n, nil
+		// The skipped iterations took another path through the body
+		// than the recorded ones (an if the prefix never took), or the
+		// registers do not count them. Only the registers the loop's
+		// exit test compares say when it left; the others may have
+		// moved by other steps on that path.
+		if len(counts) != 1 {
+			return 0, fmt.Errorf("its iterations ran %d times by their instructions, which no register counts, and %d registers count them differently", n, len(counts))
+		}
+		for m, rs := range counts {
+			for _, r := range rs {
+				if f.loop != nil && f.loop.exitRegs[r] {
+					return m, nil
+				}
+			}
+		}
+		return 0, fmt.Errorf("its iterations ran %d times by their instructions, which no register the exit test compares counts", n)
 	}
 	if len(counts) != 1 {
 		return 0, fmt.Errorf("%d registers count its iterations differently", len(counts))

@@ -131,7 +131,8 @@ func TestExtendRefusesIrregular(t *testing.T) {
 // counter over the prefix (a remainder) does not; where the recorded
 // iterations ran the same instructions each, the skipped ones' give the
 // count, the last one possibly shorter (it leaves before a block of
-// moves on the way back), and a register must agree.
+// moves on the way back), and a register must agree, or else be the one
+// the exit test compares.
 func TestCount(t *testing.T) {
 	const n, per = 37, 12
 	f := &loopFrame{}
@@ -154,10 +155,18 @@ func TestCount(t *testing.T) {
 	if got, err := f.count(&cpu, ran); err != nil || got != n {
 		t.Fatalf("count %d, %v; want %d", got, err, n)
 	}
-	// Instructions that say another count than every register: refused.
+	// Instructions that say another count than every register: refused,
+	// unless the registers agree and the exit test compares one of them
+	// (the skipped iterations took another path through the body).
 	if got, err := f.count(&cpu, ran+5*per); err == nil {
 		t.Fatalf("count %d with the instructions of %d more iterations", got, 5)
 	}
+	f.loop = &innerLoop{}
+	f.loop.exitRegs[1] = true
+	if got, err := f.count(&cpu, ran+5*per); err != nil || got != n {
+		t.Fatalf("another path, the exit test's register counting: count %d, %v; want %d", got, err, n)
+	}
+	f.loop = nil
 	// Uneven iterations: the registers must agree; the remainder does
 	// not count (not a whole number of its steps... or it is: then they
 	// disagree and the count is refused).

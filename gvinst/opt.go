@@ -15,6 +15,7 @@ type Pass struct {
 // passTable lists the passes in the order Optimize runs them.
 var passTable = [...]Pass{
 	{"flags", FlagsPass},
+	{"flagbits", FlagBitsPass},
 	{"state", StateForwardPass},
 	{"loads", LoadForwardPass},
 	{"constfold", ConstFoldPass},

@@ -298,6 +298,105 @@ func (l *Loop) x87Reject() string {
 	return ""
 }
 
+// latchExitTwins reports whether l leaves from several latches that run
+// copies of one exit test: gcc keeps a test of a value the loop does not
+// change inside the loop (kmeans's k > 0 around its inner loop) and ends
+// each side with its own copy of the loop's compare and branch. It holds
+// when every block l leaves from is a latch and every latch leaves (each
+// iteration runs exactly one copy), each ends with the same x86 compare
+// and conditional branch (the same text: the same operands, condition and
+// back edge), and every exit reaches one block, directly or through a
+// block that only jumps there. The trip count is then that of one exit
+// test, as for a loop with one latch; the profile's trip counts and the
+// runtime's observed compares check it as for any loop.
+func (l *Loop) latchExitTwins() bool {
+	if len(l.Latches) < 2 || len(l.Exits) != len(l.Latches) {
+		return false
+	}
+	latch := map[*Block]bool{}
+	for _, b := range l.Latches {
+		latch[b] = true
+	}
+	var target *Block
+	var cmp *Insn
+	var cond gvinst.Cond
+	for i, e := range l.Exits {
+		if !latch[e.From] || e.From.Last().Term != TermBranch {
+			return false
+		}
+		to := e.To
+		if len(to.Insns) == 1 && to.Insns[0].Term == TermJump && len(to.Succs) == 1 {
+			to = to.Succs[0]
+		}
+		c := e.From.flagsInsn()
+		if c == nil {
+			return false
+		}
+		ec, ok := exitCond(e.From.Last(), l)
+		if !ok {
+			return false
+		}
+		if i == 0 {
+			target, cmp, cond = to, c, ec
+			continue
+		}
+		if to != target || !sameCode(c, cmp) || ec != cond {
+			return false
+		}
+	}
+	return true
+}
+
+// exitCond returns the x86 condition under which the conditional branch
+// br leaves loop l: its own when it jumps out, the opposite when it
+// falls out (x86 conditions come in pairs that differ in the low bit).
+func exitCond(br *Insn, l *Loop) (gvinst.Cond, bool) {
+	if len(br.Code) != 2 || br.Code[0].Op != gvinst.OpGetCC || br.Code[1].Op != gvinst.OpBranch || br.Code[1].Src[0] != br.Code[0].Dst {
+		return 0, false
+	}
+	c := gvinst.Cond(br.Code[0].Mod)
+	if taken := l.Func.ByAddr[br.Targets[0]]; taken != nil && l.Contains(taken) {
+		c ^= 1
+	}
+	return c, true
+}
+
+// sameCode reports whether x and y lift to the same GVInst but for the
+// x86 addresses they came from and where each goes on to when it falls
+// through: the same operation on the same guest state.
+func sameCode(x, y *Insn) bool {
+	if len(x.Code) != len(y.Code) || x.Term != y.Term {
+		return false
+	}
+	for i := range x.Code {
+		a, b := x.Code[i], y.Code[i]
+		a.X86, b.X86 = 0, 0
+		if a.Op == gvinst.OpBranch || a.Op == gvinst.OpJmp && a.Target[0] == x.Next && b.Target[0] == y.Next {
+			a.Target[1], b.Target[1] = 0, 0 // a branch's fall-through
+			if a.Op == gvinst.OpJmp {
+				a.Target[0], b.Target[0] = 0, 0 // on to the next instruction
+			}
+		}
+		if a != b {
+			return false
+		}
+	}
+	return true
+}
+
+// flagsInsn is the last instruction of b before its branch that writes
+// the x86 flags (the compare the branch tests), or nil when there is none.
+func (b *Block) flagsInsn() *Insn {
+	for k := len(b.Insns) - 2; k >= 0; k-- {
+		for _, in := range b.Insns[k].Code {
+			if in.Op == gvinst.OpFlags || in.Op == gvinst.OpSetFlags {
+				return b.Insns[k]
+			}
+		}
+	}
+	return nil
+}
+
 // shapeReject checks that each loop of the nest leaves only from one block,
 // its header or its latch (a counted loop tested at the top or the
 // bottom), and that an inner loop leaves only into its parent.
@@ -305,11 +404,14 @@ func (l *Loop) shapeReject() string {
 	var check func(x *Loop) string
 	check = func(x *Loop) string {
 		var from *Block
+		twins := x.latchExitTwins()
 		for _, e := range x.Exits {
-			if from != nil && e.From != from {
+			if from != nil && e.From != from && !twins {
 				return fmt.Sprintf("loop %#x leaves from two places (%#x and %#x): early exit, trip count unknown on entry", x.Header.Addr, from.Last().Addr, e.From.Last().Addr)
 			}
-			from = e.From
+			if from == nil || !twins {
+				from = e.From
+			}
 			if x.Parent != nil && !x.Parent.Contains(e.To) && x != l {
 				return fmt.Sprintf("loop %#x leaves its parent loop directly at %#x", x.Header.Addr, e.From.Last().Addr)
 			}
@@ -318,9 +420,9 @@ func (l *Loop) shapeReject() string {
 			return fmt.Sprintf("loop %#x never exits", x.Header.Addr)
 		}
 		// The exit test must run in every iteration: its block dominates
-		// every latch.
+		// every latch (or, twins, each latch runs its own copy).
 		for _, lt := range x.Latches {
-			if !Dominates(from, lt) {
+			if !twins && !Dominates(from, lt) {
 				return fmt.Sprintf("loop %#x leaves from %#x, which some iterations skip: early exit", x.Header.Addr, from.Last().Addr)
 			}
 		}

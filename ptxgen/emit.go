@@ -34,8 +34,16 @@ type emitter struct {
 	// plain are the merges that may be moves (analysis.plainMerges).
 	plain     map[[2]int64]bool
 	tripExits []tripExit // the edges leaving the counted loop (Nest.TripCheck)
-	err       error
+	// steps are the values a thread's iteration must leave advanced by
+	// exactly one step (see checkSteps); innerSteps those of the inner
+	// level's one iteration in a 2D or interchanged kernel.
+	steps, innerSteps []stepCheck
+	err               error
 }
+
+// stepCheck is a stepped live value: the register holding it and the one
+// holding the value it must have when the iteration ends.
+type stepCheck struct{ reg, next string }
 
 // dropErrorBranches takes the branches to the error exits out of an
 // unchecked kernel: launched only with an input a checked launch ran
@@ -44,7 +52,7 @@ type emitter struct {
 // takes, and goes to $Ldone instead.
 func (e *emitter) dropErrorBranches() {
 	errs := map[string]bool{}
-	for _, code := range []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign} {
+	for _, code := range []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign, ErrCodeStep} {
 		errs[fmt.Sprintf("$Lerr%d", code)] = true
 	}
 	for l := range e.stubs {
@@ -282,6 +290,11 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		}
 		e.i("ld.param.u64", "%t1", ptx.Addr(fmt.Sprintf("step_%s", nm), 0))
 		e.i("mad.lo.u64", dst, "%t1", "%idx", dst)
+		if a.inner == nil && !a.n.part() {
+			c := stepCheck{reg: dst, next: fmt.Sprintf("%%nx%d", len(e.steps))}
+			e.i("add.u64", c.next, dst, "%t1")
+			e.steps = append(e.steps, c)
+		}
 	}
 	for i := range a.sites {
 		e.i("ld.param.u64", fmt.Sprintf("%%sd%d", i), ptx.Addr(fmt.Sprintf("site%d_delta", i), 0))
@@ -357,6 +370,7 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("sub.u64", "%t0", "%ib", 1)
 		e.i("setp.eq.u64", "%p0", "%xi", "%t0")
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
+		e.checkSteps(e.innerSteps)
 		e.i("bra", label(a.innerExit))
 		e.label("$Linner_exit")
 		e.i("sub.u64", "%t0", "%ib", 1)
@@ -383,6 +397,7 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("sub.u64", "%t0", "%ib", 1)
 		e.i("setp.eq.u64", "%p0", "%xi", "%t0")
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
+		e.checkSteps(e.innerSteps)
 		e.i("bra", "$Ldone")
 		e.label("$Linner_exit")
 		e.i("sub.u64", "%t0", "%ib", 1)
@@ -496,13 +511,22 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeFootprint)).when("%p0")
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeAlign))
 	}
-	for _, code := range []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign} {
+	codes := []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign}
+	if len(e.steps)+len(e.innerSteps) > 0 {
+		codes = append(codes, ErrCodeStep)
+	}
+	for _, code := range codes {
 		e.label(fmt.Sprintf("$Lerr%d", code))
 		e.i("ld.param.u64", "%t0", ptx.Addr("errrec", 0))
 		e.i("mov.u32", "%w0", code)
 		e.i("st.global.u32", ptx.Addr("%t0", 0), "%w0")
 		e.i("st.global.u64", ptx.Addr("%t0", 8), "%xa")
 		e.i("exit")
+	}
+	if e.branchesTo("$Lback") {
+		e.label("$Lback")
+		e.checkSteps(e.steps)
+		e.i("bra", "$Ldone")
 	}
 	e.label("$Ldone")
 	if a.tripLoop != nil {
@@ -536,6 +560,8 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 	decls(ptx.F32, "%f", e.maxF)
 	decls(ptx.F64, "%d", e.maxD)
 	decls(ptx.B64, "%k", len(a.privIdx))
+	decls(ptx.B64, "%nx", len(e.steps))
+	decls(ptx.B64, "%nxi", len(e.innerSteps))
 	decls(ptx.B64, "%sd", len(a.sites))
 	decls(ptx.B64, "%sl", len(a.sites))
 	decls(ptx.B64, "%sh", len(a.sites))
@@ -752,6 +778,9 @@ func (e *emitter) levelTarget(to uint64) string {
 	if to == e.a.n.Header || to == e.a.n.Stop && to != 0 {
 		if e.a.n.Interchange {
 			return "$Linner_row"
+		}
+		if to == e.a.n.Header && len(e.steps) > 0 {
+			return "$Lback"
 		}
 		return "$Ldone"
 	}
@@ -1593,6 +1622,30 @@ func copies(b *gvinst.VBlock) map[gvinst.Reg]gvinst.Reg {
 	return alias
 }
 
+// checkSteps ends the thread with ErrCodeStep unless each value of cs has
+// the value it must have where the iteration ends: its value where the
+// iteration began plus its step. The kernel placed each thread's iteration
+// at entry + step·u, which is where the CPU would be only if every earlier
+// iteration advanced by exactly one step; a step that depends on the data
+// (i += a[i] > t ? 2 : 1) is affine in a profile that never saw the other
+// side, and without this check the kernel would run iterations the CPU
+// skips. A thread that checks its own step proves, over the launch, that
+// every iteration did.
+func (e *emitter) checkSteps(cs []stepCheck) {
+	if len(cs) == 0 {
+		return
+	}
+	e.i("mov.u64", "%xa", lit(e.a.n.Header))
+	for i, c := range cs {
+		if i == 0 {
+			e.i("setp.ne.u64", "%p0", c.reg, c.next)
+		} else {
+			e.i("setp.ne.or.u64", "%p0", c.reg, c.next, "%p0")
+		}
+	}
+	e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeStep)).when("%p0")
+}
+
 // toInnerIteration moves this thread to its inner iteration %xi of row
 // %idx (each inner live-in advanced by its step, whose per-row change is
 // istepd_), reloads the inner level's reloaded registers, and enters the
@@ -1600,6 +1653,7 @@ func copies(b *gvinst.VBlock) map[gvinst.Reg]gvinst.Reg {
 // reloaded register is loaded (or, in the iterations before its depth,
 // holds its value at the inner loop's entry): neither moves.
 func (e *emitter) toInnerIteration(a *analysis) {
+	var steps []stepCheck
 	reloaded := map[gvinst.Reg]bool{}
 	for _, r := range a.n.Reloads {
 		if r.Inner {
@@ -1623,7 +1677,11 @@ func (e *emitter) toInnerIteration(a *analysis) {
 		e.i("ld.param.u64", "%t0", ptx.Addr(fmt.Sprintf("istepd_%s", paramName(l)), 0))
 		e.i("mad.lo.u64", "%t1", "%t0", "%idx", "%t1")
 		e.i("mad.lo.u64", dst, "%t1", "%xi", dst)
+		c := stepCheck{reg: dst, next: fmt.Sprintf("%%nxi%d", len(steps))}
+		e.i("add.u64", c.next, dst, "%t1")
+		steps = append(steps, c)
 	}
+	e.innerSteps = steps
 	e.reloads(true)
 	e.i("bra", label(a.n.Inner))
 }

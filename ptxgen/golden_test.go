@@ -35,10 +35,13 @@ func TestPTXShape(t *testing.T) {
 				`sub\.u64 (%t\d+), %[rt]\d+, %sl0;\s+setp\.gt\.u64 (%p\d+), %t\d+, %sh0;\s+and\.b64 (%t\d+), %[rt]\d+, 7;\s+setp\.ne\.or\.u64 %p\d+, %t\d+, 0, %p\d+;\s+@%p\d+ bra \$Lck1000_0;`,
 				`\$Lck1000_0:\s+mov\.b64 %xa, 4096;\s+setp\.gt\.u64 %p0, %t\d+, %sh0;\s+@%p0 bra \$Lerr1;\s+bra \$Lerr4;`,
 				`setp\.ne\.u64 %pbr, %r\d+, %r\d+;`, // CMP fused into the loop's branch
-				`@%pbr bra \$Ldone;`,
+				`@%pbr bra \$Lback;`,
 				`ld\.global\.[ub]64 %[rd]\d+, \[%t\d+\];`,
 				`st\.global\.u64 \[%t\d+\], %r\d+;`,
-				`bra \$Ldone;`, // the back edge ends the thread
+				// the back edge ends the thread, once it checked that the
+				// induction variable advanced by one step
+				`add\.u64 %nx0, %r0, %t1;`,
+				`\$Lback:\s+mov\.u64 %xa, 4096;\s+setp\.ne\.u64 %p0, %r0, %nx0;\s+@%p0 bra \$Lerr5;\s+ret;`,
 			},
 			wantNot: []string{`fma`, `mad\.rn`, `\.ftz`, `\.approx`},
 		},

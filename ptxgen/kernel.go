@@ -39,6 +39,7 @@ const (
 	ErrCodeExit      = 2 // a thread left the loop: the trip count was wrong
 	ErrCodeDivide    = 3 // an integer division would trap (#DE) on x86
 	ErrCodeAlign     = 4 // an access is not naturally aligned (legal on x86, not on the GPU)
+	ErrCodeStep      = 5 // an induction variable did not advance by its step: the next iteration is not where the next thread started
 )
 
 // ErrorRecordSize is the size in bytes of the error record a kernel writes.

@@ -137,7 +137,8 @@ type KernelError struct {
 // Error names the failure and the x86 instruction.
 func (e *KernelError) Error() string {
 	what := map[int]string{ErrCodeFootprint: "an access left its footprint", ErrCodeExit: "a thread left the loop (wrong trip count)",
-		ErrCodeDivide: "an integer division would trap", ErrCodeAlign: "an unaligned access"}[e.Code]
+		ErrCodeDivide: "an integer division would trap", ErrCodeAlign: "an unaligned access",
+		ErrCodeStep: "an induction variable did not advance by its step"}[e.Code]
 	if what == "" {
 		what = fmt.Sprintf("error code %d", e.Code)
 	}

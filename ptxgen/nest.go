@@ -768,7 +768,75 @@ func hasDst(in *gvinst.Inst) bool {
 }
 
 // findExit finds the branch of the level that leaves it, and the CMP
-// that decides it; copies of one x86 branch in several blocks are one exit.
+// that decides it; copies of one x86 branch in several blocks are one exit,
+// and so are x86 branches that make the same compare of the same guest
+// registers (gcc ends each side of a test the loop does not change with
+// its own copy of the loop's compare: profile's latchExitTwins).
+func (a *analysis) sameExitOperands(x, y ExitCopy) bool {
+	for k, pair := range [2][2]gvinst.Reg{{x.A, y.A}, {x.B, y.B}} {
+		if k == 1 && a.exit.BImm {
+			break
+		}
+		sx, okx := slotHolding(a.n.Blocks[x.Block], x.Index, pair[0])
+		sy, oky := slotHolding(a.n.Blocks[y.Block], y.Index, pair[1])
+		if !okx || !oky || sx != sy {
+			return false
+		}
+	}
+	return true
+}
+
+// negateIntCmp returns the integer comparison that holds exactly when c
+// does not.
+func negateIntCmp(c gvinst.Cmp) (gvinst.Cmp, bool) {
+	switch c {
+	case gvinst.CmpEq:
+		return gvinst.CmpNe, true
+	case gvinst.CmpNe:
+		return gvinst.CmpEq, true
+	case gvinst.CmpLt:
+		return gvinst.CmpGe, true
+	case gvinst.CmpGe:
+		return gvinst.CmpLt, true
+	case gvinst.CmpLe:
+		return gvinst.CmpGt, true
+	case gvinst.CmpGt:
+		return gvinst.CmpLe, true
+	}
+	return c, false
+}
+
+// slotHolding returns the guest slot whose value register r holds at
+// instruction at of b: r was read from the slot by a GET or written to it
+// by a PUT, and neither the slot nor r changed from there to at.
+func slotHolding(b *gvinst.VBlock, at int, r gvinst.Reg) (gvinst.Reg, bool) {
+	for k := at - 1; k >= 0; k-- {
+		in := &b.Insts[k]
+		switch {
+		case in.Op == gvinst.OpPut && in.Src[0] == r:
+			return in.Dst, slotUnchanged(b, in.Dst, k, at)
+		case in.Op == gvinst.OpGet && in.Dst == r:
+			return in.Src[0], slotUnchanged(b, in.Src[0], k, at)
+		case writesSlot(in, r):
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// slotUnchanged reports whether no instruction of b strictly between from
+// and to writes guest slot s.
+func slotUnchanged(b *gvinst.VBlock, s gvinst.Reg, from, to int) bool {
+	for k := from + 1; k < to; k++ {
+		if in := &b.Insts[k]; in.Op == gvinst.OpPut && in.Dst == s || writesSlot(in, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// findExit finds the branch of the level that leaves it, and the CMP
+// that decides it (see sameExitOperands for several).
 func (a *analysis) findExit() error {
 	found := false
 	for _, addr := range a.order {
@@ -806,7 +874,14 @@ func (a *analysis) findExit() error {
 		cp := ExitCopy{Block: addr, Index: ci, A: c.Src[0], B: c.Src[1]}
 		if found {
 			x := a.exit
-			if x.X86 != e.X86 || x.Cmp != e.Cmp || x.Type != e.Type || x.BImm != e.BImm || x.Imm != e.Imm || x.ContinueIf != e.ContinueIf {
+			if x.ContinueIf != e.ContinueIf && x.X86 != e.X86 {
+				// je out and jne back are one exit test.
+				if nc, ok := negateIntCmp(e.Cmp); ok {
+					e.Cmp, e.ContinueIf = nc, !e.ContinueIf
+				}
+			}
+			if x.Cmp != e.Cmp || x.Type != e.Type || x.BImm != e.BImm || x.Imm != e.Imm || x.ContinueIf != e.ContinueIf ||
+				x.X86 != e.X86 && !a.sameExitOperands(x.Copies[0], cp) {
 				return reject(last.X86, "the loop has more than one exit (another at %#x)", x.X86)
 			}
 			a.exit.Copies = append(a.exit.Copies, cp)

@@ -75,3 +75,69 @@ func TestTraceThroughComputedJump(t *testing.T) {
 		t.Errorf("jit ran %d guest instructions, the interpreter %d", st.GuestInsns, ref.Stats().GuestInsns)
 	}
 }
+
+// storeIntoLaterBlock loops over two blocks, the first of which stores
+// into the page of the second (self-modifying code, as far as the engines
+// can tell): a trace of both drops itself at the store.
+const storeIntoLaterBlock = `vblock 0x1000..0x1008:
+  # 0x1000: store
+  GET.u64 v0, s7
+  GET.u64 v1, s15
+  ST.u64 v0(8), v1
+  GET.u64 v2, s0
+  ADD.u64 v3, v2, v1
+  PUT.u64 s0, v3
+  # 0x1004: jmp
+  JMP 0x4000
+vblock 0x4000..0x4004:
+  # 0x4000: dec; jnz
+  GET.u64 v0, s15
+  SUB.u64 v1, v0, 1
+  PUT.u64 s15, v1
+  CMP.ne.u64 v2, v1, 0
+  BRANCH v2, 0x1000, 0x3000
+vblock 0x3000..0x3002:
+  # 0x3000: syscall
+  SYSCALL 0x3002
+`
+
+// TestTraceStoreIntoItsCode: a store into the page of a later block of
+// the running trace drops the trace and the run goes on exactly, on both
+// engines, to the same state, memory and instruction count.
+func TestTraceStoreIntoItsCode(t *testing.T) {
+	var st gvinst.EngineStats
+	run := func(jit bool) (gvinst.Stop, gvinst.CPU, uint64, uint64) {
+		mem := gvinst.NewMemory(0)
+		if err := mem.Map(0x1000, 0x5000, gvinst.PermRead|gvinst.PermWrite); err != nil {
+			t.Fatal(err)
+		}
+		var e gvinst.Engine = gvinst.NewInterpreter(mem, newTextTranslator(t, mem, storeIntoLaterBlock), gvinst.InterpOptions{})
+		if jit {
+			j, err := New(mem, newTextTranslator(t, mem, storeIntoLaterBlock), gvinst.InterpOptions{Optimize: true, HotAfter: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			e = j
+		}
+		cpu := gvinst.CPU{PC: 0x1000}
+		cpu.State[gvinst.S7] = 0x4000
+		cpu.State[gvinst.S15] = 40
+		stop := e.Run(&cpu, 0)
+		v, err := mem.Load(0x4008, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st = e.Stats()
+		return stop, cpu, v, st.GuestInsns
+	}
+	wantStop, want, wantMem, wantN := run(false)
+	stop, got, gotMem, gotN := run(true)
+	if stop.Kind != wantStop.Kind || stop.PC != wantStop.PC || got != want || gotMem != wantMem || gotN != wantN {
+		t.Fatalf("jit: %v, s0 %d, [0x4008] %d, %d instructions; interpreter: %v, s0 %d, [0x4008] %d, %d instructions",
+			stop, got.State[gvinst.S0], gotMem, gotN, wantStop, want.State[gvinst.S0], wantMem, wantN)
+	}
+	if st.TraceBlocks == 0 || st.BlocksInvalidated == 0 {
+		t.Errorf("jit: %d blocks in traces, %d invalidated; want a trace that drops itself", st.TraceBlocks, st.BlocksInvalidated)
+	}
+}

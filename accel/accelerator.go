@@ -336,6 +336,7 @@ type spot struct {
 	entry  uint64
 	header uint64
 	level  map[uint64]bool
+	cold   map[uint64]bool // the level's error-path blocks (profile.Level.Cold)
 	blocks map[uint64]*gvinst.VBlock
 	exits  map[uint64]bool
 	// exitHints are the profile's exit targets: blocks are cut there, so
@@ -471,6 +472,10 @@ func newSpot(hs *profile.HotSpot, L int) *spot {
 		sp.level[uint64(b)] = true
 	}
 	sp.level[sp.header] = true
+	sp.cold = map[uint64]bool{}
+	for _, b := range lv.Cold {
+		sp.cold[uint64(b)] = true
+	}
 	for _, e := range lv.Exits {
 		sp.exitHints = append(sp.exitHints, uint64(e))
 	}

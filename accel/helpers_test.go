@@ -16,7 +16,7 @@ func gccStatic(t *testing.T, src, out string, flags ...string) string {
 	if err != nil {
 		t.Skip("gcc not found")
 	}
-	args := append(append([]string{"-static", "-o", out}, flags...), src)
+	args := append(append(append([]string{"-static", "-o", out}, flags...), src), "-lm")
 	if b, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc -static: %v\n%s", err, b)
 	}

@@ -122,9 +122,13 @@ func (sp *spot) liftLevel(lifter gvinst.Translator) error {
 			}
 		}
 		for _, s := range b.Successors() {
-			if sp.level[s] {
+			switch {
+			case sp.level[s]:
 				work = append(work, s)
-			} else {
+			case sp.cold[s]:
+				// An error path: kernels end there (Nest.Cold), the
+				// CPU runs it; not an exit of the loop.
+			default:
 				sp.exits[s] = true
 			}
 		}
@@ -140,7 +144,7 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 	if err := sp.liftLevel(lifter); err != nil {
 		return err
 	}
-	nest := &ptxgen.Nest{Name: fmt.Sprintf("gx_%x", sp.entry), Header: sp.header, Blocks: sp.blocks, Reloads: sp.reloads(false)}
+	nest := &ptxgen.Nest{Name: fmt.Sprintf("gx_%x", sp.entry), Header: sp.header, Blocks: sp.blocks, Cold: sp.cold, Reloads: sp.reloads(false)}
 	if loop := sp.countedLoop(); loop != nil {
 		nest.TripCheck, nest.TripBlocks = sp.inner, loop
 	}
@@ -180,7 +184,7 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 				inner[a] = true
 			}
 		}
-		n2 := &ptxgen.Nest{Name: fmt.Sprintf("gx_%x_2d", sp.entry), Header: sp.header, Blocks: sp.blocks, Inner: sp.inner, InnerBlocks: inner, Reloads: sp.reloads(true)}
+		n2 := &ptxgen.Nest{Name: fmt.Sprintf("gx_%x_2d", sp.entry), Header: sp.header, Blocks: sp.blocks, Cold: sp.cold, Inner: sp.inner, InnerBlocks: inner, Reloads: sp.reloads(true)}
 		k2, err := ptxgen.Generate(n2)
 		if dead := sp.outerStringStores(inner); err != nil && dead != nil {
 			// The outer body's string stores (an inlined memset) kept

@@ -138,7 +138,7 @@ func (sp *spot) planParts(s *schedule.Schedule) ([]*ptxgen.Nest, []string, strin
 	var nests []*ptxgen.Nest
 	var whats []string
 	for ki, kn := range s.Kernels {
-		n := &ptxgen.Nest{Name: fmt.Sprintf("gx_%x_s%d", sp.entry, ki+1), Header: sp.header, Blocks: sp.blocks}
+		n := &ptxgen.Nest{Name: fmt.Sprintf("gx_%x_s%d", sp.entry, ki+1), Header: sp.header, Blocks: sp.blocks, Cold: sp.cold}
 		g := kn.Grid
 		switch {
 		case len(g) == 1 && g[0].Index == L.Index && kn.Interchanged[0] == "":

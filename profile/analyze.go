@@ -328,6 +328,9 @@ func (ch *chain) static() {
 		for _, b := range lp.Blocks {
 			lev.Blocks = append(lev.Blocks, Hex(b.Addr))
 		}
+		for _, b := range lp.Cold {
+			lev.Cold = append(lev.Cold, Hex(b.Addr))
+		}
 		ch.levels = append(ch.levels, lev)
 	}
 	// The VBlocks: every block start control can jump to.

@@ -70,6 +70,9 @@ type Block struct {
 	Succs  []*Block
 	Preds  []*Block
 	Callee uint64 // for a block ending in a direct call: the callee
+	// Cold is set on a block ending in a call that only an error path
+	// takes (isColdCall): loops leave it out of their bodies (Loop.Cold).
+	Cold bool
 	// Idom is the immediate dominator (nil for the entry and unreachable
 	// blocks); RPO the block's reverse-postorder number (-1 unreachable).
 	Idom *Block
@@ -181,6 +184,11 @@ func (an *analyzer) function(a uint64) (*Func, []uint64) {
 	insns, ptrs := walk(an.code, f, lo, hi, isEntry, an.maxInsns-p.Insns, an.isCode)
 	p.Insns += len(insns)
 	buildCFG(f, insns)
+	for _, b := range f.Blocks {
+		if b.Callee != 0 && isColdCall(an.syms[b.Callee].Name) {
+			b.Cold = true
+		}
+	}
 	f.dominators()
 	f.findLoops()
 	if f.hasCandidates() {

@@ -145,6 +145,11 @@ type Level struct {
 	Latches []Hex  `json:"latches"` // x86 addresses of the back-edge jumps
 	Exits   []Hex  `json:"exits"`   // targets of edges leaving this level
 	Blocks  []Hex  `json:"blocks"`  // start addresses of its CFG blocks (inner levels' included)
+	// Cold are the blocks of the natural loop that only an error path
+	// runs (a library sqrt called for a negative argument, see
+	// Loop.Cold): not in Blocks, and the edges into them are not exits.
+	// A kernel ends a thread that reaches one with an error.
+	Cold []Hex `json:"cold,omitempty"`
 	// IVs are the induction variables of this level: registers or stack
 	// slots that change by a constant Step per iteration of it.
 	IVs []IV `json:"ivs"`

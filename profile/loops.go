@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gxbit/gxbit/gvinst"
 	"sort"
@@ -15,6 +16,10 @@ type Loop struct {
 	Header  *Block
 	Blocks  []*Block // in address order, the header included
 	Latches []*Block // sources of back edges
+	// Cold are the blocks of the natural loop that end in a call only
+	// an error path takes (Block.Cold): they are not in Blocks, and the
+	// edges into them are not exits. See isColdCall.
+	Cold []*Block
 	// Exits are the edges that leave the loop: From inside, To outside.
 	Exits    []Edge
 	Parent   *Loop
@@ -78,14 +83,21 @@ func (f *Func) findLoops() {
 	var loops []*Loop
 	for _, h := range headers {
 		l := byHeader[h]
+		cold := l.coldRegion()
 		for b := range l.body {
+			if cold[b] {
+				delete(l.body, b)
+				l.Cold = append(l.Cold, b)
+				continue
+			}
 			l.Blocks = append(l.Blocks, b)
 		}
+		sort.Slice(l.Cold, func(i, j int) bool { return l.Cold[i].Addr < l.Cold[j].Addr })
 		sort.Slice(l.Blocks, func(i, j int) bool { return l.Blocks[i].Addr < l.Blocks[j].Addr })
 		sort.Slice(l.Latches, func(i, j int) bool { return l.Latches[i].Addr < l.Latches[j].Addr })
 		for _, b := range l.Blocks {
 			for _, s := range b.Succs {
-				if !l.body[s] {
+				if !l.body[s] && !slices.Contains(l.Cold, s) {
 					l.Exits = append(l.Exits, Edge{b, s})
 				}
 			}
@@ -296,6 +308,81 @@ func (l *Loop) x87Reject() string {
 		}
 	}
 	return ""
+}
+
+// maxColdRegion bounds the blocks of one error path a loop leaves out.
+const maxColdRegion = 6
+
+// coldRegion returns the blocks of l's natural loop that only an error
+// path runs: for each block ending in a cold call (Block.Cold), the
+// blocks dominated by the first block of its path, found by walking up
+// from the call's block through its dominators while each is reached
+// only by a conditional branch of the loop (gcc's sqrt: ja to a block
+// that tests the argument again, spills, calls and jumps back). The
+// region stays within maxColdRegion blocks, does not hold the header,
+// and leaves only into the loop, so that cutting it loses no exit.
+func (l *Loop) coldRegion() map[*Block]bool {
+	cold := map[*Block]bool{}
+	for c := range l.body {
+		if !c.Cold || c == l.Header {
+			continue
+		}
+		region := func(s *Block) map[*Block]bool {
+			r := map[*Block]bool{}
+			for b := range l.body {
+				if Dominates(s, b) {
+					r[b] = true
+				}
+			}
+			return r
+		}
+		var best map[*Block]bool
+		for s := c; s != nil && s != l.Header && l.body[s]; s = s.Idom {
+			if len(s.Preds) != 1 || s.Preds[0].Last().Term != TermBranch || !l.body[s.Preds[0]] {
+				break
+			}
+			r := region(s)
+			if len(r) > maxColdRegion || r[l.Header] {
+				break
+			}
+			ok := true
+			for b := range r {
+				for _, x := range b.Succs {
+					ok = ok && (r[x] || l.body[x])
+				}
+				for _, lt := range l.Latches {
+					ok = ok && b != lt
+				}
+			}
+			if !ok {
+				break
+			}
+			best = r
+		}
+		for b := range best {
+			cold[b] = true
+		}
+	}
+	return cold
+}
+
+// isColdCall reports whether a call to the function named name is one
+// that only an error path takes, so that a loop may leave the block
+// making it out of its body (Loop.Cold): gcc computes sqrt inline
+// (sqrtsd) and calls the library's sqrt (under any of the names glibc
+// gives it) only for a negative argument,
+// where it must set errno. A kernel never runs such a block: a thread
+// that reaches it ends with an error and the instance runs on the CPU,
+// which makes the call. Phase 1 does not see the callee's accesses
+// (errno) for the same reason: they happen only in instances that run
+// on the CPU.
+func isColdCall(name string) bool {
+	switch name {
+	case "sqrt", "__sqrt", "sqrtf64", "sqrtf32x", "f32xsqrtf64", "__ieee754_sqrt", "__sqrt_finite", // glibc's names of one function
+		"sqrtf", "__sqrtf", "sqrtf32", "__ieee754_sqrtf", "__sqrtf_finite":
+		return true
+	}
+	return false
 }
 
 // latchExitTwins reports whether l leaves from several latches that run

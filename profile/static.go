@@ -106,6 +106,31 @@ var (
 
 // useDef returns the tracked slots the instruction reads before writing
 // (use) and the slots it writes entirely (def).
+// keepsSystemBitsOnly reports whether the GETFLAGS at i of code is
+// read only by an AND with an immediate that clears every status flag:
+// the instruction writes all six itself (ucomisd, comiss) and reads only
+// the system bits (DF), which the profile does not track as flags.
+func keepsSystemBitsOnly(code []gvinst.Inst, i int) bool {
+	d := code[i].Dst
+	used := false
+	for k := i + 1; k < len(code); k++ {
+		in := &code[k]
+		for _, r := range srcRegs(in) {
+			if r != d {
+				continue
+			}
+			if in.Op != gvinst.OpAnd || !in.HasImm || uint64(in.Imm)&gvinst.FlagsArith != 0 {
+				return false
+			}
+			used = true
+		}
+		if hasDst(in) && in.Dst == d {
+			break
+		}
+	}
+	return used
+}
+
 func useDef(x *Insn) (use, def slots) {
 	read := func(r gvinst.Reg) {
 		if b := slotBit(r); b >= 0 && def&(1<<b) == 0 {
@@ -115,7 +140,11 @@ func useDef(x *Insn) (use, def slots) {
 	for i := range x.Code {
 		in := &x.Code[i]
 		switch in.Op {
-		case gvinst.OpGetCC, gvinst.OpGetFlags:
+		case gvinst.OpGetFlags:
+			if !keepsSystemBitsOnly(x.Code, i) {
+				read(gvinst.CCOp)
+			}
+		case gvinst.OpGetCC:
 			read(gvinst.CCOp)
 		case gvinst.OpFlags, gvinst.OpSetFlags:
 			def |= 1 << flagsBit

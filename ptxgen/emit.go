@@ -52,7 +52,7 @@ type stepCheck struct{ reg, next string }
 // takes, and goes to $Ldone instead.
 func (e *emitter) dropErrorBranches() {
 	errs := map[string]bool{}
-	for _, code := range []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign, ErrCodeStep} {
+	for _, code := range []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign, ErrCodeStep, ErrCodeCold} {
 		errs[fmt.Sprintf("$Lerr%d", code)] = true
 	}
 	for l := range e.stubs {
@@ -515,6 +515,9 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 	if len(e.steps)+len(e.innerSteps) > 0 {
 		codes = append(codes, ErrCodeStep)
 	}
+	if len(a.n.Cold) > 0 {
+		codes = append(codes, ErrCodeCold)
+	}
 	for _, code := range codes {
 		e.label(fmt.Sprintf("$Lerr%d", code))
 		e.i("ld.param.u64", "%t0", ptx.Addr("errrec", 0))
@@ -787,6 +790,9 @@ func (e *emitter) levelTarget(to uint64) string {
 	if _, ok := e.a.n.Blocks[to]; ok {
 		return label(to)
 	}
+	if e.a.n.Cold[to] {
+		return fmt.Sprintf("$Lerr%d", ErrCodeCold)
+	}
 	return fmt.Sprintf("$Lerr%d", ErrCodeExit)
 }
 
@@ -794,8 +800,11 @@ func (e *emitter) levelTarget(to uint64) string {
 func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 	t := in.Type
 	switch in.Op {
-	case gvinst.OpFlags:
+	case gvinst.OpFlags, gvinst.OpSetFlags:
 		// The lazy flags nobody in the loop reads: nothing to compute.
+	case gvinst.OpGetFlags:
+		// Read only into a SETFLAGS (checkOps): any value will do.
+		e.i("mov.u64", e.reg(in.Dst), 0)
 	case gvinst.OpGet, gvinst.OpPut, gvinst.OpMov:
 		a := e.src(in, 0)
 		d := e.reg(in.Dst)

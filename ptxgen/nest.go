@@ -18,6 +18,10 @@ type Nest struct {
 	Name   string // the kernel's name; empty means "gx_<header in hex>"
 	Header uint64
 	Blocks map[uint64]*gvinst.VBlock
+	// Cold are blocks outside Blocks that only an error path of the
+	// level runs (profile.Level.Cold): a branch there is not an exit of
+	// the loop, and a thread that takes one ends with ErrCodeCold.
+	Cold map[uint64]bool
 	// Inner, when not 0, asks for a 2D kernel: the header of the parallel
 	// level right inside this one, mapped to x while this level maps to
 	// y. InnerBlocks are that level's blocks (keys of Blocks). No block
@@ -538,6 +542,53 @@ func (a *analysis) check2D() error {
 	return nil
 }
 
+// onlyFeedsSetFlags reports whether the value GETFLAGS i of b reads only
+// reaches SETFLAGS of b, through ANDs and ORs (a ucomisd's flags update:
+// the status bits masked out of the incoming flags, the new ones or-ed
+// in). With SETFLAGS lowered to nothing, the incoming flags then matter
+// to no thread.
+func onlyFeedsSetFlags(b *gvinst.VBlock, i int) bool {
+	vals := map[gvinst.Reg]bool{b.Insts[i].Dst: true}
+	for k := i + 1; k < len(b.Insts); k++ {
+		in := &b.Insts[k]
+		reads := false
+		for _, r := range srcRegsOf(in) {
+			reads = reads || vals[r]
+		}
+		switch {
+		case !reads:
+			if hasDst(in) && vals[in.Dst] {
+				delete(vals, in.Dst) // written again
+			}
+		case in.Op == gvinst.OpSetFlags:
+		case (in.Op == gvinst.OpAnd || in.Op == gvinst.OpOr) && hasDst(in) && in.Dst.IsVirtual():
+			vals[in.Dst] = true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// srcRegsOf lists the registers in reads.
+func srcRegsOf(in *gvinst.Inst) []gvinst.Reg {
+	var rs []gvinst.Reg
+	k := 0
+	for _, o := range in.Op.Info().Operands {
+		switch o {
+		case gvinst.OpdSrc:
+			rs = append(rs, in.Src[k])
+			k++
+		case gvinst.OpdSrcImm:
+			if !in.HasImm {
+				rs = append(rs, in.Src[k])
+			}
+			k++
+		}
+	}
+	return rs
+}
+
 // checkOps rejects blocks with instructions the generator cannot lower.
 func (a *analysis) checkOps() error {
 	for _, addr := range a.order {
@@ -551,9 +602,17 @@ func (a *analysis) checkOps() error {
 				return reject(in.X86, "x87 extended precision (%s) has no GPU equivalent", in.Op)
 			}
 			switch in.Op {
-			case gvinst.OpFlags, gvinst.OpJoin:
+			case gvinst.OpFlags, gvinst.OpJoin, gvinst.OpSetFlags:
+				// Flags a block leaves behind: a reader in the loop
+				// would be a GETCC or GETFLAGS of another block,
+				// refused there, so no thread reads them.
 				continue
-			case gvinst.OpGetCC, gvinst.OpGetFlags, gvinst.OpSetFlags:
+			case gvinst.OpGetFlags:
+				if onlyFeedsSetFlags(b, i) {
+					continue // the incoming flags' system bits, kept by a SETFLAGS nobody reads
+				}
+				return reject(in.X86, "%s reads or writes the x86 flags across blocks (not fused into a CMP)", in.Op)
+			case gvinst.OpGetCC:
 				return reject(in.X86, "%s reads or writes the x86 flags across blocks (not fused into a CMP)", in.Op)
 			case gvinst.OpBswap:
 				if in.Type.Size() == 2 {
@@ -844,7 +903,7 @@ func (a *analysis) findExit() error {
 		last := &b.Insts[len(b.Insts)-1]
 		var out []int
 		for k, t := range b.Successors() {
-			if _, in := a.n.Blocks[t]; !in {
+			if _, in := a.n.Blocks[t]; !in && !a.n.Cold[t] {
 				out = append(out, k)
 			}
 		}

@@ -24,6 +24,11 @@ type cblock struct {
 	dead      bool       // invalidated: must not be entered again
 	bp        bool       // a breakpoint is set at addr
 	runs      uint32     // times entered, counted only with InterpOptions.HotAfter
+	edges     [2]uint32  // times each static successor was taken, counted only with InterpOptions.HotAfter
+	// jumped is the last computed target the block went to, and
+	// jumpedRuns how many times in a row it went there (with HotAfter).
+	jumped     uint64
+	jumpedRuns uint32
 }
 
 // The mod of iLd128, iSt128, iLdX128 and iStX128: the shift of the X

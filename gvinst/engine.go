@@ -115,6 +115,7 @@ type EngineStats struct {
 
 	// A compiling engine's counters (zero for the interpreter).
 	UnitsCompiled uint64        // blocks compiled to host code
+	TraceBlocks   uint64        // blocks compiled into a unit after its first (a trace's)
 	CodeBytes     uint64        // bytes of host code made
 	CompileTime   time.Duration // translating and compiling them
 	Callouts      uint64        // GVInst instructions compiled code handed to the interpreter's semantics

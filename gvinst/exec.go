@@ -830,6 +830,13 @@ again:
 			goto done
 		case iJmpR:
 			next, succ = f[in.a], -1
+			if it.opts.HotAfter != 0 {
+				if next == blk.jumped {
+					blk.jumpedRuns++
+				} else {
+					blk.jumped, blk.jumpedRuns = next, 1
+				}
+			}
 			goto done
 		case iSyscall:
 			return exitSyscall, blk.target[0], -1, blk
@@ -1211,6 +1218,9 @@ done:
 	// Follow a cached successor without going back to Run, when nothing
 	// stops before it (a breakpoint, the budget, a block got hot).
 	if succ >= 0 {
+		if it.opts.HotAfter != 0 {
+			blk.edges[succ]++
+		}
 		if n := blk.succ[succ]; n != nil && !n.dead && !n.bp && (budget == 0 || *executed < budget) &&
 			(it.opts.HotAfter == 0 || n.runs < it.opts.HotAfter) {
 			if it.opts.HotAfter != 0 {

@@ -137,6 +137,29 @@ func (it *Interpreter) Translated(pc uint64) *VBlock {
 	return nil
 }
 
+// Edges returns how many times the block at pc, while the interpreter ran
+// it, went to each of its static successors (a BRANCH's taken target, then
+// its fall-through; a JMP's target): the edge profile a compiling engine
+// forms traces from. It counts only with InterpOptions.HotAfter set, and
+// reports false when the interpreter has no live block at pc.
+func (it *Interpreter) Edges(pc uint64) ([2]uint32, bool) {
+	if b, ok := it.blocks[pc]; ok && !b.dead {
+		return b.edges, true
+	}
+	return [2]uint32{}, false
+}
+
+// Jumped returns the computed target the block at pc (ending in JMPR,
+// CALLR or RET) went to the last time the interpreter ran it, and how many
+// times in a row it went there; counted only with InterpOptions.HotAfter
+// set. It reports false when the interpreter has no live block at pc.
+func (it *Interpreter) Jumped(pc uint64) (target uint64, runs uint32, ok bool) {
+	if b, ok := it.blocks[pc]; ok && !b.dead {
+		return b.jumped, b.jumpedRuns, true
+	}
+	return 0, 0, false
+}
+
 // Invalidate drops every translation that overlaps [addr, addr+size).
 func (it *Interpreter) Invalidate(addr, size uint64) {
 	if size == 0 {

@@ -15,7 +15,7 @@ const (
 	exitIndirect              // a computed jump; the target is in machine.nextPC
 	exitSyscall               // the block's SYSCALL; control goes to its target
 	exitCallout               // instruction arg needs Go (its op, or a TLB miss); resume after it
-	exitFuel                  // the budget is spent before this unit
+	exitFuel                  // the budget is spent before block arg of this unit (0: the unit)
 	exitBreakpoint            // this unit is at a breakpoint
 	exitFloatTrap             // the guest unmasks an SSE exception and this unit computes in floats inline
 	numExitKinds
@@ -43,10 +43,14 @@ const chainStubBytes = 18
 // compiled is the code of one unit before it is placed in the arena, with
 // the offsets Go needs.
 type compiled struct {
-	code       []byte
-	entryGo    int   // offset of the entry Go uses (past the breakpoint and budget checks)
-	resume     []int // per instruction: where to continue after its callout, -1 if it has none
-	chainStub  [2]int
+	code    []byte
+	entryGo int   // offset of the entry Go uses (past the breakpoint and budget checks)
+	resume  []int // per instruction: where to continue after its callout, -1 if it has none
+	// chainStub are the offsets of the successor exits, -1 for none, and
+	// targets their guest addresses: the last instruction's two
+	// successors, then a trace's side exits.
+	chainStub  []int
+	targets    []uint64
 	nCallouts  int
 	nativeOps  int
 	loop       bool   // the block's back edge to itself stays inside the unit
@@ -102,7 +106,11 @@ type compiler struct {
 	loop       bool
 	loopTop    int
 	loopWrites map[gvinst.Reg]bool
-	fused      int // the CMP compiled into the BRANCH's jump, or -1
+	// fused are the CMPs compiled into the jump of the BRANCH right
+	// after them.
+	fused map[int]bool
+	// trace is the unit's blocks (one for most units: trace.go).
+	trace *traceUnit
 	// alias maps a virtual register that a GET or MOV copied from another
 	// register, still unchanged while the copy is read, to that register:
 	// the copy is never made (see findAliases).
@@ -170,12 +178,32 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int, tlbFromMachine
 	if len(vb.Insts) == 0 {
 		return nil, fmt.Errorf("vblock %#x is empty", vb.Addr)
 	}
+	return compileTrace(singleTrace(vb), id, bp, site, tlbFromMachine)
+}
+
+// compileTrace compiles the blocks of t as unit id (see compileUnit and
+// trace.go).
+func compileTrace(t *traceUnit, id uint32, bp bool, site int, tlbFromMachine [2]int64) (*compiled, error) {
+	vb := t.vb
+	if len(vb.Insts) == 0 {
+		return nil, fmt.Errorf("vblock %#x is empty", vb.Addr)
+	}
 	if n := int(gvinst.NumGuestSlots) + vb.NumVRegs(); n+2 > gvinst.FrameSlots {
 		return nil, fmt.Errorf("vblock %#x uses %d virtual registers, more than the frame holds", vb.Addr, vb.NumVRegs())
 	}
 	nInsts := len(vb.Insts)
+	inner := map[int]int{} // a trace's inner control transfers: the segment they end
+	for s := range t.segs[:len(t.segs)-1] {
+		i := t.segs[s+1].first - 1
+		switch vb.Insts[i].Op {
+		case gvinst.OpBranch, gvinst.OpJmp, gvinst.OpCall, gvinst.OpJmpR, gvinst.OpCallR, gvinst.OpRet:
+		default:
+			return nil, fmt.Errorf("trace %#x: block %#x ends in %s inside the trace", vb.Addr, t.segs[s].addr, vb.Insts[i].Op)
+		}
+		inner[i] = s
+	}
 	for i := range vb.Insts[:nInsts-1] {
-		if vb.Insts[i].Op.EndsBlock() {
+		if _, ok := inner[i]; !ok && vb.Insts[i].Op.EndsBlock() {
 			return nil, fmt.Errorf("vblock %#x: %s ends the block before its last instruction", vb.Addr, vb.Insts[i].Op)
 		}
 	}
@@ -183,12 +211,13 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int, tlbFromMachine
 	if !last.Op.EndsBlock() {
 		return nil, fmt.Errorf("vblock %#x does not end with a control transfer", vb.Addr)
 	}
-	c := &compiler{vb: vb, id: id, fused: -1, siteNext: site, tlbFromMachine: tlbFromMachine}
+	c := &compiler{vb: vb, id: id, siteNext: site, trace: t, tlbFromMachine: tlbFromMachine}
 	c.out.resume = make([]int, nInsts)
 	for i := range c.out.resume {
 		c.out.resume[i] = -1
 	}
-	c.out.chainStub = [2]int{-1, -1}
+	c.out.chainStub = []int{-1, -1}
+	c.out.targets = []uint64{last.Target[0], last.Target[1]}
 	c.lastRead = lastReads(vb)
 	c.loop = !bp && (last.Op == gvinst.OpJmp && last.Target[0] == vb.Addr ||
 		last.Op == gvinst.OpBranch && (last.Target[0] == vb.Addr || last.Target[1] == vb.Addr))
@@ -201,7 +230,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int, tlbFromMachine
 			c.lastRead[g.slot] = g.last
 		}
 	}
-	c.fused = fusableCmp(vb, c.lastRead)
+	c.fused = fusableCmps(vb, c.lastRead)
 	c.findReads()
 	c.floatGuard = hasFloatArith(vb)
 	c.out.floatGuard = c.floatGuard
@@ -214,7 +243,7 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int, tlbFromMachine
 	a.encode(mnTestMR, 8, fuelReg, regOp(fuelReg), 0)
 	fuelJump := a.jcc(ccLE)
 	c.out.entryGo = a.pos()
-	a.encode(mnSubMI, 8, 0, regOp(fuelReg), int64(guestCount(vb)))
+	a.encode(mnSubMI, 8, 0, regOp(fuelReg), int64(t.segs[0].nguest))
 	var floatTrapJump int
 	if c.floatGuard {
 		// cmp dword [r15+mxTrap], 0; jne → float trap exit, before the
@@ -227,13 +256,28 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int, tlbFromMachine
 		c.loopTop = a.pos()
 		c.out.marks = append(c.out.marks, mark{pos: a.pos(), inst: -1, slow: -1, text: "loop head"})
 	}
+	seg := 0
 	for i := range vb.Insts[:nInsts-1] {
 		in := &vb.Insts[i]
+		if seg+1 < len(t.segs) && t.segs[seg+1].first == i {
+			seg++
+			c.segmentEntry(seg)
+		}
 		c.out.marks = append(c.out.marks, instMark(a.pos(), i))
 		c.beginInst()
 		c.cur = i
+		if s, ok := inner[i]; ok {
+			switch in.Op {
+			case gvinst.OpBranch:
+				c.sideExit(in, t.segs[s].follow)
+			case gvinst.OpJmpR, gvinst.OpCallR, gvinst.OpRet:
+				c.guardTarget(in, t.segs[s].next)
+			}
+			c.freeDead(i)
+			continue
+		}
 		switch {
-		case i == c.fused:
+		case c.fused[i]:
 			c.out.nativeOps++
 			continue // the BRANCH compares
 		case c.isAliasDef(i, in) || c.skip[i]:
@@ -245,6 +289,11 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int, tlbFromMachine
 			c.callout(i)
 		}
 		c.freeDead(i)
+	}
+	if seg+1 < len(t.segs) {
+		// The last block of a trace is its control transfer alone.
+		seg++
+		c.segmentEntry(seg)
 	}
 	c.out.marks = append(c.out.marks, instMark(a.pos(), nInsts-1))
 	c.beginInst()
@@ -639,22 +688,99 @@ func (c *compiler) materialize(idx int) {
 	}
 }
 
-// fusableCmp returns the index of the integer CMP whose only reader is the
-// block's closing BRANCH, right after it, or -1: the BRANCH then compares
-// and jumps on the host flags, and the 0/1 value is never made.
-func fusableCmp(vb *gvinst.VBlock, lastRead map[gvinst.Reg]int) int {
-	n := len(vb.Insts)
-	if n < 2 || vb.Insts[n-1].Op != gvinst.OpBranch {
-		return -1
+// fusableCmps returns the indexes of the integer CMPs whose only reader is
+// a BRANCH right after them (the block's closing one, or one inside a
+// trace): the BRANCH then compares and jumps on the host flags, and the
+// 0/1 value is never made.
+func fusableCmps(vb *gvinst.VBlock, lastRead map[gvinst.Reg]int) map[int]bool {
+	fused := map[int]bool{}
+	for b := 1; b < len(vb.Insts); b++ {
+		cmp, br := &vb.Insts[b-1], &vb.Insts[b]
+		if br.Op != gvinst.OpBranch || cmp.Op != gvinst.OpCmp || br.Src[0] != cmp.Dst || !cmp.Dst.IsVirtual() || lastRead[cmp.Dst] != b {
+			continue
+		}
+		if _, ok := intCond(cmp); ok {
+			fused[b-1] = true
+		}
 	}
-	cmp, br := &vb.Insts[n-2], &vb.Insts[n-1]
-	if cmp.Op != gvinst.OpCmp || br.Src[0] != cmp.Dst || !cmp.Dst.IsVirtual() || lastRead[cmp.Dst] != n-1 {
-		return -1
+	return fused
+}
+
+// branchCond emits the test of BRANCH idx's condition (the fused CMP's
+// host compare, or a test of its register) and returns the host condition
+// under which it goes to its taken target.
+func (c *compiler) branchCond(idx int, in *gvinst.Inst) cond {
+	if idx > 0 && c.fused[idx-1] {
+		cmp := &c.vb.Insts[idx-1]
+		cc, _ := intCond(cmp)
+		c.compare(cmp)
+		return cc
 	}
-	if _, ok := intCond(cmp); !ok {
-		return -1
+	r := c.src(in.Src[0])
+	c.a.encode(mnTestMR, 8, r, regOp(r), 0)
+	return ccNE
+}
+
+// segmentEntry emits the start of block seg of a trace (not the first):
+// the fuel check of a unit entry, whose exit (out of line) stores the
+// dirty guest slots and leaves for Go at the block's address, and the
+// block's guest instructions taken from the fuel.
+func (c *compiler) segmentEntry(seg int) {
+	a := &c.a
+	a.encode(mnTestMR, 8, fuelReg, regOp(fuelReg), 0)
+	out := a.jcc(ccLE)
+	pre := c.cache
+	c.outOfLine = append(c.outOfLine, func() {
+		a.bind(out, a.pos())
+		c.out.marks = append(c.out.marks, mark{pos: a.pos(), inst: -1, slow: -1, text: "fuel exit"})
+		c.emitFlush(&pre, false)
+		a.movImm64(rax, exitWord(exitFuel, seg, c.id))
+		a.exitToGo()
+	})
+	a.encode(mnSubMI, 8, 0, regOp(fuelReg), int64(c.trace.segs[seg].nguest))
+}
+
+// guardTarget emits a JMPR, CALLR or RET inside a trace, which goes on at guest address
+// next: any other target leaves, out of line, through the jump cache
+// (jumpCache) with the dirty guest slots stored as they are here.
+func (c *compiler) guardTarget(in *gvinst.Inst, next uint64) {
+	a := &c.a
+	r := c.src(in.Src[0])
+	a.movImm(rax, next)
+	a.encode(mnCmpMR, 8, rax, regOp(r), 0)
+	leave := a.jcc(ccNE)
+	pre := c.cache
+	c.outOfLine = append(c.outOfLine, func() {
+		a.bind(leave, a.pos())
+		c.out.marks = append(c.out.marks, mark{pos: a.pos(), inst: -1, slow: -1, text: "side exit"})
+		a.encode(mnMovMR, 8, r, regOp(rax), 0)
+		c.emitFlush(&pre, false)
+		a.encode(mnMovMR, 8, rax, memOp(fieldMem(offNextPC)), 0)
+		c.jumpCache()
+	})
+}
+
+// sideExit emits a BRANCH inside a trace, which goes on along successor
+// follow: the other way out is a side exit, out of line, that stores the
+// dirty guest slots as they are here and leaves by a successor exit that
+// linking may make a direct jump.
+func (c *compiler) sideExit(in *gvinst.Inst, follow int) {
+	a := &c.a
+	cc := c.branchCond(c.cur, in)
+	if follow == 0 {
+		cc ^= 1 // leave when the branch is not taken
 	}
-	return n - 2
+	leave := a.jcc(cc)
+	k := len(c.out.chainStub)
+	c.out.chainStub = append(c.out.chainStub, -1)
+	c.out.targets = append(c.out.targets, in.Target[1-follow])
+	pre := c.cache
+	c.outOfLine = append(c.outOfLine, func() {
+		a.bind(leave, a.pos())
+		c.out.marks = append(c.out.marks, mark{pos: a.pos(), inst: -1, slow: -1, text: "side exit"})
+		c.emitFlush(&pre, false)
+		c.chainExit(k)
+	})
 }
 
 // pinLoop loads the guest registers a loop block uses most into pool
@@ -1280,15 +1406,7 @@ func (c *compiler) control(idx int, in *gvinst.Inst) {
 		a.bind(call, a.pos())
 		c.chainExit(0)
 	case gvinst.OpBranch:
-		cc := ccNE
-		if c.fused >= 0 {
-			cmp := &c.vb.Insts[c.fused]
-			cc, _ = intCond(cmp)
-			c.compare(cmp)
-		} else {
-			r := c.src(in.Src[0])
-			a.encode(mnTestMR, 8, r, regOp(r), 0)
-		}
+		cc := c.branchCond(idx, in)
 		taken := a.jcc(cc)
 		c.successor(1, true)
 		a.bind(taken, a.pos())
@@ -1314,18 +1432,7 @@ func (c *compiler) control(idx int, in *gvinst.Inst) {
 		for _, p := range probe {
 			a.bind(p, a.pos())
 		}
-		// rcx = ijcSlot(rax) * 16; a hit jumps to the cached unit.
-		a.encode(mnImulRMI, 4, rcx, regOp(rax), ijcMul-1<<32)
-		a.shiftImmSized(5, rcx, 32-ijcBits, 4)
-		a.shiftImmSized(4, rcx, 4, 4)
-		e := mem{base: r15, index: rcx, scale: 1, hasIndex: true, disp: int32(offIJC)}
-		a.encode(mnCmpMR, 8, rax, memOp(e), 0)
-		miss := a.jcc(ccNE)
-		e.disp += 8
-		a.encode(mnJmpM, 4, 0, memOp(e), 0)
-		a.bind(miss, a.pos())
-		a.movImm64(rax, exitWord(exitIndirect, 0, c.id))
-		a.exitToGo()
+		c.jumpCache()
 	case gvinst.OpSyscall:
 		c.emitFlush(&c.cache, false)
 		a.movImm64(rax, exitWord(exitSyscall, 0, c.id))
@@ -1336,6 +1443,25 @@ func (c *compiler) control(idx int, in *gvinst.Inst) {
 		a.movImm64(rax, exitWord(exitCallout, idx, c.id))
 		a.exitToGo()
 	}
+}
+
+// jumpCache emits the computed jump to guest address rax (stored in
+// machine.nextPC, the guest slots stored): a hit in the jump cache jumps
+// to the cached unit, a miss leaves for Go.
+func (c *compiler) jumpCache() {
+	a := &c.a
+	// rcx = ijcSlot(rax) * 16; a hit jumps to the cached unit.
+	a.encode(mnImulRMI, 4, rcx, regOp(rax), ijcMul-1<<32)
+	a.shiftImmSized(5, rcx, 32-ijcBits, 4)
+	a.shiftImmSized(4, rcx, 4, 4)
+	e := mem{base: r15, index: rcx, scale: 1, hasIndex: true, disp: int32(offIJC)}
+	a.encode(mnCmpMR, 8, rax, memOp(e), 0)
+	miss := a.jcc(ccNE)
+	e.disp += 8
+	a.encode(mnJmpM, 4, 0, memOp(e), 0)
+	a.bind(miss, a.pos())
+	a.movImm64(rax, exitWord(exitIndirect, 0, c.id))
+	a.exitToGo()
 }
 
 // successor emits the way to static successor k: the loop's back edge
@@ -1356,7 +1482,7 @@ func (c *compiler) successor(k int, mayLoop bool) {
 		// The fuel check of a unit entry, then the next iteration.
 		a.encode(mnTestMR, 8, fuelReg, regOp(fuelReg), 0)
 		out := a.jcc(ccLE)
-		a.encode(mnSubMI, 8, 0, regOp(fuelReg), int64(guestCount(c.vb)))
+		a.encode(mnSubMI, 8, 0, regOp(fuelReg), int64(c.trace.segs[0].nguest))
 		a.bind(a.jmp(), c.loopTop)
 		a.bind(out, a.pos())
 		for i := range c.cache.e {

@@ -17,7 +17,16 @@ import (
 // where a running engine's address the entries from r15 with one
 // displacement (compiler.tlbFromMachine), one instruction fewer.
 func Disassemble(vb *gvinst.VBlock) (string, error) {
-	cu, err := compileUnit(vb, 0, false, 0, [2]int64{})
+	if len(vb.Insts) == 0 {
+		return "", fmt.Errorf("vblock %#x is empty", vb.Addr)
+	}
+	return disassembleTrace(singleTrace(vb))
+}
+
+// disassembleTrace is Disassemble of the unit of t.
+func disassembleTrace(t *traceUnit) (string, error) {
+	vb := t.vb
+	cu, err := compileTrace(t, 0, false, 0, [2]int64{})
 	if err != nil {
 		return "", err
 	}

@@ -5,7 +5,12 @@
 //
 // # How a block becomes code
 //
-// A unit is one VBlock (after the optimization passes, when asked). Every
+// A unit is one VBlock (after the optimization passes, when asked), or,
+// when tiering gives an edge profile, a trace of several (trace.go): the
+// blocks along the path the interpreter saw taken most, through branches
+// (side exits for the other way), direct jumps, calls and their returns,
+// and computed jumps that always went to one target (behind a compare),
+// with guest registers kept in host registers across the blocks. Every
 // GVInst register, guest state and virtual alike, has its home in the
 // machine's frame, laid out exactly as the interpreter's (gvinst.FrameSlots
 // slots, guest state first); r15 holds the frame's address while compiled
@@ -47,7 +52,7 @@
 // registers. Because the frame is complete at every exit, a unit can be
 // left and resumed at any instruction.
 //
-// A block that branches back to itself is a loop unit: the guest registers
+// A block (or trace) that branches back to its start is a loop unit: the guest registers
 // it uses most are loaded once at its entry and stay in host registers
 // across iterations; the back edge is a fuel check and a jump to the loop's
 // head, and every other way out stores them. A CMP read only by the closing

@@ -20,18 +20,19 @@ const quantum = 1 << 20
 // is dropped and compiling starts over.
 const arenaBytes = 64 << 20
 
-// unit is one compiled VBlock in the arena.
+// unit is one compiled VBlock, or trace of VBlocks (trace.go), in the
+// arena.
 type unit struct {
 	id         uint32
-	addr, end  uint64
+	addr, end  uint64 // the first block's address, the last block's end
 	vb         *gvinst.VBlock
-	nguest     uint64
+	trace      *traceUnit
 	at         int     // arena offset of the code
 	entryChain uintptr // where linked jumps enter: breakpoint and budget checks first
 	entryGo    uintptr // where Go enters
 	resume     []uintptr
-	chainStub  [2]int // arena offsets of the successor exits, -1 for none
-	targets    [2]uint64
+	chainStub  []int // arena offsets of the successor exits, -1 for none
+	targets    []uint64
 	incoming   []link // linked jumps into this unit
 	bp         bool
 	dead       bool
@@ -166,7 +167,7 @@ func (e *Engine) Invalidate(addr, size uint64) {
 			if u.dead {
 				continue
 			}
-			if u.addr < end && u.end > addr || u.addr == u.end && u.addr >= addr && u.addr < end {
+			if u.trace.overlaps(addr, end) {
 				e.kill(u)
 				continue
 			}
@@ -236,20 +237,25 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 	if len(e.units) >= 1<<31 {
 		e.dropAll()
 	}
+	t, err := e.formTrace(vb)
+	if err != nil {
+		return nil, err
+	}
+	vb = t.vb
 	bp := e.opts.Breakpoints[pc]
 	id := uint32(len(e.units))
 	site := e.nextSite
 	if site+len(vb.Insts) > maxSites {
 		site = -1
 	}
-	cu, err := compileUnit(vb, id, bp, site, e.tlbFromMachine)
+	cu, err := compileTrace(t, id, bp, site, e.tlbFromMachine)
 	if err != nil {
 		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
 	}
 	if !e.arena.room(len(cu.code) + 16) {
 		e.dropAll()
 		id = 0
-		if cu, err = compileUnit(vb, id, bp, 0, e.tlbFromMachine); err != nil {
+		if cu, err = compileTrace(t, id, bp, 0, e.tlbFromMachine); err != nil {
 			return nil, &gvinst.TranslateError{Addr: pc, Err: err}
 		}
 	}
@@ -264,10 +270,10 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 		}
 	}
 	u := &unit{
-		id: id, addr: vb.Addr, end: vb.End, vb: vb, nguest: guestCount(vb), at: at,
+		id: id, addr: vb.Addr, end: vb.End, vb: vb, trace: t, at: at,
 		entryChain: e.arena.addr(at), entryGo: e.arena.addr(at + cu.entryGo),
-		resume: make([]uintptr, len(cu.resume)), chainStub: [2]int{-1, -1}, bp: bp,
-		floatGuard: cu.floatGuard,
+		resume: make([]uintptr, len(cu.resume)), chainStub: make([]int, len(cu.chainStub)), bp: bp,
+		floatGuard: cu.floatGuard, targets: cu.targets,
 	}
 	for i, r := range cu.resume {
 		if r >= 0 {
@@ -275,22 +281,27 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 		}
 	}
 	for k, s := range cu.chainStub {
+		u.chainStub[k] = -1
 		if s >= 0 {
 			u.chainStub[k] = at + s
 		}
 	}
-	u.targets = vb.Insts[len(vb.Insts)-1].Target
 	e.units = append(e.units, u)
 	e.byAddr[pc] = u
-	last := vb.End
-	if last > vb.Addr {
-		last--
-	}
-	for pn := vb.Addr / gvinst.PageSize; pn <= last/gvinst.PageSize; pn++ {
-		e.pages[pn] = append(e.pages[pn], u)
-		e.mem.MarkCode(pn * gvinst.PageSize)
+	for _, s := range t.segs {
+		last := s.end
+		if last > s.addr {
+			last--
+		}
+		for pn := s.addr / gvinst.PageSize; pn <= last/gvinst.PageSize; pn++ {
+			if l := e.pages[pn]; len(l) == 0 || l[len(l)-1] != u {
+				e.pages[pn] = append(l, u)
+			}
+			e.mem.MarkCode(pn * gvinst.PageSize)
+		}
 	}
 	e.stats.UnitsCompiled++
+	e.stats.TraceBlocks += uint64(len(t.segs) - 1)
 	e.stats.CodeBytes += uint64(len(cu.code))
 	e.stats.CompileTime += time.Since(start)
 	return u, nil
@@ -414,12 +425,16 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 				pc = cur.addr
 				return gvinst.Stop{Kind: gvinst.StopBreakpoint, PC: pc}
 			case exitFuel:
-				pc = cur.addr
+				pc = cur.trace.segs[arg].addr
 				if budget != 0 && executed >= budget {
 					return gvinst.Stop{Kind: gvinst.StopBudget, PC: pc}
 				}
-				code = cur.entryGo
-				continue
+				if arg == 0 {
+					code = cur.entryGo
+					continue
+				}
+				// Inside a trace: go on at that block, as after any
+				// other exit to a new address.
 			case exitCallout, exitFloatTrap:
 				// A float trap exit runs the unit's first instruction
 				// here, as a callout that must not resume.
@@ -427,7 +442,7 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 				e.countCallout(in)
 				if st := e.interp.Exec(m.frame[:], in); st != nil {
 					pc = in.X86
-					executed -= cur.nguest - guestBefore(cur.vb, in.X86)
+					executed -= cur.trace.charged(arg) - guestBefore(cur.vb, in.X86)
 					return e.trapStop(cur, st)
 				}
 				if cur.dead || kind == exitFloatTrap || cur.floatGuard && sseUnmasked(m.frame[gvinst.MXCSR]) {
@@ -440,12 +455,12 @@ func (e *Engine) Run(cpu *gvinst.CPU, budget uint64) (stop gvinst.Stop) {
 					// runs one x86 instruction at a time in Go).
 					next, ended, syscall, st := e.interp.FinishInsn(m.frame[:], cur.vb.Insts, arg, cur.end)
 					if st != nil {
-						executed -= cur.nguest - guestBefore(cur.vb, st.PC)
+						executed -= cur.trace.charged(arg) - guestBefore(cur.vb, st.PC)
 						pc = st.PC
 						return e.trapStop(cur, st)
 					}
 					if !ended {
-						executed -= cur.nguest - guestBefore(cur.vb, in.X86) - 1
+						executed -= cur.trace.charged(arg) - guestBefore(cur.vb, in.X86) - 1
 					}
 					pc = next
 					if syscall {

@@ -20,6 +20,22 @@ type blockGen struct {
 	// loop makes the block branch back to itself (a loop unit), through a
 	// CMP right before the BRANCH more often than not.
 	loop bool
+	// unmasks is set once a generated block unmasks an SSE exception.
+	unmasks bool
+}
+
+// finish returns the text of the blocks: each made one x86 instruction
+// when one of them unmasks an SSE exception (see oneInstruction).
+func (g *blockGen) finish(blocks ...string) string {
+	var b strings.Builder
+	for _, bl := range blocks {
+		if g.unmasks {
+			bl = oneInstruction(bl)
+		}
+		b.WriteString(bl)
+	}
+	b.WriteString(exitBlocks)
+	return b.String()
 }
 
 func (g *blockGen) next() int {
@@ -54,11 +70,98 @@ func (g *blockGen) imm() int64 {
 	return int64(uint64(g.next()) | uint64(g.next())<<56 | uint64(g.next())<<24)
 }
 
-// program returns the text of the program and whether it has anything in
-// it.
+// program returns the text of the program: the block at 0x1000 and the two
+// it branches to, which make a system call.
 func (g *blockGen) program() string {
+	return g.finish(g.block(0x1000, func(b *strings.Builder, nv int) {
+		switch {
+		case !g.loop:
+			fmt.Fprintf(b, "  # 0x10fc: jcc\n  BRANCH %s, 0x2000, 0x3000\n", g.reg(nv))
+		default:
+			g.branch(b, 0x1000, nv, 0x1000, 0x3000)
+		}
+	}))
+}
+
+// exitBlocks are the blocks generated programs leave by: each makes a
+// system call.
+const exitBlocks = "vblock 0x2000..0x2002:\n  # 0x2000: syscall\n  SYSCALL 0x2002\n" +
+	"vblock 0x3000..0x3002:\n  # 0x3000: syscall\n  SYSCALL 0x3002\n"
+
+// branch writes the BRANCH that ends the block at addr to to or out (in
+// either order), on a CMP right before it more often than not.
+func (g *blockGen) branch(b *strings.Builder, addr uint64, nv int, to, out uint64) {
+	cond := g.reg(nv)
+	if g.pick(4) != 0 {
+		t := fuzzTypes[g.pick(len(fuzzTypes))]
+		c := []string{"eq", "ne", "lt", "le", "gt", "ge"}[g.pick(6)]
+		x := g.reg(nv)
+		y := fmt.Sprint(g.imm())
+		if g.pick(2) == 0 {
+			y = g.reg(nv)
+		}
+		cond = fmt.Sprintf("v%d", nv)
+		fmt.Fprintf(b, "  # %#x: cmp\n  CMP.%s.%s %s, %s, %s\n", addr+0xf8, c, t, cond, x, y)
+	}
+	if g.pick(2) == 0 {
+		fmt.Fprintf(b, "  # %#x: jcc\n  BRANCH %s, %#x, %#x\n", addr+0xfc, cond, to, out)
+	} else {
+		fmt.Fprintf(b, "  # %#x: jcc\n  BRANCH %s, %#x, %#x\n", addr+0xfc, cond, out, to)
+	}
+}
+
+// traceProgram returns a program of three blocks in a loop that s15
+// counts down: 0x1000 goes on to 0x4000 or skips it (by a branch, a jump,
+// a computed jump, or a call of 0x6000, which returns to 0x4000 mostly),
+// 0x4000 to 0x5000 or leaves, 0x5000 back to 0x1000 while the count lasts. The compiling engine
+// joins them into traces whose side exits the loop takes now and then.
+func (g *blockGen) traceProgram() string {
+	a := g.block(0x1000, func(b *strings.Builder, nv int) {
+		switch g.pick(6) {
+		case 0:
+			b.WriteString("  # 0x10fc: jmp\n  JMP 0x4000\n")
+		case 1:
+			// A computed jump that always goes to 0x4000 (a PLT stub's).
+			fmt.Fprintf(b, "  # 0x10fc: jmp reg\n  LI.u64 v%d, 0x4000\n  JMPR v%d\n", nv, nv)
+		case 2:
+			// One that goes to 0x4000 or 0x5000.
+			fmt.Fprintf(b, "  # 0x10fc: jmp reg\n  LI.u64 v%d, 0x4000\n  LI.u64 v%d, 0x5000\n  SELECT.u64 v%d, %s, v%d, v%d\n  JMPR v%d\n",
+				nv, nv+1, nv+2, g.reg(nv), nv, nv+1, nv+2)
+		case 3:
+			// A call of 0x6000, which returns to 0x4000 (or not).
+			b.WriteString("  # 0x10fc: call\n  CALL 0x6000, 0x4000\n")
+		default:
+			g.branch(b, 0x1000, nv, 0x4000, 0x5000)
+		}
+	})
+	b := g.block(0x4000, func(b *strings.Builder, nv int) {
+		if g.pick(2) == 0 {
+			g.branch(b, 0x4000, nv, 0x5000, 0x2000)
+			return
+		}
+		fmt.Fprintf(b, "  # 0x40fc: jcc\n  CMP.ltu.u64 v%d, s15, 100000\n  BRANCH v%d, 0x5000, 0x2000\n", nv, nv)
+	})
+	c := g.block(0x5000, func(b *strings.Builder, nv int) {
+		fmt.Fprintf(b, "  # 0x50fc: dec; jnz\n  SUB.u64 v%d, s15, 1\n  PUT.u64 s15, v%d\n", nv, nv)
+		fmt.Fprintf(b, "  CMP.ne.u64 v%d, v%d, 0\n  BRANCH v%d, 0x1000, 0x3000\n", nv+1, nv, nv+1)
+	})
+	f := g.block(0x6000, func(b *strings.Builder, nv int) {
+		// The return: to the caller's next block, or elsewhere.
+		if g.pick(3) == 0 {
+			fmt.Fprintf(b, "  # 0x60fc: ret\n  LI.u64 v%d, 0x4000\n  LI.u64 v%d, 0x5000\n  SELECT.u64 v%d, %s, v%d, v%d\n  RET v%d\n",
+				nv, nv+1, nv+2, g.reg(nv), nv, nv+1, nv+2)
+			return
+		}
+		fmt.Fprintf(b, "  # 0x60fc: ret\n  LI.u64 v%d, 0x4000\n  RET v%d\n", nv, nv)
+	})
+	return g.finish(a, b, c, f)
+}
+
+// block returns the text of a block of random instructions at addr, which
+// end writes the control transfer of (nv: the virtual registers defined).
+func (g *blockGen) block(addr uint64, end func(b *strings.Builder, nv int)) string {
 	var b strings.Builder
-	b.WriteString("vblock 0x1000..0x1100:\n")
+	fmt.Fprintf(&b, "vblock %#x..%#x:\n", addr, addr+0x100)
 	nv := 0          // virtual registers defined so far
 	unmasks := false // an MXCSR write unmasks an SSE exception
 	def := func() string {
@@ -71,7 +174,7 @@ func (g *blockGen) program() string {
 	n := 1 + g.pick(24)
 	for i := 0; i < n; i++ {
 		cur := nv // sources read only registers defined before
-		fmt.Fprintf(&b, "  # %#x: insn %d\n", 0x1000+4*i, i)
+		fmt.Fprintf(&b, "  # %#x: insn %d\n", addr+4*uint64(i), i)
 		t := fuzzTypes[g.pick(len(fuzzTypes))]
 		switch g.pick(18) {
 		case 0:
@@ -221,36 +324,8 @@ func (g *blockGen) program() string {
 			fmt.Fprintf(&b, "  LI.u32 %s, %d\n  PUT.u32 mxcsr, %s\n", v, mx, v)
 		}
 	}
-	switch {
-	case !g.loop:
-		fmt.Fprintf(&b, "  # 0x10fc: jcc\n  BRANCH %s, 0x2000, 0x3000\n", g.reg(nv))
-	default:
-		cond := g.reg(nv)
-		if g.pick(4) != 0 {
-			t := fuzzTypes[g.pick(len(fuzzTypes))]
-			c := []string{"eq", "ne", "lt", "le", "gt", "ge"}[g.pick(6)]
-			x := g.reg(nv)
-			y := fmt.Sprint(g.imm())
-			if g.pick(2) == 0 {
-				y = g.reg(nv)
-			}
-			cond = fmt.Sprintf("v%d", nv)
-			fmt.Fprintf(&b, "  # 0x10f8: cmp\n  CMP.%s.%s %s, %s, %s\n", c, t, cond, x, y)
-		}
-		if g.pick(2) == 0 {
-			fmt.Fprintf(&b, "  # 0x10fc: jcc\n  BRANCH %s, 0x1000, 0x3000\n", cond)
-		} else {
-			fmt.Fprintf(&b, "  # 0x10fc: jcc\n  BRANCH %s, 0x3000, 0x1000\n", cond)
-		}
-	}
-	body := b.String()
-	if unmasks {
-		body = oneInstruction(body)
-	}
-	b.Reset()
-	b.WriteString(body)
-	b.WriteString("vblock 0x2000..0x2002:\n  # 0x2000: syscall\n  SYSCALL 0x2002\n")
-	b.WriteString("vblock 0x3000..0x3002:\n  # 0x3000: syscall\n  SYSCALL 0x3002\n")
+	end(&b, nv)
+	g.unmasks = g.unmasks || unmasks
 	return b.String()
 }
 
@@ -279,6 +354,13 @@ func oneInstruction(block string) string {
 // runBoth runs src on the interpreter and on the compiling engine from the
 // same state and reports the first difference.
 func runBoth(t *testing.T, src string, seed []byte, budget uint64) {
+	runBothTiered(t, src, seed, budget, 0)
+}
+
+// runBothTiered is runBoth with the compiling engine tiered: it compiles a
+// block once its interpreter ran it hotAfter times (0: at once), forming
+// traces along the paths the interpreter saw.
+func runBothTiered(t *testing.T, src string, seed []byte, budget uint64, hotAfter uint32) {
 	bs, err := gvinst.Parse(src)
 	if err != nil {
 		return // not a valid program: nothing to compare
@@ -307,6 +389,7 @@ func runBoth(t *testing.T, src string, seed []byte, budget uint64) {
 		var e gvinst.Engine
 		opts := gvinst.InterpOptions{Optimize: opt}
 		if useJIT {
+			opts.HotAfter = hotAfter
 			j, err := New(mem, tr, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -338,6 +421,13 @@ func runBoth(t *testing.T, src string, seed []byte, budget uint64) {
 		want := run(false, opt)
 		got := run(true, opt)
 		ws, gs := want.stop, got.stop
+		if hotAfter != 0 && (ws.Kind == gvinst.StopTrap && ws.Trap == gvinst.TrapUnsupported) != (gs.Kind == gvinst.StopTrap && gs.Trap == gvinst.TrapUnsupported) {
+			// Tiered, the compiling engine runs cold blocks
+			// unoptimized: an instruction gxbit does not implement
+			// whose result is dead (the generator makes some) traps
+			// there and not in the optimized block.
+			return
+		}
 		if ws.Kind != gs.Kind || ws.PC != gs.PC || ws.Trap != gs.Trap || ws.FaultAddr != gs.FaultAddr {
 			t.Fatalf("optimize=%v: jit stops with %v, the interpreter with %v\n%s", opt, gs, ws, src)
 		}
@@ -349,6 +439,14 @@ func runBoth(t *testing.T, src string, seed []byte, budget uint64) {
 		// RATIONALE); compiled code runs the host's SSE, which sets it.
 		if d := got.cpu.State[gvinst.MXCSR] ^ want.cpu.State[gvinst.MXCSR]; d == mxDE && got.cpu.State[gvinst.MXCSR]&mxDE != 0 {
 			want.cpu.State[gvinst.MXCSR] |= mxDE
+		}
+		if hotAfter != 0 && flagsOf(t, got.cpu) == flagsOf(t, want.cpu) {
+			// Tiered, the compiling engine runs cold blocks unoptimized:
+			// a FLAGS record a later one overwrites is still made, and
+			// leaves the lazy flags state different but the same flags.
+			for r := gvinst.CCOp; r <= gvinst.RFLAGS; r++ {
+				got.cpu.State[r] = want.cpu.State[r]
+			}
 		}
 		if got.cpu != want.cpu && ws.Kind != gvinst.StopTrap {
 			for i := range want.cpu.State {
@@ -362,6 +460,18 @@ func runBoth(t *testing.T, src string, seed []byte, budget uint64) {
 			t.Fatalf("optimize=%v: the engines leave different memory\n%s", opt, src)
 		}
 	}
+}
+
+// flagsOf returns the flags cpu's lazy flags state stands for, as GETFLAGS
+// makes them.
+func flagsOf(t *testing.T, cpu gvinst.CPU) uint64 {
+	frame := make([]uint64, gvinst.FrameSlots)
+	copy(frame, cpu.State[:])
+	get := gvinst.Inst{Op: gvinst.OpGetFlags, Type: gvinst.U64, Dst: gvinst.VReg(0)}
+	if st := gvinst.NewInterpreter(gvinst.NewMemory(0), nil, gvinst.InterpOptions{}).Exec(frame, &get); st != nil {
+		t.Fatalf("GETFLAGS: %v", st)
+	}
+	return frame[gvinst.VReg(0)]
 }
 
 // FuzzEngines runs random GVInst blocks on the interpreter and on the
@@ -406,6 +516,29 @@ func FuzzEngineLoops(f *testing.F) {
 	})
 }
 
+// FuzzEngineTraces is FuzzEngines on three blocks in a loop, each going on
+// to the next or leaving, run by the compiling engine tiered so that it
+// forms traces (trace.go) along the paths its interpreter saw, side exits
+// and all; the budget stops loops that do not end, at the same block
+// boundary as the interpreter. Crashers are kept in
+// testdata/fuzz/FuzzEngineTraces.
+func FuzzEngineTraces(f *testing.F) {
+	for i := 0; i < 64; i++ {
+		seed := make([]byte, 160)
+		for j := range seed {
+			seed[j] = byte(i*43 + j*13 + i*j*5)
+		}
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		g := &blockGen{data: data, loop: true}
+		runBothTiered(t, g.traceProgram(), data, 1+uint64(data[0])*37, 3)
+	})
+}
+
 // TestFuzzGeneratorMakesPrograms checks that most generated programs parse
 // and verify, so that FuzzEngines compares something.
 func TestFuzzGeneratorMakesPrograms(t *testing.T) {
@@ -436,5 +569,49 @@ func TestFuzzGeneratorMakesPrograms(t *testing.T) {
 	}
 	if valid < n/2 {
 		t.Errorf("only %d of %d generated programs are valid GVInst", valid, n)
+	}
+}
+
+// TestTraceGeneratorMakesTraces checks that the compiling engine forms
+// traces on many of FuzzEngineTraces' seed programs, so that it compares
+// side exits and joined blocks and not only single blocks.
+func TestTraceGeneratorMakesTraces(t *testing.T) {
+	traces := 0
+	const n = 64
+	for i := 0; i < n; i++ {
+		seed := make([]byte, 160)
+		for j := range seed {
+			seed[j] = byte(i*43 + j*13 + i*j*5)
+		}
+		src := (&blockGen{data: seed, loop: true}).traceProgram()
+		if _, err := gvinst.Parse(src); err != nil {
+			continue
+		}
+		mem := gvinst.NewMemory(0)
+		if err := mem.Map(dataBase, 2*gvinst.PageSize, gvinst.PermRead|gvinst.PermWrite); err != nil {
+			t.Fatal(err)
+		}
+		e, err := New(mem, newTextTranslator(t, mem, src), gvinst.InterpOptions{Optimize: true, HotAfter: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cpu := gvinst.CPU{PC: 0x1000}
+		for r := 0; r < 16; r++ {
+			cpu.State[r] = uint64(0x9e3779b97f4a7c15) * uint64(r+1+int(seed[r]))
+			if r%3 == 0 {
+				cpu.State[r] &= 0xff // s15 counts the loop down
+			}
+		}
+		cpu.State[gvinst.S7] = dataBase
+		cpu.State[gvinst.MXCSR] = 0x1f80
+		e.Run(&cpu, 1+uint64(seed[0])*37)
+		if e.Stats().TraceBlocks > 0 {
+			traces++
+		}
+		e.Close()
+	}
+	t.Logf("%d of %d programs made traces", traces, n)
+	if traces < n/16 {
+		t.Errorf("only %d of %d generated programs made traces", traces, n)
 	}
 }

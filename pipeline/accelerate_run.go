@@ -316,6 +316,7 @@ func (o *onlineEngine) Stats() gvinst.EngineStats {
 	st.GuestInsns += t.GuestInsns
 	st.BlocksTranslated += t.BlocksTranslated
 	st.UnitsCompiled += t.UnitsCompiled
+	st.TraceBlocks += t.TraceBlocks
 	st.CompileTime += t.CompileTime
 	st.CodeBytes += t.CodeBytes
 	st.Callouts += t.Callouts

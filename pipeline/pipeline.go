@@ -217,6 +217,7 @@ type Stats struct {
 	GuestInstructions  uint64
 	BlocksTranslated   uint64
 	UnitsCompiled      uint64            // blocks compiled to host code (the jit engine)
+	TraceBlocks        uint64            // blocks compiled into a unit after its first (the jit's traces)
 	CompileTime        time.Duration     // spent translating and compiling them
 	Callouts           uint64            // GVInst instructions compiled code handed to the interpreter's semantics
 	CalloutsByOp       map[string]uint64 // Callouts by op, as gvinst.EngineStats has them
@@ -417,6 +418,7 @@ func (g *Guest) RunEngine(ctx context.Context, e gvinst.Engine, onBreak func(*gv
 		res.Stats.GuestInstructions = st.GuestInsns
 		res.Stats.BlocksTranslated = st.BlocksTranslated
 		res.Stats.UnitsCompiled = st.UnitsCompiled
+		res.Stats.TraceBlocks = st.TraceBlocks
 		res.Stats.CompileTime = st.CompileTime
 		res.Stats.Callouts = st.Callouts
 		res.Stats.CalloutsByOp = st.CalloutsByOp

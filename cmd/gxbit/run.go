@@ -186,8 +186,8 @@ func printStats(res *pipeline.Result) {
 	}
 	fmt.Fprintln(os.Stderr)
 	if s.UnitsCompiled > 0 {
-		fmt.Fprintf(os.Stderr, "gxbit: jit: units compiled %d, compile time %.3fs, guest instructions in the interpreter (cold code) %d, callouts to the interpreter %d\n",
-			s.UnitsCompiled, s.CompileTime.Seconds(), s.InterpInstructions, s.Callouts)
+		fmt.Fprintf(os.Stderr, "gxbit: jit: units compiled %d (%d more blocks in traces), compile time %.3fs, guest instructions in the interpreter (cold code) %d, callouts to the interpreter %d\n",
+			s.UnitsCompiled, s.TraceBlocks, s.CompileTime.Seconds(), s.InterpInstructions, s.Callouts)
 		if len(s.CalloutsByOp) > 0 {
 			fmt.Fprintf(os.Stderr, "gxbit: jit: callouts by op: %s\n", calloutsLine(s.CalloutsByOp, 12))
 		}

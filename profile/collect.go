@@ -795,6 +795,13 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 				return
 			}
 			n.counter[l]++
+			if l == 0 && n.counter[0] == 0 {
+				// A new entry, counted only: its trip counts are its
+				// own, not those of the last entry sampled (gramschmidt's
+				// j loop, entered once per k with n-k-1 trips, gave two
+				// trip counts to one entry).
+				n.entries++
+			}
 			n.sel[l] = n.selected(n.counter[l])
 			if n.paused >= 0 && l == 0 {
 				n.maxOuter = max(n.maxOuter, n.counter[0])

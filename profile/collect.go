@@ -878,14 +878,22 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			// need not pay for its probes.
 			t := n.counter[l]
 			unrecorded := n.skip || n.counter[0] < 0 || n.thin && !n.selected(t)
+			// Its later iterations stay unrecorded (toEnd) only while an
+			// enclosing loop's iteration does: one of l's own that began
+			// so (an inner loop resumed at its end, just before this
+			// header: covariance's j loop, shorter at each i than the
+			// last) ends at l's next header, and l's next selected
+			// iteration is recorded. Paused to its end, the outer loop
+			// of covariance's nest was sampled at i = 0 only.
+			toEnd := n.skip && n.skipSeen < len(info.chain) || n.counter[0] < 0 || n.thin && !n.selected(t)
 			if last := n.iterStart[l]; last >= 0 && n.spent-last >= pauseMinProbes && (unrecorded || !selected(t)) {
 				lead, waiting := c.pauseLead(n.spent-last), n.counter[0] < 0
 				if waiting {
 					lead = max(lead, info.lead)
 				}
-				if !resumeAt(info, t, lead, unrecorded, waiting) {
+				if !resumeAt(info, t, lead, toEnd, waiting) {
 					info.lead = lead
-					n.iterStart[l], n.lead, n.toEnd = -1, lead, unrecorded
+					n.iterStart[l], n.lead, n.toEnd = -1, lead, toEnd
 					c.pause(n, s.nest, l)
 					return
 				}

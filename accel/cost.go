@@ -386,7 +386,9 @@ type ledger struct {
 // verdictAfter is how many launches after the first the ledger needs
 // before it may disarm a hot spot whose GPU side costs more than its CPU
 // side; one that cost more than lossFactor times its CPU side disarms at
-// once. The first launch is an outlay the ledger does not judge: it pays
+// once, unless the launches so far still pay in all (one dear launch
+// among hundreds that paid, a buffer merged or the host busy, disarmed
+// LU's column scaling after 268 launches on gpusim). The first launch is an outlay the ledger does not judge: it pays
 // what later launches find done (the arrays copied to the device, their
 // buffers made, pages first touched) and one instance's probing as its
 // timing runs warm up. (LU's trailing update at 1000, on gpusim with its
@@ -415,7 +417,7 @@ func (l *ledger) add(gpu time.Duration, count uint64, cpuIter, fetch time.Durati
 	cpu := time.Duration(count)*cpuIter + fetch
 	all := time.Duration(l.iterations)*cpuIter + l.fetch
 	switch {
-	case gpu > lossFactor*cpu:
+	case gpu > lossFactor*cpu && l.gpu > all:
 		return fmt.Sprintf("a launch of %d iterations cost %.3gs on the GPU side (probing, guards, copies, kernel), the CPU engine %.3gs", count, gpu.Seconds(), cpu.Seconds())
 	case l.launches > verdictAfter && l.gpu > all:
 		return fmt.Sprintf("%d launches after the first, of %d iterations, cost %.3gs on the GPU side (probing, guards, copies, kernel), the CPU engine %.3gs", l.launches-1, l.iterations, l.gpu.Seconds(), all.Seconds())

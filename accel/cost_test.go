@@ -118,6 +118,10 @@ func TestLedger(t *testing.T) {
 			t.Fatalf("launch %d pays 10x: disarmed (%s)", i, why)
 		}
 	}
+	// One dear launch among many that paid does not disarm.
+	if why := l.add(4*ms, 1000, time.Microsecond, 0); why != "" {
+		t.Errorf("one launch 4x slower after nine paying 10x: disarmed (%s)", why)
+	}
 	// A better CPU estimate reprices the earlier launches.
 	if why := l.add(ms/10, 1000, time.Nanosecond, 0); why == "" {
 		t.Errorf("the CPU turned out 1000x faster: not disarmed")
@@ -232,6 +236,8 @@ func TestEstimateFetch(t *testing.T) {
 			t.Fatalf("launch %d: disarmed (%s) though the CPU would have brought back 8 MB", i, why)
 		}
 	}
+	l = ledger{}
+	l.add(0, 2000, 4*time.Nanosecond, 0)
 	if why := l.add(100*time.Microsecond, 2000, 4*time.Nanosecond, 0); why == "" {
 		t.Errorf("a launch 12 times dearer than its CPU side with nothing to bring back: not disarmed")
 	}

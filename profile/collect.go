@@ -649,7 +649,8 @@ func selected(t int32) bool { return t < 4 || t&(t-1) == 0 }
 
 // thinIterations is how many iterations of each loop a nest that has
 // spent MaxProbesPerNest records, to the end of its outer loop's
-// iteration or until it has spent thinBudget times MaxProbesPerNest.
+// iteration (its second, if the budget went in the first) or until it
+// has spent thinBudget times MaxProbesPerNest.
 // Thinning pauses the unrecorded iterations of loops with inner loops
 // (they cost little), but an innermost loop's run their probes: in a
 // time step of 1D sweeps (jacobi1d at 2 M points: about 20 M probes a
@@ -830,7 +831,9 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 	case c.opts.MaxProbesPerNest:
 		// Thin out to the end of the outer loop's iteration, so that
 		// the loops after the one that spent the budget (a time step's
-		// second sweep) are sampled too.
+		// second sweep) are sampled too, and through the next one if
+		// the budget went in the first: what is seen at one value of
+		// the outer index only has no known step in it (fitAffine).
 		n.thin = true
 	case thinBudget * c.opts.MaxProbesPerNest:
 		c.stopSampling(n, s.nest)
@@ -838,8 +841,11 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 	switch s.kind {
 	case siteHeader:
 		l := s.loop
-		if l == 0 && n.thin && n.counter[0] >= 0 {
-			// The outer iteration that spent the budget is over.
+		if l == 0 && n.thin && n.counter[0] >= 1 {
+			// The outer iteration that spent the budget is over, and
+			// the loop has begun two iterations while sampling (jacobi1d
+			// stopped at its second time step's header: its sweeps' trip
+			// counts were seen at t = 0 only, not affine in t).
 			c.stopSampling(n, s.nest)
 			c.Probe(id, addr, size)
 			return

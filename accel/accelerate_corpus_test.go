@@ -19,6 +19,12 @@ import (
 // phase1 profiles one run of a program (what gxbit profile does).
 func phase1(t testing.TB, cfg pipeline.Config) *profile.File {
 	t.Helper()
+	return phase1Collect(t, cfg, profile.CollectOptions{})
+}
+
+// phase1Collect is phase1 with the collector bounded by opts.
+func phase1Collect(t testing.TB, cfg pipeline.Config, opts profile.CollectOptions) *profile.File {
+	t.Helper()
 	g, err := pipeline.Load(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +41,7 @@ func phase1(t testing.TB, cfg pipeline.Config) *profile.File {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := profile.NewSession(g.Lifter, g.Mem, im, profile.Options{Engine: newEngine})
+	sess, err := profile.NewSession(g.Lifter, g.Mem, im, profile.Options{Engine: newEngine, Collect: opts})
 	if err != nil {
 		t.Fatal(err)
 	}

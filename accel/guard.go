@@ -113,6 +113,41 @@ type siteObs struct {
 	lo, hi [2]uint64
 }
 
+// coverConditionalSites widens the footprint of each site seen in both
+// probed iterations whose lowest and highest bytes moved by different
+// steps, but which stayed inside the window of a site of the same array
+// that moved as a whole both times, to take in that site's footprint too.
+// Such a site is conditional (a store on one side of an if: ifsides.c),
+// and its own steps say only which elements took that side in the two
+// probed iterations (its window grew by 8 bytes, moving 392 bytes a row
+// for 400), so extrapolating them alone left the rows further on with
+// elements outside its footprint, and the kernel failed on them. The
+// covering site's footprint is what the profile's affine model of the
+// access gives (it fits both to one function).
+func (sp *spot) coverConditionalSites(byX86 map[[2]uint64]*siteObs, sites []ptxgen.Range, seen []bool) {
+	k := sp.kernel
+	for s := range sites {
+		o := byX86[siteKey(k.Sites[s])]
+		if !seen[s] || o.lo[1]-o.lo[0] == o.hi[1]-o.hi[0] {
+			continue
+		}
+		g, ok := sp.group(k.Sites[s])
+		for c := 0; c < len(sites) && ok; c++ {
+			oc := byX86[siteKey(k.Sites[c])]
+			if gc, okc := sp.group(k.Sites[c]); c == s || !seen[c] || !okc || gc != g {
+				continue
+			}
+			step := oc.lo[1] - oc.lo[0]
+			if step == 0 || oc.hi[1]-oc.hi[0] != step {
+				continue
+			}
+			if oc.lo[0] <= o.lo[0] && o.hi[0] <= oc.hi[0] && oc.lo[1] <= o.lo[1] && o.hi[1] <= oc.hi[1] {
+				sites[s].Lo, sites[s].Hi = min(sites[s].Lo, sites[c].Lo), max(sites[s].Hi, sites[c].Hi)
+			}
+		}
+	}
+}
+
 // disjointIterations proves, from what the probed iterations touched, that
 // distinct iterations of the mapped level, n of them from the first probed,
 // touch disjoint bytes of every array they write. Each site's lowest and

@@ -245,15 +245,23 @@ func observedDependence(traces []*accessTrace, n uint64) string {
 	if n < 2 {
 		return ""
 	}
-	for _, w := range traces {
+	covered := coverConditional(traces)
+	for wi, w := range traces {
 		if !w.store || !w.it[0].seen || !w.it[1].seen {
 			continue
 		}
-		for _, s := range traces {
+		for si, s := range traces {
 			if !s.it[0].seen || !s.it[1].seen {
 				continue
 			}
-			if why := conflict(w, s, n); why != "" {
+			why := conflict(w, s, n)
+			if why != "" && (covered[wi] != w || covered[si] != s) {
+				// A conditional access: its own windows' steps are an
+				// accident; what the covering access's windows say
+				// decides (coverConditional).
+				why = conflict(covered[wi], covered[si], n)
+			}
+			if why != "" {
 				kind := "read"
 				if s.store {
 					kind = "write"
@@ -267,6 +275,53 @@ func observedDependence(traces []*accessTrace, n uint64) string {
 	}
 	return ""
 }
+
+// coverConditional returns traces with each access that does not move as
+// a whole but, in both probed iterations, stayed inside the window of one
+// that does (a store on one side of an if, which wrote a scattered part of
+// the row the loop's read walks whole: ifsides.c) replaced by that window,
+// moving with it. Its own windows move by a stride that is an accident of
+// which elements took that side (392 bytes a row for 400), and windows
+// moving by different strides meet some iterations away. The covering
+// window is what an affine model of the access says (the profile fits
+// both to one function), and, holding every byte the access touched in
+// the probed iterations, more than it: observedDependence asks it only
+// where the access's own windows show a conflict (a triangular row inside
+// a whole row's read is exact on its own, and its covering row would meet
+// the columns that covariance writes beside it).
+func coverConditional(traces []*accessTrace) []*accessTrace {
+	var out []*accessTrace
+	for i, t := range traces {
+		if _, ok := t.shift(); ok || !t.it[0].seen || !t.it[1].seen {
+			continue
+		}
+		for _, c := range traces {
+			if c == t || !c.it[0].seen || !c.it[1].seen {
+				continue
+			}
+			if d, ok := c.shift(); !ok || d == 0 || !inside(t.it[0].window, c.it[0].window) || !inside(t.it[1].window, c.it[1].window) {
+				continue
+			}
+			if out == nil {
+				out = slices.Clone(traces)
+			}
+			hull := &accessTrace{x86: t.x86, store: t.store, size: t.size}
+			for it := range hull.it {
+				w := c.it[it].window
+				hull.it[it] = spanList{spans: []ptxgen.Range{w}, window: w, seen: true}
+			}
+			out[i] = hull
+			break
+		}
+	}
+	if out == nil {
+		return traces
+	}
+	return out
+}
+
+// inside reports whether a lies within b.
+func inside(a, b ptxgen.Range) bool { return b.Lo <= a.Lo && a.Hi <= b.Hi }
 
 // conflict tests write w against access s over n iterations.
 func conflict(w, s *accessTrace, n uint64) string {

@@ -154,3 +154,24 @@ func TestObservedDependenceLattices(t *testing.T) {
 		}
 	}
 }
+
+// TestObservedDependenceConditional checks a store on one side of an if
+// (ifsides.c): in each probed iteration it wrote some elements of the row
+// the loop reads whole, others in the other, so its own window moved by
+// 392 bytes for the row's 400, and windows moving apart meet further on.
+// Inside the read's row both times, it is taken to move with the row: no
+// dependence. A read of the next row, which the store's row overlaps one
+// iteration later, still is one.
+func TestObservedDependenceConditional(t *testing.T) {
+	const A, row, n = 0x10000, 400, 300
+	read := trace(1, false, 8, seq(A, 8, 50), seq(A+row, 8, 50))
+	// Elements 3, 7, 20, 45 of row 0; 2, 9, 44 of row 1.
+	store := trace(2, true, 8, []uint64{A + 24, A + 56, A + 160, A + 360}, []uint64{A + row + 16, A + row + 72, A + row + 352})
+	if why := observedDependence([]*accessTrace{read, store}, n); why != "" {
+		t.Errorf("a conditional store inside the row read: %q, want independent", why)
+	}
+	next := trace(3, false, 8, seq(A+row, 8, 50), seq(A+2*row, 8, 50))
+	if why := observedDependence([]*accessTrace{read, store, next}, n); !strings.Contains(why, "0x2") || !strings.Contains(why, "0x3") {
+		t.Errorf("a conditional store and a read of the next row: %q, want a dependence between them", why)
+	}
+}

@@ -777,6 +777,7 @@ func (sp *spot) siteRanges(byX86 map[[2]uint64]*siteObs, from, to uint64) ([]ptx
 		}
 		sites[s] = r
 	}
+	sp.coverConditionalSites(byX86, sites, seen)
 	// A site that did not run in both probed iterations (conditional code,
 	// an inner loop empty there) gets the footprint of the profile's array
 	// it belongs to, as the other sites of that array show it; the kernel

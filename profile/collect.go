@@ -649,7 +649,8 @@ func selected(t int32) bool { return t < 4 || t&(t-1) == 0 }
 
 // thinIterations is how many iterations of each loop a nest that has
 // spent MaxProbesPerNest records, to the end of its outer loop's
-// iteration or until it has spent thinBudget times MaxProbesPerNest.
+// iteration (its second, if the budget went in the first) or until it
+// has spent thinBudget times MaxProbesPerNest.
 // Thinning pauses the unrecorded iterations of loops with inner loops
 // (they cost little), but an innermost loop's run their probes: in a
 // time step of 1D sweeps (jacobi1d at 2 M points: about 20 M probes a
@@ -795,6 +796,13 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 				return
 			}
 			n.counter[l]++
+			if l == 0 && n.counter[0] == 0 {
+				// A new entry, counted only: its trip counts are its
+				// own, not those of the last entry sampled (gramschmidt's
+				// j loop, entered once per k with n-k-1 trips, gave two
+				// trip counts to one entry).
+				n.entries++
+			}
 			n.sel[l] = n.selected(n.counter[l])
 			if n.paused >= 0 && l == 0 {
 				n.maxOuter = max(n.maxOuter, n.counter[0])
@@ -823,7 +831,9 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 	case c.opts.MaxProbesPerNest:
 		// Thin out to the end of the outer loop's iteration, so that
 		// the loops after the one that spent the budget (a time step's
-		// second sweep) are sampled too.
+		// second sweep) are sampled too, and through the next one if
+		// the budget went in the first: what is seen at one value of
+		// the outer index only has no known step in it (fitAffine).
 		n.thin = true
 	case thinBudget * c.opts.MaxProbesPerNest:
 		c.stopSampling(n, s.nest)
@@ -831,8 +841,11 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 	switch s.kind {
 	case siteHeader:
 		l := s.loop
-		if l == 0 && n.thin && n.counter[0] >= 0 {
-			// The outer iteration that spent the budget is over.
+		if l == 0 && n.thin && n.counter[0] >= 1 {
+			// The outer iteration that spent the budget is over, and
+			// the loop has begun two iterations while sampling (jacobi1d
+			// stopped at its second time step's header: its sweeps' trip
+			// counts were seen at t = 0 only, not affine in t).
 			c.stopSampling(n, s.nest)
 			c.Probe(id, addr, size)
 			return
@@ -871,14 +884,22 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			// need not pay for its probes.
 			t := n.counter[l]
 			unrecorded := n.skip || n.counter[0] < 0 || n.thin && !n.selected(t)
+			// Its later iterations stay unrecorded (toEnd) only while an
+			// enclosing loop's iteration does: one of l's own that began
+			// so (an inner loop resumed at its end, just before this
+			// header: covariance's j loop, shorter at each i than the
+			// last) ends at l's next header, and l's next selected
+			// iteration is recorded. Paused to its end, the outer loop
+			// of covariance's nest was sampled at i = 0 only.
+			toEnd := n.skip && n.skipSeen < len(info.chain) || n.counter[0] < 0 || n.thin && !n.selected(t)
 			if last := n.iterStart[l]; last >= 0 && n.spent-last >= pauseMinProbes && (unrecorded || !selected(t)) {
 				lead, waiting := c.pauseLead(n.spent-last), n.counter[0] < 0
 				if waiting {
 					lead = max(lead, info.lead)
 				}
-				if !resumeAt(info, t, lead, unrecorded, waiting) {
+				if !resumeAt(info, t, lead, toEnd, waiting) {
 					info.lead = lead
-					n.iterStart[l], n.lead, n.toEnd = -1, lead, unrecorded
+					n.iterStart[l], n.lead, n.toEnd = -1, lead, toEnd
 					c.pause(n, s.nest, l)
 					return
 				}

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"math/big"
 	"strconv"
 	"strings"
 )
@@ -28,7 +29,9 @@ type affineFit struct {
 //
 // When a coefficient is known (RATIONALE). Level l's coefficient is known
 // from two points of one group that differ at level l alone, one of them
-// at 0 there; every point must then fit it. A level at which no group saw
+// at 0 there, or, where no such pair exists for a level that varied
+// (solveCoeffs), when the differences between the points of each group
+// pin it down by exact elimination; every point must then fit it. A level at which no group saw
 // the value take two values has no such pair, and its coefficient is
 // unknown, not 0: the samples may hold one iteration of an outer loop (a
 // profile that ran out of its probe budget inside it), or a loop that ran
@@ -105,6 +108,17 @@ func fitAffine(pts []point, nl int, fixed []bool) (*affineFit, error) {
 		depth = max(depth, min(nl, len(p.vec)))
 	}
 	for l := 0; l < depth; l++ {
+		if f.varied[l] && !known[l] && (l >= len(fixed) || !fixed[l]) {
+			// No pair of points differs at l alone (a store on one side
+			// of an if runs at scattered iterations): solve for the
+			// coefficients from every point instead.
+			if err := solveCoeffs(pts, depth, fixed, f.coeffs, known); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+	for l := 0; l < depth; l++ {
 		switch {
 		case l < len(fixed) && fixed[l] && (!known[l] || f.coeffs[l] == 0):
 			f.coeffs[l], known[l] = 0, true
@@ -167,4 +181,112 @@ func fmtCoeffs(c []int64, base *string) string {
 		return "0"
 	}
 	return strings.ReplaceAll(strings.Join(parts, " + "), "+ -", "- ")
+}
+
+// solveCoeffs finds the coefficients of the levels below depth from the
+// differences between the points of each group and its first point: each
+// difference is a linear equation Σ c[l]·Δvec[l] = Δval (modulo 2^64,
+// read as signed: the steps of addresses and counts are small), solved
+// exactly over the rationals (Gauss-Jordan elimination, incrementally:
+// an equation the basis already spans adds nothing, one it contradicts
+// fails). A level's coefficient is known when the equations determine it
+// alone, whatever the others' are: in reduced echelon form, its pivot row
+// has no free level. Known coefficients must be whole numbers and agree
+// with those known already (known, coeffs: the pairs of fitAffine), and
+// are written there. Fixed levels (see fitAffine) are 0 and take no part.
+// The caller still checks every point against the result.
+func solveCoeffs(pts []point, depth int, fixed []bool, coeffs []int64, known []bool) error {
+	isFixed := func(l int) bool { return l < len(fixed) && fixed[l] }
+	// basis rows: coefficients of the depth levels, then the value;
+	// pivot[r] is row r's pivot level.
+	var basis [][]*big.Rat
+	var pivot []int
+	ref := map[string]point{}
+	row := make([]*big.Rat, depth+1)
+	for i := range row {
+		row[i] = new(big.Rat)
+	}
+	tmp := new(big.Rat)
+	for _, p := range pts {
+		r, ok := ref[p.key]
+		if !ok {
+			ref[p.key] = p
+			continue
+		}
+		zero := true
+		for l := 0; l < depth; l++ {
+			var d int64
+			if !isFixed(l) && l < len(p.vec) && l < len(r.vec) {
+				d = int64(p.vec[l]) - int64(r.vec[l])
+			}
+			row[l].SetInt64(d)
+			zero = zero && d == 0
+		}
+		if zero {
+			continue // the same iteration: fitAffine compared the values
+		}
+		row[depth].SetInt64(int64(p.val - r.val))
+		for bi, b := range basis {
+			if c := row[pivot[bi]]; c.Sign() != 0 {
+				c = new(big.Rat).Set(c)
+				for k := range row {
+					row[k].Sub(row[k], tmp.Mul(c, b[k]))
+				}
+			}
+		}
+		pl := -1
+		for l := 0; l < depth; l++ {
+			if row[l].Sign() != 0 {
+				pl = l
+				break
+			}
+		}
+		if pl < 0 {
+			if row[depth].Sign() != 0 {
+				return fmt.Errorf("%#x at %s does not fit the steps of the other points", p.val, fmtVec(p.vec))
+			}
+			continue
+		}
+		nr := make([]*big.Rat, depth+1)
+		inv := new(big.Rat).Inv(row[pl])
+		for k := range row {
+			nr[k] = new(big.Rat).Mul(row[k], inv)
+		}
+		for _, b := range basis {
+			if c := b[pl]; c.Sign() != 0 {
+				c = new(big.Rat).Set(c)
+				for k := range b {
+					b[k].Sub(b[k], tmp.Mul(c, nr[k]))
+				}
+			}
+		}
+		basis, pivot = append(basis, nr), append(pivot, pl)
+		if len(basis) == depth {
+			break
+		}
+	}
+	isPivot := make([]bool, depth)
+	for _, l := range pivot {
+		isPivot[l] = true
+	}
+	for bi, b := range basis {
+		l := pivot[bi]
+		alone := true
+		for k := 0; k < depth; k++ {
+			alone = alone && (isPivot[k] || b[k].Sign() == 0)
+		}
+		if !alone {
+			continue
+		}
+		v := b[depth]
+		if !v.IsInt() || !v.Num().IsInt64() {
+			return fmt.Errorf("level %d steps by %s, no whole number", l, v.RatString())
+		}
+		c := v.Num().Int64()
+		if known[l] && coeffs[l] != c {
+			return fmt.Errorf("level %d steps by %d and by %d", l, coeffs[l], c)
+		}
+		coeffs[l], known[l] = c, true
+	}
+	return nil
 }

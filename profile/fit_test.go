@@ -158,3 +158,88 @@ func TestFitAffineOneOuterValue(t *testing.T) {
 		t.Errorf("a fixed level that moves: got %v, want an error", err)
 	}
 }
+
+// TestFitAffineScattered fits a store on one side of an if (ifsides.c's
+// a[i][j] = x, which gcc -O2 duplicates into both sides of the if): each
+// copy runs at scattered iterations only, so no two of its points differ
+// in one level alone with one of them at 0 there. The coefficients still
+// follow from the points by elimination, and every point must fit them;
+// a level that only ever moves together with another stays unknown.
+func TestFitAffineScattered(t *testing.T) {
+	var pts []point
+	for _, key := range []string{"0", "1"} {
+		for i := int32(0); i < 6; i++ {
+			for j := int32(0); j < 7; j++ {
+				if (i*7+j*3+int32(len(key)))%5 < 2 && i*j != 0 {
+					pts = append(pts, point{key: key, vec: []int32{i, j}, val: 0x4000 + uint64(len(key))*0x100 + 400*uint64(i) + 8*uint64(j)})
+				}
+			}
+		}
+	}
+	f, err := fitAffine(pts, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.coeffs[0] != 400 || f.coeffs[1] != 8 {
+		t.Errorf("coefficients %v, want [400 8]", f.coeffs)
+	}
+	// One point off the plane: the fit fails.
+	off := append([]point(nil), pts...)
+	off[len(off)/2].val += 8
+	if _, err := fitAffine(off, 2, nil); err == nil {
+		t.Error("a point off the plane fitted")
+	}
+	// The diagonal: i and j always move together, so neither step is
+	// known (400+8 per step could be any split).
+	var diag []point
+	for i := int32(1); i < 6; i++ {
+		diag = append(diag, point{key: "0", vec: []int32{i, i}, val: 0x4000 + 408*uint64(i)})
+	}
+	if f, err := fitAffine(diag, 2, nil); err == nil || !strings.Contains(err.Error(), "too few samples") {
+		t.Errorf("diagonal: got %v, %v; want too few samples", f, err)
+	}
+	// A step of a half: no whole number.
+	half := []point{{"0", []int32{1, 1}, 0}, {"0", []int32{3, 1}, 1}, {"0", []int32{1, 2}, 8}}
+	if _, err := fitAffine(half, 2, nil); err == nil || !strings.Contains(err.Error(), "no whole number") {
+		t.Errorf("half step: got %v", err)
+	}
+}
+
+// TestFitAffineScatteredNeverWrong checks on random sparse samples of
+// affine and perturbed data that a fit, when it succeeds, reproduces
+// every point, and that on unperturbed data with enough points it finds
+// the true coefficients.
+func TestFitAffineScatteredNeverWrong(t *testing.T) {
+	seed := uint64(7)
+	rnd := func(n uint64) uint64 {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		return (seed >> 33) % n
+	}
+	for trial := 0; trial < 500; trial++ {
+		c := []int64{int64(rnd(64)) - 32, int64(rnd(4096)) - 2048, int64(rnd(16)) - 8}
+		base := rnd(1 << 40)
+		perturb := trial%2 == 1
+		var pts []point
+		for n := rnd(12) + 1; n > 0; n-- {
+			v := []int32{int32(rnd(9)), int32(rnd(9)), int32(rnd(9))}
+			val := base + uint64(c[0]*int64(v[0])+c[1]*int64(v[1])+c[2]*int64(v[2]))
+			if perturb && rnd(4) == 0 {
+				val += rnd(3)
+			}
+			pts = append(pts, point{key: "0", vec: v, val: val})
+		}
+		f, err := fitAffine(pts, 3, nil)
+		if err != nil {
+			continue
+		}
+		for _, p := range pts {
+			got := f.bases[p.key] + uint64(f.coeffs[0]*int64(p.vec[0])+f.coeffs[1]*int64(p.vec[1])+f.coeffs[2]*int64(p.vec[2]))
+			if got != p.val {
+				t.Fatalf("trial %d: fit gives %#x at %v, sample is %#x", trial, got, p.vec, p.val)
+			}
+		}
+		if !perturb && (f.coeffs[0] != c[0] || f.coeffs[1] != c[1] || f.coeffs[2] != c[2]) {
+			t.Fatalf("trial %d: fitted %v from %d exact points, true %v", trial, f.coeffs, len(pts), c)
+		}
+	}
+}

@@ -283,7 +283,8 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// earlier instances, else its instructions at the plain engine's speed
 	// timed above (or the main engine's, or the probed iteration's time,
 	// if less).
-	cpuIter := CPUIteration(sp.plainIter, time.Duration(cpuPerIter*float64(time.Second)), insnsPerIter, plainRate, sp.a.mainRate())
+	probed := time.Duration(cpuPerIter * float64(time.Second))
+	cpuIter := CPUIteration(TrustedTail(sp.plainIter, probed, sp.straightIteration()), probed, insnsPerIter, plainRate, sp.a.mainRate())
 	// What this instance cost so far beyond its iterations' CPU time
 	// (probing, guards): every offloaded instance pays it again. The
 	// hot spot's first instance has paid it whatever the decision (it
@@ -504,6 +505,12 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		sp.keepReplay(states[0], k, fn, in, uint64(P), last, byX86, inner0, cpuIter)
 	}
 	return sp.finishInstance(cpu, start, loading(), P, count, tail, steps, states[P], cpuIter)
+}
+
+// straightIteration reports whether the hot spot's iteration runs no loop
+// of its own: its level is the nest's last, with no loops below it.
+func (sp *spot) straightIteration() bool {
+	return sp.levelIndex == len(sp.hs.Levels)-1 && len(sp.hs.InnerLoops) == 0
 }
 
 // cpuTail is how many of an instance's last arrivals the CPU runs after

@@ -95,15 +95,19 @@ type loopInfo struct {
 	trips    []tripSample
 	// lastTrips is the trip count of the loop's last entry whose
 	// counter was exact (0: none yet), for resuming a paused loop before
-	// it ends.
+	// it ends; exact says whether the current entry's counter began at
+	// the entry (false for an entry the collector took over in the middle
+	// of, Restart: floyd's i loop, counted from its 740th iteration, gave
+	// 60 for 800 and resumed probes for most of its next entry).
 	lastTrips int64
+	exact     bool
 	// lead is the largest lead a pause of the loop's current entry took:
-	// a later pause of the same entry takes at least that, so that a loop
-	// that resumed that far before its end is not paused again closer to
-	// it (its iterations grew longer, and so the lead they ask for
-	// shorter), which would leave no time for the probes to come back
-	// before it ends: nussinov's j loop, whose nest waits for its outer
-	// header to begin an entry, flapped so to its last iteration at every
+	// while the nest waits for its outer header to begin an entry, a later
+	// pause of the same entry takes at least that, so that a loop that
+	// resumed that far before its end is not paused again closer to it
+	// (its iterations grew longer, and so the lead they ask for shorter),
+	// which would leave no time for the probes to come back before that
+	// header: nussinov's j loop flapped so to its last iteration at every
 	// outer iteration, and the profiling round never ended.
 	lead int32
 }
@@ -719,14 +723,18 @@ func (c *Collector) pauseLead(probes int64) int32 {
 // resumeAt reports whether paused loop info, at iteration t, resumes:
 // the next selected iteration (unless toEnd: the loop's iterations are
 // not recorded whatever they are), or the loop's end if it runs as many
-// iterations as its last entry did, is within lead (or passed).
-func resumeAt(info *loopInfo, t, lead int32, toEnd bool) bool {
+// iterations as its last entry did, is within lead. While the nest waits
+// for its outer header to begin an entry (waiting), a loop that runs past
+// its last entry's count (a growing triangle's next row) is at its end
+// too: the probes must be back by that header.
+func resumeAt(info *loopInfo, t, lead int32, toEnd, waiting bool) bool {
 	if !toEnd && nextSelected(t) <= t+lead {
 		return true
 	}
-	// A loop that runs past its last entry's count (a growing triangle's
-	// next row) is at its end too.
-	return info.lastTrips > 0 && int64(t)+int64(lead) >= info.lastTrips
+	if waiting {
+		return info.lastTrips > 0 && int64(t)+int64(lead) >= info.lastTrips
+	}
+	return int64(t)+int64(lead) >= info.lastTrips && int64(t) < info.lastTrips
 }
 
 // pause stops the sampling probes of nest ni during the unselected
@@ -791,7 +799,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			if n.paused >= 0 && l == 0 {
 				n.maxOuter = max(n.maxOuter, n.counter[0])
 			}
-			if n.paused == l && resumeAt(n.loops[l], n.counter[l], n.lead, n.toEnd) {
+			if n.paused == l && resumeAt(n.loops[l], n.counter[l], n.lead, n.toEnd, n.counter[0] < 0) {
 				c.resume(n)
 			}
 			if n.skip {
@@ -864,8 +872,11 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			t := n.counter[l]
 			unrecorded := n.skip || n.counter[0] < 0 || n.thin && !n.selected(t)
 			if last := n.iterStart[l]; last >= 0 && n.spent-last >= pauseMinProbes && (unrecorded || !selected(t)) {
-				lead := max(c.pauseLead(n.spent-last), info.lead)
-				if !resumeAt(info, t, lead, unrecorded) {
+				lead, waiting := c.pauseLead(n.spent-last), n.counter[0] < 0
+				if waiting {
+					lead = max(lead, info.lead)
+				}
+				if !resumeAt(info, t, lead, unrecorded, waiting) {
 					info.lead = lead
 					n.iterStart[l], n.lead, n.toEnd = -1, lead, unrecorded
 					c.pause(n, s.nest, l)
@@ -939,7 +950,9 @@ func (c *Collector) finishTrips(n *nestState, l int) {
 	// mean nothing.
 	if n.counter[l] >= 0 && (n.sampling && !n.skip || len(n.loops[l].loop.Children) > 0) {
 		info := n.loops[l]
-		info.lastTrips = int64(n.counter[l]) + 1
+		if info.exact {
+			info.lastTrips = int64(n.counter[l]) + 1
+		}
 		p := info.parent
 		ok := n.entries > 0
 		if p >= 0 {
@@ -954,7 +967,7 @@ func (c *Collector) finishTrips(n *nestState, l int) {
 		}
 	}
 	n.counter[l] = -1
-	n.loops[l].lead = 0
+	n.loops[l].lead, n.loops[l].exact = 0, true
 	for k := l + 1; k < len(n.loops); k++ {
 		if c.isDescendant(n, k, l) && n.counter[k] >= 0 {
 			c.finishTrips(n, k)
@@ -1150,6 +1163,7 @@ func (c *Collector) Restart(pc uint64) {
 		}
 		for i := range n.counter {
 			n.counter[i] = -1
+			n.loops[i].exact = false
 		}
 		n.snapping = -1
 	}

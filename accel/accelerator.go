@@ -532,7 +532,11 @@ type spot struct {
 	plainTimed bool
 	// fetch is what the instance under way would cost the CPU to bring
 	// back of its footprints from the device (the cost model's Fetch).
-	fetch         time.Duration
+	fetch time.Duration
+	// unseen is the host time the instance's launches took that the
+	// device does not count (an emulated faster GPU's, see
+	// gpusim.Options.KernelSpeedup): the instance's GPU side leaves it out.
+	unseen        time.Duration
 	kernelPerIter time.Duration
 	// modelPerIter is the throughput model's kernel time per iteration at
 	// the last prediction, before scaling (0 when none was made).

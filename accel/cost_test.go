@@ -276,3 +276,34 @@ func TestStreak(t *testing.T) {
 	}
 	t.Errorf("a streak improving by 0.2%% an instance did not disarm")
 }
+
+// TestTrustedTail checks when a tail's timing prices the CPU: always for
+// an iteration with loops of its own (a triangle's last rows are longer
+// than its probed first ones), and for a straight iteration only when it
+// is not slower than the probed one (else it timed the breakpoint's round
+// trip), in which case CPUIteration falls back to the probed time and the
+// engines' rates.
+func TestTrustedTail(t *testing.T) {
+	us := time.Microsecond
+	for _, c := range []struct {
+		tail, probed time.Duration
+		straight     bool
+		want         time.Duration
+	}{
+		{4 * us, us / 4, true, 0},
+		{4 * us, us / 4, false, 4 * us},
+		{us / 10, us / 4, true, us / 10},
+		{4 * us, 0, true, 4 * us},
+		{0, us, true, 0},
+	} {
+		if got := TrustedTail(c.tail, c.probed, c.straight); got != c.want {
+			t.Errorf("TrustedTail(%v, %v, %v) = %v, want %v", c.tail, c.probed, c.straight, got, c.want)
+		}
+	}
+	// gemm's inner j loop: 7 instructions, 4.4 us timed on the tail,
+	// 0.26 us probed, the main engine at 500 M instructions a second.
+	tail := TrustedTail(4400*time.Nanosecond, 260*time.Nanosecond, true)
+	if got := CPUIteration(tail, 260*time.Nanosecond, 7, 0, 5e8); got != 14*time.Nanosecond {
+		t.Errorf("gemm's inner iteration priced at %v on the CPU, want 14ns", got)
+	}
+}

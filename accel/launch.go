@@ -26,7 +26,7 @@ func (a *Accelerator) prefer1D(k *ptxgen.Kernel, count uint64) bool {
 
 // (it ended, or the engine must handle a stop).
 func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
-	sp.fetch = 0
+	sp.fetch, sp.unseen = 0, 0
 	k := sp.kernel
 	ns := len(k.Sites)
 	mem := sp.a.g.Mem
@@ -283,7 +283,8 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// earlier instances, else its instructions at the plain engine's speed
 	// timed above (or the main engine's, or the probed iteration's time,
 	// if less).
-	cpuIter := CPUIteration(sp.plainIter, time.Duration(cpuPerIter*float64(time.Second)), insnsPerIter, plainRate, sp.a.mainRate())
+	probed := time.Duration(cpuPerIter * float64(time.Second))
+	cpuIter := CPUIteration(TrustedTail(sp.plainIter, probed, sp.straightIteration()), probed, insnsPerIter, plainRate, sp.a.mainRate())
 	// What this instance cost so far beyond its iterations' CPU time
 	// (probing, guards): every offloaded instance pays it again. The
 	// hot spot's first instance has paid it whatever the decision (it
@@ -299,11 +300,19 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		if err != nil {
 			return false, fail(ReasonDriver, "%v", err)
 		}
+		// What the launch would copy in: the bytes of its footprints the
+		// device does not hold, or holds but the guest wrote since,
+		// less what the launch overwrites (as the 2D kernel would run
+		// it, when it will) in a new buffer: an init nest copies
+		// nothing in. It is priced the same after launches: what they
+		// left on the device is not copied again. (Pricing every
+		// instance at the mean copy time of the launches so far charged
+		// heat3d's first sweep, on an H100, the 0.28 s its first launch
+		// spent making its buffers and copying both arrays in, against
+		// 0.2 s on the CPU: it went back to the CPU after one launch, and
+		// from then on both arrays crossed the bus twice a step.)
 		var copyIn uint64
-		if sp.rep.Launches == 0 {
-			// Less what the launch overwrites (as the 2D kernel would
-			// run it, when it will) in a new buffer: an init nest copies
-			// nothing in.
+		{
 			kk, in := k, ptxgen.LaunchInput{Sites: sites}
 			if sp.kernel2 != nil && !sp.a.prefer1D(k, count) {
 				kk, in.InnerTrip0, in.InnerTripStep = sp.kernel2, innerTrips[0], innerTrips[1]-innerTrips[0]
@@ -324,7 +333,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			// instance of a hot spot that has not launched yet is charged
 			// a 1/n share, so a stencil whose first step cannot pay for
 			// the copies alone launches by its third or fourth.
-			if seen := sp.rep.Fallbacks; seen > 0 {
+			if seen := sp.rep.Fallbacks; seen > 0 && sp.rep.Launches == 0 {
 				copyIn /= uint64(seen) + 1
 			}
 		}
@@ -337,10 +346,6 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		est := c.Predict(count, cpuIter, insnsPerIter, overhead, copyIn, sp.kernelPerIter)
 		est.Fetch = c.FetchTime(sp.staleFootprint(k, sites, count))
 		sp.fetch = est.Fetch
-		if sp.rep.Launches > 0 {
-			// Earlier launches measured the copies.
-			est.Copy = time.Duration(sp.rep.CopySeconds / float64(sp.rep.Launches) * float64(time.Second))
-		}
 		sp.predicted = est
 		if !est.Pays() {
 			return false, fail(ReasonNotProfitable, "predicted %s", est)
@@ -502,6 +507,12 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	return sp.finishInstance(cpu, start, loading(), P, count, tail, steps, states[P], cpuIter)
 }
 
+// straightIteration reports whether the hot spot's iteration runs no loop
+// of its own: its level is the nest's last, with no loops below it.
+func (sp *spot) straightIteration() bool {
+	return sp.levelIndex == len(sp.hs.Levels)-1 && len(sp.hs.InnerLoops) == 0
+}
+
 // cpuTail is how many of an instance's last arrivals the CPU runs after
 // the GPU ran the others: the arrival that leaves the loop, which a
 // kernel's thread may not (it takes the exit edge, an error in the
@@ -524,7 +535,8 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 	// kernel's loading and the probed iterations, which the CPU runs
 	// either way.
 	sp.rep.CPUSecondsEstimate += cpuIter.Seconds() * float64(count)
-	gpuSide := time.Since(start) - loading - time.Duration(P)*cpuIter
+	gpuSide := time.Since(start) - loading - time.Duration(P)*cpuIter - sp.unseen
+	sp.unseen = 0
 	// The ledger leaves the first launch out (an outlay: see verdictAfter).
 	if why := sp.ledger.add(gpuSide, count, cpuIter, sp.fetch); why != "" && !sp.a.opts.AlwaysOffload {
 		sp.disarm(why)
@@ -718,6 +730,7 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	}
 	sp.rep.Iterations += in.Count
 	sp.rep.KernelSeconds += st.Kernel.Seconds()
+	sp.unseen += st.Unseen
 	sp.rep.ThreadInstructions += st.ThreadInstructions
 	sp.rep.CopySeconds += (st.CopyIn + st.CopyOut).Seconds()
 	sp.rep.BytesIn += st.BytesIn

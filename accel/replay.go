@@ -130,6 +130,7 @@ func (sp *spot) offloadReplay(cpu *gvinst.CPU, start []uint64) (applied, done bo
 		return false, false, nil
 	}
 	t0 := time.Now()
+	sp.unseen = 0
 	tail := sp.cpuTail()
 	in, ok := r.input(sp, tail, start)
 	if !ok || in.Count < max(sp.a.opts.MinIterations, 1) {

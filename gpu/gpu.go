@@ -166,6 +166,10 @@ type LaunchStats struct {
 	WarpInstructions   uint64 // instructions issued, one per warp per instruction
 	DivergentBranches  uint64 // branches where the active lanes went both ways
 	Duration           time.Duration
+	// Unseen is host time the launch took that the device does not count:
+	// an emulated faster device's (gpusim's Options.KernelSpeedup), whose
+	// kernels still take the simulator's time. 0 otherwise.
+	Unseen time.Duration
 }
 
 // SIMTEfficiency is the mean fraction of a warp's 32 lanes that were active

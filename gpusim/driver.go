@@ -81,7 +81,20 @@ type Options struct {
 	// SharedMemPerBlock is the shared memory limit per block (static plus
 	// dynamic); 0 means 48 KiB.
 	SharedMemPerBlock int
+	// KernelSpeedup, when above 1, emulates a GPU that many times faster,
+	// for tests of a cost model on a host without one: a launch reports a
+	// Duration of its time over KernelSpeedup plus EmulatedLaunchLatency,
+	// and the rest as LaunchStats.Unseen (what the caller should take off
+	// the time it measured), and the driver is named "sim-fast", not
+	// "sim", so that callers which tailor their work to the simulator
+	// treat it as a real GPU. The kernels still run at the simulator's
+	// speed.
+	KernelSpeedup float64
 }
+
+// EmulatedLaunchLatency is what a launch of Options.KernelSpeedup's
+// emulated GPU costs besides its kernel: about a real GPU's.
+const EmulatedLaunchLatency = 10 * time.Microsecond
 
 // Driver is the simulated GPU back end. It exposes one device. A Driver
 // and its contexts are safe for concurrent use; launches in one context
@@ -121,7 +134,12 @@ func New(opts Options) *Driver {
 }
 
 // Name implements gpu.Driver.
-func (d *Driver) Name() string { return "sim" }
+func (d *Driver) Name() string {
+	if d.opts.KernelSpeedup > 1 {
+		return "sim-fast"
+	}
+	return "sim"
+}
 
 // Init implements gpu.Driver; the simulator is always available.
 func (d *Driver) Init() error { return nil }
@@ -479,6 +497,11 @@ func (c *Context) Launch(f gpu.Function, cfg gpu.LaunchConfig, params [][]byte) 
 	c.last = gpu.LaunchStats{
 		Kernel: k.name, ThreadInstructions: l.threadInstr.Load(), WarpInstructions: l.warpInstr.Load(),
 		DivergentBranches: l.divergent.Load(), Duration: time.Since(l.start),
+	}
+	if f := c.drv.opts.KernelSpeedup; f > 1 {
+		fast := time.Duration(float64(c.last.Duration)/f) + EmulatedLaunchLatency
+		c.last.Unseen = max(c.last.Duration-fast, 0)
+		c.last.Duration = fast
 	}
 	c.pending = err
 	return err

@@ -37,3 +37,35 @@ func TestLaunchTimeLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelSpeedup checks the fast-GPU emulation: the driver is named
+// "sim-fast", a launch reports its time over the speedup plus the emulated
+// launch latency, and the rest of its time as Unseen.
+func TestKernelSpeedup(t *testing.T) {
+	if n := New(Options{}).Name(); n != "sim" {
+		t.Errorf("plain driver named %q, want sim", n)
+	}
+	h := newHarness(t, Options{KernelSpeedup: 1000})
+	if n := New(Options{KernelSpeedup: 1000}).Name(); n != "sim-fast" {
+		t.Errorf("emulating driver named %q, want sim-fast", n)
+	}
+	m := h.loadFile("prototype.ptx")
+	out := h.upload(make([]byte, 4*32))
+	t0 := time.Now()
+	if err := h.ctx.Launch(h.fn(m, "k"), gpu.LaunchConfig{Grid: dim(1, 1, 1), Block: dim(32, 1, 1)}, [][]byte{pptr(out)}); err != nil {
+		t.Fatal(err)
+	}
+	wall := time.Since(t0)
+	ls := h.ctx.LastLaunchStats()
+	if ls.Duration < EmulatedLaunchLatency || ls.Duration > EmulatedLaunchLatency+wall/1000+time.Microsecond {
+		t.Errorf("emulated duration %v for a launch of %v (speedup 1000, latency %v)", ls.Duration, wall, EmulatedLaunchLatency)
+	}
+	if ls.Unseen > wall || ls.Unseen > 0 && ls.Duration+ls.Unseen > wall {
+		t.Errorf("duration %v and unseen %v exceed the launch's %v", ls.Duration, ls.Unseen, wall)
+	}
+	for i, v := range toU32s(h.download(out, 4*32)) {
+		if v != uint32(3*i) {
+			t.Fatalf("out[%d] = %d, want %d: the emulation must still run the kernel", i, v, 3*i)
+		}
+	}
+}

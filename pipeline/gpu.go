@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 
 	"github.com/gxbit/gxbit/cuda"
 	"github.com/gxbit/gxbit/gpu"
@@ -13,8 +15,21 @@ import (
 // real GPU when one is present and the simulator otherwise. The simulator
 // ends any launch that runs longer than gpusim.DefaultMaxLaunchTime with
 // CUDA_ERROR_LAUNCH_TIMEOUT.
+//
+// For work on the cost model, the environment variable
+// GXBIT_GPUSIM_SPEEDUP=F (F above 1) makes the simulator emulate a GPU F
+// times faster (gpusim.Options.KernelSpeedup): phase 2 then decides as on
+// a real GPU, though the kernels take the simulator's time.
 func OpenGPU(choice string) (gpu.Driver, error) {
-	return OpenGPUWith(choice, gpusim.Options{MaxLaunchTime: gpusim.DefaultMaxLaunchTime})
+	sim := gpusim.Options{MaxLaunchTime: gpusim.DefaultMaxLaunchTime}
+	if v := os.Getenv("GXBIT_GPUSIM_SPEEDUP"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 1 {
+			return nil, fmt.Errorf("GXBIT_GPUSIM_SPEEDUP=%q: want a number of at least 1", v)
+		}
+		sim.KernelSpeedup = f
+	}
+	return OpenGPUWith(choice, sim)
 }
 
 // OpenGPUWith is OpenGPU with the simulator configured by sim (its launch

@@ -164,6 +164,10 @@ type LaunchStats struct {
 	// BytesDeferred are written bytes left on the device (a lazy Resident):
 	// they come back page by page when the guest touches them.
 	BytesDeferred uint64
+	// Unseen is host time the launch took that the device does not count
+	// (gpu.LaunchStats.Unseen: an emulated faster GPU's), already left out
+	// of LaunchWall.
+	Unseen time.Duration
 }
 
 // Launch runs one launch of k (loaded as fn in ctx): it copies every
@@ -353,6 +357,8 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	st.LaunchWall = time.Since(t1)
 	ls := ctx.LastLaunchStats()
 	st.Kernel, st.ThreadInstructions = ls.Duration, ls.ThreadInstructions
+	st.Unseen = min(ls.Unseen, st.LaunchWall)
+	st.LaunchWall -= st.Unseen
 	if st.Kernel <= 0 {
 		st.Kernel = st.LaunchWall
 	}

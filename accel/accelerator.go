@@ -102,6 +102,10 @@ const DefaultMinIterations = 16
 type Accelerator struct {
 	g    *Guest
 	opts Options
+	// run is the whole run's account of offloading; stopped says why it
+	// stopped offloading altogether ("" while it goes on).
+	run     runLedger
+	stopped string
 	// ctx is the device context (nil until openContext), closed once
 	// Close ran.
 	ctx    gpu.Context
@@ -769,6 +773,18 @@ func (sp *spot) disarm(notProfitable string) {
 	if sp.a.bps[sp.header] {
 		delete(sp.a.bps, sp.header)
 		sp.a.main.Invalidate(sp.header, 1)
+	}
+}
+
+// stopOffloading sends every hot spot back to the CPU for the rest of the
+// run: offloading has lost in all (runLedger).
+func (a *Accelerator) stopOffloading(why string) {
+	if a.stopped != "" {
+		return
+	}
+	a.stopped = why
+	for _, sp := range a.spots {
+		sp.disarm(why)
 	}
 }
 

@@ -441,6 +441,36 @@ func (l *ledger) add(gpu time.Duration, count uint64, cpuIter, fetch time.Durati
 	return ""
 }
 
+// runLedger is the whole run's account of offloading, over every hot
+// spot's launches after its first (see ledger): the GPU sides, the CPU
+// engine's time for the same iterations, and, from the Resident, the time
+// spent bringing back to the host what the device held when the CPU read
+// it. Hot spots judged one by one each pay, and still the run can lose:
+// two that share arrays, one on each side, send them across the bus at
+// every instance (gramschmidt's column updates and the CPU code around
+// them: 566 launches, 5.3 s of copies, 20 times native, on an H100).
+type runLedger struct {
+	gpu, cpu time.Duration
+}
+
+// Past runLossMin spent on the GPU side and bringing data back, a run
+// whose offloading costs more than runLossFactor times what the CPU
+// would have taken stops offloading (Accelerator.stopOffloading).
+const (
+	runLossMin    = 500 * time.Millisecond
+	runLossFactor = 1.5
+)
+
+// loses reports, with the time brought back so far, whether the run's
+// offloading has lost in all, and why.
+func (l *runLedger) loses(back time.Duration) (string, bool) {
+	spent := l.gpu + back
+	if spent < runLossMin || float64(spent) <= runLossFactor*float64(l.cpu) {
+		return "", false
+	}
+	return fmt.Sprintf("the launches after each hot spot's first cost %.3gs on the GPU side and %.3gs bringing data back to the host, the CPU engine %.3gs for the same iterations", l.gpu.Seconds(), back.Seconds(), l.cpu.Seconds()), true
+}
+
 // streak counts a hot spot's instances in a row that the cost model
 // predicted not to pay. A streak of disarmAfter disarms the hot spot, but
 // one that improves starts again: an instance whose GPU side, against its

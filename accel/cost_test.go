@@ -307,3 +307,28 @@ func TestTrustedTail(t *testing.T) {
 		t.Errorf("gemm's inner iteration priced at %v on the CPU, want 14ns", got)
 	}
 }
+
+// TestRunLedgerLoses checks the whole run's brake: nothing before
+// runLossMin is spent, then offloading stops once the GPU sides and the
+// bytes brought back cost more than runLossFactor times the CPU engine's
+// time for the same iterations, and not while they pay.
+func TestRunLedgerLoses(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		gpu, cpu, back time.Duration
+		lost           bool
+	}{
+		{gpu: 300 * ms, cpu: 10 * ms, back: 100 * ms, lost: false}, // under runLossMin
+		{gpu: 400 * ms, cpu: 10 * ms, back: 200 * ms, lost: true},
+		{gpu: 600 * ms, cpu: 500 * ms, back: 0, lost: false}, // 1.2 times: within the factor
+		{gpu: 600 * ms, cpu: 300 * ms, back: 0, lost: true},
+		{gpu: 100 * ms, cpu: 2000 * ms, back: 2500 * ms, lost: false}, // bringing back, but the launches saved more
+		{gpu: 100 * ms, cpu: 1000 * ms, back: 2500 * ms, lost: true},
+	} {
+		l := runLedger{gpu: c.gpu, cpu: c.cpu}
+		why, lost := l.loses(c.back)
+		if lost != c.lost || lost && !strings.Contains(why, "bringing data back") {
+			t.Errorf("gpu %v, cpu %v, back %v: lost %v (%q), want %v", c.gpu, c.cpu, c.back, lost, why, c.lost)
+		}
+	}
+}

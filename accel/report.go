@@ -112,6 +112,9 @@ type Report struct {
 	// and BroughtBackSeconds the time that took.
 	BytesBroughtBack   uint64  `json:"bytes_brought_back"`
 	BroughtBackSeconds float64 `json:"brought_back_seconds"`
+	// OffloadStopped says why the run sent every hot spot back to the
+	// CPU, when its offloading lost in all.
+	OffloadStopped string `json:"offload_stopped,omitempty"`
 	// KernelsPrefetched are the kernels launches ran that were loaded
 	// ahead, with the device context, while the guest ran (prefetch.go).
 	KernelsPrefetched int `json:"kernels_prefetched,omitempty"`
@@ -141,6 +144,7 @@ func (a *Accelerator) Report() *Report {
 	}
 	n, d := a.resident.BroughtBack()
 	rep.BytesBroughtBack, rep.BroughtBackSeconds = n, d.Seconds()
+	rep.OffloadStopped = a.stopped
 	rep.BytesDropped = a.resident.Discarded()
 	for _, sp := range a.order {
 		r := sp.rep
@@ -203,6 +207,9 @@ func FormatReport(r *Report) string {
 		if h.ScheduleDetail != "" {
 			fmt.Fprintf(&sb, "  %s\n  %s\n", strings.ReplaceAll(strings.TrimRight(h.ScheduleDetail, "\n"), "\n", "\n  "), h.ScheduleNote)
 		}
+	}
+	if r.OffloadStopped != "" {
+		fmt.Fprintf(&sb, "offloading stopped: %s\n", r.OffloadStopped)
 	}
 	if r.BytesBroughtBack > 0 {
 		fmt.Fprintf(&sb, "written bytes left on the device and brought back when read: %d in %.3fs\n", r.BytesBroughtBack, r.BroughtBackSeconds)

@@ -1,13 +1,9 @@
 package accel_test
 
 import (
-	"bytes"
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/gxbit/gxbit/accel"
-	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/pipeline"
 )
 
@@ -22,16 +18,7 @@ func TestArgminNest(t *testing.T) {
 	path := buildC(t, "argmin")
 	args := []string{path, "3000", "12", "3"}
 	prof := phase1(t, pipeline.Config{Path: path, Args: args, Engine: testEngine})
-	want := runNative(t, path, args[1:]...)
-	var out bytes.Buffer
-	res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != want || res.ExitStatus != 0 {
-		t.Fatalf("accelerated %q (status %d), native %q", out.String(), res.ExitStatus, want)
-	}
+	rep := offloadedAsNative(t, path, args, prof)
 	launched := false
 	for _, h := range rep.HotSpots {
 		t.Logf("%s %s: %s, launches %d, fallbacks %v %s", h.Entry, h.Function, h.Schedule, h.Launches, h.FallbackReasons, h.Reason)

@@ -1,14 +1,10 @@
 package accel_test
 
 import (
-	"bytes"
-	"context"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/gxbit/gxbit/accel"
-	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/pipeline"
 )
 
@@ -42,16 +38,7 @@ func TestCovarianceOuterSampled(t *testing.T) {
 	if nest == "" {
 		t.Fatal("the product nest is no hot spot")
 	}
-	want := runNative(t, path, args[1:]...)
-	var out bytes.Buffer
-	res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != want || res.ExitStatus != 0 {
-		t.Fatalf("accelerated %q (status %d), native %q", out.String(), res.ExitStatus, want)
-	}
+	rep := offloadedAsNative(t, path, args, prof)
 	for _, h := range rep.HotSpots {
 		if h.Entry != nest {
 			continue

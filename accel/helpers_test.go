@@ -1,10 +1,17 @@
 package accel_test
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/gxbit/gxbit/accel"
+	"github.com/gxbit/gxbit/gpusim"
+	"github.com/gxbit/gxbit/pipeline"
+	"github.com/gxbit/gxbit/profile"
 )
 
 // gccStatic builds the C file src into a static executable at out, with
@@ -33,4 +40,23 @@ func compileStatic(t *testing.T, name, src string) string {
 		t.Fatal(err)
 	}
 	return gccStatic(t, c, filepath.Join(dir, name), "-O1")
+}
+
+// offloadedAsNative accelerates path with args (args[0] the program) under
+// prof on the simulated GPU, launching wherever the guards pass
+// (AlwaysOffload), and fails the test unless its output and exit status
+// are the native run's. It returns the report.
+func offloadedAsNative(t *testing.T, path string, args []string, prof *profile.File) *accel.Report {
+	t.Helper()
+	want := runNative(t, path, args[1:]...)
+	var out bytes.Buffer
+	res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+		accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want || res.ExitStatus != 0 {
+		t.Fatalf("accelerated %q (status %d), native %q", out.String(), res.ExitStatus, want)
+	}
+	return rep
 }

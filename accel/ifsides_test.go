@@ -1,13 +1,9 @@
 package accel_test
 
 import (
-	"bytes"
-	"context"
 	"slices"
 	"testing"
 
-	"github.com/gxbit/gxbit/accel"
-	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/pipeline"
 )
 
@@ -41,16 +37,7 @@ func TestIfSidesParallel(t *testing.T) {
 	if nest == "" {
 		t.Fatal("the r, i, j nest is no hot spot")
 	}
-	want := runNative(t, path, args[1:]...)
-	var out bytes.Buffer
-	res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != want || res.ExitStatus != 0 {
-		t.Fatalf("accelerated %q (status %d), native %q", out.String(), res.ExitStatus, want)
-	}
+	rep := offloadedAsNative(t, path, args, prof)
 	for _, h := range rep.HotSpots {
 		t.Logf("%s: %s, launches %d, fallbacks %v %s", h.Entry, h.Schedule, h.Launches, h.FallbackReasons, h.Reason)
 		if h.Entry == nest && (h.Launches == 0 || len(h.FallbackReasons) > 0) {

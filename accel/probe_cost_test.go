@@ -1,14 +1,10 @@
 package accel_test
 
 import (
-	"bytes"
-	"context"
 	"path/filepath"
 	"strconv"
 	"testing"
 
-	"github.com/gxbit/gxbit/accel"
-	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/pipeline"
 )
 
@@ -46,16 +42,7 @@ func TestProbeBoundedRows(t *testing.T) {
 	if rowAccesses < 100*maxRowAccesses {
 		t.Fatalf("a row of %d accesses is too short to show the bound", rowAccesses)
 	}
-	want := runNative(t, path, args[1:]...)
-	var out bytes.Buffer
-	res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != want || res.ExitStatus != 0 {
-		t.Fatalf("accelerated %q (status %d), native %q", out.String(), res.ExitStatus, want)
-	}
+	rep := offloadedAsNative(t, path, args, prof)
 	found := false
 	for _, h := range rep.HotSpots {
 		if h.Entry != product {
@@ -90,16 +77,7 @@ func TestProbeBoundedRows2D(t *testing.T) {
 	path := gccStatic(t, filepath.Join("..", "testdata", "nests", "conv2d.c"), filepath.Join(t.TempDir(), "conv2d"), "-O2")
 	args := []string{path, strconv.Itoa(ni), strconv.Itoa(nj)}
 	prof := phase1(t, pipeline.Config{Path: path, Args: args[:1], Engine: testEngine})
-	want := runNative(t, path, args[1:]...)
-	var out bytes.Buffer
-	res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != want || res.ExitStatus != 0 {
-		t.Fatalf("accelerated %q (status %d), native %q", out.String(), res.ExitStatus, want)
-	}
+	rep := offloadedAsNative(t, path, args, prof)
 	long := 0
 	for _, h := range rep.HotSpots {
 		if h.ProbedIterations == 0 {

@@ -1,13 +1,10 @@
 package accel_test
 
 import (
-	"bytes"
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/gxbit/gxbit/accel"
-	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/pipeline"
 )
 
@@ -20,16 +17,7 @@ func TestProbeRowsWithAnIf(t *testing.T) {
 	path := buildC(t, "rowif")
 	prof := phase1(t, pipeline.Config{Path: path, Args: []string{path, "60", "50", "2"}, Engine: testEngine})
 	args := []string{path, "300", "400", "3"}
-	want := runNative(t, path, args[1:]...)
-	var out bytes.Buffer
-	res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != want || res.ExitStatus != 0 {
-		t.Fatalf("accelerated %q (status %d), native %q", out.String(), res.ExitStatus, want)
-	}
+	rep := offloadedAsNative(t, path, args, prof)
 	launched := false
 	for _, h := range rep.HotSpots {
 		t.Logf("%s: %s, launches %d, fallbacks %v %s", h.Entry, h.Schedule, h.Launches, h.FallbackReasons, h.LastFallback)

@@ -1,12 +1,8 @@
 package accel_test
 
 import (
-	"bytes"
-	"context"
 	"testing"
 
-	"github.com/gxbit/gxbit/accel"
-	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/pipeline"
 	"github.com/gxbit/gxbit/profile"
 )
@@ -35,16 +31,7 @@ func TestShrinkingEntries(t *testing.T) {
 	if entry == "" {
 		t.Fatal("no hot spot of one level with two inner loops (the j loop)")
 	}
-	want := runNative(t, path, args[1:]...)
-	var out bytes.Buffer
-	res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != want || res.ExitStatus != 0 {
-		t.Fatalf("accelerated %q (status %d), native %q", out.String(), res.ExitStatus, want)
-	}
+	rep := offloadedAsNative(t, path, args, prof)
 	for _, h := range rep.HotSpots {
 		if h.Entry != entry {
 			continue

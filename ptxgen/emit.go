@@ -289,23 +289,10 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("exit").when("%p0")
 	}
 	e.maxW, e.maxT, e.maxP = 3, 2, 1
-	reloadedOuter := map[gvinst.Reg]bool{}
-	for _, r := range a.n.Reloads {
-		if !r.Inner {
-			reloadedOuter[r.Slot] = true
-			if r.HighZero {
-				reloadedOuter[r.Slot+1] = true
-			}
-		}
-	}
+	reloadedOuter := a.reloadedAt(0)
 	for _, l := range a.liveIns {
 		nm := paramName(l)
-		var dst string
-		if l.Stack {
-			dst = fmt.Sprintf("%%k%d", a.privIdx[privKeyOf(l.Base, l.Disp)])
-		} else {
-			dst = e.reg(l.Slot)
-		}
+		dst := e.liveReg(l)
 		e.comment(fmt.Sprintf(" live-in %s", l))
 		e.i("ld.param.u64", dst, ptx.Addr(fmt.Sprintf("in_%s", nm), 0))
 		if !l.Written && !a.n.part() || !l.Stack && reloadedOuter[l.Slot] {
@@ -462,10 +449,7 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 			// edge leaves): move to this thread's inner iteration.
 			for i, l := range a.innerLive {
 				if l.Written {
-					dst := e.reg(l.Slot)
-					if l.Stack {
-						dst = fmt.Sprintf("%%k%d", a.privIdx[privKeyOf(l.Base, l.Disp)])
-					}
+					dst := e.liveReg(l)
 					e.i("add.u64", dst, dst, fmt.Sprintf("%%io%d", i))
 				}
 			}
@@ -1819,25 +1803,12 @@ func (e *emitter) checkSteps(cs []stepCheck) {
 // holds its value at the inner loop's entry): neither moves.
 func (e *emitter) toInnerIteration(a *analysis) {
 	var steps []stepCheck
-	reloaded := map[gvinst.Reg]bool{}
-	for _, r := range a.n.Reloads {
-		if r.level() == 1 {
-			reloaded[r.Slot] = true
-			if r.HighZero {
-				reloaded[r.Slot+1] = true
-			}
-		}
-	}
+	reloaded := a.reloadedAt(1)
 	for _, l := range a.innerLive {
 		if !l.Written || !l.Stack && reloaded[l.Slot] {
 			continue
 		}
-		dst := ""
-		if l.Stack {
-			dst = fmt.Sprintf("%%k%d", a.privIdx[privKeyOf(l.Base, l.Disp)])
-		} else {
-			dst = e.reg(l.Slot)
-		}
+		dst := e.liveReg(l)
 		e.i("ld.param.u64", "%t1", ptx.Addr(fmt.Sprintf("istep_%s", paramName(l)), 0))
 		e.i("ld.param.u64", "%t0", ptx.Addr(fmt.Sprintf("istepd_%s", paramName(l)), 0))
 		e.i("mad.lo.u64", "%t1", "%t0", "%idx", "%t1")
@@ -1849,6 +1820,30 @@ func (e *emitter) toInnerIteration(a *analysis) {
 	e.innerSteps = steps
 	e.reloads(1)
 	e.i("bra", label(a.n.Inner))
+}
+
+// liveReg is the kernel register that holds live value l: its guest
+// register's, or the private register of its stack slot.
+func (e *emitter) liveReg(l LiveIn) string {
+	if l.Stack {
+		return fmt.Sprintf("%%k%d", e.a.privIdx[privKeyOf(l.Base, l.Disp)])
+	}
+	return e.reg(l.Slot)
+}
+
+// reloadedAt is the set of registers the reloads of level (Reload.level)
+// set, the high slot of a HighZero one included.
+func (a *analysis) reloadedAt(level int) map[gvinst.Reg]bool {
+	set := map[gvinst.Reg]bool{}
+	for _, r := range a.n.Reloads {
+		if r.level() == level {
+			set[r.Slot] = true
+			if r.HighZero {
+				set[r.Slot+1] = true
+			}
+		}
+	}
+	return set
 }
 
 // mid is the register of the thread's inner iteration: %xi in a 2D
@@ -1878,25 +1873,12 @@ func (e *emitter) innerTarget(to uint64) string {
 // level's reloaded registers, and enters the innermost loop.
 func (e *emitter) toInner2Iteration(a *analysis) {
 	var steps []stepCheck
-	reloaded := map[gvinst.Reg]bool{}
-	for _, r := range a.n.Reloads {
-		if r.level() == 2 {
-			reloaded[r.Slot] = true
-			if r.HighZero {
-				reloaded[r.Slot+1] = true
-			}
-		}
-	}
+	reloaded := a.reloadedAt(2)
 	for _, l := range a.inner2Live {
 		if !l.Written || !l.Stack && reloaded[l.Slot] {
 			continue
 		}
-		dst := ""
-		if l.Stack {
-			dst = fmt.Sprintf("%%k%d", a.privIdx[privKeyOf(l.Base, l.Disp)])
-		} else {
-			dst = e.reg(l.Slot)
-		}
+		dst := e.liveReg(l)
 		e.i("ld.param.u64", "%t1", ptx.Addr(fmt.Sprintf("i2step_%s", paramName(l)), 0))
 		e.i("mad.lo.u64", dst, "%t1", "%xi", dst)
 		c := stepCheck{reg: dst, next: fmt.Sprintf("%%nxj%d", len(steps))}

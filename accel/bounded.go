@@ -166,40 +166,12 @@ func (sp *spot) markExitRegs(b *gvinst.VBlock, body map[uint64]bool, regs *[16]b
 			ops = append(ops, in.Src[1])
 		}
 		for _, v := range ops {
-			if slot, ok := slotOf(b, k, v); ok && slot >= gvinst.S0 && slot < gvinst.S0+16 {
+			if slot, ok := b.SlotHolding(k, v); ok && slot >= gvinst.S0 && slot < gvinst.S0+16 {
 				regs[slot-gvinst.S0] = true
 			}
 		}
 		return
 	}
-}
-
-// slotOf returns the guest slot whose value register v holds at
-// instruction at of b: v came from the slot by a GET, or went to it by a
-// PUT, with neither written again before at.
-func slotOf(b *gvinst.VBlock, at int, v gvinst.Reg) (gvinst.Reg, bool) {
-	for k := at - 1; k >= 0; k-- {
-		in := &b.Insts[k]
-		switch {
-		case in.Op == gvinst.OpPut && in.Src[0] == v:
-			for j := k + 1; j < at; j++ {
-				if b.Insts[j].Op == gvinst.OpPut && b.Insts[j].Dst == in.Dst {
-					return 0, false
-				}
-			}
-			return in.Dst, true
-		case in.Op == gvinst.OpGet && in.Dst == v:
-			for j := k + 1; j < at; j++ {
-				if b.Insts[j].Op == gvinst.OpPut && b.Insts[j].Dst == in.Src[0] {
-					return 0, false
-				}
-			}
-			return in.Src[0], true
-		case in.Op != gvinst.OpPut && in.Dst == v:
-			return 0, false
-		}
-	}
-	return 0, false
 }
 
 // skippable reports whether the loop of header h with blocks body may be

@@ -188,3 +188,40 @@ func (in *Inst) DstType() Type {
 
 // SrcTypeOf is the type source operand i (an index into Src) is read with.
 func (in *Inst) SrcTypeOf(i int) Type { return in.srcType(i) }
+
+// SlotHolding returns the guest slot whose value register r holds at
+// instruction at of b: r was read from the slot by a GET, or written to
+// it by a PUT, and neither r nor the slot is written again before at.
+func (b *VBlock) SlotHolding(at int, r Reg) (Reg, bool) {
+	for k := at - 1; k >= 0; k-- {
+		in := &b.Insts[k]
+		var slot Reg
+		switch {
+		case in.Op == OpPut && in.Src[0] == r:
+			slot = in.Dst
+		case in.Op == OpGet && in.Dst == r:
+			slot = in.Src[0]
+		case writesReg(in, r):
+			return 0, false
+		default:
+			continue
+		}
+		for j := k + 1; j < at; j++ {
+			if writesReg(&b.Insts[j], slot) {
+				return 0, false
+			}
+		}
+		return slot, true
+	}
+	return 0, false
+}
+
+// SrcRegs returns the registers in reads as operands, an address's base
+// included, in operand order.
+func (in *Inst) SrcRegs() []Reg {
+	var rs []Reg
+	for _, i := range srcIndexes(in) {
+		rs = append(rs, in.Src[i])
+	}
+	return rs
+}

@@ -109,20 +109,11 @@ func condBits(c Cond) (bits uint64, whenClear bool, ok bool) {
 	return bits, c&1 != 0, true
 }
 
-// writes reports whether in writes virtual register r (or the slot pair
-// it begins).
-func writes(in *Inst, r Reg) bool {
-	if !hasDstOperand(in) || !in.Dst.IsVirtual() {
-		return false
-	}
-	return in.Dst <= r && r < in.Dst+Reg(max(in.Type.Slots(), 1))
-}
-
 // writtenBetween reports whether an instruction of ins strictly between
 // from and to writes r.
 func writtenBetween(ins []Inst, r Reg, from, to int) bool {
 	for k := from + 1; k < to; k++ {
-		if writes(&ins[k], r) {
+		if writesReg(&ins[k], r) {
 			return true
 		}
 	}
@@ -133,21 +124,11 @@ func writtenBetween(ins []Inst, r Reg, from, to int) bool {
 // last wrote r, or -1.
 func defBefore(ins []Inst, r Reg, at int) int {
 	for k := at - 1; k >= 0; k-- {
-		if writes(&ins[k], r) {
+		if writesReg(&ins[k], r) {
 			return k
 		}
 	}
 	return -1
-}
-
-// hasDstOperand reports whether in writes a destination register.
-func hasDstOperand(in *Inst) bool {
-	for _, k := range in.Op.Info().Operands {
-		if k == OpdDst {
-			return true
-		}
-	}
-	return false
 }
 
 // orMaskSides splits the value v read at index at into OR x, y with x =

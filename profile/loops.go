@@ -292,7 +292,7 @@ func (l *Loop) x87Reject() string {
 			for i := range x.Code {
 				in := &x.Code[i]
 				uses := in.Op == gvinst.OpFPush || in.Op == gvinst.OpFPop || in.Op == gvinst.OpFGetST || in.Op == gvinst.OpFPutST
-				for _, r := range srcRegs(in) {
+				for _, r := range in.SrcRegs() {
 					if r >= gvinst.FPCW && r < gvinst.NumGuestSlots {
 						uses = true
 					}

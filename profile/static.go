@@ -65,25 +65,6 @@ func (s slots) names() []string {
 // String lists the set's members.
 func (s slots) String() string { return strings.Join(s.names(), " ") }
 
-// srcRegs returns the registers instruction in reads as operands.
-func srcRegs(in *gvinst.Inst) []gvinst.Reg {
-	var out []gvinst.Reg
-	si := 0
-	for _, k := range in.Op.Info().Operands {
-		switch k {
-		case gvinst.OpdSrc, gvinst.OpdMem:
-			out = append(out, in.Src[si])
-			si++
-		case gvinst.OpdSrcImm:
-			if !in.HasImm {
-				out = append(out, in.Src[si])
-			}
-			si++
-		}
-	}
-	return out
-}
-
 // hasDst reports whether in writes its Dst register.
 func hasDst(in *gvinst.Inst) bool {
 	for _, k := range in.Op.Info().Operands {
@@ -115,7 +96,7 @@ func keepsSystemBitsOnly(code []gvinst.Inst, i int) bool {
 	used := false
 	for k := i + 1; k < len(code); k++ {
 		in := &code[k]
-		for _, r := range srcRegs(in) {
+		for _, r := range in.SrcRegs() {
 			if r != d {
 				continue
 			}
@@ -149,7 +130,7 @@ func useDef(x *Insn) (use, def slots) {
 		case gvinst.OpFlags, gvinst.OpSetFlags:
 			def |= 1 << flagsBit
 		}
-		for _, r := range srcRegs(in) {
+		for _, r := range in.SrcRegs() {
 			if r < gvinst.NumGuestSlots {
 				read(r)
 			}
@@ -553,7 +534,7 @@ func accumulates(b *Block, ld *Insn, li int, st *Insn, si int) (string, bool) {
 			}
 			var tn []int
 			var tpos []int
-			for p, r := range srcRegs(in) {
+			for p, r := range in.SrcRegs() {
 				if n, ok := taint(r); ok {
 					tn = append(tn, n)
 					tpos = append(tpos, p)
@@ -647,7 +628,7 @@ func insnAccumulates(x *Insn, slot gvinst.Reg) (string, bool) {
 		}
 		var tn []int
 		var tpos []int
-		for p, r := range srcRegs(in) {
+		for p, r := range in.SrcRegs() {
 			if r == slot {
 				return "", false
 			}
@@ -891,7 +872,7 @@ func dataFrom(l *Loop, x *Insn, i int, r gvinst.Reg, seen, busy map[int]bool) bo
 			}
 			return true
 		}
-		for _, s := range srcRegs(in) {
+		for _, s := range in.SrcRegs() {
 			if dataFrom(l, x, j, s, seen, busy) {
 				return true
 			}

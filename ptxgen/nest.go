@@ -654,7 +654,7 @@ func onlyFeedsSetFlags(b *gvinst.VBlock, i int) bool {
 	for k := i + 1; k < len(b.Insts); k++ {
 		in := &b.Insts[k]
 		reads := false
-		for _, r := range srcRegsOf(in) {
+		for _, r := range in.SrcRegs() {
 			reads = reads || vals[r]
 		}
 		switch {
@@ -670,25 +670,6 @@ func onlyFeedsSetFlags(b *gvinst.VBlock, i int) bool {
 		}
 	}
 	return true
-}
-
-// srcRegsOf lists the registers in reads.
-func srcRegsOf(in *gvinst.Inst) []gvinst.Reg {
-	var rs []gvinst.Reg
-	k := 0
-	for _, o := range in.Op.Info().Operands {
-		switch o {
-		case gvinst.OpdSrc:
-			rs = append(rs, in.Src[k])
-			k++
-		case gvinst.OpdSrcImm:
-			if !in.HasImm {
-				rs = append(rs, in.Src[k])
-			}
-			k++
-		}
-	}
-	return rs
 }
 
 // check3D checks that the nest can map its innermost level (Inner2) to
@@ -1001,8 +982,8 @@ func (a *analysis) sameExitOperands(x, y ExitCopy) bool {
 		if k == 1 && a.exit.BImm {
 			break
 		}
-		sx, okx := slotHolding(a.n.Blocks[x.Block], x.Index, pair[0])
-		sy, oky := slotHolding(a.n.Blocks[y.Block], y.Index, pair[1])
+		sx, okx := a.n.Blocks[x.Block].SlotHolding(x.Index, pair[0])
+		sy, oky := a.n.Blocks[y.Block].SlotHolding(y.Index, pair[1])
 		if !okx || !oky || sx != sy {
 			return false
 		}
@@ -1028,35 +1009,6 @@ func negateIntCmp(c gvinst.Cmp) (gvinst.Cmp, bool) {
 		return gvinst.CmpLe, true
 	}
 	return c, false
-}
-
-// slotHolding returns the guest slot whose value register r holds at
-// instruction at of b: r was read from the slot by a GET or written to it
-// by a PUT, and neither the slot nor r changed from there to at.
-func slotHolding(b *gvinst.VBlock, at int, r gvinst.Reg) (gvinst.Reg, bool) {
-	for k := at - 1; k >= 0; k-- {
-		in := &b.Insts[k]
-		switch {
-		case in.Op == gvinst.OpPut && in.Src[0] == r:
-			return in.Dst, slotUnchanged(b, in.Dst, k, at)
-		case in.Op == gvinst.OpGet && in.Dst == r:
-			return in.Src[0], slotUnchanged(b, in.Src[0], k, at)
-		case writesSlot(in, r):
-			return 0, false
-		}
-	}
-	return 0, false
-}
-
-// slotUnchanged reports whether no instruction of b strictly between from
-// and to writes guest slot s.
-func slotUnchanged(b *gvinst.VBlock, s gvinst.Reg, from, to int) bool {
-	for k := from + 1; k < to; k++ {
-		if in := &b.Insts[k]; in.Op == gvinst.OpPut && in.Dst == s || writesSlot(in, s) {
-			return false
-		}
-	}
-	return true
 }
 
 // findExit finds the branch of the level that leaves it, and the CMP

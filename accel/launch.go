@@ -738,6 +738,7 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	}
 	sp.rep.Iterations += in.Count
 	sp.rep.KernelSeconds += st.Kernel.Seconds()
+	sp.rep.SubmitSeconds += st.Submit.Seconds()
 	sp.unseen += st.Unseen
 	sp.rep.ThreadInstructions += st.ThreadInstructions
 	sp.rep.CopySeconds += (st.CopyIn + st.CopyOut).Seconds()

@@ -61,8 +61,12 @@ type HotSpotReport struct {
 	// TailIterations are the iterations of offloaded instances the CPU
 	// ran after the kernel: the one that leaves the loop, and while the
 	// plain engine is not yet timed, the one before it (see cpuTail).
-	TailIterations uint64  `json:"cpu_tail_iterations"`
-	KernelSeconds  float64 `json:"kernel_seconds"`
+	TailIterations uint64 `json:"cpu_tail_iterations"`
+	// KernelSeconds is the device's time running the kernels, without
+	// their submission; SubmitSeconds the host's time submitting them
+	// (gpu.LaunchStats.Submit).
+	KernelSeconds float64 `json:"kernel_seconds"`
+	SubmitSeconds float64 `json:"submit_seconds"`
 	// ThreadInstructions are the instructions the launches executed,
 	// summed over active lanes (0 on a back end that cannot count them:
 	// the real GPU).

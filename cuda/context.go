@@ -49,6 +49,8 @@ type Context struct {
 	statStart, statStop uintptr
 	pending             bool   // a launch was recorded and its time not read yet
 	pendingKernel       string // the kernel of that launch
+	pendingSubmit       time.Duration
+	gate                gate // holds the stream while a launch is queued
 	stats               gpu.LaunchStats
 	staging             staging // the pinned buffer large copies go through
 	// unstaged makes every copy take the driver's pageable path (the
@@ -296,6 +298,7 @@ func (c *Context) Launch(fn gpu.Function, cfg gpu.LaunchConfig, params [][]byte)
 		ptrs[i] = unsafe.Pointer(&raw[off])
 		off += (len(p) + 7) / 8 * 8
 	}
+	called := time.Now()
 	return c.run(op, func() error {
 		if f.m.unloaded {
 			return gpu.Errorf(gpu.ErrInvalidHandle, op, "module of function %s has been unloaded", f.name)
@@ -308,6 +311,14 @@ func (c *Context) Launch(fn gpu.Function, cfg gpu.LaunchConfig, params [][]byte)
 		if len(params) > 0 {
 			kp = unsafe.Pointer(&ptrs[0])
 		}
+		// The stream is held while the events and the kernel are
+		// queued, so that the events time the kernel and not its
+		// submission (gate.go).
+		if f.launched && c.gate.ready(c) {
+			if open := c.gate.shut(c); open != nil {
+				defer open()
+			}
+		}
 		if err := c.l.check(c.l.cuEventRecord(c.statStart, 0), "cuEventRecord"); err != nil {
 			return err
 		}
@@ -315,6 +326,8 @@ func (c *Context) Launch(fn gpu.Function, cfg gpu.LaunchConfig, params [][]byte)
 		if r != 0 {
 			return c.l.wrap(r, op, fmt.Sprintf("kernel %s grid %s block %s shared %d", f.name, cfg.Grid, cfg.Block, cfg.SharedBytes))
 		}
+		c.pendingSubmit = time.Since(called)
+		f.launched = true
 		if err := c.l.check(c.l.cuEventRecord(c.statStop, 0), "cuEventRecord"); err != nil {
 			return err
 		}
@@ -335,7 +348,7 @@ func (c *Context) finishStats() error {
 	if err := c.l.check(c.l.cuEventElapsedTime(&ms, c.statStart, c.statStop), "cuEventElapsedTime"); err != nil {
 		return err
 	}
-	c.stats = gpu.LaunchStats{Kernel: c.pendingKernel, Duration: msToDuration(ms)}
+	c.stats = gpu.LaunchStats{Kernel: c.pendingKernel, Duration: msToDuration(ms), Submit: c.pendingSubmit}
 	return nil
 }
 
@@ -351,9 +364,9 @@ func (c *Context) Synchronize() error {
 	})
 }
 
-// LastLaunchStats reports the kernel name and duration of the most recent
-// completed launch, waiting for it if needed. The instruction counters stay
-// zero: the hardware driver does not count them.
+// LastLaunchStats reports the kernel name, duration and submission time of
+// the most recent completed launch, waiting for it if needed. The
+// instruction counters stay zero: the hardware driver does not count them.
 func (c *Context) LastLaunchStats() gpu.LaunchStats {
 	var s gpu.LaunchStats
 	_ = c.run("cuEventSynchronize", func() error {
@@ -398,6 +411,7 @@ func (c *Context) Close() error {
 		_ = c.l.cuEventDestroy(c.statStart)
 		_ = c.l.cuEventDestroy(c.statStop)
 		c.staging.free(c)
+		c.gate.free(c)
 		r := c.l.cuCtxDestroy(c.h)
 		c.closed = true
 		c.allocs = nil
@@ -470,6 +484,10 @@ type Function struct {
 	h      uintptr
 	name   string
 	params []gpu.Param
+	// launched says the function was launched once: its first launch
+	// goes ungated (gate.go), as it may grow the context's local memory,
+	// which synchronises. Touched only on the worker.
+	launched bool
 }
 
 var _ gpu.Function = (*Function)(nil)

@@ -48,6 +48,12 @@ type lib struct {
 	cuEventSynchronize   func(ev uintptr) cuResult
 	cuEventElapsedTime   func(ms *float32, start, end uintptr) cuResult
 	cuEventDestroy       func(ev uintptr) cuResult
+
+	// Optional entry points, nil when the library lacks them: the gate
+	// that keeps launch submission out of kernel times (gate.go).
+	cuMemHostAlloc            func(p *unsafe.Pointer, n uint64, flags uint32) cuResult
+	cuMemHostGetDevicePointer func(dev *uint64, p unsafe.Pointer, flags uint32) cuResult
+	cuStreamWaitValue32       func(stream uintptr, addr uint64, value uint32, flags uint32) cuResult
 }
 
 // openLib loads libcuda.so.1 and resolves every entry point the driver uses.
@@ -100,6 +106,19 @@ func openLib() (*lib, error) {
 			return nil, fmt.Errorf("%s has no symbol %s: %v", libName, s.name, err)
 		}
 		purego.RegisterFunc(s.fptr, addr)
+	}
+	optional := []struct {
+		fptr any
+		name string
+	}{
+		{&l.cuMemHostAlloc, "cuMemHostAlloc"},
+		{&l.cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2"},
+		{&l.cuStreamWaitValue32, "cuStreamWaitValue32_v2"},
+	}
+	for _, s := range optional {
+		if addr, err := purego.Dlsym(h, s.name); err == nil && addr != 0 {
+			purego.RegisterFunc(s.fptr, addr)
+		}
 	}
 	return l, nil
 }

@@ -165,7 +165,15 @@ type LaunchStats struct {
 	ThreadInstructions uint64 // instructions executed, summed over active lanes
 	WarpInstructions   uint64 // instructions issued, one per warp per instruction
 	DivergentBranches  uint64 // branches where the active lanes went both ways
-	Duration           time.Duration
+	// Duration is the device's time running the kernel: on a real GPU,
+	// events recorded on the stream right around it while the stream is
+	// held, so that the host's submission of the launch is not in it (a
+	// hand-written CUDA program's back-to-back launches measure the same).
+	Duration time.Duration
+	// Submit is the host's time submitting the launch: from the Launch
+	// call until the kernel was queued (cuLaunchKernel returned). It is
+	// not part of Duration; a cost model adds it.
+	Submit time.Duration
 	// Unseen is host time the launch took that the device does not count:
 	// an emulated faster device's (gpusim's Options.KernelSpeedup), whose
 	// kernels still take the simulator's time. 0 otherwise.

@@ -90,10 +90,17 @@ type Options struct {
 	// treat it as a real GPU. The kernels still run at the simulator's
 	// speed.
 	KernelSpeedup float64
+	// SubmitLatency, when positive, makes every Launch spend that long
+	// on the host before its kernel starts, as a real driver's
+	// cuLaunchKernel spends microseconds queueing the launch: it is
+	// reported as LaunchStats.Submit, never in Duration (the tests of
+	// how callers keep the two apart use it).
+	SubmitLatency time.Duration
 }
 
 // EmulatedLaunchLatency is what a launch of Options.KernelSpeedup's
-// emulated GPU costs besides its kernel: about a real GPU's.
+// emulated GPU costs besides its kernel, reported as its Submit: about a
+// real GPU's.
 const EmulatedLaunchLatency = 10 * time.Microsecond
 
 // Driver is the simulated GPU back end. It exposes one device. A Driver
@@ -450,6 +457,7 @@ func (c *Context) Memset(dst gpu.DevicePtr, v byte, n uint64) error {
 // completion before returning; a failure of the kernel is returned here
 // and again by the next Synchronize, as CUDA reports it.
 func (c *Context) Launch(f gpu.Function, cfg gpu.LaunchConfig, params [][]byte) error {
+	called := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	const op = "cuLaunchKernel"
@@ -488,6 +496,9 @@ func (c *Context) Launch(f gpu.Function, cfg gpu.LaunchConfig, params [][]byte) 
 		}
 		copy(buf[k.paramOffs[i]:], prm)
 	}
+	if d := c.drv.opts.SubmitLatency; d > 0 {
+		time.Sleep(d)
+	}
 	l := &launch{k: k, ctx: c, cfg: cfg, params: buf, mem: c.mem, nthreads: int(b.Count()),
 		start: time.Now(), budget: c.drv.opts.MaxWarpInstructions}
 	if c.drv.opts.MaxLaunchTime > 0 {
@@ -496,12 +507,15 @@ func (c *Context) Launch(f gpu.Function, cfg gpu.LaunchConfig, params [][]byte) 
 	err := l.execute(c.drv.opts.Workers)
 	c.last = gpu.LaunchStats{
 		Kernel: k.name, ThreadInstructions: l.threadInstr.Load(), WarpInstructions: l.warpInstr.Load(),
-		DivergentBranches: l.divergent.Load(), Duration: time.Since(l.start),
+		DivergentBranches: l.divergent.Load(), Duration: time.Since(l.start), Submit: l.start.Sub(called),
 	}
 	if f := c.drv.opts.KernelSpeedup; f > 1 {
-		fast := time.Duration(float64(c.last.Duration)/f) + EmulatedLaunchLatency
-		c.last.Unseen = max(c.last.Duration-fast, 0)
+		// The emulated launch's kernel, and its submission, which the
+		// host does not spend: both in what the caller counts.
+		fast := time.Duration(float64(c.last.Duration) / f)
+		c.last.Unseen = max(c.last.Duration-fast-EmulatedLaunchLatency, 0)
 		c.last.Duration = fast
+		c.last.Submit += EmulatedLaunchLatency
 	}
 	c.pending = err
 	return err

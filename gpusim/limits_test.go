@@ -39,8 +39,9 @@ func TestLaunchTimeLimit(t *testing.T) {
 }
 
 // TestKernelSpeedup checks the fast-GPU emulation: the driver is named
-// "sim-fast", a launch reports its time over the speedup plus the emulated
-// launch latency, and the rest of its time as Unseen.
+// "sim-fast", a launch reports its time over the speedup as its Duration,
+// the emulated launch latency as its Submit, and the rest of its time as
+// Unseen.
 func TestKernelSpeedup(t *testing.T) {
 	if n := New(Options{}).Name(); n != "sim" {
 		t.Errorf("plain driver named %q, want sim", n)
@@ -57,15 +58,39 @@ func TestKernelSpeedup(t *testing.T) {
 	}
 	wall := time.Since(t0)
 	ls := h.ctx.LastLaunchStats()
-	if ls.Duration < EmulatedLaunchLatency || ls.Duration > EmulatedLaunchLatency+wall/1000+time.Microsecond {
-		t.Errorf("emulated duration %v for a launch of %v (speedup 1000, latency %v)", ls.Duration, wall, EmulatedLaunchLatency)
+	if ls.Duration <= 0 || ls.Duration > wall/1000+time.Microsecond {
+		t.Errorf("emulated duration %v for a launch of %v (speedup 1000)", ls.Duration, wall)
 	}
-	if ls.Unseen > wall || ls.Unseen > 0 && ls.Duration+ls.Unseen > wall {
-		t.Errorf("duration %v and unseen %v exceed the launch's %v", ls.Duration, ls.Unseen, wall)
+	if ls.Submit < EmulatedLaunchLatency || ls.Submit > EmulatedLaunchLatency+wall {
+		t.Errorf("emulated submission %v for a launch of %v (latency %v)", ls.Submit, wall, EmulatedLaunchLatency)
+	}
+	if ls.Unseen > wall || ls.Unseen > 0 && ls.Duration+ls.Unseen+EmulatedLaunchLatency > wall {
+		t.Errorf("duration %v, latency %v and unseen %v exceed the launch's %v", ls.Duration, EmulatedLaunchLatency, ls.Unseen, wall)
 	}
 	for i, v := range toU32s(h.download(out, 4*32)) {
 		if v != uint32(3*i) {
 			t.Fatalf("out[%d] = %d, want %d: the emulation must still run the kernel", i, v, 3*i)
 		}
+	}
+}
+
+// TestSubmitLatency checks that a launch's emulated submission is reported
+// as its Submit and kept out of its Duration, the kernel's own time.
+func TestSubmitLatency(t *testing.T) {
+	const latency = 30 * time.Millisecond
+	h := newHarness(t, Options{SubmitLatency: latency})
+	m := h.loadFile("prototype.ptx")
+	out := h.upload(make([]byte, 4*32))
+	t0 := time.Now()
+	if err := h.ctx.Launch(h.fn(m, "k"), gpu.LaunchConfig{Grid: dim(1, 1, 1), Block: dim(32, 1, 1)}, [][]byte{pptr(out)}); err != nil {
+		t.Fatal(err)
+	}
+	wall := time.Since(t0)
+	ls := h.ctx.LastLaunchStats()
+	if ls.Submit < latency || ls.Submit > wall {
+		t.Errorf("submission %v, want at least %v and at most the launch's %v", ls.Submit, latency, wall)
+	}
+	if ls.Duration <= 0 || ls.Duration > wall-latency {
+		t.Errorf("kernel time %v of a launch of %v counts the %v submission", ls.Duration, wall, latency)
 	}
 }

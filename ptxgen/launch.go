@@ -152,7 +152,12 @@ func (e *KernelError) Error() string {
 
 // LaunchStats are the times and bytes of one launch.
 type LaunchStats struct {
+	// Kernel is the device's time running the kernel
+	// (gpu.LaunchStats.Duration), without its submission.
 	Kernel, CopyIn, CopyOut time.Duration
+	// Submit is the host's time submitting the launch
+	// (gpu.LaunchStats.Submit), which Kernel leaves out.
+	Submit time.Duration
 	// LaunchWall is the host's time from the launch call to the kernel's
 	// end: Kernel and what launching cost (what a cost model must count).
 	LaunchWall        time.Duration
@@ -344,8 +349,10 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 		cfg = k.Plan.Config2D(in.Count, in.InnerMax)
 	}
 	// The kernel's time is the context's own (a real GPU's events around
-	// the launch, on the driver's thread): one driver call, where a pair
-	// of events of our own would cost six (create, record, destroy each).
+	// the kernel, on the driver's thread, with the stream held while the
+	// launch is queued, so that its submission is not in it): one driver
+	// call, where a pair of events of our own would cost six (create,
+	// record, destroy each).
 	t1 := time.Now()
 	launched = true
 	if err := ctx.Launch(fn, cfg, params); err != nil {
@@ -356,11 +363,11 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	}
 	st.LaunchWall = time.Since(t1)
 	ls := ctx.LastLaunchStats()
-	st.Kernel, st.ThreadInstructions = ls.Duration, ls.ThreadInstructions
+	st.Kernel, st.Submit, st.ThreadInstructions = ls.Duration, ls.Submit, ls.ThreadInstructions
 	st.Unseen = min(ls.Unseen, st.LaunchWall)
 	st.LaunchWall -= st.Unseen
 	if st.Kernel <= 0 {
-		st.Kernel = st.LaunchWall
+		st.Kernel = max(st.LaunchWall-st.Submit, 0)
 	}
 	t2 := time.Now()
 	rec := make([]byte, ErrorRecordSize)

@@ -1,10 +1,14 @@
 package ptxgen
 
 import (
+	"bytes"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/gxbit/gxbit/gpu"
+	"github.com/gxbit/gxbit/gpusim"
+	"github.com/gxbit/gxbit/gvinst"
 )
 
 func TestGroups(t *testing.T) {
@@ -54,5 +58,53 @@ func TestLaunchShapes(t *testing.T) {
 		if got := p.Config3D(c.planes, c.rows, c.cols); got != c.want {
 			t.Errorf("Config3D(%d, %d, %d) = %+v, want %+v", c.planes, c.rows, c.cols, got, c.want)
 		}
+	}
+}
+
+// TestLaunchTimesKernelWithoutSubmit checks the split of a launch's time:
+// on a driver whose launches spend 25 ms on the host before the kernel
+// starts (as a real driver queues a launch), Launch reports those as the
+// submission, not as the kernel's time, and the host's whole launch time
+// counts both.
+func TestLaunchTimesKernelWithoutSubmit(t *testing.T) {
+	const n, latency = 3000, 25 * time.Millisecond
+	bs, k, _, _ := saxpyKernel(t)
+	ctx, err := gpusim.New(gpusim.Options{SubmitLatency: latency}).NewContext(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	m, err := ctx.LoadModule(k.PTX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, err := m.Function(k.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refMem, refCPU := lazyGuest(t, n)
+	mem, cpu := lazyGuest(t, n)
+	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
+	st, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Submit < latency {
+		t.Errorf("submission %v, want at least the driver's %v", st.Submit, latency)
+	}
+	if st.Kernel <= 0 || st.Kernel > st.LaunchWall-latency {
+		t.Errorf("kernel time %v of a %v launch counts the %v submission", st.Kernel, st.LaunchWall, latency)
+	}
+	// And the launch did its work.
+	rc := *refCPU
+	runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
+	last := *cpu
+	last.State[gvinst.S0] = (n - 1) * 8
+	runToSyscall(t, gvinst.NewInterpreter(mem, bs, gvinst.InterpOptions{}), &last)
+	want, got := make([]byte, 0x10000), make([]byte, 0x10000)
+	_ = refMem.Read(dataBase, want)
+	_ = mem.Read(dataBase, got)
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's after the launch")
 	}
 }

@@ -302,8 +302,8 @@ flags:`)
 	}
 	if *stats {
 		s := ctx.LastLaunchStats()
-		fmt.Fprintf(os.Stderr, "gxbit: kernel %s on %s: %d thread instructions, %d warp instructions, SIMT efficiency %.3f, %d divergent branches, %v\n",
-			s.Kernel, drv.Name(), s.ThreadInstructions, s.WarpInstructions, s.SIMTEfficiency(), s.DivergentBranches, s.Duration)
+		fmt.Fprintf(os.Stderr, "gxbit: kernel %s on %s: %d thread instructions, %d warp instructions, SIMT efficiency %.3f, %d divergent branches, %v (submitted in %v)\n",
+			s.Kernel, drv.Name(), s.ThreadInstructions, s.WarpInstructions, s.SIMTEfficiency(), s.DivergentBranches, s.Duration, s.Submit)
 		if s.Duration > 0 && s.ThreadInstructions > 0 {
 			fmt.Fprintf(os.Stderr, "gxbit: %.3g thread instructions per second\n", float64(s.ThreadInstructions)/s.Duration.Seconds())
 		}

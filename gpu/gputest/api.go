@@ -269,6 +269,36 @@ func (s *suite) testKernel(t *testing.T) {
 		}
 	})
 
+	t.Run("LaunchTimes", func(t *testing.T) {
+		// A launch's kernel time and its submission are apart: the two
+		// fit in the host's time for the launch (the first launch of a
+		// kernel aside, which a real GPU's driver times with its
+		// submission), and many launches in a row never stall.
+		out, err := c.Alloc(4 * 1024)
+		if err != nil {
+			t.Fatalf("Alloc: %v", err)
+		}
+		defer free(t, c, out)
+		f := function(t, m, "fill")
+		const launches = 40
+		begin := time.Now()
+		for i := range launches {
+			t0 := time.Now()
+			launch(t, c, f, gpu.Dim3{X: 8, Y: 1, Z: 1}, gpu.Dim3{X: 128, Y: 1, Z: 1}, u64(uint64(out)), u32(1024), u32(uint32(i)))
+			wall := time.Since(t0)
+			st := c.LastLaunchStats()
+			if st.Duration <= 0 || st.Submit <= 0 {
+				t.Fatalf("launch %d: kernel time %v, submission %v; want both positive", i, st.Duration, st.Submit)
+			}
+			if i > 0 && st.Duration+st.Submit > wall+50*time.Microsecond {
+				t.Errorf("launch %d: kernel time %v and submission %v exceed the launch's %v", i, st.Duration, st.Submit, wall)
+			}
+		}
+		if d := time.Since(begin); d > launches*10*time.Millisecond {
+			t.Errorf("%d small launches took %v", launches, d)
+		}
+	})
+
 	t.Run("Layout", func(t *testing.T) {
 		out, err := c.Alloc(32)
 		if err != nil {

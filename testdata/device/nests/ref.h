@@ -5,8 +5,13 @@
  * initialisation on the host and its checksum line on stdout: run with the
  * same arguments, it must print what the native program prints (nvcc -O3
  * -fmad=false keeps every multiply and add rounded as the C code does). On
- * stderr it prints "NAME kernel_ms=T": the wall time of every kernel of the
- * computation after initialisation, copies excluded.
+ * stderr it prints "NAME kernel_ms=T submit_ms=S": T is the device's time
+ * from the first kernel of the computation after initialisation to the end
+ * of the last (events on the stream; the kernels are queued back to back,
+ * so the device runs them without waiting for the host: T is what it
+ * spends running them, as gxbit's kernel time is), copies excluded; S is
+ * the host's time in the kernel launch calls (their submission), which T
+ * hides as long as the device is the slower of the two.
  *
  * The same file builds without a GPU: compiled as C with REF_CPU defined
  * (gcc -x c -DREF_CPU), LAUNCH runs every thread of a kernel one after the
@@ -19,6 +24,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <time.h>
+
+/* host_ms is the host's monotonic clock in milliseconds. */
+static inline double host_ms(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* submit_ms sums the host's time in kernel launch calls. */
+static double submit_ms;
 
 #ifndef REF_CPU
 
@@ -34,11 +51,14 @@
 		}                                                                             \
 	} while (0)
 
-/* LAUNCH runs kernel over grid x block threads. */
+/* LAUNCH runs kernel over grid x block threads, adding the host's time
+ * submitting it to submit_ms. */
 #define LAUNCH(kernel, grid, block, ...)                     \
 	do {                                                 \
+		double s_ = host_ms();                       \
 		kernel<<<(grid), (block)>>>(__VA_ARGS__);    \
 		CHECK(cudaGetLastError());                   \
+		submit_ms += host_ms() - s_;                 \
 	} while (0)
 
 #define DIM3(x, y, z) dim3((x), (y), (z))
@@ -76,8 +96,6 @@ static inline double timer_stop(void) {
 }
 
 #else /* REF_CPU: every thread in turn, on the CPU */
-
-#include <time.h>
 
 #define __global__ static
 #define __device__ static
@@ -177,7 +195,7 @@ static inline int size(const char *name, int argc, char **argv, int k, int def, 
 	return (int)v;
 }
 
-/* report prints the kernel time on stderr. */
-static inline void report(const char *name, double ms) { fprintf(stderr, "%s kernel_ms=%.3f\n", name, ms); }
+/* report prints the kernel time and the launches' submission on stderr. */
+static inline void report(const char *name, double ms) { fprintf(stderr, "%s kernel_ms=%.3f submit_ms=%.3f\n", name, ms, submit_ms); }
 
 #endif /* NESTS_REF_H */

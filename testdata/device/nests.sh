@@ -14,7 +14,7 @@
 # mean of that ratio (issue 10 asks for at most 2x).
 #
 # Usage: nests.sh [-s small|medium|large] [-g cuda|sim] [-o OUTDIR] [-b]
-#                 [-B BINDIR] [-T SECONDS] [-1] [PROGRAM...]
+#                 [-B BINDIR] [-T SECONDS] [-1] [-P] [PROGRAM...]
 #
 #   -s  size set of testdata/nests/sizes; small is the programs' defaults
 #       (default large: native 1-10 s)
@@ -29,6 +29,7 @@
 #   -T  time limit of each gxbit run in seconds (default 600); a run past
 #       it prints "exit 124" and counts as the limit
 #   -1  two-phase only: leave out the single run (its columns read -)
+#   -P  keep the two-phase run's kernels (--ptx-dir) in OUTDIR/runs/NAME/ptx
 #   PROGRAM  only these programs (default: every NAME.cu)
 #
 # Environment: GXBIT, the gxbit binary (default: go build of this
@@ -39,8 +40,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-set=large gpu=cuda outdir= bench= prebuilt= limit=600 online=1
-while getopts "s:g:o:bB:T:1h" opt; do
+set=large gpu=cuda outdir= bench= prebuilt= limit=600 online=1 keepptx=
+while getopts "s:g:o:bB:T:1Ph" opt; do
 	case $opt in
 	s) set=$OPTARG ;;
 	g) gpu=$OPTARG ;;
@@ -49,6 +50,7 @@ while getopts "s:g:o:bB:T:1h" opt; do
 	B) prebuilt=$OPTARG ;;
 	T) limit=$OPTARG ;;
 	1) online= ;;
+	P) keepptx=1 ;;
 	h)
 		sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
 		exit 0
@@ -140,7 +142,9 @@ for p in "${progs[@]}"; do
 	refsub=$(sed -n "s/^$p kernel_ms=.* submit_ms=\([0-9.]*\).*/\1/p" "$d/ref.err")
 	"$gx" profile -o "$d/profile.json" "$bin/$p" >/dev/null 2>"$d/profile.err" || true
 	out=$d/gxbit.out err=$d/gxbit.err
-	tg=$(seconds timeout -k 5 "$limit" "$gx" accelerate --profile "$d/profile.json" --gpu "$gpu" --report "$d/report.json" "$bin/$p" "${args[@]}")
+	ptxopt=()
+	[ -z "$keepptx" ] || ptxopt=(--ptx-dir "$d/ptx")
+	tg=$(seconds timeout -k 5 "$limit" "$gx" accelerate --profile "$d/profile.json" --gpu "$gpu" --report "$d/report.json" "${ptxopt[@]}" "$bin/$p" "${args[@]}")
 	out=$d/online.out err=$d/online.err
 	to=-
 	if [ -n "$online" ]; then

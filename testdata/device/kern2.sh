@@ -10,7 +10,9 @@
 #           BenchmarkLaunchTiming: a tiny kernel's kernel and submit ns
 #           with and without it), then testdata/device/nests.sh two-phase
 #           at the large sizes with every kernel kept, then ptxas -v on
-#           every kernel the runs generated (registers, spills, errors).
+#           every kernel the runs generated (registers, spills, errors)
+#           and cuobjdump -sass of each and of the references, for
+#           reading here (ptx.tgz).
 #           Writes to $OUT (default /tmp/gxbit-kern2): run.log, the
 #           table, and per program its report.json and ptxas lines.
 #           KERN2_SIZE and KERN2_GPU (default large, cuda) try the script
@@ -59,13 +61,25 @@ device)
 	for p in "${progs[@]}"; do
 		for f in "$OUT/nests/runs/$p"/ptx/*.ptx; do
 			[ -f "$f" ] || continue
-			if r=$(ptxas -arch=sm_90 -v -o /dev/null "$f" 2>&1); then st=ok; else st=FAIL; fi
+			if r=$(ptxas -arch=sm_90 -v -o "${f%.ptx}.cubin" "$f" 2>&1); then st=ok; else st=FAIL; fi
+			# The machine code, for reading here: instruction counts
+			# against the reference's.
+			[ $st = FAIL ] || cuobjdump -sass "${f%.ptx}.cubin" >"${f%.ptx}.sass" 2>&1 || true
+			rm -f "${f%.ptx}.cubin"
 			line=$(echo "$r" | grep -E 'registers' | sed 's/^ptxas info *: *//' | head -1)
 			spill=$(echo "$r" | grep -E 'spill' | sed 's/^ptxas info *: *//' | head -1)
 			echo "$p $(basename "$f") $st | $line | $spill"
 			[ $st = ok ] || echo "$r"
 		done
 	done | tee "$OUT/ptxas.txt"
+	# The references' machine code, beside ours.
+	for p in "${progs[@]}"; do
+		mkdir -p "$OUT/nests/runs/$p/ptx"
+		nvcc -O3 -fmad=false -arch=sm_90 -cubin -o "$OUT/nests/runs/$p/ptx/ref.cubin" "testdata/device/nests/$p.cu" &&
+			cuobjdump -sass "$OUT/nests/runs/$p/ptx/ref.cubin" >"$OUT/nests/runs/$p/ptx/ref.sass" 2>&1
+		nvcc -O3 -fmad=false -arch=sm_90 --resource-usage -cubin -o /dev/null "testdata/device/nests/$p.cu" 2>&1 | grep -E 'registers|spill' | sed "s/^/$p ref: /"
+		rm -f "$OUT/nests/runs/$p/ptx/ref.cubin"
+	done | tee -a "$OUT/ptxas.txt"
 
 	say "per hot spot: launches, kernel and submit ms, the kernel kinds"
 	for p in "${progs[@]}"; do

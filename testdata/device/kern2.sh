@@ -38,6 +38,14 @@ prepare)
 	CGO_ENABLED=0 go test -c -o "$D/cuda.test" ./cuda
 	bash testdata/build.sh -s nests -m O2-static "$D/build" "${progs[@]}" >/dev/null
 	rm -rf "$D/build/src"
+	# The same programs with -g (the same code: checked), for naming
+	# the hot spots after their nests (hotnests.py).
+	mkdir -p "$D/g"
+	for p in "${progs[@]}"; do
+		gcc -O2 -static -g -std=gnu11 -o "$D/g/$p" "testdata/nests/$p.c" -lm
+		cmp -s <(objcopy -O binary --only-section=.text "$D/g/$p" /dev/stdout) <(objcopy -O binary --only-section=.text "$D/build/O2-static/$p" /dev/stdout) ||
+			echo "kern2.sh: $p built with -g has other code than the measured one: its hot spots' names may be wrong" >&2
+	done
 	git log -1 --format='prepared from %h %s' >"$D/commit"
 	du -sh "$D"
 	;;
@@ -81,22 +89,20 @@ device)
 		rm -f "$OUT/nests/runs/$p/ptx/ref.cubin"
 	done | tee -a "$OUT/ptxas.txt"
 
-	say "per hot spot: launches, kernel and submit ms, the kernel kinds"
+	say "per hot spot: its nest, launches, kernel and submit ms; the nests the reference times"
 	for p in "${progs[@]}"; do
 		r=$OUT/nests/runs/$p/report.json
 		[ -s "$r" ] || continue
-		python3 - "$p" "$r" <<'EOF' || true
-import json, sys
-p, path = sys.argv[1], sys.argv[2]
-for h in json.load(open(path)).get("hotspots") or []:
-    if not h.get("launches"):
-        continue
-    print("%s %s launches %d (2d %d, 3d %d, unchecked %d) kernel %.3f ms submit %.3f ms iterations %d tail %d %s" % (
-        p, h["entry"], h["launches"], h.get("launches_2d", 0), h.get("launches_3d", 0), h.get("launches_unchecked", 0),
-        1000 * h.get("kernel_seconds", 0), 1000 * h.get("submit_seconds", 0), h.get("gpu_iterations", 0),
-        h.get("cpu_tail_iterations", 0), h.get("schedule", "")))
-EOF
+		python3 testdata/device/hotnests.py "$p" "$D/g/$p" "testdata/nests/$p.c" "$r" testdata/nests/expect.json || true
 	done | tee "$OUT/hotspots.txt"
+	say "kernel ms of the nests the reference times (initialisation left out), over the reference's"
+	for p in "${progs[@]}"; do
+		ref=$(sed -n "s/^$p kernel_ms=\([0-9.]*\).*/\1/p" "$OUT/nests/runs/$p/ref.err" 2>/dev/null)
+		ours=$(sed -n "s/^$p total .*timed_kernel_ms=\([0-9.]*\).*/\1/p" "$OUT/hotspots.txt")
+		[ -n "$ref" ] && [ -n "$ours" ] || continue
+		awk -v p="$p" -v a="$ours" -v b="$ref" 'BEGIN { if (a > 0 && b > 0) printf "%s reference %s ms, gxbit %s ms: %.3g\n", p, b, a, a / b }'
+	done | tee "$OUT/timed.txt"
+	awk '{ s += log($NF); n++ } END { if (n) printf "geometric mean over %d: %.3g\n", n, exp(s / n) }' "$OUT/timed.txt" | tee -a "$OUT/timed.txt"
 	# What comes back: the table, the per-hot-spot lines, ptxas, the reports.
 	mkdir -p "$OUT/reports"
 	for p in "${progs[@]}"; do

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""hotnests.py names each hot spot of a gxbit report after the nest of
+testdata/nests it runs, and sums the kernel times of the nests a CUDA C
+reference times (every nest but the initialisation ones and the checksum):
+the like-for-like side of the kernel ratio.
+
+Usage: hotnests.py PROGRAM BINARY_G SOURCE REPORT [EXPECT]
+
+BINARY_G is the program built with -g and otherwise as the measured one
+(gcc's -g leaves the code as it is: the hot spots' addresses are its);
+addr2line maps each hot spot's header to a source line, and the nearest
+"/* LOOP: NEST.ID */" marker at or above it names the nest. It prints one
+line per hot spot that launched, then a total line:
+
+  PROGRAM total kernel_ms=ALL timed_kernel_ms=TIMED submit_ms=S launches=N
+"""
+import json
+import re
+import subprocess
+import sys
+
+
+def main():
+    if len(sys.argv) < 5:
+        sys.stderr.write(__doc__)
+        return 2
+    prog, binary, source, report = sys.argv[1:5]
+    expect = sys.argv[5] if len(sys.argv) > 5 else None
+    lines = open(source).read().split("\n")
+    marker = re.compile(r"/\*\s*LOOP:\s*([A-Za-z0-9_]+)\.([A-Za-z0-9_]+)\s*\*/")
+    untimed = set()
+    if expect:
+        for n in json.load(open(expect))["programs"].get(prog, {}).get("nests", []):
+            if n["nest"].startswith("init") or n.get("cpu"):
+                untimed.add(n["nest"])
+    else:
+        untimed = None
+    spots = [h for h in (json.load(open(report)).get("hotspots") or []) if h.get("launches")]
+    total = timed = submit = 0.0
+    launches = 0
+    for h in spots:
+        addr = h.get("header") or h["entry"]
+        out = subprocess.run(["addr2line", "-e", binary, addr], capture_output=True, text=True).stdout.strip()
+        nest = "?"
+        m = re.search(r":(\d+)", out)
+        if m:
+            for ln in range(int(m.group(1)) - 1, -1, -1):
+                mm = marker.search(lines[ln]) if ln < len(lines) else None
+                if mm:
+                    nest = mm.group(1) + "." + mm.group(2)
+                    break
+        name = nest.split(".")[0]
+        is_timed = untimed is not None and nest != "?" and name not in untimed and not name.startswith("init")
+        if untimed is None:
+            is_timed = nest != "?" and not name.startswith("init") and name != "fold"
+        k = 1000 * h.get("kernel_seconds", 0)
+        s = 1000 * h.get("submit_seconds", 0)
+        total += k
+        submit += s
+        launches += h["launches"]
+        if is_timed:
+            timed += k
+        print("%s %s %-10s %s launches %d (3d %d, unchecked %d) kernel %.3f ms submit %.3f ms iterations %d tail %d %s" % (
+            prog, h["entry"], nest, "timed" if is_timed else "untimed", h["launches"], h.get("launches_3d", 0),
+            h.get("launches_unchecked", 0), k, s, h.get("gpu_iterations", 0), h.get("cpu_tail_iterations", 0),
+            h.get("schedule", "")))
+    print("%s total kernel_ms=%.3f timed_kernel_ms=%.3f submit_ms=%.3f launches=%d" % (prog, total, timed, submit, launches))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

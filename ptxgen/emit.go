@@ -260,6 +260,12 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("ld.param.u64", "%t0", ptx.Addr("count", 0))
 		e.i("setp.ge.u64", "%p0", "%idx", "%t0")
 		e.i("exit").when("%p0")
+		if a.runs3D() {
+			// The thread's run of innermost iterations: [%xi, %xe).
+			e.i("ld.param.u64", "%t1", ptx.Addr("i2run", 0))
+			e.i("mul.lo.u64", "%xi", "%xi", "%t1")
+			e.i("add.u64", "%xe", "%xi", "%t1")
+		}
 		e.comment(" this plane's inner trip count and the innermost one; threads past them retire")
 		e.i("ld.param.u64", "%ib", ptx.Addr("itrip0", 0))
 		e.i("ld.param.u64", "%t1", ptx.Addr("itripstep", 0))
@@ -268,6 +274,9 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("ld.param.u64", "%ib2", ptx.Addr("i2trip", 0))
 		e.i("setp.ge.or.u64", "%p0", "%xi", "%ib2", "%p0")
 		e.i("exit").when("%p0")
+		if a.runs3D() {
+			e.i("min.u64", "%xe", "%xe", "%ib2")
+		}
 	}
 	if a.inner != nil && !interchanged && a.inner2 == nil {
 		// 2D: idx above is along x; the outer iteration is along y.
@@ -431,6 +440,19 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("setp.eq.u64", "%p0", "%xi", "%t0")
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
 		e.checkSteps(e.inner2Steps)
+		if a.runs3D() {
+			// The run's next iteration, in the loop as the CPU runs
+			// it, each stepped value's expected next value a step on.
+			e.i("add.u64", "%xi", "%xi", 1)
+			e.i("setp.ge.u64", "%p0", "%xi", "%xe")
+			e.i("bra", "$Ldone").when("%p0")
+			if !e.unchecked {
+				for i, c := range e.inner2Steps {
+					e.i("add.u64", c.next, c.next, fmt.Sprintf("%%sxj%d", i))
+				}
+			}
+			e.i("bra", label(a.n.Inner2))
+		}
 		e.i("bra", "$Ldone")
 		e.label("$Linner2_exit")
 		e.i("sub.u64", "%t0", "%ib2", 1)
@@ -608,6 +630,12 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 	if a.inner2 != nil {
 		decl(ptx.B64, "%yi", 0)
 		decl(ptx.B64, "%ib2", 0)
+		if a.runs3D() {
+			decl(ptx.B64, "%xe", 0)
+			if !unchecked {
+				decls(ptx.B64, "%sxj", len(e.inner2Steps))
+			}
+		}
 	}
 	if even {
 		decl(ptx.B64, "%cnt", 0)
@@ -1867,6 +1895,18 @@ func (e *emitter) innerTarget(to uint64) string {
 	return label(to)
 }
 
+// runs3D reports whether the 3D kernel's threads run runs of innermost
+// iterations (LaunchPlan.Runs3D): only where the innermost level is one
+// block, a stencil point's straight code, whose set-up is most of a
+// thread's work. Not where it holds a loop (doitgen's sum: an iteration
+// is long already, and a run's threads, four elements apart, would walk
+// four times the lines of C4[s][p] a warp's one-element threads share),
+// nor with a counted loop, a thread loop or an interchange, whose threads
+// enter the levels otherwise.
+func (a *analysis) runs3D() bool {
+	return a.inner2 != nil && len(a.inner2) == 1 && a.tripLoop == nil && a.n.ThreadLoop == 0 && !a.n.Interchange && !a.n.Even
+}
+
 // toInner2Iteration moves this thread to its innermost iteration %xi
 // (each innermost live-in the innermost loop writes advanced by its
 // step, the same in every inner iteration), reloads the innermost
@@ -1883,6 +1923,10 @@ func (e *emitter) toInner2Iteration(a *analysis) {
 		e.i("mad.lo.u64", dst, "%t1", "%xi", dst)
 		c := stepCheck{reg: dst, next: fmt.Sprintf("%%nxj%d", len(steps))}
 		e.i("add.u64", c.next, dst, "%t1")
+		if a.runs3D() && !e.unchecked {
+			// The step, for the run's next iterations' checks.
+			e.i("mov.b64", fmt.Sprintf("%%sxj%d", len(steps)), "%t1")
+		}
 		steps = append(steps, c)
 	}
 	e.inner2Steps = steps

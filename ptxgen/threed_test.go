@@ -3,6 +3,7 @@ package ptxgen
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -105,15 +106,21 @@ func stencil3DNest(bs blockSet) *Nest {
 
 // TestKernel3D runs stencil3D with (i, j, k) mapped to (z, y, x) on
 // gpusim and compares with the CPU engine, for a square and a
-// triangular j range; a wrong innermost or inner trip count fails the
-// launch.
+// triangular j range, with 12 innermost iterations (a thread each) and
+// 70 (runs of two a thread: LaunchPlan.Run3D); a wrong innermost or inner
+// trip count fails the launch.
 func TestKernel3D(t *testing.T) {
-	const n = 12
-	for _, tri := range []bool{false, true} {
-		name := "square"
+	for _, c := range []struct {
+		n   uint64
+		tri bool
+	}{{12, false}, {12, true}, {70, false}, {70, true}} {
+		n, tri := c.n, c.tri
+		name := fmt.Sprintf("square%d", n)
 		if tri {
-			name = "triangular"
+			name = fmt.Sprintf("triangular%d", n)
 		}
+		// Each array's bytes, a whole number of pages.
+		size := (n*n*n*8 + 0xffff) &^ 0xffff
 		t.Run(name, func(t *testing.T) {
 			bs := parseBlocks(t, stencil3D)
 			k, err := Generate(stencil3DNest(bs))
@@ -131,17 +138,20 @@ func TestKernel3D(t *testing.T) {
 					t.Errorf("the kernel has no %s", want)
 				}
 			}
+			if want := map[uint64]uint64{12: 1, 70: 2}[n]; k.Plan.Run3D(n) != want {
+				t.Errorf("runs of %d innermost iterations of %d, want %d", k.Plan.Run3D(n), n, want)
+			}
 			setup := func() (*gvinst.Memory, *gvinst.CPU) {
 				mem := gvinst.NewMemory(1 << 26)
-				if err := mem.Map(dataBase, 0x10000*2, gvinst.PermRead|gvinst.PermWrite); err != nil {
+				if err := mem.Map(dataBase, size*2, gvinst.PermRead|gvinst.PermWrite); err != nil {
 					t.Fatal(err)
 				}
-				for i := 0; i < n*n*n; i++ {
+				for i := uint64(0); i < n*n*n; i++ {
 					_ = mem.Store(dataBase+uint64(8*i), 8, math.Float64bits(float64(i%13)*0.3-1))
 				}
 				cpu := &gvinst.CPU{PC: 0x4000}
 				cpu.State[gvinst.SReg(6)] = dataBase
-				cpu.State[gvinst.SReg(8)] = dataBase + 0x10000
+				cpu.State[gvinst.SReg(8)] = dataBase + size
 				cpu.State[gvinst.SReg(9)] = n * 8
 				cpu.State[gvinst.SReg(10)] = n * n * 8
 				cpu.State[gvinst.SReg(11)] = n * n * n * 8
@@ -189,7 +199,7 @@ func TestKernel3D(t *testing.T) {
 				in.Inner2Steps = append(in.Inner2Steps, step)
 			}
 			for range k.Sites {
-				in.Sites = append(in.Sites, Range{dataBase, dataBase + 0x20000})
+				in.Sites = append(in.Sites, Range{dataBase, dataBase + 2*size})
 			}
 			ctx, fn := simKernel(t, k)
 			if _, err := Launch(ctx, fn, k, mem, in, nil); err != nil {
@@ -199,9 +209,9 @@ func TestKernel3D(t *testing.T) {
 				setLive(mem, cpu, l, in.Values[i]+in.Steps[i]*count)
 			}
 			runToSyscall(t, e, cpu)
-			want, got := make([]byte, 0x10000), make([]byte, 0x10000)
-			_ = refMem.Read(dataBase+0x10000, want)
-			_ = mem.Read(dataBase+0x10000, got)
+			want, got := make([]byte, size), make([]byte, size)
+			_ = refMem.Read(dataBase+size, want)
+			_ = mem.Read(dataBase+size, got)
 			if !bytes.Equal(want, got) {
 				for i := range want {
 					if want[i] != got[i] {

@@ -281,6 +281,12 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 	if a.inner != nil && !interchanged && a.inner2 == nil {
 		// 2D: idx above is along x; the outer iteration is along y.
 		e.i("mov.b64", "%xi", "%idx")
+		if a.runs2D() {
+			// The thread's run of inner iterations: [%xi, %xe).
+			e.i("ld.param.u64", "%t1", ptx.Addr("irun", 0))
+			e.i("mul.lo.u64", "%xi", "%xi", "%t1")
+			e.i("add.u64", "%xe", "%xi", "%t1")
+		}
 		e.i("mov.u32", "%w0", "%ctaid.y")
 		e.i("mov.u32", "%w1", "%ntid.y")
 		e.i("mov.u32", "%w2", "%tid.y")
@@ -296,6 +302,9 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("mad.lo.u64", "%ib", "%t1", "%idx", "%ib")
 		e.i("setp.ge.u64", "%p0", "%xi", "%ib")
 		e.i("exit").when("%p0")
+		if a.runs2D() {
+			e.i("min.u64", "%xe", "%xe", "%ib")
+		}
 	}
 	e.maxW, e.maxT, e.maxP = 3, 2, 1
 	reloadedOuter := a.reloadedAt(0)
@@ -420,6 +429,18 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("setp.eq.u64", "%p0", e.mid(), "%t0")
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
 		e.checkSteps(e.innerSteps)
+		if a.runs2D() {
+			// The run's next iteration, as for runs3D.
+			e.i("add.u64", "%xi", "%xi", 1)
+			e.i("setp.ge.u64", "%p0", "%xi", "%xe")
+			e.i("bra", "$Ldone").when("%p0")
+			if !e.unchecked {
+				for i, c := range e.innerSteps {
+					e.i("add.u64", c.next, c.next, fmt.Sprintf("%%sxi%d", i))
+				}
+			}
+			e.i("bra", label(a.n.Inner))
+		}
 		e.i("bra", "$Ldone")
 		e.label("$Linner_exit")
 		e.i("sub.u64", "%t0", "%ib", 1)
@@ -626,6 +647,12 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 	if a.inner != nil {
 		decl(ptx.B64, "%xi", 0)
 		decl(ptx.B64, "%ib", 0)
+		if a.runs2D() {
+			decl(ptx.B64, "%xe", 0)
+			if !unchecked {
+				decls(ptx.B64, "%sxi", len(e.innerSteps))
+			}
+		}
 	}
 	if a.inner2 != nil {
 		decl(ptx.B64, "%yi", 0)
@@ -1843,6 +1870,10 @@ func (e *emitter) toInnerIteration(a *analysis) {
 		e.i("mad.lo.u64", dst, "%t1", e.mid(), dst)
 		c := stepCheck{reg: dst, next: fmt.Sprintf("%%nxi%d", len(steps))}
 		e.i("add.u64", c.next, dst, "%t1")
+		if a.runs2D() && !e.unchecked {
+			// The step, for the run's next iterations' checks.
+			e.i("mov.b64", fmt.Sprintf("%%sxi%d", len(steps)), "%t1")
+		}
 		steps = append(steps, c)
 	}
 	e.innerSteps = steps
@@ -1905,6 +1936,11 @@ func (e *emitter) innerTarget(to uint64) string {
 // enter the levels otherwise.
 func (a *analysis) runs3D() bool {
 	return a.inner2 != nil && len(a.inner2) == 1 && a.tripLoop == nil && a.n.ThreadLoop == 0 && !a.n.Interchange && !a.n.Even
+}
+
+// runs2D is runs3D for a 2D kernel's inner level (LaunchPlan.Runs2D).
+func (a *analysis) runs2D() bool {
+	return a.inner != nil && a.inner2 == nil && len(a.inner) == 1 && a.tripLoop == nil && a.n.ThreadLoop == 0 && !a.n.Interchange && !a.n.Even
 }
 
 // toInner2Iteration moves this thread to its innermost iteration %xi

@@ -27,6 +27,7 @@ const (
 	ParamInner2Trip                         // 3D: the innermost trip count (header arrivals), the same in every inner iteration
 	ParamInner2Step                         // 3D: Inner2LiveIns[Index]'s change per innermost iteration
 	ParamInner2Run                          // 3D with LaunchPlan.Runs3D: the innermost iterations each thread runs in a row (LaunchPlan.Run3D)
+	ParamInnerRun                           // 2D with LaunchPlan.Runs2D: the inner iterations each thread runs in a row (LaunchPlan.Run2D)
 )
 
 // Param is one kernel parameter, in declaration order.
@@ -136,6 +137,8 @@ type LaunchPlan struct {
 	// three levels, its reloads), which is most of a stencil point's
 	// instructions, is paid once a run.
 	Runs3D bool
+	// Runs2D is the same for a 2D kernel's inner level (Run2D).
+	Runs2D bool
 	Reason string // why this shape
 }
 
@@ -164,22 +167,35 @@ func (p LaunchPlan) Run3D(cols uint64) uint64 {
 	return run
 }
 
-// run3D chooses a 3D launch's run length and tile width for cols
-// innermost iterations: of runs of 1, 2 and 4 and tiles 32 and 16 wide,
-// the one that issues the fewest instructions, a thread's set-up counted
-// as two iterations (a stencil point's is about twice its body) and idle
-// lanes as busy ones. Heat3d's 158 columns: runs of 4, 16 wide (48 lanes
-// for 158 iterations, against 160 lanes of one each: 40% fewer).
-// Narrow levels (below 64) and kernels without Runs3D run 1, Tile3X wide.
+// run3D is runs for the innermost level of a 3D launch.
 func (p LaunchPlan) run3D(cols uint64) (run, width uint64) {
-	run, width = 1, uint64(p.Tile3X)
-	if !p.Runs3D || cols < 64 {
+	return p.runs(p.Runs3D, cols, uint64(p.Tile3X), 64)
+}
+
+// Run2D is the inner iterations each thread of a 2D launch with cols
+// inner iterations runs (1 without Runs2D).
+func (p LaunchPlan) Run2D(cols uint64) uint64 {
+	run, _ := p.runs(p.Runs2D, cols, uint64(p.TileX), 32)
+	return run
+}
+
+// runs chooses a launch's run length and tile width along x for cols
+// iterations of the level a thread runs runs of (Runs3D, Runs2D): of
+// runs of 1, 2 and 4 and tiles tile and tile/2 wide, the one that issues
+// the fewest instructions, a thread's set-up counted as two iterations (a
+// stencil point's is about twice its body) and idle lanes as busy ones.
+// Heat3d's 158 columns: runs of 4, 16 wide (48 lanes for 158 iterations,
+// against 160 lanes of one each: 40% fewer). Kernels without runs, and
+// levels narrower than narrow, run 1, tile wide.
+func (p LaunchPlan) runs(enabled bool, cols, tile, narrow uint64) (run, width uint64) {
+	run, width = 1, tile
+	if !enabled || cols < narrow {
 		return run, width
 	}
 	const setup = 2
 	best := ^uint64(0)
 	for _, r := range []uint64{1, 2, 4} {
-		for _, w := range []uint64{uint64(p.Tile3X), uint64(p.Tile3X) / 2} {
+		for _, w := range []uint64{tile, tile / 2} {
 			if w == 0 {
 				continue
 			}
@@ -198,12 +214,16 @@ func (p LaunchPlan) run3D(cols uint64) (run, width uint64) {
 // An inner level narrower than the tile gets a tile as narrow as it (a
 // power of two) and as many more rows, so no warp is mostly idle.
 func (p LaunchPlan) Config2D(rows, cols uint64) gpu.LaunchConfig {
-	bx, by := uint64(p.TileX), uint64(p.TileY)
-	if w := pow2AtLeast(cols); w < bx {
-		by = min(by*(bx/w), max(pow2AtLeast(rows), by))
+	run, bx := p.runs(p.Runs2D, cols, uint64(p.TileX), 32)
+	threads := (cols + run - 1) / run
+	by := uint64(p.TileY)
+	if w := pow2AtLeast(threads); w < bx {
 		bx = w
 	}
-	gx, gy := max((cols+bx-1)/bx, 1), max((rows+by-1)/by, 1)
+	if bx < uint64(p.TileX) {
+		by = min(by*(uint64(p.TileX)/bx), max(pow2AtLeast(rows), by))
+	}
+	gx, gy := max((threads+bx-1)/bx, 1), max((rows+by-1)/by, 1)
 	return gpu.LaunchConfig{Grid: gpu.Dim3{X: uint32(gx), Y: uint32(gy), Z: 1}, Block: gpu.Dim3{X: uint32(bx), Y: uint32(by), Z: 1}}
 }
 
@@ -266,6 +286,11 @@ func Generate(n *Nest) (*Kernel, error) {
 		for i, l := range a.innerLive {
 			k.Params = append(k.Params, Param{Name: "istep_" + paramName(l), Kind: ParamInnerStep, Index: i},
 				Param{Name: "istepd_" + paramName(l), Kind: ParamInnerStepRow, Index: i})
+		}
+		if a.runs2D() {
+			k.Plan.Runs2D = true
+			k.Plan.Reason = "2D: x over the inner level, each thread running a run of consecutive inner iterations (1, 2 or 4, with 16- or 8-wide tiles: LaunchPlan.Run2D), its registers carried by the loop, so that its set-up is paid once a run; y over the outer level; 256 threads per CTA"
+			k.Params = append(k.Params, Param{Name: "irun", Kind: ParamInnerRun})
 		}
 	}
 	if a.inner2 != nil {

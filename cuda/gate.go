@@ -110,10 +110,12 @@ func (g *gate) shut(c *Context) (open func()) {
 	}
 }
 
-// free releases the gate's pinned word. It runs on the worker, once the
-// context's work is done.
+// free releases the gate's pinned word, once the device has read it for
+// the last time (every wait queued is open, but the device may not have
+// reached the last one). It runs on the worker.
 func (g *gate) free(c *Context) {
 	if g.word != nil {
+		_ = c.l.cuCtxSynchronize()
 		_ = c.l.cuMemFreeHost(g.word)
 		g.word = nil
 	}

@@ -195,6 +195,9 @@ func (p LaunchPlan) runs(enabled bool, cols, tile, narrow uint64) (run, width ui
 	const setup = 2
 	best := ^uint64(0)
 	for _, r := range []uint64{1, 2, 4} {
+		if r > longestRun() {
+			break
+		}
 		for _, w := range []uint64{tile, tile / 2} {
 			if w == 0 {
 				continue
@@ -207,6 +210,24 @@ func (p LaunchPlan) runs(enabled bool, cols, tile, narrow uint64) (run, width ui
 		}
 	}
 	return run, width
+}
+
+// buildLongestRun, when set at link time (go build -ldflags "-X
+// github.com/gxbit/gxbit/ptxgen.buildLongestRun=2"), bounds the runs of
+// 2D and 3D kernels' threads: 1, 2 or 4 (the default). It is for
+// measuring the runs on a GPU (testdata/device/kern2.sh builds gxbit
+// three ways), not a setting: nothing sets it at run time.
+var buildLongestRun string
+
+// longestRun is the longest run a thread may run (buildLongestRun).
+func longestRun() uint64 {
+	switch buildLongestRun {
+	case "1":
+		return 1
+	case "2":
+		return 2
+	}
+	return 4
 }
 
 // Config2D returns the grid and block of a 2D launch: rows outer

@@ -9,10 +9,12 @@
 #           submission out of kernel times (cuda TestGateHoldsLaunches,
 #           BenchmarkLaunchTiming: a tiny kernel's kernel and submit ns
 #           with and without it), then testdata/device/nests.sh two-phase
-#           at the large sizes with every kernel kept, then ptxas -v on
-#           every kernel the runs generated (registers, spills, errors)
-#           and cuobjdump -sass of each and of the references, for
-#           reading here (ptx.tgz).
+#           at the large sizes with every kernel kept, the 2D and 3D
+#           programs again with their threads' runs bounded to 1 and 2
+#           iterations (gxbit-run1, gxbit-run2; the default runs up to
+#           4), then ptxas -v on every kernel the runs generated
+#           (registers, spills, errors) and cuobjdump -sass of each and
+#           of the references, for reading here (ptx.tgz).
 #           Writes to $OUT (default /tmp/gxbit-kern2): run.log, the
 #           table, and per program its report.json and ptxas lines.
 #           KERN2_SIZE and KERN2_GPU (default large, cuda) try the script
@@ -34,7 +36,12 @@ prepare)
 	set -e
 	rm -rf "$D"
 	mkdir -p "$D"
-	CGO_ENABLED=0 go build -o "$D/gxbit" ./cmd/gxbit
+	CGO_ENABLED=0 go build -ldflags "-s -w" -o "$D/gxbit" ./cmd/gxbit
+	# The same with the runs of 2D and 3D kernels' threads bounded to 1
+	# and 2 iterations (ptxgen.buildLongestRun), to measure them.
+	for r in 1 2; do
+		CGO_ENABLED=0 go build -ldflags "-s -w -X github.com/gxbit/gxbit/ptxgen.buildLongestRun=$r" -o "$D/gxbit-run$r" ./cmd/gxbit
+	done
 	CGO_ENABLED=0 go test -c -o "$D/cuda.test" ./cuda
 	bash testdata/build.sh -s nests -m O2-static "$D/build" "${progs[@]}" >/dev/null
 	rm -rf "$D/build/src"
@@ -47,11 +54,17 @@ prepare)
 			echo "kern2.sh: $p built with -g has other code than the measured one: its hot spots' names may be wrong" >&2
 	done
 	git log -1 --format='prepared from %h %s' >"$D/commit"
+	# One compressed file: the carry's limit is 64 MiB.
+	tar czf "$D.tgz" -C "$D" .
+	rm -rf "$D"
+	mkdir -p "$D"
+	mv "$D.tgz" "$D/kern2.tgz"
 	du -sh "$D"
 	;;
 device)
 	OUT=${OUT:-/tmp/gxbit-kern2}
 	mkdir -p "$OUT"
+	[ -x "$D/gxbit" ] || tar xzf "$D/kern2.tgz" -C "$D"
 	exec > >(tee "$OUT/run.log") 2>&1
 	say() { printf '\n== %s\n' "$*"; }
 	cat "$D/commit"
@@ -64,6 +77,23 @@ device)
 
 	say "nests: kernels against the CUDA C references, large sizes, two-phase"
 	GXBIT=$PWD/$D/gxbit bash testdata/device/nests.sh -B "$D/build/O2-static" -o "$OUT/nests" -T 40 -s "${KERN2_SIZE:-large}" -g "${KERN2_GPU:-cuda}" -1 -P "${progs[@]}" | tee "$OUT/table.md"
+
+	say "runs of 2D and 3D kernels' threads: gxbit with runs of at most 1 and 2 iterations, two-phase, the same profiles"
+	for p in "${progs[@]}"; do
+		case $p in heat3d | jacobi2dt | fdtd2d | lu | gemver) ;; *) continue ;; esac
+		d=$OUT/nests/runs/$p
+		[ -s "$d/profile.json" ] || continue
+		case ${KERN2_SIZE:-large} in large) col=3 ;; medium) col=2 ;; *) col= ;; esac
+		args=
+		[ -z "$col" ] || args=$(grep "^$p " testdata/nests/sizes | cut -d'|' -f"$col" | xargs)
+		for r in 1 2; do
+			# shellcheck disable=SC2086
+			timeout -k 5 40 "$D/gxbit-run$r" accelerate --profile "$d/profile.json" --gpu "${KERN2_GPU:-cuda}" --report "$d/run$r.json" "$D/build/O2-static/$p" $args >"$d/run$r.out" 2>"$d/run$r.err"
+			same=SAME
+			cmp -s "$d/run$r.out" "$d/native.out" || same=DIFF
+			python3 testdata/device/hotnests.py "$p" "$D/g/$p" "testdata/nests/$p.c" "$d/run$r.json" testdata/nests/expect.json | tail -1 | sed "s/^/runs<=$r $same /"
+		done
+	done | tee "$OUT/runs.txt"
 
 	say "ptxas -v -arch=sm_90 on every kernel the runs generated"
 	for p in "${progs[@]}"; do
@@ -108,6 +138,9 @@ device)
 	for p in "${progs[@]}"; do
 		cp "$OUT/nests/runs/$p/report.json" "$OUT/reports/$p.json" 2>/dev/null || true
 		cp "$OUT/nests/runs/$p/ref.err" "$OUT/reports/$p.ref.err" 2>/dev/null || true
+		for r in 1 2; do
+			cp "$OUT/nests/runs/$p/run$r.json" "$OUT/reports/$p.run$r.json" 2>/dev/null || true
+		done
 	done
 	tar czf "$OUT/ptx.tgz" -C "$OUT/nests/runs" $(cd "$OUT/nests/runs" && ls -d */ptx 2>/dev/null) 2>/dev/null || true
 	rm -rf "$OUT/nests"

@@ -183,10 +183,11 @@ func (p LaunchPlan) Run2D(cols uint64) uint64 {
 // iterations of the level a thread runs runs of (Runs3D, Runs2D): of
 // runs of 1, 2 and 4 and tiles tile and tile/2 wide, the one that issues
 // the fewest instructions, a thread's set-up counted as two iterations (a
-// stencil point's is about twice its body) and idle lanes as busy ones.
-// Heat3d's 158 columns: runs of 4, 16 wide (48 lanes for 158 iterations,
-// against 160 lanes of one each: 40% fewer). Kernels without runs, and
-// levels narrower than narrow, run 1, tile wide.
+// stencil point's is about twice its body) and idle lanes as busy ones,
+// up to the longest run (buildLongestRun). Heat3d's 158 columns: runs of
+// 2, 16 wide (80 lanes for 158 iterations, against 160 lanes of one each:
+// a third fewer instructions; runs of 4 would issue 40% fewer). Kernels
+// without runs, and levels narrower than narrow, run 1, tile wide.
 func (p LaunchPlan) runs(enabled bool, cols, tile, narrow uint64) (run, width uint64) {
 	run, width = 1, tile
 	if !enabled || cols < narrow {
@@ -213,10 +214,17 @@ func (p LaunchPlan) runs(enabled bool, cols, tile, narrow uint64) (run, width ui
 }
 
 // buildLongestRun, when set at link time (go build -ldflags "-X
-// github.com/gxbit/gxbit/ptxgen.buildLongestRun=2"), bounds the runs of
-// 2D and 3D kernels' threads: 1, 2 or 4 (the default). It is for
+// github.com/gxbit/gxbit/ptxgen.buildLongestRun=4"), bounds the runs of
+// 2D and 3D kernels' threads: 1, 2 (the default) or 4. It is for
 // measuring the runs on a GPU (testdata/device/kern2.sh builds gxbit
 // three ways), not a setting: nothing sets it at run time.
+//
+// RATIONALE: 2 by default, though a run of 4 issues fewer instructions:
+// a warp's load of run-r threads spans r times the lines of one-element
+// threads (each line used by r instructions), so the L1's wavefronts
+// per point grow with r; for a stencil point of ~50 instructions and 8
+// loads the L1 overtakes the issue rate past runs of 2 (an estimate,
+// until kern2.sh measures it).
 var buildLongestRun string
 
 // longestRun is the longest run a thread may run (buildLongestRun).
@@ -224,10 +232,10 @@ func longestRun() uint64 {
 	switch buildLongestRun {
 	case "1":
 		return 1
-	case "2":
-		return 2
+	case "4":
+		return 4
 	}
-	return 4
+	return 2
 }
 
 // Config2D returns the grid and block of a 2D launch: rows outer

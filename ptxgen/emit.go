@@ -261,10 +261,7 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("setp.ge.u64", "%p0", "%idx", "%t0")
 		e.i("exit").when("%p0")
 		if a.runs3D() {
-			// The thread's run of innermost iterations: [%xi, %xe).
-			e.i("ld.param.u64", "%t1", ptx.Addr("i2run", 0))
-			e.i("mul.lo.u64", "%xi", "%xi", "%t1")
-			e.i("add.u64", "%xe", "%xi", "%t1")
+			e.strideX()
 		}
 		e.comment(" this plane's inner trip count and the innermost one; threads past them retire")
 		e.i("ld.param.u64", "%ib", ptx.Addr("itrip0", 0))
@@ -274,18 +271,12 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("ld.param.u64", "%ib2", ptx.Addr("i2trip", 0))
 		e.i("setp.ge.or.u64", "%p0", "%xi", "%ib2", "%p0")
 		e.i("exit").when("%p0")
-		if a.runs3D() {
-			e.i("min.u64", "%xe", "%xe", "%ib2")
-		}
 	}
 	if a.inner != nil && !interchanged && a.inner2 == nil {
 		// 2D: idx above is along x; the outer iteration is along y.
 		e.i("mov.b64", "%xi", "%idx")
 		if a.runs2D() {
-			// The thread's run of inner iterations: [%xi, %xe).
-			e.i("ld.param.u64", "%t1", ptx.Addr("irun", 0))
-			e.i("mul.lo.u64", "%xi", "%xi", "%t1")
-			e.i("add.u64", "%xe", "%xi", "%t1")
+			e.strideX()
 		}
 		e.i("mov.u32", "%w0", "%ctaid.y")
 		e.i("mov.u32", "%w1", "%ntid.y")
@@ -302,9 +293,6 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("mad.lo.u64", "%ib", "%t1", "%idx", "%ib")
 		e.i("setp.ge.u64", "%p0", "%xi", "%ib")
 		e.i("exit").when("%p0")
-		if a.runs2D() {
-			e.i("min.u64", "%xe", "%xe", "%ib")
-		}
 	}
 	e.maxW, e.maxT, e.maxP = 3, 2, 1
 	reloadedOuter := a.reloadedAt(0)
@@ -430,16 +418,7 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
 		e.checkSteps(e.innerSteps)
 		if a.runs2D() {
-			// The run's next iteration, as for runs3D.
-			e.i("add.u64", "%xi", "%xi", 1)
-			e.i("setp.ge.u64", "%p0", "%xi", "%xe")
-			e.i("bra", "$Ldone").when("%p0")
-			if !e.unchecked {
-				for i, c := range e.innerSteps {
-					e.i("add.u64", c.next, c.next, fmt.Sprintf("%%sxi%d", i))
-				}
-			}
-			e.i("bra", label(a.n.Inner))
+			e.nextOfRun("%ib", e.innerSteps, "%mvi", "%sxi", "$Linner_reload")
 		}
 		e.i("bra", "$Ldone")
 		e.label("$Linner_exit")
@@ -462,17 +441,7 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
 		e.checkSteps(e.inner2Steps)
 		if a.runs3D() {
-			// The run's next iteration, in the loop as the CPU runs
-			// it, each stepped value's expected next value a step on.
-			e.i("add.u64", "%xi", "%xi", 1)
-			e.i("setp.ge.u64", "%p0", "%xi", "%xe")
-			e.i("bra", "$Ldone").when("%p0")
-			if !e.unchecked {
-				for i, c := range e.inner2Steps {
-					e.i("add.u64", c.next, c.next, fmt.Sprintf("%%sxj%d", i))
-				}
-			}
-			e.i("bra", label(a.n.Inner2))
+			e.nextOfRun("%ib2", e.inner2Steps, "%mvj", "%sxj", "$Linner2_reload")
 		}
 		e.i("bra", "$Ldone")
 		e.label("$Linner2_exit")
@@ -648,7 +617,8 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		decl(ptx.B64, "%xi", 0)
 		decl(ptx.B64, "%ib", 0)
 		if a.runs2D() {
-			decl(ptx.B64, "%xe", 0)
+			decl(ptx.B64, "%xs", 0)
+			decls(ptx.B64, "%mvi", len(e.innerSteps))
 			if !unchecked {
 				decls(ptx.B64, "%sxi", len(e.innerSteps))
 			}
@@ -658,7 +628,8 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		decl(ptx.B64, "%yi", 0)
 		decl(ptx.B64, "%ib2", 0)
 		if a.runs3D() {
-			decl(ptx.B64, "%xe", 0)
+			decl(ptx.B64, "%xs", 0)
+			decls(ptx.B64, "%mvj", len(e.inner2Steps))
 			if !unchecked {
 				decls(ptx.B64, "%sxj", len(e.inner2Steps))
 			}
@@ -1870,13 +1841,15 @@ func (e *emitter) toInnerIteration(a *analysis) {
 		e.i("mad.lo.u64", dst, "%t1", e.mid(), dst)
 		c := stepCheck{reg: dst, next: fmt.Sprintf("%%nxi%d", len(steps))}
 		e.i("add.u64", c.next, dst, "%t1")
-		if a.runs2D() && !e.unchecked {
-			// The step, for the run's next iterations' checks.
-			e.i("mov.b64", fmt.Sprintf("%%sxi%d", len(steps)), "%t1")
+		if a.runs2D() {
+			e.runMove(len(steps))
 		}
 		steps = append(steps, c)
 	}
 	e.innerSteps = steps
+	if a.runs2D() {
+		e.label("$Linner_reload")
+	}
 	e.reloads(1)
 	e.i("bra", label(a.n.Inner))
 }
@@ -1938,6 +1911,52 @@ func (a *analysis) runs3D() bool {
 	return a.inner2 != nil && len(a.inner2) == 1 && a.tripLoop == nil && a.n.ThreadLoop == 0 && !a.n.Interchange && !a.n.Even
 }
 
+// strideX sets %xs, the threads along x: the distance between the
+// iterations of a thread's run (LaunchPlan.Runs3D, Runs2D), which
+// starts at its iteration %xi. Strided, not consecutive, so that a
+// warp's 32 threads load 32 consecutive elements in every iteration of
+// their runs, as one-iteration threads do.
+func (e *emitter) strideX() {
+	e.i("mov.u32", "%w0", "%nctaid.x")
+	e.i("mov.u32", "%w1", "%ntid.x")
+	e.i("mul.wide.u32", "%xs", "%w0", "%w1")
+}
+
+// runMove keeps, for the level's i-th stepped value (its step in %t1),
+// how far it moves from the end of one iteration of a run to the start
+// of the next (%xs-1 steps: %mvi or %mvj), and the step itself for the
+// checks (%sxi or %sxj).
+func (e *emitter) runMove(i int) {
+	mv, sx := "%mvi", "%sxi"
+	if e.a.inner2 != nil {
+		mv, sx = "%mvj", "%sxj"
+	}
+	e.i("sub.u64", "%t0", "%xs", 1)
+	e.i("mul.lo.u64", fmt.Sprintf("%s%d", mv, i), "%t1", "%t0")
+	if !e.unchecked {
+		e.i("mov.b64", fmt.Sprintf("%s%d", sx, i), "%t1")
+	}
+}
+
+// nextOfRun ends an iteration of a thread's run at the level's back edge
+// (its checks done): the thread's next iteration is %xs further, if
+// still below the row's trip count (trip); each stepped value (steps)
+// moves there and its expected next value is a step on; the level's
+// reloaded registers load again (reload: the label before them), and
+// the loop runs on.
+func (e *emitter) nextOfRun(trip string, steps []stepCheck, mv, sx, reload string) {
+	e.i("add.u64", "%xi", "%xi", "%xs")
+	e.i("setp.ge.u64", "%p0", "%xi", trip)
+	e.i("bra", "$Ldone").when("%p0")
+	for i, c := range steps {
+		e.i("add.u64", c.reg, c.reg, fmt.Sprintf("%s%d", mv, i))
+		if !e.unchecked {
+			e.i("add.u64", c.next, c.reg, fmt.Sprintf("%s%d", sx, i))
+		}
+	}
+	e.i("bra", reload)
+}
+
 // runs2D is runs3D for a 2D kernel's inner level (LaunchPlan.Runs2D).
 func (a *analysis) runs2D() bool {
 	return a.inner != nil && a.inner2 == nil && len(a.inner) == 1 && a.tripLoop == nil && a.n.ThreadLoop == 0 && !a.n.Interchange && !a.n.Even
@@ -1959,13 +1978,15 @@ func (e *emitter) toInner2Iteration(a *analysis) {
 		e.i("mad.lo.u64", dst, "%t1", "%xi", dst)
 		c := stepCheck{reg: dst, next: fmt.Sprintf("%%nxj%d", len(steps))}
 		e.i("add.u64", c.next, dst, "%t1")
-		if a.runs3D() && !e.unchecked {
-			// The step, for the run's next iterations' checks.
-			e.i("mov.b64", fmt.Sprintf("%%sxj%d", len(steps)), "%t1")
+		if a.runs3D() {
+			e.runMove(len(steps))
 		}
 		steps = append(steps, c)
 	}
 	e.inner2Steps = steps
+	if a.runs3D() {
+		e.label("$Linner2_reload")
+	}
 	e.reloads(2)
 	e.i("bra", label(a.n.Inner2))
 }

@@ -26,8 +26,6 @@ const (
 	ParamInnerStepRow                       // 2D: how much that change changes per row
 	ParamInner2Trip                         // 3D: the innermost trip count (header arrivals), the same in every inner iteration
 	ParamInner2Step                         // 3D: Inner2LiveIns[Index]'s change per innermost iteration
-	ParamInner2Run                          // 3D with LaunchPlan.Runs3D: the innermost iterations each thread runs in a row (LaunchPlan.Run3D)
-	ParamInnerRun                           // 2D with LaunchPlan.Runs2D: the inner iterations each thread runs in a row (LaunchPlan.Run2D)
 )
 
 // Param is one kernel parameter, in declaration order.
@@ -130,12 +128,13 @@ type LaunchPlan struct {
 	// 3D: threads per CTA along x (the innermost level), y (the inner
 	// level) and z (the level).
 	Tile3X, Tile3Y, Tile3Z int
-	// Runs3D says that a thread of the 3D kernel runs a run of
-	// consecutive innermost iterations (Run3D of them, the kernel's
-	// parameter i2run), the x86 loop carrying its registers from one to
-	// the next, instead of one: the thread's set-up (its live values at
-	// three levels, its reloads), which is most of a stencil point's
-	// instructions, is paid once a run.
+	// Runs3D says that a thread of the 3D kernel runs a run of innermost
+	// iterations (up to Run3D of them, as many threads apart as there
+	// are along x, so that a warp's loads stay whole lines), moving its
+	// stepped values and reloading its carried registers between them,
+	// instead of one: the thread's set-up (its live values at three
+	// levels), which is most of a stencil point's instructions, is paid
+	// once a run. The launch makes Run3D times fewer threads along x.
 	Runs3D bool
 	// Runs2D is the same for a 2D kernel's inner level (Run2D).
 	Runs2D bool
@@ -185,8 +184,8 @@ func (p LaunchPlan) Run2D(cols uint64) uint64 {
 // the fewest instructions, a thread's set-up counted as two iterations (a
 // stencil point's is about twice its body) and idle lanes as busy ones,
 // up to the longest run (buildLongestRun). Heat3d's 158 columns: runs of
-// 2, 16 wide (80 lanes for 158 iterations, against 160 lanes of one each:
-// a third fewer instructions; runs of 4 would issue 40% fewer). Kernels
+// 4, 16 wide (48 lanes for 158 iterations, against 160 lanes of one each:
+// 40% fewer instructions, the runs' moves and reloads aside). Kernels
 // without runs, and levels narrower than narrow, run 1, tile wide.
 func (p LaunchPlan) runs(enabled bool, cols, tile, narrow uint64) (run, width uint64) {
 	run, width = 1, tile
@@ -214,17 +213,10 @@ func (p LaunchPlan) runs(enabled bool, cols, tile, narrow uint64) (run, width ui
 }
 
 // buildLongestRun, when set at link time (go build -ldflags "-X
-// github.com/gxbit/gxbit/ptxgen.buildLongestRun=4"), bounds the runs of
-// 2D and 3D kernels' threads: 1, 2 (the default) or 4. It is for
+// github.com/gxbit/gxbit/ptxgen.buildLongestRun=2"), bounds the runs of
+// 2D and 3D kernels' threads: 1, 2 or 4 (the default). It is for
 // measuring the runs on a GPU (testdata/device/kern2.sh builds gxbit
 // three ways), not a setting: nothing sets it at run time.
-//
-// RATIONALE: 2 by default, though a run of 4 issues fewer instructions:
-// a warp's load of run-r threads spans r times the lines of one-element
-// threads (each line used by r instructions), so the L1's wavefronts
-// per point grow with r; for a stencil point of ~50 instructions and 8
-// loads the L1 overtakes the issue rate past runs of 2 (an estimate,
-// until kern2.sh measures it).
 var buildLongestRun string
 
 // longestRun is the longest run a thread may run (buildLongestRun).
@@ -232,10 +224,10 @@ func longestRun() uint64 {
 	switch buildLongestRun {
 	case "1":
 		return 1
-	case "4":
-		return 4
+	case "2":
+		return 2
 	}
-	return 2
+	return 4
 }
 
 // Config2D returns the grid and block of a 2D launch: rows outer
@@ -318,8 +310,7 @@ func Generate(n *Nest) (*Kernel, error) {
 		}
 		if a.runs2D() {
 			k.Plan.Runs2D = true
-			k.Plan.Reason = "2D: x over the inner level, each thread running a run of consecutive inner iterations (1, 2 or 4, with 16- or 8-wide tiles: LaunchPlan.Run2D), its registers carried by the loop, so that its set-up is paid once a run; y over the outer level; 256 threads per CTA"
-			k.Params = append(k.Params, Param{Name: "irun", Kind: ParamInnerRun})
+			k.Plan.Reason = "2D: x over the inner level, each thread running a run of inner iterations (1, 2 or 4, with 16- or 8-wide tiles: LaunchPlan.Run2D) as many threads apart as there are along x, so that its set-up is paid once a run and a warp's loads stay whole lines; y over the outer level; 256 threads per CTA"
 		}
 	}
 	if a.inner2 != nil {
@@ -331,8 +322,7 @@ func Generate(n *Nest) (*Kernel, error) {
 		}
 		if a.runs3D() {
 			k.Plan.Runs3D = true
-			k.Plan.Reason = "3D: x over the innermost level, each thread running a run of consecutive innermost iterations (1, 2 or 4, with 32- or 16-wide tiles: LaunchPlan.Run3D), its registers carried by the loop, so that its set-up is paid once a run; y over the inner level, z over the level; 4x2 rows and planes per CTA"
-			k.Params = append(k.Params, Param{Name: "i2run", Kind: ParamInner2Run})
+			k.Plan.Reason = "3D: x over the innermost level, each thread running a run of innermost iterations (1, 2 or 4, with 32- or 16-wide tiles: LaunchPlan.Run3D) as many threads apart as there are along x, so that its set-up is paid once a run and a warp's loads stay whole lines; y over the inner level, z over the level; 4x2 rows and planes per CTA"
 		}
 	}
 	if a.tripLoop != nil {

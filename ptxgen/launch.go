@@ -334,10 +334,6 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			}
 		case ParamInner2Trip:
 			v = in.Inner2Trip
-		case ParamInner2Run:
-			v = k.Plan.Run3D(in.Inner2Trip)
-		case ParamInnerRun:
-			v = k.Plan.Run2D(in.InnerMax)
 		case ParamInner2Step:
 			v = in.Inner2Steps[p.Index]
 		}

@@ -40,7 +40,10 @@ def main():
     launches = 0
     for h in spots:
         addr = h.get("header") or h["entry"]
-        out = subprocess.run(["addr2line", "-e", binary, addr], capture_output=True, text=True).stdout.strip()
+        try:
+            out = subprocess.run(["addr2line", "-e", binary, addr], capture_output=True, text=True).stdout.strip()
+        except OSError:
+            out = ""  # no addr2line: the nest stays unnamed
         nest = "?"
         m = re.search(r":(\d+)", out)
         if m:

@@ -139,7 +139,7 @@ func fits3D(k *ptxgen.Kernel, planes, rows, cols uint64) bool {
 		return false
 	}
 	cfg := k.Plan.Config3D(planes, rows, cols)
-	return cfg.Grid.Y <= 65535 && cfg.Grid.Z <= 65535 && uint64(cfg.Grid.X)*uint64(cfg.Block.X)*k.Plan.Run3D(cols) >= cols &&
+	return cfg.Grid.Y <= 65535 && cfg.Grid.Z <= 65535 && uint64(cfg.Grid.X)*uint64(cfg.Block.X)*k.Plan.Run3D(planes, rows, cols) >= cols &&
 		uint64(cfg.Grid.Y)*uint64(cfg.Block.Y) >= rows && uint64(cfg.Grid.Z)*uint64(cfg.Block.Z) >= planes
 }
 

@@ -218,6 +218,9 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("ld.param.u64", "%t0", ptx.Addr("count", 0))
 		e.i("setp.ge.u64", "%p0", "%idx", "%t0")
 		e.i("exit").when("%p0")
+		if a.runs1D() {
+			e.strideX()
+		}
 	}
 	interchanged := a.n.Interchange
 	// threadLoop: the 2D prologue (y the level, x the inner level), the
@@ -312,6 +315,9 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		if a.inner == nil && !a.n.part() {
 			c := stepCheck{reg: dst, next: fmt.Sprintf("%%nx%d", len(e.steps))}
 			e.i("add.u64", c.next, dst, "%t1")
+			if a.runs1D() {
+				e.runMove(len(e.steps))
+			}
 			e.steps = append(e.steps, c)
 		}
 	}
@@ -366,6 +372,9 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("mov.u64", "%tc", 0)
 		e.i("mov.u64", "%te", 0)
 	}
+	if a.runs1D() {
+		e.label("$Lreload_level")
+	}
 	e.reloads(0)
 	e.i("bra", label(a.n.start()))
 	if interchanged && !even {
@@ -418,7 +427,7 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
 		e.checkSteps(e.innerSteps)
 		if a.runs2D() {
-			e.nextOfRun("%ib", e.innerSteps, "%mvi", "%sxi", "$Linner_reload")
+			e.nextOfRun("%xi", "%ib", e.innerSteps, "%mvi", "%sxi", "$Linner_reload")
 		}
 		e.i("bra", "$Ldone")
 		e.label("$Linner_exit")
@@ -441,7 +450,7 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
 		e.checkSteps(e.inner2Steps)
 		if a.runs3D() {
-			e.nextOfRun("%ib2", e.inner2Steps, "%mvj", "%sxj", "$Linner2_reload")
+			e.nextOfRun("%xi", "%ib2", e.inner2Steps, "%mvj", "%sxj", "$Linner2_reload")
 		}
 		e.i("bra", "$Ldone")
 		e.label("$Linner2_exit")
@@ -571,6 +580,10 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 	if e.branchesTo("$Lback") {
 		e.label("$Lback")
 		e.checkSteps(e.steps)
+		if a.runs1D() {
+			e.i("ld.param.u64", "%t0", ptx.Addr("count", 0))
+			e.nextOfRun("%idx", "%t0", e.steps, "%mv", "%sx", "$Lreload_level")
+		}
 		e.i("bra", "$Ldone")
 	}
 	e.label("$Ldone")
@@ -606,6 +619,13 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 	decls(ptx.F64, "%d", e.maxD)
 	decls(ptx.B64, "%k", len(a.privIdx))
 	decls(ptx.B64, "%nx", len(e.steps))
+	if a.runs1D() {
+		decl(ptx.B64, "%xs", 0)
+		decls(ptx.B64, "%mv", len(e.steps))
+		if !unchecked {
+			decls(ptx.B64, "%sx", len(e.steps))
+		}
+	}
 	decls(ptx.B64, "%nxi", len(e.innerSteps))
 	decls(ptx.B64, "%nxj", len(e.inner2Steps))
 	decls(ptx.B64, "%sd", len(a.sites))
@@ -1928,8 +1948,11 @@ func (e *emitter) strideX() {
 // checks (%sxi or %sxj).
 func (e *emitter) runMove(i int) {
 	mv, sx := "%mvi", "%sxi"
-	if e.a.inner2 != nil {
+	switch {
+	case e.a.inner2 != nil:
 		mv, sx = "%mvj", "%sxj"
+	case e.a.inner == nil:
+		mv, sx = "%mv", "%sx"
 	}
 	e.i("sub.u64", "%t0", "%xs", 1)
 	e.i("mul.lo.u64", fmt.Sprintf("%s%d", mv, i), "%t1", "%t0")
@@ -1939,14 +1962,14 @@ func (e *emitter) runMove(i int) {
 }
 
 // nextOfRun ends an iteration of a thread's run at the level's back edge
-// (its checks done): the thread's next iteration is %xs further, if
-// still below the row's trip count (trip); each stepped value (steps)
+// (its checks done): the thread's next iteration (index) is %xs further,
+// if still below the row's trip count (trip); each stepped value (steps)
 // moves there and its expected next value is a step on; the level's
 // reloaded registers load again (reload: the label before them), and
 // the loop runs on.
-func (e *emitter) nextOfRun(trip string, steps []stepCheck, mv, sx, reload string) {
-	e.i("add.u64", "%xi", "%xi", "%xs")
-	e.i("setp.ge.u64", "%p0", "%xi", trip)
+func (e *emitter) nextOfRun(index, trip string, steps []stepCheck, mv, sx, reload string) {
+	e.i("add.u64", index, index, "%xs")
+	e.i("setp.ge.u64", "%p0", index, trip)
 	e.i("bra", "$Ldone").when("%p0")
 	for i, c := range steps {
 		e.i("add.u64", c.reg, c.reg, fmt.Sprintf("%s%d", mv, i))
@@ -1955,6 +1978,13 @@ func (e *emitter) nextOfRun(trip string, steps []stepCheck, mv, sx, reload strin
 		}
 	}
 	e.i("bra", reload)
+}
+
+// runs1D is runs3D for a 1D kernel's level (LaunchPlan.Runs1D): one
+// block, not a part of a distributed level (another part steps its
+// values too).
+func (a *analysis) runs1D() bool {
+	return a.inner == nil && a.inner2 == nil && len(a.n.Blocks) == 1 && a.tripLoop == nil && !a.n.part()
 }
 
 // runs2D is runs3D for a 2D kernel's inner level (LaunchPlan.Runs2D).

@@ -27,7 +27,7 @@ func TestPTXShape(t *testing.T) {
 				`mul\.wide\.u32 %idx, %w0, %w1;`,
 				`setp\.ge\.u64 %p0, %idx, %t0;\s+@%p0 exit;`, // the paper's bound check
 				`\.param \.u64 in_s0,\s+\.param \.u64 step_s0`,
-				`mad\.lo\.u64 %r0, %t1, %idx, %r0;`, // s0 = entry + step*idx
+				`mad\.lo\.u64 %r0, %(t1|sx0), %idx, %r0;`, // s0 = entry + step*idx
 				`mul\.rn\.f64 %d\d+, %d\d+, %d\d+;`,
 				`add\.rn\.f64 %d\d+, %d\d+, %d\d+;`,
 				`// x86 0x1000: movsd xmm1, qword ptr \[rsi\+rax\]`,
@@ -38,10 +38,12 @@ func TestPTXShape(t *testing.T) {
 				`@%pbr bra \$Lback;`,
 				`ld\.global\.[ub]64 %[rd]\d+, \[%t\d+\];`,
 				`st\.global\.u64 \[%t\d+\], %r\d+;`,
-				// the back edge ends the thread, once it checked that the
-				// induction variable advanced by one step
-				`add\.u64 %nx0, %r0, %t1;`,
-				`\$Lback:\s+mov\.u64 %xa, 4096;\s+setp\.ne\.u64 %p0, %r0, %nx0;\s+@%p0 bra \$Lerr5;\s+ret;`,
+				// the back edge checks that the induction variable
+				// advanced by one step, then goes to the thread's next
+				// iteration, the threads along x further (a run:
+				// LaunchPlan.Runs1D), or ends the thread
+				`add\.u64 %nx0, %r0, %(t1|sx0);`,
+				`\$Lback:\s+mov\.u64 %xa, 4096;\s+setp\.ne\.u64 %p0, %r0, %nx0;\s+@%p0 bra \$Lerr5;\s+ld\.param\.u64 %t0, \[count\];\s+add\.u64 %idx, %idx, %xs;\s+setp\.ge\.u64 %p0, %idx, %t0;\s+@%p0 bra \$Ldone;\s+add\.u64 %r0, %r0, %mv0;`,
 			},
 			wantNot: []string{`fma`, `mad\.rn`, `\.ftz`, `\.approx`},
 		},

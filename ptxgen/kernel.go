@@ -136,9 +136,15 @@ type LaunchPlan struct {
 	// levels), which is most of a stencil point's instructions, is paid
 	// once a run. The launch makes Run3D times fewer threads along x.
 	Runs3D bool
-	// Runs2D is the same for a 2D kernel's inner level (Run2D).
-	Runs2D bool
-	Reason string // why this shape
+	// Runs2D is the same for a 2D kernel's inner level (Run2D), and
+	// Runs1D for a 1D kernel's level (Run1D).
+	Runs2D, Runs1D bool
+	// MinThreads is the fewest threads a launch with runs keeps: runs
+	// are shortened until the launch has at least that many (2^17, half
+	// an H100's resident threads: fewer would leave memory latency
+	// unhidden).
+	MinThreads uint64
+	Reason     string // why this shape
 }
 
 // Config3D returns the grid and block of a 3D launch: planes outer
@@ -146,7 +152,7 @@ type LaunchPlan struct {
 // An innermost level narrower than the tile gets a tile as narrow as it
 // (a power of two) and as many more inner rows.
 func (p LaunchPlan) Config3D(planes, rows, cols uint64) gpu.LaunchConfig {
-	run, bx := p.run3D(cols)
+	run, bx := p.run3D(planes, rows, cols)
 	threads := (cols + run - 1) / run
 	by, bz := uint64(p.Tile3Y), uint64(p.Tile3Z)
 	if w := pow2AtLeast(threads); w < bx {
@@ -159,23 +165,38 @@ func (p LaunchPlan) Config3D(planes, rows, cols uint64) gpu.LaunchConfig {
 	return gpu.LaunchConfig{Grid: gpu.Dim3{X: uint32(gx), Y: uint32(gy), Z: uint32(gz)}, Block: gpu.Dim3{X: uint32(bx), Y: uint32(by), Z: uint32(bz)}}
 }
 
-// Run3D is the innermost iterations each thread of a 3D launch with cols
-// innermost iterations runs (1 without Runs3D).
-func (p LaunchPlan) Run3D(cols uint64) uint64 {
-	run, _ := p.run3D(cols)
+// Run3D is the most innermost iterations a thread of a 3D launch of
+// planes × rows × cols iterations runs (1 without Runs3D).
+func (p LaunchPlan) Run3D(planes, rows, cols uint64) uint64 {
+	run, _ := p.run3D(planes, rows, cols)
 	return run
 }
 
 // run3D is runs for the innermost level of a 3D launch.
-func (p LaunchPlan) run3D(cols uint64) (run, width uint64) {
-	return p.runs(p.Runs3D, cols, uint64(p.Tile3X), 64)
+func (p LaunchPlan) run3D(planes, rows, cols uint64) (run, width uint64) {
+	return p.runs(p.Runs3D, cols, uint64(p.Tile3X), 64, mulSat(mulSat(planes, rows), cols))
 }
 
-// Run2D is the inner iterations each thread of a 2D launch with cols
-// inner iterations runs (1 without Runs2D).
-func (p LaunchPlan) Run2D(cols uint64) uint64 {
-	run, _ := p.runs(p.Runs2D, cols, uint64(p.TileX), 32)
+// Run2D is the most inner iterations a thread of a 2D launch of rows ×
+// cols iterations runs (1 without Runs2D).
+func (p LaunchPlan) Run2D(rows, cols uint64) uint64 {
+	run, _ := p.runs(p.Runs2D, cols, uint64(p.TileX), 32, mulSat(rows, cols))
 	return run
+}
+
+// Run1D is the most iterations a thread of a 1D launch of count
+// iterations runs (1 without Runs1D).
+func (p LaunchPlan) Run1D(count uint64) uint64 {
+	run, _ := p.runs(p.Runs1D, count, uint64(p.BlockX), 64, count)
+	return run
+}
+
+// mulSat is a*b, or the largest uint64 when that overflows.
+func mulSat(a, b uint64) uint64 {
+	if a != 0 && b > ^uint64(0)/a {
+		return ^uint64(0)
+	}
+	return a * b
 }
 
 // runs chooses a launch's run length and tile width along x for cols
@@ -187,7 +208,7 @@ func (p LaunchPlan) Run2D(cols uint64) uint64 {
 // 4, 16 wide (48 lanes for 158 iterations, against 160 lanes of one each:
 // 40% fewer instructions, the runs' moves and reloads aside). Kernels
 // without runs, and levels narrower than narrow, run 1, tile wide.
-func (p LaunchPlan) runs(enabled bool, cols, tile, narrow uint64) (run, width uint64) {
+func (p LaunchPlan) runs(enabled bool, cols, tile, narrow, total uint64) (run, width uint64) {
 	run, width = 1, tile
 	if !enabled || cols < narrow {
 		return run, width
@@ -195,7 +216,7 @@ func (p LaunchPlan) runs(enabled bool, cols, tile, narrow uint64) (run, width ui
 	const setup = 2
 	best := ^uint64(0)
 	for _, r := range []uint64{1, 2, 4} {
-		if r > longestRun() {
+		if r > longestRun() || r > 1 && total/r < p.MinThreads {
 			break
 		}
 		for _, w := range []uint64{tile, tile / 2} {
@@ -235,7 +256,7 @@ func longestRun() uint64 {
 // An inner level narrower than the tile gets a tile as narrow as it (a
 // power of two) and as many more rows, so no warp is mostly idle.
 func (p LaunchPlan) Config2D(rows, cols uint64) gpu.LaunchConfig {
-	run, bx := p.runs(p.Runs2D, cols, uint64(p.TileX), 32)
+	run, bx := p.runs(p.Runs2D, cols, uint64(p.TileX), 32, mulSat(rows, cols))
 	threads := (cols + run - 1) / run
 	by := uint64(p.TileY)
 	if w := pow2AtLeast(threads); w < bx {
@@ -259,11 +280,13 @@ func pow2AtLeast(n uint64) uint64 {
 
 // Config returns the grid and block for a launch of count iterations.
 func (p LaunchPlan) Config(count uint64) gpu.LaunchConfig {
+	run := p.Run1D(count)
+	threads := (count + run - 1) / run
 	bx := uint64(p.BlockX)
-	if count < p.Small && p.SmallX > 0 {
+	if threads < p.Small && p.SmallX > 0 {
 		bx = uint64(p.SmallX)
 	}
-	grid := (count + bx - 1) / bx
+	grid := (threads + bx - 1) / bx
 	if grid == 0 {
 		grid = 1
 	}
@@ -271,7 +294,7 @@ func (p LaunchPlan) Config(count uint64) gpu.LaunchConfig {
 }
 
 func defaultPlan() LaunchPlan {
-	return LaunchPlan{BlockX: 256, SmallX: 128, Small: 32768, TileX: 16, TileY: 16, Tile3X: 32, Tile3Y: 4, Tile3Z: 2,
+	return LaunchPlan{BlockX: 256, SmallX: 128, Small: 32768, TileX: 16, TileY: 16, Tile3X: 32, Tile3Y: 4, Tile3Z: 2, MinThreads: 1 << 17,
 		Reason: "1D over the mapped level: 256 threads (8 warps) per CTA hide global memory latency with modest registers per CTA; 128 below 32768 iterations so small launches still cover every SM"}
 }
 
@@ -324,6 +347,10 @@ func Generate(n *Nest) (*Kernel, error) {
 			k.Plan.Runs3D = true
 			k.Plan.Reason = "3D: x over the innermost level, each thread running a run of innermost iterations (1, 2 or 4, with 32- or 16-wide tiles: LaunchPlan.Run3D) as many threads apart as there are along x, so that its set-up is paid once a run and a warp's loads stay whole lines; y over the inner level, z over the level; 4x2 rows and planes per CTA"
 		}
+	}
+	if a.runs1D() {
+		k.Plan.Runs1D = true
+		k.Plan.Reason = "1D over the level, each thread running a run of its iterations (1, 2 or 4: LaunchPlan.Run1D) as many threads apart as the launch has, so that its set-up is paid once a run and a warp's loads stay whole lines; 256 threads per CTA, 128 below 32768 threads"
 	}
 	if a.tripLoop != nil {
 		k.TripChecked = true

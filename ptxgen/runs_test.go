@@ -21,10 +21,16 @@ func TestKernel2DRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !k.Plan.Runs2D || k.Plan.Run2D(n) < 2 {
-		t.Fatalf("Runs2D %v, runs of %d: want runs of at least 2 over %d iterations", k.Plan.Runs2D, k.Plan.Run2D(n), n)
+	// A GPU wants many threads: a launch this small would keep runs of
+	// one.
+	if k.Plan.Run2D(n-4, n) != 1 {
+		t.Errorf("runs of %d over %d iterations, want 1 (MinThreads %d)", k.Plan.Run2D(n-4, n), (n-4)*n, k.Plan.MinThreads)
 	}
-	if cfg := k.Plan.Config2D(n-4, n); uint64(cfg.Grid.X*cfg.Block.X)*k.Plan.Run2D(n) < n || uint64(cfg.Grid.X*cfg.Block.X) >= n {
+	k.Plan.MinThreads = 0
+	if !k.Plan.Runs2D || k.Plan.Run2D(n-4, n) < 2 {
+		t.Fatalf("Runs2D %v, runs of %d: want runs of at least 2 over %d iterations", k.Plan.Runs2D, k.Plan.Run2D(n-4, n), n)
+	}
+	if cfg := k.Plan.Config2D(n-4, n); uint64(cfg.Grid.X*cfg.Block.X)*k.Plan.Run2D(n-4, n) < n || uint64(cfg.Grid.X*cfg.Block.X) >= n {
 		t.Errorf("Config2D %+v: want fewer threads along x than the %d iterations, and their runs covering them", cfg, n)
 	}
 	setup := func() (*gvinst.Memory, *gvinst.CPU) {
@@ -112,5 +118,54 @@ func TestKernel2DRuns(t *testing.T) {
 		if _, err := Launch(ctx, fn, k, m, bad, nil); !errors.As(err, &ke) || ke.Code != c.code && !(c.code == ErrCodeStep && ke.Code == ErrCodeExit) {
 			t.Errorf("%s: got %v, want error code %d", c.what, err, c.code)
 		}
+	}
+}
+
+// TestKernel1DRuns runs the saxpy loop's 1D kernel over 2999 iterations
+// with runs of more than one (LaunchPlan.Runs1D; MinThreads lowered, as
+// for a launch this small a GPU keeps runs of one) on gpusim against
+// the CPU engine; a wrong step fails the launch.
+func TestKernel1DRuns(t *testing.T) {
+	const n = 3000
+	bs, k, _, _ := saxpyKernel(t)
+	if k.Plan.Run1D(n-1) != 1 {
+		t.Errorf("runs of %d over %d iterations, want 1 (MinThreads %d)", k.Plan.Run1D(n-1), n-1, k.Plan.MinThreads)
+	}
+	k.Plan.MinThreads = 0
+	if !k.Plan.Runs1D || k.Plan.Run1D(n-1) < 2 {
+		t.Fatalf("Runs1D %v, runs of %d: want runs of at least 2", k.Plan.Runs1D, k.Plan.Run1D(n-1))
+	}
+	if cfg := k.Plan.Config(n - 1); uint64(cfg.Grid.X*cfg.Block.X) >= n-1 {
+		t.Errorf("Config %+v: want fewer threads than the %d iterations", cfg, n-1)
+	}
+	ctx, fn := simKernel(t, k)
+	refMem, refCPU := lazyGuest(t, n)
+	mem, cpu := lazyGuest(t, n)
+	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
+	in := saxpyInput(k, cpu, n, xr, yr)
+	if _, err := Launch(ctx, fn, k, mem, in, nil); err != nil {
+		t.Fatalf("launch: %v\n%s", err, numbered(k.PTX))
+	}
+	rc := *refCPU
+	runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
+	last := *cpu
+	last.State[gvinst.S0] = (n - 1) * 8
+	runToSyscall(t, gvinst.NewInterpreter(mem, bs, gvinst.InterpOptions{}), &last)
+	want, got := make([]byte, 0x10000), make([]byte, 0x10000)
+	_ = refMem.Read(dataBase, want)
+	_ = mem.Read(dataBase, got)
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's after the launch with runs")
+	}
+	bad := saxpyInput(k, cpu, n, xr, yr)
+	for i := range bad.Steps {
+		if bad.Steps[i] != 0 {
+			bad.Steps[i] *= 2
+		}
+	}
+	m, _ := lazyGuest(t, n)
+	var ke *KernelError
+	if _, err := Launch(ctx, fn, k, m, bad, nil); !errors.As(err, &ke) || ke.Code != ErrCodeStep && ke.Code != ErrCodeFootprint {
+		t.Errorf("a doubled step: got %v, want a step or footprint error", err)
 	}
 }

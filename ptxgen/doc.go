@@ -112,15 +112,16 @@
 // 64x4 (16x8: 5.9 ms).
 //
 // Runs (LaunchPlan.Runs1D, Runs2D, Runs3D): where the level along x is
-// one block (a stencil point's straight code), a thread runs up to four
+// one block (a stencil point's straight code), a thread runs up to two
 // of its iterations, the grid's threads along x apart (a grid-stride
 // loop: a warp's loads stay whole lines in each), moving its stepped
 // values by the stride and reloading its carried registers in between:
 // its set-up (its live values at every level), most of a stencil point's
 // instructions, is paid once a run. A launch keeps at least MinThreads
-// threads (2^17), so only large ones run runs. gpusim's thread
-// instructions with runs: jacobi2dt 500x500 2.15 G -> 1.33 G, lu 450
-// 3.11 G -> 2.18 G.
+// threads (2^17), so only large ones run runs. On an H100 (kern2.sh)
+// runs of two took heat3d 160x200's kernels from 21.2 ms to 17.6 ms and
+// jacobi2dt's from 13.8 to 11.7 (runs of four: 43.4 and 13.8; see
+// buildLongestRun).
 //
 // Code shape: a CMP feeding the block's BRANCH becomes the branch's
 // predicate, immediates go straight into the instructions, and a GET or

@@ -205,8 +205,8 @@ func mulSat(a, b uint64) uint64 {
 // the fewest instructions, a thread's set-up counted as two iterations (a
 // stencil point's is about twice its body) and idle lanes as busy ones,
 // up to the longest run (buildLongestRun). Heat3d's 158 columns: runs of
-// 4, 16 wide (48 lanes for 158 iterations, against 160 lanes of one each:
-// 40% fewer instructions, the runs' moves and reloads aside). Kernels
+// 2, 16 wide (80 lanes for 158 iterations, against 160 lanes of one each:
+// a third fewer instructions, the runs' moves and reloads aside). Kernels
 // without runs, and levels narrower than narrow, run 1, tile wide.
 func (p LaunchPlan) runs(enabled bool, cols, tile, narrow, total uint64) (run, width uint64) {
 	run, width = 1, tile
@@ -234,10 +234,15 @@ func (p LaunchPlan) runs(enabled bool, cols, tile, narrow, total uint64) (run, w
 }
 
 // buildLongestRun, when set at link time (go build -ldflags "-X
-// github.com/gxbit/gxbit/ptxgen.buildLongestRun=2"), bounds the runs of
-// 2D and 3D kernels' threads: 1, 2 or 4 (the default). It is for
+// github.com/gxbit/gxbit/ptxgen.buildLongestRun=4"), bounds the runs of
+// 2D and 3D kernels' threads: 1, 2 (the default) or 4. It is for
 // measuring the runs on a GPU (testdata/device/kern2.sh builds gxbit
 // three ways), not a setting: nothing sets it at run time.
+//
+// RATIONALE: measured on an H100 (kern2.sh, large sizes, kernel ms of
+// the two-phase run, runs of at most 1 / 2 / 4): heat3d 21.2 / 17.6 /
+// 43.4, jacobi2dt 13.8 / 11.7 / 13.8, fdtd2d 45.1 / 47.1 / 42.5, lu 36.3
+// / 38.3 / 39.5, gemver 9.9 / 9.7 / 10.3.
 var buildLongestRun string
 
 // longestRun is the longest run a thread may run (buildLongestRun).
@@ -245,10 +250,10 @@ func longestRun() uint64 {
 	switch buildLongestRun {
 	case "1":
 		return 1
-	case "2":
-		return 2
+	case "4":
+		return 4
 	}
-	return 4
+	return 2
 }
 
 // Config2D returns the grid and block of a 2D launch: rows outer
@@ -333,7 +338,7 @@ func Generate(n *Nest) (*Kernel, error) {
 		}
 		if a.runs2D() {
 			k.Plan.Runs2D = true
-			k.Plan.Reason = "2D: x over the inner level, each thread running a run of inner iterations (1, 2 or 4, with 16- or 8-wide tiles: LaunchPlan.Run2D) as many threads apart as there are along x, so that its set-up is paid once a run and a warp's loads stay whole lines; y over the outer level; 256 threads per CTA"
+			k.Plan.Reason = "2D: x over the inner level, each thread running a run of inner iterations (1 or 2, with 16- or 8-wide tiles: LaunchPlan.Run2D) as many threads apart as there are along x, so that its set-up is paid once a run and a warp's loads stay whole lines; y over the outer level; 256 threads per CTA"
 		}
 	}
 	if a.inner2 != nil {
@@ -345,12 +350,12 @@ func Generate(n *Nest) (*Kernel, error) {
 		}
 		if a.runs3D() {
 			k.Plan.Runs3D = true
-			k.Plan.Reason = "3D: x over the innermost level, each thread running a run of innermost iterations (1, 2 or 4, with 32- or 16-wide tiles: LaunchPlan.Run3D) as many threads apart as there are along x, so that its set-up is paid once a run and a warp's loads stay whole lines; y over the inner level, z over the level; 4x2 rows and planes per CTA"
+			k.Plan.Reason = "3D: x over the innermost level, each thread running a run of innermost iterations (1 or 2, with 32- or 16-wide tiles: LaunchPlan.Run3D) as many threads apart as there are along x, so that its set-up is paid once a run and a warp's loads stay whole lines; y over the inner level, z over the level; 4x2 rows and planes per CTA"
 		}
 	}
 	if a.runs1D() {
 		k.Plan.Runs1D = true
-		k.Plan.Reason = "1D over the level, each thread running a run of its iterations (1, 2 or 4: LaunchPlan.Run1D) as many threads apart as the launch has, so that its set-up is paid once a run and a warp's loads stay whole lines; 256 threads per CTA, 128 below 32768 threads"
+		k.Plan.Reason = "1D over the level, each thread running a run of its iterations (1 or 2: LaunchPlan.Run1D) as many threads apart as the launch has, so that its set-up is paid once a run and a warp's loads stay whole lines; 256 threads per CTA, 128 below 32768 threads"
 	}
 	if a.tripLoop != nil {
 		k.TripChecked = true

@@ -10,13 +10,14 @@
 #           BenchmarkLaunchTiming: a tiny kernel's kernel and submit ns
 #           with and without it), then testdata/device/nests.sh two-phase
 #           at the large sizes with every kernel kept, the 2D and 3D
-#           programs again with their threads' runs bounded to 1 and 2
-#           iterations (gxbit-run1, gxbit-run2; the default runs up to
-#           4), then ptxas -v on every kernel the runs generated
+#           programs again with their threads' runs bounded to 1 and 4
+#           iterations (gxbit-run1, gxbit-run4; the default runs up to
+#           2), then ptxas -v on every kernel the runs generated
 #           (registers, spills, errors) and cuobjdump -sass of each and
 #           of the references, for reading here (ptx.tgz).
 #           Writes to $OUT (default /tmp/gxbit-kern2): run.log, the
-#           table, and per program its report.json and ptxas lines.
+#           table, the ratios over the timed nests (timed.txt), the runs
+#           (runs.txt), ptxas lines, and reports.tgz and ptx.tgz.
 #           KERN2_SIZE and KERN2_GPU (default large, cuda) try the script
 #           elsewhere: KERN2_SIZE=small KERN2_GPU=sim.
 #
@@ -38,9 +39,9 @@ prepare)
 	mkdir -p "$D"
 	CGO_ENABLED=0 go build -ldflags "-s -w" -o "$D/gxbit" ./cmd/gxbit
 	# The same with the runs of 2D and 3D kernels' threads bounded to 1
-	# and 2 iterations (ptxgen.buildLongestRun; 4 by default), to measure
+	# and 4 iterations (ptxgen.buildLongestRun; 2 by default), to measure
 	# them.
-	for r in 1 2; do
+	for r in 1 4; do
 		CGO_ENABLED=0 go build -ldflags "-s -w -X github.com/gxbit/gxbit/ptxgen.buildLongestRun=$r" -o "$D/gxbit-run$r" ./cmd/gxbit
 	done
 	CGO_ENABLED=0 go test -c -o "$D/cuda.test" ./cuda
@@ -79,7 +80,7 @@ device)
 	say "nests: kernels against the CUDA C references, large sizes, two-phase"
 	GXBIT=$PWD/$D/gxbit bash testdata/device/nests.sh -B "$D/build/O2-static" -o "$OUT/nests" -T 40 -s "${KERN2_SIZE:-large}" -g "${KERN2_GPU:-cuda}" -1 -P "${progs[@]}" | tee "$OUT/table.md"
 
-	say "runs of 2D and 3D kernels' threads: gxbit with runs of at most 1 and 2 iterations (4 in the table above), two-phase, the same profiles"
+	say "runs of 2D and 3D kernels' threads: gxbit with runs of at most 1 and 4 iterations (2 in the table above), two-phase, the same profiles"
 	for p in "${progs[@]}"; do
 		case $p in heat3d | jacobi2dt | fdtd2d | lu | gemver) ;; *) continue ;; esac
 		d=$OUT/nests/runs/$p
@@ -87,7 +88,7 @@ device)
 		case ${KERN2_SIZE:-large} in large) col=3 ;; medium) col=2 ;; *) col= ;; esac
 		args=
 		[ -z "$col" ] || args=$(grep "^$p " testdata/nests/sizes | cut -d'|' -f"$col" | xargs)
-		for r in 1 2; do
+		for r in 1 4; do
 			# shellcheck disable=SC2086
 			timeout -k 5 40 "$D/gxbit-run$r" accelerate --profile "$d/profile.json" --gpu "${KERN2_GPU:-cuda}" --report "$d/run$r.json" "$D/build/O2-static/$p" $args >"$d/run$r.out" 2>"$d/run$r.err"
 			same=SAME
@@ -139,10 +140,12 @@ device)
 	for p in "${progs[@]}"; do
 		cp "$OUT/nests/runs/$p/report.json" "$OUT/reports/$p.json" 2>/dev/null || true
 		cp "$OUT/nests/runs/$p/ref.err" "$OUT/reports/$p.ref.err" 2>/dev/null || true
-		for r in 1 2; do
+		for r in 1 4; do
 			cp "$OUT/nests/runs/$p/run$r.json" "$OUT/reports/$p.run$r.json" 2>/dev/null || true
 		done
 	done
+	# One file each: what comes back from the device is limited in files.
+	tar czf "$OUT/reports.tgz" -C "$OUT" reports && rm -rf "$OUT/reports"
 	tar czf "$OUT/ptx.tgz" -C "$OUT/nests/runs" $(cd "$OUT/nests/runs" && ls -d */ptx 2>/dev/null) 2>/dev/null || true
 	rm -rf "$OUT/nests"
 	;;

@@ -20,6 +20,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/gxbit/gxbit/gpu"
 )
@@ -43,13 +45,33 @@ func New() *Driver {
 }
 
 // worker runs functions on one goroutine locked to one OS thread.
+//
+// A launch is several calls in a row (the launch, its synchronisation,
+// its statistics, the kernel's error record), each a hand-off to the
+// worker and back. Parked on channels, each hand-off waited for an OS
+// thread to wake: 20-30 us a call on an H100 host (kern2.sh's
+// BenchmarkLaunchTiming: 75-110 us to launch and wait for a 3 us
+// kernel), most of what launching cost a time-stepped program. So the
+// worker polls for its next call, and a caller for its call's end, for
+// spinFor before they park.
 type worker struct {
-	calls chan func()
+	calls chan *call
 	cur   uintptr // the CUcontext current on the worker thread
 }
 
+// call is one function handed to the worker.
+type call struct {
+	f    func()
+	done atomic.Bool   // set once f returned
+	wake chan struct{} // closed once f returned, for a caller that parked
+}
+
+// spinFor is how long the worker polls for its next call, and a caller
+// for the end of its call, before parking.
+const spinFor = 50 * time.Microsecond
+
 func newWorker() *worker {
-	w := &worker{calls: make(chan func())}
+	w := &worker{calls: make(chan *call, 64)}
 	go w.loop()
 	return w
 }
@@ -58,19 +80,41 @@ func (w *worker) loop() {
 	runtime.LockOSThread()
 	// The thread stays locked for the goroutine's whole life, so that the
 	// CUDA context made current on it stays current.
-	for f := range w.calls {
-		f()
+	for {
+		c, ok := w.next()
+		if !ok {
+			return
+		}
+		c.f()
+		c.done.Store(true)
+		close(c.wake)
 	}
+}
+
+// next returns the next call, polling for spinFor before it parks; false
+// once calls is closed.
+func (w *worker) next() (*call, bool) {
+	for start := time.Now(); time.Since(start) < spinFor; {
+		select {
+		case c, ok := <-w.calls:
+			return c, ok
+		default:
+		}
+	}
+	c, ok := <-w.calls
+	return c, ok
 }
 
 // do runs f on the worker thread and waits for it to finish.
 func (w *worker) do(f func()) {
-	done := make(chan struct{})
-	w.calls <- func() {
-		defer close(done)
-		f()
+	c := &call{f: f, wake: make(chan struct{})}
+	w.calls <- c
+	for start := time.Now(); !c.done.Load(); {
+		if time.Since(start) >= spinFor {
+			<-c.wake
+			return
+		}
 	}
-	<-done
 }
 
 // Name reports "cuda".

@@ -19,7 +19,9 @@
 #           table, the ratios over the timed nests (timed.txt), the runs
 #           (runs.txt), ptxas lines, and reports.tgz and ptx.tgz.
 #           KERN2_SIZE and KERN2_GPU (default large, cuda) try the script
-#           elsewhere: KERN2_SIZE=small KERN2_GPU=sim.
+#           elsewhere: KERN2_SIZE=small KERN2_GPU=sim. KERN2_QUICK=1 runs
+#           only the gate's test and benchmark, the table and the ratios
+#           (no other runs, no ptxas): about a minute for three programs.
 #
 # Usage: kern2.sh prepare [PROGRAM...] | kern2.sh device [PROGRAM...]
 # (default programs: the seven above 2x last session, and the
@@ -80,6 +82,14 @@ device)
 	say "nests: kernels against the CUDA C references, large sizes, two-phase"
 	GXBIT=$PWD/$D/gxbit bash testdata/device/nests.sh -B "$D/build/O2-static" -o "$OUT/nests" -T 40 -s "${KERN2_SIZE:-large}" -g "${KERN2_GPU:-cuda}" -1 -P "${progs[@]}" | tee "$OUT/table.md"
 
+	if [ -n "${KERN2_QUICK:-}" ]; then
+		for p in "${progs[@]}"; do
+			r=$OUT/nests/runs/$p/report.json
+			[ -s "$r" ] || continue
+			python3 testdata/device/hotnests.py "$p" "$D/g/$p" "testdata/nests/$p.c" "$r" testdata/nests/expect.json || true
+		done | tee "$OUT/hotspots.txt"
+		exit 0
+	fi
 	say "runs of 2D and 3D kernels' threads: gxbit with runs of at most 1 and 4 iterations (2 in the table above), two-phase, the same profiles"
 	for p in "${progs[@]}"; do
 		case $p in heat3d | jacobi2dt | fdtd2d | lu | gemver) ;; *) continue ;; esac

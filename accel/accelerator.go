@@ -159,6 +159,9 @@ type Accelerator struct {
 	// (guest instructions per second; 0 until one was timed), which
 	// prices the iterations of loops too short to time (CPUIteration).
 	plainRate float64
+	// roughRate is the best speed timed on runs that also brought data
+	// back from the device, less that (runRate).
+	roughRate float64
 	// unseen is the host time of an emulated faster GPU's launches that
 	// the emulated device does not count (Report.EmulationSeconds).
 	unseen time.Duration
@@ -547,6 +550,7 @@ type spot struct {
 	warmed         bool
 	timedInstances int
 	shortRate      float64
+	roughRate      float64 // as Accelerator.roughRate, on this loop
 	// fetch is what the instance under way would cost the CPU to bring
 	// back of its footprints from the device (the cost model's Fetch).
 	fetch time.Duration

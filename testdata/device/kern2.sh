@@ -103,7 +103,7 @@ device)
 			timeout -k 5 40 "$D/gxbit-run$r" accelerate --profile "$d/profile.json" --gpu "${KERN2_GPU:-cuda}" --report "$d/run$r.json" "$D/build/O2-static/$p" $args >"$d/run$r.out" 2>"$d/run$r.err"
 			same=SAME
 			cmp -s "$d/run$r.out" "$d/native.out" || same=DIFF
-			python3 testdata/device/hotnests.py "$p" "$D/g/$p" "testdata/nests/$p.c" "$d/run$r.json" testdata/nests/expect.json | tail -1 | sed "s/^/runs<=$r $same /"
+			python3 testdata/device/hotnests.py "$p" "$D/g/$p" "testdata/nests/$p.c" "$d/run$r.json" testdata/nests/expect.json | sed "s/^/runs<=$r $same /"
 		done
 	done | tee "$OUT/runs.txt"
 

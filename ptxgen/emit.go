@@ -208,12 +208,11 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 	e := &emitter{a: a, k: k, stubs: map[string][2]uint64{}, unchecked: unchecked, plain: a.plainMerges()}
 	// Prologue: the thread's iteration index and its live-in values.
 	e.reset()
-	e.i("mov.u32", "%w0", "%ctaid.x")
-	e.i("mov.u32", "%w1", "%ntid.x")
-	e.i("mov.u32", "%w2", "%tid.x")
-	e.i("mul.wide.u32", "%idx", "%w0", "%w1")
-	e.i("cvt.u64.u32", "%t0", "%w2")
-	e.i("add.u64", "%idx", "%idx", "%t0")
+	// The index in 32 bits (a launch has at most 2^32 threads along each
+	// dimension, Launch checks), zero-extended: ptxas then knows its high
+	// word is zero, and each live value's step times it is two multiplies
+	// instead of three.
+	e.threadIndex("%idx", "x")
 	if a.inner == nil {
 		e.i("ld.param.u64", "%t0", ptx.Addr("count", 0))
 		e.i("setp.ge.u64", "%p0", "%idx", "%t0")
@@ -253,12 +252,7 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		// iteration is along y, the level's along z.
 		e.i("mov.b64", "%xi", "%idx")
 		for _, d := range []struct{ dst, dim string }{{"%yi", "y"}, {"%idx", "z"}} {
-			e.i("mov.u32", "%w0", "%ctaid."+d.dim)
-			e.i("mov.u32", "%w1", "%ntid."+d.dim)
-			e.i("mov.u32", "%w2", "%tid."+d.dim)
-			e.i("mul.wide.u32", d.dst, "%w0", "%w1")
-			e.i("cvt.u64.u32", "%t0", "%w2")
-			e.i("add.u64", d.dst, d.dst, "%t0")
+			e.threadIndex(d.dst, d.dim)
 		}
 		e.i("ld.param.u64", "%t0", ptx.Addr("count", 0))
 		e.i("setp.ge.u64", "%p0", "%idx", "%t0")
@@ -281,12 +275,7 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		if a.runs2D() {
 			e.strideX()
 		}
-		e.i("mov.u32", "%w0", "%ctaid.y")
-		e.i("mov.u32", "%w1", "%ntid.y")
-		e.i("mov.u32", "%w2", "%tid.y")
-		e.i("mul.wide.u32", "%idx", "%w0", "%w1")
-		e.i("cvt.u64.u32", "%t0", "%w2")
-		e.i("add.u64", "%idx", "%idx", "%t0")
+		e.threadIndex("%idx", "y")
 		e.i("ld.param.u64", "%t0", ptx.Addr("count", 0))
 		e.i("setp.ge.u64", "%p0", "%idx", "%t0")
 		e.i("exit").when("%p0")
@@ -1929,6 +1918,17 @@ func (e *emitter) innerTarget(to uint64) string {
 // enter the levels otherwise.
 func (a *analysis) runs3D() bool {
 	return a.inner2 != nil && len(a.inner2) == 1 && a.tripLoop == nil && a.n.ThreadLoop == 0 && !a.n.Interchange && !a.n.Even
+}
+
+// threadIndex sets dst to the thread's index along dim (x, y or z),
+// computed in 32 bits: Launch refuses a launch of more than 2^32 threads
+// along a dimension.
+func (e *emitter) threadIndex(dst, dim string) {
+	e.i("mov.u32", "%w0", "%ctaid."+dim)
+	e.i("mov.u32", "%w1", "%ntid."+dim)
+	e.i("mov.u32", "%w2", "%tid."+dim)
+	e.i("mad.lo.u32", "%w0", "%w0", "%w1", "%w2")
+	e.i("cvt.u64.u32", dst, "%w0")
 }
 
 // strideX sets %xs, the threads along x: the distance between the

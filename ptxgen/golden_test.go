@@ -24,7 +24,7 @@ func TestPTXShape(t *testing.T) {
 			name: "saxpyO2", src: saxpyO2, header: 0x1000, level: []uint64{0x1000},
 			want: []string{
 				`(?m)^\.visible \.entry gx_1000\(`,
-				`mul\.wide\.u32 %idx, %w0, %w1;`,
+				`mad\.lo\.u32 %w0, %w0, %w1, %w2;\s+cvt\.u64\.u32 %idx, %w0;`,
 				`setp\.ge\.u64 %p0, %idx, %t0;\s+@%p0 exit;`, // the paper's bound check
 				`\.param \.u64 in_s0,\s+\.param \.u64 step_s0`,
 				`mad\.lo\.u64 %r0, %(t1|sx0), %idx, %r0;`, // s0 = entry + step*idx

@@ -348,6 +348,10 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	case k.TwoD:
 		cfg = k.Plan.Config2D(in.Count, in.InnerMax)
 	}
+	// Kernels compute thread indices in 32 bits.
+	if uint64(cfg.Grid.X)*uint64(cfg.Block.X) > 1<<32 || uint64(cfg.Grid.Y)*uint64(cfg.Block.Y) > 1<<32 || uint64(cfg.Grid.Z)*uint64(cfg.Block.Z) > 1<<32 {
+		return st, fmt.Errorf("ptxgen: a launch of grid %s block %s: more than 2^32 threads along a dimension", cfg.Grid, cfg.Block)
+	}
 	// The kernel's time is the context's own (a real GPU's events around
 	// the kernel, on the driver's thread, with the stream held while the
 	// launch is queued, so that its submission is not in it): one driver

@@ -3,6 +3,7 @@ package ptxgen
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,5 +107,27 @@ func TestLaunchTimesKernelWithoutSubmit(t *testing.T) {
 	_ = mem.Read(dataBase, got)
 	if !bytes.Equal(want, got) {
 		t.Fatal("memory differs from the CPU engine's after the launch")
+	}
+}
+
+// TestLaunchRefusesHugeGrid: kernels compute thread indices in 32 bits,
+// so a launch of more than 2^32 threads along x is refused before it
+// runs, and the guest is left as it was.
+func TestLaunchRefusesHugeGrid(t *testing.T) {
+	const n = 3000
+	_, k, ctx, fn := saxpyKernel(t)
+	mem, cpu := lazyGuest(t, n)
+	before := make([]byte, 0x10000)
+	_ = mem.Read(dataBase, before)
+	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
+	in := saxpyInput(k, cpu, n, xr, yr)
+	in.Count = 1<<33 + 5
+	if _, err := Launch(ctx, fn, k, mem, in, nil); err == nil || !strings.Contains(err.Error(), "2^32") {
+		t.Fatalf("a launch of %d iterations: got %v, want it refused", in.Count, err)
+	}
+	after := make([]byte, 0x10000)
+	_ = mem.Read(dataBase, after)
+	if !bytes.Equal(before, after) {
+		t.Fatal("the refused launch changed the guest")
 	}
 }

@@ -10,7 +10,7 @@
 # table with gxbit's kernel time over the reference's and the geometric
 # mean of that ratio (issue 10 asks for at most 2x).
 #
-# Usage: nests.sh [-s small|medium|large] [-g cuda|sim] [-o OUTDIR] [-b]
+# Usage: nests.sh [-s small|medium|large|contract] [-g cuda|sim] [-o OUTDIR] [-b]
 #                 [-B BINDIR] [-T SECONDS] [PROGRAM...]
 #
 #   -s  size set of testdata/nests/sizes; small is the programs' defaults
@@ -52,8 +52,8 @@ while getopts "s:g:o:bB:T:h" opt; do
 	esac
 done
 shift $((OPTIND - 1))
-case $set in small) col= ;; medium) col=2 ;; large) col=3 ;; *)
-	echo "nests.sh: unknown size set '$set' (want small, medium or large)" >&2
+case $set in small) col= ;; medium) col=2 ;; large) col=3 ;; contract) col=4 ;; *)
+	echo "nests.sh: unknown size set '$set' (want small, medium, large or contract)" >&2
 	exit 2
 	;;
 esac

@@ -57,7 +57,11 @@ type Resident struct {
 	// them.
 	Lazy bool
 
-	ctx       gpu.Context
+	// ctx is the context of the first launch, metered: its memory calls
+	// count in the CopyParts of the launch under way (see Launch); raw is
+	// that context as the launch passed it.
+	ctx       *meteredContext
+	raw       gpu.Context
 	mem       GuestMemory
 	lazyMem   DeferringMemory // mem, when Lazy and it can hold stale pages; else nil
 	bufs      []*resBuf
@@ -254,7 +258,7 @@ func newResBuf(res *Resident, r Range, dev gpu.DevicePtr) *resBuf {
 func (b *resBuf) copyIn(ctx gpu.Context, mem GuestMemory, res *Resident, lo, hi uint64) error {
 	if b.snap != nil {
 		s := b.snap[lo-b.r.Lo : hi-b.r.Lo]
-		if err := mem.Read(lo, s); err != nil {
+		if err := timeGuest(res.parts(), guestRead, func() error { return mem.Read(lo, s) }); err != nil {
 			return fmt.Errorf("reading guest footprint [%#x,%#x): %w", lo, hi, err)
 		}
 		if err := ctx.CopyHtoD(b.dev+gpu.DevicePtr(lo-b.r.Lo), s); err != nil {
@@ -266,7 +270,7 @@ func (b *resBuf) copyIn(ctx gpu.Context, mem GuestMemory, res *Resident, lo, hi 
 	for lo < hi {
 		n := min(hi-lo, stageBytes)
 		err := res.withStage(n, func(s []byte) error {
-			if err := mem.Read(lo, s); err != nil {
+			if err := timeGuest(res.parts(), guestRead, func() error { return mem.Read(lo, s) }); err != nil {
 				return fmt.Errorf("reading guest footprint [%#x,%#x): %w", lo, lo+n, err)
 			}
 			return ctx.CopyHtoD(b.dev+gpu.DevicePtr(lo-b.r.Lo), s)
@@ -354,7 +358,7 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 		j = end
 		lo, hi := b.span(i, j)
 		err := res.withStage(hi-lo, func(cur []byte) error {
-			n, err := b.loadRun(ctx, mem, i, j, cur)
+			n, err := b.loadRun(ctx, mem, res.parts(), i, j, cur)
 			copied += n
 			return err
 		})
@@ -372,14 +376,15 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 }
 
 // loadRun copies to the device what changed of pages i..j-1 of b (none of
-// them stale), reading the guest's bytes into cur (as long as they are),
+// them stale), reading the guest's bytes into cur (as long as they are;
+// the read counts in parts, when not nil),
 // and returns the bytes it copied: from the first changed byte of a page
 // to the last (all of a page it has no snapshot of), joined into one copy
 // with the next change up to joinGap bytes on (the bytes between, on pages
 // that are not stale, are the device's already).
-func (b *resBuf) loadRun(ctx gpu.Context, mem GuestMemory, i, j int, cur []byte) (uint64, error) {
+func (b *resBuf) loadRun(ctx gpu.Context, mem GuestMemory, parts *CopyParts, i, j int, cur []byte) (uint64, error) {
 	lo, hi := b.span(i, j)
-	if err := mem.Read(lo, cur); err != nil {
+	if err := timeGuest(parts, guestRead, func() error { return mem.Read(lo, cur) }); err != nil {
 		return 0, fmt.Errorf("reading guest footprint [%#x,%#x): %w", lo, hi, err)
 	}
 	// Offsets in b; cur starts at off.
@@ -451,7 +456,7 @@ func (b *resBuf) watch(res *Resident, i, j int) {
 		delete(b.pageSnap, p)
 	}
 	lo, hi := b.span(i, j)
-	res.lazyMem.Watch(lo, hi-lo)
+	_ = timeGuest(res.parts(), marks, func() error { res.lazyMem.Watch(lo, hi-lo); return nil })
 	b.watched = true
 }
 
@@ -533,27 +538,63 @@ func (b *resBuf) touch(pn uint64) {
 // buffers holding those pages must look at them again (their guest bytes
 // change without a write the memory could report).
 func (res *Resident) deferRange(b *resBuf, r Range) error {
+	if parts := res.parts(); parts != nil {
+		defer func(t0 time.Time) { parts.Marks += time.Since(t0) }(time.Now())
+	}
 	first, _ := b.page(max(r.Lo, b.r.Lo) / gvinst.PageSize)
 	last, _ := b.page((min(r.Hi, b.r.Hi) - 1) / gvinst.PageSize)
-	for i := first; i <= last; i++ {
+	newly := func(p int) bool { return !b.stale[p] }
+	edges := []int{first}
+	if last != first {
+		edges = append(edges, last)
+	}
+	var touch []uint64
+	for _, p := range edges {
+		if newly(p) {
+			lo, _ := b.chunk(p)
+			touch = append(touch, lo/gvinst.PageSize)
+		}
+	}
+	// A run of pages at a time: the guest memory marks a run in one call.
+	for i := first; i <= last; {
 		if b.stale[i] {
+			i++
 			continue
 		}
-		lo, hi := b.chunk(i)
+		j := i + 1
+		for j <= last && !b.stale[j] {
+			j++
+		}
+		lo, hi := b.span(i, j)
 		if err := res.lazyMem.Defer(lo, hi-lo); err != nil {
 			return fmt.Errorf("%w: leaving [%#x,%#x) on the device: %v", ErrLostCopy, lo, hi, err)
 		}
-		b.stale[i] = true
-		b.nstale++
-		delete(b.pageSnap, i)
+		for p := i; p < j; p++ {
+			b.stale[p] = true
+			delete(b.pageSnap, p)
+		}
+		b.nstale += j - i
+		i = j
+	}
+	// Buffers share no byte, so only b's first and last pages can be
+	// another buffer's too.
+	for _, pn := range touch {
 		for _, o := range res.bufs {
 			if o != b {
-				o.touch(lo / gvinst.PageSize)
+				o.touch(pn)
 			}
 		}
 	}
 	b.nextPage, b.lastAddr = -1, 0
 	return nil
+}
+
+// parts is where the launch under way counts its copy time (nil: nowhere).
+func (res *Resident) parts() *CopyParts {
+	if res == nil || res.ctx == nil {
+		return nil
+	}
+	return res.ctx.parts
 }
 
 // bind ties the Resident to the context and memory of its first launch.
@@ -562,14 +603,14 @@ func (res *Resident) bind(ctx gpu.Context, mem GuestMemory) error {
 		return nil
 	}
 	if res.ctx == nil {
-		res.ctx, res.mem = ctx, mem
+		res.ctx, res.raw, res.mem = &meteredContext{Context: ctx}, ctx, mem
 		if dm, ok := mem.(DeferringMemory); ok && res.Lazy {
 			res.lazyMem = dm
 			dm.SetHolder(res)
 		}
 		return nil
 	}
-	if res.ctx != ctx || res.mem != mem {
+	if res.raw != ctx || res.mem != mem {
 		return errors.New("ptxgen: a Resident serves one context and one guest memory")
 	}
 	return nil
@@ -655,7 +696,7 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 		}
 		res.poking = b
 		defer func() { res.poking = nil }()
-		if err := mem.Poke(lo, s); err != nil {
+		if err := timeGuest(res.parts(), guestWrite, func() error { return mem.Poke(lo, s) }); err != nil {
 			return fmt.Errorf("%w: writing [%#x,%#x) back: %v", ErrLostCopy, lo, hi, err)
 		}
 		return nil
@@ -1031,7 +1072,7 @@ func (res *Resident) merge(ctx gpu.Context, mem GuestMemory, b *resBuf, olds []*
 	}
 	b.filled = true
 	if res.lazyMem != nil {
-		res.lazyMem.Watch(b.r.Lo, b.r.Hi-b.r.Lo)
+		_ = timeGuest(res.parts(), marks, func() error { res.lazyMem.Watch(b.r.Lo, b.r.Hi-b.r.Lo); return nil })
 		b.watched = true
 	}
 	return copied, nil

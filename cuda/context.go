@@ -120,6 +120,7 @@ func (c *Context) LoadModule(ptx string) (gpu.Module, error) {
 		return nil, gpu.Errorf(gpu.ErrInvalidContext, "cuModuleLoadDataEx", "context has been closed")
 	}
 	c.jitOnce.Do(func() { c.jit = newWorker() })
+	c.d.w.waitIdle(jitQuiet) // quiet.go
 	var m *Module
 	var err error
 	c.jit.do(func() {

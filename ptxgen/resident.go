@@ -333,7 +333,26 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 			copied += part.Hi - part.Lo
 		}
 		b.filled = true
-		b.watch(res, 0, len(b.stale))
+		// The pages the launch overwrites wholly are not watched: it
+		// leaves them stale (or the buffer goes), and if it does not,
+		// they count as dirty, so that a later launch copies them in
+		// whole. (Watching a page costs the guest memory a mark; an
+		// array born on the device is all such pages.)
+		fi, li := len(b.stale), -1
+		for p := range b.stale {
+			if lo, hi := b.chunk(p); skip.Lo <= lo && hi <= skip.Hi {
+				fi, li = min(fi, p), p
+			}
+		}
+		if li < fi {
+			b.watch(res, 0, len(b.stale))
+			return copied, nil
+		}
+		b.watch(res, 0, fi)
+		b.watch(res, li+1, len(b.stale))
+		for p := fi; p <= li; p++ {
+			b.dirty[p] = true
+		}
 		return copied, nil
 	}
 	first, _ := b.page(max(r.Lo, b.r.Lo) / gvinst.PageSize)
@@ -451,13 +470,16 @@ func (b *resBuf) watch(res *Resident, i, j int) {
 	if res == nil || res.lazyMem == nil {
 		return
 	}
+	b.watched = true
+	if i >= j {
+		return
+	}
 	for p := i; p < j; p++ {
 		b.dirty[p] = false
 		delete(b.pageSnap, p)
 	}
 	lo, hi := b.span(i, j)
 	_ = timeGuest(res.parts(), marks, func() error { res.lazyMem.Watch(lo, hi-lo); return nil })
-	b.watched = true
 }
 
 // Touched records that the guest is about to change the page at pageAddr

@@ -2,6 +2,7 @@ package ptxgen
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -959,8 +960,8 @@ func (res *Resident) padded(u Range, olds []*resBuf) Range {
 		hi = u.Hi // the last page of the address space
 	}
 	for _, b := range res.bufs {
-		if slices.Contains(olds, b) {
-			continue
+		if b.r.Overlaps(u) {
+			continue // one of olds (buffers share no byte)
 		}
 		if b.r.Hi <= u.Lo {
 			lo = max(lo, b.r.Hi)
@@ -1002,9 +1003,7 @@ func (res *Resident) merge(ctx gpu.Context, mem GuestMemory, b *resBuf, olds []*
 	}
 	// The old buffers leave the Resident now (their device memory goes at
 	// the end): a guest read below must not bring their chunks back.
-	for _, o := range olds {
-		res.remove(o)
-	}
+	res.removeAll(olds)
 	defer func() {
 		for _, o := range olds {
 			_ = res.ctx.Free(o.dev)
@@ -1015,34 +1014,48 @@ func (res *Resident) merge(ctx gpu.Context, mem GuestMemory, b *resBuf, olds []*
 		copied += hi - lo
 		return b.copyIn(ctx, mem, res, lo, hi)
 	}
+	// The old buffers in address order: those overlapping a page's chunk
+	// are a run of them, found by a sweep (conv2d's image, its rows made
+	// on the device a launch each, merged thousands of buffers, and a walk
+	// of every buffer for every page took seconds).
+	olds = slices.Clone(olds)
+	slices.SortFunc(olds, func(x, y *resBuf) int { return cmp.Compare(x.r.Lo, y.r.Lo) })
+	// from returns the index of the first old buffer that ends after lo.
+	from := func(lo uint64) int {
+		i, _ := slices.BinarySearchFunc(olds, lo, func(o *resBuf, lo uint64) int { return cmp.Compare(o.r.Hi, lo+1) })
+		return i
+	}
 	// gaps copies in the bytes of [lo, hi) that no old buffer holds.
 	gaps := func(lo, hi uint64) error {
-		for lo < hi {
-			inside, next := false, hi
-			for _, o := range olds {
-				if o.r.Lo <= lo && lo < o.r.Hi {
-					lo, inside = o.r.Hi, true
-					break
+		for i := from(lo); lo < hi; i++ {
+			next := hi
+			if i < len(olds) {
+				next = min(next, max(olds[i].r.Lo, lo))
+			}
+			if lo < next {
+				if err := in(lo, next); err != nil {
+					return err
 				}
-				if o.r.Lo > lo && o.r.Lo < next {
-					next = o.r.Lo
-				}
 			}
-			if inside {
-				continue
+			if i >= len(olds) {
+				break
 			}
-			if err := in(lo, next); err != nil {
-				return err
-			}
-			lo = next
+			lo = max(lo, olds[i].r.Hi)
 		}
 		return nil
 	}
+	first := 0 // the first old buffer that ends after the page's chunk starts
 	for p := range b.stale {
 		lo, hi := b.chunk(p)
 		var stale, fresh []*resBuf
 		dirty := false
-		for _, o := range olds {
+		for first < len(olds) && olds[first].r.Hi <= lo {
+			first++
+		}
+		for _, o := range olds[first:] {
+			if o.r.Lo >= hi {
+				break
+			}
 			if !o.r.Overlaps(Range{lo, hi}) {
 				continue
 			}
@@ -1177,6 +1190,21 @@ func (res *Resident) remove(b *resBuf) bool {
 		}
 	}
 	return false
+}
+
+// removeAll takes the buffers bs out of the Resident, without freeing
+// them.
+func (res *Resident) removeAll(bs []*resBuf) {
+	gone := make(map[*resBuf]bool, len(bs))
+	for _, b := range bs {
+		gone[b] = true
+	}
+	res.bufs = slices.DeleteFunc(res.bufs, func(x *resBuf) bool {
+		if gone[x] {
+			res.bytes -= x.r.Hi - x.r.Lo
+		}
+		return gone[x]
+	})
 }
 
 // Close brings every stale page back into the guest and frees every

@@ -857,3 +857,53 @@ func TestResidentGrowsByPages(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestResidentMergesMany runs the saxpy loop a row of 50 elements a
+// launch, as conv2d's image is made on the device a row a launch (rows
+// that share pages, every one a buffer of its own, y's pages all stale),
+// then once over all 3000 elements: that launch merges the 60 buffers of
+// each array into one, and the guest ends up as the CPU engine leaves it
+// after the same two passes.
+func TestResidentMergesMany(t *testing.T) {
+	const n, row = 3000, 50
+	bs, k, ctx, fn := saxpyKernel(t)
+	// One element more, which no launch reaches: no thread takes the
+	// loop's exit.
+	refMem, refCPU := lazyGuest(t, n+1)
+	mem, cpu := lazyGuest(t, n+1)
+	for pass := 0; pass < 2; pass++ {
+		rc := *refCPU
+		rc.State[gvinst.S2] = 8 * n
+		runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
+	}
+	res := Resident{Lazy: true}
+	for a := uint64(0); a < n; a += row {
+		c := *cpu
+		c.State[gvinst.S0] = 8 * a
+		in := saxpyInput(k, &c, row+1, Range{dataBase + 8*a, dataBase + 8*(a+row)}, Range{dataBase + 0x8000 + 8*a, dataBase + 0x8000 + 8*(a+row)})
+		if _, err := Launch(ctx, fn, k, mem, in, &res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(res.bufs) != 2*n/row {
+		t.Fatalf("%d buffers after the rows, want one per row and array (%d)", len(res.bufs), 2*n/row)
+	}
+	in := saxpyInput(k, cpu, n+1, Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n})
+	if _, err := Launch(ctx, fn, k, mem, in, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.bufs) != 2 {
+		t.Errorf("%d buffers after the launch over everything, want one per array", len(res.bufs))
+	}
+	if err := res.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, got := make([]byte, 0x10000), make([]byte, 0x10000)
+	_ = refMem.Read(dataBase, want)
+	if err := mem.Read(dataBase, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's")
+	}
+}

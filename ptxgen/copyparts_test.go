@@ -1,10 +1,12 @@
 package ptxgen
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
 	"github.com/gxbit/gxbit/gpu"
+	"github.com/gxbit/gxbit/gvinst"
 )
 
 // slowAllocContext is a device context whose allocations take delay, as a
@@ -73,5 +75,93 @@ func TestCopyParts(t *testing.T) {
 		if err := res.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// pinningContext is a device context that hands out "pinned" host buffers
+// (Go memory here) and counts the copies made from and into them.
+type pinningContext struct {
+	gpu.Context
+	pinned          [][]byte
+	freed           int
+	htod, dtoh, all int
+}
+
+func (c *pinningContext) AllocPinned(n uint64) ([]byte, error) {
+	b := make([]byte, n)
+	c.pinned = append(c.pinned, b)
+	return b, nil
+}
+
+func (c *pinningContext) FreePinned(b []byte) error {
+	c.freed++
+	return nil
+}
+
+// inPinned reports whether b lies in one of the buffers handed out.
+func (c *pinningContext) inPinned(b []byte) bool {
+	for _, p := range c.pinned {
+		if sameBacking(p, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameBacking reports whether b is a slice of p.
+func sameBacking(p, b []byte) bool {
+	return cap(b) > 0 && cap(p) >= cap(b) && &p[:cap(p)][cap(p)-1] == &b[:cap(b)][cap(b)-1]
+}
+
+func (c *pinningContext) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
+	c.all++
+	if c.inPinned(src) {
+		c.htod++
+	}
+	return c.Context.CopyHtoD(dst, src)
+}
+
+func (c *pinningContext) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
+	if c.inPinned(dst) {
+		c.dtoh++
+	}
+	return c.Context.CopyDtoH(dst, src)
+}
+
+// TestResidentStagesPinned checks that a lazy Resident over a context that
+// can pin host memory stages its copies in one pinned buffer, both ways
+// (the arrays copied in, the pages brought back when the guest reads
+// them), frees it at Close, and leaves the guest as the CPU engine does.
+func TestResidentStagesPinned(t *testing.T) {
+	const n = 3000
+	bs, k, ctx, fn := saxpyKernel(t)
+	pc := &pinningContext{Context: ctx}
+	refMem, refCPU := lazyGuest(t, n)
+	mem, cpu := lazyGuest(t, n)
+	rc := *refCPU
+	rc.State[gvinst.S2] = 8 * (n - 1) // the reference runs the GPU's part
+	runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
+	res := Resident{Lazy: true}
+	in := saxpyInput(k, cpu, n, Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n})
+	if _, err := Launch(pc, fn, k, mem, in, &res); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 0x10000)
+	if err := mem.Read(dataBase, got); err != nil { // brings y back
+		t.Fatal(err)
+	}
+	if len(pc.pinned) != 1 || pc.htod == 0 || pc.htod != pc.all || pc.dtoh == 0 {
+		t.Errorf("%d pinned buffers; %d of %d copies in and %d copies back through them; want one buffer and every copy", len(pc.pinned), pc.htod, pc.all, pc.dtoh)
+	}
+	if err := res.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if pc.freed != 1 {
+		t.Errorf("Close freed %d pinned buffers, want 1", pc.freed)
+	}
+	want := make([]byte, 0x10000)
+	_ = refMem.Read(dataBase, want)
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's")
 	}
 }

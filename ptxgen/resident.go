@@ -76,6 +76,9 @@ type Resident struct {
 	// in use (a guest read during a copy in may bring a page back).
 	stage   []byte
 	staging bool
+	// stagePinned says stage is the context's pinned memory;
+	// stageUnpinned that pinning it failed once (see growStage).
+	stagePinned, stageUnpinned bool
 	// poking is the buffer whose pages bringBack is writing into the
 	// guest: Touched keeps no snapshot of them.
 	poking *resBuf
@@ -198,11 +201,38 @@ func (res *Resident) withStage(n uint64, f func([]byte) error) error {
 		return f(make([]byte, n))
 	}
 	if uint64(len(res.stage)) < n {
-		res.stage = make([]byte, min(max(n, 2*uint64(len(res.stage))), stageBytes))
+		res.growStage(n)
 	}
 	res.staging = true
 	defer func() { res.staging = false }()
 	return f(res.stage[:n])
+}
+
+// growStage makes the staging buffer at least n ≤ stageBytes bytes: the
+// largest, pinned, where the context can pin host memory (a copy from it
+// goes straight to the device, where one from Go memory goes through the
+// driver's staging buffer first: a second host copy of every byte), else
+// Go memory twice as long as before.
+func (res *Resident) growStage(n uint64) {
+	if pa, ok := res.raw.(gpu.PinnedAllocator); ok && !res.stageUnpinned {
+		if b, err := pa.AllocPinned(stageBytes); err == nil {
+			res.freeStage()
+			res.stage, res.stagePinned = b, true
+			return
+		}
+		res.stageUnpinned = true // not to be had: Go memory from now on
+	}
+	size := min(max(n, 2*uint64(len(res.stage))), stageBytes)
+	res.freeStage()
+	res.stage = make([]byte, size)
+}
+
+// freeStage lets go of the staging buffer.
+func (res *Resident) freeStage() {
+	if res.stagePinned {
+		_ = res.raw.(gpu.PinnedAllocator).FreePinned(res.stage)
+	}
+	res.stage, res.stagePinned = nil, false
 }
 
 type resBuf struct {
@@ -1227,8 +1257,12 @@ func (res *Resident) Close() error {
 	return errors.Join(errs...)
 }
 
-// freeScratch frees the spare backup buffers and the error record.
+// freeScratch frees the spare backup buffers, the error record, the
+// gather buffer and a pinned staging buffer.
 func (res *Resident) freeScratch() {
+	if res.stagePinned {
+		res.freeStage()
+	}
 	for _, s := range res.spares {
 		_ = res.ctx.Free(s.dev)
 	}

@@ -1098,6 +1098,12 @@ func (res *Resident) merge(ctx gpu.Context, mem GuestMemory, b *resBuf, olds []*
 			}
 		}
 		switch {
+		case len(stale) == 1 && len(fresh) == 0 && stale[0].r.Lo <= lo && hi <= stale[0].r.Hi:
+			// One old buffer holds the whole chunk, stale: its mark on
+			// the guest's page becomes b's (an array left on the device
+			// grows without a walk of the guest's page marks).
+			b.stale[p] = true
+			b.nstale++
 		case len(stale) > 0 && len(fresh) == 0:
 			// The device holds the newest bytes of the old chunks; the
 			// guest those of the rest, read with the old marks off.
@@ -1137,7 +1143,21 @@ func (res *Resident) merge(ctx gpu.Context, mem GuestMemory, b *resBuf, olds []*
 	}
 	b.filled = true
 	if res.lazyMem != nil {
-		_ = timeGuest(res.parts(), marks, func() error { res.lazyMem.Watch(b.r.Lo, b.r.Hi-b.r.Lo); return nil })
+		// The pages that are not stale are watched from now on (a stale
+		// one is when it comes back).
+		for i := 0; i < len(b.stale); {
+			if b.stale[i] {
+				i++
+				continue
+			}
+			j := i + 1
+			for j < len(b.stale) && !b.stale[j] {
+				j++
+			}
+			lo, hi := b.span(i, j)
+			_ = timeGuest(res.parts(), marks, func() error { res.lazyMem.Watch(lo, hi-lo); return nil })
+			i = j
+		}
 		b.watched = true
 	}
 	return copied, nil

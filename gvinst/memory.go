@@ -754,6 +754,9 @@ func (m *Memory) settle(first, last uint64) error { return m.settleAll(first, la
 func (m *Memory) settleDropping(first, last uint64) error { return m.settleAll(first, last, true) }
 
 func (m *Memory) settleAll(first, last uint64, dropping bool) error {
+	if dropping && m.OnStaleDropped != nil {
+		m.dropRuns(first, last)
+	}
 	for _, t := range m.touchedIn(first, last) {
 		pn, p := t.pn, t.p
 		if p.stale != 0 && dropping && m.OnStaleDropped != nil {

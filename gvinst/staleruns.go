@@ -114,3 +114,22 @@ func (m *Memory) inRuns(pn uint64) bool {
 	_, in := m.runAt(pn)
 	return in
 }
+
+// dropRuns tells OnStaleDropped of every page of first..last in a stale
+// run, without giving it an entry: the holder undefers it (an array the
+// device held, freed at the end of a run, is a quarter of a million pages
+// a gigabyte). A page the holder leaves stale stops the walk; settling
+// then brings it back.
+func (m *Memory) dropRuns(first, last uint64) {
+	for i, _ := m.runAt(first); i < len(m.staleRuns) && m.staleRuns[i].first <= last; {
+		pn := max(m.staleRuns[i].first, first)
+		m.OnStaleDropped(pn * PageSize)
+		if m.inRuns(pn) {
+			return
+		}
+		if pn == last {
+			return
+		}
+		i, _ = m.runAt(pn + 1)
+	}
+}

@@ -255,11 +255,16 @@ type resBuf struct {
 	nstale int
 	// dirty[i] is set when the guest may have changed page i since snap
 	// was taken; without watching (not lazy) every page counts as dirty.
-	dirty   []bool
-	watched bool // the guest memory reports changes to the pages
-	filled  bool // snap and the device were filled from the guest
-	pinned  bool // in use by the launch under way: never evicted
-	used    uint64
+	dirty []bool
+	// capacity is the device bytes at dev, when more than r's: a buffer
+	// that grows at its end grows in place (see growable); unfilled is
+	// the part it grew by last that no launch has loaded yet.
+	capacity uint64
+	unfilled Range
+	watched  bool // the guest memory reports changes to the pages
+	filled   bool // snap and the device were filled from the guest
+	pinned   bool // in use by the launch under way: never evicted
+	used     uint64
 	// Read-ahead: the page after the last run Refresh brought back, and
 	// that run's length.
 	nextPage, ahead int
@@ -388,11 +393,31 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 	}
 	first, _ := b.page(max(r.Lo, b.r.Lo) / gvinst.PageSize)
 	last, _ := b.page((min(r.Hi, b.r.Hi) - 1) / gvinst.PageSize)
+	var copied uint64
+	if u := b.unfilled; u.Lo < u.Hi {
+		// The pages b grew by (extend): filled as a new buffer's are,
+		// but for the bytes the launch overwrites; they stay dirty.
+		b.unfilled = Range{}
+		sk := Range{max(skip.Lo, u.Lo), min(skip.Hi, u.Hi)}
+		if sk.Hi <= sk.Lo {
+			sk = Range{u.Hi, u.Hi}
+		}
+		for _, part := range []Range{{u.Lo, sk.Lo}, {sk.Hi, u.Hi}} {
+			if part.Hi <= part.Lo {
+				continue
+			}
+			if err := b.copyIn(ctx, mem, res, part.Lo, part.Hi); err != nil {
+				return copied, err
+			}
+			copied += part.Hi - part.Lo
+		}
+		grown, _ := b.page(u.Lo / gvinst.PageSize)
+		last = min(last, grown-1)
+	}
 	// The pages to look at: not stale, and (when watched) changed since.
 	// A run of them goes on over a few pages that did not change (the
 	// device holds what the guest does), which its copy may then span.
 	check := func(p int) bool { return !b.stale[p] && (!b.watched || b.dirty[p]) }
-	var copied uint64
 	for i := first; i <= last; {
 		if !check(i) {
 			i++
@@ -924,13 +949,26 @@ func (res *Resident) acquire(ctx gpu.Context, mem GuestMemory, r Range) (*resBuf
 		b.pinned = true
 		return b, true, 0, nil
 	}
+	if b := res.growable(r); b != nil {
+		copied, err := res.extend(ctx, mem, b, r)
+		if err != nil {
+			return nil, false, 0, err
+		}
+		b.pinned = true
+		return b, true, copied, nil
+	}
 	var olds []*resBuf
 	u := r
+	grows := false // r goes on from the end of a buffer it meets
 	if res != nil {
 		for _, b := range res.bufs {
-			if b.r.Overlaps(r) {
+			switch {
+			case b.r.Overlaps(r):
 				olds = append(olds, b)
 				u.Lo, u.Hi = min(u.Lo, b.r.Lo), max(u.Hi, b.r.Hi)
+				grows = grows || b.r.Hi < r.Hi && b.r.Lo <= r.Lo
+			case res.meets(b, r):
+				grows = true
 			}
 		}
 	}
@@ -948,12 +986,20 @@ func (res *Resident) acquire(ctx gpu.Context, mem GuestMemory, r Range) (*resBuf
 	if len(olds) > 0 {
 		u = res.padded(u, olds)
 	}
-	dev, err := ctx.Alloc(u.Hi - u.Lo)
+	size := u.Hi - u.Lo
+	if grows && res.lazyMem != nil {
+		// Room to grow on (see growable).
+		size = min(max(2*size, growMin), size+growMax, limit)
+	}
+	dev, err := ctx.Alloc(size)
 	if err != nil {
 		return nil, false, 0, err
 	}
 	b := newResBuf(res, u, dev)
 	b.pinned = true
+	if grows && res.lazyMem != nil {
+		b.capacity = size
+	}
 	var copied uint64
 	if len(olds) > 0 {
 		if copied, err = res.merge(ctx, mem, b, olds); err != nil {
@@ -975,6 +1021,89 @@ func (res *Resident) acquire(ctx gpu.Context, mem GuestMemory, r Range) (*resBuf
 		b.pinned = true
 	}
 	return b, false, 0, nil
+}
+
+// A footprint that goes on where a lazy buffer ends (an array made on the
+// device a row a launch, conv2d's image) would make a buffer per launch,
+// or merge the growing buffer into a new one each launch (a copy of all
+// of it on the device, and a walk of all its pages: quadratic). So the
+// buffer of a launch whose footprint meets the end of a buffer (starts in
+// the page after it) or overlaps it and ends past it is made with room to
+// grow (twice its size, growMin at least, growMax more at most), and the
+// launches after it grow that buffer in place. (It does not merge with a
+// buffer it only meets: that may be another array's, and a merged buffer
+// is filled from the guest, where a new one is not filled where the
+// launch overwrites it: an array made on the device.)
+const (
+	growMin = 1 << 20
+	growMax = 256 << 20
+)
+
+// meets reports whether r starts at most a page past the end of b, a
+// lazy buffer, and goes on past it.
+func (res *Resident) meets(b *resBuf, r Range) bool {
+	return res.lazyMem != nil && b.snap == nil && b.r.Hi <= r.Lo && r.Lo-b.r.Hi < gvinst.PageSize
+}
+
+// growable returns the buffer that r goes on from the end of (it meets or
+// overlaps it, starting inside it or after it, and ending past it), when
+// the buffer has room for r and no other buffer has a byte of r: the
+// buffer then grows in place.
+func (res *Resident) growable(r Range) *resBuf {
+	if res == nil || res.lazyMem == nil {
+		return nil
+	}
+	var g *resBuf
+	for _, b := range res.bufs {
+		switch {
+		case b.capacity > 0 && b.r.Lo <= r.Lo && b.r.Hi < r.Hi && (b.r.Overlaps(r) || res.meets(b, r)) && r.Hi-b.r.Lo <= b.capacity:
+			g = b
+		case b.r.Overlaps(r):
+			return nil // another buffer has bytes of r
+		}
+	}
+	if g != nil {
+		for _, b := range res.bufs {
+			if b != g && b.r.Overlaps(Range{g.r.Hi, r.Hi}) {
+				return nil
+			}
+		}
+	}
+	return g
+}
+
+// extend grows b, which growable returned for r, in place to r's end, and
+// returns the bytes it copied in: the guest's bytes of the rest of b's
+// last page (read while that page's chunk is b's old one, so that a stale
+// old chunk comes back alone). The pages after it are new, dirty, and
+// filled by the launch's load (unfilled): in full where the launch does
+// not overwrite them; a later launch copies in what the kernel did not
+// leave on the device.
+func (res *Resident) extend(ctx gpu.Context, mem GuestMemory, b *resBuf, r Range) (uint64, error) {
+	oldHi := b.r.Hi
+	pageEnd := (oldHi-1)/gvinst.PageSize*gvinst.PageSize + gvinst.PageSize
+	edge := Range{oldHi, min(pageEnd, r.Hi)}
+	if edge.Lo < edge.Hi {
+		if err := b.copyIn(ctx, mem, res, edge.Lo, edge.Hi); err != nil {
+			return 0, err
+		}
+	}
+	b.r.Hi = r.Hi
+	res.bytes += r.Hi - oldHi
+	last := int((r.Hi-1)/gvinst.PageSize - b.r.Lo/gvinst.PageSize)
+	for p := len(b.stale); p <= last; p++ {
+		b.stale = append(b.stale, false)
+		b.dirty = append(b.dirty, true)
+		b.snapped = append(b.snapped, false)
+	}
+	switch {
+	case b.unfilled.Lo < b.unfilled.Hi:
+		b.unfilled.Hi = r.Hi
+	case pageEnd < r.Hi:
+		b.unfilled = Range{pageEnd, r.Hi}
+	}
+	b.nextPage, b.lastAddr = -1, 0
+	return edge.Hi - edge.Lo, nil
 }
 
 // padded widens u, the bytes of a buffer that grows over olds, to the

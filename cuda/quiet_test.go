@@ -5,32 +5,28 @@ import (
 	"time"
 )
 
-// TestWaitIdle checks that waitIdle returns at once on an idle worker, and
-// while calls keep the worker busy with gaps shorter than the quiet spell
-// it waits until they stop, then the quiet spell.
+// TestWaitIdle checks that waitIdle returns at once on an idle worker,
+// and not while a call runs on it, nor before the quiet spell after the
+// call has passed.
 func TestWaitIdle(t *testing.T) {
 	w := newWorker()
 	defer close(w.calls)
-	const quiet = 50 * time.Millisecond
+	const quiet = 20 * time.Millisecond
 	t0 := time.Now()
 	w.waitIdle(quiet)
-	if d := time.Since(t0); d > quiet {
+	if d := time.Since(t0); d > time.Second {
 		t.Errorf("an idle worker kept waitIdle %v", d)
 	}
-	stopped := make(chan time.Time)
-	go func() {
-		end := time.Now().Add(150 * time.Millisecond)
-		for time.Now().Before(end) {
-			w.do(func() { time.Sleep(2 * time.Millisecond) })
-			time.Sleep(2 * time.Millisecond)
-		}
-		stopped <- time.Now()
-	}()
-	time.Sleep(10 * time.Millisecond) // the calls are under way
+	started, ended := make(chan struct{}), make(chan time.Time, 1)
+	go w.do(func() {
+		close(started)
+		time.Sleep(60 * time.Millisecond)
+		ended <- time.Now()
+	})
+	<-started
 	w.waitIdle(quiet)
 	returned := time.Now()
-	last := <-stopped
-	if returned.Before(last.Add(quiet - 5*time.Millisecond)) {
-		t.Errorf("waitIdle returned %v before the calls stopped and the quiet spell passed", last.Add(quiet).Sub(returned))
+	if end := <-ended; returned.Before(end.Add(quiet)) {
+		t.Errorf("waitIdle returned %v after the call ended, before the %v quiet spell passed", returned.Sub(end), quiet)
 	}
 }

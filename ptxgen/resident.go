@@ -48,8 +48,12 @@ var ErrLostCopy = errors.New("ptxgen: the device's copy of guest memory could no
 // finds the stale pages current on the device and copies nothing for them.
 // Lazy buffers also watch their pages (the memory calls Touched), so a
 // launch reads and compares only the pages the guest has written since,
-// not the whole range. Close brings everything back and lets go of the
-// memory.
+// not the whole range; a lazy buffer whose footprints go on from its end
+// launch after launch (an array made a row a launch) grows in place
+// (growable). Copies are staged in the context's pinned memory where it
+// has some (gpu.PinnedAllocator), and every launch's copy time is split
+// by what it went to (LaunchStats.Parts). Close brings everything back
+// and lets go of the memory.
 type Resident struct {
 	// MaxBytes bounds the device memory kept (0: 1 GiB); the least
 	// recently used buffers go first.

@@ -87,3 +87,20 @@ func TestStaleRuns(t *testing.T) {
 		t.Errorf("the runs took %d bytes of host memory", hb)
 	}
 }
+
+// BenchmarkDeferUntouched marks 1 GiB of untouched pages stale, as a
+// launch that makes an array on the device does.
+func BenchmarkDeferUntouched(b *testing.B) {
+	const base, size = 0x10000000, 1 << 30
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		m := NewMemory(0)
+		if err := m.Map(base, size, PermRead|PermWrite); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if err := m.Defer(base, size); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -68,6 +68,8 @@ type HotSpotReport struct {
 	// the real GPU).
 	ThreadInstructions uint64  `json:"thread_instructions,omitempty"`
 	CopySeconds        float64 `json:"copy_seconds"`
+	// CopyParts splits CopySeconds by what it went to (ptxgen.CopyParts).
+	CopyParts *CopyPartsReport `json:"copy_parts,omitempty"`
 	// KernelGenerated says whether the kernel was generated: a hot
 	// spot's kernel is generated when the guest first reaches its header.
 	KernelGenerated    bool    `json:"kernel_generated"`

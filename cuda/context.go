@@ -54,9 +54,14 @@ type Context struct {
 	// unstaged makes every copy take the driver's pageable path (the
 	// benchmark's baseline).
 	unstaged bool
+	// pinned maps the base of each AllocPinned buffer to its size.
+	pinned map[unsafe.Pointer]uint64
 }
 
-var _ gpu.Context = (*Context)(nil)
+var (
+	_ gpu.Context         = (*Context)(nil)
+	_ gpu.PinnedAllocator = (*Context)(nil)
+)
 
 // initStatsEvents creates the two events that time launches. It runs on the
 // worker with c current.
@@ -120,6 +125,7 @@ func (c *Context) LoadModule(ptx string) (gpu.Module, error) {
 		return nil, gpu.Errorf(gpu.ErrInvalidContext, "cuModuleLoadDataEx", "context has been closed")
 	}
 	c.jitOnce.Do(func() { c.jit = newWorker() })
+	c.d.w.waitIdle(jitQuiet) // quiet.go
 	var m *Module
 	var err error
 	c.jit.do(func() {
@@ -204,7 +210,7 @@ func (c *Context) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
 		if err := c.checkSpan(op, dst, uint64(len(src))); err != nil {
 			return err
 		}
-		if len(src) >= stageMin && !c.unstaged {
+		if len(src) >= stageMin && !c.unstaged && !c.isPinned(src) {
 			if s := c.stage(); s != nil {
 				return c.stagedHtoD(s, uint64(dst), src)
 			}
@@ -223,7 +229,7 @@ func (c *Context) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
 		if err := c.checkSpan(op, src, uint64(len(dst))); err != nil {
 			return err
 		}
-		if len(dst) >= stageMin && !c.unstaged {
+		if len(dst) >= stageMin && !c.unstaged && !c.isPinned(dst) {
 			if s := c.stage(); s != nil {
 				return c.stagedDtoH(s, dst, uint64(src))
 			}
@@ -395,6 +401,7 @@ func (c *Context) Close() error {
 		close(c.jit.calls) // its thread ends
 	}
 	return c.run("cuCtxDestroy_v2", func() error {
+		c.freeAllPinned()
 		_ = c.l.cuEventDestroy(c.statStart)
 		_ = c.l.cuEventDestroy(c.statStop)
 		c.staging.free(c)

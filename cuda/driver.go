@@ -20,6 +20,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/gxbit/gxbit/gpu"
 )
@@ -46,6 +48,10 @@ func New() *Driver {
 type worker struct {
 	calls chan func()
 	cur   uintptr // the CUcontext current on the worker thread
+	// busy counts the calls given to do and not finished; lastDone is
+	// when the last one finished (UnixNano). See waitIdle.
+	busy     atomic.Int32
+	lastDone atomic.Int64
 }
 
 func newWorker() *worker {
@@ -66,8 +72,13 @@ func (w *worker) loop() {
 // do runs f on the worker thread and waits for it to finish.
 func (w *worker) do(f func()) {
 	done := make(chan struct{})
+	w.busy.Add(1)
 	w.calls <- func() {
 		defer close(done)
+		defer func() {
+			w.lastDone.Store(time.Now().UnixNano())
+			w.busy.Add(-1)
+		}()
 		f()
 	}
 	<-done

@@ -28,7 +28,16 @@ type Guest struct {
 	// a call to memset in a nest (profile.KnownCalls); without them no
 	// call is known.
 	Symbols []profile.Symbol
-	known   *profile.KnownCalls
+	// CodeRanges are the guest addresses [start, end) of the program's
+	// code and the data its PLT stubs read (its loaded segments, as the
+	// file has them), and NewLifter makes a lifter like Lifter over
+	// another memory: with both, hot spots are translated from a copy of
+	// those ranges on a goroutine of their own while the guest runs
+	// (background.go). Without them, on the guest's goroutine when it
+	// first reaches a header.
+	CodeRanges [][2]uint64
+	NewLifter  func(mem *gvinst.Memory) gvinst.Translator
+	known      *profile.KnownCalls
 }
 
 // knownCalls returns the recogniser of the guest's memset calls.
@@ -70,6 +79,10 @@ type Options struct {
 	// and loaded ahead, with the device context, on a goroutine of their
 	// own (see prefetch.go): PrefetchAuto on a real GPU only.
 	Prefetch Prefetch
+	// NoBackground translates every hot spot on the guest's goroutine,
+	// when the guest first reaches it, even where Guest.CodeRanges would
+	// let a goroutine of its own do it ahead (background.go).
+	NoBackground bool
 }
 
 // Prefetch is Options.Prefetch.
@@ -119,10 +132,15 @@ type Accelerator struct {
 	// measured); deviceWait the time the guest waited for the loader.
 	deviceReadyAt time.Time
 	deviceWait    time.Duration
-	dev           string
-	spots         map[uint64]*spot // by mapped header
-	order         []*spot
-	main          gvinst.Engine
+	// deviceOpen and deviceMeasure are what deviceReadyAt took: the
+	// context's opening and the device's measurement.
+	deviceOpen, deviceMeasure time.Duration
+	// bg translates hot spots off the guest's goroutine (background.go).
+	bg    background
+	dev   string
+	spots map[uint64]*spot // by mapped header
+	order []*spot
+	main  gvinst.Engine
 	// closeMain releases the main engine (nil when it holds nothing, or
 	// once released).
 	closeMain io.Closer
@@ -206,6 +224,7 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 		a.startDevice()
 		a.armEarly()
 	}
+	a.scheduleBackground()
 	newEngine := opts.Engine
 	if newEngine == nil {
 		newEngine = func(mem *gvinst.Memory, t gvinst.Translator, o gvinst.InterpOptions) (gvinst.Engine, error) {
@@ -330,6 +349,9 @@ func (a *Accelerator) doze(sp *spot) {
 	sp.rep.Dozed++
 	a.dozing = append(a.dozing, sp)
 	if a.main.Stats().GuestInsns >= prefetchDozingAfter {
+		// Translated now if the background has not (it may be under
+		// way: then waited for), as prefetch does not wait.
+		sp.ensureBuilt()
 		a.prefetch([]*spot{sp})
 	}
 }
@@ -365,6 +387,11 @@ func (a *Accelerator) Arm() int { return a.addAndPrefetch(a.opts.Profile) }
 
 // addAndPrefetch arms prof's new hot spots (add) and prefetches them.
 func (a *Accelerator) addAndPrefetch(prof *profile.File) int {
+	if prof != a.opts.Profile {
+		// A later round's profile (Update): its new hot spots are
+		// translated in the background from now.
+		a.startBackground(prof)
+	}
 	before := len(a.order)
 	n := a.add(prof)
 	a.prefetch(a.order[before:])
@@ -454,6 +481,11 @@ type spot struct {
 	// that leaving the level by falling through starts a block too.
 	exitHints []uint64
 	ivs       map[string]ivStep // the profile's induction variables of the level, by location
+	// known recognises memset calls when the spot is translated off the
+	// guest's goroutine (nil: the guest's, Guest.knownCalls), and
+	// memsetAsked are the answers translation got, by call target.
+	known       *profile.KnownCalls
+	memsetAsked map[uint64]bool
 	// built is set once the level is translated and its kernels
 	// generated (ensureBuilt); kernel is nil when that failed.
 	built   bool
@@ -581,7 +613,17 @@ func (sp *spot) ensureBuilt() bool {
 	}
 	sp.built = true
 	t0 := time.Now()
-	err := sp.build()
+	var err error
+	if j := sp.a.takeBackground(sp); j != nil {
+		sp.adopt(j.sp)
+		sp.rep.TranslateBackgroundSeconds = j.took.Seconds()
+		err = j.err
+	} else {
+		err = sp.generate(sp.a.g.Lifter)
+	}
+	if err == nil {
+		err = sp.build()
+	}
 	sp.rep.TranslateSeconds += time.Since(t0).Seconds()
 	sp.rep.KernelGenerated = sp.kernel != nil
 	if err != nil {
@@ -697,6 +739,7 @@ func mappedLevel(hs *profile.HotSpot) int {
 // offloads the loop instance, or runs it on the CPU when a guard fails,
 // and leaves cpu where the guest continues. An error stops the run.
 func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
+	a.reachedStart(cpu.PC)
 	sp := a.spots[cpu.PC]
 	if sp == nil {
 		return nil
@@ -810,13 +853,16 @@ func (a *Accelerator) openContext() error {
 	}
 	a.ctx = ctx
 	a.deviceReadyAt = time.Now()
-	a.deviceWait += a.deviceReadyAt.Sub(t0)
+	a.deviceOpen = a.deviceReadyAt.Sub(t0)
+	a.deviceWait += a.deviceOpen
 	return nil
 }
 
 // deviceCosts are the device's costs, measured the first time.
 func (a *Accelerator) deviceCosts() (*DeviceCosts, error) {
 	if a.costs == nil && a.costErr == nil {
+		t0 := time.Now()
+		defer func() { a.deviceMeasure = time.Since(t0) }()
 		c, err := MeasureDevice(a.ctx, a.opts.Driver.Name() == "sim")
 		a.costs, a.costErr = &c, err
 		if err != nil {

@@ -7,11 +7,26 @@ import (
 
 	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/lift"
 )
 
-// AccelGuest is what phase 2 (package accel) needs of the guest.
+// AccelGuest is what phase 2 (package accel) needs of the guest: with the
+// main program's loaded segments (as the file has them, not the zeroed
+// rest) and a lifter like g's over another memory, phase 2 translates hot
+// spots while the guest runs.
 func (g *Guest) AccelGuest() *accel.Guest {
-	return &accel.Guest{Mem: g.Mem, Lifter: g.Lifter, SHA256: g.SHA256, Symbols: g.ProfileImage().Symbols}
+	ag := &accel.Guest{Mem: g.Mem, Lifter: g.Lifter, SHA256: g.SHA256, Symbols: g.ProfileImage().Symbols}
+	for _, s := range g.Image.Prog.Segments {
+		if s.Filesz > 0 {
+			ag.CodeRanges = append(ag.CodeRanges, [2]uint64{s.Vaddr + g.Image.Bias, s.Vaddr + g.Image.Bias + s.Filesz})
+		}
+	}
+	ag.NewLifter = func(mem *gvinst.Memory) gvinst.Translator {
+		l := lift.NewLifter(mem)
+		l.MaxInsts = g.Lifter.MaxInsts
+		return l
+	}
+	return ag
 }
 
 // Accelerate loads and runs a program with the profile's parallel hot

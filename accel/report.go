@@ -144,7 +144,12 @@ type Report struct {
 	// took to be ready: opening the context (on a real GPU, the driver's
 	// initialisation with it), and measuring the device's costs
 	// (MeasureDevice, a module of its own loaded first).
-	DeviceOpenSeconds    float64 `json:"device_open_seconds,omitempty"`
+	DeviceOpenSeconds float64 `json:"device_open_seconds,omitempty"`
+	// DeviceInitSeconds is the time the driver took to initialise before
+	// phase 2 began (on a real GPU: loading libcuda and cuInit, on the
+	// guest's path), where whoever opened the driver (package pipeline)
+	// knows it.
+	DeviceInitSeconds    float64 `json:"device_init_seconds,omitempty"`
 	DeviceMeasureSeconds float64 `json:"device_measure_seconds,omitempty"`
 	// BackgroundSeconds is the time the background translated hot spots
 	// (background.go), and BackgroundTranslated how many it translated,

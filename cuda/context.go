@@ -11,10 +11,12 @@ import (
 	"github.com/gxbit/gxbit/gpu"
 )
 
-// CUjit_option values (cuda.h) used to capture the JIT's error log.
+// CUjit_option values (cuda.h): the JIT's error log, and its
+// optimization level (Options.JITLevel).
 const (
 	jitErrorLogBuffer     = 5
 	jitErrorLogBufferSize = 6
+	jitOptimizationLevel  = 7
 )
 
 // jitLogBytes is the size of the buffer that receives the JIT error log.
@@ -144,6 +146,9 @@ func (c *Context) compile(ptx string, m **Module) error {
 	logBuf := make([]byte, jitLogBytes)
 	opts := []int32{jitErrorLogBuffer, jitErrorLogBufferSize}
 	vals := []uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
+	if lv := c.d.opts.JITLevel; lv >= 0 {
+		opts, vals = append(opts, jitOptimizationLevel), append(vals, uintptr(lv))
+	}
 	var pin runtime.Pinner
 	pin.Pin(&img[0])
 	pin.Pin(&logBuf[0])

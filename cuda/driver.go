@@ -20,27 +20,49 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gxbit/gxbit/gpu"
 )
 
 // Driver is the real-GPU back end. The zero value is not usable; call New.
 type Driver struct {
-	w *worker
+	w    *worker
+	opts Options
 
-	once    sync.Once
-	initErr error
-	l       *lib // set by Init; read only on the worker
+	once     sync.Once
+	initErr  error
+	initTook time.Duration
+	l        *lib // set by Init; read only on the worker
 }
 
 var _ gpu.Driver = (*Driver)(nil)
 
-// New returns a driver that has not loaded libcuda yet; Init loads it. The
-// driver starts one goroutine, locked to its OS thread, that lives as long as
-// the process.
-func New() *Driver {
-	return &Driver{w: newWorker()}
+// Options configures a Driver.
+type Options struct {
+	// JITLevel is the CUDA JIT's optimization level for every module
+	// (CU_JIT_OPTIMIZATION_LEVEL, 0 to 4); DefaultJITLevel leaves the
+	// driver's default, the highest.
+	JITLevel int
 }
+
+// DefaultJITLevel is Options.JITLevel's value that leaves the JIT's
+// optimization level to the driver.
+const DefaultJITLevel = -1
+
+// New returns a driver with the default options (NewWith).
+func New() *Driver { return NewWith(Options{JITLevel: DefaultJITLevel}) }
+
+// NewWith returns a driver that has not loaded libcuda yet; Init loads it.
+// The driver starts one goroutine, locked to its OS thread, that lives as
+// long as the process.
+func NewWith(o Options) *Driver {
+	return &Driver{w: newWorker(), opts: o}
+}
+
+// InitTime is the time Init took: loading libcuda.so.1 and cuInit, which
+// come before any context.
+func (d *Driver) InitTime() time.Duration { return d.initTook }
 
 // worker runs functions on one goroutine locked to one OS thread.
 type worker struct {
@@ -82,6 +104,8 @@ func (d *Driver) Name() string { return "cuda" }
 // gpu.ErrNoDevice). Later calls return the first call's result.
 func (d *Driver) Init() error {
 	d.once.Do(func() {
+		t0 := time.Now()
+		defer func() { d.initTook = time.Since(t0) }()
 		d.w.do(func() {
 			l, err := openLib()
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gxbit/gxbit/accel"
+	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gvinst"
 	"github.com/gxbit/gxbit/lift"
 )
@@ -60,9 +61,19 @@ func Accelerate(ctx context.Context, cfg Config, opts accel.Options) (*Result, *
 	}
 	rep := a.Report()
 	rep.WallSeconds = time.Since(start).Seconds()
+	rep.DeviceInitSeconds = driverInitSeconds(opts.Driver)
 	rep.GuestInstructions = res.Stats.GuestInstructions + a.AuxInstructions()
 	res.Stats.GuestInstructions = rep.GuestInstructions
 	return res, rep, nil
+}
+
+// driverInitSeconds is the time d took to initialise, where it tells
+// (cuda.Driver.InitTime).
+func driverInitSeconds(d gpu.Driver) float64 {
+	if it, ok := d.(interface{ InitTime() time.Duration }); ok {
+		return it.InitTime().Seconds()
+	}
+	return 0
 }
 
 // finishDevice settles what the device still holds once the guest's run

@@ -34,13 +34,25 @@ func OpenGPU(choice string) (gpu.Driver, error) {
 
 // OpenGPUWith is OpenGPU with the simulator configured by sim (its launch
 // bounds, say).
+//
+// For measuring the CUDA JIT, the environment variable
+// GXBIT_CUDA_JIT_LEVEL=N (0 to 4) sets its optimization level
+// (cuda.Options.JITLevel; the driver's default is 4).
 func OpenGPUWith(choice string, sim gpusim.Options) (gpu.Driver, error) {
 	switch choice {
 	case "sim":
 		d := gpusim.New(sim)
 		return d, d.Init()
 	case "cuda":
-		d := cuda.New()
+		o := cuda.Options{JITLevel: cuda.DefaultJITLevel}
+		if v := os.Getenv("GXBIT_CUDA_JIT_LEVEL"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 4 {
+				return nil, fmt.Errorf("GXBIT_CUDA_JIT_LEVEL=%q: want 0 to 4", v)
+			}
+			o.JITLevel = n
+		}
+		d := cuda.NewWith(o)
 		if err := d.Init(); err != nil {
 			return nil, fmt.Errorf("--gpu cuda: %w", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gxbit/gxbit/accel"
+	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/gvinst"
 	"github.com/gxbit/gxbit/internal/corpus"
@@ -317,5 +318,36 @@ func TestRunOnlineBackground(t *testing.T) {
 	t.Logf("%s", accel.FormatReport(on.Report))
 	if on.Report.BackgroundTranslated == 0 || on.Report.BackgroundRedone != 0 {
 		t.Errorf("%d hot spots translated in the background, %d translated again: want some, none", on.Report.BackgroundTranslated, on.Report.BackgroundRedone)
+	}
+}
+
+// parallelLoads is gpusim under a real GPU's name (gpuNamed) whose
+// contexts load several modules at once, as cuda's do with
+// Options.JITThreads.
+type parallelLoads struct{ gpuNamed }
+
+type parallelContext struct{ gpu.Context }
+
+func (parallelContext) LoadParallelism() int { return 3 }
+
+func (d parallelLoads) NewContext(i int) (gpu.Context, error) {
+	ctx, err := d.gpuNamed.NewContext(i)
+	if err != nil {
+		return nil, err
+	}
+	return parallelContext{ctx}, nil
+}
+
+// TestParallelLoads runs twomm two-phase with the kernels translated in
+// the background and loaded ahead by three loader goroutines at once: the
+// launches run kernels loaded ahead, and the output is native's. Run with
+// -race, it checks the loaders' hand-over.
+func TestParallelLoads(t *testing.T) {
+	p, prof := nestsProgram(t, "twomm")
+	drv := parallelLoads{gpuNamed{Driver: gpusim.New(gpusim.Options{}), opens: make(chan struct{}, 4), closes: make(chan struct{}, 4)}}
+	rep := accelerateProfiled(t, p, prof, accel.Options{Driver: drv})
+	t.Logf("%d kernels loaded ahead; %d hot spots translated in the background, %d used", rep.KernelsPrefetched, rep.BackgroundTranslated, rep.BackgroundUsed)
+	if rep.KernelsPrefetched == 0 {
+		t.Error("no launch ran a kernel loaded ahead")
 	}
 }

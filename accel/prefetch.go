@@ -144,27 +144,48 @@ func (a *Accelerator) startLoader() {
 		}
 		l.readyAt = time.Now()
 		close(l.ctxReady)
-		for j := range l.jobs {
-			if !j.f.state.CompareAndSwap(jobQueued, jobRunning) {
-				continue // the guest's goroutine loads it
-			}
-			select {
-			case <-l.stop:
-				j.f.err = errLoaderStopped
-				close(j.f.done)
-				continue
-			default:
-			}
-			if l.ctxErr != nil {
-				j.f.err = l.ctxErr
-			} else {
-				t0 := time.Now()
-				j.f.fn, j.f.err = loadKernel(l.ctx, j.k)
-				j.f.took = time.Since(t0)
-			}
-			close(j.f.done)
+		// A driver that compiles several modules at once (cuda with
+		// Options.JITThreads) gets as many goroutines loading them.
+		n := 1
+		if p, ok := l.ctx.(interface{ LoadParallelism() int }); ok && l.ctxErr == nil {
+			n = max(p.LoadParallelism(), 1)
 		}
+		var more sync.WaitGroup
+		for range n - 1 {
+			more.Add(1)
+			go func() {
+				defer more.Done()
+				l.loadJobs()
+			}()
+		}
+		l.loadJobs()
+		more.Wait()
 	}()
+}
+
+// loadJobs loads the queued modules until the queue is closed; those left
+// when the run stopped end with errLoaderStopped.
+func (l *loader) loadJobs() {
+	for j := range l.jobs {
+		if !j.f.state.CompareAndSwap(jobQueued, jobRunning) {
+			continue // the guest's goroutine loads it
+		}
+		select {
+		case <-l.stop:
+			j.f.err = errLoaderStopped
+			close(j.f.done)
+			continue
+		default:
+		}
+		if l.ctxErr != nil {
+			j.f.err = l.ctxErr
+		} else {
+			t0 := time.Now()
+			j.f.fn, j.f.err = loadKernel(l.ctx, j.k)
+			j.f.took = time.Since(t0)
+		}
+		close(j.f.done)
+	}
 }
 
 // closed reports whether c is closed.

@@ -44,6 +44,9 @@ type Options struct {
 	// (CU_JIT_OPTIMIZATION_LEVEL, 0 to 4); DefaultJITLevel leaves the
 	// driver's default, the highest.
 	JITLevel int
+	// JITThreads is how many modules a context compiles at once, each on
+	// a thread of its own (0 is 1).
+	JITThreads int
 }
 
 // DefaultJITLevel is Options.JITLevel's value that leaves the JIT's

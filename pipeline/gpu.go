@@ -37,7 +37,9 @@ func OpenGPU(choice string) (gpu.Driver, error) {
 //
 // For measuring the CUDA JIT, the environment variable
 // GXBIT_CUDA_JIT_LEVEL=N (0 to 4) sets its optimization level
-// (cuda.Options.JITLevel; the driver's default is 4).
+// (cuda.Options.JITLevel; the driver's default is 4), and
+// GXBIT_CUDA_JIT_THREADS=N how many modules it compiles at once
+// (cuda.Options.JITThreads; 1 by default).
 func OpenGPUWith(choice string, sim gpusim.Options) (gpu.Driver, error) {
 	switch choice {
 	case "sim":
@@ -51,6 +53,13 @@ func OpenGPUWith(choice string, sim gpusim.Options) (gpu.Driver, error) {
 				return nil, fmt.Errorf("GXBIT_CUDA_JIT_LEVEL=%q: want 0 to 4", v)
 			}
 			o.JITLevel = n
+		}
+		if v := os.Getenv("GXBIT_CUDA_JIT_THREADS"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 64 {
+				return nil, fmt.Errorf("GXBIT_CUDA_JIT_THREADS=%q: want 1 to 64", v)
+			}
+			o.JITThreads = n
 		}
 		d := cuda.NewWith(o)
 		if err := d.Init(); err != nil {

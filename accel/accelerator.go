@@ -387,9 +387,9 @@ func (a *Accelerator) Arm() int { return a.addAndPrefetch(a.opts.Profile) }
 
 // addAndPrefetch arms prof's new hot spots (add) and prefetches them.
 func (a *Accelerator) addAndPrefetch(prof *profile.File) int {
-	if prof != a.opts.Profile {
-		// A later round's profile (Update): its new hot spots are
-		// translated in the background from now.
+	if a.bg.startAt == 0 {
+		// Armed late (Arm), or a later round's profile (Update): the
+		// new hot spots are translated in the background from now.
 		a.startBackground(prof)
 	}
 	before := len(a.order)

@@ -115,7 +115,8 @@ func (a *Accelerator) backgroundAvailable() bool {
 
 // scheduleBackground starts translating the profile's hot spots in the
 // background when the guest reaches main (see the RATIONALE above), or at
-// once when main is not known or not mapped yet. Without the background,
+// once when main is not known or not mapped yet; where hot spots are armed
+// late, when Arm arms them. Without the background,
 // the kernels loaded ahead (prefetch) wait for main too: translated
 // before the start-up code has run, a nest that calls memset through its
 // stub would see no memset and stay on the CPU (twomm's first product).
@@ -124,6 +125,12 @@ func (a *Accelerator) scheduleBackground() {
 		return
 	}
 	if !a.backgroundAvailable() && !a.prefetching() {
+		return
+	}
+	if a.opts.ArmAfter > 0 && a.loader == nil {
+		// Hot spots armed late (Arm), where a run shorter than ArmAfter
+		// pays nothing for phase 2: nor for translating, which Arm
+		// starts.
 		return
 	}
 	for _, s := range a.g.Symbols {

@@ -2,6 +2,7 @@ package accel
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -203,6 +204,13 @@ func (a *Accelerator) startBackground(prof *profile.File) {
 	if len(jobs) == 0 {
 		return
 	}
+	// In the order of the code: the guest reaches a program's
+	// initialisation nests, which come first, before its hot products
+	// (the profile's order, heaviest first), and takes over a hot spot
+	// the goroutine has not begun.
+	slices.SortStableFunc(jobs, func(x, y *backgroundJob) int {
+		return cmp.Compare(x.hs.Levels[x.L].Header, y.hs.Levels[y.L].Header)
+	})
 	lifter := a.g.NewLifter(snap)
 	batch := &backgroundBatch{exited: make(chan struct{})}
 	a.bg.batches = append(a.bg.batches, batch)

@@ -211,9 +211,10 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	// What a kernel writes stays on the device until the guest touches
 	// it; the first launch makes the resident buffers g.Mem's holder.
 	a.resident.Lazy = true
-	if p, err := opts.Driver.Device(0); err == nil {
-		a.dev = opts.Driver.Name() + ": " + p.Name
-		a.resident.MaxBytes = residentBudget(p.TotalMemory)
+	if !a.prefetching() {
+		// On a real GPU the loader asks, once the context is open: the
+		// driver may still be initialising (pipeline.StartGPU).
+		a.setDevice(opts.Driver.Device(0))
 	}
 	a.costs = opts.Costs
 	a.bps = map[uint64]bool{}
@@ -245,6 +246,15 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 		a.prefetch(a.order)
 	}
 	return a, nil
+}
+
+// setDevice takes the device's name and memory (Driver.Device) when err is
+// nil.
+func (a *Accelerator) setDevice(p gpu.DeviceProps, err error) {
+	if err == nil && a.dev == "" {
+		a.dev = a.opts.Driver.Name() + ": " + p.Name
+		a.resident.MaxBytes = residentBudget(p.TotalMemory)
+	}
 }
 
 // residentBudget is the device memory the resident buffers may keep on a
@@ -854,6 +864,7 @@ func (a *Accelerator) openContext() error {
 	a.ctx = ctx
 	a.deviceReadyAt = time.Now()
 	a.deviceOpen = a.deviceReadyAt.Sub(t0)
+	a.setDevice(a.opts.Driver.Device(0))
 	a.deviceWait += a.deviceOpen
 	return nil
 }

@@ -61,6 +61,10 @@ type loader struct {
 	// openTook and measureTook are the times the context took to open
 	// and the device to be measured (DeviceOpenSeconds).
 	openTook, measureTook time.Duration
+	// props are the device's (Driver.Device), asked once the context is
+	// open, and propsErr why not.
+	props    gpu.DeviceProps
+	propsErr error
 }
 
 // errLoaderStopped is the error of a module the loader skipped because
@@ -123,6 +127,7 @@ func (a *Accelerator) startLoader() {
 			l.ctx, l.ctxErr = driver.NewContext(0)
 		}
 		l.openTook = time.Since(t0)
+		l.props, l.propsErr = driver.Device(0)
 		defer func() {
 			// An abandoned loader's context is its own to close.
 			select {
@@ -249,6 +254,7 @@ func (a *Accelerator) stopLoader() {
 	if a.ctx == nil && l.ctxErr == nil {
 		a.ctx, a.deviceReadyAt = l.ctx, l.readyAt
 		a.deviceOpen, a.deviceMeasure = l.openTook, l.measureTook
+		a.setDevice(l.props, l.propsErr)
 	}
 }
 
@@ -343,6 +349,7 @@ func (a *Accelerator) loaderContext() error {
 	a.ctx = l.ctx
 	a.deviceReadyAt = l.readyAt
 	a.deviceOpen, a.deviceMeasure = l.openTook, l.measureTook
+	a.setDevice(l.props, l.propsErr)
 	if a.costs == nil && a.costErr == nil {
 		a.costs, a.costErr = l.costs, l.costErr
 	}

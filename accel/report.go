@@ -1,6 +1,7 @@
 package accel
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -141,16 +142,17 @@ type Report struct {
 	DeviceReadySeconds float64 `json:"device_ready_seconds,omitempty"`
 	DeviceWaitSeconds  float64 `json:"device_wait_seconds,omitempty"`
 	// DeviceOpenSeconds and DeviceMeasureSeconds are what the device
-	// took to be ready: opening the context (on a real GPU, the driver's
-	// initialisation with it), and measuring the device's costs
-	// (MeasureDevice, a module of its own loaded first).
-	DeviceOpenSeconds float64 `json:"device_open_seconds,omitempty"`
-	// DeviceInitSeconds is the time the driver took to initialise before
-	// phase 2 began (on a real GPU: loading libcuda and cuInit, on the
-	// guest's path), where whoever opened the driver (package pipeline)
-	// knows it.
-	DeviceInitSeconds    float64 `json:"device_init_seconds,omitempty"`
+	// took to be ready: opening the context (on a real GPU, with what
+	// was left of the driver's initialisation), and measuring the
+	// device's costs (MeasureDevice, a module of its own loaded first).
+	DeviceOpenSeconds    float64 `json:"device_open_seconds,omitempty"`
 	DeviceMeasureSeconds float64 `json:"device_measure_seconds,omitempty"`
+	// DeviceInitSeconds is the time the driver took to initialise (on a
+	// real GPU, loading libcuda and cuInit), where whoever opened the
+	// driver (package pipeline) knows it: gxbit accelerate and run
+	// --accelerate leave cuInit running while the guest starts
+	// (pipeline.StartGPU).
+	DeviceInitSeconds float64 `json:"device_init_seconds,omitempty"`
 	// BackgroundSeconds is the time the background translated hot spots
 	// (background.go), and BackgroundTranslated how many it translated,
 	// used or not (a run's end stops it); BackgroundUsed is how many hot
@@ -165,7 +167,7 @@ type Report struct {
 
 // Report returns the per-hot-spot counters so far.
 func (a *Accelerator) Report() *Report {
-	rep := &Report{Device: a.dev, KernelsPrefetched: a.prefetchedUsed, DeviceWaitSeconds: a.deviceWait.Seconds(),
+	rep := &Report{Device: cmp.Or(a.dev, a.opts.Driver.Name()), KernelsPrefetched: a.prefetchedUsed, DeviceWaitSeconds: a.deviceWait.Seconds(),
 		DeviceOpenSeconds: a.deviceOpen.Seconds(), DeviceMeasureSeconds: a.deviceMeasure.Seconds(),
 		BackgroundUsed: a.bg.taken, BackgroundRedone: a.bg.redone}
 	bgTime, bgDone := a.backgroundDone()

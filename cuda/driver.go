@@ -31,6 +31,7 @@ type Driver struct {
 	opts Options
 
 	once     sync.Once
+	initDone chan struct{} // closed once Init's work is done (Start)
 	initErr  error
 	initTook time.Duration
 	l        *lib // set by Init; read only on the worker
@@ -64,8 +65,18 @@ func NewWith(o Options) *Driver {
 }
 
 // InitTime is the time Init took: loading libcuda.so.1 and cuInit, which
-// come before any context.
-func (d *Driver) InitTime() time.Duration { return d.initTook }
+// come before any context (0 while cuInit runs).
+func (d *Driver) InitTime() time.Duration {
+	if d.initDone == nil {
+		return 0
+	}
+	select {
+	case <-d.initDone:
+		return d.initTook
+	default:
+		return 0
+	}
+}
 
 // worker runs functions on one goroutine locked to one OS thread.
 type worker struct {
@@ -106,28 +117,62 @@ func (d *Driver) Name() string { return "cuda" }
 // could not be loaded; without a device, the library's code (normally
 // gpu.ErrNoDevice). Later calls return the first call's result.
 func (d *Driver) Init() error {
+	if err := d.Start(); err != nil {
+		return err
+	}
+	<-d.initDone
+	return d.initErr
+}
+
+// Start loads libcuda.so.1 and begins cuInit on the driver's thread
+// without waiting for it (a tenth of a second or more): every later call
+// runs after it, and one that needs the device returns cuInit's error if
+// it failed (Init waits for it and returns it). Without the library it
+// returns Init's error at once.
+func (d *Driver) Start() error {
 	d.once.Do(func() {
 		t0 := time.Now()
-		defer func() { d.initTook = time.Since(t0) }()
+		d.initDone = make(chan struct{})
+		var l *lib
 		d.w.do(func() {
-			l, err := openLib()
-			if err != nil {
+			var err error
+			if l, err = openLib(); err != nil {
 				d.initErr = gpu.Errorf(gpu.ErrNotInitialized, "cuInit", "%v", err)
-				return
 			}
+		})
+		if d.initErr != nil {
+			d.initTook = time.Since(t0)
+			close(d.initDone)
+			return
+		}
+		// The worker takes the call before the send returns, and runs
+		// it before any call sent after.
+		d.w.calls <- func() {
+			defer close(d.initDone)
+			defer func() { d.initTook = time.Since(t0) }()
 			if r := l.cuInit(0); r != 0 {
 				d.initErr = l.wrap(r, "cuInit", "no usable CUDA device")
 				return
 			}
 			d.l = l
-		})
+		}
 	})
-	return d.initErr
+	if closed := d.initDone; closed != nil {
+		select {
+		case <-closed:
+			return d.initErr
+		default:
+		}
+	}
+	return nil
 }
 
 // ready returns the loaded library, or an error when Init has not succeeded.
 // It must run on the worker.
 func (d *Driver) ready(op string) (*lib, error) {
+	if d.l == nil && d.initErr != nil {
+		return nil, d.initErr
+	}
 	if d.l == nil {
 		return nil, gpu.Errorf(gpu.ErrNotInitialized, op, "driver not initialised (call Init first)")
 	}

@@ -189,9 +189,10 @@ func (a *Accelerator) mainRate() float64 {
 
 // New prepares the hot spots of opts.Profile for guest g: it arms a
 // breakpoint at the header of each parallel nest; the nest is translated
-// and its kernel generated when the guest first reaches the header, and
-// loaded at its first launch, so that a run pays for the kernels of the
-// hot spots it reaches only. The device context is made when the guest
+// and its kernels generated in the background from when the guest reaches
+// main (background.go; or on the guest's goroutine when it first reaches
+// the header), and loaded ahead on a real GPU (prefetch.go) or at their
+// first launch. The device context is made when the guest
 // first reaches a hot spot whose kernel was generated (a context on a
 // real GPU costs a good part of a second), so a run that offloads
 // nothing never opens it. A nest that cannot be offloaded is reported
@@ -611,12 +612,12 @@ func (a *Accelerator) prepare(hs *profile.HotSpot) *spot {
 	return sp
 }
 
-// ensureBuilt translates the hot spot and generates its kernels the first
-// time the guest reaches its header (generating costs milliseconds per
-// hot spot, which a short run should not pay for the hot spots it never
-// reaches). It reports whether the spot has its kernel; when generation
-// fails, the hot spot is reported not offloadable with the reason and
-// disarmed.
+// ensureBuilt gives the hot spot its translation and kernels the first
+// time the guest reaches its header (or prefetch asks): the background's
+// (background.go) where it has them and the guest's memory still holds
+// what they were made from, else translated here. It reports whether the
+// spot has its kernel; when generation fails, the hot spot is reported
+// not offloadable with the reason and disarmed.
 func (sp *spot) ensureBuilt() bool {
 	if sp.built {
 		return sp.kernel != nil

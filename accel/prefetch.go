@@ -17,14 +17,15 @@ import (
 // (the CUDA JIT compiling its PTX) about 0.1 s; a run that waits for each
 // at each hot spot's first launch pays them one after the other, in the
 // guest's time: twomm's eight hot spots spent most of a second there. So
-// once hot spots are armed, the accelerator generates their kernels at
-// once (on the guest's goroutine: translation is not safe beside the
-// running engine) and a loader goroutine opens the context, measures the
-// device's costs (before any module load: a launch timed while the JIT
-// holds the driver looked 500 times slower, and the cost model then kept
-// every stencil on the CPU) and loads the modules in the background while
-// the guest goes on; a launch waits only for what is not loaded yet. The simulator opens a context and
-// parses a module in microseconds, so it loads on demand (unless
+// once hot spots are armed, their kernels are generated at once (in the
+// background, from a copy of the guest's code, background.go) and a
+// loader goroutine opens the context, measures the device's costs (before
+// any module load: a launch timed while the JIT holds the driver looked
+// 500 times slower, and the cost model then kept every stencil on the
+// CPU) and loads the modules in the background while the guest goes on;
+// a launch waits only for the load under way, and loads a module the
+// loader has not begun itself. The simulator opens a context and parses
+// a module in microseconds, so it loads on demand (unless
 // Options.Prefetch asks otherwise, as tests do).
 //
 // When the hot spots are armed late (Options.ArmAfter), the loader starts

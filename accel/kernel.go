@@ -309,7 +309,7 @@ func (sp *spot) load(k *ptxgen.Kernel) (gpu.Function, error) {
 		sp.loadTime += d
 		sp.rep.TranslateSeconds += d.Seconds()
 		sp.rep.LoadSeconds += f.took.Seconds()
-		if f.err == nil {
+		if f.err == nil && !f.byGuest {
 			sp.a.prefetchedUsed++
 		}
 		return f.fn, f.err

@@ -89,6 +89,8 @@ type loadFuture struct {
 	fn    gpu.Function
 	err   error
 	took  time.Duration
+	// byGuest says the guest's goroutine loaded it (jobTaken).
+	byGuest bool
 }
 
 // prefetching reports whether the accelerator loads ahead.
@@ -325,7 +327,7 @@ func (a *Accelerator) prefetched(k *ptxgen.Kernel) *loadFuture {
 	if f.state.CompareAndSwap(jobQueued, jobTaken) {
 		t0 := time.Now()
 		f.fn, f.err = loadKernel(a.ctx, k)
-		f.took = time.Since(t0)
+		f.took, f.byGuest = time.Since(t0), true
 		close(f.done)
 		return f
 	}

@@ -83,6 +83,9 @@ type Options struct {
 	// when the guest first reaches it, even where Guest.CodeRanges would
 	// let a goroutine of its own do it ahead (background.go).
 	NoBackground bool
+	// BackgroundWorkers is how many goroutines translate in the
+	// background; 0 means one per eight cores, one to four.
+	BackgroundWorkers int
 }
 
 // Prefetch is Options.Prefetch.

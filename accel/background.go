@@ -3,7 +3,9 @@ package accel
 import (
 	"bytes"
 	"cmp"
+	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -99,9 +101,9 @@ type background struct {
 	taken, redone int
 }
 
-// backgroundBatch is one goroutine's account: exited is closed when it
-// ends; spent (the time it translated) and translated (the jobs it
-// finished) are read once it has.
+// backgroundBatch is the account of one profile's goroutines: exited is
+// closed when they have ended; spent (the time they translated) and
+// translated (the jobs they finished) are read once it is.
 type backgroundBatch struct {
 	exited     chan struct{}
 	spent      time.Duration
@@ -211,7 +213,6 @@ func (a *Accelerator) startBackground(prof *profile.File) {
 	slices.SortStableFunc(jobs, func(x, y *backgroundJob) int {
 		return cmp.Compare(x.hs.Levels[x.L].Header, y.hs.Levels[y.L].Header)
 	})
-	lifter := a.g.NewLifter(snap)
 	batch := &backgroundBatch{exited: make(chan struct{})}
 	a.bg.batches = append(a.bg.batches, batch)
 	var ld *loader
@@ -221,36 +222,67 @@ func (a *Accelerator) startBackground(prof *profile.File) {
 	}
 	sim := a.opts.Driver.Name() == "sim"
 	stop, symbols := a.bg.stop, a.g.Symbols
-	go func() {
-		defer close(batch.exited)
-		rec := &recordingLifter{t: lifter, mem: snap}
-		known := profile.NewKnownCalls(rec, snap, symbols)
-		for _, j := range jobs {
-			if closed(stop) {
-				if j.state.CompareAndSwap(jobQueued, jobTaken) {
-					j.stopped = true
-					close(j.done)
-				}
-				continue
-			}
-			if !j.state.CompareAndSwap(jobQueued, jobRunning) {
-				continue // the guest's goroutine translates it
-			}
-			t0 := time.Now()
-			rec.reads, rec.failed = nil, false
-			j.sp = newSpot(j.hs, j.L)
-			j.sp.known = known
-			j.err = j.sp.generate(rec)
-			j.reads, j.liftFailed, j.memset = rec.reads, rec.failed, j.sp.memsetAsked
-			j.took = time.Since(t0)
-			batch.spent += j.took
-			batch.translated++
-			close(j.done)
-			if ld != nil && j.err == nil && !j.liftFailed {
-				ld.enqueue(kernelsToLoad(j.sp, sim))
-			}
+	// Each goroutine has a copy of its own (a memory is read by one
+	// goroutine at a time) and takes the next job no one has begun.
+	workers := a.backgroundWorkers()
+	spent := make([]time.Duration, workers)
+	translated := make([]int, workers)
+	var all sync.WaitGroup
+	for w := range workers {
+		if w > 0 {
+			snap = a.copyCode()
 		}
+		lifter := a.g.NewLifter(snap)
+		all.Add(1)
+		go func(w int, snap *gvinst.Memory) {
+			defer all.Done()
+			rec := &recordingLifter{t: lifter, mem: snap}
+			known := profile.NewKnownCalls(rec, snap, symbols)
+			for _, j := range jobs {
+				if closed(stop) {
+					if j.state.CompareAndSwap(jobQueued, jobTaken) {
+						j.stopped = true
+						close(j.done)
+					}
+					continue
+				}
+				if !j.state.CompareAndSwap(jobQueued, jobRunning) {
+					continue // begun by another, or the guest's goroutine translates it
+				}
+				t0 := time.Now()
+				rec.reads, rec.failed = nil, false
+				j.sp = newSpot(j.hs, j.L)
+				j.sp.known = known
+				j.err = j.sp.generate(rec)
+				j.reads, j.liftFailed, j.memset = rec.reads, rec.failed, j.sp.memsetAsked
+				j.took = time.Since(t0)
+				spent[w] += j.took
+				translated[w]++
+				close(j.done)
+				if ld != nil && j.err == nil && !j.liftFailed {
+					ld.enqueue(kernelsToLoad(j.sp, sim))
+				}
+			}
+		}(w, snap)
+	}
+	go func() {
+		all.Wait()
+		for w := range workers {
+			batch.spent += spent[w]
+			batch.translated += translated[w]
+		}
+		close(batch.exited)
 	}()
+}
+
+// backgroundWorkers is how many goroutines translate in the background:
+// Options.BackgroundWorkers, or one per eight cores, one to four (one on
+// the 2-core machines, where the guest and the simulator need the other).
+func (a *Accelerator) backgroundWorkers() int {
+	if n := a.opts.BackgroundWorkers; n > 0 {
+		return n
+	}
+	return min(max(runtime.NumCPU()/8, 1), 4)
 }
 
 // spotBuilt reports whether the hot spot at entry was translated already.

@@ -339,13 +339,14 @@ func (d parallelLoads) NewContext(i int) (gpu.Context, error) {
 }
 
 // TestParallelLoads runs twomm two-phase with the kernels translated in
-// the background and loaded ahead by three loader goroutines at once: the
+// the background by three goroutines and loaded ahead by three loader
+// goroutines at once: the
 // launches run kernels loaded ahead, and the output is native's. Run with
 // -race, it checks the loaders' hand-over.
 func TestParallelLoads(t *testing.T) {
 	p, prof := nestsProgram(t, "twomm")
 	drv := parallelLoads{gpuNamed{Driver: gpusim.New(gpusim.Options{}), opens: make(chan struct{}, 4), closes: make(chan struct{}, 4)}}
-	rep := accelerateProfiled(t, p, prof, accel.Options{Driver: drv})
+	rep := accelerateProfiled(t, p, prof, accel.Options{Driver: drv, BackgroundWorkers: 3})
 	t.Logf("%d kernels loaded ahead; %d hot spots translated in the background, %d used", rep.KernelsPrefetched, rep.BackgroundTranslated, rep.BackgroundUsed)
 	if rep.KernelsPrefetched == 0 {
 		t.Error("no launch ran a kernel loaded ahead")

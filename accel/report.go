@@ -163,11 +163,16 @@ type Report struct {
 	BackgroundTranslated int     `json:"background_translated,omitempty"`
 	BackgroundUsed       int     `json:"background_used,omitempty"`
 	BackgroundRedone     int     `json:"background_redone,omitempty"`
+	// EmulationSeconds is the host time the simulator spent running
+	// kernels that an emulated faster GPU does not count
+	// (gpusim.Options.KernelSpeedup, GXBIT_GPUSIM_SPEEDUP): the run's wall
+	// time less it is the emulated run's.
+	EmulationSeconds float64 `json:"emulation_seconds,omitempty"`
 }
 
 // Report returns the per-hot-spot counters so far.
 func (a *Accelerator) Report() *Report {
-	rep := &Report{Device: cmp.Or(a.dev, a.opts.Driver.Name()), KernelsPrefetched: a.prefetchedUsed, DeviceWaitSeconds: a.deviceWait.Seconds(),
+	rep := &Report{Device: cmp.Or(a.dev, a.opts.Driver.Name()), KernelsPrefetched: a.prefetchedUsed, DeviceWaitSeconds: a.deviceWait.Seconds(), EmulationSeconds: a.unseen.Seconds(),
 		DeviceOpenSeconds: a.deviceOpen.Seconds(), DeviceMeasureSeconds: a.deviceMeasure.Seconds(),
 		BackgroundUsed: a.bg.taken, BackgroundRedone: a.bg.redone}
 	bgTime, bgDone := a.backgroundDone()

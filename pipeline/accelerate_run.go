@@ -167,6 +167,7 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	}
 	out.Report = acc.Report()
 	out.Report.WallSeconds = res.Stats.Wall.Seconds()
+	out.Report.DeviceInitSeconds = driverInitSeconds(opts.Driver)
 	out.Report.GuestInstructions = on.Stats().GuestInsns + acc.AuxInstructions()
 	launches := 0
 	for _, h := range out.Report.HotSpots {

@@ -287,7 +287,7 @@ func cmdRun(args []string) int {
 
 // runAccelerated is gxbit run --accelerate: phase 1 and phase 2 in one run.
 func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, always bool, after time.Duration, saveProfile string, stats bool) int {
-	drv, err := pipeline.OpenGPU(gpuName)
+	drv, err := pipeline.StartGPU(gpuName)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
 		return 2

@@ -38,6 +38,7 @@ package schedule
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,6 +86,12 @@ type Kernel struct {
 	// parallel) that swapped, when one did.
 	Distributed  bool
 	Interchanged [2]string
+	// Stores, when not nil, are the write sites (indices into the hot
+	// spot's Accesses) of the one statement the kernel runs: the loop
+	// body was split between statements (bicg's s[j] and q[i] in one j
+	// loop), and the kernel runs the body without the other statements'
+	// stores and what only they need (gvinst.SliceStores).
+	Stores []int
 }
 
 // node is one loop of the hot spot's tree.
@@ -118,6 +125,9 @@ type part struct {
 	children []*node
 	sites    []int // the sites at n's own level that go with the part
 	whole    bool
+	// only, when not nil, limits the part to these sites (one
+	// statement's: see distributeStatements).
+	only map[int]bool
 }
 
 func (m *model) whole(n *node) part {
@@ -182,6 +192,9 @@ func (m *model) place(s *Schedule, p part, grid []Loop, distributed bool) {
 	}
 	if len(p.children) == 0 {
 		s.note("no kernel for %s (%#x): %s — %s, and it holds no loop", n.loop.Index, n.loop.Header, verdict, why)
+		return
+	}
+	if m.distributeStatements(s, p) {
 		return
 	}
 	host, kernels, notes := len(s.Host), len(s.Kernels), len(s.Notes)
@@ -637,6 +650,9 @@ func (m *model) partSites(p part) []int {
 	}
 	for _, c := range p.children {
 		out = append(out, m.subtreeSites(c)...)
+	}
+	if p.only != nil {
+		out = slices.DeleteFunc(out, func(i int) bool { return !p.only[i] })
 	}
 	sort.Ints(out)
 	return out

@@ -84,8 +84,8 @@ func (m *model) distributeStatements(s *Schedule, p part) bool {
 				sp.sites = append(sp.sites, i)
 			}
 		}
-		vn, whyN := m.statementVerdict(sp, st, n)
-		vc, whyC := m.statementVerdict(sp, st, c)
+		vn, whyN, regN := m.statementVerdict(sp, st, n)
+		vc, whyC, _ := m.statementVerdict(sp, st, c)
 		outer, inner := n.loop, c.loop
 		outer.Verdict, outer.Why = vn, whyN
 		inner.Verdict, inner.Why = vc, whyC
@@ -96,13 +96,17 @@ func (m *model) distributeStatements(s *Schedule, p part) bool {
 		case vn == profile.VerdictParallel:
 			k.Grid, k.Thread = []Loop{outer}, []Loop{inner}
 		case vc == profile.VerdictParallel:
-			if r := m.interchangeRefusal(sp, c); r != "" {
-				return refuse("the statement storing to %s: %s is %s (%s) and %s cannot move inside %s: %s", m.siteNames(st.stores), n.loop.Index, vn, whyN, n.loop.Index, c.loop.Index, r)
+			r := m.interchangeRefusal(sp, c)
+			if regN {
+				r = fmt.Sprintf("the statement reads a register %s carries", n.loop.Index)
+			}
+			if r != "" {
+				return refuse("the statement of the %s: %s is %s (%s) and %s cannot move inside %s: %s", m.siteNames(st.stores), n.loop.Index, vn, whyN, n.loop.Index, c.loop.Index, r)
 			}
 			outer.Verdict, outer.Why = m.afterInterchange(sp, c)
 			k.Grid, k.Thread, k.Interchanged = []Loop{inner}, []Loop{outer}, [2]string{n.loop.Index, c.loop.Index}
 		default:
-			return refuse("the statement storing to %s has no parallel level (%s: %s — %s; %s: %s — %s)", m.siteNames(st.stores), n.loop.Index, vn, whyN, c.loop.Index, vc, whyC)
+			return refuse("the statement of the %s has no parallel level (%s: %s — %s; %s: %s — %s)", m.siteNames(st.stores), n.loop.Index, vn, whyN, c.loop.Index, vc, whyC)
 		}
 		kernels = append(kernels, k)
 		words = append(words, fmt.Sprintf("%s (%s)", m.siteNames(st.stores), kernelText(k)))
@@ -157,7 +161,7 @@ func (m *model) statements(blocks map[uint64]*gvinst.VBlock, sites []int, groups
 				}
 				for _, i := range readsOf[in.X86] {
 					if a := m.hs.Accesses[i]; a.Group != g && slices.Contains(groups, a.Group) {
-						return nil, fmt.Sprintf("the statement storing to %s reads %s, which another statement writes", m.siteNames(st.stores), m.siteNames([]int{i}))
+						return nil, fmt.Sprintf("the statement of the %s reads %s, which another statement writes", m.siteNames(st.stores), m.siteNames([]int{i}))
 					}
 					st.sites[i] = true
 				}
@@ -173,24 +177,24 @@ func (m *model) statements(blocks map[uint64]*gvinst.VBlock, sites []int, groups
 // sites): the exact test on st's sites, worsened by a register the
 // profile finds carried at x that st's slice reads. An inner loop that
 // carries a register keeps its own verdict (the profile names no scalar
-// of inner loops).
-func (m *model) statementVerdict(sp part, st statement, x *node) (string, string) {
+// of inner loops). register reports a register dependence.
+func (m *model) statementVerdict(sp part, st statement, x *node) (verdict, why string, register bool) {
 	level := slices.IndexFunc(m.hs.Levels, func(l profile.Level) bool { return l.Index == x.loop.Index })
 	if level < 0 && !x.memoryOnly {
-		return x.loop.Verdict, x.loop.Why
+		return x.loop.Verdict, x.loop.Why, true
 	}
 	nest, lvl, err := m.nestOf(sp.n, m.partSites(sp), nil)
 	if err != nil {
-		return profile.VerdictSequential, err.Error()
+		return profile.VerdictSequential, err.Error(), false
 	}
 	if x != sp.n {
 		lvl = slices.IndexFunc(nest.Domain.Levels, func(l polyhedral.Level) bool { return l.Index == x.loop.Index })
 	}
 	vs, err := polyhedral.Analyze(nest, polyhedral.Options{DistinctBases: true})
 	if err != nil || lvl < 0 {
-		return profile.VerdictSequential, fmt.Sprintf("dependence test failed: %v", err)
+		return profile.VerdictSequential, fmt.Sprintf("dependence test failed: %v", err), false
 	}
-	verdict, why := profile.VerdictSequential, vs[lvl].Reason
+	verdict, why = profile.VerdictSequential, vs[lvl].Reason
 	switch vs[lvl].Kind {
 	case polyhedral.LevelParallel:
 		verdict, why = profile.VerdictParallel, "no dependence carried by the statement's sites (exact test)"
@@ -205,14 +209,15 @@ func (m *model) statementVerdict(sp part, st statement, x *node) (string, string
 		if ok && !slices.Contains(st.slots, r) {
 			continue // the statement does not read it
 		}
+		register = true
 		switch {
 		case sc.Kind == "reduction" && verdict != profile.VerdictSequential:
 			verdict, why = profile.VerdictReduction, fmt.Sprintf("accumulates into %s", sc.Loc)
 		default:
-			return profile.VerdictSequential, fmt.Sprintf("register %s carries a value from one iteration to the next", sc.Loc)
+			return profile.VerdictSequential, fmt.Sprintf("register %s carries a value from one iteration to the next", sc.Loc), true
 		}
 	}
-	return verdict, why
+	return verdict, why, register
 }
 
 // blocks parses the hot spot's GVInst, by block address.

@@ -17,6 +17,10 @@
 //     dependence: the kernels then run each sibling for all outer
 //     iterations in the original sibling order. Code between the siblings
 //     that writes memory keeps its sibling on a grid without that loop.
+//   - statement distribution: a loop that carries a dependence and holds
+//     one loop with two or more written arrays in its body (bicg's s[j]
+//     and q[i] in one j loop) becomes one kernel per statement, each
+//     with its own parallel level (statements.go).
 //   - interchange: a sequential loop whose only child is a parallel loop
 //     (gemm's k over j) swaps with it when, with the child outside, the
 //     child still carries no dependence: then no dependence runs backwards

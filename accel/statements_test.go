@@ -1,10 +1,14 @@
 package accel_test
 
 import (
+	"bytes"
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gxbit/gxbit/accel"
+	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/pipeline"
 )
 
@@ -22,8 +26,39 @@ func TestStatementsSplitOnDevice(t *testing.T) {
 	}
 	path := gccStatic(t, filepath.Join("..", "testdata", "nests", "bicg.c"), filepath.Join(t.TempDir(), "bicg"), "-O2")
 	prof := phase1(t, pipeline.Config{Path: path, Args: []string{path}, Engine: testEngine})
-	const n, m = 300, 260
-	rep := offloadedAsNative(t, path, []string{path, "300", "260"}, prof)
+	checkSplitBicg(t, offloadedAsNative(t, path, []string{path, "300", "260"}, prof), 300, 260)
+}
+
+// TestStatementsSplitOnline is TestStatementsSplitOnDevice in one run
+// (gxbit run --accelerate, profiling from the start): the round ends in
+// the initialisation nest, and the product, entered once after it, runs
+// as the two statement kernels.
+func TestStatementsSplitOnline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a C program")
+	}
+	path := gccStatic(t, filepath.Join("..", "testdata", "nests", "bicg.c"), filepath.Join(t.TempDir(), "bicg"), "-O2")
+	args := []string{path, "1000", "900"}
+	want := runNative(t, path, args[1:]...)
+	var out bytes.Buffer
+	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want || res.ExitStatus != 0 {
+		t.Fatalf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+	}
+	if on.Why != nil {
+		t.Fatalf("phase 2 did not run: %v\n%s", on.Why, accel.FormatReport(on.Report))
+	}
+	checkSplitBicg(t, on.Report, 1000, 900)
+}
+
+// checkSplitBicg holds the report of bicg n m to its product running as
+// the statement kernels, and little coming back to the host.
+func checkSplitBicg(t *testing.T, rep *accel.Report, n, m uint64) {
+	t.Helper()
 	product := false
 	for _, h := range rep.HotSpots {
 		t.Logf("%s %s: %d launches, %d fallbacks (%s); %s", h.Entry, h.Schedule, h.Launches, h.Fallbacks, h.LastFallback, h.ScheduleNote)

@@ -3,11 +3,13 @@ package accel_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gxbit/gxbit/accel"
+	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/pipeline"
 )
@@ -75,5 +77,75 @@ func checkSplitBicg(t *testing.T, rep *accel.Report, n, m uint64) {
 	vectors := uint64(8 * (n + m))
 	if back := rep.BytesBroughtBack; back > 2*vectors+16*4096 {
 		t.Errorf("%d bytes brought back to the host; the vectors are %d (A is %d)", back, vectors, 8*n*m)
+	}
+}
+
+// failingDriver is gpusim whose launches of kernels whose names hold part
+// fail with a driver error.
+type failingDriver struct {
+	gpu.Driver
+	part string
+}
+
+func (d failingDriver) NewContext(i int) (gpu.Context, error) {
+	c, err := d.Driver.NewContext(i)
+	if err != nil {
+		return nil, err
+	}
+	return failingContext{Context: c, part: d.part}, nil
+}
+
+type failingContext struct {
+	gpu.Context
+	part string
+}
+
+func (c failingContext) Launch(f gpu.Function, cfg gpu.LaunchConfig, params [][]byte) error {
+	if strings.Contains(f.Name(), c.part) {
+		return errors.New("injected launch failure")
+	}
+	return c.Context.Launch(f, cfg, params)
+}
+
+// TestStatementsLaterPartFails fails every launch of the second statement
+// kernel of a bicg whose vectors accumulate onto values they hold
+// (testdata/bicgacc.c: s[j] += r[i]·A[i][j] and q[i] += A[i][j]·p[j], no
+// reset) after the first kernel ran: the CPU must then run that statement
+// alone, over the level's blocks sliced to it, for every offloaded
+// iteration — running the whole body would add q's terms twice — and the
+// output stays native's.
+func TestStatementsLaterPartFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a C program")
+	}
+	for _, opt := range []string{"-O0", "-O2"} {
+		t.Run(opt, func(t *testing.T) {
+			path := buildC(t, "bicgacc")
+			if opt != "-O2" {
+				path = gccStatic(t, filepath.Join("testdata", "bicgacc.c"), filepath.Join(t.TempDir(), "bicgacc"), opt)
+			}
+			prof := phase1(t, pipeline.Config{Path: path, Args: []string{path}, Engine: testEngine})
+			args := []string{path, "300", "260"}
+			want := runNative(t, path, args[1:]...)
+			var out bytes.Buffer
+			_, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+				accel.Options{Profile: prof, Driver: failingDriver{gpusim.New(gpusim.Options{}), "_s2"}, AlwaysOffload: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != want {
+				t.Fatalf("accelerated %q, native %q", out.String(), want)
+			}
+			ran := false
+			for _, h := range rep.HotSpots {
+				if strings.Contains(h.Schedule, "<->") {
+					t.Logf("%s: %d launches, %d fallbacks: %s", h.Entry, h.Launches, h.Fallbacks, h.LastFallback)
+					ran = h.Launches > 0 && strings.Contains(h.LastFallback, "the CPU ran it and the later kernels")
+				}
+			}
+			if !ran {
+				t.Errorf("the product's first statement kernel did not launch, or the CPU did not take over the second")
+			}
+		})
 	}
 }

@@ -112,3 +112,52 @@ func TestSliceStores(t *testing.T) {
 		t.Errorf("keeping every store: %d stores, %d loads, %d puts", count(all, OpSt, 0), count(all, OpLd, 0), count(all, OpPut, 0))
 	}
 }
+
+// flagsLoop is a loop whose back edge tests the lazy flags a FLAGS in
+// another block set (a compare hoisted away from its branch), beside a
+// store of a value nothing else reads.
+const flagsLoop = `vblock 0x1000..0x1010:
+  # 0x1000: sub rcx, 1
+  GET.u64 v0, s1
+  LI.u64 v1, 1
+  SUB.u64 v2, v0, v1
+  PUT.u64 s1, v2
+  FLAGS.sub.u64 v0, v1, v2, v0
+  # 0x1004: mov [rdi], rcx
+  GET.u64 v3, s7
+  ST.u64 v3(0), v2
+  JMP 0x1010
+vblock 0x1010..0x1018:
+  # 0x1010: jnz 0x1000
+  GETCC.ne v0
+  BRANCH v0, 0x1000, 0x1018
+`
+
+// TestSliceStoresKeepsFlags drops the loop's only store: the count and
+// the FLAGS its branch reads in the next block stay.
+func TestSliceStoresKeepsFlags(t *testing.T) {
+	bs, err := Parse(flagsLoop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := map[uint64]*VBlock{}
+	for _, b := range bs {
+		blocks[b.Addr] = b
+	}
+	s := SliceStores(blocks, func(*Inst) bool { return false })
+	var ops []Op
+	for _, in := range s.Blocks[0x1000].Insts {
+		ops = append(ops, in.Op)
+	}
+	if !slices.Contains(ops, OpFlags) || !slices.Contains(ops, OpPut) || slices.Contains(ops, OpSt) {
+		t.Errorf("sliced block 0x1000 runs %v: want the FLAGS and the count's PUT, no store", ops)
+	}
+	if !slices.Contains(s.Slots, S1) || slices.Contains(s.Slots, S7) {
+		t.Errorf("slots %v: want s1 (the count), not s7 (the dropped store's base)", s.Slots)
+	}
+	for a, b := range s.Blocks {
+		if err := Verify(b); err != nil {
+			t.Errorf("sliced block %#x: %v", a, err)
+		}
+	}
+}

@@ -955,15 +955,21 @@ func (sp *spot) fallbackEngine() gvinst.Engine {
 // when Options.Engine is not set or fails. Its instructions count in
 // AuxInstructions.
 func (sp *spot) fastEngine(bps map[uint64]bool) gvinst.Engine {
+	return sp.engineWith(&probeTranslator{sp: sp, plain: true}, bps)
+}
+
+// engineWith makes a CPU engine as fastEngine does, over the code tr
+// gives.
+func (sp *spot) engineWith(tr gvinst.Translator, bps map[uint64]bool) gvinst.Engine {
 	a := sp.a
 	opts := gvinst.InterpOptions{Breakpoints: bps, Optimize: true}
 	if a.opts.Engine != nil {
-		if e, err := a.opts.Engine(a.g.Mem, &probeTranslator{sp: sp, plain: true}, opts); err == nil {
+		if e, err := a.opts.Engine(a.g.Mem, tr, opts); err == nil {
 			a.fallbacks = append(a.fallbacks, e)
 			return e
 		}
 	}
-	e := gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp, plain: true}, opts)
+	e := gvinst.NewInterpreter(a.g.Mem, tr, opts)
 	a.aux = append(a.aux, e)
 	return e
 }

@@ -18,8 +18,10 @@ import (
 // gxbit run --accelerate starts on phase 2's main engine with nothing to
 // offload, as a plain run, and begins profiling only once the run has
 // taken ProfileAfter of CPU time: a program shorter than that, which no
-// offload could make much faster, pays nothing for profiling (nor for the
-// device, which phase 2 opens at the first launch it considers). A
+// offload could make much faster, pays nothing for profiling (a real
+// GPU's context opens on a goroutine of its own from the start, and is
+// abandoned when the program ends first; the simulator opens at the
+// first launch phase 2 considers). A
 // profiling round runs the guest under phase 1's collector (from where
 // it is: inside a nest, the collector starts counting at its next outer
 // iteration) and ends as soon as every loop nest the guest has entered
@@ -142,6 +144,12 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 		return nil, nil, err
 	}
 	defer acc.Close()
+	// A real GPU's context opens on the loader from the start, as gxbit
+	// accelerate's does: the nests the first round arms then find it
+	// ready instead of running on the CPU until it is (the matrix-vector
+	// programs' initialisation nests made most of their matrix on the
+	// CPU so, and copied it in); a run that ends first abandons it.
+	acc.OpenDevice()
 	out.SetupSeconds = time.Since(t0).Seconds()
 	on := &onlineEngine{sess: sess, acc: acc, limit: opts.ProfileInsns, wait: unknownToProfile, after: opts.ProfileAfter, cpu0: processCPUTime()}
 	on.endRound = func() {
@@ -261,7 +269,6 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 		if o.rounds == 0 && o.after <= 0 {
 			// Profiling from the start: the collector is where it
 			// began, at the entry point.
-			o.acc.OpenDevice()
 			o.rounds++
 			o.profiling = true
 			continue
@@ -285,11 +292,6 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 
 // startRound begins a profiling round with the guest at pc.
 func (o *onlineEngine) startRound(pc uint64) {
-	if o.rounds == 0 {
-		// A program long enough to profile: the device opens while
-		// the round runs.
-		o.acc.OpenDevice()
-	}
 	o.rounds++
 	o.profiling = true
 	o.start = o.sess.Engine().Stats().GuestInsns

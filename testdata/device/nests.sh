@@ -6,7 +6,9 @@
 # gxbit's two-phase run on the GPU (profile at the default size, then
 # accelerate with --report): its kernel and copy seconds, launches and
 # whole time; and the single run (gxbit run --accelerate): its whole time.
-# Every output is compared with the native run's. It prints a markdown
+# The single run's --stats (profiling rounds, per hot spot the GPU and
+# CPU iterations) stay in OUTDIR/runs/PROGRAM/online.err. Every output is
+# compared with the native run's. It prints a markdown
 # table with gxbit's kernel time over the reference's and the geometric
 # mean of that ratio (issue 10 asks for at most 2x).
 #
@@ -136,7 +138,7 @@ for p in "${progs[@]}"; do
 	out=$d/gxbit.out err=$d/gxbit.err
 	tg=$(seconds timeout -k 5 "$limit" "$gx" accelerate --profile "$d/profile.json" --gpu "$gpu" --report "$d/report.json" "$bin/$p" "${args[@]}")
 	out=$d/online.out err=$d/online.err
-	to=$(seconds timeout -k 5 "$limit" "$gx" run --accelerate --gpu "$gpu" "$bin/$p" "${args[@]}")
+	to=$(seconds timeout -k 5 "$limit" "$gx" run --accelerate --stats --gpu "$gpu" "$bin/$p" "${args[@]}")
 	kms=- launches=- copys=- backmb=- ready=-
 	if [ -s "$d/report.json" ]; then
 		kms=$(awk '$1 == "\"kernel_seconds\":" { gsub(/,/, "", $2); s += $2 } END { printf "%.3f", s * 1000 }' "$d/report.json")

@@ -146,6 +146,11 @@ type nestState struct {
 	skip      bool
 	flushed   bool
 	skipSeen  int
+	// partial holds the iterations (groupKey of the entry and the
+	// counters from the root to the loop) recorded from their middle: an
+	// enclosing iteration that began while skipping, whose accesses before
+	// the skip ended were not recorded.
+	partial map[string]bool
 }
 
 // xmmHigh+n in a snapshot list stands for the high 64 bits of xN.
@@ -307,7 +312,7 @@ func (c *Collector) SetEngine(e gvinst.Engine) { c.inner = e }
 
 func (c *Collector) addNest(root *Loop, live map[uint64]slots) {
 	ni := len(c.nests)
-	n := &nestState{root: root, index: map[*Loop]int{}, sampling: true, vblocks: map[uint64]uint64{}, snapping: -1, paused: -1}
+	n := &nestState{root: root, index: map[*Loop]int{}, sampling: true, vblocks: map[uint64]uint64{}, snapping: -1, paused: -1, partial: map[string]bool{}}
 	var add func(l *Loop, parent int)
 	add = func(l *Loop, parent int) {
 		li := &loopInfo{loop: l, parent: parent}
@@ -664,6 +669,49 @@ const (
 	thinBudget     = 32
 )
 
+// thinOuterIterations bounds how many iterations of its outer loop a nest
+// that has spent its probe budget samples while some loop has not shown
+// its steps yet (stepsSeen).
+const thinOuterIterations = 4
+
+// stepsSeen reports whether every loop of nest n that has run more than
+// one iteration in an entry has a header snapshot at iteration 0 and one
+// at a later iteration of the same entry (of the same iterations of the
+// loops around it): what classify needs to tell its induction variables.
+// A loop whose snapshots are done (MaxSnapshotsPerLoop) has shown what it
+// will.
+func (c *Collector) stepsSeen(n *nestState) bool {
+	for k, info := range n.loops {
+		if info.snapDone {
+			continue
+		}
+		multi := n.counter[k] >= 1
+		for _, tr := range info.trips {
+			multi = multi || tr.trips > 1
+		}
+		if !multi {
+			continue
+		}
+		first := map[string]bool{}
+		for _, s := range info.snaps {
+			if s.iters[len(s.iters)-1] == 0 {
+				first[groupKey(s.entry, s.iters[:len(s.iters)-1])] = true
+			}
+		}
+		seen := false
+		for _, s := range info.snaps {
+			if s.iters[len(s.iters)-1] > 0 && first[groupKey(s.entry, s.iters[:len(s.iters)-1])] {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			return false
+		}
+	}
+	return true
+}
+
 // selected reports whether iteration t is recorded: selected, or the
 // first thinIterations once the nest has spent its probe budget.
 func (n *nestState) selected(t int32) bool {
@@ -841,11 +889,15 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 	switch s.kind {
 	case siteHeader:
 		l := s.loop
-		if l == 0 && n.thin && n.counter[0] >= 1 {
-			// The outer iteration that spent the budget is over, and
-			// the loop has begun two iterations while sampling (jacobi1d
+		if l == 0 && n.thin && n.counter[0] >= 1 && (n.counter[0]+1 >= thinOuterIterations || c.stepsSeen(n)) {
+			// The outer iteration that spent the budget is over, the
+			// loop has begun two iterations while sampling (jacobi1d
 			// stopped at its second time step's header: its sweeps' trip
-			// counts were seen at t = 0 only, not affine in t).
+			// counts were seen at t = 0 only, not affine in t), and
+			// every loop of the nest has shown its steps: an iteration
+			// that began unrecorded (after a loop that resumed only at
+			// its end) may have left one with no first iteration seen
+			// next to a later one, and so with no induction variable.
 			c.stopSampling(n, s.nest)
 			c.Probe(id, addr, size)
 			return
@@ -865,7 +917,20 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 		}
 		info := n.loops[l]
 		if d := len(info.chain); n.skip {
-			if n.flushed && d <= n.skipSeen {
+			// Once the probes are back, a header of a loop with inner
+			// loops ends the skip: its counter, and its ancestors', were
+			// kept exact by the counting probes, and its inner loops'
+			// start afresh above. Waiting instead for a header as shallow
+			// as any seen while skipping lost whole iterations of the
+			// outer loop: a time step that began just before the probes
+			// came back (its sweeps' rows resumed at their ends) ran
+			// unrecorded to the next step. The enclosing iterations that
+			// began while skipping are recorded from here on only: they
+			// are partial.
+			if n.flushed && (d <= n.skipSeen || len(info.loop.Children) > 0) {
+				for q := n.skipSeen; q < d; q++ {
+					n.partial[groupKey(n.entries-1, c.iters(n, info.chain[q-1]))] = true
+				}
 				n.skip = false
 			} else {
 				n.skipSeen = min(n.skipSeen, d)

@@ -1,0 +1,85 @@
+package profile_test
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gxbit/gxbit/pipeline"
+	"github.com/gxbit/gxbit/profile"
+)
+
+// buildStatic compiles testdata/name.c with gcc -O2 -static.
+func buildStatic(t *testing.T, name string) string {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not found")
+	}
+	out := filepath.Join(t.TempDir(), name)
+	if b, err := exec.Command(gcc, "-O2", "-static", "-o", out, filepath.Join("testdata", name+".c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	return out
+}
+
+// verdicts lists each hot spot as "entry depth: levels", in the profile's
+// order of entries.
+func verdicts(f *profile.File) map[string]string {
+	m := map[string]string{}
+	for _, h := range f.HotSpots {
+		var lv []string
+		for _, l := range h.Levels {
+			lv = append(lv, l.Verdict)
+		}
+		m[h.Entry.String()+" depth "+string(rune('0'+h.Depth))] = strings.Join(lv, ",") + " (" + h.Reason + ")"
+	}
+	return m
+}
+
+// TestSecondSweepSampled profiles a time loop around two sweeps
+// (testdata/twosweeps.c, the shape of an alternating-direction solver or
+// of a filter followed by a fold) with a probe budget that the first
+// sweep of the first time step spends, and with slices shorter than a row
+// (the proportions of a real input: a resumed loop's probes come back
+// only at the next slice, rows later). Every hot spot must get the
+// verdicts a profile with budget to spare gives: the second sweep's
+// induction variables were lost (its row loop resumed at its end with no
+// earlier trip count to resume before, so the sweep's first row ran
+// unrecorded, and the next time step began unrecorded as a whole), and
+// the sweep was sequential, "no induction variable found".
+func TestSecondSweepSampled(t *testing.T) {
+	path := buildStatic(t, "twosweeps")
+	args := []string{path, "48", "120", "3"}
+	profileWith := func(opts profile.CollectOptions) *profile.File {
+		t.Helper()
+		var out bytes.Buffer
+		res, f, err := pipeline.Profile(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out}, profile.Options{Collect: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outcome != pipeline.Exited || res.ExitStatus != 0 {
+			t.Fatalf("%v %d %s", res.Outcome, res.ExitStatus, res.Diagnosis())
+		}
+		return f
+	}
+	want := verdicts(profileWith(profile.CollectOptions{}))
+	parallel2D := 0
+	for _, v := range want {
+		if strings.HasPrefix(v, "parallel,parallel ") {
+			parallel2D++
+		}
+	}
+	if parallel2D < 2 {
+		t.Fatalf("with budget to spare, the initialisation and the second sweep should be parallel in both levels: %v", want)
+	}
+	got := verdicts(profileWith(profile.CollectOptions{MaxProbesPerNest: 3000, SliceInsns: 256}))
+	for k, w := range want {
+		if g := got[k]; g != w {
+			t.Errorf("hot spot %s: %s; with budget to spare %s", k, g, w)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package profile
 
 import (
+	"math"
+	"slices"
 	"sort"
 
 	"github.com/gxbit/gxbit/gvinst"
@@ -101,6 +103,14 @@ type loopInfo struct {
 	// 60 for 800 and resumed probes for most of its next entry).
 	lastTrips int64
 	exact     bool
+	// bound is the loop's exit test (hasBound: found), and predicted the
+	// trip count of its current entry that the test gives on the
+	// registers its header snapshots of the entry show (0: none), for
+	// resuming a paused loop before an end no earlier entry told
+	// (predictTrips).
+	bound     staticBound
+	hasBound  bool
+	predicted int64
 	// lead is the largest lead a pause of the loop's current entry took:
 	// while the nest waits for its outer header to begin an entry, a later
 	// pause of the same entry takes at least that, so that a loop that
@@ -324,6 +334,7 @@ func (c *Collector) addNest(root *Loop, live map[uint64]slots) {
 			li.chain = []int{idx}
 		}
 		li.liveIn = l.carriedIn()
+		li.bound, li.hasBound = findBound(l)
 		seen := map[[3]int64]bool{}
 		for _, b := range l.Blocks {
 			for _, x := range b.Insns {
@@ -771,19 +782,107 @@ func (c *Collector) pauseLead(probes int64) int32 {
 
 // resumeAt reports whether paused loop info, at iteration t, resumes:
 // the next selected iteration (unless toEnd: the loop's iterations are
-// not recorded whatever they are), or the loop's end if it runs as many
-// iterations as its last entry did, is within lead. While the nest waits
-// for its outer header to begin an entry (waiting), a loop that runs past
-// its last entry's count (a growing triangle's next row) is at its end
-// too: the probes must be back by that header.
+// not recorded whatever they are), or the loop's end, is within lead. The
+// end is where the entry's exit test says it is (predicted), else where
+// the last entry ended. While the nest waits for its outer header to
+// begin an entry (waiting), a loop that runs past its last entry's count
+// (a growing triangle's next row) is at its end too: the probes must be
+// back by that header.
 func resumeAt(info *loopInfo, t, lead int32, toEnd, waiting bool) bool {
 	if !toEnd && nextSelected(t) <= t+lead {
 		return true
 	}
-	if waiting {
-		return info.lastTrips > 0 && int64(t)+int64(lead) >= info.lastTrips
+	end := info.lastTrips
+	if info.predicted > 0 {
+		end = info.predicted
 	}
-	return int64(t)+int64(lead) >= info.lastTrips && int64(t) < info.lastTrips
+	if waiting {
+		return end > 0 && int64(t)+int64(lead) >= end
+	}
+	return int64(t)+int64(lead) >= end && int64(t) < end
+}
+
+// predictTrips is the trip count of the current entry of loop l that its
+// exit test (a register or constant compared with a register that steps)
+// gives on the values its header snapshots of this entry (iteration 0 and
+// the latest) show; 0 when it cannot tell. Without it, a loop paused in
+// its first entry (no earlier entry's count to go by) got its probes back
+// only at its end, after which the loop next to it ran its first
+// iteration before the new translation took effect, unrecorded: the
+// second sweep of a time step that runs once had no induction variable.
+// An estimate off by one costs nothing (the lead is two iterations at
+// least); one that is wrong resumes the loop early (it pauses again) or
+// at its end, as without it.
+func (c *Collector) predictTrips(n *nestState, l int) int64 {
+	info := n.loops[l]
+	if !info.hasBound {
+		return 0
+	}
+	var outer []int32
+	if info.parent >= 0 {
+		outer = c.iters(n, info.parent)
+	}
+	// The entry's snapshots are the last ones taken.
+	var first, last *snap
+	for i := len(info.snaps) - 1; i >= 0; i-- {
+		s := &info.snaps[i]
+		if s.entry != n.entries-1 || !slices.Equal(s.iters[:len(s.iters)-1], outer) {
+			break
+		}
+		if s.iters[len(s.iters)-1] == 0 {
+			first = s
+		} else if last == nil {
+			last = s
+		}
+	}
+	if first == nil || last == nil {
+		return 0
+	}
+	value := func(o operand, s *snap) (int64, bool) {
+		switch o.kind {
+		case opdConst:
+			return o.value, true
+		case opdSlot:
+			for k, b := range info.snapRegs {
+				if b < 16 && bitSlot(b) == o.slot {
+					return int64(s.vals[k]), true
+				}
+			}
+		}
+		return 0, false
+	}
+	a0, ok0 := value(info.bound.a, first)
+	a1, ok1 := value(info.bound.a, last)
+	b0, ok2 := value(info.bound.b, first)
+	b1, ok3 := value(info.bound.b, last)
+	if !ok0 || !ok1 || !ok2 || !ok3 {
+		return 0
+	}
+	var v0, v1, limit int64
+	switch {
+	case a0 != a1 && b0 == b1:
+		v0, v1, limit = a0, a1, b0
+	case b0 != b1 && a0 == a1:
+		v0, v1, limit = b0, b1, a0
+	default:
+		return 0
+	}
+	t := int64(last.iters[len(last.iters)-1])
+	if (v1-v0)%t != 0 {
+		return 0
+	}
+	step, d := (v1-v0)/t, limit-v0
+	if step == 0 || d == 0 || (d > 0) != (step > 0) {
+		return 0
+	}
+	trips := (d + step - 1) / step // rounded up
+	if step < 0 {
+		trips = (d + step + 1) / step
+	}
+	if trips <= t || trips > math.MaxInt32 {
+		return 0
+	}
+	return trips
 }
 
 // pause stops the sampling probes of nest ni during the unselected
@@ -961,6 +1060,8 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 				lead, waiting := c.pauseLead(n.spent-last), n.counter[0] < 0
 				if waiting {
 					lead = max(lead, info.lead)
+				} else {
+					info.predicted = c.predictTrips(n, l)
 				}
 				if !resumeAt(info, t, lead, toEnd, waiting) {
 					info.lead = lead
@@ -1053,7 +1154,7 @@ func (c *Collector) finishTrips(n *nestState, l int) {
 		}
 	}
 	n.counter[l] = -1
-	n.loops[l].lead, n.loops[l].exact = 0, true
+	n.loops[l].lead, n.loops[l].exact, n.loops[l].predicted = 0, true, 0
 	for k := l + 1; k < len(n.loops); k++ {
 		if c.isDescendant(n, k, l) && n.counter[k] >= 0 {
 			c.finishTrips(n, k)

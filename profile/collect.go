@@ -88,13 +88,17 @@ type tripSample struct {
 type loopInfo struct {
 	loop     *Loop
 	parent   int
-	chain    []int     // loop indices from the root to this loop
-	liveIn   slots     // at the header
-	snapRegs []int     // tracked slot bits snapshot at the header
-	stack    []operand // stack slots read or written in the loop
-	snaps    []snap    // recorded
-	snapDone bool      // enough snapshots: its register probes are gone
-	trips    []tripSample
+	chain    []int // loop indices from the root to this loop
+	liveIn   slots // at the header
+	snapRegs []int // tracked slot bits snapshot at the header
+	// boundRegs are the general registers the exit test of a loop with
+	// inner loops reads that snapRegs lacks (an invariant limit), snapshot
+	// after the stack slots, for predictTrips only.
+	boundRegs []int
+	stack     []operand // stack slots read or written in the loop
+	snaps     []snap    // recorded
+	snapDone  bool      // enough snapshots: its register probes are gone
+	trips     []tripSample
 	// lastTrips is the trip count of the loop's last entry whose
 	// counter was exact (0: none yet), for resuming a paused loop before
 	// it ends; exact says whether the current entry's counter began at
@@ -111,6 +115,10 @@ type loopInfo struct {
 	bound     staticBound
 	hasBound  bool
 	predicted int64
+	// fresh says the loop's current entry began (its reset probe ran)
+	// since the nest's probes last came back (flush): an innermost loop's
+	// counter is then exact while the nest skips.
+	fresh bool
 	// lead is the largest lead a pause of the loop's current entry took:
 	// while the nest waits for its outer header to begin an entry, a later
 	// pause of the same entry takes at least that, so that a loop that
@@ -367,6 +375,13 @@ func (c *Collector) addNest(root *Loop, live map[uint64]slots) {
 				li.snapRegs = append(li.snapRegs, xmmHigh+b-16)
 			}
 		}
+		if li.hasBound && len(l.Children) > 0 {
+			for _, o := range []operand{li.bound.a, li.bound.b} {
+				if o.kind == opdSlot && o.slot < 16 && !slices.Contains(li.snapRegs, int(o.slot)) && !slices.Contains(li.boundRegs, int(o.slot)) {
+					li.boundRegs = append(li.boundRegs, int(o.slot))
+				}
+			}
+		}
 		n.loops = append(n.loops, li)
 		for _, ch := range l.Children {
 			add(ch, idx)
@@ -414,9 +429,9 @@ func (c *Collector) addNest(root *Loop, live map[uint64]slots) {
 		id := newSite(site{kind: siteHeader, loop: li})
 		h := l.Header.Addr
 		c.before[h] = append(c.before[h], probeSpec{kind: siteHeader, site: id})
-		for k := range info.snapRegs {
+		for k, b := range slices.Concat(info.snapRegs, info.boundRegs) {
 			rid := newSite(site{kind: siteReg, loop: li, reg: k})
-			c.before[h] = append(c.before[h], probeSpec{kind: siteReg, site: rid, imm: int64(info.snapRegs[k])})
+			c.before[h] = append(c.before[h], probeSpec{kind: siteReg, site: rid, imm: int64(b)})
 		}
 	}
 	c.beforeAddrs = c.beforeAddrs[:0]
@@ -783,8 +798,8 @@ func (c *Collector) pauseLead(probes int64) int32 {
 // resumeAt reports whether paused loop info, at iteration t, resumes:
 // the next selected iteration (unless toEnd: the loop's iterations are
 // not recorded whatever they are), or the loop's end, is within lead. The
-// end is where the entry's exit test says it is (predicted), else where
-// the last entry ended. While the nest waits for its outer header to
+// end is where the entry's exit test says it is (predicted, give or take
+// an iteration), else where the last entry ended. While the nest waits for its outer header to
 // begin an entry (waiting), a loop that runs past its last entry's count
 // (a growing triangle's next row) is at its end too: the probes must be
 // back by that header.
@@ -792,27 +807,27 @@ func resumeAt(info *loopInfo, t, lead int32, toEnd, waiting bool) bool {
 	if !toEnd && nextSelected(t) <= t+lead {
 		return true
 	}
-	end := info.lastTrips
+	end, past := info.lastTrips, int64(0)
 	if info.predicted > 0 {
-		end = info.predicted
+		end, past = info.predicted, 1 // an estimate: it may be one short
 	}
 	if waiting {
 		return end > 0 && int64(t)+int64(lead) >= end
 	}
-	return int64(t)+int64(lead) >= end && int64(t) < end
+	return int64(t)+int64(lead) >= end && int64(t) < end+past
 }
 
 // predictTrips is the trip count of the current entry of loop l that its
-// exit test (a register or constant compared with a register that steps)
-// gives on the values its header snapshots of this entry (iteration 0 and
-// the latest) show; 0 when it cannot tell. Without it, a loop paused in
-// its first entry (no earlier entry's count to go by) got its probes back
-// only at its end, after which the loop next to it ran its first
-// iteration before the new translation took effect, unrecorded: the
-// second sweep of a time step that runs once had no induction variable.
-// An estimate off by one costs nothing (the lead is two iterations at
-// least); one that is wrong resumes the loop early (it pauses again) or
-// at its end, as without it.
+// exit test (a register that steps compared with a constant or a register
+// that does not) gives on the values its last two header snapshots of this
+// entry show; 0 when it cannot tell. Without it, a loop paused in its
+// first entry (no earlier entry's count to go by) got its probes back only
+// at its end, after which the loop next to it ran its first iteration
+// before the new translation took effect, unrecorded: the second sweep of
+// a time step that runs once had no induction variable. The estimate may
+// be one off (the test may compare the register before or after its step;
+// resumeAt allows for it); one further off resumes the loop early (it
+// pauses again) or at its end, as without it.
 func (c *Collector) predictTrips(n *nestState, l int) int64 {
 	info := n.loops[l]
 	if !info.hasBound {
@@ -823,19 +838,19 @@ func (c *Collector) predictTrips(n *nestState, l int) int64 {
 		outer = c.iters(n, info.parent)
 	}
 	// The entry's snapshots are the last ones taken.
-	var first, last *snap
-	for i := len(info.snaps) - 1; i >= 0; i-- {
+	var prev, last *snap
+	for i := len(info.snaps) - 1; i >= 0 && prev == nil; i-- {
 		s := &info.snaps[i]
 		if s.entry != n.entries-1 || !slices.Equal(s.iters[:len(s.iters)-1], outer) {
 			break
 		}
-		if s.iters[len(s.iters)-1] == 0 {
-			first = s
-		} else if last == nil {
+		if last == nil {
 			last = s
+		} else {
+			prev = s
 		}
 	}
-	if first == nil || last == nil {
+	if prev == nil {
 		return 0
 	}
 	value := func(o operand, s *snap) (int64, bool) {
@@ -848,12 +863,17 @@ func (c *Collector) predictTrips(n *nestState, l int) int64 {
 					return int64(s.vals[k]), true
 				}
 			}
+			for k, b := range info.boundRegs {
+				if bitSlot(b) == o.slot {
+					return int64(s.vals[len(info.snapRegs)+len(info.stack)+k]), true
+				}
+			}
 		}
 		return 0, false
 	}
-	a0, ok0 := value(info.bound.a, first)
+	a0, ok0 := value(info.bound.a, prev)
 	a1, ok1 := value(info.bound.a, last)
-	b0, ok2 := value(info.bound.b, first)
+	b0, ok2 := value(info.bound.b, prev)
 	b1, ok3 := value(info.bound.b, last)
 	if !ok0 || !ok1 || !ok2 || !ok3 {
 		return 0
@@ -867,22 +887,22 @@ func (c *Collector) predictTrips(n *nestState, l int) int64 {
 	default:
 		return 0
 	}
-	t := int64(last.iters[len(last.iters)-1])
-	if (v1-v0)%t != 0 {
+	t0, t1 := int64(prev.iters[len(prev.iters)-1]), int64(last.iters[len(last.iters)-1])
+	if t1 <= t0 || (v1-v0)%(t1-t0) != 0 {
 		return 0
 	}
-	step, d := (v1-v0)/t, limit-v0
+	step, d := (v1-v0)/(t1-t0), limit-v1
 	if step == 0 || d == 0 || (d > 0) != (step > 0) {
 		return 0
 	}
-	trips := (d + step - 1) / step // rounded up
+	left := (d + step - 1) / step // rounded up
 	if step < 0 {
-		trips = (d + step + 1) / step
+		left = (d + step + 1) / step
 	}
-	if trips <= t || trips > math.MaxInt32 {
+	if left > math.MaxInt32 {
 		return 0
 	}
-	return trips
+	return t1 + left
 }
 
 // pause stops the sampling probes of nest ni during the unselected
@@ -964,6 +984,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			}
 		case siteReset, siteExit:
 			c.finishTrips(n, s.loop)
+			n.loops[s.loop].fresh = n.loops[s.loop].fresh || s.kind == siteReset
 		}
 		return
 	}
@@ -1019,14 +1040,18 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			// Once the probes are back, a header of a loop with inner
 			// loops ends the skip: its counter, and its ancestors', were
 			// kept exact by the counting probes, and its inner loops'
-			// start afresh above. Waiting instead for a header as shallow
-			// as any seen while skipping lost whole iterations of the
-			// outer loop: a time step that began just before the probes
-			// came back (its sweeps' rows resumed at their ends) ran
-			// unrecorded to the next step. The enclosing iterations that
-			// began while skipping are recorded from here on only: they
-			// are partial.
-			if n.flushed && (d <= n.skipSeen || len(info.loop.Children) > 0) {
+			// start afresh above. So does the header of an innermost loop
+			// entered since (fresh): its counter began at its entry.
+			// Waiting instead for a header as shallow as any seen while
+			// skipping lost whole iterations of the outer loop (a time
+			// step that began just before the probes came back, its
+			// sweeps' rows resumed at their ends, ran unrecorded to the
+			// next step), and took an innermost loop's header there for
+			// one whose counter was exact (n-body's update loop, entered
+			// before the probes came back, gave 19,999 trips for 20,000).
+			// The enclosing iterations that began while skipping are
+			// recorded from here on only: they are partial.
+			if n.flushed && (len(info.loop.Children) > 0 || info.fresh) {
 				for q := n.skipSeen; q < d; q++ {
 					n.partial[groupKey(n.entries-1, c.iters(n, info.chain[q-1]))] = true
 				}
@@ -1077,11 +1102,12 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 		}
 		if c.chainSelected(n, l) && !info.snapDone {
 			n.snapping = l
-			if cap(n.buf) < len(info.snapRegs) {
-				n.buf = make([]uint64, len(info.snapRegs))
+			nregs := len(info.snapRegs) + len(info.boundRegs)
+			if cap(n.buf) < nregs {
+				n.buf = make([]uint64, nregs)
 			}
-			n.buf = n.buf[:len(info.snapRegs)]
-			if len(info.snapRegs) == 0 {
+			n.buf = n.buf[:nregs]
+			if nregs == 0 {
 				c.commitSnap(n, l)
 			}
 		}
@@ -1095,6 +1121,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 		}
 	case siteReset, siteExit:
 		c.finishTrips(n, s.loop)
+		n.loops[s.loop].fresh = n.loops[s.loop].fresh || s.kind == siteReset
 	case siteRepCount:
 		c.repCount = addr
 	case siteAccess:
@@ -1182,8 +1209,9 @@ func (c *Collector) iters(n *nestState, l int) []int32 {
 
 func (c *Collector) commitSnap(n *nestState, l int) {
 	info := n.loops[l]
-	vals := make([]uint64, len(info.snapRegs)+len(info.stack))
-	copy(vals, n.buf)
+	vals := make([]uint64, len(info.snapRegs)+len(info.stack)+len(info.boundRegs))
+	copy(vals, n.buf[:len(info.snapRegs)])
+	copy(vals[len(info.snapRegs)+len(info.stack):], n.buf[len(info.snapRegs):])
 	var rsp, rbp uint64
 	for k, b := range info.snapRegs {
 		switch b {
@@ -1264,6 +1292,9 @@ func (c *Collector) flush() {
 			c.inner.Invalidate(b.Addr, b.End-b.Addr)
 		}
 		n.flushed = true
+		for _, info := range n.loops {
+			info.fresh = false
+		}
 	}
 	c.resumed = c.resumed[:0]
 }

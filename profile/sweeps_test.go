@@ -40,24 +40,37 @@ func verdicts(f *profile.File) map[string]string {
 	return m
 }
 
-// TestSecondSweepSampled profiles a time loop around two sweeps
-// (testdata/twosweeps.c, the shape of an alternating-direction solver or
-// of a filter followed by a fold) with a probe budget that the first
-// sweep of the first time step spends, and with slices shorter than a row
-// (the proportions of a real input: a resumed loop's probes come back
-// only at the next slice, rows later). Every hot spot must get the
-// verdicts a profile with budget to spare gives. The second sweep's
-// induction variables were lost: the first sweep's row loop, paused with
-// no earlier trip count to resume before, resumed at its end, so the
-// second sweep's first row ran unrecorded, and the next time step began
-// unrecorded as a whole; the sweep was sequential, "no induction variable
-// found". With one time step, that happened with budget to spare too
-// (predictTrips).
+// TestSecondSweepSampled profiles time loops around two sweeps with a
+// probe budget that the first sweep of the first time step spends, and
+// with slices shorter than a row (the proportions of a real input: a
+// resumed loop's probes come back only at the next slice, rows later):
+// testdata/twosweeps.c (two 2D sweeps: the shape of an
+// alternating-direction solver or of a filter followed by a fold) and
+// testdata/forces.c (a sweep with an inner loop, then one without: an
+// n-body step). Every hot spot must get the verdicts a profile with
+// budget to spare gives, and every trip count seen must be a real one.
+//
+// The second sweep's induction variables were lost: the first sweep's
+// row loop, paused with no earlier trip count to resume before, resumed
+// at its end, so the second sweep's first row ran unrecorded, and the
+// next time step began unrecorded as a whole; twosweeps' second sweep was
+// sequential, "no induction variable found". With one time step, that
+// happened with budget to spare too (predictTrips). forces' second sweep,
+// entered before the probes came back, was taken as recorded from its
+// second iteration on, and counted one iteration short.
 func TestSecondSweepSampled(t *testing.T) {
-	path := buildStatic(t, "twosweeps")
-	for _, steps := range []string{"1", "3"} {
-		t.Run("steps="+steps, func(t *testing.T) {
-			args := []string{path, "48", "120", steps}
+	for _, tc := range []struct {
+		prog  string
+		args  []string
+		trips int64 // every trip count of a sweep seen (its rows, its points)
+	}{
+		{"twosweeps", []string{"48", "120", "1"}, 48},
+		{"twosweeps", []string{"48", "120", "3"}, 48},
+		{"forces", []string{"300", "2"}, 300},
+	} {
+		t.Run(tc.prog+"/"+strings.Join(tc.args, "x"), func(t *testing.T) {
+			path := buildStatic(t, tc.prog)
+			args := append([]string{path}, tc.args...)
 			profileWith := func(opts profile.CollectOptions) *profile.File {
 				t.Helper()
 				var out bytes.Buffer
@@ -71,19 +84,38 @@ func TestSecondSweepSampled(t *testing.T) {
 				return f
 			}
 			want := verdicts(profileWith(profile.CollectOptions{}))
-			parallel2D := 0
+			parallel := 0
 			for _, v := range want {
-				if strings.HasPrefix(v, "parallel,parallel ") {
-					parallel2D++
+				if strings.HasPrefix(v, "parallel") {
+					parallel++
 				}
 			}
-			if parallel2D < 2 {
-				t.Fatalf("with budget to spare, the initialisation and the second sweep should be parallel in both levels: %v", want)
+			if parallel < 3 {
+				t.Fatalf("with budget to spare, the initialisation and the sweeps should be parallel: %v", want)
 			}
-			got := verdicts(profileWith(profile.CollectOptions{MaxProbesPerNest: 3000, SliceInsns: 256}))
+			f := profileWith(profile.CollectOptions{MaxProbesPerNest: 3000, SliceInsns: 256})
+			got := verdicts(f)
 			for k, w := range want {
 				if g := got[k]; g != w {
 					t.Errorf("hot spot %s: %s; with budget to spare %s", k, g, w)
+				}
+			}
+			// The time loop's sweeps (its inner loops right below it)
+			// ran tc.trips iterations every time.
+			for _, h := range f.HotSpots {
+				if len(h.Levels) != 1 || len(h.InnerLoops) < 2 {
+					continue
+				}
+				for _, il := range h.InnerLoops {
+					if il.Parent != h.Levels[0].Index {
+						continue
+					}
+					for _, n := range il.ObservedTrips {
+						if n != tc.trips {
+							t.Errorf("the sweep at %s: trip counts %v seen, want %d", il.Header, il.ObservedTrips, tc.trips)
+							break
+						}
+					}
 				}
 			}
 		})

@@ -117,8 +117,11 @@ type loopInfo struct {
 	predicted int64
 	// fresh says the loop's current entry began (its reset probe ran)
 	// since the nest's probes last came back (flush): an innermost loop's
-	// counter is then exact while the nest skips.
-	fresh bool
+	// counter is then exact while the nest skips. counting says an
+	// innermost loop paused in its current entry, its header probe kept:
+	// its counter is exact too; pauseTried that its current entry was
+	// considered for that pause.
+	fresh, counting, pauseTried bool
 	// lead is the largest lead a pause of the loop's current entry took:
 	// while the nest waits for its outer header to begin an entry, a later
 	// pause of the same entry takes at least that, so that a loop that
@@ -657,7 +660,8 @@ func (c *Collector) nestIndex(n *nestState) int {
 func (c *Collector) keepCounting(s *site) bool {
 	switch s.kind {
 	case siteHeader, siteReset, siteExit:
-		return len(c.nests[s.nest].loops[s.loop].loop.Children) > 0
+		n := c.nests[s.nest]
+		return len(n.loops[s.loop].loop.Children) > 0 || n.paused == s.loop
 	}
 	return false
 }
@@ -694,6 +698,16 @@ const (
 	thinIterations = 5
 	thinBudget     = 32
 )
+
+// innermostPauseMin is how many iterations an innermost loop must have left
+// (by predictTrips) to pause once the nest has spent its probe budget
+// (thin): each pause and resume translates the nest again, and its lead
+// runs with every probe. Probing every iteration of a 1D sweep at 2 M
+// points (its header's register snapshots, which thinning never fills to
+// MaxSnapshotsPerLoop, and its accesses: 14 probes an iteration) spent
+// thinBudget before jacobi1d's second sweep ended once: its trip count
+// was never observed.
+const innermostPauseMin = 4096
 
 // thinOuterIterations bounds how many iterations of its outer loop a nest
 // that has spent its probe budget samples while some loop has not shown
@@ -1096,6 +1110,27 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 				}
 			}
 			n.iterStart[l] = n.spent
+		} else if n.thin && n.sampling && !n.skip && n.counter[0] >= 0 {
+			// An innermost loop past its recorded iterations in a nest
+			// that spent its budget (a 1D sweep of a time step) pauses to
+			// a lead before the end its exit test predicts, counting its
+			// headers only (innermostPauseMin).
+			// Once an entry: from its last recorded iteration, or from
+			// where the budget ran out.
+			switch t := n.counter[l]; {
+			case info.pauseTried || t < thinIterations-1:
+			case n.iterStart[l] < 0:
+				n.iterStart[l] = n.spent
+			default:
+				lead := c.pauseLead(n.spent - n.iterStart[l])
+				info.pauseTried, n.iterStart[l] = true, -1
+				if end := c.predictTrips(n, l); end-int64(t) >= max(innermostPauseMin, 4*int64(lead)) {
+					info.predicted, info.counting = end, true
+					n.lead, n.toEnd = lead, true
+					c.pause(n, s.nest, l)
+					return
+				}
+			}
 		}
 		if n.skip {
 			return
@@ -1162,7 +1197,7 @@ func (c *Collector) finishTrips(n *nestState, l int) {
 	// Once a nest only counts (or while it is paused, or skips after a
 	// resume), its innermost loops run without probes and their counters
 	// mean nothing.
-	if n.counter[l] >= 0 && (n.sampling && !n.skip || len(n.loops[l].loop.Children) > 0) {
+	if n.counter[l] >= 0 && (n.sampling && !n.skip || len(n.loops[l].loop.Children) > 0 || n.loops[l].counting) {
 		info := n.loops[l]
 		if info.exact {
 			info.lastTrips = int64(n.counter[l]) + 1
@@ -1182,6 +1217,7 @@ func (c *Collector) finishTrips(n *nestState, l int) {
 	}
 	n.counter[l] = -1
 	n.loops[l].lead, n.loops[l].exact, n.loops[l].predicted = 0, true, 0
+	n.loops[l].counting, n.loops[l].pauseTried = false, false
 	for k := l + 1; k < len(n.loops); k++ {
 		if c.isDescendant(n, k, l) && n.counter[k] >= 0 {
 			c.finishTrips(n, k)

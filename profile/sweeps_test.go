@@ -47,7 +47,7 @@ func verdicts(f *profile.File) map[string]string {
 // testdata/twosweeps.c (two 2D sweeps: the shape of an
 // alternating-direction solver or of a filter followed by a fold) and
 // testdata/forces.c (a sweep with an inner loop, then one without: an
-// n-body step). Every hot spot must get the verdicts a profile with
+// n-body step) and testdata/sweeps1d.c (two 1D sweeps). Every hot spot must get the verdicts a profile with
 // budget to spare gives, and every trip count seen must be a real one.
 //
 // The second sweep's induction variables were lost: the first sweep's
@@ -57,7 +57,10 @@ func verdicts(f *profile.File) map[string]string {
 // sequential, "no induction variable found". With one time step, that
 // happened with budget to spare too (predictTrips). forces' second sweep,
 // entered before the probes came back, was taken as recorded from its
-// second iteration on, and counted one iteration short.
+// second iteration on, and counted one iteration short. testdata/sweeps1d.c
+// (two 1D sweeps, no inner loops: jacobi1d's shape) probed every point of
+// its sweeps and stopped at thinBudget inside the first one: the second
+// sweep's trip count was never seen (innermostPauseMin).
 func TestSecondSweepSampled(t *testing.T) {
 	for _, tc := range []struct {
 		prog  string
@@ -67,6 +70,7 @@ func TestSecondSweepSampled(t *testing.T) {
 		{"twosweeps", []string{"48", "120", "1"}, 48},
 		{"twosweeps", []string{"48", "120", "3"}, 48},
 		{"forces", []string{"300", "2"}, 300},
+		{"sweeps1d", []string{"20002", "3"}, 20000},
 	} {
 		t.Run(tc.prog+"/"+strings.Join(tc.args, "x"), func(t *testing.T) {
 			path := buildStatic(t, tc.prog)

@@ -813,10 +813,10 @@ func (c *Collector) pauseLead(probes int64) int32 {
 // the next selected iteration (unless toEnd: the loop's iterations are
 // not recorded whatever they are), or the loop's end, is within lead. The
 // end is where the entry's exit test says it is (predicted, give or take
-// an iteration), else where the last entry ended. While the nest waits for its outer header to
-// begin an entry (waiting), a loop that runs past its last entry's count
-// (a growing triangle's next row) is at its end too: the probes must be
-// back by that header.
+// an iteration), else where the last entry ended. While the nest waits
+// for its outer header to begin an entry (waiting), a loop that runs past
+// its last entry's count (a growing triangle's next row) is at its end
+// too: the probes must be back by that header.
 func resumeAt(info *loopInfo, t, lead int32, toEnd, waiting bool) bool {
 	if !toEnd && nextSelected(t) <= t+lead {
 		return true
@@ -1114,9 +1114,9 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			// An innermost loop past its recorded iterations in a nest
 			// that spent its budget (a 1D sweep of a time step) pauses to
 			// a lead before the end its exit test predicts, counting its
-			// headers only (innermostPauseMin).
-			// Once an entry: from its last recorded iteration, or from
-			// where the budget ran out.
+			// headers only (innermostPauseMin). It is considered once an
+			// entry: after its last recorded iteration, or where the
+			// budget ran out.
 			switch t := n.counter[l]; {
 			case info.pauseTried || t < thinIterations-1:
 			case n.iterStart[l] < 0:

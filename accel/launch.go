@@ -902,6 +902,7 @@ func (sp *spot) siteRanges(byX86 map[[2]uint64]*siteObs, from, to uint64) ([]ptx
 		sites[s] = r
 	}
 	sp.coverConditionalSites(byX86, sites, seen)
+	sp.coverConditionalUnions(byX86, sites, seen, from, to)
 	// A site that did not run in both probed iterations (conditional code,
 	// an inner loop empty there) gets the footprint of the profile's array
 	// it belongs to, as the other sites of that array show it; the kernel

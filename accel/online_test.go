@@ -329,3 +329,39 @@ func TestRunOnlineEntersTriangleMidInstance(t *testing.T) {
 			on.Rounds, on.LimitedRounds, on.ProfiledInstructions)
 	}
 }
+
+// TestRunOnlineSingleLongInstance runs longsteps (an n-body time step:
+// an i-j force nest, then an update loop) with one step, so that the
+// force nest has a single instance, and the profiling round begins inside
+// it (after the first slice of the plain run), as gxbit run --accelerate
+// does on n-body at its sizes. The round must end by what it saw once
+// the i loop has run a few iterations (its outermost loop, the step loop,
+// has run one, and will run no other), and the rest of that same instance
+// must be offloaded, with the native output. (The round used to wait for
+// nine step iterations: it profiled the whole run and launched nothing.)
+func TestRunOnlineSingleLongInstance(t *testing.T) {
+	path := gccStatic(t, filepath.Join("testdata", "longsteps.c"), filepath.Join(t.TempDir(), "longsteps"), "-O2")
+	args := []string{path, "800", "1"}
+	want := runNative(t, path, args[1:]...)
+	var out bytes.Buffer
+	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileAfter: time.Nanosecond, AlwaysOffload: true,
+			Collect: profile.CollectOptions{LongOuterIteration: 2_000_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want || res.ExitStatus != 0 {
+		t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+	}
+	if on.Report == nil || on.Rounds == 0 || on.LimitedRounds != 0 {
+		t.Fatalf("%d rounds, %d ended by the instruction bound, why %v: want rounds ended by what they saw", on.Rounds, on.LimitedRounds, on.Why)
+	}
+	var iters uint64
+	for _, h := range on.Report.HotSpots {
+		iters += h.Iterations
+	}
+	t.Logf("%d guest instructions profiled of %d\n%s", on.ProfiledInstructions, on.Report.GuestInstructions, accel.FormatReport(on.Report))
+	if iters < 800/2 {
+		t.Errorf("%d iterations ran on the GPU: want most of the force nest's 800 (the rest of its only instance)", iters)
+	}
+}

@@ -27,6 +27,10 @@ type CollectOptions struct {
 	// collector's bookkeeping points, where it also samples the guest's
 	// position for the hotness of each nest (0: 1<<14).
 	SliceInsns uint64
+	// LongOuterIteration is how many guest instructions an iteration of
+	// a nest's outermost loop takes before Progress stops waiting for
+	// more of them (0: longRootIteration; see there).
+	LongOuterIteration uint64
 }
 
 // The kinds of instrumentation sites.
@@ -101,6 +105,10 @@ type loopInfo struct {
 	// 60 for 800 and resumed probes for most of its next entry).
 	lastTrips int64
 	exact     bool
+	// partial says the loop's current entry began before the collector
+	// took over (Restart found the guest inside it): its trip count so
+	// far is not the entry's, and is not recorded.
+	partial bool
 	// lead is the largest lead a pause of the loop's current entry took:
 	// while the nest waits for its outer header to begin an entry, a later
 	// pause of the same entry takes at least that, so that a loop that
@@ -127,6 +135,12 @@ type nestState struct {
 	snapping int               // loop whose snapshot is being filled, or -1
 	buf      []uint64
 	rejected string // an instruction the collector cannot model
+	// provisional says the current entry was begun by Restart inside an
+	// iteration of the outermost loop (see Restart); rootAt is the guest
+	// instruction count when the outermost loop's current iteration began
+	// under the collector (Progress).
+	provisional bool
+	rootAt      uint64
 	// Pausing (see pauseMinProbes): paused is the loop whose unselected
 	// iterations run without the sampling probes, or -1; iterStart holds
 	// n.spent at each loop's last sampled header (-1: none), spent
@@ -223,6 +237,9 @@ func NewCollector(p *Program, lift BlockLifter, mem *gvinst.Memory, opts Collect
 	}
 	if opts.SliceInsns == 0 {
 		opts.SliceInsns = 1 << 14
+	}
+	if opts.LongOuterIteration == 0 {
+		opts.LongOuterIteration = longRootIteration
 	}
 	c := &Collector{prog: p, lift: lift, mem: mem, opts: opts,
 		before: map[uint64][]probeSpec{}, access: map[uint64]int{}, accSite: map[[2]uint64]int{},
@@ -787,6 +804,9 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 					c.finishTrips(n, k)
 				}
 			}
+			if l == 0 && n.provisional {
+				c.endProvisional(n)
+			}
 			if l == 0 && n.counter[0] < 0 && (n.paused >= 0 || n.skip) {
 				// A nest paused before the collector saw its outer loop
 				// begin an iteration (its descendant, ended above, has
@@ -796,6 +816,9 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 				return
 			}
 			n.counter[l]++
+			if l == 0 {
+				n.rootAt = c.inner.Stats().GuestInsns
+			}
 			if l == 0 && n.counter[0] == 0 {
 				// A new entry, counted only: its trip counts are its
 				// own, not those of the last entry sampled (gramschmidt's
@@ -856,6 +879,9 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 				c.finishTrips(n, k)
 			}
 		}
+		if l == 0 && n.provisional {
+			c.endProvisional(n)
+		}
 		if n.counter[l] < 0 && l == 0 {
 			if n.skip && !n.flushed {
 				// As above: not until the probes are in place.
@@ -874,6 +900,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 		n.counter[l]++
 		if l == 0 {
 			n.maxOuter = max(n.maxOuter, n.counter[0])
+			n.rootAt = c.inner.Stats().GuestInsns
 		}
 		n.sel[l] = n.selected(n.counter[l])
 		n.snapping = -1
@@ -979,7 +1006,7 @@ func (c *Collector) finishTrips(n *nestState, l int) {
 		if p >= 0 {
 			ok = ok && c.chainSelected(n, p)
 		}
-		if ok && len(info.trips) < c.opts.MaxSamplesPerSite {
+		if ok && !info.partial && len(info.trips) < c.opts.MaxSamplesPerSite {
 			var outer []int32
 			if p >= 0 {
 				outer = c.iters(n, p)
@@ -988,7 +1015,7 @@ func (c *Collector) finishTrips(n *nestState, l int) {
 		}
 	}
 	n.counter[l] = -1
-	n.loops[l].lead, n.loops[l].exact = 0, true
+	n.loops[l].lead, n.loops[l].exact, n.loops[l].partial = 0, true, false
 	for k := l + 1; k < len(n.loops); k++ {
 		if c.isDescendant(n, k, l) && n.counter[k] >= 0 {
 			c.finishTrips(n, k)
@@ -1117,14 +1144,32 @@ type Progress struct {
 	// sampled enough yet: a nest has been once it stopped sampling
 	// (MaxProbesPerNest), or once its outermost loop has run
 	// minOuterIterations iterations in one entry (the iterations the fit
-	// samples before it thins out). A nest that is not running has given
-	// what its entries so far could give.
+	// samples before it thins out), or once a loop inside it with inner
+	// loops of its own has run minOuterIterations iterations in its
+	// current entry while the outermost loop's current iteration has
+	// taken CollectOptions.LongOuterIteration guest instructions
+	// (longRootIteration by default). A nest that
+	// is not running has given what its entries so far could give.
 	Sampling int
 }
 
 // minOuterIterations is how many iterations of a nest's outermost loop
 // make it sampled enough for Progress.
 const minOuterIterations = 9
+
+// longRootIteration is how many guest instructions an iteration of a
+// nest's outermost loop must have taken for Progress to stop waiting for
+// minOuterIterations of them, once a loop inside it, with inner loops of
+// its own, has run that many iterations (RATIONALE). The outermost loop
+// of a nest is often a time step or a repetition run a few times (nbody's
+// 2 steps, each a 40000 × 40000 i-j nest; fsum's 3 passes): waiting for 9
+// of its iterations profiled the whole run and offloaded nothing. The
+// inner loop's model (its level seen at a few values) is what phase 2
+// maps, and an outermost level that is parallel but not seen enough costs
+// little when its iterations are this long: the inner level's launch, one
+// per outer iteration, has tens of millions of instructions of work to
+// amortise it.
+const longRootIteration = 1 << 25
 
 // Progress reports the collector's sampling so far.
 func (c *Collector) Progress() Progress {
@@ -1141,11 +1186,37 @@ func (c *Collector) Progress() Progress {
 		// A nest the guest was inside when the collector took over counts
 		// its entry from its next outer iteration: running, it is not
 		// sampled until then.
-		if (n.sampling || n.paused >= 0) && n.maxOuter < minOuterIterations && running {
+		if (n.sampling || n.paused >= 0) && n.maxOuter < minOuterIterations && running && !c.innerSampled(n) {
 			p.Sampling++
 		}
 	}
 	return p
+}
+
+// innerSampled reports whether a loop of running nest n, below its
+// outermost one and with inner loops of its own, has run
+// minOuterIterations iterations in its current entry while the outermost
+// loop's current iteration has taken CollectOptions.LongOuterIteration
+// guest instructions (Progress).
+func (c *Collector) innerSampled(n *nestState) bool {
+	if n.counter[0] < 0 || c.inner.Stats().GuestInsns-n.rootAt < c.opts.LongOuterIteration {
+		return false
+	}
+	for l := 1; l < len(n.loops); l++ {
+		if len(n.loops[l].loop.Children) > 0 && n.counter[l] >= minOuterIterations {
+			return true
+		}
+	}
+	return false
+}
+
+// endProvisional ends the entry Restart began inside an iteration of
+// nest n's outermost loop, at that loop's next header: the header begins
+// a whole entry (the partial iteration's trip count is not recorded).
+func (c *Collector) endProvisional(n *nestState) {
+	n.provisional = false
+	n.loops[0].partial = true
+	c.finishTrips(n, 0)
 }
 
 // Restart prepares the collector to drive the guest again, at pc, after
@@ -1178,24 +1249,61 @@ func (c *Collector) Restart(pc uint64) {
 			}
 		}
 	}
+	now := c.inner.Stats().GuestInsns
 	for _, n := range c.nests {
 		if n.paused >= 0 {
 			c.resume(n)
 		}
 		for i := range n.counter {
 			n.counter[i] = -1
-			n.loops[i].exact = false
+			n.loops[i].exact, n.loops[i].partial = false, false
 		}
-		n.snapping = -1
+		n.snapping, n.provisional = -1, false
+	}
+	// The guest inside a nest: its outermost loop's iteration in progress
+	// begins a provisional entry at once, counted as that loop's iteration
+	// 0, rather than at the loop's next header, so that the loops inside
+	// it are sampled from their next headers on: the iteration in progress
+	// may be the last there is (nbody's second time step, hours long at
+	// its size) or most of the run. The loops the guest is inside have
+	// partial entries, whose trip counts are not recorded; the loop's next
+	// header ends the provisional entry (endProvisional).
+	for _, n := range c.nests {
+		if !n.contains(pc) {
+			continue
+		}
+		n.entries++
+		n.counter[0], n.sel[0], n.provisional, n.rootAt = 0, true, true, now
+		for _, k := range n.loops[c.innermost(n, pc)].chain {
+			n.loops[k].partial = true
+		}
+		break
 	}
 }
 
+// contains reports whether the guest address pc is inside a block of
+// nest n.
+func (n *nestState) contains(pc uint64) bool {
+	for _, b := range n.root.Blocks {
+		if pc >= b.Addr && pc < b.End {
+			return true
+		}
+	}
+	return false
+}
+
 // InNest reports whether the guest address pc starts a block of a loop
-// nest the collector has seen run (or of a loop it does not instrument:
-// one of a function with no candidate nest).
+// the collector has sampled (or of a loop it does not instrument: one of
+// a function with no candidate nest). A loop of a nest that has run, but
+// not in a sampled iteration (a time step's second sweep, when the round
+// ended in its first), is not known.
 func (c *Collector) InNest(pc uint64) bool {
 	ni, ok := c.blockNest[pc]
-	return ok && (ni < 0 || c.nests[ni].entries > 0)
+	if !ok || ni < 0 {
+		return ok
+	}
+	n := c.nests[ni]
+	return n.entries > 0 && len(n.loops[c.innermost(n, pc)].snaps) > 0
 }
 
 // provisionalTrips gives every loop that is running now and has no trip

@@ -365,3 +365,48 @@ func TestRunOnlineSingleLongInstance(t *testing.T) {
 		t.Errorf("%d iterations ran on the GPU: want most of the force nest's 800 (the rest of its only instance)", iters)
 	}
 }
+
+// TestRunOnlineLongTimeSteps runs heat3d under the single run with time
+// steps counted long (CollectOptions.LongOuterIteration), as its steps
+// are at its large size: a round begun inside a sweep ends once that
+// sweep has run a few planes from where the collector took over, without
+// waiting for nine steps, and the other sweep, which no round sampled,
+// starts a round of its own. Each sweep must be launched at its outermost
+// level (seen from the middle of an instance, or without its first
+// planes, a sweep's plane loop was once taken for sequential and the
+// sweep launched once per plane), with the native output, and the rounds
+// must take a small part of the run.
+func TestRunOnlineLongTimeSteps(t *testing.T) {
+	dir := buildNests(t, []string{"O2-static"})
+	path := filepath.Join(dir, "O2-static", "heat3d")
+	args := []string{path, "80", "6"}
+	want := runNative(t, path, args[1:]...)
+	var out bytes.Buffer
+	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileAfter: time.Nanosecond, AlwaysOffload: true,
+			Collect: profile.CollectOptions{LongOuterIteration: 2_000_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want || res.ExitStatus != 0 {
+		t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+	}
+	if on.Report == nil {
+		t.Fatalf("no phase 2: %v", on.Why)
+	}
+	t.Logf("%d rounds, %d guest instructions profiled of %d\n%s", on.Rounds, on.ProfiledInstructions, on.Report.GuestInstructions, accel.FormatReport(on.Report))
+	// Each sweep's outermost level is the grid's (a sweep mapped at its
+	// second level was seen in part only, and launches once per plane).
+	sweeps := 0
+	for _, h := range on.Report.HotSpots {
+		if (h.Entry == h.Header) && h.Launches > 0 && (h.Entry == "0x401700" || h.Entry == "0x401820") {
+			sweeps++
+		}
+	}
+	if sweeps != 2 {
+		t.Errorf("%d sweeps launched at their outermost level: want both sweeps of the time step\n%s", sweeps, accel.FormatReport(on.Report))
+	}
+	if on.ProfiledInstructions > on.Report.GuestInstructions/4 {
+		t.Errorf("%d of %d guest instructions ran under the collector: the rounds did not end within a time step", on.ProfiledInstructions, on.Report.GuestInstructions)
+	}
+}

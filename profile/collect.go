@@ -109,6 +109,25 @@ type loopInfo struct {
 	// took over (Restart found the guest inside it): its trip count so
 	// far is not the entry's, and is not recorded.
 	partial bool
+	// partialTrips is the iterations a partial entry ran under the
+	// collector (0: none ended), with the iterations of the enclosing
+	// loops then: a lower bound that provisionalTrips gives a loop no
+	// whole entry of which was seen.
+	partialTrips tripSample
+	// entered says the loop began an iteration since the collector last
+	// took over (Restart), and done that it has then run
+	// minOuterIterations iterations in one entry or a whole entry
+	// (innerSampled).
+	entered, done bool
+	// zeroSeen says an iteration 0 of the loop was recorded since then:
+	// one the collector skipped (the first iterations of a time step's
+	// second sweep, while the probes come back after the first one's
+	// pause) leaves the loop's model without its start.
+	zeroSeen bool
+	// tookOver says the collector took over inside the loop (Restart):
+	// its entry then was partial, counted from a later iteration, and
+	// has no iteration 0 to see.
+	tookOver bool
 	// lead is the largest lead a pause of the loop's current entry took:
 	// while the nest waits for its outer header to begin an entry, a later
 	// pause of the same entry takes at least that, so that a loop that
@@ -816,6 +835,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 				return
 			}
 			n.counter[l]++
+			n.loops[l].entered = true
 			if l == 0 {
 				n.rootAt = c.inner.Stats().GuestInsns
 			}
@@ -898,6 +918,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			}
 		}
 		n.counter[l]++
+		info.entered = true
 		if l == 0 {
 			n.maxOuter = max(n.maxOuter, n.counter[0])
 			n.rootAt = c.inner.Stats().GuestInsns
@@ -935,6 +956,9 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 		}
 		if n.skip {
 			return
+		}
+		if n.counter[l] == 0 && c.chainSelected(n, l) {
+			info.zeroSeen = true
 		}
 		if c.chainSelected(n, l) && !info.snapDone {
 			n.snapping = l
@@ -1006,13 +1030,21 @@ func (c *Collector) finishTrips(n *nestState, l int) {
 		if p >= 0 {
 			ok = ok && c.chainSelected(n, p)
 		}
-		if ok && !info.partial && len(info.trips) < c.opts.MaxSamplesPerSite {
+		if ok && len(info.trips) < c.opts.MaxSamplesPerSite {
 			var outer []int32
 			if p >= 0 {
 				outer = c.iters(n, p)
 			}
-			info.trips = append(info.trips, tripSample{entry: n.entries - 1, iters: outer, trips: int64(n.counter[l]) + 1})
+			ts := tripSample{entry: n.entries - 1, iters: outer, trips: int64(n.counter[l]) + 1}
+			if info.partial {
+				info.partialTrips = ts
+			} else {
+				info.trips = append(info.trips, ts)
+			}
 		}
+	}
+	if info := n.loops[l]; info.entered && n.counter[l] >= 0 && (!info.partial || n.counter[l] >= minOuterIterations) {
+		info.done = true
 	}
 	n.counter[l] = -1
 	n.loops[l].lead, n.loops[l].exact, n.loops[l].partial = 0, true, false
@@ -1144,8 +1176,8 @@ type Progress struct {
 	// sampled enough yet: a nest has been once it stopped sampling
 	// (MaxProbesPerNest), or once its outermost loop has run
 	// minOuterIterations iterations in one entry (the iterations the fit
-	// samples before it thins out), or once a loop inside it with inner
-	// loops of its own has run minOuterIterations iterations in its
+	// samples before it thins out), or once a loop just inside that one,
+	// with inner loops of its own, has run minOuterIterations iterations in its
 	// current entry while the outermost loop's current iteration has
 	// taken CollectOptions.LongOuterIteration guest instructions
 	// (longRootIteration by default). A nest that
@@ -1193,21 +1225,31 @@ func (c *Collector) Progress() Progress {
 	return p
 }
 
-// innerSampled reports whether a loop of running nest n, below its
-// outermost one and with inner loops of its own, has run
-// minOuterIterations iterations in its current entry while the outermost
-// loop's current iteration has taken CollectOptions.LongOuterIteration
-// guest instructions (Progress).
+// innerSampled reports whether, while the outermost loop's current
+// iteration of running nest n has taken CollectOptions.LongOuterIteration
+// guest instructions, every loop just inside it with inner loops of its
+// own that began an iteration since the round began has run
+// minOuterIterations iterations in one entry, or a whole entry, and one
+// has (Progress).
 func (c *Collector) innerSampled(n *nestState) bool {
-	if n.counter[0] < 0 || c.inner.Stats().GuestInsns-n.rootAt < c.opts.LongOuterIteration {
+	if !n.provisional || c.inner.Stats().GuestInsns-n.rootAt < c.opts.LongOuterIteration {
 		return false
 	}
+	some := false
 	for l := 1; l < len(n.loops); l++ {
-		if len(n.loops[l].loop.Children) > 0 && n.counter[l] >= minOuterIterations {
-			return true
+		info := n.loops[l]
+		if info.parent != 0 || len(info.loop.Children) == 0 || !info.entered {
+			continue
 		}
+		if !info.zeroSeen || !info.done && n.counter[l] < minOuterIterations {
+			// A loop that began only the end of its entry in the
+			// round (the sweep the round began inside) is sampled in
+			// its next entry, whichever loop of the step is done.
+			return false
+		}
+		some = true
 	}
-	return false
+	return some
 }
 
 // endProvisional ends the entry Restart began inside an iteration of
@@ -1250,15 +1292,35 @@ func (c *Collector) Restart(pc uint64) {
 		}
 	}
 	now := c.inner.Stats().GuestInsns
-	for _, n := range c.nests {
+	for ni, n := range c.nests {
 		if n.paused >= 0 {
 			c.resume(n)
+		}
+		// Each round has a probe budget of its own: a loop of the nest
+		// that no round has sampled yet (the round that spent the
+		// budget ended before it ran) is why this one began.
+		n.probes, n.thin = 0, false
+		if !n.sampling && n.paused < 0 {
+			depth := 0
+			for _, info := range n.loops {
+				depth = max(depth, len(info.chain))
+			}
+			n.sampling, n.skip, n.flushed, n.skipSeen = true, true, false, depth
+			c.resumed = append(c.resumed, ni)
 		}
 		for i := range n.counter {
 			n.counter[i] = -1
 			n.loops[i].exact, n.loops[i].partial = false, false
+			n.loops[i].entered, n.loops[i].done, n.loops[i].zeroSeen, n.loops[i].tookOver = false, false, false, false
 		}
 		n.snapping, n.provisional = -1, false
+	}
+	// The guest is between engines: the nests resumed or sampling again
+	// get their probes back now, not after the collector's first slice,
+	// so that nothing runs unrecorded (skip) from here on.
+	c.flush()
+	for _, n := range c.nests {
+		n.skip = false
 	}
 	// The guest inside a nest: its outermost loop's iteration in progress
 	// begins a provisional entry at once, counted as that loop's iteration
@@ -1275,7 +1337,7 @@ func (c *Collector) Restart(pc uint64) {
 		n.entries++
 		n.counter[0], n.sel[0], n.provisional, n.rootAt = 0, true, true, now
 		for _, k := range n.loops[c.innermost(n, pc)].chain {
-			n.loops[k].partial = true
+			n.loops[k].partial, n.loops[k].tookOver = true, true
 		}
 		break
 	}
@@ -1312,7 +1374,11 @@ func (c *Collector) InNest(pc uint64) bool {
 // instance of a nest) the iterations it has run so far as its trip count,
 // a lower bound, so that Finish can analyse the nest; phase 2 finds the
 // real trip count from the loop's exit test when it offloads the rest of
-// the instance. It returns the function that takes the samples back out.
+// the instance. A loop that is not running and was seen only in an entry
+// the collector took over in the middle of (a time step's first sweep,
+// when the round began inside it and ended in the second) gets that
+// entry's count, a lower bound as well. It returns the function that
+// takes the samples back out.
 func (c *Collector) provisionalTrips() (undo func()) {
 	type added struct{ info *loopInfo }
 	var undoList []added
@@ -1321,7 +1387,14 @@ func (c *Collector) provisionalTrips() (undo func()) {
 			continue
 		}
 		for l, info := range n.loops {
-			if n.counter[l] < 0 || len(info.trips) > 0 {
+			if len(info.trips) > 0 {
+				continue
+			}
+			if n.counter[l] < 0 {
+				if info.partialTrips.trips > 0 {
+					info.trips = append(info.trips, info.partialTrips)
+					undoList = append(undoList, added{info})
+				}
 				continue
 			}
 			var outer []int32

@@ -155,9 +155,8 @@ type nestState struct {
 	buf      []uint64
 	rejected string // an instruction the collector cannot model
 	// provisional says the current entry was begun by Restart inside an
-	// iteration of the outermost loop (see Restart); rootAt is the guest
-	// instruction count when the outermost loop's current iteration began
-	// under the collector (Progress).
+	// iteration of the outermost loop (see Restart), and rootAt is the
+	// guest instruction count then (Progress).
 	provisional bool
 	rootAt      uint64
 	// Pausing (see pauseMinProbes): paused is the loop whose unselected
@@ -836,9 +835,6 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			}
 			n.counter[l]++
 			n.loops[l].entered = true
-			if l == 0 {
-				n.rootAt = c.inner.Stats().GuestInsns
-			}
 			if l == 0 && n.counter[0] == 0 {
 				// A new entry, counted only: its trip counts are its
 				// own, not those of the last entry sampled (gramschmidt's
@@ -921,7 +917,6 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 		info.entered = true
 		if l == 0 {
 			n.maxOuter = max(n.maxOuter, n.counter[0])
-			n.rootAt = c.inner.Stats().GuestInsns
 		}
 		n.sel[l] = n.selected(n.counter[l])
 		n.snapping = -1
@@ -1225,11 +1220,12 @@ func (c *Collector) Progress() Progress {
 	return p
 }
 
-// innerSampled reports whether, while the outermost loop's current
-// iteration of running nest n has taken CollectOptions.LongOuterIteration
-// guest instructions, every loop just inside it with inner loops of its
-// own that began an iteration since the round began has run
-// minOuterIterations iterations in one entry, or a whole entry, and one
+// innerSampled reports whether nest n, in the provisional entry Restart
+// began (the outermost loop's iteration the guest was inside), has run
+// CollectOptions.LongOuterIteration guest instructions since, and every
+// loop just inside the outermost one, with inner loops of its own, that
+// began an iteration since has recorded its iteration 0 and run
+// minOuterIterations iterations in one entry, or a whole entry; and one
 // has (Progress).
 func (c *Collector) innerSampled(n *nestState) bool {
 	if !n.provisional || c.inner.Stats().GuestInsns-n.rootAt < c.opts.LongOuterIteration {
@@ -1242,9 +1238,10 @@ func (c *Collector) innerSampled(n *nestState) bool {
 			continue
 		}
 		if !info.zeroSeen || !info.done && n.counter[l] < minOuterIterations {
-			// A loop that began only the end of its entry in the
-			// round (the sweep the round began inside) is sampled in
-			// its next entry, whichever loop of the step is done.
+			// Not seen enough yet (a sweep whose first planes ran
+			// while the probes came back, or one the round caught
+			// near its end): the round goes on, whichever other loop
+			// of the step is done.
 			return false
 		}
 		some = true
@@ -1296,17 +1293,21 @@ func (c *Collector) Restart(pc uint64) {
 		if n.paused >= 0 {
 			c.resume(n)
 		}
-		// Each round has a probe budget of its own: a loop of the nest
-		// that no round has sampled yet (the round that spent the
-		// budget ended before it ran) is why this one began.
-		n.probes, n.thin = 0, false
-		if !n.sampling && n.paused < 0 {
-			depth := 0
-			for _, info := range n.loops {
-				depth = max(depth, len(info.chain))
+		// A nest with a loop no round has sampled yet (the round that
+		// spent the nest's probe budget ended before it ran: a time
+		// step's second sweep) gets a budget again, for that loop; this
+		// round may have begun for it. The others keep theirs spent:
+		// probing them again would only repeat what they showed.
+		unsampled := false
+		for _, info := range n.loops {
+			unsampled = unsampled || len(info.snaps) == 0
+		}
+		if unsampled && n.entries > 0 {
+			n.probes, n.thin = 0, false
+			if !n.sampling && n.paused < 0 {
+				n.sampling = true
+				c.resumed = append(c.resumed, ni)
 			}
-			n.sampling, n.skip, n.flushed, n.skipSeen = true, true, false, depth
-			c.resumed = append(c.resumed, ni)
 		}
 		for i := range n.counter {
 			n.counter[i] = -1

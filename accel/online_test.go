@@ -410,3 +410,47 @@ func TestRunOnlineLongTimeSteps(t *testing.T) {
 		t.Errorf("%d of %d guest instructions ran under the collector: the rounds did not end within a time step", on.ProfiledInstructions, on.Report.GuestInstructions)
 	}
 }
+
+// TestRunOnlineSequentialNests runs the corpus programs whose hot nest is
+// sequential (Gauss-Seidel, the DP triangle, Floyd-Warshall, a prefix
+// sum, a histogram) under the single run, the first round begun after
+// the first slice: nothing the profile
+// does not call parallel may be launched, each round must end by what
+// the collector saw, and the rounds together must take a small part of
+// the run (a sequential program pays for profiling and gains nothing),
+// with the native output.
+func TestRunOnlineSequentialNests(t *testing.T) {
+	dir := buildNests(t, []string{"O2-static"})
+	for _, c := range [][]string{{"seidel2d", "200", "40"}, {"nussinov", "250"}, {"floyd", "150"}, {"scan", "2000000"}, {"hist", "2000000", "256"}} {
+		path := filepath.Join(dir, "O2-static", c[0])
+		args := append([]string{path}, c[1:]...)
+		want := runNative(t, path, args[1:]...)
+		var out bytes.Buffer
+		res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+			pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileAfter: time.Nanosecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want || res.ExitStatus != 0 {
+			t.Errorf("%s: online run %q (status %d), native %q", c[0], out.String(), res.ExitStatus, want)
+		}
+		if on.Profile == nil || on.Report == nil {
+			t.Errorf("%s: no profile or no phase 2: %v", c[0], on.Why)
+			continue
+		}
+		t.Logf("%s: %d rounds, %d guest instructions profiled of %d", c[0], on.Rounds, on.ProfiledInstructions, on.Report.GuestInstructions)
+		if on.LimitedRounds != 0 || on.ProfiledInstructions > on.Report.GuestInstructions/2 {
+			t.Errorf("%s: %d rounds, %d ended by the instruction bound, %d of %d guest instructions profiled: want rounds ended by what they saw, a small part of the run",
+				c[0], on.Rounds, on.LimitedRounds, on.ProfiledInstructions, on.Report.GuestInstructions)
+		}
+		verdict := map[string]string{}
+		for _, h := range on.Profile.HotSpots {
+			verdict[h.Entry.String()] = h.Verdict
+		}
+		for _, h := range on.Report.HotSpots {
+			if verdict[h.Entry] != profile.VerdictParallel && h.Launches > 0 {
+				t.Errorf("%s: the %s nest at %s launched %d times", c[0], verdict[h.Entry], h.Entry, h.Launches)
+			}
+		}
+	}
+}

@@ -21,16 +21,19 @@ import (
 // offload could make much faster, pays nothing for profiling (nor for the
 // device, which phase 2 opens at the first launch it considers). A
 // profiling round runs the guest under phase 1's collector (from where
-// it is: inside a nest, the collector starts counting at its next outer
-// iteration) and ends as soon as every loop nest the guest has entered
-// is sampled enough (profile.Collector.Progress), or after ProfileInsns
-// guest instructions at most (a safety net). Phase 2 then takes over
-// with the profile of what ran so far. A nest instance that was running
-// when the round ended is not lost: its mapped level's header is a
-// breakpoint, so at its next iteration the rest of that same instance
-// goes to the GPU. When the guest later spends many slices in a row
-// outside every nest the profile knows (a nest that had not started
-// yet), a new profiling round begins, if profiling has taken at most
+// it is: inside a nest, the collector samples the outer iteration in
+// progress from the loops' next headers, profile.Collector.Restart) and
+// ends as soon as every loop nest the guest has entered is sampled
+// enough (profile.Collector.Progress: nine outer iterations, or, in an
+// outer iteration too long to wait for more, nine of each loop inside
+// it), or after ProfileInsns guest instructions at most (a safety net).
+// Phase 2 then takes over with the profile of what ran so far. A nest
+// instance that was running when the round ended is not lost: its mapped
+// level's header is a breakpoint, so at its next iteration the rest of
+// that same instance goes to the GPU. When the guest later spends many
+// slices in a row in loops no round has sampled (a nest that had not
+// started yet, or a time step's second sweep), a new profiling round
+// begins, if profiling has taken at most
 // profileShare of the run's CPU time so far, and the hot spots it finds
 // join the running accelerator. A round that finds nothing new doubles
 // the wait before the next one, so a program with nothing to offload

@@ -29,6 +29,10 @@ type CollectOptions struct {
 	// collector's bookkeeping points, where it also samples the guest's
 	// position for the hotness of each nest (0: 1<<14).
 	SliceInsns uint64
+	// LongOuterIteration is how many guest instructions an iteration of
+	// a nest's outermost loop takes before Progress stops waiting for
+	// more of them (0: longRootIteration; see there).
+	LongOuterIteration uint64
 }
 
 // The kinds of instrumentation sites.
@@ -122,6 +126,29 @@ type loopInfo struct {
 	// its counter is exact too; pauseTried that its current entry was
 	// considered for that pause.
 	fresh, counting, pauseTried bool
+	// partial says the loop's current entry began before the collector
+	// took over (Restart found the guest inside it): its trip count so
+	// far is not the entry's, and is not recorded.
+	partial bool
+	// partialTrips is the iterations a partial entry ran under the
+	// collector (0: none ended), with the iterations of the enclosing
+	// loops then: a lower bound that provisionalTrips gives a loop no
+	// whole entry of which was seen.
+	partialTrips tripSample
+	// entered says the loop began an iteration since the collector last
+	// took over (Restart), and done that it has then run
+	// minOuterIterations iterations in one entry or a whole entry
+	// (innerSampled).
+	entered, done bool
+	// zeroSeen says an iteration 0 of the loop was recorded since then:
+	// one the collector skipped (the first iterations of a time step's
+	// second sweep, while the probes come back after the first one's
+	// pause) leaves the loop's model without its start.
+	zeroSeen bool
+	// tookOver says the collector took over inside the loop (Restart):
+	// its entry then was partial, counted from a later iteration, and
+	// has no iteration 0 to see.
+	tookOver bool
 	// lead is the largest lead a pause of the loop's current entry took:
 	// while the nest waits for its outer header to begin an entry, a later
 	// pause of the same entry takes at least that, so that a loop that
@@ -148,6 +175,11 @@ type nestState struct {
 	snapping int               // loop whose snapshot is being filled, or -1
 	buf      []uint64
 	rejected string // an instruction the collector cannot model
+	// provisional says the current entry was begun by Restart inside an
+	// iteration of the outermost loop (see Restart), and rootAt is the
+	// guest instruction count then (Progress).
+	provisional bool
+	rootAt      uint64
 	// Pausing (see pauseMinProbes): paused is the loop whose unselected
 	// iterations run without the sampling probes, or -1; iterStart holds
 	// n.spent at each loop's last sampled header (-1: none), spent
@@ -249,6 +281,9 @@ func NewCollector(p *Program, lift BlockLifter, mem *gvinst.Memory, opts Collect
 	}
 	if opts.SliceInsns == 0 {
 		opts.SliceInsns = 1 << 14
+	}
+	if opts.LongOuterIteration == 0 {
+		opts.LongOuterIteration = longRootIteration
 	}
 	c := &Collector{prog: p, lift: lift, mem: mem, opts: opts,
 		before: map[uint64][]probeSpec{}, access: map[uint64]int{}, accSite: map[[2]uint64]int{},
@@ -968,6 +1003,9 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 					c.finishTrips(n, k)
 				}
 			}
+			if l == 0 && n.provisional {
+				c.endProvisional(n)
+			}
 			if l == 0 && n.counter[0] < 0 && (n.paused >= 0 || n.skip) {
 				// A nest paused before the collector saw its outer loop
 				// begin an iteration (its descendant, ended above, has
@@ -977,6 +1015,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 				return
 			}
 			n.counter[l]++
+			n.loops[l].entered = true
 			if l == 0 && n.counter[0] == 0 {
 				// A new entry, counted only: its trip counts are its
 				// own, not those of the last entry sampled (gramschmidt's
@@ -1042,6 +1081,9 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 				c.finishTrips(n, k)
 			}
 		}
+		if l == 0 && n.provisional {
+			c.endProvisional(n)
+		}
 		if n.counter[l] < 0 && l == 0 {
 			if n.skip && !n.flushed {
 				// As above: not until the probes are in place.
@@ -1075,6 +1117,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			}
 		}
 		n.counter[l]++
+		info.entered = true
 		if l == 0 {
 			n.maxOuter = max(n.maxOuter, n.counter[0])
 		}
@@ -1134,6 +1177,9 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 		}
 		if n.skip {
 			return
+		}
+		if n.counter[l] == 0 && c.chainSelected(n, l) {
+			info.zeroSeen = true
 		}
 		if c.chainSelected(n, l) && !info.snapDone {
 			n.snapping = l
@@ -1212,11 +1258,19 @@ func (c *Collector) finishTrips(n *nestState, l int) {
 			if p >= 0 {
 				outer = c.iters(n, p)
 			}
-			info.trips = append(info.trips, tripSample{entry: n.entries - 1, iters: outer, trips: int64(n.counter[l]) + 1})
+			ts := tripSample{entry: n.entries - 1, iters: outer, trips: int64(n.counter[l]) + 1}
+			if info.partial {
+				info.partialTrips = ts
+			} else {
+				info.trips = append(info.trips, ts)
+			}
 		}
 	}
+	if info := n.loops[l]; info.entered && n.counter[l] >= 0 && (!info.partial || n.counter[l] >= minOuterIterations) {
+		info.done = true
+	}
 	n.counter[l] = -1
-	n.loops[l].lead, n.loops[l].exact, n.loops[l].predicted = 0, true, 0
+	n.loops[l].lead, n.loops[l].exact, n.loops[l].predicted, n.loops[l].partial = 0, true, 0, false
 	n.loops[l].counting, n.loops[l].pauseTried = false, false
 	for k := l + 1; k < len(n.loops); k++ {
 		if c.isDescendant(n, k, l) && n.counter[k] >= 0 {
@@ -1350,14 +1404,32 @@ type Progress struct {
 	// sampled enough yet: a nest has been once it stopped sampling
 	// (MaxProbesPerNest), or once its outermost loop has run
 	// minOuterIterations iterations in one entry (the iterations the fit
-	// samples before it thins out). A nest that is not running has given
-	// what its entries so far could give.
+	// samples before it thins out), or once a loop just inside that one,
+	// with inner loops of its own, has run minOuterIterations iterations in its
+	// current entry while the outermost loop's current iteration has
+	// taken CollectOptions.LongOuterIteration guest instructions
+	// (longRootIteration by default). A nest that
+	// is not running has given what its entries so far could give.
 	Sampling int
 }
 
 // minOuterIterations is how many iterations of a nest's outermost loop
 // make it sampled enough for Progress.
 const minOuterIterations = 9
+
+// longRootIteration is how many guest instructions an iteration of a
+// nest's outermost loop must have taken for Progress to stop waiting for
+// minOuterIterations of them, once a loop inside it, with inner loops of
+// its own, has run that many iterations (RATIONALE). The outermost loop
+// of a nest is often a time step or a repetition run a few times (nbody's
+// 2 steps, each a 40000 × 40000 i-j nest; fsum's 3 passes): waiting for 9
+// of its iterations profiled the whole run and offloaded nothing. The
+// inner loop's model (its level seen at a few values) is what phase 2
+// maps, and an outermost level that is parallel but not seen enough costs
+// little when its iterations are this long: the inner level's launch, one
+// per outer iteration, has tens of millions of instructions of work to
+// amortise it.
+const longRootIteration = 1 << 25
 
 // Progress reports the collector's sampling so far.
 func (c *Collector) Progress() Progress {
@@ -1374,11 +1446,49 @@ func (c *Collector) Progress() Progress {
 		// A nest the guest was inside when the collector took over counts
 		// its entry from its next outer iteration: running, it is not
 		// sampled until then.
-		if (n.sampling || n.paused >= 0) && n.maxOuter < minOuterIterations && running {
+		if (n.sampling || n.paused >= 0) && n.maxOuter < minOuterIterations && running && !c.innerSampled(n) {
 			p.Sampling++
 		}
 	}
 	return p
+}
+
+// innerSampled reports whether nest n, in the provisional entry Restart
+// began (the outermost loop's iteration the guest was inside), has run
+// CollectOptions.LongOuterIteration guest instructions since, and every
+// loop just inside the outermost one, with inner loops of its own, that
+// began an iteration since has recorded its iteration 0 and run
+// minOuterIterations iterations in one entry, or a whole entry; and one
+// has (Progress).
+func (c *Collector) innerSampled(n *nestState) bool {
+	if !n.provisional || c.inner.Stats().GuestInsns-n.rootAt < c.opts.LongOuterIteration {
+		return false
+	}
+	some := false
+	for l := 1; l < len(n.loops); l++ {
+		info := n.loops[l]
+		if info.parent != 0 || len(info.loop.Children) == 0 || !info.entered {
+			continue
+		}
+		if !info.zeroSeen || !info.done && n.counter[l] < minOuterIterations {
+			// Not seen enough yet (a sweep whose first planes ran
+			// while the probes came back, or one the round caught
+			// near its end): the round goes on, whichever other loop
+			// of the step is done.
+			return false
+		}
+		some = true
+	}
+	return some
+}
+
+// endProvisional ends the entry Restart began inside an iteration of
+// nest n's outermost loop, at that loop's next header: the header begins
+// a whole entry (the partial iteration's trip count is not recorded).
+func (c *Collector) endProvisional(n *nestState) {
+	n.provisional = false
+	n.loops[0].partial = true
+	c.finishTrips(n, 0)
 }
 
 // Restart prepares the collector to drive the guest again, at pc, after
@@ -1411,24 +1521,85 @@ func (c *Collector) Restart(pc uint64) {
 			}
 		}
 	}
-	for _, n := range c.nests {
+	now := c.inner.Stats().GuestInsns
+	for ni, n := range c.nests {
 		if n.paused >= 0 {
 			c.resume(n)
 		}
+		// A nest with a loop no round has sampled yet (the round that
+		// spent the nest's probe budget ended before it ran: a time
+		// step's second sweep) gets a budget again, for that loop; this
+		// round may have begun for it. The others keep theirs spent:
+		// probing them again would only repeat what they showed.
+		unsampled := false
+		for _, info := range n.loops {
+			unsampled = unsampled || len(info.snaps) == 0
+		}
+		if unsampled && n.entries > 0 {
+			n.probes, n.thin = 0, false
+			if !n.sampling && n.paused < 0 {
+				n.sampling = true
+				c.resumed = append(c.resumed, ni)
+			}
+		}
 		for i := range n.counter {
 			n.counter[i] = -1
-			n.loops[i].exact = false
+			n.loops[i].exact, n.loops[i].partial = false, false
+			n.loops[i].entered, n.loops[i].done, n.loops[i].zeroSeen, n.loops[i].tookOver = false, false, false, false
 		}
-		n.snapping = -1
+		n.snapping, n.provisional = -1, false
+	}
+	// The guest is between engines: the nests resumed or sampling again
+	// get their probes back now, not after the collector's first slice,
+	// so that nothing runs unrecorded (skip) from here on.
+	c.flush()
+	for _, n := range c.nests {
+		n.skip = false
+	}
+	// The guest inside a nest: its outermost loop's iteration in progress
+	// begins a provisional entry at once, counted as that loop's iteration
+	// 0, rather than at the loop's next header, so that the loops inside
+	// it are sampled from their next headers on: the iteration in progress
+	// may be the last there is (nbody's second time step, hours long at
+	// its size) or most of the run. The loops the guest is inside have
+	// partial entries, whose trip counts are not recorded; the loop's next
+	// header ends the provisional entry (endProvisional).
+	for _, n := range c.nests {
+		if !n.contains(pc) {
+			continue
+		}
+		n.entries++
+		n.counter[0], n.sel[0], n.provisional, n.rootAt = 0, true, true, now
+		for _, k := range n.loops[c.innermost(n, pc)].chain {
+			n.loops[k].partial, n.loops[k].tookOver = true, true
+		}
+		break
 	}
 }
 
+// contains reports whether the guest address pc is inside a block of
+// nest n.
+func (n *nestState) contains(pc uint64) bool {
+	for _, b := range n.root.Blocks {
+		if pc >= b.Addr && pc < b.End {
+			return true
+		}
+	}
+	return false
+}
+
 // InNest reports whether the guest address pc starts a block of a loop
-// nest the collector has seen run (or of a loop it does not instrument:
-// one of a function with no candidate nest).
+// the collector has sampled (or of a loop it does not instrument: one of
+// a function with no candidate nest). A loop of a nest that has run, but
+// not in a sampled iteration (a time step's second sweep, when the round
+// ended in its first), is not known.
 func (c *Collector) InNest(pc uint64) bool {
 	ni, ok := c.blockNest[pc]
-	return ok && (ni < 0 || c.nests[ni].entries > 0)
+	if !ok || ni < 0 {
+		return ok
+	}
+	n := c.nests[ni]
+	return n.entries > 0 && len(n.loops[c.innermost(n, pc)].snaps) > 0
 }
 
 // provisionalTrips gives every loop that is running now and has no trip
@@ -1437,7 +1608,11 @@ func (c *Collector) InNest(pc uint64) bool {
 // instance of a nest) the iterations it has run so far as its trip count,
 // a lower bound, so that Finish can analyse the nest; phase 2 finds the
 // real trip count from the loop's exit test when it offloads the rest of
-// the instance. It returns the function that takes the samples back out.
+// the instance. A loop that is not running and was seen only in an entry
+// the collector took over in the middle of (a time step's first sweep,
+// when the round began inside it and ended in the second) gets that
+// entry's count, a lower bound as well. It returns the function that
+// takes the samples back out.
 func (c *Collector) provisionalTrips() (undo func()) {
 	type added struct{ info *loopInfo }
 	var undoList []added
@@ -1446,7 +1621,14 @@ func (c *Collector) provisionalTrips() (undo func()) {
 			continue
 		}
 		for l, info := range n.loops {
-			if n.counter[l] < 0 || len(info.trips) > 0 {
+			if len(info.trips) > 0 {
+				continue
+			}
+			if n.counter[l] < 0 {
+				if info.partialTrips.trips > 0 {
+					info.trips = append(info.trips, info.partialTrips)
+					undoList = append(undoList, added{info})
+				}
 				continue
 			}
 			var outer []int32

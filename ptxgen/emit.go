@@ -1372,14 +1372,23 @@ func (e *emitter) mem(block uint64, idx int, in *gvinst.Inst) {
 		e.i("add.u64", addr, guest, lit(uint64(in.Imm)))
 		guest = addr
 	}
-	if size == 16 && e.a.align[key(block, idx)] < 16 {
-		// movdqu, movups: any address, as gcc's vector loops over bytes
-		// and stencils' shifted rows make.
+	if size == 16 && e.a.align[key(block, idx)] < 16 || e.a.anyAlign[key(block, idx)] {
+		// movdqu, movups, movq/movd of a vector register: any address,
+		// as gcc's vector loops over bytes and stencils' shifted rows
+		// make.
 		e.siteCheckTo(id, addr, guest, 1, in.X86)
 		if in.Op == gvinst.OpLd {
-			e.loadAny16(e.reg(in.Dst), e.reg(in.Dst+1), addr)
+			ds := []string{e.reg(in.Dst)}
+			if size == 16 {
+				ds = append(ds, e.reg(in.Dst+1))
+			}
+			e.loadAny(ds, addr, size)
 		} else {
-			e.storeAny16(addr, e.reg(in.Src[1]), e.reg(in.Src[1]+1))
+			vs := []string{e.reg(in.Src[1])}
+			if size == 16 {
+				vs = append(vs, e.reg(in.Src[1]+1))
+			}
+			e.storeAny(addr, vs, size)
 		}
 		return
 	}
@@ -1506,50 +1515,61 @@ func (e *emitter) load(d string, at ptx.Operand, size int) {
 	}
 }
 
-// loadAny16 loads the 16 bytes at device address addr, of any alignment,
-// into lo and hi: from the three aligned words that hold them (the third
-// is the second again when addr is aligned), joined by shifts. A device
-// buffer starts and ends at 16-byte boundaries of guest addresses
-// (launch.go), so an aligned word holding an accessed byte lies inside it.
-func (e *emitter) loadAny16(lo, hi, addr string) {
+// loadAny loads the size bytes (4, 8 or 16) at device address addr, of any
+// alignment, into ds (one register, or two for 16 bytes): from the aligned
+// words that hold them (the last is the one before again when the bytes
+// end in it), joined by shifts. A device buffer starts and ends at 16-byte
+// boundaries of guest addresses (launch.go), so an aligned word holding an
+// accessed byte lies inside it.
+func (e *emitter) loadAny(ds []string, addr string, size int) {
 	base, last, o := e.t(), e.t(), e.t()
 	e.i("and.b64", base, addr, lit(^uint64(7)))
-	e.i("add.u64", last, addr, 15)
+	e.i("add.u64", last, addr, size-1)
 	e.i("and.b64", last, last, lit(^uint64(7)))
 	e.i("and.b64", o, addr, 7)
 	sh, rsh := e.w(), e.w()
 	e.i("cvt.u32.u64", sh, o)
 	e.i("shl.b32", sh, sh, 3)
 	e.i("sub.u32", rsh, 64, sh) // 64 when aligned: the shift gives 0
-	w := [3]string{e.t(), e.t(), e.t()}
+	w := []string{e.t(), e.t()}
 	e.i("ld.global.u64", w[0], ptx.Addr(base, 0))
-	e.i("ld.global.u64", w[1], ptx.Addr(base, 8))
-	e.i("ld.global.u64", w[2], ptx.Addr(last, 0))
-	for h, d := range []string{lo, hi} {
+	if size == 16 {
+		w = append(w, e.t())
+		e.i("ld.global.u64", w[1], ptx.Addr(base, 8))
+	}
+	e.i("ld.global.u64", w[len(w)-1], ptx.Addr(last, 0))
+	for h, d := range ds {
 		x, y := e.t(), e.t()
 		e.i("shr.b64", x, w[h], sh)
 		e.i("shl.b64", y, w[h+1], rsh)
 		e.i("or.b64", d, x, y)
+		if size < 8 {
+			e.i("and.b64", d, d, lit(sizeMask(size)))
+		}
 	}
 }
 
-// storeAny16 stores lo and hi at device address addr, of any alignment:
-// as two words when addr is 8-byte aligned, else byte by byte (other
-// threads may write the bytes around, so no word is read and written
-// back).
-func (e *emitter) storeAny16(addr, lo, hi string) {
+// storeAny stores the size bytes (4, 8 or 16) of vs (one register, or two
+// for 16 bytes) at device address addr, of any alignment: as words when
+// addr is aligned to them, else byte by byte (other threads may write the
+// bytes around, so no word is read and written back).
+func (e *emitter) storeAny(addr string, vs []string, size int) {
 	o, p := e.t(), e.pred()
-	e.i("and.b64", o, addr, 7)
+	ws := min(size, 8)
+	e.i("and.b64", o, addr, ws-1)
 	e.i("setp.eq.u64", p, o, 0)
-	e.i("st.global.u64", ptx.Addr(addr, 0), lo).when(p)
-	e.i("st.global.u64", ptx.Addr(addr, 8), hi).when(p)
-	for k := 0; k < 16; k++ {
-		v := lo
-		if k >= 8 {
-			v = hi
+	for h, v := range vs {
+		if ws == 4 {
+			x := e.w()
+			e.i("cvt.u32.u64", x, v)
+			e.i("st.global.u32", ptx.Addr(addr, 0), x).when(p)
+			continue
 		}
+		e.i("st.global.u64", ptx.Addr(addr, int64(8*h)), v).when(p)
+	}
+	for k := 0; k < size; k++ {
 		x, b := e.t(), e.h()
-		e.i("shr.u64", x, v, 8*(k%8))
+		e.i("shr.u64", x, vs[k/8], 8*(k%8))
 		e.i("cvt.u16.u64", b, x)
 		e.i("st.global.u8", ptx.Addr(addr, int64(k)), b).when("!" + p)
 	}

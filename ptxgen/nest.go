@@ -315,6 +315,10 @@ type analysis struct {
 	// alignChecked holds those CHKALIGNs, which emit nothing themselves.
 	align        map[[2]int64]int
 	alignChecked map[[2]int64]bool
+	// anyAlign holds the 4- and 8-byte LD/ST sites that move half of a
+	// vector register (movd, movq: their LD feeds a JOIN.b128, their ST
+	// stores a .b128 value's low half): packed bytes at any address.
+	anyAlign map[[2]int64]bool
 	liveIns      []LiveIn
 	exit         ExitTest
 	usesDyn      bool
@@ -355,7 +359,7 @@ func analyze(n *Nest) (*analysis, error) {
 		return nil, reject(n.ThreadLoop, "the thread loop at %#x needs an inner level below it and no Interchange", n.ThreadLoop)
 	}
 	a := &analysis{n: n, priv: map[[2]int64]int64{}, privSize: map[int64]int{}, privIdx: map[int64]int{}, siteAt: map[[2]int64]int{},
-		align: map[[2]int64]int{}, alignChecked: map[[2]int64]bool{}}
+		align: map[[2]int64]int{}, alignChecked: map[[2]int64]bool{}, anyAlign: map[[2]int64]bool{}}
 	for addr, b := range n.Blocks {
 		if b == nil {
 			return nil, reject(addr, "no block at %#x", addr)
@@ -735,6 +739,56 @@ func (a *analysis) check3D() error {
 	return nil
 }
 
+// movesVectorHalf reports whether LD or ST i of b, of an integer type of 4
+// or 8 bytes, moves half of a vector register that packed integer ops of
+// 1- to 4-byte lanes use (movd, movq in a vector loop over bytes or
+// words): its LD's value becomes the low half of a JOIN.b128 such an op
+// reads later in b, or its ST stores the low half of such an op's result.
+// Those may be at any address. movsd moves a double the same way, always
+// aligned, and keeps the plain access (hoist.go's pointer walks). Either
+// way the kernel is exact: a plain access the guest made at an unaligned
+// address ends the thread with ErrCodeAlign.
+func movesVectorHalf(b *gvinst.VBlock, i int) bool {
+	in := &b.Insts[i]
+	if !in.Type.IsInt() || in.Type.Size() != 4 && in.Type.Size() != 8 {
+		return false
+	}
+	if in.Op == gvinst.OpSt {
+		for k := i - 1; k >= 0; k-- {
+			if d := &b.Insts[k]; hasDst(d) && d.Dst == in.Src[1] {
+				return packedNarrowInt(d)
+			}
+		}
+		return false
+	}
+	// The vector values (registers and slots) that hold the loaded half.
+	regs, slots := map[gvinst.Reg]bool{in.Dst: true}, map[gvinst.Reg]bool{}
+	for k := i + 1; k < len(b.Insts); k++ {
+		u := &b.Insts[k]
+		reads := false
+		for _, r := range u.SrcRegs() {
+			reads = reads || regs[r]
+		}
+		switch {
+		case u.Op == gvinst.OpJoin && regs[u.Src[0]]:
+			regs[u.Dst] = true
+		case u.Op == gvinst.OpPut && regs[u.Src[0]]:
+			slots[u.Dst] = true
+		case u.Op == gvinst.OpGet && slots[u.Src[0]]:
+			regs[u.Dst] = true
+		case reads && packedNarrowInt(u):
+			return true
+		}
+	}
+	return false
+}
+
+// packedNarrowInt reports whether in is a packed op on integer lanes of 1
+// to 4 bytes.
+func packedNarrowInt(in *gvinst.Inst) bool {
+	return in.Op.Info().Types == gvinst.TVec && in.Type.IsInt() && in.Type.Size() <= 4
+}
+
 // checkOps rejects blocks with instructions the generator cannot lower.
 func (a *analysis) checkOps() error {
 	for _, addr := range a.order {
@@ -897,6 +951,9 @@ func (a *analysis) findAccesses() error {
 						a.alignChecked[key(addr, i)] = true
 					}
 				}
+			}
+			if (in.Op == gvinst.OpLd || in.Op == gvinst.OpSt) && movesVectorHalf(b, i) {
+				a.anyAlign[key(addr, i)] = true
 			}
 			if in.Op == gvinst.OpLd || in.Op == gvinst.OpSt {
 				srcIdx := 0

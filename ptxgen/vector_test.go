@@ -10,10 +10,11 @@ import (
 	"github.com/gxbit/gxbit/gvinst"
 )
 
-// TestUnalignedVectorAccess runs a byte loop of movdqu loads and stores
-// (LD.b128/ST.b128 at every offset mod 16, as gcc -O3 makes over uint8_t
-// rows) on gpusim and on the CPU engine: the kernel's bytes must be the
-// CPU's, with no alignment error.
+// TestUnalignedVectorAccess runs byte loops of movdqu loads and stores
+// (LD.b128/ST.b128 at offsets 0..15, as gcc -O3 makes over uint8_t rows),
+// and of movq and movd (an LD.u64/u32 into a JOIN.b128, an ST of a vector's
+// low half: the vector loop's 8-byte tail), on gpusim and on the CPU
+// engine: the kernel's bytes must be the CPU's, with no alignment error.
 func TestUnalignedVectorAccess(t *testing.T) {
 	ctx, err := gpusim.New(gpusim.Options{}).NewContext(0)
 	if err != nil {
@@ -24,19 +25,24 @@ func TestUnalignedVectorAccess(t *testing.T) {
 	const iters = 300 // opIters*48 bytes of input, 16 per iteration
 	input := make([]byte, opIters*48)
 	rng.Read(input)
-	for _, off := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {3, 13}, {8, 8}, {15, 7}, {4, 12}} {
-		t.Run(fmt.Sprintf("ld%d_st%d", off[0], off[1]), func(t *testing.T) {
-			src := fmt.Sprintf(`
+	loads := map[string]string{
+		"b128": "LD.b128 v0, v42(%d)\n  LD.b128 v2, v42(%d)",
+		"u64":  "LD.u64 v10, v42(%d)\n  LI.u64 v11, 0\n  JOIN.b128 v0, v10, v11\n  LD.u64 v12, v42(%d)\n  JOIN.b128 v2, v12, v11",
+		"u32":  "LD.u32 v10, v42(%d)\n  LI.u64 v11, 0\n  JOIN.b128 v0, v10, v11\n  LD.u32 v12, v42(%d)\n  JOIN.b128 v2, v12, v11",
+	}
+	for _, ty := range []string{"b128", "u64", "u32"} {
+		for _, off := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {3, 13}, {8, 8}, {15, 7}, {4, 12}, {2, 6}} {
+			t.Run(fmt.Sprintf("%s_ld%d_st%d", ty, off[0], off[1]), func(t *testing.T) {
+				src := fmt.Sprintf(`
 vblock 0x1000..0x1040:
   GET.u64 v40, s0
   GET.u64 v41, s6
   ADD.u64 v42, v41, v40
-  LD.b128 v0, v42(%d)
-  LD.b128 v2, v42(%d)
+  `+loads[ty]+`
   VAVG.u8 v6, v0, v2
   GET.u64 v43, s7
   ADD.u64 v44, v43, v40
-  ST.b128 v44(%d), v6
+  ST.`+ty+` v44(%d), v6
   ADD.u64 v45, v40, 16
   PUT.u64 s0, v45
   LI.u64 v46, %d
@@ -45,52 +51,53 @@ vblock 0x1000..0x1040:
 vblock 0x1040..0x1042:
   SYSCALL 0x1042
 `, off[0], off[0]+1, off[1], iters*16)
-			bs := parseBlocks(t, src)
-			k, err := Generate(&Nest{Header: 0x1000, Blocks: map[uint64]*gvinst.VBlock{0x1000: bs[0x1000]}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			refMem, refCPU := setupWith(t, input)
-			if st := gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}).Run(refCPU, 0); st.Kind != gvinst.StopSyscall {
-				t.Fatalf("engine stopped: %v", st)
-			}
-			mem, _ := setupWith(t, input)
-			in := LaunchInput{Count: iters - 1}
-			for _, l := range k.LiveIns {
-				v := map[gvinst.Reg]uint64{gvinst.S6: dataBase, gvinst.S7: dataBase + 0x20000}[l.Slot]
-				step := uint64(0)
-				if l.Slot == gvinst.S0 {
-					step = 16
+				bs := parseBlocks(t, src)
+				k, err := Generate(&Nest{Header: 0x1000, Blocks: map[uint64]*gvinst.VBlock{0x1000: bs[0x1000]}})
+				if err != nil {
+					t.Fatal(err)
 				}
-				in.Values = append(in.Values, v)
-				in.Steps = append(in.Steps, step)
-			}
-			for range k.Sites {
-				in.Sites = append(in.Sites, Range{dataBase, dataBase + 0x40000})
-			}
-			m, err := ctx.LoadModule(k.PTX)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, numbered(k.PTX))
-			}
-			fn, err := m.Function(k.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err = Launch(ctx, fn, k, mem, in, nil); err != nil {
-				t.Fatalf("%v\n%s", err, numbered(k.PTX))
-			}
-			n := (iters - 1) * 16
-			want, got := make([]byte, n+32), make([]byte, n+32)
-			_ = refMem.Read(dataBase+0x20000, want)
-			_ = mem.Read(dataBase+0x20000, got)
-			// The CPU ran the last iteration too; the kernel did not.
-			if !bytes.Equal(want[:n+off[1]], got[:n+off[1]]) {
-				for i := range n {
-					if want[i] != got[i] {
-						t.Fatalf("byte %d: cpu %#x, gpu %#x", i, want[i], got[i])
+				refMem, refCPU := setupWith(t, input)
+				if st := gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}).Run(refCPU, 0); st.Kind != gvinst.StopSyscall {
+					t.Fatalf("engine stopped: %v", st)
+				}
+				mem, _ := setupWith(t, input)
+				in := LaunchInput{Count: iters - 1}
+				for _, l := range k.LiveIns {
+					v := map[gvinst.Reg]uint64{gvinst.S6: dataBase, gvinst.S7: dataBase + 0x20000}[l.Slot]
+					step := uint64(0)
+					if l.Slot == gvinst.S0 {
+						step = 16
+					}
+					in.Values = append(in.Values, v)
+					in.Steps = append(in.Steps, step)
+				}
+				for range k.Sites {
+					in.Sites = append(in.Sites, Range{dataBase, dataBase + 0x40000})
+				}
+				m, err := ctx.LoadModule(k.PTX)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, numbered(k.PTX))
+				}
+				fn, err := m.Function(k.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err = Launch(ctx, fn, k, mem, in, nil); err != nil {
+					t.Fatalf("%v\n%s", err, numbered(k.PTX))
+				}
+				n := (iters - 1) * 16
+				want, got := make([]byte, n+32), make([]byte, n+32)
+				_ = refMem.Read(dataBase+0x20000, want)
+				_ = mem.Read(dataBase+0x20000, got)
+				// The CPU ran the last iteration too; the kernel did not.
+				if !bytes.Equal(want[:n+off[1]], got[:n+off[1]]) {
+					for i := range n {
+						if want[i] != got[i] {
+							t.Fatalf("byte %d: cpu %#x, gpu %#x", i, want[i], got[i])
+						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }

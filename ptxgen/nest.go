@@ -319,10 +319,10 @@ type analysis struct {
 	// vector register (movd, movq: their LD feeds a JOIN.b128, their ST
 	// stores a .b128 value's low half): packed bytes at any address.
 	anyAlign map[[2]int64]bool
-	liveIns      []LiveIn
-	exit         ExitTest
-	usesDyn      bool
-	usesDF       bool // REPSTOS: the kernel assumes the direction flag is clear
+	liveIns  []LiveIn
+	exit     ExitTest
+	usesDyn  bool
+	usesDF   bool // REPSTOS: the kernel assumes the direction flag is clear
 	// 2D mapping: the inner level's blocks and live-in values, and the
 	// stores of the outer body (Nest.OuterStores).
 	inner       map[uint64]bool

@@ -310,19 +310,19 @@ type analysis struct {
 	privIdx  map[int64]int // offset → register number
 	sites    []Site
 	siteAt   map[[2]int64]int
+	// anyAlign holds the 4- and 8-byte LD/ST sites that move half of a
+	// vector register (movd, movq: their LD feeds a JOIN.b128, their ST
+	// stores a .b128 value's low half): packed bytes at any address.
+	anyAlign map[[2]int64]bool
 	// align maps (block, inst index) of a site's LD/ST to the alignment
 	// a CHKALIGN before it requires, which its site check then tests;
 	// alignChecked holds those CHKALIGNs, which emit nothing themselves.
 	align        map[[2]int64]int
 	alignChecked map[[2]int64]bool
-	// anyAlign holds the 4- and 8-byte LD/ST sites that move half of a
-	// vector register (movd, movq: their LD feeds a JOIN.b128, their ST
-	// stores a .b128 value's low half): packed bytes at any address.
-	anyAlign map[[2]int64]bool
-	liveIns  []LiveIn
-	exit     ExitTest
-	usesDyn  bool
-	usesDF   bool // REPSTOS: the kernel assumes the direction flag is clear
+	liveIns      []LiveIn
+	exit         ExitTest
+	usesDyn      bool
+	usesDF       bool // REPSTOS: the kernel assumes the direction flag is clear
 	// 2D mapping: the inner level's blocks and live-in values, and the
 	// stores of the outer body (Nest.OuterStores).
 	inner       map[uint64]bool

@@ -64,6 +64,8 @@ var opCases = []string{
 	"VUNPACKL.u8 v6, v0, v2", "VUNPACKH.u8 v6, v0, v2", "VUNPACKL.u16 v6, v0, v2", "VUNPACKH.u16 v6, v0, v2", "VUNPACKH.u64 v6, v0, v2",
 	"VCMP.eq.u8 v6, v0, v2", "VCMP.gt.s8 v6, v0, v2", "VCMP.eq.u16 v6, v0, v2", "VCMP.gt.s16 v6, v0, v2",
 	"VSHR.u16 v6, v0, 3", "VSHL.u16 v6, v0, 15", "VSAR.s16 v6, v0, 4", "VSHR.u16 v6, v0, v4", "VSAR.s16 v6, v0, v4", "VSHL.u16 v6, v0, v4", "VSAR.s16 v6, v0, 16",
+	"VSHL.u16 v6, v0, 16", "VSHR.u16 v6, v0, 0", "VSHL.u8 v6, v0, 3", "VSHR.u8 v6, v0, 7", "VSHR.u16 v6, v0, 200",
+	"VSUB.u8 v0, v2, v0; MOV.b128 v6, v0", "VUNPACKH.u16 v2, v2, v0; MOV.b128 v6, v2",
 	"VADDSAT.u8 v6, v0, v2", "VADDSAT.s8 v6, v0, v2", "VSUBSAT.u8 v6, v0, v2", "VSUBSAT.s8 v6, v0, v2",
 	"VADDSAT.u16 v6, v0, v2", "VADDSAT.s16 v6, v0, v2", "VSUBSAT.u16 v6, v0, v2", "VSUBSAT.s16 v6, v0, v2",
 	"VAVG.u8 v6, v0, v2", "VAVG.u16 v6, v0, v2", "VMULHI.s16 v6, v0, v2", "VMULHI.u16 v6, v0, v2", "VMADDW.s16 v6, v0, v2", "VSAD.u8 v6, v0, v2",

@@ -280,7 +280,14 @@ func (e *emitter) vec(in *gvinst.Inst) {
 		e.i("mov.b64", e.reg(d), x[0])
 		e.i("mov.b64", e.reg(d+1), x[1])
 		return
-	case gvinst.OpVCmp, gvinst.OpVShl, gvinst.OpVShr, gvinst.OpVSar, gvinst.OpVPerm, gvinst.OpVCvt, gvinst.OpVMulW, gvinst.OpVShufP:
+	case gvinst.OpVShl, gvinst.OpVShr:
+		if in.HasImm && t.Size() <= 4 {
+			e.swarShift(in)
+			return
+		}
+		e.vecMore(in)
+		return
+	case gvinst.OpVCmp, gvinst.OpVSar, gvinst.OpVPerm, gvinst.OpVCvt, gvinst.OpVMulW, gvinst.OpVShufP:
 		e.vecMore(in)
 		return
 	case gvinst.OpVAdd, gvinst.OpVSub, gvinst.OpVMul, gvinst.OpVMin, gvinst.OpVMax, gvinst.OpVUnpackL, gvinst.OpVUnpackH:

@@ -18,7 +18,13 @@ func (e *emitter) vecInt(in *gvinst.Inst) {
 	t := in.Type
 	ls := t.Size()
 	switch in.Op {
-	case gvinst.OpVAdd, gvinst.OpVSub, gvinst.OpVMul, gvinst.OpVMin, gvinst.OpVMax:
+	case gvinst.OpVAdd, gvinst.OpVSub:
+		if ls <= 2 {
+			e.swarAddSub(in)
+			return
+		}
+		fallthrough
+	case gvinst.OpVMul, gvinst.OpVMin, gvinst.OpVMax:
 		a, b := e.lanesExt(in.Src[0], t), e.lanesExt(in.Src[1], t)
 		ty := "u64"
 		if t.IsSigned() {
@@ -38,6 +44,10 @@ func (e *emitter) vecInt(in *gvinst.Inst) {
 		}
 		e.setLanes(in.Dst, out, ls)
 	case gvinst.OpVUnpackL, gvinst.OpVUnpackH:
+		if ls <= 2 {
+			e.unpackPrmt(in)
+			return
+		}
 		a, b := e.lanesOf(in.Src[0], ls), e.lanesOf(in.Src[1], ls)
 		n := len(a)
 		off := 0
@@ -316,4 +326,105 @@ func (e *emitter) shufB(in *gvinst.Inst) {
 		e.i("selp.b64", out[i], 0, out[i], z)
 	}
 	e.setLanes(in.Dst, out, 1)
+}
+
+// replicate repeats the ls-byte pattern x across 64 bits.
+func replicate(x uint64, ls int) uint64 {
+	var r uint64
+	for k := 0; k < 8/ls; k++ {
+		r |= x << (8 * ls * k)
+	}
+	return r
+}
+
+// swarAddSub lowers VADD and VSUB of 1- and 2-byte lanes on each 64-bit
+// half at once, keeping carries and borrows inside their lanes: the lanes'
+// low bits are added (or subtracted, the top bits set first) with the top
+// bits clear, and the top bit of each lane is then the xor of the three
+// top bits. This is the lane-wise wrap-around sum, bit for bit.
+func (e *emitter) swarAddSub(in *gvinst.Inst) {
+	ls := in.Type.Size()
+	top := replicate(1<<(8*ls-1), ls)
+	var res [2]string
+	for h := range res {
+		a, b := e.reg(in.Src[0]+gvinst.Reg(h)), e.reg(in.Src[1]+gvinst.Reg(h))
+		x, y, z := e.t(), e.t(), e.t()
+		res[h] = e.t()
+		if in.Op == gvinst.OpVAdd {
+			e.i("and.b64", x, a, lit(^top))
+			e.i("and.b64", y, b, lit(^top))
+			e.i("add.u64", res[h], x, y)
+			e.i("xor.b64", z, a, b)
+		} else {
+			e.i("or.b64", x, a, lit(top))
+			e.i("and.b64", y, b, lit(^top))
+			e.i("sub.u64", res[h], x, y)
+			e.i("not.b64", z, b)
+			e.i("xor.b64", z, a, z)
+		}
+		e.i("and.b64", z, z, lit(top))
+		e.i("xor.b64", res[h], res[h], z)
+	}
+	e.i("mov.b64", e.reg(in.Dst), res[0])
+	e.i("mov.b64", e.reg(in.Dst+1), res[1])
+}
+
+// swarShift lowers VSHL and VSHR of 1-, 2- and 4-byte lanes by an immediate
+// count on each 64-bit half: shifted whole, then the bits that crossed
+// into a neighbouring lane masked off (a count of the lane's width or more
+// leaves zero, as x86 does).
+func (e *emitter) swarShift(in *gvinst.Inst) {
+	ls := in.Type.Size()
+	bits := uint64(8 * ls)
+	c := uint64(in.Imm)
+	var res [2]string
+	for h := range res {
+		res[h] = e.t()
+		if c >= bits {
+			e.i("mov.b64", res[h], 0)
+			continue
+		}
+		a := e.reg(in.Src[0] + gvinst.Reg(h))
+		lane := uint64(1)<<bits - 1
+		if in.Op == gvinst.OpVShl {
+			e.i("shl.b64", res[h], a, int(c))
+			e.i("and.b64", res[h], res[h], lit(replicate(lane<<c&lane, ls)))
+		} else {
+			e.i("shr.u64", res[h], a, int(c))
+			e.i("and.b64", res[h], res[h], lit(replicate(lane>>c, ls)))
+		}
+	}
+	e.i("mov.b64", e.reg(in.Dst), res[0])
+	e.i("mov.b64", e.reg(in.Dst+1), res[1])
+}
+
+// unpackPrmt lowers VUNPACKL and VUNPACKH of 1- and 2-byte lanes with
+// byte permutes: each 32-bit word of d interleaves the lanes of one word
+// of a and the same word of b (prmt takes bytes 0-3 from a, 4-7 from b).
+func (e *emitter) unpackPrmt(in *gvinst.Inst) {
+	h := gvinst.Reg(0)
+	if in.Op == gvinst.OpVUnpackH {
+		h = 1
+	}
+	a0, a1, b0, b1 := e.w(), e.w(), e.w(), e.w()
+	e.i("mov.b64", vec(a0, a1), e.reg(in.Src[0]+h))
+	e.i("mov.b64", vec(b0, b1), e.reg(in.Src[1]+h))
+	sel := [2]int{0x5140, 0x7362} // bytes a0 b0 a1 b1, a2 b2 a3 b3
+	if in.Type.Size() == 2 {
+		sel = [2]int{0x5410, 0x7632} // words a0 b0, a1 b1
+	}
+	var w [4]string
+	for k := range w {
+		w[k] = e.w()
+		x, y := a0, b0
+		if k >= 2 {
+			x, y = a1, b1
+		}
+		e.i("prmt.b32", w[k], x, y, sel[k%2])
+	}
+	lo, hi := e.t(), e.t()
+	e.i("mov.b64", lo, vec(w[0], w[1]))
+	e.i("mov.b64", hi, vec(w[2], w[3]))
+	e.i("mov.b64", e.reg(in.Dst), lo)
+	e.i("mov.b64", e.reg(in.Dst+1), hi)
 }

@@ -1372,10 +1372,10 @@ func (e *emitter) mem(block uint64, idx int, in *gvinst.Inst) {
 		e.i("add.u64", addr, guest, lit(uint64(in.Imm)))
 		guest = addr
 	}
-	if size == 16 && e.a.align[key(block, idx)] < 16 || e.a.anyAlign[key(block, idx)] {
-		// movdqu, movups, movq/movd of a vector register: any address,
-		// as gcc's vector loops over bytes and stencils' shifted rows
-		// make.
+	if e.a.anyAlign[key(block, idx)] {
+		// movdqu, movups, movq/movd of a vector register over bytes: any
+		// address (anyAddress), as gcc's vector loops over bytes and
+		// stencils' shifted rows make.
 		e.siteCheckTo(id, addr, guest, 1, in.X86)
 		if in.Op == gvinst.OpLd {
 			ds := []string{e.reg(in.Dst)}

@@ -310,9 +310,8 @@ type analysis struct {
 	privIdx  map[int64]int // offset → register number
 	sites    []Site
 	siteAt   map[[2]int64]int
-	// anyAlign holds the 4- and 8-byte LD/ST sites that move half of a
-	// vector register (movd, movq: their LD feeds a JOIN.b128, their ST
-	// stores a .b128 value's low half): packed bytes at any address.
+	// anyAlign holds the LD/ST sites that may be at any address
+	// (anyAddress): movdqu over bytes, movq in a vector loop's tail.
 	anyAlign map[[2]int64]bool
 	// align maps (block, inst index) of a site's LD/ST to the alignment
 	// a CHKALIGN before it requires, which its site check then tests;
@@ -739,54 +738,87 @@ func (a *analysis) check3D() error {
 	return nil
 }
 
-// movesVectorHalf reports whether LD or ST i of b, of an integer type of 4
-// or 8 bytes, moves half of a vector register that packed integer ops of
-// 1- to 4-byte lanes use (movd, movq in a vector loop over bytes or
-// words): its LD's value becomes the low half of a JOIN.b128 such an op
-// reads later in b, or its ST stores the low half of such an op's result.
-// Those may be at any address. movsd moves a double the same way, always
-// aligned, and keeps the plain access (hoist.go's pointer walks). Either
-// way the kernel is exact: a plain access the guest made at an unaligned
-// address ends the thread with ErrCodeAlign.
-func movesVectorHalf(b *gvinst.VBlock, i int) bool {
+// anyAddress reports whether LD or ST i of b may be at any address, and
+// so gets the access that works at any alignment (emit.go's loadAny and
+// storeAny) instead of the plain one, which requires natural alignment:
+//   - a 16-byte access no CHKALIGN checks (movdqu, movups, movupd) whose
+//     lanes are narrower than 8 bytes: floats, and bytes, words or
+//     dwords of a row at any offset (a stencil's shifted reads); over
+//     doubles or quadwords it is 8-byte aligned, and keeps the plain
+//     access (two 8-byte words), which hoist.go walks with pointers;
+//   - a 4- or 8-byte integer access that moves half of a vector register
+//     packed integer ops of 1- to 4-byte lanes use (movd, movq over
+//     bytes: a vector loop's 8-byte tail). movsd moves a double the same
+//     way and keeps the plain access.
+//
+// Either way the kernel is exact: a plain access the guest makes at an
+// unaligned address ends the thread with ErrCodeAlign, and the CPU runs
+// the instance.
+func anyAddress(b *gvinst.VBlock, i int, checked bool) bool {
 	in := &b.Insts[i]
-	if !in.Type.IsInt() || in.Type.Size() != 4 && in.Type.Size() != 8 {
-		return false
+	size := in.Type.Size()
+	lanes, known := accessLanes(b, i)
+	switch {
+	case size == 16:
+		return !checked && !(known && lanes.Size() == 8)
+	case in.Type.IsInt() && (size == 4 || size == 8):
+		return known && lanes.IsInt() && lanes.Size() <= 4
 	}
+	return false
+}
+
+// accessLanes returns the lane type of the first op in b that reads the
+// value LD i of b loads (followed through JOIN.b128 as its low half, MOV,
+// and PUT and GET of a slot), or of the op that made the value ST i
+// stores: a packed op's lane type (the source type of a conversion), or a
+// scalar op's type. It reports false when no op of b tells.
+func accessLanes(b *gvinst.VBlock, i int) (gvinst.Type, bool) {
+	in := &b.Insts[i]
 	if in.Op == gvinst.OpSt {
 		for k := i - 1; k >= 0; k-- {
-			if d := &b.Insts[k]; hasDst(d) && d.Dst == in.Src[1] {
-				return packedNarrowInt(d)
+			if d := &b.Insts[k]; hasDst(d) && (d.Dst == in.Src[1] || d.DstType().Slots() == 2 && d.Dst+1 == in.Src[1]) {
+				return laneTypeOf(d)
 			}
 		}
-		return false
+		return 0, false
 	}
-	// The vector values (registers and slots) that hold the loaded half.
 	regs, slots := map[gvinst.Reg]bool{in.Dst: true}, map[gvinst.Reg]bool{}
 	for k := i + 1; k < len(b.Insts); k++ {
 		u := &b.Insts[k]
-		reads := false
-		for _, r := range u.SrcRegs() {
-			reads = reads || regs[r]
-		}
 		switch {
-		case u.Op == gvinst.OpJoin && regs[u.Src[0]]:
+		case (u.Op == gvinst.OpJoin || u.Op == gvinst.OpMov) && regs[u.Src[0]]:
 			regs[u.Dst] = true
 		case u.Op == gvinst.OpPut && regs[u.Src[0]]:
 			slots[u.Dst] = true
 		case u.Op == gvinst.OpGet && slots[u.Src[0]]:
 			regs[u.Dst] = true
-		case reads && packedNarrowInt(u):
-			return true
+		case u.Op == gvinst.OpSt:
+			// A copy: not a use that tells the lanes.
+		default:
+			for _, r := range u.SrcRegs() {
+				if regs[r] {
+					return laneTypeOf(u)
+				}
+			}
+		}
+		if hasDst(u) && regs[u.Dst] && u.Op != gvinst.OpJoin && u.Op != gvinst.OpMov && u.Op != gvinst.OpGet {
+			delete(regs, u.Dst) // overwritten
 		}
 	}
-	return false
+	return 0, false
 }
 
-// packedNarrowInt reports whether in is a packed op on integer lanes of 1
-// to 4 bytes.
-func packedNarrowInt(in *gvinst.Inst) bool {
-	return in.Op.Info().Types == gvinst.TVec && in.Type.IsInt() && in.Type.Size() <= 4
+// laneTypeOf is the lane type op in works on: a conversion's source type,
+// a packed op's lane type, a scalar op's type; false for ops whose type
+// says nothing of lanes (b128 logic, moves, JOIN, GET, LD).
+func laneTypeOf(in *gvinst.Inst) (gvinst.Type, bool) {
+	switch in.Op {
+	case gvinst.OpGet, gvinst.OpMov, gvinst.OpJoin, gvinst.OpLd, gvinst.OpVAnd, gvinst.OpVOr, gvinst.OpVXor, gvinst.OpVAndN, gvinst.OpVBShl, gvinst.OpVBShr:
+		return 0, false
+	case gvinst.OpVCvt, gvinst.OpCvt:
+		return in.SrcType, in.SrcType != 0
+	}
+	return in.Type, in.Type != 0 && in.Type != gvinst.B128
 }
 
 // checkOps rejects blocks with instructions the generator cannot lower.
@@ -952,7 +984,7 @@ func (a *analysis) findAccesses() error {
 					}
 				}
 			}
-			if (in.Op == gvinst.OpLd || in.Op == gvinst.OpSt) && movesVectorHalf(b, i) {
+			if (in.Op == gvinst.OpLd || in.Op == gvinst.OpSt) && anyAddress(b, i, a.align[key(addr, i)] >= 16) {
 				a.anyAlign[key(addr, i)] = true
 			}
 			if in.Op == gvinst.OpLd || in.Op == gvinst.OpSt {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/gxbit/gxbit/gpusim"
@@ -98,6 +99,23 @@ vblock 0x1040..0x1042:
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestVectorAccessByLanes checks which accesses get the any-address
+// sequence (anyAddress): movupd over doubles keeps the plain access (two
+// 8-byte words, aligned), movups over floats and movdqu over bytes may be
+// at any 4- or 1-byte offset and take the three aligned words.
+func TestVectorAccessByLanes(t *testing.T) {
+	for op, wantAny := range map[string]bool{"VADD.f64": false, "VADD.u64": false, "VADD.f32": true, "VADD.u8": true, "VADD.u32": true} {
+		bs := parseBlocks(t, opLoop(op+" v6, v0, v2"))
+		k, err := Generate(&Nest{Header: 0x1000, Blocks: map[uint64]*gvinst.VBlock{0x1000: bs[0x1000]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(k.PTX, "shr.b64"); got != wantAny {
+			t.Errorf("%s: any-address loads %v, want %v\n%s", op, got, wantAny, numbered(k.PTX))
 		}
 	}
 }

@@ -746,8 +746,8 @@ func (a *analysis) check3D() error {
 //     dwords of a row at any offset (a stencil's shifted reads); over
 //     doubles or quadwords it is 8-byte aligned, and keeps the plain
 //     access (two 8-byte words), which hoist.go walks with pointers;
-//   - a 4- or 8-byte integer access that moves half of a vector register
-//     packed integer ops of 1- to 4-byte lanes use (movd, movq over
+//   - a 4- or 8-byte integer access that moves part of a vector register
+//     that ops on narrower lanes use (movq over bytes or floats, movd over
 //     bytes: a vector loop's 8-byte tail). movsd moves a double the same
 //     way and keeps the plain access.
 //
@@ -759,10 +759,12 @@ func anyAddress(b *gvinst.VBlock, i int, checked bool) bool {
 	size := in.Type.Size()
 	lanes, known := accessLanes(b, i)
 	switch {
+	case checked:
+		return false
 	case size == 16:
-		return !checked && !(known && lanes.Size() == 8)
+		return !known || lanes.Size() < 8
 	case in.Type.IsInt() && (size == 4 || size == 8):
-		return known && lanes.IsInt() && lanes.Size() <= 4
+		return known && lanes.Size() < size
 	}
 	return false
 }
@@ -788,10 +790,16 @@ func accessLanes(b *gvinst.VBlock, i int) (gvinst.Type, bool) {
 		switch {
 		case (u.Op == gvinst.OpJoin || u.Op == gvinst.OpMov) && regs[u.Src[0]]:
 			regs[u.Dst] = true
+			continue
 		case u.Op == gvinst.OpPut && regs[u.Src[0]]:
 			slots[u.Dst] = true
+			continue
 		case u.Op == gvinst.OpGet && slots[u.Src[0]]:
 			regs[u.Dst] = true
+			continue
+		case u.Op == gvinst.OpPut:
+			delete(slots, u.Dst) // another value
+			continue
 		case u.Op == gvinst.OpSt:
 			// A copy: not a use that tells the lanes.
 		default:
@@ -801,7 +809,7 @@ func accessLanes(b *gvinst.VBlock, i int) (gvinst.Type, bool) {
 				}
 			}
 		}
-		if hasDst(u) && regs[u.Dst] && u.Op != gvinst.OpJoin && u.Op != gvinst.OpMov && u.Op != gvinst.OpGet {
+		if hasDst(u) {
 			delete(regs, u.Dst) // overwritten
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -116,6 +117,20 @@ func TestVectorAccessByLanes(t *testing.T) {
 		}
 		if got := strings.Contains(k.PTX, "shr.b64"); got != wantAny {
 			t.Errorf("%s: any-address loads %v, want %v\n%s", op, got, wantAny, numbered(k.PTX))
+		}
+	}
+	// movq xmm, m64 (LD.u64 into a JOIN.b128): any address when the ops
+	// that use it work on narrower lanes (two floats: a vector loop's
+	// tail), plain when it is a double (movsd).
+	anyLoad8 := regexp.MustCompile(`add\.u64 %t\d+, %t\d+, 7;`) // loadAny's last word of 8 bytes
+	for op, wantAny := range map[string]bool{"VADD.f32 v6, v20, v2": true, "VADD.u16 v6, v20, v2": true, "ADD.f64 v6, v20, v2": false, "VADD.f64 v6, v20, v2": false, "VADD.u64 v6, v20, v2": false} {
+		bs := parseBlocks(t, opLoop("LD.u64 v10, v42(4); LI.u64 v11, 0; JOIN.b128 v20, v10, v11; "+op))
+		k, err := Generate(&Nest{Header: 0x1000, Blocks: map[uint64]*gvinst.VBlock{0x1000: bs[0x1000]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := anyLoad8.MatchString(k.PTX); got != wantAny {
+			t.Errorf("movq then %s: any-address load %v, want %v\n%s", op, got, wantAny, numbered(k.PTX))
 		}
 	}
 }

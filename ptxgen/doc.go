@@ -65,9 +65,10 @@
 // whose carries stay in their lanes, punpck*bw/wd as prmt byte permutes,
 // shifts by an immediate as one shift and a mask). vecSupported is the
 // table of the ops and lane types that lower. A 16-byte access that no
-// CHKALIGN proves aligned (movdqu, movups), and a 4- or 8-byte one that
-// moves half of a vector register packed integer ops use (movd, movq over
-// bytes), may be at any address: the load takes the aligned words that
+// CHKALIGN proves aligned (movdqu, movups; not movupd over doubles), and
+// a 4- or 8-byte one into a vector register that ops on narrower lanes use
+// (movd, movq over bytes or floats), may be at any address (anyAddress):
+// the load takes the aligned words that
 // hold its bytes and joins them by shifts (a device buffer begins and
 // ends on 16-byte boundaries of guest addresses, so those words are
 // inside it), the store writes words when aligned and bytes otherwise.

@@ -49,7 +49,6 @@ func TestEveryGPUOpIsLowered(t *testing.T) {
 // with the reason; every other packed op lowers for some lane type, and
 // packedCases runs each type it lowers.
 var packedUnlowered = map[gvinst.Op]string{
-	gvinst.OpVRound:   "roundps/roundpd (SSE4.1): not seen in a hot nest yet",
 	gvinst.OpVPcmpStr: "pcmpistri and kin: string scans, whose loops end early and are never parallel",
 }
 

@@ -858,7 +858,7 @@ func (a *analysis) checkOps() error {
 				if in.Type.Size() == 2 {
 					return reject(in.X86, "BSWAP of 16 bits is undefined on x86")
 				}
-			case gvinst.OpCvt, gvinst.OpRound, gvinst.OpVCvt:
+			case gvinst.OpCvt, gvinst.OpRound, gvinst.OpVCvt, gvinst.OpVRound:
 				switch gvinst.Rounding(in.Mod) {
 				case gvinst.RoundX87:
 					return reject(in.X86, "%s rounds by the x87 control word", in.Op)

@@ -79,6 +79,7 @@ var opCases = []string{
 	"VMOVMSK.u8 v6, v0", "VMOVMSK.f64 v6, v0", "VMOVMSK.f32 v6, v0", "VEXTRACT.u16 v6, v0, 5", "VEXTRACT.u32 v6, v0, 3",
 	"VINSERT.u16 v6, v0, v2, 6", "VINSERT.u8 v6, v0, v2, 15",
 	"VEXT.u16.u8 v6, v0", "VEXT.s32.s16 v6, v0", "VEXT.s64.s32 v6, v0", "VEXT.u32.u8 v6, v0", "VEXT.s16.s8 v6, v0",
+	"VROUND.rn.f32 v6, v0", "VROUND.rm.f64 v6, v0", "VROUND.rz.f32 v6, v2", "VROUND.rp.f64 v6, v2", "VROUND.dyn.f64 v6, v0",
 	"VUNPACKL.u8 v0, v0, v2; MOV.b128 v6, v0", "VPACKUS.s16 v2, v0, v2; MOV.b128 v6, v2", "VADD.u16 v0, v0, v0; MOV.b128 v6, v0",
 	"VSHUFB.u8 v0, v0, v0; MOV.b128 v6, v0", "VALIGNR.u8 v2, v0, v2, 7; MOV.b128 v6, v2",
 	"VCVT.rn.f64.s32 v6, v0", "VCVT.rz.s32.f64 v6, v2", "VCVT.rn.f32.s32 v6, v0", "VCVT.rn.f64.f32 v6, v0", "VCVT.rn.f32.f64 v6, v2", "VCVT.rz.s32.f32 v6, v0",
@@ -115,6 +116,9 @@ func packedCases() []string {
 				}
 				if op == gvinst.OpVCmp {
 					name = "VCMP.gt." + ty.String()
+				}
+				if info.Mod == gvinst.ModRound {
+					name = op.String() + ".rn." + ty.String()
 				}
 				if listed[name] {
 					continue

@@ -29,6 +29,8 @@ func vecSupported(in *gvinst.Inst) bool {
 		return isFloat || isInt
 	case gvinst.OpVDiv, gvinst.OpVSqrt:
 		return isFloat
+	case gvinst.OpVRound:
+		return isFloat && gvinst.Rounding(in.Mod) != gvinst.RoundX87
 	case gvinst.OpVShl, gvinst.OpVShr, gvinst.OpVSar:
 		return isInt
 	case gvinst.OpVPerm:
@@ -297,7 +299,8 @@ func (e *emitter) vec(in *gvinst.Inst) {
 		}
 	case gvinst.OpVAddSat, gvinst.OpVSubSat, gvinst.OpVAvg, gvinst.OpVMulHi, gvinst.OpVMaddW, gvinst.OpVSad, gvinst.OpVAbs, gvinst.OpVSign,
 		gvinst.OpVHAdd, gvinst.OpVHSub, gvinst.OpVPackSS, gvinst.OpVPackUS, gvinst.OpVPermLo, gvinst.OpVPermHi, gvinst.OpVBShl, gvinst.OpVBShr,
-		gvinst.OpVShufB, gvinst.OpVAlignR, gvinst.OpVBlend, gvinst.OpVBlendV, gvinst.OpVMovMsk, gvinst.OpVExtract, gvinst.OpVInsert, gvinst.OpVExt:
+		gvinst.OpVShufB, gvinst.OpVAlignR, gvinst.OpVBlend, gvinst.OpVBlendV, gvinst.OpVMovMsk, gvinst.OpVExtract, gvinst.OpVInsert, gvinst.OpVExt,
+		gvinst.OpVRound:
 		e.vecInt(in)
 		return
 	}

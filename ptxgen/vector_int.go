@@ -263,6 +263,18 @@ func (e *emitter) vecInt(in *gvinst.Inst) {
 		out := append([]string(nil), a...)
 		out[int(uint64(in.Imm)%uint64(len(a)))] = e.reg(in.Src[1])
 		e.setLanes(in.Dst, out, ls)
+	case gvinst.OpVRound:
+		// roundps/roundpd: each lane rounded to an integral value in its
+		// own format (MXCSR's mode is nearest: the runtime checks it).
+		a := e.lanesOf(in.Src[0], ls)
+		out := make([]string, len(a))
+		for i := range a {
+			fa, r := e.fin(a[i], t), e.freg(t)
+			e.i(fmt.Sprintf("cvt.%si.%s.%s", roundName(gvinst.Rounding(in.Mod)), ftype(t), ftype(t)), r, fa)
+			out[i] = e.t()
+			e.fout(out[i], r, t)
+		}
+		e.setLanes(in.Dst, out, ls)
 	case gvinst.OpVExt:
 		s := in.SrcType
 		a := e.lanesExt(in.Src[0], s)

@@ -1550,28 +1550,37 @@ func (e *emitter) loadAny(ds []string, addr string, size int) {
 }
 
 // storeAny stores the size bytes (4, 8 or 16) of vs (one register, or two
-// for 16 bytes) at device address addr, of any alignment: as words when
-// addr is aligned to them, else byte by byte (other threads may write the
-// bytes around, so no word is read and written back).
+// for 16 bytes) at device address addr, of any alignment: as 8-byte words
+// when addr is 8-byte aligned, as 4-byte words when it is 4-byte aligned
+// (floats at a[j+1]), else byte by byte. Other threads may write the bytes
+// around, so no word is read and written back.
 func (e *emitter) storeAny(addr string, vs []string, size int) {
-	o, p := e.t(), e.pred()
-	ws := min(size, 8)
-	e.i("and.b64", o, addr, ws-1)
-	e.i("setp.eq.u64", p, o, 0)
-	for h, v := range vs {
-		if ws == 4 {
-			x := e.w()
-			e.i("cvt.u32.u64", x, v)
-			e.i("st.global.u32", ptx.Addr(addr, 0), x).when(p)
-			continue
+	o, o3, odd := e.t(), e.t(), e.pred()
+	e.i("and.b64", o, addr, 7)
+	e.i("and.b64", o3, o, 3)
+	e.i("setp.ne.u64", odd, o3, 0)
+	p4 := e.pred()
+	if size >= 8 {
+		p8 := e.pred()
+		e.i("setp.eq.u64", p8, o, 0)
+		e.i("setp.eq.u64", p4, o, 4)
+		for h, v := range vs {
+			e.i("st.global.u64", ptx.Addr(addr, int64(8*h)), v).when(p8)
 		}
-		e.i("st.global.u64", ptx.Addr(addr, int64(8*h)), v).when(p)
+	} else {
+		e.i("setp.eq.u64", p4, o3, 0)
+	}
+	for k := 0; k < size/4; k++ {
+		x, w := e.t(), e.w()
+		e.i("shr.u64", x, vs[k/2], 32*(k%2))
+		e.i("cvt.u32.u64", w, x)
+		e.i("st.global.u32", ptx.Addr(addr, int64(4*k)), w).when(p4)
 	}
 	for k := 0; k < size; k++ {
 		x, b := e.t(), e.h()
 		e.i("shr.u64", x, vs[k/8], 8*(k%8))
 		e.i("cvt.u16.u64", b, x)
-		e.i("st.global.u8", ptx.Addr(addr, int64(k)), b).when("!" + p)
+		e.i("st.global.u8", ptx.Addr(addr, int64(k)), b).when(odd)
 	}
 }
 

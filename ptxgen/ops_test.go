@@ -174,11 +174,13 @@ var specials = []uint64{0, 1, 2, 3, 5, 7, 31, 32, 33, 63, 64, 65, 0x7f, 0x80, 0x
 	uint64(math.Float32bits(-0.0)) | uint64(math.Float32bits(2.5))<<32, uint64(math.Float32bits(float32(math.Inf(1)))),
 }
 
-// laneSpecials are byte and word lane edges (0x80, 0x7f, 0xff, 0x8000,
-// 0x7fff, pshufb indices with and without the top bit) that replace every
-// fifth operand word of the packed ops' input.
+// laneSpecials are lane edges (bytes and words 0x80, 0x7f, 0xff, 0x8000,
+// 0x7fff; pshufb indices with and without the top bit; quiet and
+// signalling NaNs with payloads and -0.0, as doubles and as float pairs)
+// that replace every fifth operand word of the packed ops' input.
 var laneSpecials = []uint64{0x80ff7f0001fe8081, 0x8000ffff7fff0001, 0x0f8f00ff10203040, 0x7f807f807f807f80,
-	0xff00ff00ff00ff00, 0x8001800080018000, 0x0001020304050607, 0x8f8e0d0c0b0a0908}
+	0xff00ff00ff00ff00, 0x8001800080018000, 0x0001020304050607, 0x8f8e0d0c0b0a0908,
+	0x7ff8000000000123, 0xfff0000000000001, 0x7fc00001ff800001, 0x8000000080000000}
 
 const opIters = 200
 

@@ -265,14 +265,20 @@ type Estimate struct {
 	// the bytes of their footprints that only the device holds (arrays
 	// earlier kernels left there), 0 when there are none.
 	Fetch time.Duration
+	// Refill is what the CPU side costs the device after its iterations:
+	// the pages they write that the device holds must be copied in again
+	// before the next launch that reads them (LU's column scaling on the
+	// CPU between trailing updates on the device: a column is a page per
+	// row, and every step sent them all back and forth).
+	Refill time.Duration
 }
 
 // GPU is the GPU side: overhead, launch, copies and kernel.
 func (e Estimate) GPU() time.Duration { return e.Overhead + e.Launch + e.Copy + e.Kernel }
 
-// CPUSide is the CPU side: the iterations and the bytes brought back for
-// them.
-func (e Estimate) CPUSide() time.Duration { return e.CPU + e.Fetch }
+// CPUSide is the CPU side: the iterations, the bytes brought back for
+// them and the pages they write copied in again.
+func (e Estimate) CPUSide() time.Duration { return e.CPU + e.Fetch + e.Refill }
 
 // Pays reports whether the GPU side costs less than the CPU side.
 func (e Estimate) Pays() bool { return e.GPU() < e.CPUSide() }
@@ -280,8 +286,8 @@ func (e Estimate) Pays() bool { return e.GPU() < e.CPUSide() }
 // String gives the numbers, for the report.
 func (e Estimate) String() string {
 	cpu := fmt.Sprintf("CPU %.3gs", e.CPU.Seconds())
-	if e.Fetch > 0 {
-		cpu = fmt.Sprintf("CPU %.3gs (iterations %.3gs, bringing back what the device holds %.3gs)", e.CPUSide().Seconds(), e.CPU.Seconds(), e.Fetch.Seconds())
+	if e.Fetch > 0 || e.Refill > 0 {
+		cpu = fmt.Sprintf("CPU %.3gs (iterations %.3gs, bringing back what the device holds %.3gs, copying in again what they write there %.3gs)", e.CPUSide().Seconds(), e.CPU.Seconds(), e.Fetch.Seconds(), e.Refill.Seconds())
 	}
 	return fmt.Sprintf("GPU %.3gs (overhead %.3gs, launch %.3gs, copies %.3gs, kernel %.3gs) against %s for %d iterations",
 		e.GPU().Seconds(), e.Overhead.Seconds(), e.Launch.Seconds(), e.Copy.Seconds(), e.Kernel.Seconds(), cpu, e.Iterations)
@@ -349,27 +355,42 @@ func (c DeviceCosts) ModelKernel(count uint64, insnsPerIter float64) time.Durati
 }
 
 // CPUIteration is the best estimate of what one iteration of insns guest
-// instructions costs the CPU engine before a launch: tail, the plain
-// engine's time on the CPU tail of an earlier instance, wins when there is
-// one; else the least of probed (the last probed iteration, which the
-// probes slow down several times over) and insns at plainRate (the plain
-// engine's guest instructions per second, timed on the instance before
-// probing) or at mainRate (the main engine's so far). A zero duration or
-// rate means not measured.
-func CPUIteration(tail, probed time.Duration, insns, plainRate, mainRate float64) time.Duration {
-	if tail > 0 {
-		return tail
-	}
-	best := probed
-	for _, r := range []float64{plainRate, mainRate} {
+// instructions costs the CPU engine before a launch: the least of tail
+// (the plain engine's time on the CPU tail of an earlier instance, which
+// also times the engine stopping at the header and going on), insns at
+// loopRate (the plain engine's guest instructions per second timed on
+// this loop) and insns at runRate (its best speed timed on any hot spot of
+// the run); without any of them, the least of probed (the last probed
+// iteration, which the probes slow down several times over) and insns at
+// mainRate (the main engine's speed so far). A zero duration or rate means
+// not measured. The least, because a loop timed between launches runs
+// slower than in a run that offloads nothing (the device's pages come
+// back, the engines' TLBs were flushed), and the CPU side a launch must
+// beat is the plain run's. (gramschmidt's column updates, 7 and 10
+// instructions an iteration in instances of 700: timed at 15 M
+// instructions a second between launches, the run's best 2.9 G; priced
+// by the first, they launched 1,300 times on a run the CPU finishes in
+// 1 s, and took twice as long.)
+func CPUIteration(tail, probed time.Duration, insns, loopRate, runRate, mainRate float64) time.Duration {
+	at := func(r float64) time.Duration {
 		if r <= 0 {
-			continue
+			return 0
 		}
-		if d := time.Duration(insns / r * float64(time.Second)); best == 0 || d < best {
-			best = d
-		}
+		return time.Duration(insns / r * float64(time.Second))
 	}
-	return best
+	least := func(ds ...time.Duration) time.Duration {
+		var best time.Duration
+		for _, d := range ds {
+			if d > 0 && (best == 0 || d < best) {
+				best = d
+			}
+		}
+		return best
+	}
+	if d := least(tail, at(loopRate), at(runRate)); d > 0 {
+		return d
+	}
+	return least(probed, at(mainRate))
 }
 
 // TrustedTail is the tail timing (see CPUIteration) the cost model may
@@ -391,29 +412,40 @@ func TrustedTail(tail, probed time.Duration, straight bool) time.Duration {
 // ledger is a hot spot's account of its launches after the first: what
 // the GPU side cost, how many iterations it took from the CPU, and what
 // the CPU would have paid besides to bring back what the device held of
-// their footprints.
+// their footprints, in all and over the last ledgerWindow launches.
 type ledger struct {
 	launches   int
 	gpu        time.Duration
 	iterations uint64
 	fetch      time.Duration
+	window     [ledgerWindow]ledgerEntry
 }
 
-// verdictAfter is how many launches after the first the ledger needs
-// before it may disarm a hot spot whose GPU side costs more than its CPU
-// side; one that cost more than lossFactor times its CPU side disarms at
-// once, unless the launches so far still pay in all (one dear launch
-// among hundreds that paid, a buffer merged or the host busy, disarmed
-// LU's column scaling after 268 launches on gpusim). The first launch is an outlay the ledger does not judge: it pays
-// what later launches find done (the arrays copied to the device, their
-// buffers made, pages first touched) and one instance's probing as its
-// timing runs warm up. (LU's trailing update at 1000, on gpusim with its
-// kernels timed as a fast GPU's: the first launch's GPU side, less its
-// copies, was 8.3 ms against 2.5 ms on the CPU, and disarmed the update
-// at once; the launches after it cost a tenth of the CPU's time.)
+// ledgerEntry is one launch in a ledger's window.
+type ledgerEntry struct {
+	gpu, fetch time.Duration
+	count      uint64
+}
+
+// The ledger judges a hot spot by its last ledgerWindow launches, once
+// it has had verdictAfter after the first: when they cost more on the GPU
+// side than on the CPU, and the launches so far do not pay in all, the
+// hot spot goes back to the CPU. Launches before a hot spot's steady
+// state pay for what later ones find done (buffers made and merged,
+// arrays copied in, the probes warmed up, a replay prepared; the first
+// launch most of all): judged from the start, priced against the plain
+// engine's time, they disarmed jacobi2dt's sweeps on gpusim after a few
+// launches of 5 to 10 ms against 2.6 ms on the CPU, where the launches
+// after them (replays) cost 0.5 ms; and the other sweep, left alone on
+// the device, then lost to the arrays crossing the bus at every step. A single launch that
+// costs more than lossFactor times its CPU side disarms at once, unless
+// the launches so far pay in all (one dear launch among hundreds that
+// paid, a buffer merged or the host busy, disarmed LU's column scaling
+// after 268 launches on gpusim).
 const (
-	verdictAfter = 2
-	lossFactor   = 3
+	ledgerWindow = 3
+	verdictAfter = 6
+	lossFactor   = 10
 )
 
 // add records one launch of count iterations whose GPU side cost gpu,
@@ -430,15 +462,26 @@ func (l *ledger) add(gpu time.Duration, count uint64, cpuIter, fetch time.Durati
 	l.gpu += gpu
 	l.iterations += count
 	l.fetch += fetch
+	l.window[(l.launches-2)%ledgerWindow] = ledgerEntry{gpu: gpu, fetch: fetch, count: count}
 	cpu := time.Duration(count)*cpuIter + fetch
 	all := time.Duration(l.iterations)*cpuIter + l.fetch
-	switch {
-	case gpu > lossFactor*cpu && l.gpu > all:
+	if gpu > lossFactor*cpu && l.gpu > all {
 		return fmt.Sprintf("a launch of %d iterations cost %.3gs on the GPU side (probing, guards, copies, kernel), the CPU engine %.3gs", count, gpu.Seconds(), cpu.Seconds())
-	case l.launches > verdictAfter && l.gpu > all:
-		return fmt.Sprintf("%d launches after the first, of %d iterations, cost %.3gs on the GPU side (probing, guards, copies, kernel), the CPU engine %.3gs", l.launches-1, l.iterations, l.gpu.Seconds(), all.Seconds())
 	}
-	return ""
+	if l.launches-1 < verdictAfter || l.gpu <= all {
+		return ""
+	}
+	var wGPU, wCPU time.Duration
+	var wCount uint64
+	for _, e := range l.window {
+		wGPU += e.gpu
+		wCPU += time.Duration(e.count)*cpuIter + e.fetch
+		wCount += e.count
+	}
+	if wGPU <= wCPU {
+		return ""
+	}
+	return fmt.Sprintf("the last %d launches, of %d iterations, cost %.3gs on the GPU side (probing, guards, copies, kernel), the CPU engine %.3gs (all %d after the first: %.3gs against %.3gs)", ledgerWindow, wCount, wGPU.Seconds(), wCPU.Seconds(), l.launches-1, l.gpu.Seconds(), all.Seconds())
 }
 
 // runLedger is the whole run's account of offloading, over every hot

@@ -57,19 +57,24 @@ func TestPredict(t *testing.T) {
 func TestCPUIteration(t *testing.T) {
 	us := time.Microsecond
 	cases := []struct {
-		name                       string
-		tail, probed               time.Duration
-		insns, plainRate, mainRate float64
-		want                       time.Duration
+		name                               string
+		tail, probed                       time.Duration
+		insns, loopRate, runRate, mainRate float64
+		want                               time.Duration
 	}{
-		{"a CPU tail wins", 2 * us, 7 * us, 10, 1e9, 1e9, 2 * us},
-		{"the plain engine's speed beats the probed iteration", 0, 7 * us, 100, 1e8, 0, us},
-		{"the main engine's speed when faster", 0, 7 * us, 100, 1e8, 1e9, 100 * time.Nanosecond},
-		{"the probed iteration when faster", 0, us / 2, 100, 1e8, 0, us / 2},
-		{"probed only (timing off)", 0, 7 * us, 10, 0, 0, 7 * us},
+		{"a CPU tail faster than the loop's rate", 2 * us, 7 * us, 10000, 1e9, 0, 1e9, 2 * us},
+		{"the loop's rate faster than its tail (the breakpoint's round trip)", 2 * us, 7 * us, 10, 1e9, 0, 1e9, 10 * time.Nanosecond},
+		{"the loop's rate beats the probed iteration", 0, 7 * us, 100, 1e8, 0, 0, us},
+		{"the run's best rate where the loop's is slower", 0, 7 * us, 100, 1e7, 1e9, 0, 100 * time.Nanosecond},
+		// gramschmidt's column loop, too short to time: the run's rate
+		// instead of the probed iteration.
+		{"the run's rate for a loop not timed", 0, 600 * time.Nanosecond, 10, 0, 2.9e9, 0, 3 * time.Nanosecond},
+		{"the main engine's speed when faster than probed", 0, 7 * us, 100, 0, 0, 1e9, 100 * time.Nanosecond},
+		{"the probed iteration when faster", 0, us / 2, 100, 0, 0, 1e8, us / 2},
+		{"probed only (timing off)", 0, 7 * us, 10, 0, 0, 0, 7 * us},
 	}
 	for _, c := range cases {
-		if got := CPUIteration(c.tail, c.probed, c.insns, c.plainRate, c.mainRate); got != c.want {
+		if got := CPUIteration(c.tail, c.probed, c.insns, c.loopRate, c.runRate, c.mainRate); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -85,42 +90,55 @@ func TestCPUIteration(t *testing.T) {
 	if e := sim.Predict(count, probed, insns, 0, 0, 0); !e.Pays() {
 		t.Fatalf("the example does not show the problem: priced by the probed iteration: %s", e)
 	}
-	if e := sim.Predict(count, CPUIteration(0, probed, insns, plainRate, 0), insns, 0, 0, 0); e.Pays() {
+	if e := sim.Predict(count, CPUIteration(0, probed, insns, plainRate, 0, 0), insns, 0, 0, 0); e.Pays() {
 		t.Errorf("priced at the plain engine's speed, offloaded: %s", e)
 	}
 }
 
 // TestLedger checks when measured launches send a hot spot back to the
-// CPU: at once for a launch far slower than the CPU, after two for a
-// total slower than the CPU, never for launches that pay.
+// CPU: at once for a launch far slower than the CPU, after a window of
+// launches slower than the CPU, never for launches that pay, nor for dear
+// launches before a steady state that pays.
 func TestLedger(t *testing.T) {
 	ms := time.Millisecond
+	us := time.Microsecond
 	var l ledger
 	// The first launch is an outlay, however dear: a trailing update's
 	// first, which made the buffers and warmed the probes.
-	if why := l.add(10*ms, 1000, time.Microsecond, 0); why != "" {
-		t.Errorf("the first launch, 10x slower: disarmed (%s)", why)
+	if why := l.add(100*ms, 1000, us, 0); why != "" {
+		t.Errorf("the first launch, 100x slower: disarmed (%s)", why)
 	}
-	if why := l.add(2*ms, 1000, time.Microsecond, 0); why != "" { // 2 ms against 1 ms: wait for more
-		t.Errorf("one launch 2x slower: disarmed (%s)", why)
+	for i, g := range []time.Duration{2 * ms, ms / 2, ms, 2 * ms, ms, ms} { // wait for the verdict
+		if why := l.add(g, 1000, us, 0); why != "" && i < 5 {
+			t.Errorf("launch %d: disarmed before verdictAfter (%s)", i+2, why)
+		} else if i == 5 && (why == "" || !strings.Contains(why, "the last 3 launches")) { // 4 ms against 3 ms
+			t.Errorf("the last three launches slower: %q", why)
+		}
 	}
-	if why := l.add(ms/2, 1000, time.Microsecond, 0); why == "" { // 2.5 ms against 2 ms
-		t.Errorf("two launches slower in all: not disarmed")
+	// Dear launches before the steady state (jacobi2dt's sweeps on gpusim:
+	// buffers merged, a replay prepared) do not disarm a hot spot whose
+	// later launches pay.
+	l = ledger{}
+	l.add(30*ms, 1000, 2*us, 0)
+	for i, g := range []time.Duration{10 * ms, 9 * ms, ms, ms, ms, ms, ms, ms, ms, ms, ms, ms} {
+		if why := l.add(g, 1000, 2*us, 0); why != "" {
+			t.Errorf("launch %d, steady at half the CPU's time: disarmed (%s)", i+2, why)
+		}
 	}
 	l = ledger{}
-	l.add(0, 1000, time.Microsecond, 0)
-	if why := l.add(4*ms, 1000, time.Microsecond, 0); why == "" || !strings.Contains(why, "1000 iterations") {
-		t.Errorf("one launch 4x slower: %q", why)
+	l.add(0, 1000, us, 0)
+	if why := l.add(11*ms, 1000, us, 0); why == "" || !strings.Contains(why, "1000 iterations") {
+		t.Errorf("one launch 11x slower: %q", why)
 	}
 	l = ledger{}
-	for i := 0; i < 10; i++ {
-		if why := l.add(ms/10, 1000, time.Microsecond, 0); why != "" {
+	for i := 0; i < 20; i++ {
+		if why := l.add(ms/10, 1000, us, 0); why != "" {
 			t.Fatalf("launch %d pays 10x: disarmed (%s)", i, why)
 		}
 	}
 	// One dear launch among many that paid does not disarm.
-	if why := l.add(4*ms, 1000, time.Microsecond, 0); why != "" {
-		t.Errorf("one launch 4x slower after nine paying 10x: disarmed (%s)", why)
+	if why := l.add(11*ms, 1000, us, 0); why != "" {
+		t.Errorf("one launch 11x slower after 19 paying 10x: disarmed (%s)", why)
 	}
 	// A better CPU estimate reprices the earlier launches.
 	if why := l.add(ms/10, 1000, time.Nanosecond, 0); why == "" {
@@ -303,7 +321,7 @@ func TestTrustedTail(t *testing.T) {
 	// gemm's inner j loop: 7 instructions, 4.4 us timed on the tail,
 	// 0.26 us probed, the main engine at 500 M instructions a second.
 	tail := TrustedTail(4400*time.Nanosecond, 260*time.Nanosecond, true)
-	if got := CPUIteration(tail, 260*time.Nanosecond, 7, 0, 5e8); got != 14*time.Nanosecond {
+	if got := CPUIteration(tail, 260*time.Nanosecond, 7, 0, 0, 5e8); got != 14*time.Nanosecond {
 		t.Errorf("gemm's inner iteration priced at %v on the CPU, want 14ns", got)
 	}
 }

@@ -36,13 +36,17 @@ const (
 // fallback is a failed guard: its reason, and a detail for the report.
 type fallback struct {
 	reason, detail string
+	// timing is set when the instance ended while timePlain timed the
+	// plain engine on it: an instance run on the CPU to measure it, not
+	// one too short to offload.
+	timing bool
 }
 
 // Error is the reason and its detail.
 func (f *fallback) Error() string { return f.reason + ": " + f.detail }
 
 func fail(reason, format string, args ...any) *fallback {
-	return &fallback{reason, fmt.Sprintf(format, args...)}
+	return &fallback{reason: reason, detail: fmt.Sprintf(format, args...)}
 }
 
 // group is the profile's array of a site.

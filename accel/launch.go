@@ -48,7 +48,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// times a plain one, and a short iteration priced by it makes the GPU
 	// look profitable when it is not.
 	probeStart := time.Now()
-	plainRate, done, fb := sp.timePlain(cpu)
+	_, done, fb = sp.timePlain(cpu)
 	sp.rep.ProbeSeconds += time.Since(probeStart).Seconds()
 	if fb != nil {
 		return done, fb
@@ -284,7 +284,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// timed above (or the main engine's, or the probed iteration's time,
 	// if less).
 	probed := time.Duration(cpuPerIter * float64(time.Second))
-	cpuIter := CPUIteration(TrustedTail(sp.plainIter, probed, sp.straightIteration()), probed, insnsPerIter, plainRate, sp.a.mainRate())
+	cpuIter := CPUIteration(TrustedTail(sp.plainIter, probed, sp.straightIteration()), probed, insnsPerIter, sp.loopRate(), sp.a.runRate(), sp.a.mainRate())
 	// What this instance cost so far beyond its iterations' CPU time
 	// (probing, guards): every offloaded instance pays it again. The
 	// hot spot's first instance has paid it whatever the decision (it
@@ -345,6 +345,9 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		sp.modelPerIter = c.ModelKernel(1<<20, insnsPerIter) >> 20
 		est := c.Predict(count, cpuIter, insnsPerIter, overhead, copyIn, sp.kernelPerIter)
 		est.Fetch = c.FetchTime(sp.staleFootprint(k, sites, count))
+		// Pages go back and forth page by page: they are priced at the
+		// rate the guest brought them back so far (fetchBandwidth).
+		est.Refill = c.FetchTime(sp.residentWrites(k, sites, count))
 		sp.fetch = est.Fetch
 		sp.predicted = est
 		if !est.Pays() {
@@ -518,14 +521,20 @@ func (sp *spot) straightIteration() bool {
 // kernel's thread may not (it takes the exit edge, an error in the
 // kernel), and, until a CPU tail has timed the plain engine on the loop
 // for the cost model, the one before it (the timing runs from its header
-// arrival to the next). A time-stepped stencil runs one row (or plane)
-// per step on the CPU, and copies only what that row touches.
+// arrival to the next), for up to maxTimedTails instances (a tail that
+// brings back what the device holds does not time the engine: OnBreak).
+// A time-stepped stencil runs one row (or plane) per step on the CPU,
+// and copies only what that row touches.
 func (sp *spot) cpuTail() uint64 {
-	if sp.plainIter != 0 || sp.a.opts.AlwaysOffload {
+	if sp.plainIter != 0 || sp.a.opts.AlwaysOffload || sp.timedTails >= maxTimedTails {
 		return 1
 	}
 	return 2
 }
+
+// maxTimedTails is how many instances run a second tail arrival on the
+// CPU to time the plain engine on the loop.
+const maxTimedTails = 2
 
 // finishInstance accounts for the launches of an instance and sets the
 // CPU at the header for its last tail arrivals (the CPU runs them; with
@@ -537,7 +546,7 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 	sp.rep.CPUSecondsEstimate += cpuIter.Seconds() * float64(count)
 	gpuSide := time.Since(start) - loading - time.Duration(P)*cpuIter - sp.unseen
 	sp.unseen = 0
-	// The ledger leaves the first launch out (an outlay: see verdictAfter).
+	// The ledger leaves the first launch out (an outlay: see ledgerWindow).
 	if why := sp.ledger.add(gpuSide, count, cpuIter, sp.fetch); why != "" && !sp.a.opts.AlwaysOffload {
 		sp.disarm(why)
 	}
@@ -578,6 +587,10 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 	cpu.PC = sp.header
 	sp.skip = next
 	sp.tailStart = time.Now()
+	_, sp.tailBack = sp.a.resident.BroughtBack()
+	if tail > 1 {
+		sp.timedTails++
+	}
 	return true, nil
 }
 
@@ -589,18 +602,24 @@ const recordedRows = 2
 // plainTimedInsns guest instructions of the instance, after plainWarmInsns
 // that translate its blocks (a run on a shared machine may be slowed).
 // A run cut short by the instance's end times the engine only when it ran
-// minTimedInsns.
+// minTimedInsns; instances too short for that are timed whole, each
+// from its start, and the best of shortTimedInstances that ran at least
+// minShortInsns is the rate (up to maxTimedInstances are tried).
 const (
-	plainWarmInsns  = 4 << 10
-	plainTimedInsns = 32 << 10
-	plainTimedRuns  = 4
-	minTimedInsns   = 4 << 10
+	maxTimedInstances   = 3
+	shortTimedInstances = 3
+	minShortInsns       = 1 << 10
+	plainWarmInsns      = 4 << 10
+	plainTimedInsns     = 32 << 10
+	plainTimedRuns      = 4
+	minTimedInsns       = 4 << 10
 )
 
 // timePlain times the plain CPU engine on the instance at the header,
 // unless a CPU tail already timed the main engine on the loop (or the cost
-// model is off): it runs plainWarmInsns guest instructions, then times
-// plainTimedRuns runs of plainTimedInsns, and returns the best rate (guest
+// model is off): it runs plainWarmInsns guest instructions (on the
+// loop's first instance), then times plainTimedRuns runs of
+// plainTimedInsns, and returns the best rate (guest
 // instructions per second), the CPU back at the header. The runs stop at
 // every exit of the level: when the instance ends among them, it returns
 // the fallback, as probing does. The rate is the loop's: an instance timed
@@ -634,32 +653,65 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallbac
 	}
 	// The fallback engine, the main engine's kind (fastEngine): the cost
 	// model prices the CPU side at the speed the guest runs at without
-	// offloading.
+	// offloading. The first instance warms it up (translating the loop's
+	// blocks); the later ones are timed from their start.
 	timer := sp.timer
-	if fb := ended(timer.Run(cpu, plainWarmInsns), gvinst.StopBudget); fb != nil {
-		sp.plainTimed = true
-		return 0, true, fb
+	if !sp.warmed {
+		sp.warmed = true
+		if fb := ended(timer.Run(cpu, plainWarmInsns), gvinst.StopBudget); fb != nil {
+			fb.timing = true
+			return 0, true, fb
+		}
 	}
 	// The runs are timed by the thread's CPU clock where there is one
 	// (threadCPUTime), on a locked thread.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	sp.timedInstances++
+	finish := func() {
+		if rate > 0 || sp.timedInstances >= maxTimedInstances {
+			sp.plainTimed = true
+			sp.timed(rate)
+		}
+	}
 	for i := 0; i < plainTimedRuns; i++ {
+		_, back0 := sp.a.resident.BroughtBack()
 		n0, t0, c0 := timer.Stats().GuestInsns, time.Now(), threadCPUTime()
 		st := timer.Run(cpu, plainTimedInsns)
 		d, n := time.Since(t0), timer.Stats().GuestInsns-n0
 		if c := threadCPUTime() - c0; c0 > 0 && c > 0 {
 			d = c
 		}
-		if n >= minTimedInsns {
+		// A run that brought data back from the device (page by page,
+		// with the fault handling around each) did not time the engine:
+		// it is left out (as tails are, see OnBreak).
+		_, back := sp.a.resident.BroughtBack()
+		clean := back == back0
+		if n >= minTimedInsns && clean {
 			rate = max(rate, float64(n)/max(d.Seconds(), 1e-9))
+		} else if n >= minTimedInsns {
+			// Less the bring-back, a rough rate: the best the run has
+			// where no clean one was timed.
+			r := float64(n) / max((d-(back-back0)).Seconds(), 1e-9)
+			sp.roughRate = max(sp.roughRate, r)
+			sp.a.roughRate = max(sp.a.roughRate, r)
 		}
 		if fb := ended(st, gvinst.StopBudget); fb != nil {
-			sp.plainRate, sp.plainTimed = rate, true
+			if rate == 0 && fb.reason == ReasonTripCount && n >= minShortInsns && clean {
+				// A short instance, timed whole from its start: the
+				// best of a few tells (the first may have paid for
+				// translating the loop's blocks).
+				sp.shortRate = max(sp.shortRate, float64(n)/max(d.Seconds(), 1e-9))
+				if sp.timedInstances >= shortTimedInstances {
+					rate = sp.shortRate
+				}
+			}
+			finish()
+			fb.timing = true
 			return 0, true, fb
 		}
 	}
-	sp.plainRate, sp.plainTimed = rate, true
+	finish()
 	// On to the header, where probing starts.
 	var st gvinst.Stop
 	for {
@@ -675,6 +727,36 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallbac
 		return 0, true, fail(ReasonTripCount, "the loop ended within %d instructions", plainWarmInsns+plainTimedRuns*plainTimedInsns)
 	}
 	return 0, true, ended(st, gvinst.StopBudget)
+}
+
+// loopRate is the plain engine's speed timed on the loop: clean (no data
+// brought back from the device during the runs), else rough (the runs
+// less the bring-back), else 0.
+func (sp *spot) loopRate() float64 {
+	if sp.plainRate > 0 {
+		return sp.plainRate
+	}
+	return sp.roughRate
+}
+
+// runRate is the plain engine's best speed timed on any hot spot, as
+// loopRate is for one: adi's sweeps walk columns of arrays born on the
+// device from their first iteration, and no timing run of its was clean;
+// priced by their probed iterations, 16 times the plain engine's, they
+// looked worth every launch.
+func (a *Accelerator) runRate() float64 {
+	if a.plainRate > 0 {
+		return a.plainRate
+	}
+	return a.roughRate
+}
+
+// timed keeps rate, the plain engine's speed timed on the loop (0 when
+// the runs could not tell), for the loop and, the best so far, for the
+// run (see CPUIteration).
+func (sp *spot) timed(rate float64) {
+	sp.plainRate = rate
+	sp.a.plainRate = max(sp.a.plainRate, rate)
 }
 
 // The sample launch: at least sampleMin iterations, a sampleFraction of
@@ -739,6 +821,7 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	sp.rep.Iterations += in.Count
 	sp.rep.KernelSeconds += st.Kernel.Seconds()
 	sp.unseen += st.Unseen
+	sp.a.unseen += st.Unseen
 	sp.rep.ThreadInstructions += st.ThreadInstructions
 	sp.rep.CopySeconds += (st.CopyIn + st.CopyOut).Seconds()
 	sp.rep.BytesIn += st.BytesIn
@@ -762,6 +845,22 @@ func (sp *spot) staleFootprint(k *ptxgen.Kernel, sites []ptxgen.Range, count uin
 	var n uint64
 	for _, g := range ptxgen.Groups(k, sites) {
 		n += min(sp.a.resident.Stale(g.Range), count*uint64(len(g.Sites))*gvinst.PageSize)
+	}
+	return n
+}
+
+// residentWrites is how many bytes of the pages that count iterations of
+// the instance write (kernel k's write groups over sites) the device
+// holds: run on the CPU, they make each of those pages stale on the
+// device, to be copied in again before the next launch that reads it.
+func (sp *spot) residentWrites(k *ptxgen.Kernel, sites []ptxgen.Range, count uint64) uint64 {
+	var n uint64
+	for _, g := range ptxgen.Groups(k, sites) {
+		if !g.Written {
+			continue
+		}
+		held := g.Range.Hi - g.Range.Lo - sp.a.resident.ToCopy(g.Range)
+		n += min(held, count*uint64(len(g.Sites))*gvinst.PageSize)
 	}
 	return n
 }

@@ -129,11 +129,16 @@ type Report struct {
 	// fixed start a launch pays besides its own.
 	DeviceReadySeconds float64 `json:"device_ready_seconds,omitempty"`
 	DeviceWaitSeconds  float64 `json:"device_wait_seconds,omitempty"`
+	// EmulationSeconds is the host time the simulator spent running
+	// kernels that an emulated faster GPU does not count
+	// (gpusim.Options.KernelSpeedup, GXBIT_GPUSIM_SPEEDUP): the run's wall
+	// time less it is the emulated run's.
+	EmulationSeconds float64 `json:"emulation_seconds,omitempty"`
 }
 
 // Report returns the per-hot-spot counters so far.
 func (a *Accelerator) Report() *Report {
-	rep := &Report{Device: a.dev, KernelsPrefetched: a.prefetchedUsed, DeviceWaitSeconds: a.deviceWait.Seconds()}
+	rep := &Report{Device: a.dev, KernelsPrefetched: a.prefetchedUsed, DeviceWaitSeconds: a.deviceWait.Seconds(), EmulationSeconds: a.unseen.Seconds()}
 	if !a.deviceReadyAt.IsZero() {
 		rep.DeviceReadySeconds = a.deviceReadyAt.Sub(a.created).Seconds()
 	}

@@ -550,13 +550,13 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 	if why := sp.ledger.add(gpuSide, count, cpuIter, sp.fetch); why != "" && !sp.a.opts.AlwaysOffload {
 		sp.disarm(why)
 	}
-	if sp.ledger.launches > 1 {
-		sp.a.run.gpu += gpuSide
-		sp.a.run.cpu += time.Duration(count)*cpuIter + sp.fetch
-		_, back := sp.a.resident.BroughtBack()
-		if why, lost := sp.a.run.loses(back); lost && !sp.a.opts.AlwaysOffload {
-			sp.a.stopOffloading(why)
-		}
+	// The run's ledger counts every launch: the contract is the whole
+	// run's.
+	sp.a.run.gpu += gpuSide
+	sp.a.run.cpu += time.Duration(count)*cpuIter + sp.fetch
+	_, back := sp.a.resident.BroughtBack()
+	if why, lost := sp.a.run.loses(back); lost && !sp.a.opts.AlwaysOffload {
+		sp.a.stopOffloading(why)
 	}
 	// The CPU runs the last tail arrivals from the header.
 	sp.rep.TailIterations += tail

@@ -102,6 +102,30 @@ func TestCheckStrides(t *testing.T) {
 			t.Errorf("%s: restride %q, want %q", tc.name, restride, tc.want)
 		}
 	}
+	// fcond's two sides of an if store to one row of 32000 bytes: each
+	// side's window happened to keep its width and move by 31984 (the
+	// first element that took it differed), the row's by 32000.
+	const then, other = 0x401652, 0x401660
+	sides := map[[2]uint64]modelStep{{then, 1}: {32000, true}, {other, 1}: {32000, true}}
+	row := 0x100000
+	bySides := map[[2]uint64]*siteObs{
+		{then, 1}:  obs(uint64(row+16), 31984, uint64(row+32000), 31984),
+		{other, 1}: obs(uint64(row), 31992, uint64(row+32000), 32000),
+	}
+	for _, grouped := range []bool{true, false} {
+		sp := &spot{modelStep: sides, groupOf: map[[2]uint64]int{{then, 1}: 3, {other, 1}: 3}}
+		if !grouped {
+			sp.groupOf[[2]uint64{other, 1}] = 4
+		}
+		restride := ""
+		sp.checkStrides(bySides, &restride)
+		if grouped && restride != "" {
+			t.Errorf("the two sides of an if in one row: restride %q", restride)
+		}
+		if !grouped && restride == "" {
+			t.Errorf("a side alone in its array moving by 31984 for 32000: no restride")
+		}
+	}
 	// An earlier reason (the IVs moved otherwise) stays.
 	sp := &spot{modelStep: tests[1].steps}
 	restride := "s1 moves by 0x8 per iteration, the profile says 4"

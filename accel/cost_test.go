@@ -258,7 +258,9 @@ func TestEstimateFetch(t *testing.T) {
 		}
 	}
 	l = ledger{}
-	l.add(0, 2000, 4*time.Nanosecond, 0)
+	for i := 0; i <= ledgerWindow; i++ {
+		l.add(0, 2000, 4*time.Nanosecond, 0)
+	}
 	if why := l.add(100*time.Microsecond, 2000, 4*time.Nanosecond, 0); why == "" {
 		t.Errorf("a launch 12 times dearer than its CPU side with nothing to bring back: not disarmed")
 	}

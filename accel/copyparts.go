@@ -5,7 +5,7 @@ import "github.com/gxbit/gxbit/ptxgen"
 // CopyPartsReport is ptxgen.CopyParts in seconds and bytes: where a hot
 // spot's copy time went. The device's calls: allocating and freeing
 // device memory, the copies each way and on the device (with their
-// bytes), memsets; the guest memory's side: reading the bytes copied in
+// bytes, and how many there were each way), memsets; the guest memory's side: reading the bytes copied in
 // (and comparing them with snapshots), writing back the bytes copied out,
 // the page marks (stale, watched); other: the rest (the residency's own
 // walks of its buffers and pages).
@@ -14,8 +14,10 @@ type CopyPartsReport struct {
 	FreeSeconds           float64 `json:"free_seconds"`
 	HostToDeviceSeconds   float64 `json:"h2d_seconds"`
 	HostToDeviceBytes     uint64  `json:"h2d_bytes"`
+	HostToDeviceCopies    uint64  `json:"h2d_copies"`
 	DeviceToHostSeconds   float64 `json:"d2h_seconds"`
 	DeviceToHostBytes     uint64  `json:"d2h_bytes"`
+	DeviceToHostCopies    uint64  `json:"d2h_copies"`
 	DeviceToDeviceSeconds float64 `json:"d2d_seconds"`
 	DeviceToDeviceBytes   uint64  `json:"d2d_bytes"`
 	MemsetSeconds         float64 `json:"memset_seconds"`
@@ -31,8 +33,10 @@ func (r *CopyPartsReport) add(p ptxgen.CopyParts) {
 	r.FreeSeconds += p.Free.Seconds()
 	r.HostToDeviceSeconds += p.HostToDevice.Seconds()
 	r.HostToDeviceBytes += p.BytesHtoD
+	r.HostToDeviceCopies += p.CopiesHtoD
 	r.DeviceToHostSeconds += p.DeviceToHost.Seconds()
 	r.DeviceToHostBytes += p.BytesDtoH
+	r.DeviceToHostCopies += p.CopiesDtoH
 	r.DeviceToDeviceSeconds += p.DeviceToDevice.Seconds()
 	r.DeviceToDeviceBytes += p.BytesDtoD
 	r.MemsetSeconds += p.Memset.Seconds()

@@ -19,6 +19,11 @@ type CopyParts struct {
 	HostToDevice, DeviceToHost      time.Duration
 	DeviceToDevice, Memset          time.Duration
 	BytesHtoD, BytesDtoH, BytesDtoD uint64
+	// CopiesHtoD and CopiesDtoH count the copies each way: a transfer's
+	// fixed cost (a call on the driver's thread, tens of microseconds)
+	// comes once per copy, so bytes over time alone do not tell a slow
+	// link from many small copies.
+	CopiesHtoD, CopiesDtoH uint64
 	// GuestRead is reading guest memory into staging for a copy in (and
 	// comparing it with a page's snapshot); GuestWrite writing copied-back
 	// bytes into the guest; Marks the guest memory's page marks (Defer,
@@ -39,6 +44,8 @@ func (p *CopyParts) Add(o CopyParts) {
 	p.BytesHtoD += o.BytesHtoD
 	p.BytesDtoH += o.BytesDtoH
 	p.BytesDtoD += o.BytesDtoD
+	p.CopiesHtoD += o.CopiesHtoD
+	p.CopiesDtoH += o.CopiesDtoH
 	p.GuestRead += o.GuestRead
 	p.GuestWrite += o.GuestWrite
 	p.Marks += o.Marks
@@ -88,6 +95,7 @@ func (m *meteredContext) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
 	if m.parts != nil {
 		m.since(&m.parts.HostToDevice, t0)
 		m.parts.BytesHtoD += uint64(len(src))
+		m.parts.CopiesHtoD++
 	}
 	return err
 }
@@ -99,6 +107,7 @@ func (m *meteredContext) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
 	if m.parts != nil {
 		m.since(&m.parts.DeviceToHost, t0)
 		m.parts.BytesDtoH += uint64(len(dst))
+		m.parts.CopiesDtoH++
 	}
 	return err
 }

@@ -46,6 +46,9 @@ func TestCopyParts(t *testing.T) {
 			if sum := p.counted() + p.Other; sum > total+time.Microsecond || sum+time.Microsecond < total {
 				t.Errorf("lazy %v round %d: parts add up to %v, copy time %v (%+v)", lazy, round, sum, total, p)
 			}
+			if (p.BytesHtoD > 0) != (p.CopiesHtoD > 0) || p.CopiesHtoD > p.BytesHtoD {
+				t.Errorf("lazy %v round %d: %d copies to the device for %d bytes", lazy, round, p.CopiesHtoD, p.BytesHtoD)
+			}
 			if p.BytesHtoD != st.BytesIn {
 				t.Errorf("lazy %v round %d: %d bytes to the device, launch copied in %d", lazy, round, p.BytesHtoD, st.BytesIn)
 			}

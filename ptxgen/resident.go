@@ -1172,10 +1172,33 @@ func (res *Resident) merge(ctx gpu.Context, mem GuestMemory, b *resBuf, olds []*
 			_ = res.ctx.Free(o.dev)
 		}
 	}()
+	// The bytes no old buffer holds are copied in as runs: one copy per
+	// page (a page's chunk at a time, below) cost a call on the driver's
+	// thread each, some 40 us on an H100 (atax's product, merging the
+	// rows its initialisation made on the CPU before the device was
+	// ready: 27,048 copies, 105 MB in 1.05 s). flush copies the pending
+	// run; in extends it.
 	var copied uint64
+	var pendLo, pendHi uint64
+	flush := func() error {
+		if pendHi <= pendLo {
+			return nil
+		}
+		lo, hi := pendLo, pendHi
+		pendLo, pendHi = 0, 0
+		return b.copyIn(ctx, mem, res, lo, hi)
+	}
 	in := func(lo, hi uint64) error {
 		copied += hi - lo
-		return b.copyIn(ctx, mem, res, lo, hi)
+		if pendHi > pendLo && lo == pendHi {
+			pendHi = hi
+			return nil
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		pendLo, pendHi = lo, hi
+		return nil
 	}
 	// The old buffers in address order: those overlapping a page's chunk
 	// are a run of them, found by a sweep (conv2d's image, its rows made
@@ -1246,6 +1269,10 @@ func (res *Resident) merge(ctx gpu.Context, mem GuestMemory, b *resBuf, olds []*
 			if err := gaps(lo, hi); err != nil {
 				return copied, err
 			}
+			// Read before the marks go back on.
+			if err := flush(); err != nil {
+				return copied, err
+			}
 			if err := res.lazyMem.Defer(lo, hi-lo); err != nil {
 				return copied, fmt.Errorf("%w: leaving [%#x,%#x) on the device: %v", ErrLostCopy, lo, hi, err)
 			}
@@ -1273,6 +1300,9 @@ func (res *Resident) merge(ctx gpu.Context, mem GuestMemory, b *resBuf, olds []*
 				return copied, err
 			}
 		}
+	}
+	if err := flush(); err != nil {
+		return copied, err
 	}
 	b.filled = true
 	if res.lazyMem != nil {

@@ -930,3 +930,55 @@ func TestResidentMergesMany(t *testing.T) {
 		}
 	}
 }
+
+// TestResidentMergeCopiesRuns launches the saxpy loop over the last
+// quarter of its arrays, then over all of them: the merged buffers' first
+// three quarters, which no old buffer holds, are copied in as one run per
+// array, not a copy per page (atax's product on an H100 merged the rows
+// its initialisation had made on the CPU before the device was ready in
+// 27,048 copies of a page, 40 us each). The memory after it is the CPU
+// engine's.
+func TestResidentMergeCopiesRuns(t *testing.T) {
+	const n = 3000
+	bs, k, ctx, fn := saxpyKernel(t)
+	cc := &countingContext{Context: ctx}
+	refMem, refCPU := lazyGuest(t, n+1)
+	mem, cpu := lazyGuest(t, n+1)
+	const a = 3 * n / 4
+	for pass := 0; pass < 2; pass++ {
+		rc := *refCPU
+		rc.State[gvinst.S2] = 8 * n
+		if pass == 0 {
+			rc.State[gvinst.S0] = 8 * a
+		}
+		runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
+	}
+	res := Resident{Lazy: true}
+	c := *cpu
+	c.State[gvinst.S0] = 8 * a
+	in := saxpyInput(k, &c, n-a+1, Range{dataBase + 8*a, dataBase + 8*n}, Range{dataBase + 0x8000 + 8*a, dataBase + 0x8000 + 8*n})
+	if _, err := Launch(cc, fn, k, mem, in, &res); err != nil {
+		t.Fatal(err)
+	}
+	before := cc.htod
+	in = saxpyInput(k, cpu, n+1, Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n})
+	if _, err := Launch(cc, fn, k, mem, in, &res); err != nil {
+		t.Fatal(err)
+	}
+	// Two arrays, 18 KB of each to copy in (over 4 pages): a run each,
+	// and a few small copies (the launch's parameters, its error word).
+	if copies := cc.htod - before; copies > 6 {
+		t.Errorf("%d copies to the device for the merge, want a run per array", copies)
+	}
+	if err := res.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, got := make([]byte, 0x10000), make([]byte, 0x10000)
+	_ = refMem.Read(dataBase, want)
+	if err := mem.Read(dataBase, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's")
+	}
+}

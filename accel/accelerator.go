@@ -28,7 +28,16 @@ type Guest struct {
 	// a call to memset in a nest (profile.KnownCalls); without them no
 	// call is known.
 	Symbols []profile.Symbol
-	known   *profile.KnownCalls
+	// CodeRanges are the guest addresses [start, end) of the program's
+	// code and the data its PLT stubs read (its loaded segments, as the
+	// file has them), and NewLifter makes a lifter like Lifter over
+	// another memory: with both, hot spots are translated from a copy of
+	// those ranges on a goroutine of their own while the guest runs
+	// (background.go). Without them, on the guest's goroutine when it
+	// first reaches a header.
+	CodeRanges [][2]uint64
+	NewLifter  func(mem *gvinst.Memory) gvinst.Translator
+	known      *profile.KnownCalls
 }
 
 // knownCalls returns the recogniser of the guest's memset calls.
@@ -70,6 +79,13 @@ type Options struct {
 	// and loaded ahead, with the device context, on a goroutine of their
 	// own (see prefetch.go): PrefetchAuto on a real GPU only.
 	Prefetch Prefetch
+	// NoBackground translates every hot spot on the guest's goroutine,
+	// when the guest first reaches it, even where Guest.CodeRanges would
+	// let a goroutine of its own do it ahead (background.go).
+	NoBackground bool
+	// BackgroundWorkers is how many goroutines translate in the
+	// background; 0 means one per eight cores, one to four.
+	BackgroundWorkers int
 }
 
 // Prefetch is Options.Prefetch.
@@ -119,10 +135,15 @@ type Accelerator struct {
 	// measured); deviceWait the time the guest waited for the loader.
 	deviceReadyAt time.Time
 	deviceWait    time.Duration
-	dev           string
-	spots         map[uint64]*spot // by mapped header
-	order         []*spot
-	main          gvinst.Engine
+	// deviceOpen and deviceMeasure are what deviceReadyAt took: the
+	// context's opening and the device's measurement.
+	deviceOpen, deviceMeasure time.Duration
+	// bg translates hot spots off the guest's goroutine (background.go).
+	bg    background
+	dev   string
+	spots map[uint64]*spot // by mapped header
+	order []*spot
+	main  gvinst.Engine
 	// closeMain releases the main engine (nil when it holds nothing, or
 	// once released).
 	closeMain io.Closer
@@ -181,9 +202,10 @@ func (a *Accelerator) mainRate() float64 {
 
 // New prepares the hot spots of opts.Profile for guest g: it arms a
 // breakpoint at the header of each parallel nest; the nest is translated
-// and its kernel generated when the guest first reaches the header, and
-// loaded at its first launch, so that a run pays for the kernels of the
-// hot spots it reaches only. The device context is made when the guest
+// and its kernels generated in the background from when the guest reaches
+// main (background.go; or on the guest's goroutine when it first reaches
+// the header), and loaded ahead on a real GPU (prefetch.go) or at their
+// first launch. The device context is made when the guest
 // first reaches a hot spot whose kernel was generated (a context on a
 // real GPU costs a good part of a second), so a run that offloads
 // nothing never opens it. A nest that cannot be offloaded is reported
@@ -203,9 +225,10 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	// What a kernel writes stays on the device until the guest touches
 	// it; the first launch makes the resident buffers g.Mem's holder.
 	a.resident.Lazy = true
-	if p, err := opts.Driver.Device(0); err == nil {
-		a.dev = opts.Driver.Name() + ": " + p.Name
-		a.resident.MaxBytes = residentBudget(p.TotalMemory)
+	if !a.prefetching() {
+		// On a real GPU the loader asks, once the context is open: the
+		// driver may still be initialising (pipeline.StartGPU).
+		a.setDevice(opts.Driver.Device(0))
 	}
 	a.costs = opts.Costs
 	a.bps = map[uint64]bool{}
@@ -216,6 +239,7 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 		a.startDevice()
 		a.armEarly()
 	}
+	a.scheduleBackground()
 	newEngine := opts.Engine
 	if newEngine == nil {
 		newEngine = func(mem *gvinst.Memory, t gvinst.Translator, o gvinst.InterpOptions) (gvinst.Engine, error) {
@@ -236,6 +260,15 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 		a.prefetch(a.order)
 	}
 	return a, nil
+}
+
+// setDevice takes the device's name and memory (Driver.Device) when err is
+// nil.
+func (a *Accelerator) setDevice(p gpu.DeviceProps, err error) {
+	if err == nil && a.dev == "" {
+		a.dev = a.opts.Driver.Name() + ": " + p.Name
+		a.resident.MaxBytes = residentBudget(p.TotalMemory)
+	}
 }
 
 // residentBudget is the device memory the resident buffers may keep on a
@@ -340,6 +373,9 @@ func (a *Accelerator) doze(sp *spot) {
 	sp.rep.Dozed++
 	a.dozing = append(a.dozing, sp)
 	if a.main.Stats().GuestInsns >= prefetchDozingAfter {
+		// Translated now if the background has not (it may be under
+		// way: then waited for), as prefetch does not wait.
+		sp.ensureBuilt()
 		a.prefetch([]*spot{sp})
 	}
 }
@@ -375,6 +411,11 @@ func (a *Accelerator) Arm() int { return a.addAndPrefetch(a.opts.Profile) }
 
 // addAndPrefetch arms prof's new hot spots (add) and prefetches them.
 func (a *Accelerator) addAndPrefetch(prof *profile.File) int {
+	if a.bg.startAt == 0 {
+		// Armed late (Arm), or a later round's profile (Update): the
+		// new hot spots are translated in the background from now.
+		a.startBackground(prof)
+	}
 	before := len(a.order)
 	n := a.add(prof)
 	a.prefetch(a.order[before:])
@@ -464,6 +505,11 @@ type spot struct {
 	// that leaving the level by falling through starts a block too.
 	exitHints []uint64
 	ivs       map[string]ivStep // the profile's induction variables of the level, by location
+	// known recognises memset calls when the spot is translated off the
+	// guest's goroutine (nil: the guest's, Guest.knownCalls), and
+	// memsetAsked are the answers translation got, by call target.
+	known       *profile.KnownCalls
+	memsetAsked map[uint64]bool
 	// built is set once the level is translated and its kernels
 	// generated (ensureBuilt); kernel is nil when that failed.
 	built   bool
@@ -588,19 +634,29 @@ func (a *Accelerator) prepare(hs *profile.HotSpot) *spot {
 	return sp
 }
 
-// ensureBuilt translates the hot spot and generates its kernels the first
-// time the guest reaches its header (generating costs milliseconds per
-// hot spot, which a short run should not pay for the hot spots it never
-// reaches). It reports whether the spot has its kernel; when generation
-// fails, the hot spot is reported not offloadable with the reason and
-// disarmed.
+// ensureBuilt gives the hot spot its translation and kernels the first
+// time the guest reaches its header (or prefetch asks): the background's
+// (background.go) where it has them and the guest's memory still holds
+// what they were made from, else translated here. It reports whether the
+// spot has its kernel; when generation fails, the hot spot is reported
+// not offloadable with the reason and disarmed.
 func (sp *spot) ensureBuilt() bool {
 	if sp.built {
 		return sp.kernel != nil
 	}
 	sp.built = true
 	t0 := time.Now()
-	err := sp.build()
+	var err error
+	if j := sp.a.takeBackground(sp); j != nil {
+		sp.adopt(j.sp)
+		sp.rep.TranslateBackgroundSeconds = j.took.Seconds()
+		err = j.err
+	} else {
+		err = sp.generate(sp.a.g.Lifter)
+	}
+	if err == nil {
+		err = sp.build()
+	}
 	sp.rep.TranslateSeconds += time.Since(t0).Seconds()
 	sp.rep.KernelGenerated = sp.kernel != nil
 	if err != nil {
@@ -716,6 +772,7 @@ func mappedLevel(hs *profile.HotSpot) int {
 // offloads the loop instance, or runs it on the CPU when a guard fails,
 // and leaves cpu where the guest continues. An error stops the run.
 func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
+	a.reachedStart(cpu.PC)
 	sp := a.spots[cpu.PC]
 	if sp == nil {
 		return nil
@@ -839,13 +896,17 @@ func (a *Accelerator) openContext() error {
 	}
 	a.ctx = ctx
 	a.deviceReadyAt = time.Now()
-	a.deviceWait += a.deviceReadyAt.Sub(t0)
+	a.deviceOpen = a.deviceReadyAt.Sub(t0)
+	a.setDevice(a.opts.Driver.Device(0))
+	a.deviceWait += a.deviceOpen
 	return nil
 }
 
 // deviceCosts are the device's costs, measured the first time.
 func (a *Accelerator) deviceCosts() (*DeviceCosts, error) {
 	if a.costs == nil && a.costErr == nil {
+		t0 := time.Now()
+		defer func() { a.deviceMeasure = time.Since(t0) }()
 		c, err := MeasureDevice(a.ctx, a.opts.Driver.Name() == "sim")
 		a.costs, a.costErr = &c, err
 		if err != nil {
@@ -894,15 +955,21 @@ func (sp *spot) fallbackEngine() gvinst.Engine {
 // when Options.Engine is not set or fails. Its instructions count in
 // AuxInstructions.
 func (sp *spot) fastEngine(bps map[uint64]bool) gvinst.Engine {
+	return sp.engineWith(&probeTranslator{sp: sp, plain: true}, bps)
+}
+
+// engineWith makes a CPU engine as fastEngine does, over the code tr
+// gives.
+func (sp *spot) engineWith(tr gvinst.Translator, bps map[uint64]bool) gvinst.Engine {
 	a := sp.a
 	opts := gvinst.InterpOptions{Breakpoints: bps, Optimize: true}
 	if a.opts.Engine != nil {
-		if e, err := a.opts.Engine(a.g.Mem, &probeTranslator{sp: sp, plain: true}, opts); err == nil {
+		if e, err := a.opts.Engine(a.g.Mem, tr, opts); err == nil {
 			a.fallbacks = append(a.fallbacks, e)
 			return e
 		}
 	}
-	e := gvinst.NewInterpreter(a.g.Mem, &probeTranslator{sp: sp, plain: true}, opts)
+	e := gvinst.NewInterpreter(a.g.Mem, tr, opts)
 	a.aux = append(a.aux, e)
 	return e
 }

@@ -437,9 +437,10 @@ type ledgerEntry struct {
 // engine's time, they disarmed jacobi2dt's sweeps on gpusim after a few
 // launches of 5 to 10 ms against 2.6 ms on the CPU, where the launches
 // after them (replays) cost 0.5 ms; and the other sweep, left alone on
-// the device, then lost to the arrays crossing the bus at every step. A single launch that
-// costs more than lossFactor times its CPU side disarms at once, unless
-// the launches so far pay in all (one dear launch among hundreds that
+// the device, then lost to the arrays crossing the bus at every step.
+// Past the first ledgerWindow launches after the first, a single launch
+// that costs more than lossFactor times its CPU side disarms at once,
+// unless the launches so far pay in all (one dear launch among hundreds that
 // paid, a buffer merged or the host busy, disarmed LU's column scaling
 // after 268 launches on gpusim).
 const (
@@ -465,7 +466,7 @@ func (l *ledger) add(gpu time.Duration, count uint64, cpuIter, fetch time.Durati
 	l.window[(l.launches-2)%ledgerWindow] = ledgerEntry{gpu: gpu, fetch: fetch, count: count}
 	cpu := time.Duration(count)*cpuIter + fetch
 	all := time.Duration(l.iterations)*cpuIter + l.fetch
-	if gpu > lossFactor*cpu && l.gpu > all {
+	if l.launches-1 > ledgerWindow && gpu > lossFactor*cpu && l.gpu > all {
 		return fmt.Sprintf("a launch of %d iterations cost %.3gs on the GPU side (probing, guards, copies, kernel), the CPU engine %.3gs", count, gpu.Seconds(), cpu.Seconds())
 	}
 	if l.launches-1 < verdictAfter || l.gpu <= all {
@@ -484,11 +485,8 @@ func (l *ledger) add(gpu time.Duration, count uint64, cpuIter, fetch time.Durati
 	return fmt.Sprintf("the last %d launches, of %d iterations, cost %.3gs on the GPU side (probing, guards, copies, kernel), the CPU engine %.3gs (all %d after the first: %.3gs against %.3gs)", ledgerWindow, wCount, wGPU.Seconds(), wCPU.Seconds(), l.launches-1, l.gpu.Seconds(), all.Seconds())
 }
 
-// runLedger is the whole run's account of offloading, over every launch
-// (the first of each hot spot included: fcond's second sweep copied
-// 0.94 GB in at each of its two launches on an H100, 1.9 s apiece against
-// 0.8 s on the CPU, before a ledger that left first launches out could
-// tell): the GPU sides, the CPU
+// runLedger is the whole run's account of offloading, over every hot
+// spot's launches after its first (see ledger): the GPU sides, the CPU
 // engine's time for the same iterations, and, from the Resident, the time
 // spent bringing back to the host what the device held when the CPU read
 // it. Hot spots judged one by one each pay, and still the run can lose:

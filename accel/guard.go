@@ -152,6 +152,62 @@ func (sp *spot) coverConditionalSites(byX86 map[[2]uint64]*siteObs, sites []ptxg
 	}
 }
 
+// coverConditionalUnions widens, as coverConditionalSites does, the
+// footprint of each site seen in both probed iterations that did not move
+// by its array's step, when its array's window (all the sites the profile
+// groups with it that ran, in each probed iteration) moved as a whole: a
+// store on each side of an if into an array the loop does not read
+// (fcond's b[i][j]), each side writing the elements the other skipped, so
+// that together they wrote the row. That window, extended linearly over
+// the arrivals from..to, is what the profile's affine model of the stores
+// gives (it fits both to one function); their own steps say only which
+// elements took each side in the probed iterations (9,584 bytes a row for
+// 9,600, or a window that grew), and extrapolated alone left rows further
+// on with elements outside the footprints (the kernel failed on them). A
+// site that ran in one probed iteration only joins that iteration's window
+// (a probed row that recorded only a prefix of its inner loop may have
+// seen one side of the if only).
+func (sp *spot) coverConditionalUnions(byX86 map[[2]uint64]*siteObs, sites []ptxgen.Range, seen []bool, from, to uint64) {
+	k := sp.kernel
+	widened := make([]ptxgen.Range, len(sites))
+	for s := range sites {
+		widened[s] = sites[s]
+		o := byX86[siteKey(k.Sites[s])]
+		g, ok := sp.group(k.Sites[s])
+		if !ok || !seen[s] {
+			continue
+		}
+		lo, hi := o.lo, o.hi
+		members := 0
+		for c := range sites {
+			oc := byX86[siteKey(k.Sites[c])]
+			if gc, okc := sp.group(k.Sites[c]); c == s || !okc || gc != g || oc == nil {
+				continue
+			}
+			for it := range lo {
+				if oc.seen[it] {
+					lo[it], hi[it] = min(lo[it], oc.lo[it]), max(hi[it], oc.hi[it])
+				}
+			}
+			members++
+		}
+		step := int64(lo[1] - lo[0])
+		if members == 0 || step == 0 || int64(hi[1]-hi[0]) != step ||
+			int64(o.lo[1]-o.lo[0]) == step && int64(o.hi[1]-o.hi[0]) == step {
+			continue
+		}
+		first, last := int64(from), int64(to)
+		loA, loB := int64(lo[0])+step*first, int64(lo[0])+step*last
+		hiA, hiB := int64(hi[0])+step*first, int64(hi[0])+step*last
+		if min(loA, loB) < 0 {
+			continue
+		}
+		widened[s].Lo = min(widened[s].Lo, uint64(min(loA, loB)))
+		widened[s].Hi = max(widened[s].Hi, uint64(max(hiA, hiB)))
+	}
+	copy(sites, widened)
+}
+
 // disjointIterations proves, from what the probed iterations touched, that
 // distinct iterations of the mapped level, n of them from the first probed,
 // touch disjoint bytes of every array they write. Each site's lowest and

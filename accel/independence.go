@@ -289,35 +289,93 @@ func observedDependence(traces []*accessTrace, n uint64) string {
 // where the access's own windows show a conflict (a triangular row inside
 // a whole row's read is exact on its own, and its covering row would meet
 // the columns that covariance writes beside it).
+//
+// With no such access, the accesses that do not move as a whole either
+// may together (a store on each side of an if into an array the loop does
+// not read: fcond's b[i][j], each side writing the elements the other
+// skips): their union, when it moves as a whole, covers each of them.
 func coverConditional(traces []*accessTrace) []*accessTrace {
 	var out []*accessTrace
 	for i, t := range traces {
 		if _, ok := t.shift(); ok || !t.it[0].seen || !t.it[1].seen {
 			continue
 		}
-		for _, c := range traces {
-			if c == t || !c.it[0].seen || !c.it[1].seen {
-				continue
-			}
-			if d, ok := c.shift(); !ok || d == 0 || !inside(t.it[0].window, c.it[0].window) || !inside(t.it[1].window, c.it[1].window) {
-				continue
-			}
-			if out == nil {
-				out = slices.Clone(traces)
-			}
-			hull := &accessTrace{x86: t.x86, store: t.store, size: t.size}
-			for it := range hull.it {
-				w := c.it[it].window
-				hull.it[it] = spanList{spans: []ptxgen.Range{w}, window: w, seen: true}
-			}
-			out[i] = hull
-			break
+		c := coveringAccess(traces, t)
+		if c == nil {
+			c = coveringUnion(traces, t)
 		}
+		if c == nil {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(traces)
+		}
+		hull := &accessTrace{x86: t.x86, store: t.store, size: t.size}
+		for it := range hull.it {
+			w := c.it[it].window
+			hull.it[it] = spanList{spans: []ptxgen.Range{w}, window: w, seen: true}
+		}
+		out[i] = hull
 	}
 	if out == nil {
 		return traces
 	}
 	return out
+}
+
+// coveringAccess returns an access of traces that moves as a whole and
+// whose windows hold t's in both probed iterations, or nil.
+func coveringAccess(traces []*accessTrace, t *accessTrace) *accessTrace {
+	for _, c := range traces {
+		if c == t || !c.it[0].seen || !c.it[1].seen {
+			continue
+		}
+		if d, ok := c.shift(); ok && d != 0 && inside(t.it[0].window, c.it[0].window) && inside(t.it[1].window, c.it[1].window) {
+			return c
+		}
+	}
+	return nil
+}
+
+// coveringUnion returns the union of t with another access of its size
+// that does not move as a whole either, or with all of them, when that
+// union moves as a whole (by a nonzero step); nil when none does. An
+// access that ran in one probed iteration only joins with what it
+// touched there (a probed row that recorded only a prefix of its inner
+// loop may have seen one side of the if only).
+func coveringUnion(traces []*accessTrace, t *accessTrace) *accessTrace {
+	var others []*accessTrace
+	for _, u := range traces {
+		if u == t || u.size != t.size || !u.it[0].seen && !u.it[1].seen {
+			continue
+		}
+		if _, ok := u.shift(); !ok {
+			others = append(others, u)
+		}
+	}
+	union := func(us ...*accessTrace) *accessTrace {
+		un := &accessTrace{x86: t.x86, store: t.store, size: t.size}
+		for it := range un.it {
+			un.it[it].merge(&t.it[it])
+			for _, u := range us {
+				un.it[it].merge(&u.it[it])
+			}
+			un.it[it].normalize()
+		}
+		if d, ok := un.shift(); ok && d != 0 {
+			return un
+		}
+		return nil
+	}
+	for _, u := range others {
+		if un := union(u); un != nil {
+			return un
+		}
+	}
+	if len(others) > 1 {
+		return union(others...)
+	}
+	return nil
 }
 
 // inside reports whether a lies within b.

@@ -175,3 +175,39 @@ func TestObservedDependenceConditional(t *testing.T) {
 		t.Errorf("a conditional store and a read of the next row: %q, want a dependence between them", why)
 	}
 }
+
+// TestObservedDependenceIfSides checks a store on each side of an if into
+// an array the loop does not read (fcond: b[i][j] = x > 5 ? ... : ...):
+// neither store moves as a whole (each wrote the elements the other
+// skipped, and its window moved by an accident of the data), and no other
+// access covers them, but together they wrote the row, which moves as a
+// whole: no dependence. The union still meets a read of the next row.
+func TestObservedDependenceIfSides(t *testing.T) {
+	const A, B, row, n = 0x10000, 0x90000, 400, 300
+	read := trace(1, false, 8, seq(A, 8, 50), seq(A+row, 8, 50))
+	var s1, s2 [2][]uint64
+	for it := range 2 {
+		for e := uint64(0); e < 50; e++ {
+			a := B + uint64(it)*row + 8*e
+			if (e*7+uint64(it)*3)%5 < 2 && e != 0 {
+				s1[it] = append(s1[it], a)
+			} else {
+				s2[it] = append(s2[it], a)
+			}
+		}
+	}
+	// Elements of row 0 the first side wrote last, and of row 1 first:
+	// its window alone moves by less than the row.
+	yes := trace(2, true, 8, s1[0], s1[1])
+	no := trace(3, true, 8, s2[0], s2[1])
+	if _, ok := yes.shift(); ok {
+		t.Fatal("the test's first store moves as a whole")
+	}
+	if why := observedDependence([]*accessTrace{read, yes, no}, n); why != "" {
+		t.Errorf("the two sides of an if writing a row: %q, want independent", why)
+	}
+	next := trace(4, false, 8, seq(B+row, 8, 50), seq(B+2*row, 8, 50))
+	if why := observedDependence([]*accessTrace{read, yes, no, next}, n); why == "" {
+		t.Error("the two sides of an if and a read of the next row: independent, want a dependence")
+	}
+}

@@ -89,7 +89,7 @@ func (sp *spot) liftLevel(lifter gvinst.Translator) error {
 		// A call to memset runs as the string store it is (as phase 1
 		// saw it), going on at the return address, in the same block of
 		// phase 1's CFG.
-		if sp.a != nil && profile.InlineMemset(b, sp.a.g.knownCalls()) {
+		if known := sp.knownCalls(); known != nil && endsInCall(b) && sp.askMemset(known, b) && profile.InlineMemset(b, known) {
 			ret := b.Insts[len(b.Insts)-1].Target[0]
 			sp.level[ret] = true
 			if sp.innerSet[addr] {
@@ -152,6 +152,35 @@ func (sp *spot) liftLevel(lifter gvinst.Translator) error {
 		}
 	}
 	return nil
+}
+
+// knownCalls is the memset recogniser translation uses: the background's
+// (spot.known), the guest's, or none (gxbit ptx gen).
+func (sp *spot) knownCalls() *profile.KnownCalls {
+	if sp.known != nil {
+		return sp.known
+	}
+	if sp.a != nil {
+		return sp.a.g.knownCalls()
+	}
+	return nil
+}
+
+// endsInCall reports whether b ends with a call.
+func endsInCall(b *gvinst.VBlock) bool {
+	return len(b.Insts) > 0 && b.Insts[len(b.Insts)-1].Op == gvinst.OpCall
+}
+
+// askMemset asks known whether the call ending b is to memset, notes the
+// answer (spot.memsetAsked) and returns it.
+func (sp *spot) askMemset(known *profile.KnownCalls, b *gvinst.VBlock) bool {
+	t := b.Insts[len(b.Insts)-1].Target[0]
+	v := known.Memset(t)
+	if sp.memsetAsked == nil {
+		sp.memsetAsked = map[uint64]bool{}
+	}
+	sp.memsetAsked[t] = v
+	return v
 }
 
 // generate lifts the level and generates its kernel.
@@ -275,10 +304,12 @@ func (sp *spot) load(k *ptxgen.Kernel) (gpu.Function, error) {
 	t0 := time.Now()
 	if f := sp.a.prefetched(k); f != nil {
 		// Loaded ahead (prefetch.go): the launch waited for what was
-		// left of it, and the report counts the whole load.
-		sp.loadTime += time.Since(t0)
-		sp.rep.TranslateSeconds += f.took.Seconds()
-		if f.err == nil {
+		// left of it (or loaded it, when the loader had not begun it).
+		d := time.Since(t0)
+		sp.loadTime += d
+		sp.rep.TranslateSeconds += d.Seconds()
+		sp.rep.LoadSeconds += f.took.Seconds()
+		if f.err == nil && !f.byGuest {
 			sp.a.prefetchedUsed++
 		}
 		return f.fn, f.err
@@ -287,6 +318,7 @@ func (sp *spot) load(k *ptxgen.Kernel) (gpu.Function, error) {
 	d := time.Since(t0)
 	sp.loadTime += d
 	sp.rep.TranslateSeconds += d.Seconds()
+	sp.rep.LoadSeconds += d.Seconds()
 	return fn, err
 }
 
@@ -332,13 +364,10 @@ func (sp *spot) kernel3Fn() gpu.Function {
 	return sp.fn3
 }
 
-// build generates the kernels (loaded at their first launch) and makes the
-// spot's engines.
+// build writes the generated kernels (loaded at their first launch) to
+// Options.PTXDir and makes the spot's engines.
 func (sp *spot) build() error {
 	a := sp.a
-	if err := sp.generate(a.g.Lifter); err != nil {
-		return err
-	}
 	k := sp.kernel
 	if a.opts.PTXDir != "" {
 		ks := map[string]*ptxgen.Kernel{"": sp.kernel, "_2d": sp.kernel2, "_3d": sp.kernel3}

@@ -550,13 +550,13 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 	if why := sp.ledger.add(gpuSide, count, cpuIter, sp.fetch); why != "" && !sp.a.opts.AlwaysOffload {
 		sp.disarm(why)
 	}
-	// The run's ledger counts every launch: the contract is the whole
-	// run's.
-	sp.a.run.gpu += gpuSide
-	sp.a.run.cpu += time.Duration(count)*cpuIter + sp.fetch
-	_, back := sp.a.resident.BroughtBack()
-	if why, lost := sp.a.run.loses(back); lost && !sp.a.opts.AlwaysOffload {
-		sp.a.stopOffloading(why)
+	if sp.ledger.launches > 1 {
+		sp.a.run.gpu += gpuSide
+		sp.a.run.cpu += time.Duration(count)*cpuIter + sp.fetch
+		_, back := sp.a.resident.BroughtBack()
+		if why, lost := sp.a.run.loses(back); lost && !sp.a.opts.AlwaysOffload {
+			sp.a.stopOffloading(why)
+		}
 	}
 	// The CPU runs the last tail arrivals from the header.
 	sp.rep.TailIterations += tail
@@ -825,6 +825,10 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	sp.a.unseen += st.Unseen
 	sp.rep.ThreadInstructions += st.ThreadInstructions
 	sp.rep.CopySeconds += (st.CopyIn + st.CopyOut).Seconds()
+	if sp.rep.CopyParts == nil {
+		sp.rep.CopyParts = &CopyPartsReport{}
+	}
+	sp.rep.CopyParts.add(st.Parts)
 	sp.rep.BytesIn += st.BytesIn
 	sp.rep.BytesReused += st.BytesReused
 	sp.rep.BytesOut += st.BytesOut
@@ -899,6 +903,7 @@ func (sp *spot) siteRanges(byX86 map[[2]uint64]*siteObs, from, to uint64) ([]ptx
 		sites[s] = r
 	}
 	sp.coverConditionalSites(byX86, sites, seen)
+	sp.coverConditionalUnions(byX86, sites, seen, from, to)
 	// A site that did not run in both probed iterations (conditional code,
 	// an inner loop empty there) gets the footprint of the profile's array
 	// it belongs to, as the other sites of that array show it; the kernel

@@ -33,14 +33,15 @@ var nestsMismatch = map[string]string{}
 // (the two-phase flow), and profiled and accelerated in one run (gxbit
 // run --accelerate), and every run prints the same bytes and exits alike
 // (the profiling run included), on each CPU engine (TestMain).
-// By default it covers -O2 at the programs' default (small) sizes; with
-// GXBIT_NESTS_FULL=1 it covers -O0, -O2 and -O3 at the medium sizes.
+// By default it covers -O2 and -O3 at the programs' default (small)
+// sizes; with GXBIT_NESTS_FULL=1 it covers -O0, -O2 and -O3 at the medium
+// sizes.
 func TestNests(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every nests program three ways")
 	}
 	full := os.Getenv(EnvNestsFull) == "1"
-	modes := []string{"O2-static"}
+	modes := []string{"O2-static", "O3-static"} // -O3: gcc's vectorised loops (packed SSE ops, rows at any offset)
 	if full {
 		modes = []string{"O0-static", "O2-static", "O3-static"}
 	}

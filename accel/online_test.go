@@ -329,3 +329,128 @@ func TestRunOnlineEntersTriangleMidInstance(t *testing.T) {
 			on.Rounds, on.LimitedRounds, on.ProfiledInstructions)
 	}
 }
+
+// TestRunOnlineSingleLongInstance runs longsteps (an n-body time step:
+// an i-j force nest, then an update loop) with one step, so that the
+// force nest has a single instance, and the profiling round begins inside
+// it (after the first slice of the plain run), as gxbit run --accelerate
+// does on n-body at its sizes. The round must end by what it saw once
+// the i loop has run a few iterations (its outermost loop, the step loop,
+// has run one, and will run no other), and the rest of that same instance
+// must be offloaded, with the native output. (The round used to wait for
+// nine step iterations: it profiled the whole run and launched nothing.)
+func TestRunOnlineSingleLongInstance(t *testing.T) {
+	path := gccStatic(t, filepath.Join("testdata", "longsteps.c"), filepath.Join(t.TempDir(), "longsteps"), "-O2")
+	args := []string{path, "800", "1"}
+	want := runNative(t, path, args[1:]...)
+	var out bytes.Buffer
+	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileAfter: time.Nanosecond, AlwaysOffload: true,
+			Collect: profile.CollectOptions{LongOuterIteration: 2_000_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want || res.ExitStatus != 0 {
+		t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+	}
+	if on.Report == nil || on.Rounds == 0 || on.LimitedRounds != 0 {
+		t.Fatalf("%d rounds, %d ended by the instruction bound, why %v: want rounds ended by what they saw", on.Rounds, on.LimitedRounds, on.Why)
+	}
+	var iters uint64
+	for _, h := range on.Report.HotSpots {
+		iters += h.Iterations
+	}
+	t.Logf("%d guest instructions profiled of %d\n%s", on.ProfiledInstructions, on.Report.GuestInstructions, accel.FormatReport(on.Report))
+	if iters < 800/2 {
+		t.Errorf("%d iterations ran on the GPU: want most of the force nest's 800 (the rest of its only instance)", iters)
+	}
+}
+
+// TestRunOnlineLongTimeSteps runs heat3d under the single run with time
+// steps counted long (CollectOptions.LongOuterIteration), as its steps
+// are at its large size: a round begun inside a sweep ends once that
+// sweep has run a few planes from where the collector took over, without
+// waiting for nine steps, and the other sweep, which no round sampled,
+// starts a round of its own. Each sweep must be launched at its outermost
+// level (seen from the middle of an instance, or without its first
+// planes, a sweep's plane loop was once taken for sequential and the
+// sweep launched once per plane), with the native output, and the rounds
+// must take a small part of the run.
+func TestRunOnlineLongTimeSteps(t *testing.T) {
+	dir := buildNests(t, []string{"O2-static"})
+	path := filepath.Join(dir, "O2-static", "heat3d")
+	args := []string{path, "80", "6"}
+	want := runNative(t, path, args[1:]...)
+	var out bytes.Buffer
+	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileAfter: time.Nanosecond, AlwaysOffload: true,
+			Collect: profile.CollectOptions{LongOuterIteration: 2_000_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want || res.ExitStatus != 0 {
+		t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+	}
+	if on.Report == nil {
+		t.Fatalf("no phase 2: %v", on.Why)
+	}
+	t.Logf("%d rounds, %d guest instructions profiled of %d\n%s", on.Rounds, on.ProfiledInstructions, on.Report.GuestInstructions, accel.FormatReport(on.Report))
+	// Each sweep's outermost level is the grid's (a sweep mapped at its
+	// second level was seen in part only, and launches once per plane).
+	sweeps := 0
+	for _, h := range on.Report.HotSpots {
+		if (h.Entry == h.Header) && h.Launches > 0 && (h.Entry == "0x401700" || h.Entry == "0x401820") {
+			sweeps++
+		}
+	}
+	if sweeps != 2 {
+		t.Errorf("%d sweeps launched at their outermost level: want both sweeps of the time step\n%s", sweeps, accel.FormatReport(on.Report))
+	}
+	if on.ProfiledInstructions > on.Report.GuestInstructions/4 {
+		t.Errorf("%d of %d guest instructions ran under the collector: the rounds did not end within a time step", on.ProfiledInstructions, on.Report.GuestInstructions)
+	}
+}
+
+// TestRunOnlineSequentialNests runs the corpus programs whose hot nest is
+// sequential (Gauss-Seidel, the DP triangle, Floyd-Warshall, a prefix
+// sum, a histogram) under the single run, the first round begun after
+// the first slice: nothing the profile
+// does not call parallel may be launched, each round must end by what
+// the collector saw, and the rounds together must take a small part of
+// the run (a sequential program pays for profiling and gains nothing),
+// with the native output.
+func TestRunOnlineSequentialNests(t *testing.T) {
+	dir := buildNests(t, []string{"O2-static"})
+	for _, c := range [][]string{{"seidel2d", "200", "40"}, {"nussinov", "250"}, {"floyd", "150"}, {"scan", "2000000"}, {"hist", "2000000", "256"}} {
+		path := filepath.Join(dir, "O2-static", c[0])
+		args := append([]string{path}, c[1:]...)
+		want := runNative(t, path, args[1:]...)
+		var out bytes.Buffer
+		res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+			pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileAfter: time.Nanosecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want || res.ExitStatus != 0 {
+			t.Errorf("%s: online run %q (status %d), native %q", c[0], out.String(), res.ExitStatus, want)
+		}
+		if on.Profile == nil || on.Report == nil {
+			t.Errorf("%s: no profile or no phase 2: %v", c[0], on.Why)
+			continue
+		}
+		t.Logf("%s: %d rounds, %d guest instructions profiled of %d", c[0], on.Rounds, on.ProfiledInstructions, on.Report.GuestInstructions)
+		if on.LimitedRounds != 0 || on.ProfiledInstructions > on.Report.GuestInstructions/2 {
+			t.Errorf("%s: %d rounds, %d ended by the instruction bound, %d of %d guest instructions profiled: want rounds ended by what they saw, a small part of the run",
+				c[0], on.Rounds, on.LimitedRounds, on.ProfiledInstructions, on.Report.GuestInstructions)
+		}
+		verdict := map[string]string{}
+		for _, h := range on.Profile.HotSpots {
+			verdict[h.Entry.String()] = h.Verdict
+		}
+		for _, h := range on.Report.HotSpots {
+			if verdict[h.Entry] != profile.VerdictParallel && h.Launches > 0 {
+				t.Errorf("%s: the %s nest at %s launched %d times", c[0], verdict[h.Entry], h.Entry, h.Launches)
+			}
+		}
+	}
+}

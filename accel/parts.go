@@ -56,6 +56,11 @@ type partKernel struct {
 	// there is none.
 	even   *ptxgen.Kernel
 	evenFn gpu.Function
+	// statement is set for one statement of a body split between
+	// statements (statementParts): its blocks are the level's sliced, and
+	// the CPU runs the part over them (cpu) when a launch of it fails.
+	statement bool
+	cpu       gvinst.Engine
 	// innerExits are where the part's inner level leaves to: from there
 	// on, accesses belong to no inner iteration.
 	innerExits map[uint64]bool
@@ -166,6 +171,9 @@ func (sp *spot) planParts(s *schedule.Schedule) ([]*ptxgen.Nest, []string, strin
 		}
 		return nests, whats, ""
 	}
+	if s.Kernels[0].Stores != nil {
+		return sp.statementParts(s, nests), whats, ""
+	}
 	// Distributed: one part per sibling loop of the level, in the order
 	// control reaches them; part m ends where sibling m's loop leaves to.
 	var sibs []profile.InnerLoop
@@ -226,13 +234,35 @@ func (sp *spot) planParts(s *schedule.Schedule) ([]*ptxgen.Nest, []string, strin
 	return nests, whats, ""
 }
 
+// statementParts gives each kernel of a schedule that splits the level's
+// body between its statements (bicg: schedule.Kernel.Stores) the level's
+// blocks cut down to its statement: without the stores of the others, and
+// without what only those needed (gvinst.SliceStores). A store no
+// statement names (a stack slot's) stays in every part.
+func (sp *spot) statementParts(s *schedule.Schedule, nests []*ptxgen.Nest) []*ptxgen.Nest {
+	owner := map[uint64]int{} // a statement's store → its kernel
+	for ki, k := range s.Kernels {
+		for _, i := range k.Stores {
+			owner[uint64(sp.hs.Accesses[i].X86)] = ki
+		}
+	}
+	for ki, n := range nests {
+		sl := gvinst.SliceStores(sp.blocks, func(in *gvinst.Inst) bool {
+			k, ok := owner[in.X86]
+			return !ok || k == ki
+		})
+		n.Blocks = sl.Blocks
+	}
+	return nests
+}
+
 // distributedLevel is the level of a hot spot whose level carries a
 // dependence that its schedule removes by distribution (atax: tmp = A·x
 // then y += Aᵀ·tmp under one i loop, i carrying y): the outermost level,
 // when the schedule splits it into kernels of its own; else -1. Only the
 // schedule's kernels run such a level (levelCarried), never its own.
 func distributedLevel(hs *profile.HotSpot) int {
-	if hs.Verdict != profile.VerdictSequential || len(hs.Levels) == 0 {
+	if hs.Verdict == profile.VerdictParallel || hs.Verdict == profile.VerdictRejected || len(hs.Levels) == 0 {
 		return -1
 	}
 	s := schedule.Build(hs)
@@ -376,7 +406,7 @@ func (sp *spot) generateParts(s *schedule.Schedule) {
 			sp.rep.ScheduleNote += fmt.Sprintf("; the schedule's kernel %d (%s) cannot be generated: %v", i+1, whats[i], err)
 			return
 		}
-		p := &partKernel{nest: n, k: k, what: whats[i], innerExits: map[uint64]bool{}}
+		p := &partKernel{nest: n, k: k, what: whats[i], innerExits: map[uint64]bool{}, statement: s.Kernels[i].Stores != nil}
 		if n.Interchange {
 			en := *n
 			en.Name, en.Even = n.Name+"e", true
@@ -871,19 +901,17 @@ func evenRows(in ptxgen.LaunchInput) bool {
 // of the first iteration after them.
 func (sp *spot) runPartsOnCPU(cpu *gvinst.CPU, from int, in ptxgen.LaunchInput) error {
 	if sp.partCPU == nil {
-		bps := map[uint64]bool{sp.header: true}
-		for e := range sp.exits {
-			bps[e] = true
-		}
-		for _, p := range sp.parts {
-			if p.nest.Stop != 0 {
-				bps[p.nest.Stop] = true
-			}
-		}
-		sp.partCPU = sp.fastEngine(bps)
+		sp.partCPU = sp.fastEngine(sp.partCPUBreaks())
 	}
 	vals := make([]uint64, len(in.Values))
 	for _, p := range sp.parts[from:] {
+		engine := sp.partCPU
+		if p.statement {
+			if p.cpu == nil {
+				p.cpu = sp.engineWith(&slicedTranslator{sp: sp, blocks: p.nest.Blocks}, sp.partCPUBreaks())
+			}
+			engine = p.cpu
+		}
 		for t := uint64(0); t < in.Count; t++ {
 			for i := range vals {
 				vals[i] = in.Values[i] + in.Steps[i]*t
@@ -904,7 +932,7 @@ func (sp *spot) runPartsOnCPU(cpu *gvinst.CPU, from int, in ptxgen.LaunchInput) 
 				cpu.PC = sp.header
 			}
 			for {
-				st := sp.partCPU.Run(cpu, 0)
+				st := engine.Run(cpu, 0)
 				if st.Kind != gvinst.StopBreakpoint {
 					return fmt.Errorf("stopped at %v", st)
 				}
@@ -918,4 +946,36 @@ func (sp *spot) runPartsOnCPU(cpu *gvinst.CPU, from int, in ptxgen.LaunchInput) 
 		}
 	}
 	return nil
+}
+
+// partCPUBreaks are where a part run on the CPU stops: the level's header
+// and exits, and where parts end.
+func (sp *spot) partCPUBreaks() map[uint64]bool {
+	bps := map[uint64]bool{sp.header: true}
+	for e := range sp.exits {
+		bps[e] = true
+	}
+	for _, p := range sp.parts {
+		if p.nest.Stop != 0 {
+			bps[p.nest.Stop] = true
+		}
+	}
+	return bps
+}
+
+// slicedTranslator gives the CPU engine one statement's blocks of the
+// level (statementParts) and lifts what lies outside it.
+type slicedTranslator struct {
+	sp     *spot
+	blocks map[uint64]*gvinst.VBlock
+}
+
+func (t *slicedTranslator) Translate(addr uint64) (*gvinst.VBlock, error) {
+	b, ok := t.blocks[addr]
+	if !ok {
+		return (&probeTranslator{sp: t.sp, plain: true}).Translate(addr)
+	}
+	c := *b
+	c.Insts = append([]gvinst.Inst(nil), b.Insts...)
+	return &c, nil
 }

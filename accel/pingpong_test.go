@@ -73,8 +73,11 @@ func TestTimeSteppedPairStaysOnDevice(t *testing.T) {
 	}
 	path := buildC(t, "pingpong")
 	prof := phase1(t, pipeline.Config{Path: path, Args: []string{path}, Engine: testEngine})
-	const n, steps = 600, 16
-	args := []string{path, "600", "16"}
+	// Sweeps of 1200x1200 take the plain engine about 4 ms: a launch's
+	// host side on gpusim (probing, guards, copies) on a loaded machine
+	// costs up to tens of milliseconds, which smaller sweeps did not cover.
+	const n, steps = 1200, 16
+	args := []string{path, "1200", "16"}
 	want := runNative(t, path, args[1:]...)
 	drv := outlayDriver{gpusim.New(gpusim.Options{KernelSpeedup: 1000})}
 	var out bytes.Buffer
@@ -100,8 +103,11 @@ func TestTimeSteppedPairStaysOnDevice(t *testing.T) {
 	if sweeps != 2 {
 		t.Errorf("found %d time-stepped sweeps in the report, want 2", sweeps)
 	}
+	// The final read of both arrays, and both again for each of the two
+	// steps a sweep may have run on the CPU (steps-2 above); a sweep that
+	// went back to the CPU brings them back at every step.
 	array := uint64(4 * n * n)
-	if rep.BytesBroughtBack > 3*array {
-		t.Errorf("%d bytes brought back to the host, more than the final read of both arrays (%d)", rep.BytesBroughtBack, 2*array)
+	if rep.BytesBroughtBack > 6*array {
+		t.Errorf("%d bytes brought back to the host, more than the final read of both arrays and two steps on the CPU (%d)", rep.BytesBroughtBack, 6*array)
 	}
 }

@@ -2,6 +2,8 @@ package accel
 
 import (
 	"errors"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gxbit/gxbit/gpu"
@@ -15,14 +17,15 @@ import (
 // (the CUDA JIT compiling its PTX) about 0.1 s; a run that waits for each
 // at each hot spot's first launch pays them one after the other, in the
 // guest's time: twomm's eight hot spots spent most of a second there. So
-// once hot spots are armed, the accelerator generates their kernels at
-// once (on the guest's goroutine: translation is not safe beside the
-// running engine) and a loader goroutine opens the context, measures the
-// device's costs (before any module load: a launch timed while the JIT
-// holds the driver looked 500 times slower, and the cost model then kept
-// every stencil on the CPU) and loads the modules in the background while
-// the guest goes on; a launch waits only for what is not loaded yet. The simulator opens a context and
-// parses a module in microseconds, so it loads on demand (unless
+// once hot spots are armed, their kernels are generated at once (in the
+// background, from a copy of the guest's code, background.go) and a
+// loader goroutine opens the context, measures the device's costs (before
+// any module load: a launch timed while the JIT holds the driver looked
+// 500 times slower, and the cost model then kept every stencil on the
+// CPU) and loads the modules in the background while the guest goes on;
+// a launch waits only for the load under way, and loads a module the
+// loader has not begun itself. The simulator opens a context and parses
+// a module in microseconds, so it loads on demand (unless
 // Options.Prefetch asks otherwise, as tests do).
 //
 // When the hot spots are armed late (Options.ArmAfter), the loader starts
@@ -51,9 +54,18 @@ type loader struct {
 	// the JIT), when the accelerator has none yet; costErr why not.
 	costs   *DeviceCosts
 	costErr error
-	// loads are the futures by kernel, written before their job is sent
-	// and read on the guest's goroutine only.
+	// loads are the futures by kernel, each written before its job is
+	// sent (by the guest's goroutine or a background translation's), under
+	// mu.
+	mu    sync.Mutex
 	loads map[*ptxgen.Kernel]*loadFuture
+	// openTook and measureTook are the times the context took to open
+	// and the device to be measured (DeviceOpenSeconds).
+	openTook, measureTook time.Duration
+	// props are the device's (Driver.Device), asked once the context is
+	// open, and propsErr why not.
+	props    gpu.DeviceProps
+	propsErr error
 }
 
 // errLoaderStopped is the error of a module the loader skipped because
@@ -67,12 +79,18 @@ type loadJob struct {
 }
 
 // loadFuture is a module being loaded: fn, err and took are set before
-// done is closed.
+// done is closed, by the loader, or by the guest's goroutine when it
+// needs the module before the loader has begun it (state).
 type loadFuture struct {
 	done chan struct{}
-	fn   gpu.Function
-	err  error
-	took time.Duration
+	// state is jobQueued until the loader begins the load (jobRunning)
+	// or the guest's goroutine takes it over (jobTaken).
+	state atomic.Int32
+	fn    gpu.Function
+	err   error
+	took  time.Duration
+	// byGuest says the guest's goroutine loaded it (jobTaken).
+	byGuest bool
 }
 
 // prefetching reports whether the accelerator loads ahead.
@@ -105,11 +123,14 @@ func (a *Accelerator) startLoader() {
 	driver, open, measure := a.opts.Driver, a.ctx, a.costs == nil && a.costErr == nil && !a.opts.AlwaysOffload
 	go func() {
 		defer close(l.exited)
+		t0 := time.Now()
 		if open != nil {
 			l.ctx = open
 		} else {
 			l.ctx, l.ctxErr = driver.NewContext(0)
 		}
+		l.openTook = time.Since(t0)
+		l.props, l.propsErr = driver.Device(0)
 		defer func() {
 			// An abandoned loader's context is its own to close.
 			select {
@@ -121,32 +142,58 @@ func (a *Accelerator) startLoader() {
 			}
 		}()
 		if l.ctxErr == nil && measure && !closed(l.stop) {
+			t1 := time.Now()
 			c, err := MeasureDevice(l.ctx, driver.Name() == "sim")
 			if err == nil {
 				l.costs = &c
 			}
 			l.costErr = err
+			l.measureTook = time.Since(t1)
 		}
 		l.readyAt = time.Now()
 		close(l.ctxReady)
-		for j := range l.jobs {
-			select {
-			case <-l.stop:
-				j.f.err = errLoaderStopped
-				close(j.f.done)
-				continue
-			default:
-			}
-			if l.ctxErr != nil {
-				j.f.err = l.ctxErr
-			} else {
-				t0 := time.Now()
-				j.f.fn, j.f.err = loadKernel(l.ctx, j.k)
-				j.f.took = time.Since(t0)
-			}
-			close(j.f.done)
+		// A driver that compiles several modules at once (cuda with
+		// Options.JITThreads) gets as many goroutines loading them.
+		n := 1
+		if p, ok := l.ctx.(interface{ LoadParallelism() int }); ok && l.ctxErr == nil {
+			n = max(p.LoadParallelism(), 1)
 		}
+		var more sync.WaitGroup
+		for range n - 1 {
+			more.Add(1)
+			go func() {
+				defer more.Done()
+				l.loadJobs()
+			}()
+		}
+		l.loadJobs()
+		more.Wait()
 	}()
+}
+
+// loadJobs loads the queued modules until the queue is closed; those left
+// when the run stopped end with errLoaderStopped.
+func (l *loader) loadJobs() {
+	for j := range l.jobs {
+		if !j.f.state.CompareAndSwap(jobQueued, jobRunning) {
+			continue // the guest's goroutine loads it
+		}
+		select {
+		case <-l.stop:
+			j.f.err = errLoaderStopped
+			close(j.f.done)
+			continue
+		default:
+		}
+		if l.ctxErr != nil {
+			j.f.err = l.ctxErr
+		} else {
+			t0 := time.Now()
+			j.f.fn, j.f.err = loadKernel(l.ctx, j.k)
+			j.f.took = time.Since(t0)
+		}
+		close(j.f.done)
+	}
 }
 
 // closed reports whether c is closed.
@@ -191,6 +238,7 @@ func (a *Accelerator) OpenDevice() {
 // opening the context is abandoned instead of waited for: nothing has
 // used the context yet, and the run should not wait for it now.
 func (a *Accelerator) stopLoader() {
+	a.stopBackground() // it may queue modules on the loader
 	l := a.loader
 	if l == nil {
 		return
@@ -208,53 +256,46 @@ func (a *Accelerator) stopLoader() {
 	a.loader = nil
 	if a.ctx == nil && l.ctxErr == nil {
 		a.ctx, a.deviceReadyAt = l.ctx, l.readyAt
+		a.deviceOpen, a.deviceMeasure = l.openTook, l.measureTook
+		a.setDevice(l.props, l.propsErr)
 	}
 }
 
 // prefetch generates the kernels of the armed hot spots in spots whose
-// header code is mapped, and queues their modules on the loader: the
-// kernels a launch is likeliest to run first (the schedule's parts, else
-// the 3D or 2D kernel on a real GPU, where prefer2D and prefer1D never
-// pick the smaller one), then the others.
+// header code is mapped, and queues their modules on the loader
+// (kernelsToLoad's order). A hot spot the background translates
+// (background.go) is left to it until it is done: it queues the modules
+// itself.
 func (a *Accelerator) prefetch(spots []*spot) {
-	if !a.prefetching() || a.closed {
+	if !a.prefetching() || a.closed || a.bg.startAt != 0 {
 		return
 	}
-	var first, then []*ptxgen.Kernel
+	var ks []*ptxgen.Kernel
 	for _, sp := range spots {
+		if j := a.bg.jobs[sp.entry]; j != nil && !closed(j.done) {
+			continue
+		}
 		if sp.rep.Disarmed || a.spots[sp.header] != sp || !a.executable(sp.header) || !sp.ensureBuilt() {
 			continue
 		}
-		switch {
-		case sp.parts != nil:
-			for _, p := range sp.parts {
-				first = append(first, p.k)
-				then = append(then, p.even)
-			}
-			then = append(then, sp.kernel2)
-		case sp.kernel3 != nil && a.opts.Driver.Name() != "sim":
-			// A real GPU launches the 3D kernel (prefer2D), the 2D one
-			// where the probed rows do not confirm the innermost level.
-			first = append(first, sp.kernel3)
-			then = append(then, sp.kernel2, sp.kernel)
-		case sp.kernel2 != nil && a.opts.Driver.Name() != "sim":
-			// A real GPU launches the 2D kernel (prefer1D).
-			first = append(first, sp.kernel2)
-			then = append(then, sp.kernel)
-		default:
-			first = append(first, sp.kernel)
-			then = append(then, sp.kernel2)
-		}
+		ks = append(ks, kernelsToLoad(sp, a.opts.Driver.Name() == "sim")...)
 	}
-	if len(first) == 0 {
+	if len(ks) == 0 {
 		return
 	}
 	a.startLoader()
-	l := a.loader
-	if l == nil {
-		return
+	if a.loader != nil {
+		a.loader.enqueue(ks)
 	}
-	for _, k := range append(first, then...) {
+}
+
+// enqueue queues the modules of ks not queued yet, in order; when the
+// queue is full the rest load on demand. Any goroutine may call it until
+// the loader stops.
+func (l *loader) enqueue(ks []*ptxgen.Kernel) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range ks {
 		if k == nil || l.loads[k] != nil {
 			continue
 		}
@@ -270,13 +311,27 @@ func (a *Accelerator) prefetch(spots []*spot) {
 }
 
 // prefetched returns k's module as the loader loads it (waiting for it),
-// or nil when the loader does not have it.
+// or nil when the loader does not have it. A module the loader has not
+// begun yet is loaded here at once (the context is open): the guest then
+// waits for the load under way at most, not for the queue before it.
 func (a *Accelerator) prefetched(k *ptxgen.Kernel) *loadFuture {
 	if a.loader == nil {
 		return nil
 	}
+	a.loader.mu.Lock()
 	f := a.loader.loads[k]
-	if f != nil && !closed(f.done) {
+	a.loader.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	if f.state.CompareAndSwap(jobQueued, jobTaken) {
+		t0 := time.Now()
+		f.fn, f.err = loadKernel(a.ctx, k)
+		f.took, f.byGuest = time.Since(t0), true
+		close(f.done)
+		return f
+	}
+	if !closed(f.done) {
 		t0 := time.Now()
 		<-f.done
 		a.deviceWait += time.Since(t0)
@@ -296,6 +351,8 @@ func (a *Accelerator) loaderContext() error {
 	}
 	a.ctx = l.ctx
 	a.deviceReadyAt = l.readyAt
+	a.deviceOpen, a.deviceMeasure = l.openTook, l.measureTook
+	a.setDevice(l.props, l.propsErr)
 	if a.costs == nil && a.costErr == nil {
 		a.costs, a.costErr = l.costs, l.costErr
 	}

@@ -1,6 +1,7 @@
 package accel
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -72,15 +73,28 @@ type HotSpotReport struct {
 	// the real GPU).
 	ThreadInstructions uint64  `json:"thread_instructions,omitempty"`
 	CopySeconds        float64 `json:"copy_seconds"`
+	// CopyParts splits CopySeconds by what it went to (ptxgen.CopyParts).
+	CopyParts *CopyPartsReport `json:"copy_parts,omitempty"`
 	// KernelGenerated says whether the kernel was generated: a hot
 	// spot's kernel is generated when the guest first reaches its header.
-	KernelGenerated    bool    `json:"kernel_generated"`
-	TranslateSeconds   float64 `json:"translate_seconds"`
-	CPUSecondsEstimate float64 `json:"cpu_seconds_estimate"`
-	KernelSpeedupEst   float64 `json:"kernel_speedup_estimate"` // CPU estimate over kernel and copy time
-	BytesIn            uint64  `json:"bytes_in"`
-	BytesOut           uint64  `json:"bytes_out"`
-	BytesReused        uint64  `json:"bytes_resident"` // bytes not copied in again: already on the device
+	KernelGenerated bool `json:"kernel_generated"`
+	// TranslateSeconds is the time the guest waited for the hot spot's
+	// translation and kernels: translating it on the guest's goroutine,
+	// or waiting for the background's translation (background.go), and
+	// loading its modules or waiting for the loader's loads
+	// (prefetch.go). TranslateBackgroundSeconds is the background's
+	// translation time of the kernels the hot spot used (0 when the
+	// guest's goroutine translated it), and LoadSeconds the time its
+	// modules took to load (on a real GPU, the CUDA JIT), wherever that
+	// ran.
+	TranslateSeconds           float64 `json:"translate_seconds"`
+	TranslateBackgroundSeconds float64 `json:"translate_background_seconds,omitempty"`
+	LoadSeconds                float64 `json:"load_seconds,omitempty"`
+	CPUSecondsEstimate         float64 `json:"cpu_seconds_estimate"`
+	KernelSpeedupEst           float64 `json:"kernel_speedup_estimate"` // CPU estimate over kernel and copy time
+	BytesIn                    uint64  `json:"bytes_in"`
+	BytesOut                   uint64  `json:"bytes_out"`
+	BytesReused                uint64  `json:"bytes_resident"` // bytes not copied in again: already on the device
 	// BytesDeferred are written bytes left on the device after a launch;
 	// the guest pages come back when something touches them.
 	BytesDeferred uint64 `json:"bytes_left_on_device"`
@@ -133,6 +147,28 @@ type Report struct {
 	// fixed start a launch pays besides its own.
 	DeviceReadySeconds float64 `json:"device_ready_seconds,omitempty"`
 	DeviceWaitSeconds  float64 `json:"device_wait_seconds,omitempty"`
+	// DeviceOpenSeconds and DeviceMeasureSeconds are what the device
+	// took to be ready: opening the context (on a real GPU, with what
+	// was left of the driver's initialisation), and measuring the
+	// device's costs (MeasureDevice, a module of its own loaded first).
+	DeviceOpenSeconds    float64 `json:"device_open_seconds,omitempty"`
+	DeviceMeasureSeconds float64 `json:"device_measure_seconds,omitempty"`
+	// DeviceInitSeconds is the time the driver took to initialise (on a
+	// real GPU, loading libcuda and cuInit), where whoever opened the
+	// driver (package pipeline) knows it: gxbit accelerate and run
+	// --accelerate leave cuInit running while the guest starts
+	// (pipeline.StartGPU).
+	DeviceInitSeconds float64 `json:"device_init_seconds,omitempty"`
+	// BackgroundSeconds is the time the background translated hot spots
+	// (background.go), and BackgroundTranslated how many it translated,
+	// used or not (a run's end stops it); BackgroundUsed is how many hot
+	// spots used its kernels, and BackgroundRedone how many the guest's
+	// goroutine translated again because its memory no longer held what
+	// the background's copy did.
+	BackgroundSeconds    float64 `json:"background_seconds,omitempty"`
+	BackgroundTranslated int     `json:"background_translated,omitempty"`
+	BackgroundUsed       int     `json:"background_used,omitempty"`
+	BackgroundRedone     int     `json:"background_redone,omitempty"`
 	// EmulationSeconds is the host time the simulator spent running
 	// kernels that an emulated faster GPU does not count
 	// (gpusim.Options.KernelSpeedup, GXBIT_GPUSIM_SPEEDUP): the run's wall
@@ -142,7 +178,11 @@ type Report struct {
 
 // Report returns the per-hot-spot counters so far.
 func (a *Accelerator) Report() *Report {
-	rep := &Report{Device: a.dev, KernelsPrefetched: a.prefetchedUsed, DeviceWaitSeconds: a.deviceWait.Seconds(), EmulationSeconds: a.unseen.Seconds()}
+	rep := &Report{Device: cmp.Or(a.dev, a.opts.Driver.Name()), KernelsPrefetched: a.prefetchedUsed, DeviceWaitSeconds: a.deviceWait.Seconds(), EmulationSeconds: a.unseen.Seconds(),
+		DeviceOpenSeconds: a.deviceOpen.Seconds(), DeviceMeasureSeconds: a.deviceMeasure.Seconds(),
+		BackgroundUsed: a.bg.taken, BackgroundRedone: a.bg.redone}
+	bgTime, bgDone := a.backgroundDone()
+	rep.BackgroundSeconds, rep.BackgroundTranslated = bgTime.Seconds(), bgDone
 	if !a.deviceReadyAt.IsZero() {
 		rep.DeviceReadySeconds = a.deviceReadyAt.Sub(a.created).Seconds()
 	}
@@ -175,9 +215,12 @@ func FormatReport(r *Report) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "device: %s", r.Device)
 	if r.DeviceReadySeconds > 0 {
-		fmt.Fprintf(&sb, " (ready after %.3fs; the guest waited %.3fs for it and its kernels)", r.DeviceReadySeconds, r.DeviceWaitSeconds)
+		fmt.Fprintf(&sb, " (ready after %.3fs: context %.3fs, measuring %.3fs; the guest waited %.3fs for it and its kernels)", r.DeviceReadySeconds, r.DeviceOpenSeconds, r.DeviceMeasureSeconds, r.DeviceWaitSeconds)
 	}
 	sb.WriteString("\n")
+	if r.BackgroundTranslated > 0 {
+		fmt.Fprintf(&sb, "translated in the background: %d hot spots in %.3fs, %d used, %d translated again on the guest's thread\n", r.BackgroundTranslated, r.BackgroundSeconds, r.BackgroundUsed, r.BackgroundRedone)
+	}
 	for _, h := range r.HotSpots {
 		fmt.Fprintf(&sb, "hot spot %s (%s), level header %s: ", h.Entry, h.Function, h.Header)
 		if !h.Offloadable {
@@ -199,6 +242,9 @@ func FormatReport(r *Report) string {
 		}
 		if h.Note != "" {
 			fmt.Fprintf(&sb, "; %s", h.Note)
+		}
+		if h.KernelGenerated {
+			fmt.Fprintf(&sb, "; the guest waited %.3fs for its kernels (translated in the background in %.3fs, loaded in %.3fs)", h.TranslateSeconds, h.TranslateBackgroundSeconds, h.LoadSeconds)
 		}
 		if h.Early {
 			fmt.Fprintf(&sb, "; armed at the start, reached %d times before the device was ready", h.Dozed)

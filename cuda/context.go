@@ -11,10 +11,12 @@ import (
 	"github.com/gxbit/gxbit/gpu"
 )
 
-// CUjit_option values (cuda.h) used to capture the JIT's error log.
+// CUjit_option values (cuda.h): the JIT's error log, and its
+// optimization level (Options.JITLevel).
 const (
 	jitErrorLogBuffer     = 5
 	jitErrorLogBufferSize = 6
+	jitOptimizationLevel  = 7
 )
 
 // jitLogBytes is the size of the buffer that receives the JIT error log.
@@ -28,14 +30,16 @@ type Context struct {
 	l *lib
 	h uintptr
 
-	// jit is the thread LoadModule compiles on, made at its first call:
-	// the CUDA JIT takes about 0.1 s a module, and on the worker it held
-	// up every copy and launch queued behind it (a caller loading modules
-	// ahead, while it copies and launches others, waited for them all).
-	// life guards the context's destruction against a compile under way
-	// (read-locked by LoadModule, write-locked by Close).
+	// jits are the threads LoadModule compiles on (Options.JITThreads of
+	// them, made at its first call), idle ones in idle: the CUDA JIT takes
+	// about 0.1 s a module, and on the worker it held up every copy and
+	// launch queued behind it (a caller loading modules ahead, while it
+	// copies and launches others, waited for them all). life guards the
+	// context's destruction against a compile under way (read-locked by
+	// LoadModule, write-locked by Close).
 	jitOnce sync.Once
-	jit     *worker
+	jits    []*worker
+	idle    chan *worker
 	life    sync.RWMutex
 
 	// Fields below are touched only on the worker thread, but closed,
@@ -56,9 +60,14 @@ type Context struct {
 	// unstaged makes every copy take the driver's pageable path (the
 	// benchmark's baseline).
 	unstaged bool
+	// pinned maps the base of each AllocPinned buffer to its size.
+	pinned map[unsafe.Pointer]uint64
 }
 
-var _ gpu.Context = (*Context)(nil)
+var (
+	_ gpu.Context         = (*Context)(nil)
+	_ gpu.PinnedAllocator = (*Context)(nil)
+)
 
 // initStatsEvents creates the two events that time launches. It runs on the
 // worker with c current.
@@ -112,6 +121,10 @@ func (c *Context) checkSpan(op string, p gpu.DevicePtr, n uint64) error {
 	return gpu.Errorf(gpu.ErrInvalidValue, op, "range [%#x, %#x+%d) is not inside one allocation of this context", uint64(p), uint64(p), n)
 }
 
+// LoadParallelism is how many modules LoadModule compiles at once, from as
+// many goroutines (Options.JITThreads).
+func (c *Context) LoadParallelism() int { return max(c.d.opts.JITThreads, 1) }
+
 // LoadModule JIT-compiles PTX text (cuModuleLoadDataEx). When the JIT rejects
 // it, the error carries the library's code (CUDA_ERROR_INVALID_PTX for bad
 // PTX) and the JIT's error log, which names the offending line.
@@ -121,15 +134,26 @@ func (c *Context) LoadModule(ptx string) (gpu.Module, error) {
 	if c.closed {
 		return nil, gpu.Errorf(gpu.ErrInvalidContext, "cuModuleLoadDataEx", "context has been closed")
 	}
-	c.jitOnce.Do(func() { c.jit = newWorker() })
+	c.jitOnce.Do(func() {
+		n := max(c.d.opts.JITThreads, 1)
+		c.idle = make(chan *worker, n)
+		for range n {
+			w := newWorker()
+			c.jits = append(c.jits, w)
+			c.idle <- w
+		}
+	})
+	c.d.w.waitIdle(jitQuiet) // quiet.go
 	var m *Module
 	var err error
-	c.jit.do(func() {
-		if c.jit.cur != c.h {
+	jit := <-c.idle
+	defer func() { c.idle <- jit }()
+	jit.do(func() {
+		if jit.cur != c.h {
 			if err = c.l.check(c.l.cuCtxSetCurrent(c.h), "cuCtxSetCurrent"); err != nil {
 				return
 			}
-			c.jit.cur = c.h
+			jit.cur = c.h
 		}
 		err = c.compile(ptx, &m)
 	})
@@ -146,6 +170,9 @@ func (c *Context) compile(ptx string, m **Module) error {
 	logBuf := make([]byte, jitLogBytes)
 	opts := []int32{jitErrorLogBuffer, jitErrorLogBufferSize}
 	vals := []uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
+	if lv := c.d.opts.JITLevel; lv >= 0 {
+		opts, vals = append(opts, jitOptimizationLevel), append(vals, uintptr(lv))
+	}
 	var pin runtime.Pinner
 	pin.Pin(&img[0])
 	pin.Pin(&logBuf[0])
@@ -206,7 +233,7 @@ func (c *Context) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
 		if err := c.checkSpan(op, dst, uint64(len(src))); err != nil {
 			return err
 		}
-		if len(src) >= stageMin && !c.unstaged {
+		if len(src) >= stageMin && !c.unstaged && !c.isPinned(src) {
 			if s := c.stage(); s != nil {
 				return c.stagedHtoD(s, uint64(dst), src)
 			}
@@ -225,7 +252,7 @@ func (c *Context) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
 		if err := c.checkSpan(op, src, uint64(len(dst))); err != nil {
 			return err
 		}
-		if len(dst) >= stageMin && !c.unstaged {
+		if len(dst) >= stageMin && !c.unstaged && !c.isPinned(dst) {
 			if s := c.stage(); s != nil {
 				return c.stagedDtoH(s, dst, uint64(src))
 			}
@@ -404,10 +431,13 @@ func (c *Context) NewEvent() (gpu.Event, error) {
 func (c *Context) Close() error {
 	c.life.Lock()
 	defer c.life.Unlock()
-	if !c.closed && c.jit != nil {
-		close(c.jit.calls) // its thread ends
+	if !c.closed {
+		for _, w := range c.jits {
+			close(w.calls) // its thread ends
+		}
 	}
 	return c.run("cuCtxDestroy_v2", func() error {
+		c.freeAllPinned()
 		_ = c.l.cuEventDestroy(c.statStart)
 		_ = c.l.cuEventDestroy(c.statStop)
 		c.staging.free(c)

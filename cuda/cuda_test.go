@@ -184,3 +184,25 @@ func TestTwoContexts(t *testing.T) {
 		t.Errorf("Memset on a closed context: %v", err)
 	}
 }
+
+// TestStartReportsInitError checks Start, which leaves cuInit running:
+// where the driver cannot start (no libcuda.so.1, or no device), Init and
+// every call that needs the device return that error, not a panic or a
+// "not initialised" of their own. It skips where a GPU is usable.
+func TestStartReportsInitError(t *testing.T) {
+	d := New()
+	startErr := d.Start()
+	initErr := d.Init()
+	if initErr == nil {
+		t.Skip("a usable GPU here")
+	}
+	if startErr != nil && startErr.Error() != initErr.Error() {
+		t.Errorf("Start: %v; Init: %v", startErr, initErr)
+	}
+	if _, err := d.DeviceCount(); err == nil || err.Error() != initErr.Error() {
+		t.Errorf("DeviceCount after a failed start: %v, want %v", err, initErr)
+	}
+	if _, err := d.NewContext(0); err == nil || err.Error() != initErr.Error() {
+		t.Errorf("NewContext after a failed start: %v, want %v", err, initErr)
+	}
+}

@@ -28,20 +28,55 @@ import (
 
 // Driver is the real-GPU back end. The zero value is not usable; call New.
 type Driver struct {
-	w *worker
+	w    *worker
+	opts Options
 
-	once    sync.Once
-	initErr error
-	l       *lib // set by Init; read only on the worker
+	once     sync.Once
+	initDone chan struct{} // closed once Init's work is done (Start)
+	initErr  error
+	initTook time.Duration
+	l        *lib // set by Init; read only on the worker
 }
 
 var _ gpu.Driver = (*Driver)(nil)
 
-// New returns a driver that has not loaded libcuda yet; Init loads it. The
-// driver starts one goroutine, locked to its OS thread, that lives as long as
-// the process.
-func New() *Driver {
-	return &Driver{w: newWorker()}
+// Options configures a Driver.
+type Options struct {
+	// JITLevel is the CUDA JIT's optimization level for every module
+	// (CU_JIT_OPTIMIZATION_LEVEL, 0 to 4); DefaultJITLevel leaves the
+	// driver's default, the highest.
+	JITLevel int
+	// JITThreads is how many modules a context compiles at once, each on
+	// a thread of its own (0 is 1).
+	JITThreads int
+}
+
+// DefaultJITLevel is Options.JITLevel's value that leaves the JIT's
+// optimization level to the driver.
+const DefaultJITLevel = -1
+
+// New returns a driver with the default options (NewWith).
+func New() *Driver { return NewWith(Options{JITLevel: DefaultJITLevel}) }
+
+// NewWith returns a driver that has not loaded libcuda yet; Init loads it.
+// The driver starts one goroutine, locked to its OS thread, that lives as
+// long as the process.
+func NewWith(o Options) *Driver {
+	return &Driver{w: newWorker(), opts: o}
+}
+
+// InitTime is the time Init took: loading libcuda.so.1 and cuInit, which
+// come before any context (0 while cuInit runs).
+func (d *Driver) InitTime() time.Duration {
+	if d.initDone == nil {
+		return 0
+	}
+	select {
+	case <-d.initDone:
+		return d.initTook
+	default:
+		return 0
+	}
 }
 
 // worker runs functions on one goroutine locked to one OS thread.
@@ -57,6 +92,10 @@ func New() *Driver {
 type worker struct {
 	calls chan *call
 	cur   uintptr // the CUcontext current on the worker thread
+	// busy counts the calls given to do and not finished; lastDone is
+	// when the last one finished (UnixNano). See waitIdle.
+	busy     atomic.Int32
+	lastDone atomic.Int64
 }
 
 // call is one function handed to the worker.
@@ -107,7 +146,14 @@ func (w *worker) next() (*call, bool) {
 
 // do runs f on the worker thread and waits for it to finish.
 func (w *worker) do(f func()) {
-	c := &call{f: f, wake: make(chan struct{})}
+	w.busy.Add(1)
+	c := &call{f: func() {
+		defer func() {
+			w.lastDone.Store(time.Now().UnixNano())
+			w.busy.Add(-1)
+		}()
+		f()
+	}, wake: make(chan struct{})}
 	w.calls <- c
 	for start := time.Now(); !c.done.Load(); {
 		if time.Since(start) >= spinFor {
@@ -125,26 +171,62 @@ func (d *Driver) Name() string { return "cuda" }
 // could not be loaded; without a device, the library's code (normally
 // gpu.ErrNoDevice). Later calls return the first call's result.
 func (d *Driver) Init() error {
+	if err := d.Start(); err != nil {
+		return err
+	}
+	<-d.initDone
+	return d.initErr
+}
+
+// Start loads libcuda.so.1 and begins cuInit on the driver's thread
+// without waiting for it (a tenth of a second or more): every later call
+// runs after it, and one that needs the device returns cuInit's error if
+// it failed (Init waits for it and returns it). Without the library it
+// returns Init's error at once.
+func (d *Driver) Start() error {
 	d.once.Do(func() {
+		t0 := time.Now()
+		d.initDone = make(chan struct{})
+		var l *lib
 		d.w.do(func() {
-			l, err := openLib()
-			if err != nil {
+			var err error
+			if l, err = openLib(); err != nil {
 				d.initErr = gpu.Errorf(gpu.ErrNotInitialized, "cuInit", "%v", err)
-				return
 			}
+		})
+		if d.initErr != nil {
+			d.initTook = time.Since(t0)
+			close(d.initDone)
+			return
+		}
+		// Queued without waiting for it: the worker runs it before any
+		// call sent after (the channel keeps their order).
+		d.w.calls <- &call{f: func() {
+			defer close(d.initDone)
+			defer func() { d.initTook = time.Since(t0) }()
 			if r := l.cuInit(0); r != 0 {
 				d.initErr = l.wrap(r, "cuInit", "no usable CUDA device")
 				return
 			}
 			d.l = l
-		})
+		}, wake: make(chan struct{})}
 	})
-	return d.initErr
+	if closed := d.initDone; closed != nil {
+		select {
+		case <-closed:
+			return d.initErr
+		default:
+		}
+	}
+	return nil
 }
 
 // ready returns the loaded library, or an error when Init has not succeeded.
 // It must run on the worker.
 func (d *Driver) ready(op string) (*lib, error) {
+	if d.l == nil && d.initErr != nil {
+		return nil, d.initErr
+	}
 	if d.l == nil {
 		return nil, gpu.Errorf(gpu.ErrNotInitialized, op, "driver not initialised (call Init first)")
 	}

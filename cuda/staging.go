@@ -2,7 +2,10 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"unsafe"
+
+	"github.com/gxbit/gxbit/gpu"
 )
 
 // Copies between Go memory and the device go through a pinned staging
@@ -151,4 +154,69 @@ func (s *staging) free(c *Context) {
 	}
 	_ = c.l.cuMemFreeHost(s.half[0])
 	s.half = [2]unsafe.Pointer{}
+}
+
+// AllocPinned returns n bytes of page-locked host memory
+// (cuMemAllocHost_v2), valid until FreePinned or Close. Copies to and from
+// it go straight to the driver: a caller that gathers the bytes it copies
+// in such a buffer saves the copy through the staging buffer.
+func (c *Context) AllocPinned(n uint64) ([]byte, error) {
+	const op = "cuMemAllocHost_v2"
+	if n == 0 {
+		return nil, gpu.Errorf(gpu.ErrInvalidValue, op, "zero bytes")
+	}
+	var b []byte
+	err := c.run(op, func() error {
+		var p unsafe.Pointer
+		if err := c.l.check(c.l.cuMemAllocHost(&p, n), op); err != nil {
+			return fmt.Errorf("allocating %d bytes of pinned host memory: %w", n, err)
+		}
+		if c.pinned == nil {
+			c.pinned = map[unsafe.Pointer]uint64{}
+		}
+		c.pinned[p] = n
+		b = unsafe.Slice((*byte)(p), n)
+		return nil
+	})
+	return b, err
+}
+
+// FreePinned releases a buffer AllocPinned returned (cuMemFreeHost).
+func (c *Context) FreePinned(b []byte) error {
+	const op = "cuMemFreeHost"
+	return c.run(op, func() error {
+		if len(b) == 0 {
+			return gpu.Errorf(gpu.ErrInvalidValue, op, "an empty buffer")
+		}
+		p := unsafe.Pointer(&b[0])
+		if _, ok := c.pinned[p]; !ok {
+			return gpu.Errorf(gpu.ErrInvalidValue, op, "%p is not a pinned buffer of this context", p)
+		}
+		delete(c.pinned, p)
+		return c.l.check(c.l.cuMemFreeHost(p), op)
+	})
+}
+
+// isPinned reports whether b lies inside one AllocPinned buffer. It runs
+// on the worker.
+func (c *Context) isPinned(b []byte) bool {
+	if len(c.pinned) == 0 || len(b) == 0 {
+		return false
+	}
+	p := uintptr(unsafe.Pointer(&b[0]))
+	for base, n := range c.pinned {
+		if p >= uintptr(base) && uint64(p-uintptr(base))+uint64(len(b)) <= n {
+			return true
+		}
+	}
+	return false
+}
+
+// freeAllPinned releases every AllocPinned buffer; it runs on the worker
+// as the context closes.
+func (c *Context) freeAllPinned() {
+	for p := range c.pinned {
+		_ = c.l.cuMemFreeHost(p)
+	}
+	c.pinned = nil
 }

@@ -289,3 +289,17 @@ func Code(err error) Result {
 	}
 	return e.Code
 }
+
+// PinnedAllocator is a Context that can allocate page-locked host memory
+// (cuMemAllocHost): a copy to or from it runs at the bus's speed, where a
+// copy from ordinary memory goes through the driver's own staging first.
+// A caller that gathers the bytes it copies into a buffer of its own
+// (phase 2 gathers guest pages) makes that buffer pinned, and saves a
+// host copy of every byte.
+type PinnedAllocator interface {
+	// AllocPinned returns n bytes of page-locked host memory, valid until
+	// FreePinned or the context's Close.
+	AllocPinned(n uint64) ([]byte, error)
+	// FreePinned releases a buffer AllocPinned returned.
+	FreePinned(b []byte) error
+}

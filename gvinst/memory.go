@@ -161,8 +161,9 @@ func newTLBEntry(pn uint64, p *page) tlbEntry {
 // number of pages. Host memory is taken for a page only when it is first
 // written: until then it reads as zeros from one shared page. A page that
 // is only marked (see MarkCode, Defer and Watch) takes an entry of a few
-// bytes in the page table, not a page. The memory limit counts mapped bytes, touched
-// or not, and is checked before anything changes.
+// bytes in the page table, not a page; untouched pages Defer marks take
+// not even that (runs of them, staleruns.go). The memory limit counts
+// mapped bytes, touched or not, and is checked before anything changes.
 //
 // A Holder outside the Memory (the GPU's resident buffers) may keep copies
 // of pages: it can mark pages stale (Defer), when its copy is newer, so
@@ -178,6 +179,9 @@ type Memory struct {
 	rtlb   [tlbSize]tlbEntry // readable pages
 	wtlb   [tlbSize]tlbEntry // writable pages that hold no translated code
 	tlbGen uint64            // counts the changes that may make a TLB entry stale (TLBGeneration)
+	// staleRuns are runs of pages stale for one holder and otherwise
+	// untouched, with no entry in pages (see staleruns.go).
+	staleRuns []pageRun
 	// OnCodeWrite, if set, is called when the guest writes to a page that
 	// translated code was read from (see MarkCode), before the write.
 	OnCodeWrite func(pageAddr uint64)
@@ -351,6 +355,7 @@ type touched struct {
 // touchedIn returns the touched pages among first..last in ascending order,
 // walking whichever is smaller: the range or the touched pages.
 func (m *Memory) touchedIn(first, last uint64) []touched {
+	m.materializeRuns(first, last)
 	var ts []touched
 	if last-first < uint64(len(m.pages)) {
 		for pn := first; ; pn++ {
@@ -406,7 +411,7 @@ func (m *Memory) touch(pn uint64) (*page, bool) {
 // adding one without bytes (the page still reads as zeros) if the page
 // was untouched; ok is false when pn is not mapped.
 func (m *Memory) mark(pn uint64) (*page, bool) {
-	if p, ok := m.pages[pn]; ok {
+	if p, ok := m.entry(pn); ok {
 		return p, true
 	}
 	i, ok := m.areaAt(pn)
@@ -660,7 +665,7 @@ func spanPages(addr, size uint64) (first, last uint64, ok bool) {
 // stale until each holder that deferred them calls Undefer. Defer fails,
 // marking nothing, if a page is not mapped. An untouched page gets a page
 // table entry but no bytes: it takes host memory only once its bytes come
-// back.
+// back (a run of them, not even entries: see staleruns.go).
 func (m *Memory) Defer(addr, size uint64) error {
 	first, last, ok := spanPages(addr, size)
 	if !ok {
@@ -672,9 +677,18 @@ func (m *Memory) Defer(addr, size uint64) error {
 	if pn, hole := m.firstHole(first, last); hole {
 		return &Fault{Addr: pn * PageSize, Access: AccessWrite, Unmapped: true}
 	}
-	for pn := first; pn <= last; pn++ {
-		p, _ := m.mark(pn)
-		p.stale++
+	// The touched pages (and those of runs: another holder's) take the
+	// mark on their entries; the untouched ones between become runs.
+	next := first
+	for _, t := range m.touchedIn(first, last) {
+		t.p.stale++
+		if t.pn > next {
+			m.addRun(next, t.pn-1)
+		}
+		next = t.pn + 1
+	}
+	if next <= last && next != 0 {
+		m.addRun(next, last)
 	}
 	// Stale pages must miss in the TLBs, whose hits skip the check.
 	m.flushTLB(first, last)
@@ -690,11 +704,16 @@ func (m *Memory) Undefer(addr, size uint64) {
 	}
 	if first == last {
 		// A holder's page at a time, the common case.
-		if p := m.pages[first]; p != nil && p.stale > 0 {
-			p.stale--
+		if p := m.pages[first]; p != nil {
+			if p.stale > 0 {
+				p.stale--
+			}
+		} else if m.inRuns(first) {
+			m.cutRuns(first, first) // untouched again
 		}
 		return
 	}
+	m.cutRuns(first, last) // the runs' pages: untouched again
 	for _, t := range m.touchedIn(first, last) {
 		if t.p.stale > 0 {
 			t.p.stale--
@@ -705,7 +724,7 @@ func (m *Memory) Undefer(addr, size uint64) {
 // IsStale reports whether the page holding addr is marked stale.
 func (m *Memory) IsStale(addr uint64) bool {
 	p, ok := m.pages[addr/PageSize]
-	return ok && p.stale != 0
+	return ok && p.stale != 0 || !ok && m.inRuns(addr/PageSize)
 }
 
 // refresh asks OnStale to bring stale page p (holding addr) back before
@@ -735,6 +754,9 @@ func (m *Memory) settle(first, last uint64) error { return m.settleAll(first, la
 func (m *Memory) settleDropping(first, last uint64) error { return m.settleAll(first, last, true) }
 
 func (m *Memory) settleAll(first, last uint64, dropping bool) error {
+	if dropping && m.OnStaleDropped != nil {
+		m.dropRuns(first, last)
+	}
 	for _, t := range m.touchedIn(first, last) {
 		pn, p := t.pn, t.p
 		if p.stale != 0 && dropping && m.OnStaleDropped != nil {
@@ -885,7 +907,7 @@ func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 			return e.p, nil
 		}
 	}
-	p, ok := m.pages[pn]
+	p, ok := m.entry(pn)
 	if !ok {
 		i, mapped := m.areaAt(pn)
 		switch {
@@ -941,7 +963,7 @@ func (m *Memory) access(addr uint64, buf []byte, a Access, force bool) error {
 		if force {
 			pn := addr / PageSize
 			var ok bool
-			if p, ok = m.pages[pn]; !ok {
+			if p, ok = m.entry(pn); !ok {
 				if _, mapped := m.areaAt(pn); !mapped {
 					return &Fault{Addr: addr, Access: a, Unmapped: true}
 				}

@@ -6,12 +6,28 @@ import (
 	"time"
 
 	"github.com/gxbit/gxbit/accel"
+	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/lift"
 )
 
-// AccelGuest is what phase 2 (package accel) needs of the guest.
+// AccelGuest is what phase 2 (package accel) needs of the guest: with the
+// main program's loaded segments (as the file has them, not the zeroed
+// rest) and a lifter like g's over another memory, phase 2 translates hot
+// spots while the guest runs.
 func (g *Guest) AccelGuest() *accel.Guest {
-	return &accel.Guest{Mem: g.Mem, Lifter: g.Lifter, SHA256: g.SHA256, Symbols: g.ProfileImage().Symbols}
+	ag := &accel.Guest{Mem: g.Mem, Lifter: g.Lifter, SHA256: g.SHA256, Symbols: g.ProfileImage().Symbols}
+	for _, s := range g.Image.Prog.Segments {
+		if s.Filesz > 0 {
+			ag.CodeRanges = append(ag.CodeRanges, [2]uint64{s.Vaddr + g.Image.Bias, s.Vaddr + g.Image.Bias + s.Filesz})
+		}
+	}
+	ag.NewLifter = func(mem *gvinst.Memory) gvinst.Translator {
+		l := lift.NewLifter(mem)
+		l.MaxInsts = g.Lifter.MaxInsts
+		return l
+	}
+	return ag
 }
 
 // Accelerate loads and runs a program with the profile's parallel hot
@@ -45,9 +61,19 @@ func Accelerate(ctx context.Context, cfg Config, opts accel.Options) (*Result, *
 	}
 	rep := a.Report()
 	rep.WallSeconds = time.Since(start).Seconds()
+	rep.DeviceInitSeconds = driverInitSeconds(opts.Driver)
 	rep.GuestInstructions = res.Stats.GuestInstructions + a.AuxInstructions()
 	res.Stats.GuestInstructions = rep.GuestInstructions
 	return res, rep, nil
+}
+
+// driverInitSeconds is the time d took to initialise, where it tells
+// (cuda.Driver.InitTime).
+func driverInitSeconds(d gpu.Driver) float64 {
+	if it, ok := d.(interface{ InitTime() time.Duration }); ok {
+		return it.InitTime().Seconds()
+	}
+	return 0
 }
 
 // finishDevice settles what the device still holds once the guest's run

@@ -18,19 +18,24 @@ import (
 // gxbit run --accelerate starts on phase 2's main engine with nothing to
 // offload, as a plain run, and begins profiling only once the run has
 // taken ProfileAfter of CPU time: a program shorter than that, which no
-// offload could make much faster, pays nothing for profiling (nor for the
-// device, which phase 2 opens at the first launch it considers). A
+// offload could make much faster, pays nothing for profiling (a real
+// GPU's context opens on a goroutine of its own from the start, and is
+// abandoned when the program ends first; the simulator opens at the
+// first launch phase 2 considers). A
 // profiling round runs the guest under phase 1's collector (from where
-// it is: inside a nest, the collector starts counting at its next outer
-// iteration) and ends as soon as every loop nest the guest has entered
-// is sampled enough (profile.Collector.Progress), or after ProfileInsns
-// guest instructions at most (a safety net). Phase 2 then takes over
-// with the profile of what ran so far. A nest instance that was running
-// when the round ended is not lost: its mapped level's header is a
-// breakpoint, so at its next iteration the rest of that same instance
-// goes to the GPU. When the guest later spends many slices in a row
-// outside every nest the profile knows (a nest that had not started
-// yet), a new profiling round begins, if profiling has taken at most
+// it is: inside a nest, the collector samples the outer iteration in
+// progress from the loops' next headers, profile.Collector.Restart) and
+// ends as soon as every loop nest the guest has entered is sampled
+// enough (profile.Collector.Progress: nine outer iterations, or, in an
+// outer iteration too long to wait for more, nine of each loop inside
+// it), or after ProfileInsns guest instructions at most (a safety net).
+// Phase 2 then takes over with the profile of what ran so far. A nest
+// instance that was running when the round ended is not lost: its mapped
+// level's header is a breakpoint, so at its next iteration the rest of
+// that same instance goes to the GPU. When the guest later spends many
+// slices in a row in loops no round has sampled (a nest that had not
+// started yet, or a time step's second sweep), a new profiling round
+// begins, if profiling has taken at most
 // profileShare of the run's CPU time so far, and the hot spots it finds
 // join the running accelerator. A round that finds nothing new doubles
 // the wait before the next one, so a program with nothing to offload
@@ -108,6 +113,19 @@ type OnlineResult struct {
 	ProfileSeconds, AnalyseSeconds, SetupSeconds float64
 	// Why says, when nothing was offloaded, why not (wrapping ErrNoPhase2).
 	Why error
+	// RoundSpans say where each profiling round began and ended in the
+	// run, in guest instructions of both engines.
+	RoundSpans []RoundSpan
+}
+
+// RoundSpan is one profiling round of an online run: the run's guest
+// instructions when it began and when it ended, and the guest addresses
+// there.
+type RoundSpan struct {
+	Began   uint64 `json:"began_at_instructions"`
+	Ended   uint64 `json:"ended_at_instructions"`
+	BeganPC uint64 `json:"began_pc"`
+	EndedPC uint64 `json:"ended_pc"`
 }
 
 // RunOnline runs a program once, profiling it in rounds and offloading the
@@ -142,9 +160,21 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 		return nil, nil, err
 	}
 	defer acc.Close()
+	// A real GPU's context opens on the loader from the start, as gxbit
+	// accelerate's does: the nests the first round arms then find it
+	// ready instead of running on the CPU until it is (the matrix-vector
+	// programs' initialisation nests made most of their matrix on the
+	// CPU so, and copied it in); a run that ends first abandons it.
+	acc.OpenDevice()
 	out.SetupSeconds = time.Since(t0).Seconds()
 	on := &onlineEngine{sess: sess, acc: acc, limit: opts.ProfileInsns, wait: unknownToProfile, after: opts.ProfileAfter, cpu0: processCPUTime()}
-	on.endRound = func() {
+	on.beginRound = func(pc uint64) {
+		out.RoundSpans = append(out.RoundSpans, RoundSpan{Began: on.Stats().GuestInsns, BeganPC: pc})
+	}
+	on.endRound = func(pc uint64) {
+		if k := len(out.RoundSpans) - 1; k >= 0 {
+			out.RoundSpans[k].Ended, out.RoundSpans[k].EndedPC = on.Stats().GuestInsns, pc
+		}
 		out.Rounds++
 		t0 := time.Now()
 		out.Profile = sess.Finish(profile.RunInfo{Program: cfg.Path, ProgramSHA256: g.SHA256, Args: cfg.Args, LoadBias: g.Image.Bias, GuestInstructions: on.Stats().GuestInsns})
@@ -167,6 +197,7 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	}
 	out.Report = acc.Report()
 	out.Report.WallSeconds = res.Stats.Wall.Seconds()
+	out.Report.DeviceInitSeconds = driverInitSeconds(opts.Driver)
 	out.Report.GuestInstructions = on.Stats().GuestInsns + acc.AuxInstructions()
 	launches := 0
 	for _, h := range out.Report.HotSpots {
@@ -190,7 +221,9 @@ type onlineEngine struct {
 	limited   int    // rounds that ran to limit
 	unknown   int    // slices in a row outside every known nest
 	wait      int    // how many of those start a round
-	endRound  func()
+	// beginRound and endRound are told where each round begins and ends.
+	beginRound func(pc uint64)
+	endRound   func(pc uint64)
 	// after is the CPU time before the first round (ProfileAfter), cpu0
 	// the process's CPU time when the run began, and profileTime the
 	// CPU time spent in the profiling engine.
@@ -210,13 +243,13 @@ func (o *onlineEngine) armed(n int) {
 	}
 }
 
-// beginRound reports whether a profiling round begins after a slice of
+// roundDue reports whether a profiling round begins after a slice of
 // the main engine that stopped at pc: the first once the run has taken
 // o.after of CPU time, a later one after o.wait slices in a row outside
 // every nest the collector knows, while profiling has taken at most
 // profileShare of the run (without that limit when profiling began at
 // the start: o.after <= 0).
-func (o *onlineEngine) beginRound(pc uint64) bool {
+func (o *onlineEngine) roundDue(pc uint64) bool {
 	if o.rounds == 0 {
 		return processCPUTime()-o.cpu0 >= o.after
 	}
@@ -242,7 +275,7 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 					o.limited++
 				}
 				o.profiling = false
-				o.endRound()
+				o.endRound(cpu.PC)
 				continue
 			}
 			slice := min(profileSlice, o.limit-used)
@@ -260,9 +293,9 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 		if o.rounds == 0 && o.after <= 0 {
 			// Profiling from the start: the collector is where it
 			// began, at the entry point.
-			o.acc.OpenDevice()
 			o.rounds++
 			o.profiling = true
+			o.beginRound(cpu.PC)
 			continue
 		}
 		slice := uint64(accelerateSlice)
@@ -273,7 +306,7 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 		if st.Kind != gvinst.StopBudget {
 			return st
 		}
-		if o.beginRound(cpu.PC) {
+		if o.roundDue(cpu.PC) {
 			o.startRound(cpu.PC)
 		}
 		if budget != 0 {
@@ -284,15 +317,11 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 
 // startRound begins a profiling round with the guest at pc.
 func (o *onlineEngine) startRound(pc uint64) {
-	if o.rounds == 0 {
-		// A program long enough to profile: the device opens while
-		// the round runs.
-		o.acc.OpenDevice()
-	}
 	o.rounds++
 	o.profiling = true
 	o.start = o.sess.Engine().Stats().GuestInsns
 	o.sess.Collector.Restart(pc)
+	o.beginRound(pc)
 }
 
 // processCPUTime is the CPU time the process has used (every thread:

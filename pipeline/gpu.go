@@ -21,26 +21,72 @@ import (
 // times faster (gpusim.Options.KernelSpeedup): phase 2 then decides as on
 // a real GPU, though the kernels take the simulator's time.
 func OpenGPU(choice string) (gpu.Driver, error) {
-	sim := gpusim.Options{MaxLaunchTime: gpusim.DefaultMaxLaunchTime}
-	if v := os.Getenv("GXBIT_GPUSIM_SPEEDUP"); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 1 {
-			return nil, fmt.Errorf("GXBIT_GPUSIM_SPEEDUP=%q: want a number of at least 1", v)
-		}
-		sim.KernelSpeedup = f
+	sim, err := simOptions()
+	if err != nil {
+		return nil, err
 	}
 	return OpenGPUWith(choice, sim)
 }
 
+// simOptions are the simulator's options for OpenGPU and StartGPU.
+func simOptions() (gpusim.Options, error) {
+	sim := gpusim.Options{MaxLaunchTime: gpusim.DefaultMaxLaunchTime}
+	if v := os.Getenv("GXBIT_GPUSIM_SPEEDUP"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 1 {
+			return sim, fmt.Errorf("GXBIT_GPUSIM_SPEEDUP=%q: want a number of at least 1", v)
+		}
+		sim.KernelSpeedup = f
+	}
+	return sim, nil
+}
+
 // OpenGPUWith is OpenGPU with the simulator configured by sim (its launch
 // bounds, say).
+//
+// For measuring the CUDA JIT, the environment variable
+// GXBIT_CUDA_JIT_LEVEL=N (0 to 4) sets its optimization level
+// (cuda.Options.JITLevel; the driver's default is 4), and
+// GXBIT_CUDA_JIT_THREADS=N how many modules it compiles at once
+// (cuda.Options.JITThreads; 1 by default).
 func OpenGPUWith(choice string, sim gpusim.Options) (gpu.Driver, error) {
+	return openGPU(choice, sim, false)
+}
+
+// StartGPU is OpenGPU for a run that goes on while the real GPU's driver
+// initialises: with "cuda" it returns once libcuda.so.1 is loaded (an
+// error without it, at once), with cuInit under way on the driver's
+// thread (a tenth of a second or more, which the guest's start then does
+// not wait for); without a usable device, the run's first use of the GPU
+// fails with cuInit's error. gxbit accelerate and run --accelerate open
+// the GPU so.
+func StartGPU(choice string) (gpu.Driver, error) {
+	sim, err := simOptions()
+	if err != nil {
+		return nil, err
+	}
+	return openGPU(choice, sim, true)
+}
+
+// openGPU opens the GPU of choice; start says to leave cuInit running
+// (StartGPU).
+func openGPU(choice string, sim gpusim.Options, start bool) (gpu.Driver, error) {
 	switch choice {
 	case "sim":
 		d := gpusim.New(sim)
 		return d, d.Init()
 	case "cuda":
-		d := cuda.New()
+		o, err := cudaOptions()
+		if err != nil {
+			return nil, err
+		}
+		d := cuda.NewWith(o)
+		if start {
+			if err := d.Start(); err != nil {
+				return nil, fmt.Errorf("--gpu cuda: %w", err)
+			}
+			return d, nil
+		}
 		if err := d.Init(); err != nil {
 			return nil, fmt.Errorf("--gpu cuda: %w", err)
 		}
@@ -49,10 +95,31 @@ func OpenGPUWith(choice string, sim gpusim.Options) (gpu.Driver, error) {
 		}
 		return d, nil
 	case "auto":
-		if d, err := OpenGPUWith("cuda", sim); err == nil {
+		if d, err := openGPU("cuda", sim, false); err == nil {
 			return d, nil
 		}
-		return OpenGPUWith("sim", sim)
+		return openGPU("sim", sim, false)
 	}
 	return nil, fmt.Errorf("--gpu %q: want sim, cuda or auto", choice)
+}
+
+// cudaOptions are the real GPU's options, from the environment (see
+// OpenGPUWith).
+func cudaOptions() (cuda.Options, error) {
+	o := cuda.Options{JITLevel: cuda.DefaultJITLevel}
+	if v := os.Getenv("GXBIT_CUDA_JIT_LEVEL"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 4 {
+			return o, fmt.Errorf("GXBIT_CUDA_JIT_LEVEL=%q: want 0 to 4", v)
+		}
+		o.JITLevel = n
+	}
+	if v := os.Getenv("GXBIT_CUDA_JIT_THREADS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 64 {
+			return o, fmt.Errorf("GXBIT_CUDA_JIT_THREADS=%q: want 1 to 64", v)
+		}
+		o.JITThreads = n
+	}
+	return o, nil
 }

@@ -985,7 +985,8 @@ func sameSlot(a, b operand) bool {
 }
 
 // privateAt reports whether stack slot st is written before it is read in
-// every sampled iteration of level l.
+// every sampled iteration of level l (recorded from its start: not one of
+// the collector's partial iterations).
 func (ch *chain) privateAt(st operand, l int) bool {
 	c, n := ch.c, ch.n
 	first := map[string]bool{} // iteration → first access was a write
@@ -1000,6 +1001,9 @@ func (ch *chain) privateAt(st operand, l int) bool {
 			continue
 		}
 		key := groupKey(smp.entry, smp.iters[:ch.p+l+1])
+		if n.partial[key] {
+			continue
+		}
 		if _, ok := first[key]; !ok {
 			first[key] = s.write
 			any = true

@@ -1,6 +1,8 @@
 package profile
 
 import (
+	"math"
+	"slices"
 	"sort"
 
 	"github.com/gxbit/gxbit/gvinst"
@@ -27,6 +29,10 @@ type CollectOptions struct {
 	// collector's bookkeeping points, where it also samples the guest's
 	// position for the hotness of each nest (0: 1<<14).
 	SliceInsns uint64
+	// LongOuterIteration is how many guest instructions an iteration of
+	// a nest's outermost loop takes before Progress stops waiting for
+	// more of them (0: longRootIteration; see there).
+	LongOuterIteration uint64
 }
 
 // The kinds of instrumentation sites.
@@ -86,13 +92,17 @@ type tripSample struct {
 type loopInfo struct {
 	loop     *Loop
 	parent   int
-	chain    []int     // loop indices from the root to this loop
-	liveIn   slots     // at the header
-	snapRegs []int     // tracked slot bits snapshot at the header
-	stack    []operand // stack slots read or written in the loop
-	snaps    []snap    // recorded
-	snapDone bool      // enough snapshots: its register probes are gone
-	trips    []tripSample
+	chain    []int // loop indices from the root to this loop
+	liveIn   slots // at the header
+	snapRegs []int // tracked slot bits snapshot at the header
+	// boundRegs are the general registers the exit test of a loop with
+	// inner loops reads that snapRegs lacks (an invariant limit), snapshot
+	// after the stack slots, for predictTrips only.
+	boundRegs []int
+	stack     []operand // stack slots read or written in the loop
+	snaps     []snap    // recorded
+	snapDone  bool      // enough snapshots: its register probes are gone
+	trips     []tripSample
 	// lastTrips is the trip count of the loop's last entry whose
 	// counter was exact (0: none yet), for resuming a paused loop before
 	// it ends; exact says whether the current entry's counter began at
@@ -101,6 +111,44 @@ type loopInfo struct {
 	// 60 for 800 and resumed probes for most of its next entry).
 	lastTrips int64
 	exact     bool
+	// bound is the loop's exit test (hasBound: found), and predicted the
+	// trip count of its current entry that the test gives on the
+	// registers its header snapshots of the entry show (0: none), for
+	// resuming a paused loop before an end no earlier entry told
+	// (predictTrips).
+	bound     staticBound
+	hasBound  bool
+	predicted int64
+	// fresh says the loop's current entry began (its reset probe ran)
+	// since the nest's probes last came back (flush): an innermost loop's
+	// counter is then exact while the nest skips. counting says an
+	// innermost loop paused in its current entry, its header probe kept:
+	// its counter is exact too; pauseTried that its current entry was
+	// considered for that pause.
+	fresh, counting, pauseTried bool
+	// partial says the loop's current entry began before the collector
+	// took over (Restart found the guest inside it): its trip count so
+	// far is not the entry's, and is not recorded.
+	partial bool
+	// partialTrips is the iterations a partial entry ran under the
+	// collector (0: none ended), with the iterations of the enclosing
+	// loops then: a lower bound that provisionalTrips gives a loop no
+	// whole entry of which was seen.
+	partialTrips tripSample
+	// entered says the loop began an iteration since the collector last
+	// took over (Restart), and done that it has then run
+	// minOuterIterations iterations in one entry or a whole entry
+	// (innerSampled).
+	entered, done bool
+	// zeroSeen says an iteration 0 of the loop was recorded since then:
+	// one the collector skipped (the first iterations of a time step's
+	// second sweep, while the probes come back after the first one's
+	// pause) leaves the loop's model without its start.
+	zeroSeen bool
+	// tookOver says the collector took over inside the loop (Restart):
+	// its entry then was partial, counted from a later iteration, and
+	// has no iteration 0 to see.
+	tookOver bool
 	// lead is the largest lead a pause of the loop's current entry took:
 	// while the nest waits for its outer header to begin an entry, a later
 	// pause of the same entry takes at least that, so that a loop that
@@ -127,6 +175,11 @@ type nestState struct {
 	snapping int               // loop whose snapshot is being filled, or -1
 	buf      []uint64
 	rejected string // an instruction the collector cannot model
+	// provisional says the current entry was begun by Restart inside an
+	// iteration of the outermost loop (see Restart), and rootAt is the
+	// guest instruction count then (Progress).
+	provisional bool
+	rootAt      uint64
 	// Pausing (see pauseMinProbes): paused is the loop whose unselected
 	// iterations run without the sampling probes, or -1; iterStart holds
 	// n.spent at each loop's last sampled header (-1: none), spent
@@ -146,6 +199,11 @@ type nestState struct {
 	skip      bool
 	flushed   bool
 	skipSeen  int
+	// partial holds the iterations (groupKey of the entry and the
+	// counters from the root to the loop) recorded from their middle: an
+	// enclosing iteration that began while skipping, whose accesses before
+	// the skip ended were not recorded.
+	partial map[string]bool
 }
 
 // xmmHigh+n in a snapshot list stands for the high 64 bits of xN.
@@ -223,6 +281,9 @@ func NewCollector(p *Program, lift BlockLifter, mem *gvinst.Memory, opts Collect
 	}
 	if opts.SliceInsns == 0 {
 		opts.SliceInsns = 1 << 14
+	}
+	if opts.LongOuterIteration == 0 {
+		opts.LongOuterIteration = longRootIteration
 	}
 	c := &Collector{prog: p, lift: lift, mem: mem, opts: opts,
 		before: map[uint64][]probeSpec{}, access: map[uint64]int{}, accSite: map[[2]uint64]int{},
@@ -307,7 +368,7 @@ func (c *Collector) SetEngine(e gvinst.Engine) { c.inner = e }
 
 func (c *Collector) addNest(root *Loop, live map[uint64]slots) {
 	ni := len(c.nests)
-	n := &nestState{root: root, index: map[*Loop]int{}, sampling: true, vblocks: map[uint64]uint64{}, snapping: -1, paused: -1}
+	n := &nestState{root: root, index: map[*Loop]int{}, sampling: true, vblocks: map[uint64]uint64{}, snapping: -1, paused: -1, partial: map[string]bool{}}
 	var add func(l *Loop, parent int)
 	add = func(l *Loop, parent int) {
 		li := &loopInfo{loop: l, parent: parent}
@@ -319,6 +380,7 @@ func (c *Collector) addNest(root *Loop, live map[uint64]slots) {
 			li.chain = []int{idx}
 		}
 		li.liveIn = l.carriedIn()
+		li.bound, li.hasBound = findBound(l)
 		seen := map[[3]int64]bool{}
 		for _, b := range l.Blocks {
 			for _, x := range b.Insns {
@@ -349,6 +411,13 @@ func (c *Collector) addNest(root *Loop, live map[uint64]slots) {
 		for b := 16; b < 32; b++ {
 			if regs&(1<<b) != 0 {
 				li.snapRegs = append(li.snapRegs, xmmHigh+b-16)
+			}
+		}
+		if li.hasBound && len(l.Children) > 0 {
+			for _, o := range []operand{li.bound.a, li.bound.b} {
+				if o.kind == opdSlot && o.slot < 16 && !slices.Contains(li.snapRegs, int(o.slot)) && !slices.Contains(li.boundRegs, int(o.slot)) {
+					li.boundRegs = append(li.boundRegs, int(o.slot))
+				}
 			}
 		}
 		n.loops = append(n.loops, li)
@@ -398,9 +467,9 @@ func (c *Collector) addNest(root *Loop, live map[uint64]slots) {
 		id := newSite(site{kind: siteHeader, loop: li})
 		h := l.Header.Addr
 		c.before[h] = append(c.before[h], probeSpec{kind: siteHeader, site: id})
-		for k := range info.snapRegs {
+		for k, b := range slices.Concat(info.snapRegs, info.boundRegs) {
 			rid := newSite(site{kind: siteReg, loop: li, reg: k})
-			c.before[h] = append(c.before[h], probeSpec{kind: siteReg, site: rid, imm: int64(info.snapRegs[k])})
+			c.before[h] = append(c.before[h], probeSpec{kind: siteReg, site: rid, imm: int64(b)})
 		}
 	}
 	c.beforeAddrs = c.beforeAddrs[:0]
@@ -626,7 +695,8 @@ func (c *Collector) nestIndex(n *nestState) int {
 func (c *Collector) keepCounting(s *site) bool {
 	switch s.kind {
 	case siteHeader, siteReset, siteExit:
-		return len(c.nests[s.nest].loops[s.loop].loop.Children) > 0
+		n := c.nests[s.nest]
+		return len(n.loops[s.loop].loop.Children) > 0 || n.paused == s.loop
 	}
 	return false
 }
@@ -663,6 +733,59 @@ const (
 	thinIterations = 5
 	thinBudget     = 32
 )
+
+// innermostPauseMin is how many iterations an innermost loop must have left
+// (by predictTrips) to pause once the nest has spent its probe budget
+// (thin): each pause and resume translates the nest again, and its lead
+// runs with every probe. Probing every iteration of a 1D sweep at 2 M
+// points (its header's register snapshots, which thinning never fills to
+// MaxSnapshotsPerLoop, and its accesses: 14 probes an iteration) spent
+// thinBudget before jacobi1d's second sweep ended once: its trip count
+// was never observed.
+const innermostPauseMin = 4096
+
+// thinOuterIterations bounds how many iterations of its outer loop a nest
+// that has spent its probe budget samples while some loop has not shown
+// its steps yet (stepsSeen).
+const thinOuterIterations = 4
+
+// stepsSeen reports whether every loop of nest n that has run more than
+// one iteration in an entry has a header snapshot at iteration 0 and one
+// at a later iteration of the same entry (of the same iterations of the
+// loops around it): what classify needs to tell its induction variables.
+// A loop whose snapshots are done (MaxSnapshotsPerLoop) has shown what it
+// will.
+func (c *Collector) stepsSeen(n *nestState) bool {
+	for k, info := range n.loops {
+		if info.snapDone {
+			continue
+		}
+		multi := n.counter[k] >= 1
+		for _, tr := range info.trips {
+			multi = multi || tr.trips > 1
+		}
+		if !multi {
+			continue
+		}
+		first := map[string]bool{}
+		for _, s := range info.snaps {
+			if s.iters[len(s.iters)-1] == 0 {
+				first[groupKey(s.entry, s.iters[:len(s.iters)-1])] = true
+			}
+		}
+		seen := false
+		for _, s := range info.snaps {
+			if s.iters[len(s.iters)-1] > 0 && first[groupKey(s.entry, s.iters[:len(s.iters)-1])] {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			return false
+		}
+	}
+	return true
+}
 
 // selected reports whether iteration t is recorded: selected, or the
 // first thinIterations once the nest has spent its probe budget.
@@ -723,8 +846,9 @@ func (c *Collector) pauseLead(probes int64) int32 {
 
 // resumeAt reports whether paused loop info, at iteration t, resumes:
 // the next selected iteration (unless toEnd: the loop's iterations are
-// not recorded whatever they are), or the loop's end if it runs as many
-// iterations as its last entry did, is within lead. While the nest waits
+// not recorded whatever they are), or the loop's end, is within lead. The
+// end is where the entry's exit test says it is (predicted, give or take
+// an iteration), else where the last entry ended. While the nest waits
 // for its outer header to begin an entry (waiting), a loop that runs past
 // its last entry's count (a growing triangle's next row) is at its end
 // too: the probes must be back by that header.
@@ -732,10 +856,102 @@ func resumeAt(info *loopInfo, t, lead int32, toEnd, waiting bool) bool {
 	if !toEnd && nextSelected(t) <= t+lead {
 		return true
 	}
-	if waiting {
-		return info.lastTrips > 0 && int64(t)+int64(lead) >= info.lastTrips
+	end, past := info.lastTrips, int64(0)
+	if info.predicted > 0 {
+		end, past = info.predicted, 1 // an estimate: it may be one short
 	}
-	return int64(t)+int64(lead) >= info.lastTrips && int64(t) < info.lastTrips
+	if waiting {
+		return end > 0 && int64(t)+int64(lead) >= end
+	}
+	return int64(t)+int64(lead) >= end && int64(t) < end+past
+}
+
+// predictTrips is the trip count of the current entry of loop l that its
+// exit test (a register that steps compared with a constant or a register
+// that does not) gives on the values its last two header snapshots of this
+// entry show; 0 when it cannot tell. Without it, a loop paused in its
+// first entry (no earlier entry's count to go by) got its probes back only
+// at its end, after which the loop next to it ran its first iteration
+// before the new translation took effect, unrecorded: the second sweep of
+// a time step that runs once had no induction variable. The estimate may
+// be one off (the test may compare the register before or after its step;
+// resumeAt allows for it); one further off resumes the loop early (it
+// pauses again) or at its end, as without it.
+func (c *Collector) predictTrips(n *nestState, l int) int64 {
+	info := n.loops[l]
+	if !info.hasBound {
+		return 0
+	}
+	var outer []int32
+	if info.parent >= 0 {
+		outer = c.iters(n, info.parent)
+	}
+	// The entry's snapshots are the last ones taken.
+	var prev, last *snap
+	for i := len(info.snaps) - 1; i >= 0 && prev == nil; i-- {
+		s := &info.snaps[i]
+		if s.entry != n.entries-1 || !slices.Equal(s.iters[:len(s.iters)-1], outer) {
+			break
+		}
+		if last == nil {
+			last = s
+		} else {
+			prev = s
+		}
+	}
+	if prev == nil {
+		return 0
+	}
+	value := func(o operand, s *snap) (int64, bool) {
+		switch o.kind {
+		case opdConst:
+			return o.value, true
+		case opdSlot:
+			for k, b := range info.snapRegs {
+				if b < 16 && bitSlot(b) == o.slot {
+					return int64(s.vals[k]), true
+				}
+			}
+			for k, b := range info.boundRegs {
+				if bitSlot(b) == o.slot {
+					return int64(s.vals[len(info.snapRegs)+len(info.stack)+k]), true
+				}
+			}
+		}
+		return 0, false
+	}
+	a0, ok0 := value(info.bound.a, prev)
+	a1, ok1 := value(info.bound.a, last)
+	b0, ok2 := value(info.bound.b, prev)
+	b1, ok3 := value(info.bound.b, last)
+	if !ok0 || !ok1 || !ok2 || !ok3 {
+		return 0
+	}
+	var v0, v1, limit int64
+	switch {
+	case a0 != a1 && b0 == b1:
+		v0, v1, limit = a0, a1, b0
+	case b0 != b1 && a0 == a1:
+		v0, v1, limit = b0, b1, a0
+	default:
+		return 0
+	}
+	t0, t1 := int64(prev.iters[len(prev.iters)-1]), int64(last.iters[len(last.iters)-1])
+	if t1 <= t0 || (v1-v0)%(t1-t0) != 0 {
+		return 0
+	}
+	step, d := (v1-v0)/(t1-t0), limit-v1
+	if step == 0 || d == 0 || (d > 0) != (step > 0) {
+		return 0
+	}
+	left := (d + step - 1) / step // rounded up
+	if step < 0 {
+		left = (d + step + 1) / step
+	}
+	if left > math.MaxInt32 {
+		return 0
+	}
+	return t1 + left
 }
 
 // pause stops the sampling probes of nest ni during the unselected
@@ -787,6 +1003,9 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 					c.finishTrips(n, k)
 				}
 			}
+			if l == 0 && n.provisional {
+				c.endProvisional(n)
+			}
 			if l == 0 && n.counter[0] < 0 && (n.paused >= 0 || n.skip) {
 				// A nest paused before the collector saw its outer loop
 				// begin an iteration (its descendant, ended above, has
@@ -796,6 +1015,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 				return
 			}
 			n.counter[l]++
+			n.loops[l].entered = true
 			if l == 0 && n.counter[0] == 0 {
 				// A new entry, counted only: its trip counts are its
 				// own, not those of the last entry sampled (gramschmidt's
@@ -817,6 +1037,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			}
 		case siteReset, siteExit:
 			c.finishTrips(n, s.loop)
+			n.loops[s.loop].fresh = n.loops[s.loop].fresh || s.kind == siteReset
 		}
 		return
 	}
@@ -841,11 +1062,15 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 	switch s.kind {
 	case siteHeader:
 		l := s.loop
-		if l == 0 && n.thin && n.counter[0] >= 1 {
-			// The outer iteration that spent the budget is over, and
-			// the loop has begun two iterations while sampling (jacobi1d
+		if l == 0 && n.thin && n.counter[0] >= 1 && (n.counter[0]+1 >= thinOuterIterations || c.stepsSeen(n)) {
+			// The outer iteration that spent the budget is over, the
+			// loop has begun two iterations while sampling (jacobi1d
 			// stopped at its second time step's header: its sweeps' trip
-			// counts were seen at t = 0 only, not affine in t).
+			// counts were seen at t = 0 only, not affine in t), and
+			// every loop of the nest has shown its steps: an iteration
+			// that began unrecorded (after a loop that resumed only at
+			// its end) may have left one with no first iteration seen
+			// next to a later one, and so with no induction variable.
 			c.stopSampling(n, s.nest)
 			c.Probe(id, addr, size)
 			return
@@ -856,6 +1081,9 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 				c.finishTrips(n, k)
 			}
 		}
+		if l == 0 && n.provisional {
+			c.endProvisional(n)
+		}
 		if n.counter[l] < 0 && l == 0 {
 			if n.skip && !n.flushed {
 				// As above: not until the probes are in place.
@@ -865,13 +1093,31 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 		}
 		info := n.loops[l]
 		if d := len(info.chain); n.skip {
-			if n.flushed && d <= n.skipSeen {
+			// Once the probes are back, a header of a loop with inner
+			// loops ends the skip: its counter, and its ancestors', were
+			// kept exact by the counting probes, and its inner loops'
+			// start afresh above. So does the header of an innermost loop
+			// entered since (fresh): its counter began at its entry.
+			// Waiting instead for a header as shallow as any seen while
+			// skipping lost whole iterations of the outer loop (a time
+			// step that began just before the probes came back, its
+			// sweeps' rows resumed at their ends, ran unrecorded to the
+			// next step), and took an innermost loop's header there for
+			// one whose counter was exact (n-body's update loop, entered
+			// before the probes came back, gave 19,999 trips for 20,000).
+			// The enclosing iterations that began while skipping are
+			// recorded from here on only: they are partial.
+			if n.flushed && (len(info.loop.Children) > 0 || info.fresh) {
+				for q := n.skipSeen; q < d; q++ {
+					n.partial[groupKey(n.entries-1, c.iters(n, info.chain[q-1]))] = true
+				}
 				n.skip = false
 			} else {
 				n.skipSeen = min(n.skipSeen, d)
 			}
 		}
 		n.counter[l]++
+		info.entered = true
 		if l == 0 {
 			n.maxOuter = max(n.maxOuter, n.counter[0])
 		}
@@ -896,6 +1142,8 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 				lead, waiting := c.pauseLead(n.spent-last), n.counter[0] < 0
 				if waiting {
 					lead = max(lead, info.lead)
+				} else {
+					info.predicted = c.predictTrips(n, l)
 				}
 				if !resumeAt(info, t, lead, toEnd, waiting) {
 					info.lead = lead
@@ -905,17 +1153,42 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 				}
 			}
 			n.iterStart[l] = n.spent
+		} else if n.thin && n.sampling && !n.skip && n.counter[0] >= 0 {
+			// An innermost loop past its recorded iterations in a nest
+			// that spent its budget (a 1D sweep of a time step) pauses to
+			// a lead before the end its exit test predicts, counting its
+			// headers only (innermostPauseMin). It is considered once an
+			// entry: after its last recorded iteration, or where the
+			// budget ran out.
+			switch t := n.counter[l]; {
+			case info.pauseTried || t < thinIterations-1:
+			case n.iterStart[l] < 0:
+				n.iterStart[l] = n.spent
+			default:
+				lead := c.pauseLead(n.spent - n.iterStart[l])
+				info.pauseTried, n.iterStart[l] = true, -1
+				if end := c.predictTrips(n, l); end-int64(t) >= max(innermostPauseMin, 4*int64(lead)) {
+					info.predicted, info.counting = end, true
+					n.lead, n.toEnd = lead, true
+					c.pause(n, s.nest, l)
+					return
+				}
+			}
 		}
 		if n.skip {
 			return
 		}
+		if n.counter[l] == 0 && c.chainSelected(n, l) {
+			info.zeroSeen = true
+		}
 		if c.chainSelected(n, l) && !info.snapDone {
 			n.snapping = l
-			if cap(n.buf) < len(info.snapRegs) {
-				n.buf = make([]uint64, len(info.snapRegs))
+			nregs := len(info.snapRegs) + len(info.boundRegs)
+			if cap(n.buf) < nregs {
+				n.buf = make([]uint64, nregs)
 			}
-			n.buf = n.buf[:len(info.snapRegs)]
-			if len(info.snapRegs) == 0 {
+			n.buf = n.buf[:nregs]
+			if nregs == 0 {
 				c.commitSnap(n, l)
 			}
 		}
@@ -929,6 +1202,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 		}
 	case siteReset, siteExit:
 		c.finishTrips(n, s.loop)
+		n.loops[s.loop].fresh = n.loops[s.loop].fresh || s.kind == siteReset
 	case siteRepCount:
 		c.repCount = addr
 	case siteAccess:
@@ -969,7 +1243,7 @@ func (c *Collector) finishTrips(n *nestState, l int) {
 	// Once a nest only counts (or while it is paused, or skips after a
 	// resume), its innermost loops run without probes and their counters
 	// mean nothing.
-	if n.counter[l] >= 0 && (n.sampling && !n.skip || len(n.loops[l].loop.Children) > 0) {
+	if n.counter[l] >= 0 && (n.sampling && !n.skip || len(n.loops[l].loop.Children) > 0 || n.loops[l].counting) {
 		info := n.loops[l]
 		if info.exact {
 			info.lastTrips = int64(n.counter[l]) + 1
@@ -984,11 +1258,20 @@ func (c *Collector) finishTrips(n *nestState, l int) {
 			if p >= 0 {
 				outer = c.iters(n, p)
 			}
-			info.trips = append(info.trips, tripSample{entry: n.entries - 1, iters: outer, trips: int64(n.counter[l]) + 1})
+			ts := tripSample{entry: n.entries - 1, iters: outer, trips: int64(n.counter[l]) + 1}
+			if info.partial {
+				info.partialTrips = ts
+			} else {
+				info.trips = append(info.trips, ts)
+			}
 		}
 	}
+	if info := n.loops[l]; info.entered && n.counter[l] >= 0 && (!info.partial || n.counter[l] >= minOuterIterations) {
+		info.done = true
+	}
 	n.counter[l] = -1
-	n.loops[l].lead, n.loops[l].exact = 0, true
+	n.loops[l].lead, n.loops[l].exact, n.loops[l].predicted, n.loops[l].partial = 0, true, 0, false
+	n.loops[l].counting, n.loops[l].pauseTried = false, false
 	for k := l + 1; k < len(n.loops); k++ {
 		if c.isDescendant(n, k, l) && n.counter[k] >= 0 {
 			c.finishTrips(n, k)
@@ -1016,8 +1299,9 @@ func (c *Collector) iters(n *nestState, l int) []int32 {
 
 func (c *Collector) commitSnap(n *nestState, l int) {
 	info := n.loops[l]
-	vals := make([]uint64, len(info.snapRegs)+len(info.stack))
-	copy(vals, n.buf)
+	vals := make([]uint64, len(info.snapRegs)+len(info.stack)+len(info.boundRegs))
+	copy(vals, n.buf[:len(info.snapRegs)])
+	copy(vals[len(info.snapRegs)+len(info.stack):], n.buf[len(info.snapRegs):])
 	var rsp, rbp uint64
 	for k, b := range info.snapRegs {
 		switch b {
@@ -1098,6 +1382,9 @@ func (c *Collector) flush() {
 			c.inner.Invalidate(b.Addr, b.End-b.Addr)
 		}
 		n.flushed = true
+		for _, info := range n.loops {
+			info.fresh = false
+		}
 	}
 	c.resumed = c.resumed[:0]
 }
@@ -1117,14 +1404,32 @@ type Progress struct {
 	// sampled enough yet: a nest has been once it stopped sampling
 	// (MaxProbesPerNest), or once its outermost loop has run
 	// minOuterIterations iterations in one entry (the iterations the fit
-	// samples before it thins out). A nest that is not running has given
-	// what its entries so far could give.
+	// samples before it thins out), or once a loop just inside that one,
+	// with inner loops of its own, has run minOuterIterations iterations in its
+	// current entry while the outermost loop's current iteration has
+	// taken CollectOptions.LongOuterIteration guest instructions
+	// (longRootIteration by default). A nest that
+	// is not running has given what its entries so far could give.
 	Sampling int
 }
 
 // minOuterIterations is how many iterations of a nest's outermost loop
 // make it sampled enough for Progress.
 const minOuterIterations = 9
+
+// longRootIteration is how many guest instructions an iteration of a
+// nest's outermost loop must have taken for Progress to stop waiting for
+// minOuterIterations of them, once a loop inside it, with inner loops of
+// its own, has run that many iterations (RATIONALE). The outermost loop
+// of a nest is often a time step or a repetition run a few times (nbody's
+// 2 steps, each a 40000 × 40000 i-j nest; fsum's 3 passes): waiting for 9
+// of its iterations profiled the whole run and offloaded nothing. The
+// inner loop's model (its level seen at a few values) is what phase 2
+// maps, and an outermost level that is parallel but not seen enough costs
+// little when its iterations are this long: the inner level's launch, one
+// per outer iteration, has tens of millions of instructions of work to
+// amortise it.
+const longRootIteration = 1 << 25
 
 // Progress reports the collector's sampling so far.
 func (c *Collector) Progress() Progress {
@@ -1141,11 +1446,49 @@ func (c *Collector) Progress() Progress {
 		// A nest the guest was inside when the collector took over counts
 		// its entry from its next outer iteration: running, it is not
 		// sampled until then.
-		if (n.sampling || n.paused >= 0) && n.maxOuter < minOuterIterations && running {
+		if (n.sampling || n.paused >= 0) && n.maxOuter < minOuterIterations && running && !c.innerSampled(n) {
 			p.Sampling++
 		}
 	}
 	return p
+}
+
+// innerSampled reports whether nest n, in the provisional entry Restart
+// began (the outermost loop's iteration the guest was inside), has run
+// CollectOptions.LongOuterIteration guest instructions since, and every
+// loop just inside the outermost one, with inner loops of its own, that
+// began an iteration since has recorded its iteration 0 and run
+// minOuterIterations iterations in one entry, or a whole entry; and one
+// has (Progress).
+func (c *Collector) innerSampled(n *nestState) bool {
+	if !n.provisional || c.inner.Stats().GuestInsns-n.rootAt < c.opts.LongOuterIteration {
+		return false
+	}
+	some := false
+	for l := 1; l < len(n.loops); l++ {
+		info := n.loops[l]
+		if info.parent != 0 || len(info.loop.Children) == 0 || !info.entered {
+			continue
+		}
+		if !info.zeroSeen || !info.done && n.counter[l] < minOuterIterations {
+			// Not seen enough yet (a sweep whose first planes ran
+			// while the probes came back, or one the round caught
+			// near its end): the round goes on, whichever other loop
+			// of the step is done.
+			return false
+		}
+		some = true
+	}
+	return some
+}
+
+// endProvisional ends the entry Restart began inside an iteration of
+// nest n's outermost loop, at that loop's next header: the header begins
+// a whole entry (the partial iteration's trip count is not recorded).
+func (c *Collector) endProvisional(n *nestState) {
+	n.provisional = false
+	n.loops[0].partial = true
+	c.finishTrips(n, 0)
 }
 
 // Restart prepares the collector to drive the guest again, at pc, after
@@ -1178,24 +1521,85 @@ func (c *Collector) Restart(pc uint64) {
 			}
 		}
 	}
-	for _, n := range c.nests {
+	now := c.inner.Stats().GuestInsns
+	for ni, n := range c.nests {
 		if n.paused >= 0 {
 			c.resume(n)
 		}
+		// A nest with a loop no round has sampled yet (the round that
+		// spent the nest's probe budget ended before it ran: a time
+		// step's second sweep) gets a budget again, for that loop; this
+		// round may have begun for it. The others keep theirs spent:
+		// probing them again would only repeat what they showed.
+		unsampled := false
+		for _, info := range n.loops {
+			unsampled = unsampled || len(info.snaps) == 0
+		}
+		if unsampled && n.entries > 0 {
+			n.probes, n.thin = 0, false
+			if !n.sampling && n.paused < 0 {
+				n.sampling = true
+				c.resumed = append(c.resumed, ni)
+			}
+		}
 		for i := range n.counter {
 			n.counter[i] = -1
-			n.loops[i].exact = false
+			n.loops[i].exact, n.loops[i].partial = false, false
+			n.loops[i].entered, n.loops[i].done, n.loops[i].zeroSeen, n.loops[i].tookOver = false, false, false, false
 		}
-		n.snapping = -1
+		n.snapping, n.provisional = -1, false
+	}
+	// The guest is between engines: the nests resumed or sampling again
+	// get their probes back now, not after the collector's first slice,
+	// so that nothing runs unrecorded (skip) from here on.
+	c.flush()
+	for _, n := range c.nests {
+		n.skip = false
+	}
+	// The guest inside a nest: its outermost loop's iteration in progress
+	// begins a provisional entry at once, counted as that loop's iteration
+	// 0, rather than at the loop's next header, so that the loops inside
+	// it are sampled from their next headers on: the iteration in progress
+	// may be the last there is (nbody's second time step, hours long at
+	// its size) or most of the run. The loops the guest is inside have
+	// partial entries, whose trip counts are not recorded; the loop's next
+	// header ends the provisional entry (endProvisional).
+	for _, n := range c.nests {
+		if !n.contains(pc) {
+			continue
+		}
+		n.entries++
+		n.counter[0], n.sel[0], n.provisional, n.rootAt = 0, true, true, now
+		for _, k := range n.loops[c.innermost(n, pc)].chain {
+			n.loops[k].partial, n.loops[k].tookOver = true, true
+		}
+		break
 	}
 }
 
+// contains reports whether the guest address pc is inside a block of
+// nest n.
+func (n *nestState) contains(pc uint64) bool {
+	for _, b := range n.root.Blocks {
+		if pc >= b.Addr && pc < b.End {
+			return true
+		}
+	}
+	return false
+}
+
 // InNest reports whether the guest address pc starts a block of a loop
-// nest the collector has seen run (or of a loop it does not instrument:
-// one of a function with no candidate nest).
+// the collector has sampled (or of a loop it does not instrument: one of
+// a function with no candidate nest). A loop of a nest that has run, but
+// not in a sampled iteration (a time step's second sweep, when the round
+// ended in its first), is not known.
 func (c *Collector) InNest(pc uint64) bool {
 	ni, ok := c.blockNest[pc]
-	return ok && (ni < 0 || c.nests[ni].entries > 0)
+	if !ok || ni < 0 {
+		return ok
+	}
+	n := c.nests[ni]
+	return n.entries > 0 && len(n.loops[c.innermost(n, pc)].snaps) > 0
 }
 
 // provisionalTrips gives every loop that is running now and has no trip
@@ -1204,7 +1608,11 @@ func (c *Collector) InNest(pc uint64) bool {
 // instance of a nest) the iterations it has run so far as its trip count,
 // a lower bound, so that Finish can analyse the nest; phase 2 finds the
 // real trip count from the loop's exit test when it offloads the rest of
-// the instance. It returns the function that takes the samples back out.
+// the instance. A loop that is not running and was seen only in an entry
+// the collector took over in the middle of (a time step's first sweep,
+// when the round began inside it and ended in the second) gets that
+// entry's count, a lower bound as well. It returns the function that
+// takes the samples back out.
 func (c *Collector) provisionalTrips() (undo func()) {
 	type added struct{ info *loopInfo }
 	var undoList []added
@@ -1213,7 +1621,14 @@ func (c *Collector) provisionalTrips() (undo func()) {
 			continue
 		}
 		for l, info := range n.loops {
-			if n.counter[l] < 0 || len(info.trips) > 0 {
+			if len(info.trips) > 0 {
+				continue
+			}
+			if n.counter[l] < 0 {
+				if info.partialTrips.trips > 0 {
+					info.trips = append(info.trips, info.partialTrips)
+					undoList = append(undoList, added{info})
+				}
 				continue
 			}
 			var outer []int32

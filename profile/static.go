@@ -828,11 +828,11 @@ func dataSlot(l *Loop, b int, busy map[int]bool) bool {
 	}
 	busy[b] = true
 	for _, blk := range l.Blocks {
-		for _, x := range blk.Insns {
+		for xi, x := range blk.Insns {
 			for i := range x.Code {
 				in := &x.Code[i]
 				if in.Op == gvinst.OpPut && slotBit(in.Dst) == b {
-					if dataFrom(l, x, i, in.Src[0], map[int]bool{}, busy) {
+					if dataFrom(l, blk, xi, i, in.Src[0], map[int]bool{}, busy) {
 						return true
 					}
 				}
@@ -842,10 +842,41 @@ func dataSlot(l *Loop, b int, busy map[int]bool) bool {
 	return false
 }
 
-// dataFrom reports whether virtual register r, read at index i of x,
-// depends on a load whose address loop l moves, or on a guest slot that
-// holds such data (loadsData).
-func dataFrom(l *Loop, x *Insn, i int, r gvinst.Reg, seen, busy map[int]bool) bool {
+// lastPutBefore finds the last PUT to guest slot g in block blk before
+// index j of instruction xi's code: the instruction's index and the PUT's.
+// It reports false when the block does not write g before that point (or
+// writes it other than by a PUT of the whole slot).
+func lastPutBefore(blk *Block, xi, j int, g gvinst.Reg) (int, int, bool) {
+	for k := xi; k >= 0; k-- {
+		code := blk.Insns[k].Code
+		end := len(code)
+		if k == xi {
+			end = j
+		}
+		for p := end - 1; p >= 0; p-- {
+			in := &code[p]
+			if in.Op == gvinst.OpPut && in.Dst == g {
+				return k, p, true
+			}
+			flagsOnly := in.Op == gvinst.OpFlags || in.Op == gvinst.OpSetFlags
+			if in.Op == gvinst.OpPut && in.Dst < g && g < in.Dst+gvinst.Reg(in.Type.Slots()) || in.Op.Info().Effects&gvinst.EffStateWrite != 0 && !flagsOnly {
+				return 0, 0, false // part of a wider PUT, or a write of state not by PUT
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// dataFrom reports whether virtual register r, read at index i of
+// instruction xi of block blk, depends on a load whose address loop l
+// moves, or on a guest slot that holds such data (loadsData). A slot
+// written earlier in the same block holds what that write put there (gcc
+// reuses rax as a temporary: the header's rax computed from spilled
+// invariants is not the data the loop's tails load into it); only a slot
+// the block reads before writing it stands for every value the loop puts
+// there.
+func dataFrom(l *Loop, blk *Block, xi, i int, r gvinst.Reg, seen, busy map[int]bool) bool {
+	x := blk.Insns[xi]
 	if r < gvinst.NumGuestSlots {
 		return false
 	}
@@ -860,7 +891,13 @@ func dataFrom(l *Loop, x *Insn, i int, r gvinst.Reg, seen, busy map[int]bool) bo
 		seen[j] = true
 		if in.Op == gvinst.OpGet {
 			b := slotBit(in.Src[0])
-			return b >= 0 && b < 32 && dataSlot(l, b, busy)
+			if b < 0 || b >= 32 {
+				return false
+			}
+			if k, p, ok := lastPutBefore(blk, xi, j, in.Src[0]); ok {
+				return dataFrom(l, blk, k, p, blk.Insns[k].Code[p].Src[0], map[int]bool{}, busy)
+			}
+			return dataSlot(l, b, busy)
 		}
 		if in.Op == gvinst.OpLd {
 			switch a := addrOf(x, j); {
@@ -873,7 +910,7 @@ func dataFrom(l *Loop, x *Insn, i int, r gvinst.Reg, seen, busy map[int]bool) bo
 			return true
 		}
 		for _, s := range in.SrcRegs() {
-			if dataFrom(l, x, j, s, seen, busy) {
+			if dataFrom(l, blk, xi, j, s, seen, busy) {
 				return true
 			}
 		}

@@ -57,6 +57,22 @@
 // loop for the rest (unroll.go): exact, since every register leaves each
 // group of four as four iterations of the original would.
 //
+// Packed SSE values (vector.go, vector_int.go): a .b128 value is its two
+// 64-bit slot registers, and a packed op computes lane by lane what
+// gvinst's interpreter does (saturation, rounding, lane order), the lanes
+// split out with bfe and joined back with bfi; where a whole 64-bit half
+// can be worked on at once exactly, it is (paddw and psubb as SWAR sums
+// whose carries stay in their lanes, punpck*bw/wd as prmt byte permutes,
+// shifts by an immediate as one shift and a mask). vecSupported is the
+// table of the ops and lane types that lower. A 16-byte access that no
+// CHKALIGN proves aligned (movdqu, movups; not movupd over doubles), and
+// a 4- or 8-byte one into a vector register that ops on narrower lanes use
+// (movd, movq over bytes or floats), may be at any address (anyAddress):
+// the load takes the aligned words that
+// hold its bytes and joins them by shifts (a device buffer begins and
+// ends on 16-byte boundaries of guest addresses, so those words are
+// inside it), the store writes words when aligned and bytes otherwise.
+//
 // Stack slots of the guest frame addressed from an rsp or rbp that the loop
 // does not change are private to each iteration (spills, gcc -O0 locals):
 // they become registers, initialised from the live state like guest

@@ -1407,6 +1407,26 @@ func (e *emitter) mem(block uint64, idx int, in *gvinst.Inst) {
 		e.i("add.u64", addr, guest, lit(uint64(in.Imm)))
 		guest = addr
 	}
+	if e.a.anyAlign[key(block, idx)] {
+		// movdqu, movups, movq/movd of a vector register over bytes: any
+		// address (anyAddress), as gcc's vector loops over bytes and
+		// stencils' shifted rows make.
+		e.siteCheckTo(id, addr, guest, 1, in.X86)
+		if in.Op == gvinst.OpLd {
+			ds := []string{e.reg(in.Dst)}
+			if size == 16 {
+				ds = append(ds, e.reg(in.Dst+1))
+			}
+			e.loadAny(ds, addr, size)
+		} else {
+			vs := []string{e.reg(in.Src[1])}
+			if size == 16 {
+				vs = append(vs, e.reg(in.Src[1]+1))
+			}
+			e.storeAny(addr, vs, size)
+		}
+		return
+	}
 	e.siteCheckTo(id, addr, guest, max(naturalAlign(size), e.a.align[key(block, idx)]), in.X86)
 	parts := 1
 	if size == 16 {
@@ -1527,6 +1547,75 @@ func (e *emitter) load(d string, at ptx.Operand, size int) {
 		e.i("cvt.u64.u32", d, x)
 	default:
 		e.i("ld.global.u64", d, at)
+	}
+}
+
+// loadAny loads the size bytes (4, 8 or 16) at device address addr, of any
+// alignment, into ds (one register, or two for 16 bytes): from the aligned
+// words that hold them (the last is the one before again when the bytes
+// end in it), joined by shifts. A device buffer starts and ends at 16-byte
+// boundaries of guest addresses (launch.go), so an aligned word holding an
+// accessed byte lies inside it.
+func (e *emitter) loadAny(ds []string, addr string, size int) {
+	base, last, o := e.t(), e.t(), e.t()
+	e.i("and.b64", base, addr, lit(^uint64(7)))
+	e.i("add.u64", last, addr, size-1)
+	e.i("and.b64", last, last, lit(^uint64(7)))
+	e.i("and.b64", o, addr, 7)
+	sh, rsh := e.w(), e.w()
+	e.i("cvt.u32.u64", sh, o)
+	e.i("shl.b32", sh, sh, 3)
+	e.i("sub.u32", rsh, 64, sh) // 64 when aligned: the shift gives 0
+	w := []string{e.t(), e.t()}
+	e.i("ld.global.u64", w[0], ptx.Addr(base, 0))
+	if size == 16 {
+		w = append(w, e.t())
+		e.i("ld.global.u64", w[1], ptx.Addr(base, 8))
+	}
+	e.i("ld.global.u64", w[len(w)-1], ptx.Addr(last, 0))
+	for h, d := range ds {
+		x, y := e.t(), e.t()
+		e.i("shr.b64", x, w[h], sh)
+		e.i("shl.b64", y, w[h+1], rsh)
+		e.i("or.b64", d, x, y)
+		if size < 8 {
+			e.i("and.b64", d, d, lit(sizeMask(size)))
+		}
+	}
+}
+
+// storeAny stores the size bytes (4, 8 or 16) of vs (one register, or two
+// for 16 bytes) at device address addr, of any alignment: as 8-byte words
+// when addr is 8-byte aligned, as 4-byte words when it is 4-byte aligned
+// (floats at a[j+1]), else byte by byte. Other threads may write the bytes
+// around, so no word is read and written back.
+func (e *emitter) storeAny(addr string, vs []string, size int) {
+	o, o3, odd := e.t(), e.t(), e.pred()
+	e.i("and.b64", o, addr, 7)
+	e.i("and.b64", o3, o, 3)
+	e.i("setp.ne.u64", odd, o3, 0)
+	p4 := e.pred()
+	if size >= 8 {
+		p8 := e.pred()
+		e.i("setp.eq.u64", p8, o, 0)
+		e.i("setp.eq.u64", p4, o, 4)
+		for h, v := range vs {
+			e.i("st.global.u64", ptx.Addr(addr, int64(8*h)), v).when(p8)
+		}
+	} else {
+		e.i("setp.eq.u64", p4, o3, 0)
+	}
+	for k := 0; k < size/4; k++ {
+		x, w := e.t(), e.w()
+		e.i("shr.u64", x, vs[k/2], 32*(k%2))
+		e.i("cvt.u32.u64", w, x)
+		e.i("st.global.u32", ptx.Addr(addr, int64(4*k)), w).when(p4)
+	}
+	for k := 0; k < size; k++ {
+		x, b := e.t(), e.h()
+		e.i("shr.u64", x, vs[k/8], 8*(k%8))
+		e.i("cvt.u16.u64", b, x)
+		e.i("st.global.u8", ptx.Addr(addr, int64(k)), b).when(odd)
 	}
 }
 

@@ -116,12 +116,13 @@ vblock 0x1010..0x1012:
   BRANCH v0, 0x1000, 0x2000
 `, "flags"},
 		{`vblock 0x1000..0x1010:
-  # 0x1008: pshufb
+  # 0x1008: pcmpistrm
   GET.b128 v2, x1
   GET.b128 v4, x2
-  VSHUFB.u8 v0, v2, v4
+  GET.b128 v6, x3
+  VPCMPSTR.u8 v0, v2, v4, v6, 64
   BRANCH v0, 0x1000, 0x2000
-`, "packed SSE op VSHUFB"},
+`, "packed SSE op VPCMPSTR"},
 		{`vblock 0x1000..0x1010:
   GET.u64 v0, s0
   BRANCH v0, 0x1000, 0x1000

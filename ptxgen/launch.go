@@ -173,6 +173,8 @@ type LaunchStats struct {
 	// (gpu.LaunchStats.Unseen: an emulated faster GPU's), already left out
 	// of LaunchWall.
 	Unseen time.Duration
+	// Parts splits CopyIn and CopyOut by what they went to.
+	Parts CopyParts
 }
 
 // Launch runs one launch of k (loaded as fn in ctx): it copies every
@@ -193,6 +195,22 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	if err := res.bind(ctx, mem); err != nil {
 		return st, err
 	}
+	// The launch's memory calls count in st.Parts (so do the Resident's,
+	// through the same metered context). The frees after the copy out
+	// (buffers not kept) count in CopyOut too.
+	mc := &meteredContext{Context: ctx}
+	if res != nil {
+		mc = res.ctx
+	}
+	mc.parts, ctx = &st.Parts, mc
+	var copiedOut time.Time
+	defer func() {
+		mc.parts = nil
+		if !copiedOut.IsZero() {
+			st.CopyOut += time.Since(copiedOut)
+		}
+		st.Parts.Other = max(st.CopyIn+st.CopyOut-st.Parts.counted(), 0)
+	}()
 	lazy := res != nil && res.lazyMem != nil
 	groups := Groups(k, in.Sites)
 	bufs := make([]*resBuf, len(groups))
@@ -410,7 +428,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	ok = true
 	for _, gi := range eager {
 		b, r := bufs[gi], groups[gi].Range
-		if err := mem.Write(r.Lo, b.snap[r.Lo-b.r.Lo:r.Hi-b.r.Lo]); err != nil {
+		if err := timeGuest(&st.Parts, guestWrite, func() error { return mem.Write(r.Lo, b.snap[r.Lo-b.r.Lo:r.Hi-b.r.Lo]) }); err != nil {
 			return st, fmt.Errorf("%w: writing back [%#x,%#x): %v", ErrLostCopy, r.Lo, r.Hi, err)
 		}
 		b.markSnapped(r.Lo, r.Hi)
@@ -424,6 +442,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			st.BytesDeferred += g.Range.Hi - g.Range.Lo
 		}
 	}
-	st.CopyOut = time.Since(t2)
+	copiedOut = time.Now()
+	st.CopyOut = copiedOut.Sub(t2)
 	return st, nil
 }

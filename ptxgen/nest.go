@@ -310,6 +310,9 @@ type analysis struct {
 	privIdx  map[int64]int // offset → register number
 	sites    []Site
 	siteAt   map[[2]int64]int
+	// anyAlign holds the LD/ST sites that may be at any address
+	// (anyAddress): movdqu over bytes, movq in a vector loop's tail.
+	anyAlign map[[2]int64]bool
 	// align maps (block, inst index) of a site's LD/ST to the alignment
 	// a CHKALIGN before it requires, which its site check then tests;
 	// alignChecked holds those CHKALIGNs, which emit nothing themselves.
@@ -355,7 +358,7 @@ func analyze(n *Nest) (*analysis, error) {
 		return nil, reject(n.ThreadLoop, "the thread loop at %#x needs an inner level below it and no Interchange", n.ThreadLoop)
 	}
 	a := &analysis{n: n, priv: map[[2]int64]int64{}, privSize: map[int64]int{}, privIdx: map[int64]int{}, siteAt: map[[2]int64]int{},
-		align: map[[2]int64]int{}, alignChecked: map[[2]int64]bool{}}
+		align: map[[2]int64]int{}, alignChecked: map[[2]int64]bool{}, anyAlign: map[[2]int64]bool{}}
 	for addr, b := range n.Blocks {
 		if b == nil {
 			return nil, reject(addr, "no block at %#x", addr)
@@ -735,6 +738,97 @@ func (a *analysis) check3D() error {
 	return nil
 }
 
+// anyAddress reports whether LD or ST i of b may be at any address, and
+// so gets the access that works at any alignment (emit.go's loadAny and
+// storeAny) instead of the plain one, which requires natural alignment:
+//   - a 16-byte access no CHKALIGN checks (movdqu, movups, movupd) whose
+//     lanes are narrower than 8 bytes: floats, and bytes, words or
+//     dwords of a row at any offset (a stencil's shifted reads); over
+//     doubles or quadwords it is 8-byte aligned, and keeps the plain
+//     access (two 8-byte words), which hoist.go walks with pointers;
+//   - a 4- or 8-byte integer access that moves part of a vector register
+//     that ops on narrower lanes use (movq over bytes or floats, movd over
+//     bytes: a vector loop's 8-byte tail). movsd moves a double the same
+//     way and keeps the plain access.
+//
+// Either way the kernel is exact: a plain access the guest makes at an
+// unaligned address ends the thread with ErrCodeAlign, and the CPU runs
+// the instance.
+func anyAddress(b *gvinst.VBlock, i int, checked bool) bool {
+	in := &b.Insts[i]
+	size := in.Type.Size()
+	lanes, known := accessLanes(b, i)
+	switch {
+	case checked:
+		return false
+	case size == 16:
+		return !known || lanes.Size() < 8
+	case in.Type.IsInt() && (size == 4 || size == 8):
+		return known && lanes.Size() < size
+	}
+	return false
+}
+
+// accessLanes returns the lane type of the first op in b that reads the
+// value LD i of b loads (followed through JOIN.b128 as its low half, MOV,
+// and PUT and GET of a slot), or of the op that made the value ST i
+// stores: a packed op's lane type (the source type of a conversion), or a
+// scalar op's type. It reports false when no op of b tells.
+func accessLanes(b *gvinst.VBlock, i int) (gvinst.Type, bool) {
+	in := &b.Insts[i]
+	if in.Op == gvinst.OpSt {
+		for k := i - 1; k >= 0; k-- {
+			if d := &b.Insts[k]; hasDst(d) && (d.Dst == in.Src[1] || d.DstType().Slots() == 2 && d.Dst+1 == in.Src[1]) {
+				return laneTypeOf(d)
+			}
+		}
+		return 0, false
+	}
+	regs, slots := map[gvinst.Reg]bool{in.Dst: true}, map[gvinst.Reg]bool{}
+	for k := i + 1; k < len(b.Insts); k++ {
+		u := &b.Insts[k]
+		switch {
+		case (u.Op == gvinst.OpJoin || u.Op == gvinst.OpMov) && regs[u.Src[0]]:
+			regs[u.Dst] = true
+			continue
+		case u.Op == gvinst.OpPut && regs[u.Src[0]]:
+			slots[u.Dst] = true
+			continue
+		case u.Op == gvinst.OpGet && slots[u.Src[0]]:
+			regs[u.Dst] = true
+			continue
+		case u.Op == gvinst.OpPut:
+			delete(slots, u.Dst) // another value
+			continue
+		case u.Op == gvinst.OpSt:
+			// A copy: not a use that tells the lanes.
+		default:
+			for _, r := range u.SrcRegs() {
+				if regs[r] {
+					return laneTypeOf(u)
+				}
+			}
+		}
+		if hasDst(u) {
+			delete(regs, u.Dst) // overwritten
+		}
+	}
+	return 0, false
+}
+
+// laneTypeOf is the lane type op in works on: a conversion's source type,
+// a packed op's lane type, a scalar op's type; false for ops whose type
+// says nothing of lanes (b128 logic, moves, JOIN, GET, LD).
+func laneTypeOf(in *gvinst.Inst) (gvinst.Type, bool) {
+	switch in.Op {
+	case gvinst.OpGet, gvinst.OpMov, gvinst.OpJoin, gvinst.OpLd, gvinst.OpVAnd, gvinst.OpVOr, gvinst.OpVXor, gvinst.OpVAndN, gvinst.OpVBShl, gvinst.OpVBShr:
+		return 0, false
+	case gvinst.OpVCvt, gvinst.OpCvt:
+		return in.SrcType, in.SrcType != 0
+	}
+	return in.Type, in.Type != 0 && in.Type != gvinst.B128
+}
+
 // checkOps rejects blocks with instructions the generator cannot lower.
 func (a *analysis) checkOps() error {
 	for _, addr := range a.order {
@@ -764,7 +858,7 @@ func (a *analysis) checkOps() error {
 				if in.Type.Size() == 2 {
 					return reject(in.X86, "BSWAP of 16 bits is undefined on x86")
 				}
-			case gvinst.OpCvt, gvinst.OpRound, gvinst.OpVCvt:
+			case gvinst.OpCvt, gvinst.OpRound, gvinst.OpVCvt, gvinst.OpVRound:
 				switch gvinst.Rounding(in.Mod) {
 				case gvinst.RoundX87:
 					return reject(in.X86, "%s rounds by the x87 control word", in.Op)
@@ -897,6 +991,9 @@ func (a *analysis) findAccesses() error {
 						a.alignChecked[key(addr, i)] = true
 					}
 				}
+			}
+			if (in.Op == gvinst.OpLd || in.Op == gvinst.OpSt) && anyAddress(b, i, a.align[key(addr, i)] >= 16) {
+				a.anyAlign[key(addr, i)] = true
 			}
 			if in.Op == gvinst.OpLd || in.Op == gvinst.OpSt {
 				srcIdx := 0

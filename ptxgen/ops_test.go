@@ -56,7 +56,87 @@ var opCases = []string{
 	"VSHL.u64 v0, v0, 32; MOV.b128 v6, v0", "VCVT.rn.f64.s32 v0, v0; MOV.b128 v6, v0", "VSHUFP.f32 v2, v0, v2, 27; MOV.b128 v6, v2",
 	"VSAR.s32 v0, v0, 5; MOV.b128 v6, v0", "VMUL.f64 v2, v2, v0; MOV.b128 v6, v2", "JOIN.b128 v2, v0, v2; MOV.b128 v6, v2",
 	"CHKALIGN.b128 v42(16); MOV.b128 v6, v2", "CHKALIGN.u64 v42(8); MOV.b128 v6, v4",
+	// Packed integer ops of byte and word lanes (gcc -O3 over uint8_t and
+	// int16_t data), lane moves, and their edges: 0x80, 0xff, saturation.
+	"VADD.u8 v6, v0, v2", "VADD.u16 v6, v0, v2", "VSUB.u8 v6, v0, v2", "VSUB.u16 v6, v0, v2", "VMUL.u16 v6, v0, v2",
+	"VMIN.u8 v6, v0, v2", "VMAX.u8 v6, v0, v2", "VMIN.s16 v6, v0, v2", "VMAX.s16 v6, v0, v2", "VMIN.s8 v6, v0, v2", "VMAX.u16 v6, v0, v2",
+	"VMIN.s64 v6, v0, v2", "VMAX.u64 v6, v0, v2",
+	"VUNPACKL.u8 v6, v0, v2", "VUNPACKH.u8 v6, v0, v2", "VUNPACKL.u16 v6, v0, v2", "VUNPACKH.u16 v6, v0, v2", "VUNPACKH.u64 v6, v0, v2",
+	"VCMP.eq.u8 v6, v0, v2", "VCMP.gt.s8 v6, v0, v2", "VCMP.eq.u16 v6, v0, v2", "VCMP.gt.s16 v6, v0, v2",
+	"VSHR.u16 v6, v0, 3", "VSHL.u16 v6, v0, 15", "VSAR.s16 v6, v0, 4", "VSHR.u16 v6, v0, v4", "VSAR.s16 v6, v0, v4", "VSHL.u16 v6, v0, v4", "VSAR.s16 v6, v0, 16",
+	"VSHL.u16 v6, v0, 16", "VSHR.u16 v6, v0, 0", "VSHL.u8 v6, v0, 3", "VSHR.u8 v6, v0, 7", "VSHR.u16 v6, v0, 200",
+	"VSUB.u8 v0, v2, v0; MOV.b128 v6, v0", "VUNPACKH.u16 v2, v2, v0; MOV.b128 v6, v2",
+	"VADDSAT.u8 v6, v0, v2", "VADDSAT.s8 v6, v0, v2", "VSUBSAT.u8 v6, v0, v2", "VSUBSAT.s8 v6, v0, v2",
+	"VADDSAT.u16 v6, v0, v2", "VADDSAT.s16 v6, v0, v2", "VSUBSAT.u16 v6, v0, v2", "VSUBSAT.s16 v6, v0, v2",
+	"VAVG.u8 v6, v0, v2", "VAVG.u16 v6, v0, v2", "VMULHI.s16 v6, v0, v2", "VMULHI.u16 v6, v0, v2", "VMADDW.s16 v6, v0, v2", "VSAD.u8 v6, v0, v2",
+	"VABS.s8 v6, v0", "VABS.s16 v6, v0", "VABS.s32 v6, v0", "VSIGN.s8 v6, v0, v2", "VSIGN.s16 v6, v0, v2", "VSIGN.s32 v6, v0, v2",
+	"VHADD.s16 v6, v0, v2", "VHSUB.s32 v6, v0, v2", "VHADD.f32 v6, v0, v2", "VHSUB.f64 v6, v0, v2", "VHADD.f64 v6, v0, v2",
+	"VPACKUS.s16 v6, v0, v2", "VPACKSS.s16 v6, v0, v2", "VPACKSS.s32 v6, v0, v2", "VPACKUS.s32 v6, v0, v2",
+	"VPERMLO.u16 v6, v0, 27", "VPERMHI.u16 v6, v0, 177",
+	"VBSHL.b128 v6, v0, 3", "VBSHR.b128 v6, v0, 8", "VBSHR.b128 v6, v0, 17", "VBSHL.b128 v6, v0, 15",
+	"VALIGNR.u8 v6, v0, v2, 4", "VALIGNR.u8 v6, v0, v2, 20", "VALIGNR.u8 v6, v0, v2, 33", "VSHUFB.u8 v6, v0, v2",
+	"VBLEND.u16 v6, v0, v2, 165", "VBLEND.f64 v6, v0, v2, 2", "VBLENDV.u8 v6, v0, v2, v4", "VBLENDV.f32 v6, v0, v2, v4",
+	"VMOVMSK.u8 v6, v0", "VMOVMSK.f64 v6, v0", "VMOVMSK.f32 v6, v0", "VEXTRACT.u16 v6, v0, 5", "VEXTRACT.u32 v6, v0, 3",
+	"VINSERT.u16 v6, v0, v2, 6", "VINSERT.u8 v6, v0, v2, 15",
+	"VEXT.u16.u8 v6, v0", "VEXT.s32.s16 v6, v0", "VEXT.s64.s32 v6, v0", "VEXT.u32.u8 v6, v0", "VEXT.s16.s8 v6, v0",
+	"VROUND.rn.f32 v6, v0", "VROUND.rm.f64 v6, v0", "VROUND.rz.f32 v6, v2", "VROUND.rp.f64 v6, v2", "VROUND.dyn.f64 v6, v0",
+	"VUNPACKL.u8 v0, v0, v2; MOV.b128 v6, v0", "VPACKUS.s16 v2, v0, v2; MOV.b128 v6, v2", "VADD.u16 v0, v0, v0; MOV.b128 v6, v0",
+	"VSHUFB.u8 v0, v0, v0; MOV.b128 v6, v0", "VALIGNR.u8 v2, v0, v2, 7; MOV.b128 v6, v2",
 	"VCVT.rn.f64.s32 v6, v0", "VCVT.rz.s32.f64 v6, v2", "VCVT.rn.f32.s32 v6, v0", "VCVT.rn.f64.f32 v6, v0", "VCVT.rn.f32.f64 v6, v2", "VCVT.rz.s32.f32 v6, v0",
+}
+
+// packedCases are one case per packed op and lane type that vecSupported
+// accepts and opCases does not list, with register operands (v0, v2, v4)
+// or an immediate as the op's operand kinds say.
+func packedCases() []string {
+	listed := map[string]bool{}
+	for _, c := range opCases {
+		listed[strings.Fields(c)[0]] = true
+	}
+	types := []gvinst.Type{gvinst.U8, gvinst.S8, gvinst.U16, gvinst.S16, gvinst.U32, gvinst.S32, gvinst.U64, gvinst.S64, gvinst.F32, gvinst.F64}
+	var out []string
+	for _, op := range gvinst.Ops() {
+		info := op.Info()
+		if info.Types != gvinst.TVec || op == gvinst.OpVCvt {
+			continue
+		}
+		for _, ty := range types {
+			srcs := []gvinst.Type{0}
+			if op == gvinst.OpVExt {
+				srcs = types
+			}
+			for _, st := range srcs {
+				in := &gvinst.Inst{Op: op, Type: ty, SrcType: st}
+				if !vecSupported(in) {
+					continue
+				}
+				name := op.String() + "." + ty.String()
+				if op == gvinst.OpVExt {
+					name += "." + st.String()
+				}
+				if op == gvinst.OpVCmp {
+					name = "VCMP.gt." + ty.String()
+				}
+				if info.Mod == gvinst.ModRound {
+					name = op.String() + ".rn." + ty.String()
+				}
+				if listed[name] {
+					continue
+				}
+				args := []string{"v6"}
+				for _, k := range info.Operands[1:] {
+					switch k {
+					case gvinst.OpdImm:
+						args = append(args, "27")
+					default:
+						args = append(args, fmt.Sprintf("v%d", 2*(len(args)-1)))
+					}
+				}
+				out = append(out, name+" "+strings.Join(args, ", "))
+			}
+		}
+	}
+	return out
 }
 
 func opLoop(op string) string {
@@ -94,6 +174,14 @@ var specials = []uint64{0, 1, 2, 3, 5, 7, 31, 32, 33, 63, 64, 65, 0x7f, 0x80, 0x
 	uint64(math.Float32bits(-0.0)) | uint64(math.Float32bits(2.5))<<32, uint64(math.Float32bits(float32(math.Inf(1)))),
 }
 
+// laneSpecials are lane edges (bytes and words 0x80, 0x7f, 0xff, 0x8000,
+// 0x7fff; pshufb indices with and without the top bit; quiet and
+// signalling NaNs with payloads and -0.0, as doubles and as float pairs)
+// that replace every fifth operand word of the packed ops' input.
+var laneSpecials = []uint64{0x80ff7f0001fe8081, 0x8000ffff7fff0001, 0x0f8f00ff10203040, 0x7f807f807f807f80,
+	0xff00ff00ff00ff00, 0x8001800080018000, 0x0001020304050607, 0x8f8e0d0c0b0a0908,
+	0x7ff8000000000123, 0xfff0000000000001, 0x7fc00001ff800001, 0x8000000080000000}
+
 const opIters = 200
 
 // TestOpsMatchCPU checks every lowering against the CPU engine on random
@@ -120,7 +208,7 @@ func TestOpsMatchCPU(t *testing.T) {
 		}
 		binary.LittleEndian.PutUint64(input[i:], v)
 	}
-	for _, op := range opCases {
+	for _, op := range append(append([]string(nil), opCases...), packedCases()...) {
 		t.Run(op, func(t *testing.T) {
 			bs := parseBlocks(t, opLoop(op))
 			k, err := Generate(&Nest{Header: 0x1000, Blocks: map[uint64]*gvinst.VBlock{0x1000: bs[0x1000]}})
@@ -129,6 +217,11 @@ func TestOpsMatchCPU(t *testing.T) {
 			}
 			checkText(t, k.PTX)
 			input := append([]byte(nil), input...)
+			if strings.HasPrefix(op, "V") {
+				for i := 0; i < len(input); i += 40 {
+					binary.LittleEndian.PutUint64(input[i:], laneSpecials[i/40%len(laneSpecials)])
+				}
+			}
 			isDiv := strings.HasPrefix(op, "DIV") || strings.HasPrefix(op, "REM")
 			if strings.HasPrefix(op, "DIVW.s64") || strings.HasPrefix(op, "DIVW.u64") || strings.HasPrefix(op, "REMW.s64") || strings.HasPrefix(op, "REMW.u64") {
 				// The kernel divides 64-bit dividends only (hi extends lo,

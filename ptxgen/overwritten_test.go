@@ -1,8 +1,10 @@
 package ptxgen
 
 import (
+	"bytes"
 	"testing"
 
+	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/gvinst"
 )
@@ -98,4 +100,72 @@ func TestLoadSkipsOverwritten(t *testing.T) {
 			t.Fatalf("device byte %d is %d, want %d", i, got[i], want)
 		}
 	}
+}
+
+// TestBornPagesUnwatched checks a lazy Resident's new buffer whose middle
+// pages the launch overwrites: they are neither copied nor watched (an
+// array born on the device costs no page marks), the edge pages are
+// watched, and a later load that finds them not left on the device (the
+// launch did not run) copies them in whole, so that the device holds
+// the guest's bytes of them again.
+func TestBornPagesUnwatched(t *testing.T) {
+	ctx, err := gpusim.New(gpusim.Options{}).NewContext(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	const base, n = 0x10000, 6 * gvinst.PageSize
+	mem := gvinst.NewMemory(1 << 24)
+	if err := mem.Map(base, n, gvinst.PermRead|gvinst.PermWrite); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]byte, n-100)
+	for i := range want {
+		want[i] = byte(i%251 + 1)
+	}
+	if err := mem.Write(base+50, want); err != nil {
+		t.Fatal(err)
+	}
+	res := &Resident{Lazy: true}
+	if err := res.bind(ctx, mem); err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	r := Range{base + 50, base + n - 50}
+	b, kept, _, err := res.acquire(res.ctx, mem, r)
+	if err != nil || !kept {
+		t.Fatalf("acquire: kept %v, %v", kept, err)
+	}
+	skip := Range{base + 100, base + n - 100}
+	copied, err := b.load(res.ctx, mem, res, r, skip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if copied != 100 {
+		t.Errorf("copied %d bytes, want the 100 outside the overwritten ones", copied)
+	}
+	for p := uint64(0); p < n/gvinst.PageSize; p++ {
+		edge := p == 0 || p == n/gvinst.PageSize-1
+		if got := mem.IsWatched(base + p*gvinst.PageSize); got != edge {
+			t.Errorf("page %d watched %v, want %v", p, got, edge)
+		}
+	}
+	// Nothing ran: the next load copies the middle pages whole.
+	copied, err = b.load(res.ctx, mem, res, r, Range{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if copied < 4*gvinst.PageSize {
+		t.Errorf("the second load copied %d bytes, want the four middle pages", copied)
+	}
+	// (The edge pages' overwritten bytes are the launch's to write, as
+	// before: it leaves them stale or the buffer goes.)
+	mid := make([]byte, 4*gvinst.PageSize)
+	if err := ctx.CopyDtoH(mid, b.dev+gpu.DevicePtr(base+gvinst.PageSize-b.r.Lo)); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(mid, want[gvinst.PageSize-50:5*gvinst.PageSize-50]) {
+		t.Error("the device does not hold the guest's bytes of the middle pages")
+	}
+	b.pinned = false
 }

@@ -488,10 +488,16 @@ func TestResidentLoadsItsRange(t *testing.T) {
 	}
 }
 
-// countingContext counts a context's copies between host and device.
+// countingContext counts a context's copies between host and device,
+// and its allocations.
 type countingContext struct {
 	gpu.Context
-	htod, dtoh int
+	htod, dtoh, allocs int
+}
+
+func (c *countingContext) Alloc(n uint64) (gpu.DevicePtr, error) {
+	c.allocs++
+	return c.Context.Alloc(n)
 }
 
 func (c *countingContext) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
@@ -855,5 +861,124 @@ func TestResidentGrowsByPages(t *testing.T) {
 	}
 	if err := res.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestResidentMergesMany runs the saxpy loop a row of 50 elements a
+// launch, last row first (rows that share pages, every one a buffer of
+// its own, y's pages all stale), then once over all 3000 elements: that
+// launch merges the 60 buffers of each array into one, and the guest ends
+// up as the CPU engine leaves it after the same two passes. Then the same
+// rows first to last: the second row's footprint meets the end of the
+// first's buffer, so its own buffer is made with room to grow, and the
+// rows after it grow that one in place (a handful of allocations, not one
+// a row).
+func TestResidentMergesMany(t *testing.T) {
+	const n, row = 3000, 50
+	for _, forward := range []bool{false, true} {
+		bs, k, ctx, fn := saxpyKernel(t)
+		cc := &countingContext{Context: ctx}
+		// One element more, which no launch reaches: no thread takes the
+		// loop's exit.
+		refMem, refCPU := lazyGuest(t, n+1)
+		mem, cpu := lazyGuest(t, n+1)
+		for pass := 0; pass < 2; pass++ {
+			rc := *refCPU
+			rc.State[gvinst.S2] = 8 * n
+			runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
+		}
+		res := Resident{Lazy: true}
+		for i := uint64(0); i < n/row; i++ {
+			a := (n/row - 1 - i) * row
+			if forward {
+				a = i * row
+			}
+			c := *cpu
+			c.State[gvinst.S0] = 8 * a
+			in := saxpyInput(k, &c, row+1, Range{dataBase + 8*a, dataBase + 8*(a+row)}, Range{dataBase + 0x8000 + 8*a, dataBase + 0x8000 + 8*(a+row)})
+			if _, err := Launch(cc, fn, k, mem, in, &res); err != nil {
+				t.Fatal(err)
+			}
+		}
+		switch {
+		case !forward && len(res.bufs) != 2*n/row:
+			t.Fatalf("%d buffers after the rows backwards, want one per row and array (%d)", len(res.bufs), 2*n/row)
+		case forward && (len(res.bufs) != 4 || cc.allocs > 12):
+			t.Fatalf("forward: %d buffers and %d allocations after the rows, want two buffers per array (the first row's, and the one the others grew in place)", len(res.bufs), cc.allocs)
+		}
+		in := saxpyInput(k, cpu, n+1, Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n})
+		if _, err := Launch(cc, fn, k, mem, in, &res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.bufs) != 2 {
+			t.Errorf("forward %v: %d buffers after the launch over everything, want one per array", forward, len(res.bufs))
+		}
+		if err := res.Close(); err != nil {
+			t.Fatal(err)
+		}
+		want, got := make([]byte, 0x10000), make([]byte, 0x10000)
+		_ = refMem.Read(dataBase, want)
+		if err := mem.Read(dataBase, got); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(want, got) {
+			for i := range want {
+				if want[i] != got[i] {
+					t.Fatalf("forward %v: memory differs from the CPU engine's at byte %#x", forward, i)
+				}
+			}
+		}
+	}
+}
+
+// TestResidentMergeCopiesRuns launches the saxpy loop over the last
+// quarter of its arrays, then over all of them: the merged buffers' first
+// three quarters, which no old buffer holds, are copied in as one run per
+// array, not a copy per page (atax's product on an H100 merged the rows
+// its initialisation had made on the CPU before the device was ready in
+// 27,048 copies of a page, 40 us each). The memory after it is the CPU
+// engine's.
+func TestResidentMergeCopiesRuns(t *testing.T) {
+	const n = 3000
+	bs, k, ctx, fn := saxpyKernel(t)
+	cc := &countingContext{Context: ctx}
+	refMem, refCPU := lazyGuest(t, n+1)
+	mem, cpu := lazyGuest(t, n+1)
+	const a = 3 * n / 4
+	for pass := 0; pass < 2; pass++ {
+		rc := *refCPU
+		rc.State[gvinst.S2] = 8 * n
+		if pass == 0 {
+			rc.State[gvinst.S0] = 8 * a
+		}
+		runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
+	}
+	res := Resident{Lazy: true}
+	c := *cpu
+	c.State[gvinst.S0] = 8 * a
+	in := saxpyInput(k, &c, n-a+1, Range{dataBase + 8*a, dataBase + 8*n}, Range{dataBase + 0x8000 + 8*a, dataBase + 0x8000 + 8*n})
+	if _, err := Launch(cc, fn, k, mem, in, &res); err != nil {
+		t.Fatal(err)
+	}
+	before := cc.htod
+	in = saxpyInput(k, cpu, n+1, Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n})
+	if _, err := Launch(cc, fn, k, mem, in, &res); err != nil {
+		t.Fatal(err)
+	}
+	// Two arrays, 18 KB of each to copy in (over 4 pages): a run each,
+	// and a few small copies (the launch's parameters, its error word).
+	if copies := cc.htod - before; copies > 6 {
+		t.Errorf("%d copies to the device for the merge, want a run per array", copies)
+	}
+	if err := res.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, got := make([]byte, 0x10000), make([]byte, 0x10000)
+	_ = refMem.Read(dataBase, want)
+	if err := mem.Read(dataBase, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's")
 	}
 }

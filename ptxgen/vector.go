@@ -7,35 +7,63 @@ import (
 )
 
 // Packed SSE ops are scalarised: a .b128 value is two 64-bit registers
-// (the slot pair), and an op on 32- or 64-bit lanes becomes one PTX
-// instruction per lane. This is what lets gcc -O3's vectorised loops
-// (movupd/mulpd/addpd) run as kernels.
+// (the slot pair), and an op on lanes of 1, 2, 4 or 8 bytes becomes PTX
+// instructions per lane, each lane in a .b64 register (bfe splits a half
+// into lanes, bfi joins them back). This is what lets gcc -O3's vectorised
+// loops (movupd/mulpd/addpd over doubles, punpcklbw/paddw/packuswb over
+// bytes) run as kernels. vecSupported is the table of what lowers, by op
+// and lane type; each entry computes what gvinst's interpreter (vec.go)
+// computes, lane order, saturation and rounding included.
 
 // vecSupported reports whether packed op in can be scalarised.
 func vecSupported(in *gvinst.Inst) bool {
 	t := in.Type
 	ls := t.Size()
+	isInt := t.IsInt() && ls <= 8
+	isFloat := t == gvinst.F32 || t == gvinst.F64
+	narrowInt := isInt && ls <= 2
 	switch in.Op {
 	case gvinst.OpVAnd, gvinst.OpVOr, gvinst.OpVXor, gvinst.OpVAndN:
 		return true
-	case gvinst.OpVAdd, gvinst.OpVSub, gvinst.OpVMul:
-		return t.IsFloat() || ls == 4 || ls == 8
+	case gvinst.OpVAdd, gvinst.OpVSub, gvinst.OpVMul, gvinst.OpVMin, gvinst.OpVMax, gvinst.OpVCmp, gvinst.OpVUnpackL, gvinst.OpVUnpackH:
+		return isFloat || isInt
 	case gvinst.OpVDiv, gvinst.OpVSqrt:
-		return t == gvinst.F32 || t == gvinst.F64
-	case gvinst.OpVMin, gvinst.OpVMax:
-		return t.IsFloat() || ls == 4
-	case gvinst.OpVUnpackL, gvinst.OpVUnpackH:
-		return ls == 4 || ls == 8
-	case gvinst.OpVCmp:
-		return (t.IsFloat() || ls == 4 || ls == 8) && t != gvinst.F80
+		return isFloat
+	case gvinst.OpVRound:
+		return isFloat && gvinst.Rounding(in.Mod) != gvinst.RoundX87
 	case gvinst.OpVShl, gvinst.OpVShr, gvinst.OpVSar:
-		return ls == 4 || ls == 8
+		return isInt
 	case gvinst.OpVPerm:
 		return ls == 4
+	case gvinst.OpVPermLo, gvinst.OpVPermHi:
+		return ls == 2 && isInt
 	case gvinst.OpVMulW:
-		return ls == 4
+		return ls == 4 && isInt
 	case gvinst.OpVShufP:
-		return t == gvinst.F32 || t == gvinst.F64
+		return isFloat
+	case gvinst.OpVAddSat, gvinst.OpVSubSat, gvinst.OpVAvg:
+		return narrowInt
+	case gvinst.OpVMulHi:
+		return isInt && ls == 2
+	case gvinst.OpVMaddW:
+		return t == gvinst.S16
+	case gvinst.OpVSad:
+		return t == gvinst.U8
+	case gvinst.OpVAbs, gvinst.OpVSign:
+		return t.IsSigned() && ls <= 4
+	case gvinst.OpVHAdd, gvinst.OpVHSub:
+		return isFloat || (isInt && (ls == 2 || ls == 4))
+	case gvinst.OpVPackSS, gvinst.OpVPackUS:
+		return t == gvinst.S16 || t == gvinst.S32
+	case gvinst.OpVBShl, gvinst.OpVBShr:
+		return true
+	case gvinst.OpVShufB, gvinst.OpVAlignR:
+		return ls == 1 && isInt
+	case gvinst.OpVBlend, gvinst.OpVBlendV, gvinst.OpVMovMsk, gvinst.OpVExtract, gvinst.OpVInsert:
+		return isInt || isFloat
+	case gvinst.OpVExt:
+		s := in.SrcType
+		return isInt && s.IsInt() && s.Size() < ls
 	case gvinst.OpVCvt:
 		s := in.SrcType
 		ok := func(x gvinst.Type) bool {
@@ -47,27 +75,54 @@ func vecSupported(in *gvinst.Inst) bool {
 }
 
 // lanesOf splits the .b128 value in slot pair r into lanes of ls bytes,
-// each zero-extended in a .b64 register.
+// low lane first, each zero-extended in a .b64 register.
 func (e *emitter) lanesOf(r gvinst.Reg, ls int) []string {
 	var out []string
 	for h := 0; h < 2; h++ {
-		if ls == 8 {
-			out = append(out, e.reg(r+gvinst.Reg(h)))
-			continue
+		half := e.reg(r + gvinst.Reg(h))
+		switch ls {
+		case 8:
+			out = append(out, half)
+		case 4:
+			w0, w1 := e.w(), e.w()
+			e.i("mov.b64", vec(w0, w1), half)
+			for _, w := range []string{w0, w1} {
+				x := e.t()
+				e.i("cvt.u64.u32", x, w)
+				out = append(out, x)
+			}
+		default:
+			for k := 0; k < 8/ls; k++ {
+				x := e.t()
+				e.i("bfe.u64", x, half, 8*ls*k, 8*ls)
+				out = append(out, x)
+			}
 		}
-		w0, w1 := e.w(), e.w()
-		e.i("mov.b64", vec(w0, w1), e.reg(r+gvinst.Reg(h)))
-		for _, w := range []string{w0, w1} {
+	}
+	return out
+}
+
+// lanesExt splits slot pair r into lanes of type t, each extended to 64
+// bits as t's signedness says.
+func (e *emitter) lanesExt(r gvinst.Reg, t gvinst.Type) []string {
+	ls := t.Size()
+	if !t.IsSigned() || ls == 8 {
+		return e.lanesOf(r, ls)
+	}
+	var out []string
+	for h := 0; h < 2; h++ {
+		half := e.reg(r + gvinst.Reg(h))
+		for k := 0; k < 8/ls; k++ {
 			x := e.t()
-			e.i("cvt.u64.u32", x, w)
+			e.i("bfe.s64", x, half, 8*ls*k, 8*ls)
 			out = append(out, x)
 		}
 	}
 	return out
 }
 
-// setLanes writes lanes (each in the low ls bytes of a .b64 register) into
-// slot pair d.
+// setLanes writes lanes (each in the low ls bytes of a .b64 register; the
+// bits above are ignored) into slot pair d.
 func (e *emitter) setLanes(d gvinst.Reg, lanes []string, ls int) {
 	if ls == 8 {
 		x0, x1 := e.t(), e.t()
@@ -77,14 +132,29 @@ func (e *emitter) setLanes(d gvinst.Reg, lanes []string, ls int) {
 		e.i("mov.b64", e.reg(d+1), x1)
 		return
 	}
-	var ws []string
-	for _, l := range lanes {
-		w := e.w()
-		e.i("cvt.u32.u64", w, l)
-		ws = append(ws, w)
+	if ls == 4 {
+		var ws []string
+		for _, l := range lanes {
+			w := e.w()
+			e.i("cvt.u32.u64", w, l)
+			ws = append(ws, w)
+		}
+		e.i("mov.b64", e.reg(d), vec(ws[0], ws[1]))
+		e.i("mov.b64", e.reg(d+1), vec(ws[2], ws[3]))
+		return
 	}
-	e.i("mov.b64", e.reg(d), vec(ws[0], ws[1]))
-	e.i("mov.b64", e.reg(d+1), vec(ws[2], ws[3]))
+	n := 8 / ls
+	var halves [2]string
+	for h := range halves {
+		x := e.t()
+		e.i("mov.b64", x, lanes[h*n])
+		for k := 1; k < n; k++ {
+			e.i("bfi.b64", x, lanes[h*n+k], x, 8*ls*k, 8*ls)
+		}
+		halves[h] = x
+	}
+	e.i("mov.b64", e.reg(d), halves[0])
+	e.i("mov.b64", e.reg(d+1), halves[1])
 }
 
 // vecMore lowers the packed ops that work lane by lane through lanesOf.
@@ -212,9 +282,29 @@ func (e *emitter) vec(in *gvinst.Inst) {
 		e.i("mov.b64", e.reg(d), x[0])
 		e.i("mov.b64", e.reg(d+1), x[1])
 		return
-	case gvinst.OpVCmp, gvinst.OpVShl, gvinst.OpVShr, gvinst.OpVSar, gvinst.OpVPerm, gvinst.OpVCvt, gvinst.OpVMulW, gvinst.OpVShufP:
+	case gvinst.OpVShl, gvinst.OpVShr:
+		if in.HasImm && t.Size() <= 4 {
+			e.swarShift(in)
+			return
+		}
 		e.vecMore(in)
 		return
+	case gvinst.OpVCmp, gvinst.OpVSar, gvinst.OpVPerm, gvinst.OpVCvt, gvinst.OpVMulW, gvinst.OpVShufP:
+		e.vecMore(in)
+		return
+	case gvinst.OpVAdd, gvinst.OpVSub, gvinst.OpVMul, gvinst.OpVMin, gvinst.OpVMax, gvinst.OpVUnpackL, gvinst.OpVUnpackH:
+		if t.IsInt() && (t.Size() <= 2 || t.Size() == 8 && (in.Op == gvinst.OpVMin || in.Op == gvinst.OpVMax)) {
+			e.vecInt(in)
+			return
+		}
+	case gvinst.OpVAddSat, gvinst.OpVSubSat, gvinst.OpVAvg, gvinst.OpVMulHi, gvinst.OpVMaddW, gvinst.OpVSad, gvinst.OpVAbs, gvinst.OpVSign,
+		gvinst.OpVHAdd, gvinst.OpVHSub, gvinst.OpVPackSS, gvinst.OpVPackUS, gvinst.OpVPermLo, gvinst.OpVPermHi, gvinst.OpVBShl, gvinst.OpVBShr,
+		gvinst.OpVShufB, gvinst.OpVAlignR, gvinst.OpVBlend, gvinst.OpVBlendV, gvinst.OpVMovMsk, gvinst.OpVExtract, gvinst.OpVInsert, gvinst.OpVExt,
+		gvinst.OpVRound:
+		e.vecInt(in)
+		return
+	}
+	switch in.Op {
 	case gvinst.OpVUnpackL, gvinst.OpVUnpackH:
 		off := gvinst.Reg(0)
 		if in.Op == gvinst.OpVUnpackH {

@@ -17,6 +17,10 @@
 //     dependence: the kernels then run each sibling for all outer
 //     iterations in the original sibling order. Code between the siblings
 //     that writes memory keeps its sibling on a grid without that loop.
+//   - statement distribution: a loop that carries a dependence and holds
+//     one loop with two or more written arrays in its body (bicg's s[j]
+//     and q[i] in one j loop) becomes one kernel per statement, each
+//     with its own parallel level (statements.go).
 //   - interchange: a sequential loop whose only child is a parallel loop
 //     (gemm's k over j) swaps with it when, with the child outside, the
 //     child still carries no dependence: then no dependence runs backwards
@@ -38,6 +42,7 @@ package schedule
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,6 +90,12 @@ type Kernel struct {
 	// parallel) that swapped, when one did.
 	Distributed  bool
 	Interchanged [2]string
+	// Stores, when not nil, are the write sites (indices into the hot
+	// spot's Accesses) of the one statement the kernel runs: the loop
+	// body was split between statements (bicg's s[j] and q[i] in one j
+	// loop), and the kernel runs the body without the other statements'
+	// stores and what only they need (gvinst.SliceStores).
+	Stores []int
 }
 
 // node is one loop of the hot spot's tree.
@@ -118,6 +129,9 @@ type part struct {
 	children []*node
 	sites    []int // the sites at n's own level that go with the part
 	whole    bool
+	// only, when not nil, limits the part to these sites (one
+	// statement's: see distributeStatements).
+	only map[int]bool
 }
 
 func (m *model) whole(n *node) part {
@@ -182,6 +196,9 @@ func (m *model) place(s *Schedule, p part, grid []Loop, distributed bool) {
 	}
 	if len(p.children) == 0 {
 		s.note("no kernel for %s (%#x): %s — %s, and it holds no loop", n.loop.Index, n.loop.Header, verdict, why)
+		return
+	}
+	if m.distributeStatements(s, p) {
 		return
 	}
 	host, kernels, notes := len(s.Host), len(s.Kernels), len(s.Notes)
@@ -637,6 +654,9 @@ func (m *model) partSites(p part) []int {
 	}
 	for _, c := range p.children {
 		out = append(out, m.subtreeSites(c)...)
+	}
+	if p.only != nil {
+		out = slices.DeleteFunc(out, func(i int) bool { return !p.only[i] })
 	}
 	sort.Ints(out)
 	return out

@@ -44,7 +44,7 @@ func cmdAccelerate(args []string) int {
 		fmt.Fprintf(os.Stderr, "gxbit accelerate: %v\n", err)
 		return 2
 	}
-	drv, err := pipeline.OpenGPU(*gpuName)
+	drv, err := pipeline.StartGPU(*gpuName)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gxbit accelerate: %v\n", err)
 		return 1

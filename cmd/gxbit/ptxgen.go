@@ -81,10 +81,15 @@ func cmdPtxGen(args []string) int {
 		}
 	}
 	// Nests phase 2 does not offload whose model still gives kernels
-	// (a loop that is parallel once distributed or interchanged).
+	// (a loop that is parallel once distributed or interchanged), but
+	// not those it runs as the schedule's kernels (printed above).
+	generated := map[uint64]bool{}
+	for _, k := range ks {
+		generated[k.Entry] = true
+	}
 	for i := range prof.HotSpots {
 		hs := &prof.HotSpots[i]
-		if hs.Verdict == profile.VerdictParallel || hs.Verdict == profile.VerdictRejected {
+		if hs.Verdict == profile.VerdictParallel || hs.Verdict == profile.VerdictRejected || generated[uint64(hs.Entry)] {
 			continue
 		}
 		if s := schedule.Build(hs); len(s.Kernels) > 0 {

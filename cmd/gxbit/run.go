@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -252,6 +253,7 @@ func cmdRun(args []string) int {
 	always := fs.Bool("always-offload", false, "with --accelerate: launch whenever the guards pass, even where the cost model says the CPU is faster")
 	after := fs.Duration("profile-after", pipeline.DefaultProfileAfter, "with --accelerate: the CPU time the program runs plainly before profiling begins (a shorter program is not profiled; 0 profiles from the start)")
 	saveProfile := fs.String("save-profile", "", "with --accelerate: write the profile phase 1 made in this run to this file (for gxbit profile --print, or gxbit accelerate --profile)")
+	reportPath := fs.String("report", "", "with --accelerate: write the run's report as JSON to this file: its profiling rounds (where each began and ended, in guest instructions) and phase 2's per-hot-spot report")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -276,7 +278,7 @@ func cmdRun(args []string) int {
 	ctx, stop := signalContext()
 	defer stop()
 	if *accel {
-		return runAccelerated(ctx, cfg, *gpuName, *always, *after, *saveProfile, g.stats)
+		return runAccelerated(ctx, cfg, *gpuName, *always, *after, *saveProfile, *reportPath, g.stats)
 	}
 	res, err := pipeline.Run(ctx, cfg)
 	if err != nil {
@@ -286,8 +288,8 @@ func cmdRun(args []string) int {
 }
 
 // runAccelerated is gxbit run --accelerate: phase 1 and phase 2 in one run.
-func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, always bool, after time.Duration, saveProfile string, stats bool) int {
-	drv, err := pipeline.OpenGPU(gpuName)
+func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, always bool, after time.Duration, saveProfile, reportPath string, stats bool) int {
+	drv, err := pipeline.StartGPU(gpuName)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
 		return 2
@@ -299,6 +301,11 @@ func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, al
 	if saveProfile != "" && on.Profile != nil {
 		if err := writeFile(saveProfile, func(w *os.File) error { return profile.Write(w, on.Profile) }); err != nil {
 			fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
+		}
+	}
+	if reportPath != "" {
+		if err := writeOnlineReport(reportPath, on); err != nil {
+			fmt.Fprintf(os.Stderr, "gxbit run: writing the report: %v\n", err)
 		}
 	}
 	if on.Why != nil {
@@ -318,4 +325,32 @@ func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, al
 		}
 	}
 	return finish(res, stats)
+}
+
+// writeOnlineReport writes gxbit run --accelerate's --report: the
+// profiling rounds and phase 2's report (null when it did not start).
+func writeOnlineReport(path string, on *pipeline.OnlineResult) error {
+	why := ""
+	if on.Why != nil {
+		why = on.Why.Error()
+	}
+	spans := on.RoundSpans
+	if spans == nil {
+		spans = []pipeline.RoundSpan{}
+	}
+	data, err := json.MarshalIndent(struct {
+		Rounds               int                  `json:"rounds"`
+		LimitedRounds        int                  `json:"rounds_ended_by_bound"`
+		ProfiledInstructions uint64               `json:"profiled_instructions"`
+		ProfileSeconds       float64              `json:"profile_seconds"`
+		AnalyseSeconds       float64              `json:"analyse_seconds"`
+		SetupSeconds         float64              `json:"setup_seconds"`
+		RoundSpans           []pipeline.RoundSpan `json:"round_spans"`
+		NotAccelerated       string               `json:"not_accelerated,omitempty"`
+		Accelerate           *accel.Report        `json:"accelerate"`
+	}{on.Rounds, on.LimitedRounds, on.ProfiledInstructions, on.ProfileSeconds, on.AnalyseSeconds, on.SetupSeconds, spans, why, on.Report}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
 }

@@ -433,18 +433,19 @@ func parseLoopTree(s string) ([]*LoopExpect, error) {
 // its C sources: testdata/nests/sizes.
 const SizesFile = "sizes"
 
-// ReadNestSizes reads one size set ("medium" or "large") of dir/sizes:
-// per program, its arguments at that size. The file is line based:
+// ReadNestSizes reads one size set ("medium", "large" or "contract") of
+// dir/sizes: per program, its arguments at that size. The file is line
+// based:
 //
 //	# comment; blank lines are ignored
-//	NAME | MEDIUM ARGS | LARGE ARGS
+//	NAME | MEDIUM ARGS | LARGE ARGS | CONTRACT ARGS
 //
 // Every argument must be a positive integer.
 func ReadNestSizes(dir, set string) (map[string][]string, error) {
 	path := filepath.Join(dir, SizesFile)
-	col := map[string]int{"medium": 1, "large": 2}[set]
+	col := map[string]int{"medium": 1, "large": 2, "contract": 3}[set]
 	if col == 0 {
-		return nil, fmt.Errorf("corpus: size set %q (want medium or large)", set)
+		return nil, fmt.Errorf("corpus: size set %q (want medium, large or contract)", set)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -457,15 +458,15 @@ func ReadNestSizes(dir, set string) (map[string][]string, error) {
 			continue
 		}
 		fields := strings.Split(line, "|")
-		if len(fields) != 3 {
-			return nil, &SyntaxError{File: path, Line: i + 1, Msg: "want NAME | MEDIUM ARGS | LARGE ARGS"}
+		if len(fields) != 4 {
+			return nil, &SyntaxError{File: path, Line: i + 1, Msg: "want NAME | MEDIUM ARGS | LARGE ARGS | CONTRACT ARGS"}
 		}
 		name := strings.TrimSpace(fields[0])
 		if _, dup := out[name]; dup || name == "" {
 			return nil, &SyntaxError{File: path, Line: i + 1, Msg: fmt.Sprintf("program %q empty or listed twice", name)}
 		}
 		args := strings.Fields(fields[col])
-		for _, a := range append(strings.Fields(fields[1]), strings.Fields(fields[2])...) {
+		for _, a := range strings.Fields(strings.Join(fields[1:], " ")) {
 			if !positiveInt.MatchString(a) {
 				return nil, &SyntaxError{File: path, Line: i + 1, Msg: fmt.Sprintf("argument %q is not a positive integer", a)}
 			}

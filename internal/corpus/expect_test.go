@@ -74,7 +74,7 @@ func TestNestSizes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, set := range []string{"medium", "large"} {
+	for _, set := range []string{"medium", "large", "contract"} {
 		sizes, err := ReadNestSizes(dir, set)
 		if err != nil {
 			t.Fatal(err)

@@ -9,11 +9,13 @@
 # Kernel times on both sides are the device's time running the kernels,
 # without the host's submission of the launches, which is given apart
 # (submit ms: the reference's launch calls, gxbit's submit_seconds).
-# Every output is compared with the native run's. It prints a markdown
+# The single run's --stats (profiling rounds, per hot spot the GPU and
+# CPU iterations) stay in OUTDIR/runs/PROGRAM/online.err. Every output is
+# compared with the native run's. It prints a markdown
 # table with gxbit's kernel time over the reference's and the geometric
 # mean of that ratio (issue 10 asks for at most 2x).
 #
-# Usage: nests.sh [-s small|medium|large] [-g cuda|sim] [-o OUTDIR] [-b]
+# Usage: nests.sh [-s small|medium|large|contract] [-g cuda|sim] [-o OUTDIR] [-b]
 #                 [-B BINDIR] [-T SECONDS] [-1] [-P] [PROGRAM...]
 #
 #   -s  size set of testdata/nests/sizes; small is the programs' defaults
@@ -59,8 +61,8 @@ while getopts "s:g:o:bB:T:1Ph" opt; do
 	esac
 done
 shift $((OPTIND - 1))
-case $set in small) col= ;; medium) col=2 ;; large) col=3 ;; *)
-	echo "nests.sh: unknown size set '$set' (want small, medium or large)" >&2
+case $set in small) col= ;; medium) col=2 ;; large) col=3 ;; contract) col=4 ;; *)
+	echo "nests.sh: unknown size set '$set' (want small, medium, large or contract)" >&2
 	exit 2
 	;;
 esac
@@ -148,7 +150,7 @@ for p in "${progs[@]}"; do
 	out=$d/online.out err=$d/online.err
 	to=-
 	if [ -n "$online" ]; then
-		to=$(seconds timeout -k 5 "$limit" "$gx" run --accelerate --gpu "$gpu" "$bin/$p" "${args[@]}")
+		to=$(seconds timeout -k 5 "$limit" "$gx" run --accelerate --stats --gpu "$gpu" "$bin/$p" "${args[@]}")
 	else
 		cp "$d/native.out" "$d/online.out"
 	fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepares everything the device machine needs, here (no GPU needed):
 # a static gxbit, gpusim's test binary, the loop programs (static, -O2 and
-# -O3), their profiles and arguments, and the PTX gxbit generates for them.
+# -O3, and accel/testdata/bytestencil.c at -O3), their profiles and
+# arguments, and the PTX gxbit generates for them.
 # Then: the device tool runs testdata/device/run.sh with `out/device` carried.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,6 +23,11 @@ for mode in O2 O3; do
     { grep '^arg ' "testdata/loops/$name.args" 2>/dev/null || true; } | sed 's/^arg //' | tr '\n' ' ' > "$D/args/$mode-$name"
   done
 done
+# Vectorised byte code (gcc -O3: SSE2 byte and word ops over rows at byte
+# offsets, movdqu and movq at any address), as ptxgen's packed-op table
+# lowers it.
+gcc -O3 -static -o "$D/bin/O3-bytestencil" accel/testdata/bytestencil.c
+echo "300 400 3" > "$D/args/O3-bytestencil"
 for b in "$D"/bin/*; do
   name=$(basename "$b")
   # shellcheck disable=SC2046

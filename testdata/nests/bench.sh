@@ -19,7 +19,7 @@
 # It prints a markdown table, the ratios against plain gxbit run and
 # against native, and their geometric means.
 #
-# Usage: bench.sh [-n N] [-g sim|cuda] [-s medium|large] [-t SECONDS]
+# Usage: bench.sh [-n N] [-g sim|cuda] [-s medium|large|contract] [-t SECONDS]
 #                 [-e jit|interp] [-c] [-o OUTDIR] [PROGRAM...]
 #
 #   -n  runs of each mode per program, interleaved (default 3)
@@ -58,8 +58,8 @@ while getopts "n:g:s:t:e:co:h" opt; do
 	esac
 done
 shift $((OPTIND - 1))
-case $set in medium) col=2 ;; large) col=3 ;; *)
-	echo "bench.sh: unknown size set '$set' (want medium or large)" >&2
+case $set in medium) col=2 ;; large) col=3 ;; contract) col=4 ;; *)
+	echo "bench.sh: unknown size set '$set' (want medium, large or contract)" >&2
 	exit 2
 	;;
 esac

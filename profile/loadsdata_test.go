@@ -1,0 +1,54 @@
+package profile
+
+import (
+	"testing"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// rowLoop is the shape of gcc -O3's row loop in an 8-bit stencil: the
+// header computes the next row offset in eax from spilled invariants and
+// r13 (the add and sub also set the flags), and moves it to r13; a tail
+// block uses rax as a temporary for a byte of the row, whose address the
+// loop moves (rsi).
+var rowLoop = [][]string{
+	{ // header, 0x1000
+		"GET.u64 v0, s4\n  LD.u32 v1, v0(60)\n  PUT.u64 s0, v1",
+		"GET.u64 v0, s4\n  LD.u32 v1, v0(32)\n  PUT.u64 s7, v1",
+		"GET.u64 v0, s0\n  GET.u64 v1, s13\n  ADD.u32 v2, v0, v1\n  FLAGS.add.u32 v0, v1, v2, v0\n  PUT.u64 s0, v2",
+		"GET.u64 v0, s0\n  GET.u64 v1, s7\n  SUB.u32 v2, v0, v1\n  FLAGS.sub.u32 v0, v1, v2, v0\n  PUT.u64 s0, v2",
+		"GET.u64 v0, s0\n  CVT.rn.u64.u32 v1, v0\n  PUT.u64 s13, v1\n  JMP 0x1010",
+	},
+	{ // tail, 0x1010
+		"GET.u64 v0, s6\n  ADD.u64 v1, v0, 1\n  PUT.u64 s6, v1",
+		"GET.u64 v0, s6\n  LD.u8 v1, v0(0)\n  PUT.u64 s0, v1\n  JMP 0x1000",
+	},
+}
+
+// TestLoadsDataFollowsTheBlock checks that a register computed in the
+// header from values the header itself put in rax is not taken for data
+// because a tail block of the loop loads data into rax too (blur8 -O3's i
+// loop was sequential for r13): a slot written earlier in the same block
+// holds what that write put there. rax itself, and rsi's byte, are data.
+func TestLoadsDataFollowsTheBlock(t *testing.T) {
+	var blocks []*Block
+	for bi, insns := range rowLoop {
+		b := &Block{Addr: 0x1000 + 0x10*uint64(bi)}
+		for xi, text := range insns {
+			bs, err := gvinst.Parse("vblock 0x1000..0x1001:\n  " + text + "\n")
+			if err != nil {
+				t.Fatalf("%s: %v", text, err)
+			}
+			b.Insns = append(b.Insns, &Insn{Addr: b.Addr + uint64(xi), Code: bs[0].Insts})
+		}
+		blocks = append(blocks, b)
+	}
+	blocks[0].Succs, blocks[1].Succs = []*Block{blocks[1]}, []*Block{blocks[0]}
+	l := &Loop{Header: blocks[0], Blocks: blocks, body: map[*Block]bool{blocks[0]: true, blocks[1]: true}}
+	if loadsData(l, slotBit(gvinst.SReg(13))) {
+		t.Error("r13 (the header's rax, from spilled invariants and r13) is taken for loaded data")
+	}
+	if !loadsData(l, slotBit(gvinst.S0)) {
+		t.Error("rax, which the tail loads a byte of the row into, is not taken for data")
+	}
+}

@@ -1,0 +1,150 @@
+package ptxgen
+
+import (
+	"time"
+
+	"github.com/gxbit/gxbit/gpu"
+)
+
+// CopyParts splits the copy time of launches (LaunchStats.CopyIn and
+// CopyOut) by what it went to, so that a report can say where a launch
+// that copied few bytes spent its copy time: the device's calls
+// (allocation, freeing, the transfers each way, copies on the device,
+// memsets), the guest memory's side (reading the bytes to copy in,
+// writing back what comes out, and the page marks that leave pages on
+// the device or watch them), and the rest (Other: the Resident's own
+// bookkeeping, walking its buffers and pages, comparing bytes).
+type CopyParts struct {
+	Alloc, Free                     time.Duration
+	HostToDevice, DeviceToHost      time.Duration
+	DeviceToDevice, Memset          time.Duration
+	BytesHtoD, BytesDtoH, BytesDtoD uint64
+	// CopiesHtoD and CopiesDtoH count the copies each way: a transfer's
+	// fixed cost (a call on the driver's thread, tens of microseconds)
+	// comes once per copy, so bytes over time alone do not tell a slow
+	// link from many small copies.
+	CopiesHtoD, CopiesDtoH uint64
+	// GuestRead is reading guest memory into staging for a copy in (and
+	// comparing it with a page's snapshot); GuestWrite writing copied-back
+	// bytes into the guest; Marks the guest memory's page marks (Defer,
+	// Watch, Undefer).
+	GuestRead, GuestWrite, Marks time.Duration
+	// Other is the copy time none of the above took.
+	Other time.Duration
+}
+
+// Add adds o's times and bytes to p.
+func (p *CopyParts) Add(o CopyParts) {
+	p.Alloc += o.Alloc
+	p.Free += o.Free
+	p.HostToDevice += o.HostToDevice
+	p.DeviceToHost += o.DeviceToHost
+	p.DeviceToDevice += o.DeviceToDevice
+	p.Memset += o.Memset
+	p.BytesHtoD += o.BytesHtoD
+	p.BytesDtoH += o.BytesDtoH
+	p.BytesDtoD += o.BytesDtoD
+	p.CopiesHtoD += o.CopiesHtoD
+	p.CopiesDtoH += o.CopiesDtoH
+	p.GuestRead += o.GuestRead
+	p.GuestWrite += o.GuestWrite
+	p.Marks += o.Marks
+	p.Other += o.Other
+}
+
+// counted is the time the parts other than Other account for.
+func (p *CopyParts) counted() time.Duration {
+	return p.Alloc + p.Free + p.HostToDevice + p.DeviceToHost + p.DeviceToDevice + p.Memset + p.GuestRead + p.GuestWrite + p.Marks
+}
+
+// meteredContext is a device context whose memory calls add their time
+// and bytes to the CopyParts parts points at (nowhere while it is nil).
+// The kernel's launch and synchronization pass through uncounted.
+type meteredContext struct {
+	gpu.Context
+	parts *CopyParts
+}
+
+// since adds the time from t0 to *d.
+func (m *meteredContext) since(d *time.Duration, t0 time.Time) { *d += time.Since(t0) }
+
+// Alloc allocates device memory, counting the call as Alloc.
+func (m *meteredContext) Alloc(n uint64) (gpu.DevicePtr, error) {
+	t0 := time.Now()
+	p, err := m.Context.Alloc(n)
+	if m.parts != nil {
+		m.since(&m.parts.Alloc, t0)
+	}
+	return p, err
+}
+
+// Free frees device memory, counting the call as Free.
+func (m *meteredContext) Free(p gpu.DevicePtr) error {
+	t0 := time.Now()
+	err := m.Context.Free(p)
+	if m.parts != nil {
+		m.since(&m.parts.Free, t0)
+	}
+	return err
+}
+
+// CopyHtoD copies to the device, counting the call and its bytes.
+func (m *meteredContext) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
+	t0 := time.Now()
+	err := m.Context.CopyHtoD(dst, src)
+	if m.parts != nil {
+		m.since(&m.parts.HostToDevice, t0)
+		m.parts.BytesHtoD += uint64(len(src))
+		m.parts.CopiesHtoD++
+	}
+	return err
+}
+
+// CopyDtoH copies from the device, counting the call and its bytes.
+func (m *meteredContext) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
+	t0 := time.Now()
+	err := m.Context.CopyDtoH(dst, src)
+	if m.parts != nil {
+		m.since(&m.parts.DeviceToHost, t0)
+		m.parts.BytesDtoH += uint64(len(dst))
+		m.parts.CopiesDtoH++
+	}
+	return err
+}
+
+// CopyDtoD copies on the device, counting the call and its bytes.
+func (m *meteredContext) CopyDtoD(dst, src gpu.DevicePtr, n uint64) error {
+	t0 := time.Now()
+	err := m.Context.CopyDtoD(dst, src, n)
+	if m.parts != nil {
+		m.since(&m.parts.DeviceToDevice, t0)
+		m.parts.BytesDtoD += n
+	}
+	return err
+}
+
+// Memset sets device memory, counting the call as Memset.
+func (m *meteredContext) Memset(dst gpu.DevicePtr, b byte, n uint64) error {
+	t0 := time.Now()
+	err := m.Context.Memset(dst, b, n)
+	if m.parts != nil {
+		m.since(&m.parts.Memset, t0)
+	}
+	return err
+}
+
+// timeGuest adds the time f takes to the part of parts that d selects,
+// when parts is not nil.
+func timeGuest(parts *CopyParts, d func(*CopyParts) *time.Duration, f func() error) error {
+	if parts == nil {
+		return f()
+	}
+	t0 := time.Now()
+	err := f()
+	*d(parts) += time.Since(t0)
+	return err
+}
+
+func guestRead(p *CopyParts) *time.Duration  { return &p.GuestRead }
+func guestWrite(p *CopyParts) *time.Duration { return &p.GuestWrite }
+func marks(p *CopyParts) *time.Duration      { return &p.Marks }

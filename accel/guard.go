@@ -174,7 +174,12 @@ func (sp *spot) coverConditionalUnions(byX86 map[[2]uint64]*siteObs, sites []ptx
 		widened[s] = sites[s]
 		o := byX86[siteKey(k.Sites[s])]
 		g, ok := sp.group(k.Sites[s])
-		if !ok || !seen[s] {
+		if !ok || !seen[s] || o.lo[1] == o.lo[0] && o.hi[1] == o.hi[0] {
+			// A site that read the same bytes in both iterations (threemm's
+			// row of the left matrix, under the j loop) is not conditional:
+			// fixedReadsApart checks it where it is. Widened to its array's
+			// moving window, it overlapped the product's writes, and the
+			// product ran on the CPU.
 			continue
 		}
 		lo, hi := o.lo, o.hi

@@ -377,14 +377,40 @@ func TestRunOnlineSingleLongInstance(t *testing.T) {
 // sweep launched once per plane), with the native output, and the rounds
 // must take a small part of the run.
 func TestRunOnlineLongTimeSteps(t *testing.T) {
+	runLongTimeSteps(t, pipeline.OnlineOptions{ProfileAfter: time.Nanosecond})
+}
+
+// TestRunOnlineLongTimeStepsAnyStart is TestRunOnlineLongTimeSteps with
+// the first round begun at fixed points of heat3d's run (guest
+// instructions: a time step is about 24 M at 80, each sweep half of it),
+// so that where the round begins does not depend on the machine's speed.
+// A round begun at 10 M (late in the first step's first sweep: the plane
+// loop's last rows paused with no end to resume before, and the next
+// plane, the first the round could record, ran unrecorded) or at 16 M
+// (seven planes before the first sweep's end: too few, and the next
+// step's header ended the provisional entry) profiled the rest of the run
+// and offloaded nothing; TestRunOnlineLongTimeSteps failed so about one
+// run in four.
+func TestRunOnlineLongTimeStepsAnyStart(t *testing.T) {
+	for _, at := range []uint64{4_000_000, 7_000_000, 10_000_000, 13_000_000, 16_000_000, 16_800_000, 19_000_000, 22_000_000, 28_000_000} {
+		t.Run(fmt.Sprint(at), func(t *testing.T) {
+			runLongTimeSteps(t, pipeline.OnlineOptions{ProfileAfterInsns: at})
+		})
+	}
+}
+
+// runLongTimeSteps runs heat3d at 80, 6 steps, under the single run with
+// opts (the driver, offload and collector options are set here) and
+// checks what TestRunOnlineLongTimeSteps says.
+func runLongTimeSteps(t *testing.T, opts pipeline.OnlineOptions) {
 	dir := buildNests(t, []string{"O2-static"})
 	path := filepath.Join(dir, "O2-static", "heat3d")
 	args := []string{path, "80", "6"}
 	want := runNative(t, path, args[1:]...)
 	var out bytes.Buffer
-	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileAfter: time.Nanosecond, AlwaysOffload: true,
-			Collect: profile.CollectOptions{LongOuterIteration: 2_000_000}})
+	opts.Driver, opts.AlwaysOffload = gpusim.New(gpusim.Options{}), true
+	opts.Collect = profile.CollectOptions{LongOuterIteration: 2_000_000}
+	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +420,7 @@ func TestRunOnlineLongTimeSteps(t *testing.T) {
 	if on.Report == nil {
 		t.Fatalf("no phase 2: %v", on.Why)
 	}
-	t.Logf("%d rounds, %d guest instructions profiled of %d\n%s", on.Rounds, on.ProfiledInstructions, on.Report.GuestInstructions, accel.FormatReport(on.Report))
+	t.Logf("%d rounds (%+v), %d guest instructions profiled of %d\n%s", on.Rounds, on.RoundSpans, on.ProfiledInstructions, on.Report.GuestInstructions, accel.FormatReport(on.Report))
 	// Each sweep's outermost level is the grid's (a sweep mapped at its
 	// second level was seen in part only, and launches once per plane).
 	sweeps := 0

@@ -59,6 +59,12 @@ type OnlineOptions struct {
 	// --accelerate's); 0 profiles from the start, and again whenever the
 	// guest's position asks (no profileShare limit).
 	ProfileAfter time.Duration
+	// ProfileAfterInsns, when not 0, begins the first profiling round
+	// once the run has taken that many guest instructions instead, and
+	// later rounds whenever the guest's position asks, as ProfileAfter 0
+	// does (ProfileAfter is then not used): a test puts the rounds where
+	// it wants them in the guest's run, whatever the machine's speed.
+	ProfileAfterInsns uint64
 }
 
 // DefaultProfileAfter is gxbit run --accelerate's ProfileAfter: a run
@@ -167,7 +173,7 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	// CPU so, and copied it in); a run that ends first abandons it.
 	acc.OpenDevice()
 	out.SetupSeconds = time.Since(t0).Seconds()
-	on := &onlineEngine{sess: sess, acc: acc, limit: opts.ProfileInsns, wait: unknownToProfile, after: opts.ProfileAfter, cpu0: processCPUTime()}
+	on := &onlineEngine{sess: sess, acc: acc, limit: opts.ProfileInsns, wait: unknownToProfile, after: opts.ProfileAfter, afterInsns: opts.ProfileAfterInsns, cpu0: processCPUTime()}
 	on.beginRound = func(pc uint64) {
 		out.RoundSpans = append(out.RoundSpans, RoundSpan{Began: on.Stats().GuestInsns, BeganPC: pc})
 	}
@@ -230,6 +236,9 @@ type onlineEngine struct {
 	after       time.Duration
 	cpu0        time.Duration
 	profileTime time.Duration
+	// afterInsns, when not 0, is the guest instruction count at which
+	// the first round begins (ProfileAfterInsns), in place of after.
+	afterInsns uint64
 }
 
 // armed adjusts the wait before the next round to what the round that
@@ -251,6 +260,9 @@ func (o *onlineEngine) armed(n int) {
 // the start: o.after <= 0).
 func (o *onlineEngine) roundDue(pc uint64) bool {
 	if o.rounds == 0 {
+		if o.afterInsns > 0 {
+			return o.Stats().GuestInsns >= o.afterInsns
+		}
 		return processCPUTime()-o.cpu0 >= o.after
 	}
 	if o.sess.Collector.InNest(pc) {
@@ -261,7 +273,7 @@ func (o *onlineEngine) roundDue(pc uint64) bool {
 		return false
 	}
 	o.unknown = 0
-	return o.after <= 0 || float64(o.profileTime) <= profileShare*float64(processCPUTime()-o.cpu0)
+	return o.after <= 0 || o.afterInsns > 0 || float64(o.profileTime) <= profileShare*float64(processCPUTime()-o.cpu0)
 }
 
 func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
@@ -290,7 +302,7 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 			}
 			continue
 		}
-		if o.rounds == 0 && o.after <= 0 {
+		if o.rounds == 0 && o.after <= 0 && o.afterInsns == 0 {
 			// Profiling from the start: the collector is where it
 			// began, at the entry point.
 			o.rounds++
@@ -301,6 +313,10 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 		slice := uint64(accelerateSlice)
 		if budget != 0 {
 			slice = min(slice, budget)
+		}
+		if n := o.Stats().GuestInsns; o.rounds == 0 && o.afterInsns > n {
+			// The first round begins at afterInsns exactly.
+			slice = min(slice, o.afterInsns-n)
 		}
 		st := o.acc.Engine().Run(cpu, slice)
 		if st.Kind != gvinst.StopBudget {

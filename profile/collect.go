@@ -137,8 +137,9 @@ type loopInfo struct {
 	partialTrips tripSample
 	// entered says the loop began an iteration since the collector last
 	// took over (Restart), and done that it has then run
-	// minOuterIterations iterations in one entry or a whole entry
-	// (innerSampled).
+	// minOuterIterations iterations in one entry or a whole entry, or
+	// the rest of a partial entry from an iteration it recorded, two at
+	// least (innerSampled).
 	entered, done bool
 	// zeroSeen says an iteration 0 of the loop was recorded since then:
 	// one the collector skipped (the first iterations of a time step's
@@ -180,6 +181,10 @@ type nestState struct {
 	// guest instruction count then (Progress).
 	provisional bool
 	rootAt      uint64
+	// inside says the round began inside the nest (Restart): its outer
+	// loop's iterations are taken to be long, and innerSampled's rule
+	// ends the round past the provisional entry too, to the round's end.
+	inside bool
 	// Pausing (see pauseMinProbes): paused is the loop whose unselected
 	// iterations run without the sampling probes, or -1; iterStart holds
 	// n.spent at each loop's last sampled header (-1: none), spent
@@ -917,6 +922,22 @@ func (c *Collector) predictTrips(n *nestState, l int) int64 {
 					return int64(s.vals[len(info.snapRegs)+len(info.stack)+k]), true
 				}
 			}
+		case opdLoad:
+			// A stack slot the header snapshots (a counter or limit
+			// spilled at -O2: heat3d's plane loops compare [rsp+32]
+			// with [rsp+36], and without their ends a paused plane loop
+			// resumed only at its exit, after which the next sweep's
+			// first plane ran unrecorded).
+			for k, st := range info.stack {
+				if st.slot == o.slot && st.disp == o.disp && st.size == o.size && o.size <= 8 {
+					v := s.vals[len(info.snapRegs)+k]
+					if info.bound.signed && o.size < 8 {
+						sh := 64 - 8*o.size
+						return int64(v<<sh) >> sh, true
+					}
+					return int64(v), true
+				}
+			}
 		}
 		return 0, false
 	}
@@ -1145,7 +1166,20 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 				} else {
 					info.predicted = c.predictTrips(n, l)
 				}
-				if !resumeAt(info, t, lead, toEnd, waiting) {
+				// A loop of the iterations Restart found the guest inside
+				// (partial) whose end nothing tells (no earlier entry's
+				// count, and no snapshots of this entry to predict it
+				// from: the loops around it began before the collector
+				// took over, so it is not sampled) does not pause: it
+				// would resume only at its exit, and the next header of
+				// the loop around it, the first iteration of that loop
+				// the round records, would run before the probes are
+				// back. Such a round never saw the sweep it began in
+				// start an iteration (zeroSeen) and ran to the program's
+				// end (heat3d at 80, begun late in a plane). It costs the
+				// rest of one entry's probes.
+				blind := info.partial && info.lastTrips == 0 && info.predicted == 0
+				if !blind && !resumeAt(info, t, lead, toEnd, waiting) {
 					info.lead = lead
 					n.iterStart[l], n.lead, n.toEnd = -1, lead, toEnd
 					c.pause(n, s.nest, l)
@@ -1266,7 +1300,13 @@ func (c *Collector) finishTrips(n *nestState, l int) {
 			}
 		}
 	}
-	if info := n.loops[l]; info.entered && n.counter[l] >= 0 && (!info.partial || n.counter[l] >= minOuterIterations) {
+	// A partial entry (the one Restart found the guest inside) is done
+	// after minOuterIterations iterations, or at its end once it ran two
+	// from the first it recorded: the rest of the entry is all there was
+	// to see of it, and waiting for the next entry (a sweep the round
+	// caught seven planes before its end) ran the round through the rest
+	// of the time step and most of the next.
+	if info := n.loops[l]; info.entered && n.counter[l] >= 0 && (!info.partial || n.counter[l] >= minOuterIterations || info.zeroSeen && n.counter[l] >= 1) {
 		info.done = true
 	}
 	n.counter[l] = -1
@@ -1453,15 +1493,23 @@ func (c *Collector) Progress() Progress {
 	return p
 }
 
-// innerSampled reports whether nest n, in the provisional entry Restart
-// began (the outermost loop's iteration the guest was inside), has run
+// innerSampled reports whether nest n, in a round begun inside it (the
+// provisional entry Restart began in the outermost loop's iteration the
+// guest was inside, and the entry after it, inside), has run
 // CollectOptions.LongOuterIteration guest instructions since, and every
 // loop just inside the outermost one, with inner loops of its own, that
 // began an iteration since has recorded its iteration 0 and run
 // minOuterIterations iterations in one entry, or a whole entry; and one
 // has (Progress).
+//
+// The rule holds past the provisional entry, in the outer iterations
+// that follow it in the same round (inside): a round begun late in a time
+// step's first sweep saw fewer than minOuterIterations of its planes, so
+// it went on into the next step, whose header ended the provisional
+// entry, and then waited for nine whole time steps: it profiled heat3d's
+// six to the end and offloaded nothing.
 func (c *Collector) innerSampled(n *nestState) bool {
-	if !n.provisional || c.inner.Stats().GuestInsns-n.rootAt < c.opts.LongOuterIteration {
+	if !n.inside || c.inner.Stats().GuestInsns-n.rootAt < c.opts.LongOuterIteration {
 		return false
 	}
 	some := false
@@ -1547,7 +1595,7 @@ func (c *Collector) Restart(pc uint64) {
 			n.loops[i].exact, n.loops[i].partial = false, false
 			n.loops[i].entered, n.loops[i].done, n.loops[i].zeroSeen, n.loops[i].tookOver = false, false, false, false
 		}
-		n.snapping, n.provisional = -1, false
+		n.snapping, n.provisional, n.inside = -1, false, false
 	}
 	// The guest is between engines: the nests resumed or sampling again
 	// get their probes back now, not after the collector's first slice,
@@ -1569,7 +1617,7 @@ func (c *Collector) Restart(pc uint64) {
 			continue
 		}
 		n.entries++
-		n.counter[0], n.sel[0], n.provisional, n.rootAt = 0, true, true, now
+		n.counter[0], n.sel[0], n.provisional, n.inside, n.rootAt = 0, true, true, true, now
 		for _, k := range n.loops[c.innermost(n, pc)].chain {
 			n.loops[k].partial, n.loops[k].tookOver = true, true
 		}

@@ -37,18 +37,24 @@ func TestPrefetch(t *testing.T) {
 		if p.Name != "twomm" {
 			continue
 		}
-		rep := accelerateWith(t, p, nil, accel.Options{Prefetch: accel.PrefetchOn})
-		launches := 0
-		for _, h := range rep.HotSpots {
-			launches += h.Launches
+		// A launch whose module the loader has not begun loads it itself
+		// (h10-fixed): on a loaded machine the guest may reach every hot
+		// spot first. Three runs must see the loader ahead at least once.
+		for try := 0; try < 3; try++ {
+			rep := accelerateWith(t, p, nil, accel.Options{Prefetch: accel.PrefetchOn})
+			launches := 0
+			for _, h := range rep.HotSpots {
+				launches += h.Launches
+			}
+			t.Logf("%d launches, %d kernels loaded ahead", launches, rep.KernelsPrefetched)
+			if launches == 0 {
+				t.Fatal("no launch")
+			}
+			if rep.KernelsPrefetched > 0 {
+				return
+			}
 		}
-		t.Logf("%d launches, %d kernels loaded ahead", launches, rep.KernelsPrefetched)
-		if launches == 0 {
-			t.Fatal("no launch")
-		}
-		if rep.KernelsPrefetched == 0 {
-			t.Error("no launch ran a kernel the loader had loaded ahead")
-		}
+		t.Error("in three runs, no launch ran a kernel the loader had loaded ahead")
 		return
 	}
 	t.Fatal("twomm not built")

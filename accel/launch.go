@@ -48,7 +48,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// times a plain one, and a short iteration priced by it makes the GPU
 	// look profitable when it is not.
 	probeStart := time.Now()
-	_, done, fb = sp.timePlain(cpu)
+	done, fb = sp.timePlain(cpu)
 	sp.rep.ProbeSeconds += time.Since(probeStart).Seconds()
 	if fb != nil {
 		return done, fb
@@ -603,24 +603,23 @@ const recordedRows = 2
 // that translate its blocks (a run on a shared machine may be slowed).
 // A run cut short by the instance's end times the engine only when it ran
 // minTimedInsns; instances too short for that are timed whole, each
-// from its start, and the best of shortTimedInstances that ran at least
-// minShortInsns is the rate (up to maxTimedInstances are tried).
+// from its start, and the best of maxTimedInstances that ran at least
+// minShortInsns is the rate.
 const (
-	maxTimedInstances   = 3
-	shortTimedInstances = 3
-	minShortInsns       = 1 << 10
-	plainWarmInsns      = 4 << 10
-	plainTimedInsns     = 32 << 10
-	plainTimedRuns      = 4
-	minTimedInsns       = 4 << 10
+	maxTimedInstances = 3
+	minShortInsns     = 1 << 10
+	plainWarmInsns    = 4 << 10
+	plainTimedInsns   = 32 << 10
+	plainTimedRuns    = 4
+	minTimedInsns     = 4 << 10
 )
 
 // timePlain times the plain CPU engine on the instance at the header,
 // unless a CPU tail already timed the main engine on the loop (or the cost
 // model is off): it runs plainWarmInsns guest instructions (on the
 // loop's first instance), then times plainTimedRuns runs of
-// plainTimedInsns, and returns the best rate (guest
-// instructions per second), the CPU back at the header. The runs stop at
+// plainTimedInsns, and keeps the best rate (guest instructions per
+// second) for the cost model (timed), the CPU back at the header. The runs stop at
 // every exit of the level: when the instance ends among them, it returns
 // the fallback, as probing does. The rate is the loop's: an instance timed
 // once gives it to the later instances, which go straight to probing, and
@@ -631,13 +630,11 @@ const (
 // timing runs every time and never launched: it ran on the CPU between
 // the trailing updates, bringing their pages back from the device each
 // step.)
-func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallback) {
-	if sp.plainIter != 0 || sp.a.opts.AlwaysOffload {
-		return 0, false, nil
+func (sp *spot) timePlain(cpu *gvinst.CPU) (done bool, fb *fallback) {
+	if sp.plainIter != 0 || sp.a.opts.AlwaysOffload || sp.plainTimed {
+		return false, nil
 	}
-	if sp.plainTimed {
-		return sp.plainRate, false, nil
-	}
+	var rate float64
 	ended := func(st gvinst.Stop, want gvinst.StopKind) *fallback {
 		switch {
 		case st.Kind == want:
@@ -660,7 +657,7 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallbac
 		sp.warmed = true
 		if fb := ended(timer.Run(cpu, plainWarmInsns), gvinst.StopBudget); fb != nil {
 			fb.timing = true
-			return 0, true, fb
+			return true, fb
 		}
 	}
 	// The runs are timed by the thread's CPU clock where there is one
@@ -702,13 +699,13 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallbac
 				// best of a few tells (the first may have paid for
 				// translating the loop's blocks).
 				sp.shortRate = max(sp.shortRate, float64(n)/max(d.Seconds(), 1e-9))
-				if sp.timedInstances >= shortTimedInstances {
+				if sp.timedInstances >= maxTimedInstances {
 					rate = sp.shortRate
 				}
 			}
 			finish()
 			fb.timing = true
-			return 0, true, fb
+			return true, fb
 		}
 	}
 	finish()
@@ -721,12 +718,12 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (rate float64, done bool, fb *fallbac
 		}
 	}
 	if st.Kind == gvinst.StopBreakpoint && st.PC == sp.header {
-		return rate, false, nil
+		return false, nil
 	}
 	if st.Kind == gvinst.StopBreakpoint {
-		return 0, true, fail(ReasonTripCount, "the loop ended within %d instructions", plainWarmInsns+plainTimedRuns*plainTimedInsns)
+		return true, fail(ReasonTripCount, "the loop ended within %d instructions", plainWarmInsns+plainTimedRuns*plainTimedInsns)
 	}
-	return 0, true, ended(st, gvinst.StopBudget)
+	return true, ended(st, gvinst.StopBudget)
 }
 
 // loopRate is the plain engine's speed timed on the loop: clean (no data

@@ -32,8 +32,16 @@ import (
 // dtScratchSize bytes of random data that memory operands point into (and
 // that is compared afterwards), across a page boundary so that some
 // accesses straddle two pages; then room for the stack rsp points into.
+//
+// The address must be free in the native harness, a static non-PIE
+// program: Linux (6.9 on) starts such a program's heap anywhere in the
+// 1 GiB above its image, so the heap can lie at 256 MiB (a CI run failed
+// with "mmap scratch: File exists" there). 0x70000000 is past that gigabyte
+// and far below the mmap area, and it still suits the cases: below 2 GiB,
+// so that a sign-extended disp32 and a rip-relative one reach it, and
+// below 4 GiB for the 32-bit address-size forms.
 const (
-	dtScratch     = 0x10000000
+	dtScratch     = 0x70000000
 	dtData        = dtScratch + 0xe00
 	dtScratchSize = 1024
 	dtMapSize     = 0x4000

@@ -75,8 +75,19 @@ int main(int argc, char **argv) {
 	}
 	void *area = mmap((void *)scratch, msize, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-	if (area == MAP_FAILED || area != (void *)scratch)
-		die("mmap scratch");
+	if (area == MAP_FAILED || area != (void *)scratch) {
+		/* Name what holds the address: the test's choice of it must change. */
+		perror("mmap scratch");
+		FILE *maps = fopen("/proc/self/maps", "r");
+		if (maps) {
+			char line[512];
+			fprintf(stderr, "the harness's mappings:\n");
+			while (fgets(line, sizeof line, maps))
+				fputs(line, stderr);
+			fclose(maps);
+		}
+		exit(2);
+	}
 	if (soff + ssize > msize) {
 		fprintf(stderr, "scratch outside the mapping\n");
 		return 2;

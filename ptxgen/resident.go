@@ -72,9 +72,8 @@ type Resident struct {
 	bufs      []*resBuf
 	bytes     uint64
 	clock     uint64
-	broughtIn uint64        // bytes Refresh and Close brought back
-	broughtT  time.Duration // and the time that took
-	discarded uint64        // stale bytes Discard and Dropped left behind
+	back      BringBackStats // what bringing pages back took
+	discarded uint64         // stale bytes Discard and Dropped left behind
 	// stage is the staging buffer of copies that keep no snapshot (see
 	// resBuf.snap), in chunks of at most stageBytes; staging says it is
 	// in use (a guest read during a copy in may bring a page back).
@@ -705,6 +704,17 @@ func (res *Resident) bind(ctx gpu.Context, mem GuestMemory) error {
 // them, or, down a column of rows longer than strideAhead pages, the
 // column's pages of a doubling number of rows.
 func (res *Resident) Refresh(addr uint64) error {
+	res.back.Faults++
+	if res.ctx != nil && res.ctx.parts == nil {
+		// Outside a launch: the copies count in the bring-back's parts.
+		parts := &res.back.Parts
+		counted, t0 := parts.counted(), time.Now()
+		res.ctx.parts = parts
+		defer func() {
+			res.ctx.parts = nil
+			parts.Other += max(time.Since(t0)-(parts.counted()-counted), 0)
+		}()
+	}
 	for _, b := range res.bufs {
 		i, ok := b.page(addr / gvinst.PageSize)
 		if !ok || !b.stale[i] {
@@ -752,8 +762,6 @@ func (res *Resident) Refresh(addr uint64) error {
 // bringBack copies pages i..j-1 of b, all stale, from the device into the
 // guest.
 func (res *Resident) bringBack(b *resBuf, i, j int) error {
-	t0 := time.Now()
-	defer func() { res.broughtT += time.Since(t0) }()
 	lo, hi := b.span(i, j)
 	if b.snap == nil && hi-lo > stageBytes {
 		// Staged in chunks.
@@ -763,6 +771,10 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 		}
 		return res.bringBack(b, mid, j)
 	}
+	t0 := time.Now()
+	defer func() { res.back.Time += time.Since(t0) }()
+	res.back.Runs++
+	res.back.Pages += uint64(j - i)
 	put := func(s []byte) error {
 		if err := res.ctx.CopyDtoH(s, b.dev+gpu.DevicePtr(lo-b.r.Lo)); err != nil {
 			return fmt.Errorf("%w: copying [%#x,%#x) from the device: %v", ErrLostCopy, lo, hi, err)
@@ -801,7 +813,7 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 		}
 		mem.Watch(lo, hi-lo)
 	}
-	res.broughtIn += hi - lo
+	res.back.Bytes += hi - lo
 	return nil
 }
 
@@ -814,7 +826,9 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 // come back in one copy.
 func (res *Resident) bringBackStrided(b *resBuf, pages []int) error {
 	t0 := time.Now()
-	defer func() { res.broughtT += time.Since(t0) }()
+	defer func() { res.back.Time += time.Since(t0) }()
+	res.back.Runs++
+	res.back.Pages += uint64(len(pages))
 	if res.gather == 0 {
 		dev, err := res.ctx.Alloc(maxReadAhead * gvinst.PageSize)
 		if err != nil {
@@ -854,14 +868,39 @@ func (res *Resident) bringBackStrided(b *resBuf, pages []int) error {
 				mem.Watch(lo, hi-lo)
 			}
 		}
-		res.broughtIn += off
+		res.back.Bytes += off
 		return nil
 	})
 }
 
 // BroughtBack reports the bytes Refresh and Close brought back from the
 // device so far, and the time it took.
-func (res *Resident) BroughtBack() (uint64, time.Duration) { return res.broughtIn, res.broughtT }
+func (res *Resident) BroughtBack() (uint64, time.Duration) { return res.back.Bytes, res.back.Time }
+
+// BringBackStats says what bringing pages back from the device took: how
+// often an access found a page stale, how many runs of pages came back
+// (each one copy from the device) and where the time of those outside a
+// launch went.
+type BringBackStats struct {
+	// Faults are the accesses that found a page stale and asked for it
+	// (Refresh); Runs the runs of pages brought back, Pages and Bytes
+	// what they held; Time the time they took.
+	Faults, Runs, Pages, Bytes uint64
+	Time                       time.Duration
+	// Parts splits the time of the bring-backs an access asked for
+	// outside a launch (those during a launch count in its own parts)
+	// by what it went to: the copies from the device (and gathers on
+	// it), writing the bytes into the guest, the page marks, the rest.
+	Parts CopyParts
+}
+
+// BringBackStats returns what bringing pages back took so far.
+func (res *Resident) BringBackStats() BringBackStats {
+	if res == nil {
+		return BringBackStats{}
+	}
+	return res.back
+}
 
 // ToCopy returns how many bytes of r a launch would copy to the device:
 // the bytes no filled resident buffer holds, and, of those one holds, the

@@ -61,6 +61,11 @@ type Resident struct {
 	// Lazy leaves written buffers on the device until the guest touches
 	// them.
 	Lazy bool
+	// FaultWindow is how many guest pages, aligned, around a page an
+	// access finds stale (not reading on from the last run brought back)
+	// come back with it, those of them that are stale, in one copy (0:
+	// faultWindow; 1: the page alone).
+	FaultWindow int
 
 	// ctx is the context of the first launch, metered: its memory calls
 	// count in the CopyParts of the launch under way (see Launch); raw is
@@ -705,16 +710,7 @@ func (res *Resident) bind(ctx gpu.Context, mem GuestMemory) error {
 // column's pages of a doubling number of rows.
 func (res *Resident) Refresh(addr uint64) error {
 	res.back.Faults++
-	if res.ctx != nil && res.ctx.parts == nil {
-		// Outside a launch: the copies count in the bring-back's parts.
-		parts := &res.back.Parts
-		counted, t0 := parts.counted(), time.Now()
-		res.ctx.parts = parts
-		defer func() {
-			res.ctx.parts = nil
-			parts.Other += max(time.Since(t0)-(parts.counted()-counted), 0)
-		}()
-	}
+	defer res.meterBack()()
 	for _, b := range res.bufs {
 		i, ok := b.page(addr / gvinst.PageSize)
 		if !ok || !b.stale[i] {
@@ -743,10 +739,20 @@ func (res *Resident) Refresh(addr uint64) error {
 			b.stride = addr - b.lastAddr
 		}
 		b.lastAddr, b.strideRun = addr, 1
-		n := 1
-		if b.nextPage >= 0 && i >= b.nextPage && i-b.nextPage <= strideAhead {
-			n = min(2*b.ahead, maxReadAhead)
+		if !(b.nextPage >= 0 && i >= b.nextPage && i-b.nextPage <= strideAhead) {
+			// Not reading on from the last run: the stale pages of the
+			// aligned window around the page, in one copy.
+			pages := b.window(i, cmp.Or(res.FaultWindow, faultWindow))
+			// Reading on from the page (not from the window's end: a
+			// walk down a column of rows a little longer than the
+			// window is not reading on) doubles the pages after it.
+			b.nextPage, b.ahead = i+1, max(pages[len(pages)-1]+1-i, 1)
+			if err := res.bringBackPages(b, pages); err != nil {
+				return err
+			}
+			continue
 		}
+		n := min(2*b.ahead, maxReadAhead)
 		j := i + 1
 		for j < len(b.stale) && j < i+n && b.stale[j] {
 			j++
@@ -757,6 +763,147 @@ func (res *Resident) Refresh(addr uint64) error {
 		}
 	}
 	return nil
+}
+
+// faultWindow is the pages, aligned, of the window around a page an
+// access found stale, not reading on from the run brought back before,
+// whose stale pages come back with it in one copy: a copy's fixed cost
+// (a call on the driver's thread that waits for the device, tens of
+// microseconds on an H100) is what copying tens of kilobytes costs, and
+// the guest reads near where it read (a row of a matrix, the rows of a
+// stencil), in either direction.
+const faultWindow = 16
+
+// window returns the stale pages of b in the aligned window of w guest
+// pages around page i (stale), in order.
+func (b *resBuf) window(i, w int) []int {
+	pn := b.r.Lo/gvinst.PageSize + uint64(i)
+	w0 := int(pn-pn%uint64(w)) - int(b.r.Lo/gvinst.PageSize)
+	pages := make([]int, 0, w)
+	for p := max(w0, 0); p < min(w0+w, len(b.stale)); p++ {
+		if b.stale[p] {
+			pages = append(pages, p)
+		}
+	}
+	return pages
+}
+
+// meterBack makes the copies of a bring-back outside a launch count in
+// the bring-back's parts, and returns what ends that; during a launch
+// they count in the launch's.
+func (res *Resident) meterBack() func() {
+	if res.ctx == nil || res.ctx.parts != nil {
+		return func() {}
+	}
+	parts := &res.back.Parts
+	counted, t0 := parts.counted(), time.Now()
+	res.ctx.parts = parts
+	return func() {
+		res.ctx.parts = nil
+		parts.Other += max(time.Since(t0)-(parts.counted()-counted), 0)
+	}
+}
+
+// BringBack brings back from the device the stale pages holding bytes of
+// the ranges rs (their chunks in every buffer): the footprint of iterations the CPU is about to run (a
+// tail after a launch), which would otherwise come back as the guest
+// reaches them, a fault and a copy at a time. The stale pages of a buffer
+// come back in one copy per stretch of them (stale pages fewer than
+// joinGap bytes apart, up to stageBytes): the device's bytes of the pages
+// between, which the guest holds and may have changed, are not written
+// into the guest.
+func (res *Resident) BringBack(rs []Range) error {
+	if res == nil || res.lazyMem == nil {
+		return nil
+	}
+	defer res.meterBack()()
+	for _, b := range slices.Clone(res.bufs) {
+		if b.nstale == 0 || !slices.Contains(res.bufs, b) {
+			continue
+		}
+		var pages []int
+		for _, r := range rs {
+			// Whole pages: a page holding a byte of r is stale in the
+			// guest while any buffer left its chunk of it so.
+			lo := max(r.Lo/gvinst.PageSize*gvinst.PageSize, b.r.Lo)
+			hi := min((r.Hi+gvinst.PageSize-1)/gvinst.PageSize*gvinst.PageSize, b.r.Hi)
+			if r.Hi <= r.Lo || lo >= hi {
+				continue
+			}
+			first, _ := b.page(lo / gvinst.PageSize)
+			last, _ := b.page((hi - 1) / gvinst.PageSize)
+			for p := first; p <= last; p++ {
+				if b.stale[p] {
+					pages = append(pages, p)
+				}
+			}
+		}
+		slices.Sort(pages)
+		pages = slices.Compact(pages)
+		for len(pages) > 0 {
+			n := 1
+			for n < len(pages) && pages[n]-pages[n-1] <= joinGap/gvinst.PageSize && pages[n]-pages[0] < stageBytes/gvinst.PageSize {
+				n++
+			}
+			if err := res.bringBackPages(b, pages[:n]); err != nil {
+				return err
+			}
+			pages = pages[n:]
+		}
+	}
+	return nil
+}
+
+// bringBackPages copies pages of b, all stale, in order and spanning at
+// most stageBytes, from the device into the guest in one copy of the span
+// from the first to the last: the device's bytes of the pages between
+// that are not among them are left out of the guest (they are not stale:
+// the guest's are current).
+func (res *Resident) bringBackPages(b *resBuf, pages []int) error {
+	first, last := pages[0], pages[len(pages)-1]
+	if last-first+1 == len(pages) {
+		return res.bringBack(b, first, last+1)
+	}
+	if b.snap != nil {
+		// (Only a lazy Resident's buffers have stale pages, and those
+		// keep no snapshot; a run at a time, should one.)
+		for _, p := range pages {
+			if err := res.bringBack(b, p, p+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	t0 := time.Now()
+	defer func() { res.back.Time += time.Since(t0) }()
+	res.back.Runs++
+	res.back.Pages += uint64(len(pages))
+	lo, hi := b.span(first, last+1)
+	mem := res.lazyMem
+	return res.withStage(hi-lo, func(s []byte) error {
+		if err := res.ctx.CopyDtoH(s, b.dev+gpu.DevicePtr(lo-b.r.Lo)); err != nil {
+			return fmt.Errorf("%w: copying [%#x,%#x) from the device: %v", ErrLostCopy, lo, hi, err)
+		}
+		res.poking = b
+		defer func() { res.poking = nil }()
+		for _, p := range pages {
+			plo, phi := b.chunk(p)
+			mem.Undefer(plo, phi-plo)
+			b.stale[p] = false
+			b.nstale--
+			b.snapped[p] = false
+			delete(b.pageSnap, p)
+			if err := timeGuest(res.parts(), guestWrite, func() error { return mem.Poke(plo, s[plo-lo:phi-lo]) }); err != nil {
+				return fmt.Errorf("%w: writing [%#x,%#x) back: %v", ErrLostCopy, plo, phi, err)
+			}
+			if b.watched {
+				b.dirty[p] = false
+				mem.Watch(plo, phi-plo)
+			}
+			res.back.Bytes += phi - plo
+		}
+		return nil
+	})
 }
 
 // bringBack copies pages i..j-1 of b, all stale, from the device into the

@@ -153,7 +153,8 @@ func TestResidentLazy(t *testing.T) {
 	bs, k, ctx, fn := saxpyKernel(t)
 	refMem, refCPU := lazyGuest(t, n)
 	mem, cpu := lazyGuest(t, n)
-	res := Resident{Lazy: true}
+	// A page at a time: what the CPU touches is what comes back.
+	res := Resident{Lazy: true, FaultWindow: 1}
 	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
 	for round := 0; round < 4; round++ {
 		if round == 2 {

@@ -169,6 +169,6 @@ func (sp *spot) offloadReplay(cpu *gvinst.CPU, start []uint64) (applied, done bo
 		r.proven = in.Count
 	}
 	sp.rep.Replays++
-	done, fb = sp.finishInstance(cpu, t0, 0, 0, in.Count, tail, r.steps, start, r.cpuIter)
+	done, fb = sp.finishInstance(cpu, t0, 0, 0, in.Count, tail, r.steps, start, r.cpuIter, r.obs)
 	return true, done, fb
 }

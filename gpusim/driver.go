@@ -180,7 +180,10 @@ type Context struct {
 	pending error // failure of the last launch, reported by Synchronize
 }
 
-var _ gpu.Context = (*Context)(nil)
+var (
+	_ gpu.Context     = (*Context)(nil)
+	_ gpu.BatchCopier = (*Context)(nil)
+)
 
 func (c *Context) check(op string) error {
 	if c.closed {
@@ -408,6 +411,32 @@ func (c *Context) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
 		return err
 	}
 	copy(dst, b)
+	return nil
+}
+
+// CopyBatch implements gpu.BatchCopier: the copies, in order, under one
+// hold of the context.
+func (c *Context) CopyBatch(copies []gpu.Copy) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	const op = "cuMemcpyBatch"
+	if err := c.check(op); err != nil {
+		return err
+	}
+	for i, cp := range copies {
+		if len(cp.Host) == 0 {
+			continue
+		}
+		b, err := c.mem.span(op, uint64(cp.Dev), uint64(len(cp.Host)))
+		if err != nil {
+			return fmt.Errorf("copy %d of %d: %w", i, len(copies), err)
+		}
+		if cp.FromDevice {
+			copy(cp.Host, b)
+		} else {
+			copy(b, cp.Host)
+		}
+	}
 	return nil
 }
 

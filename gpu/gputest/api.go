@@ -94,6 +94,64 @@ func pattern(n int, seed uint32) []byte {
 	return b
 }
 
+// testCopyBatch runs batches of copies each way (gpu.BatchCopier, where
+// the context has it), from Go memory and, where the context can pin
+// host memory, from pinned memory, with a copy back of bytes an earlier
+// copy of the batch wrote: the copies run in order, every byte lands,
+// and a copy outside every allocation fails naming itself.
+func (s *suite) testCopyBatch(t *testing.T) {
+	s.known(t, "CopyBatch")
+	c := s.context(t)
+	bc, ok := c.(gpu.BatchCopier)
+	if !ok {
+		t.Skip("the context runs no batches of copies")
+	}
+	const n = 3*4096 + 100
+	dev, err := c.Alloc(2 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Free(dev)
+	host := func() []byte { return make([]byte, n) }
+	if pa, ok := c.(gpu.PinnedAllocator); ok {
+		host = func() []byte {
+			b, err := pa.AllocPinned(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = pa.FreePinned(b) })
+			return b
+		}
+	}
+	for _, mem := range []string{"go", "pinned"} {
+		t.Run(mem, func(t *testing.T) {
+			in, back, again := make([]byte, n), make([]byte, n), make([]byte, n)
+			if mem == "pinned" {
+				in, back, again = host(), host(), host()
+			}
+			copy(in, pattern(n, 77))
+			err := bc.CopyBatch([]gpu.Copy{
+				{Dev: dev, Host: in[:4096]},
+				{Dev: dev + 4096, Host: in[4096:]},
+				{Dev: dev + 100, Host: back[:n-100], FromDevice: true},
+				{Dev: dev + n, Host: in[:0]},
+				{Dev: dev + n + 7, Host: in[7:4000]},
+				{Dev: dev + n + 7, Host: again[:3993], FromDevice: true},
+			})
+			if err != nil {
+				t.Fatalf("CopyBatch: %v", err)
+			}
+			if !bytes.Equal(back[:n-100], in[100:]) || !bytes.Equal(again[:3993], in[7:4000]) {
+				t.Fatal("a batch's copies back differ from what its copies in wrote")
+			}
+			err = bc.CopyBatch([]gpu.Copy{{Dev: dev, Host: in[:8]}, {Dev: dev + 2*n - 4, Host: in[:8]}})
+			if err == nil || !strings.Contains(err.Error(), "copy 1 of 2") {
+				t.Fatalf("a copy past the allocation: %v, want an error naming copy 1 of 2", err)
+			}
+		})
+	}
+}
+
 func (s *suite) testMemory(t *testing.T) {
 	s.known(t, "Memory")
 	c := s.context(t)

@@ -133,8 +133,8 @@ func TestBringBackSequentialRead(t *testing.T) {
 // TestBringBackTail lets the CPU run the last 2000 iterations of a launch
 // over a device-resident array, as a CPU tail runs the last row of a
 // matrix: BringBack over the tail's footprint brings its stale pages back
-// in one copy a range (x's last elements share a page with y's first),
-// and the tail then finds no page stale.
+// in one batch of one copy a range (x's last elements share a page with
+// y's first), and the tail then finds no page stale.
 func TestBringBackTail(t *testing.T) {
 	const n, tail = 40000, 2000
 	g := newBringBackGuest(t, n)
@@ -147,8 +147,8 @@ func TestBringBackTail(t *testing.T) {
 	if err := g.res.BringBack(foot); err != nil {
 		t.Fatal(err)
 	}
-	if calls := g.ctx.dtoh - d0; calls != 2 {
-		t.Errorf("bringing the tail's footprint back took %d copies, want 2 (y's last pages, and y's first, which x's last elements share)", calls)
+	if calls, runs := g.ctx.dtoh-d0, g.res.BringBackStats().Runs-st0.Runs; calls != 1 || runs != 2 {
+		t.Errorf("bringing the tail's footprint back took %d copies of %d runs, want one batch of 2 (y's last pages, and y's first, which x's last elements share)", calls, runs)
 	}
 	g.runTail(tail)
 	if st := g.res.BringBackStats(); st.Faults != st0.Faults {
@@ -214,5 +214,45 @@ func TestBringBackDifferential(t *testing.T) {
 			t.Fatal(err)
 		}
 		g.same("after Close")
+	}
+}
+
+// TestLoadBatchesRuns changes one element every 128 KiB of x (farther
+// apart than a copy joins changes over) after a launch, and launches
+// again: the launch copies the eight changed elements in in one batch,
+// one call (a copy each took eight), and the guest ends as the CPU
+// engine leaves it.
+func TestLoadBatchesRuns(t *testing.T) {
+	const n = 1 << 17 // 1 MiB of each array
+	g := newBringBackGuest(t, n)
+	g.launch(1)
+	g.runTail(1)
+	for e := 0; e < n; e += 16 << 10 {
+		a := g.xr.Lo + uint64(8*e) + 8
+		for _, m := range []*gvinst.Memory{g.mem, g.ref} {
+			v, _ := m.Load(a, 8)
+			if err := m.Store(a, 8, v^0x10); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	h0 := g.ctx.htod
+	in := saxpyInput(g.k, g.cpu, uint64(g.n), g.xr, g.yr)
+	st, err := Launch(g.ctx, g.fn, g.k, g.mem, in, g.res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls := g.ctx.htod - h0; calls != 1 || st.BytesIn < 8 || st.BytesIn > 8*gvinst.PageSize {
+		t.Errorf("the launch copied %d bytes in in %d calls, want the 8 changed elements in one", st.BytesIn, calls)
+	}
+	if st.Parts.CopiesHtoD != 1 {
+		t.Errorf("the launch's copy parts count %d copies in, want one batch", st.Parts.CopiesHtoD)
+	}
+	rc := *g.cpu
+	runToSyscall(t, gvinst.NewInterpreter(g.ref, g.bs, gvinst.InterpOptions{}), &rc)
+	g.runTail(1)
+	g.same("after the second launch")
+	if err := g.res.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -489,8 +489,8 @@ func TestResidentLoadsItsRange(t *testing.T) {
 	}
 }
 
-// countingContext counts a context's copies between host and device,
-// and its allocations.
+// countingContext counts a context's copies between host and device (a
+// batch once each way), and its allocations.
 type countingContext struct {
 	gpu.Context
 	htod, dtoh, allocs int
@@ -509,6 +509,27 @@ func (c *countingContext) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
 func (c *countingContext) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
 	c.dtoh++
 	return c.Context.CopyDtoH(dst, src)
+}
+
+// CopyBatch counts a batch as one copy each way it copies (one call),
+// where the context under it runs batches.
+func (c *countingContext) CopyBatch(copies []gpu.Copy) error {
+	bc, ok := c.Context.(gpu.BatchCopier)
+	if !ok {
+		return copyBatch(struct{ gpu.Context }{c}, copies)
+	}
+	in, out := false, false
+	for _, cp := range copies {
+		out = out || cp.FromDevice && len(cp.Host) > 0
+		in = in || !cp.FromDevice && len(cp.Host) > 0
+	}
+	if in {
+		c.htod++
+	}
+	if out {
+		c.dtoh++
+	}
+	return bc.CopyBatch(copies)
 }
 
 // TestResidentColumnWalk runs the saxpy loop over 128-page arrays with a

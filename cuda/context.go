@@ -69,6 +69,7 @@ var (
 	_ gpu.Context         = (*Context)(nil)
 	_ gpu.PinnedAllocator = (*Context)(nil)
 	_ gpu.BatchCopier     = (*Context)(nil)
+	_ gpu.MappedAllocator = (*Context)(nil)
 )
 
 // initStatsEvents creates the two events that time launches. It runs on the

@@ -312,6 +312,20 @@ type BatchCopier interface {
 	CopyBatch(copies []Copy) error
 }
 
+// MappedAllocator is a Context that can allocate host memory the device
+// reaches directly (cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP): what
+// a kernel stores there is the host's to read, with no copy, once the
+// kernel has finished (Synchronize). Phase 2's kernels write their error
+// record there, so that a launch reads it without a call to the driver.
+type MappedAllocator interface {
+	// AllocMapped returns n bytes of host memory, zeroed, and the device
+	// address kernels reach them at, valid until FreeMapped or the
+	// context's Close. No copy takes that address.
+	AllocMapped(n uint64) ([]byte, DevicePtr, error)
+	// FreeMapped releases a buffer AllocMapped returned.
+	FreeMapped(b []byte) error
+}
+
 // PinnedAllocator is a Context that can allocate page-locked host memory
 // (cuMemAllocHost): a copy to or from it runs at the bus's speed, where a
 // copy from ordinary memory goes through the driver's own staging first.

@@ -2,6 +2,7 @@ package ptxgen
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"math/rand"
 	"testing"
@@ -253,6 +254,62 @@ func TestLoadBatchesRuns(t *testing.T) {
 	g.runTail(1)
 	g.same("after the second launch")
 	if err := g.res.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mappedContext is a context whose host memory the device reaches
+// (gpu.MappedAllocator, gpusim's), counting copies from the device and
+// memsets.
+type mappedContext struct {
+	gpu.Context
+	ma            gpu.MappedAllocator
+	dtoh, memsets int
+}
+
+func (c *mappedContext) AllocMapped(n uint64) ([]byte, gpu.DevicePtr, error) {
+	return c.ma.AllocMapped(n)
+}
+
+func (c *mappedContext) FreeMapped(b []byte) error { return c.ma.FreeMapped(b) }
+
+func (c *mappedContext) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
+	c.dtoh++
+	return c.Context.CopyDtoH(dst, src)
+}
+
+func (c *mappedContext) Memset(dst gpu.DevicePtr, b byte, n uint64) error {
+	c.memsets++
+	return c.Context.Memset(dst, b, n)
+}
+
+// TestErrorRecordMapped launches the saxpy kernel with a lazy Resident
+// over a context with mapped host memory: the kernels' error record lies
+// there, so no launch copies it back or clears it with a driver call (a
+// copy each after every launch before), and a launch whose kernel fails
+// is still told, and the one after it succeeds.
+func TestErrorRecordMapped(t *testing.T) {
+	const n = 1000
+	_, k, sim, fn := saxpyKernel(t)
+	ctx := &mappedContext{Context: sim, ma: sim.(gpu.MappedAllocator)}
+	mem, cpu := lazyGuest(t, n)
+	res := Resident{Lazy: true}
+	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
+	for round, fail := range []bool{false, false, true, false, true, false} {
+		xf := xr
+		if fail {
+			xf.Hi = xr.Lo + 8*100 // threads past x[99] fail
+		}
+		_, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xf, yr), &res)
+		var ke *KernelError
+		if fail != (err != nil) || fail && (!errors.As(err, &ke) || ke.Code != ErrCodeFootprint) {
+			t.Fatalf("round %d: want failure %v, got %v", round, fail, err)
+		}
+	}
+	if ctx.dtoh != 0 || ctx.memsets != 0 {
+		t.Errorf("the launches made %d copies from the device and %d memsets, want none", ctx.dtoh, ctx.memsets)
+	}
+	if err := res.Close(); err != nil {
 		t.Fatal(err)
 	}
 }

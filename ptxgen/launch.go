@@ -422,7 +422,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	}
 	t2 := time.Now()
 	rec := make([]byte, ErrorRecordSize)
-	if err := ctx.CopyDtoH(rec, errDev); err != nil {
+	if err := res.readErrorRecord(ctx, rec, errDev); err != nil {
 		return st, err
 	}
 	if code := binary.LittleEndian.Uint32(rec); code != 0 {

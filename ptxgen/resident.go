@@ -103,6 +103,9 @@ type Resident struct {
 	// after a launch that did not read it back zero (errDirty).
 	errRec   gpu.DevicePtr
 	errDirty bool
+	// errHost is the record's bytes when it lies in host memory the
+	// device writes (gpu.MappedAllocator); nil when it is device memory.
+	errHost []byte
 }
 
 // errorRecord returns the device's error record for a launch, all zero.
@@ -120,6 +123,15 @@ func (res *Resident) errorRecord(ctx gpu.Context) (gpu.DevicePtr, error) {
 		return dev, nil
 	}
 	if res.errRec == 0 {
+		// Host memory the device writes, where the context has some:
+		// the launch reads the record with no call to the driver (a
+		// copy of 16 bytes took 140 us after each launch on an H100).
+		if ma, ok := res.raw.(gpu.MappedAllocator); ok {
+			if host, dev, err := ma.AllocMapped(ErrorRecordSize); err == nil {
+				res.errRec, res.errHost = dev, host
+				return res.errRec, nil
+			}
+		}
 		dev, err := ctx.Alloc(ErrorRecordSize)
 		if err != nil {
 			return 0, err
@@ -127,12 +139,24 @@ func (res *Resident) errorRecord(ctx gpu.Context) (gpu.DevicePtr, error) {
 		res.errRec, res.errDirty = dev, true
 	}
 	if res.errDirty {
-		if err := ctx.Memset(res.errRec, 0, ErrorRecordSize); err != nil {
+		if res.errHost != nil {
+			clear(res.errHost)
+		} else if err := ctx.Memset(res.errRec, 0, ErrorRecordSize); err != nil {
 			return 0, err
 		}
 		res.errDirty = false
 	}
 	return res.errRec, nil
+}
+
+// readErrorRecord reads the error record of the launch that just
+// finished into rec: from the host memory it lies in, or with a copy.
+func (res *Resident) readErrorRecord(ctx gpu.Context, rec []byte, dev gpu.DevicePtr) error {
+	if res != nil && res.errHost != nil && dev == res.errRec {
+		copy(rec, res.errHost)
+		return nil
+	}
+	return ctx.CopyDtoH(rec, dev)
 }
 
 type spareBuf struct {
@@ -1788,6 +1812,10 @@ func (res *Resident) freeScratch() {
 		_ = res.ctx.Free(s.dev)
 	}
 	res.spares = nil
+	if res.errHost != nil {
+		_ = res.raw.(gpu.MappedAllocator).FreeMapped(res.errHost)
+		res.errRec, res.errHost = 0, nil
+	}
 	if res.errRec != 0 {
 		_ = res.ctx.Free(res.errRec)
 		res.errRec = 0

@@ -327,6 +327,42 @@ func (s *suite) testKernel(t *testing.T) {
 		}
 	})
 
+	t.Run("Mapped", func(t *testing.T) {
+		// A kernel's stores into mapped host memory (gpu.MappedAllocator)
+		// are the host's to read after Synchronize, with no copy.
+		ma, ok := c.(gpu.MappedAllocator)
+		if !ok {
+			t.Skip("the context has no mapped host memory")
+		}
+		const n, k = 1000, 5
+		host, dev, err := ma.AllocMapped(4 * 1024)
+		if err != nil {
+			t.Fatalf("AllocMapped: %v", err)
+		}
+		for i, b := range host {
+			if b != 0 {
+				t.Fatalf("AllocMapped's byte %d is %#x, want 0", i, b)
+			}
+		}
+		launch(t, c, function(t, m, "fill"), gpu.Dim3{X: 8, Y: 1, Z: 1}, gpu.Dim3{X: 128, Y: 1, Z: 1}, u64(uint64(dev)), u32(n), u32(k))
+		for i := range 1024 {
+			v := binary.LittleEndian.Uint32(host[4*i:])
+			want := uint32(3*i + k)
+			if i >= n {
+				want = 0
+			}
+			if v != want {
+				t.Fatalf("mapped out[%d] = %#x, want %#x", i, v, want)
+			}
+		}
+		if err := ma.FreeMapped(host); err != nil {
+			t.Fatalf("FreeMapped: %v", err)
+		}
+		if err := ma.FreeMapped(make([]byte, 8)); err == nil {
+			t.Error("FreeMapped of Go memory succeeded")
+		}
+	})
+
 	t.Run("LaunchTimes", func(t *testing.T) {
 		// A launch's kernel time and its submission are apart: the two
 		// fit in the host's time for the launch (the first launch of a

@@ -70,6 +70,21 @@ func (g *bringBackGuest) launch(tail int) {
 	runToSyscall(g.t, gvinst.NewInterpreter(g.ref, g.bs, gvinst.InterpOptions{}), &rc)
 }
 
+// launchSwapped is launch with x and y swapped: x += a·y, leaving x on
+// the device (and the page x and y share stale for both their buffers).
+func (g *bringBackGuest) launchSwapped() {
+	g.t.Helper()
+	cpu := *g.cpu
+	cpu.State[gvinst.S6], cpu.State[gvinst.S7] = g.yr.Lo, g.xr.Lo
+	in := saxpyInput(g.k, &cpu, uint64(g.n), g.yr, g.xr)
+	if _, err := Launch(g.ctx, g.fn, g.k, g.mem, in, g.res); err != nil {
+		g.t.Fatal(err)
+	}
+	rc := cpu
+	rc.State[gvinst.S2] = uint64(g.n-1) * 8 // the GPU's part: x's last element stays
+	runToSyscall(g.t, gvinst.NewInterpreter(g.ref, g.bs, gvinst.InterpOptions{}), &rc)
+}
+
 // runTail runs the loop's last tail iterations on the CPU engine over the
 // guest's memory.
 func (g *bringBackGuest) runTail(tail int) {
@@ -165,20 +180,27 @@ func TestBringBackTail(t *testing.T) {
 	g.same("after Close")
 }
 
-// TestBringBackDifferential leaves y on the device and then reads, writes
-// and brings back ranges of it at random (jumping around, across y's
-// first page, which it shares with x, and the pages the guest wrote since
-// a bring-back), launches again and checks that the guest sees every
-// byte the CPU engine's run does, after each step and at the end.
+// TestBringBackDifferential leaves y on the device (and, every other
+// round, x too) and then reads, writes and brings back ranges of it at
+// random (jumping around, across y's first page, which it shares with x,
+// and the pages the guest wrote since a bring-back), launches again and
+// checks that the guest sees every byte the CPU engine's run does, after
+// each step and at the end.
 func TestBringBackDifferential(t *testing.T) {
 	const n = 24000 // 47 pages of each array
 	for _, window := range []int{1, 4, faultWindow} {
 		g := newBringBackGuest(t, n)
 		g.res.FaultWindow = window
 		rng := rand.New(rand.NewSource(int64(window)))
-		for round := 0; round < 3; round++ {
+		for round := 0; round < 4; round++ {
 			g.launch(1)
 			g.runTail(1)
+			if round%2 == 1 {
+				// x on the device too: the page x and y share is stale
+				// for both buffers, and bringing it back for one brings
+				// the other's chunk back in the middle.
+				g.launchSwapped()
+			}
 			for op := 0; op < 200; op++ {
 				i := rng.Intn(n + 13) // y and the 13 words before it
 				a := g.yr.Lo - 8*13 + uint64(8*i)

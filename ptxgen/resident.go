@@ -1041,6 +1041,7 @@ func (res *Resident) bringBackBatch(todo []stretch, size uint64) error {
 		for i, st := range todo {
 			b, lo := st.b, st.pages[0]
 			blo, _ := b.chunk(lo)
+			prev := res.poking
 			res.poking = b
 			for _, p := range st.pages {
 				if !b.stale[p] {
@@ -1054,16 +1055,17 @@ func (res *Resident) bringBackBatch(todo []stretch, size uint64) error {
 				delete(b.pageSnap, p)
 				src := copies[i].Host[plo-blo : phi-blo]
 				if err := timeGuest(res.parts(), guestWrite, func() error { return mem.Poke(plo, src) }); err != nil {
-					res.poking = nil
+					res.poking = prev
 					return fmt.Errorf("%w: writing [%#x,%#x) back: %v", ErrLostCopy, plo, phi, err)
 				}
+				delete(b.pageSnap, p) // (see bringBack)
 				if b.watched {
 					b.dirty[p] = false
 					mem.Watch(plo, phi-plo)
 				}
 				res.back.Bytes += phi - plo
 			}
-			res.poking = nil
+			res.poking = prev
 		}
 		return nil
 	})
@@ -1111,8 +1113,11 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 			b.snapped[p] = b.snap != nil
 			delete(b.pageSnap, p)
 		}
+		// (Restored, not cleared: a Poke may bring back another
+		// buffer's page, nested, in the middle of this one's.)
+		prev := res.poking
 		res.poking = b
-		defer func() { res.poking = nil }()
+		defer func() { res.poking = prev }()
 		if err := timeGuest(res.parts(), guestWrite, func() error { return mem.Poke(lo, s) }); err != nil {
 			return fmt.Errorf("%w: writing [%#x,%#x) back: %v", ErrLostCopy, lo, hi, err)
 		}
@@ -1129,7 +1134,12 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 	}
 	mem := res.lazyMem
 	// The guest now holds what snap holds; the Poke reported these pages
-	// changing to every buffer (others may share the edge pages).
+	// changing to every buffer (others may share the edge pages). A
+	// snapshot of one taken meanwhile (another buffer's page brought back
+	// in the middle of the Poke) holds the bytes from before it.
+	for p := i; p < j; p++ {
+		delete(b.pageSnap, p)
+	}
 	if b.watched {
 		for p := i; p < j; p++ {
 			b.dirty[p] = false
@@ -1172,8 +1182,11 @@ func (res *Resident) bringBackStrided(b *resBuf, pages []int) error {
 		if err := res.ctx.CopyDtoH(s, res.gather); err != nil {
 			return fmt.Errorf("%w: copying %d gathered pages from the device: %v", ErrLostCopy, len(pages), err)
 		}
+		// (Restored, not cleared: a Poke may bring back another
+		// buffer's page, nested, in the middle of this one's.)
+		prev := res.poking
 		res.poking = b
-		defer func() { res.poking = nil }()
+		defer func() { res.poking = prev }()
 		var off uint64
 		for _, p := range pages {
 			lo, hi := b.chunk(p)
@@ -1185,6 +1198,7 @@ func (res *Resident) bringBackStrided(b *resBuf, pages []int) error {
 			if err := mem.Poke(lo, s[off:off+hi-lo]); err != nil {
 				return fmt.Errorf("%w: writing [%#x,%#x) back: %v", ErrLostCopy, lo, hi, err)
 			}
+			delete(b.pageSnap, p) // (see bringBack)
 			off += hi - lo
 			if b.watched {
 				b.dirty[p] = false

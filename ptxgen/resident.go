@@ -1552,8 +1552,12 @@ func (res *Resident) merge(ctx gpu.Context, mem GuestMemory, b *resBuf, olds []*
 	// page (a page's chunk at a time, below) cost a call on the driver's
 	// thread each, some 40 us on an H100 (atax's product, merging the
 	// rows its initialisation made on the CPU before the device was
-	// ready: 27,048 copies, 105 MB in 1.05 s). flush copies the pending
-	// run; in extends it.
+	// ready: 27,048 copies, 105 MB in 1.05 s). flush stages the pending
+	// run; in extends it. The runs' copies go in batches (copyBatcher),
+	// as a launch's do.
+	stage, done := res.takeStage(min(b.r.Hi-b.r.Lo, stageBytes))
+	defer done()
+	cb := &copyBatcher{ctx: ctx, stage: stage}
 	var copied uint64
 	var pendLo, pendHi uint64
 	flush := func() error {
@@ -1562,7 +1566,7 @@ func (res *Resident) merge(ctx gpu.Context, mem GuestMemory, b *resBuf, olds []*
 		}
 		lo, hi := pendLo, pendHi
 		pendLo, pendHi = 0, 0
-		return b.copyIn(ctx, mem, res, lo, hi)
+		return b.copyInto(cb, mem, res, lo, hi)
 	}
 	in := func(lo, hi uint64) error {
 		copied += hi - lo
@@ -1678,6 +1682,9 @@ func (res *Resident) merge(ctx gpu.Context, mem GuestMemory, b *resBuf, olds []*
 		}
 	}
 	if err := flush(); err != nil {
+		return copied, err
+	}
+	if err := cb.flush(); err != nil {
 		return copied, err
 	}
 	b.filled = true

@@ -1452,14 +1452,22 @@ func (res *Resident) growable(r Range) *resBuf {
 	return g
 }
 
-// extend grows b, which growable returned for r, in place to r's end, and
-// returns the bytes it copied in: the guest's bytes of the rest of b's
+// extend grows b, which growable returned for r, in place to r's end (or
+// its last page's), and returns the bytes it copied in: the guest's bytes of the rest of b's
 // last page (read while that page's chunk is b's old one, so that a stale
 // old chunk comes back alone). The pages after it are new, dirty, and
 // filled by the launch's load (unfilled): in full where the launch does
 // not overwrite them; a later launch copies in what the kernel did not
 // leave on the device.
 func (res *Resident) extend(ctx gpu.Context, mem GuestMemory, b *resBuf, r Range) (uint64, error) {
+	// To the end of r's last page, where the room allows and no other
+	// buffer holds a byte of it: a footprint that grows by an element a
+	// launch (cholesky's rows below column j, up to column j) then grows
+	// the buffer, and copies its edge in (a call to the driver), once a
+	// page, not once a launch.
+	if pe := (r.Hi-1)/gvinst.PageSize*gvinst.PageSize + gvinst.PageSize; pe > r.Hi && pe-b.r.Lo <= b.capacity && !res.holdsAny(b, Range{r.Hi, pe}) {
+		r.Hi = pe
+	}
 	oldHi := b.r.Hi
 	pageEnd := (oldHi-1)/gvinst.PageSize*gvinst.PageSize + gvinst.PageSize
 	edge := Range{oldHi, min(pageEnd, r.Hi)}
@@ -1484,6 +1492,16 @@ func (res *Resident) extend(ctx gpu.Context, mem GuestMemory, b *resBuf, r Range
 	}
 	b.nextPage, b.lastAddr = -1, 0
 	return edge.Hi - edge.Lo, nil
+}
+
+// holdsAny reports whether a buffer other than b holds a byte of r.
+func (res *Resident) holdsAny(b *resBuf, r Range) bool {
+	for _, o := range res.bufs {
+		if o != b && o.r.Overlaps(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // padded widens u, the bytes of a buffer that grows over olds, to the

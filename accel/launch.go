@@ -543,7 +543,7 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 	// What the tail arrivals touch of what the device holds comes back
 	// now, a copy a stretch, not a fault and a copy a page as the CPU
 	// reaches it; a cost of the offload, on the instance's GPU side.
-	if err := sp.bringBackTail(obs, uint64(P)+count, uint64(P)+count+tail-1); err != nil {
+	if err := sp.bringBackTail(obs, uint64(P)+count, uint64(P)+count+tail-1, P); err != nil {
 		sp.fatal = fmt.Errorf("accelerate: hot spot %s: bringing back the CPU tail's footprint: %w", sp.rep.Entry, err)
 		return true, fail(ReasonDriver, "%v", err)
 	}
@@ -610,20 +610,41 @@ const maxTailFetch = 1 << 20
 // bringBackTail brings back from the device the stale pages of what
 // arrivals from..to of the instance (the CPU's tail) touch: each site's
 // footprint over them, from the probed iterations (obs), up to
-// maxTailFetch bytes.
-func (sp *spot) bringBackTail(obs map[[2]uint64]*siteObs, from, to uint64) error {
+// maxTailFetch bytes. When some of that is stale, after a probed instance
+// (P probed arrivals), the stale pages of its arrivals 0..P come back in
+// the same batch: the next instance of a nest whose outer loop moves its
+// start on by one (cholesky's columns) probes what this one's first
+// arrivals touched, which the launch left on the device, and would bring
+// it back a fault at a time (cholesky at 600 on gpusim: 600 faults, one
+// an instance, gone). Alone they would be a copy of their own, which the
+// guest may never need (the next kernel may write them first: LU's
+// column and trailing update, one after the other).
+func (sp *spot) bringBackTail(obs map[[2]uint64]*siteObs, from, to uint64, P int) error {
 	if obs == nil || to < from {
 		return nil
 	}
-	sites, fb := sp.siteRanges(obs, from, to)
-	if fb != nil {
-		return nil // the CPU brings back what it touches as it goes
-	}
 	var foot []ptxgen.Range
-	for _, r := range sites {
-		if r.Lo < r.Hi && r.Hi-r.Lo <= maxTailFetch {
-			foot = append(foot, r)
+	add := func(from, to uint64) {
+		sites, fb := sp.siteRanges(obs, from, to)
+		if fb != nil {
+			return // the CPU brings back what it touches as it goes
 		}
+		for _, r := range sites {
+			if r.Lo < r.Hi && r.Hi-r.Lo <= maxTailFetch {
+				foot = append(foot, r)
+			}
+		}
+	}
+	add(from, to)
+	stale := false
+	for _, r := range foot {
+		stale = stale || sp.a.resident.Stale(r) > 0
+	}
+	if !stale {
+		return nil
+	}
+	if P > 0 {
+		add(0, uint64(P))
 	}
 	return sp.a.resident.BringBack(foot)
 }

@@ -618,6 +618,9 @@ type spot struct {
 	kernelErrors int     // launches whose kernel reported an error, in a row
 	fatal        error   // a broken invariant that must stop the run
 	replay       *replay // an instance to launch again without probing (replay.go)
+	// instances counts the instances of the loop the guest entered with
+	// the hot spot armed (consecutive ones make a replay's progression).
+	instances uint64
 	rep          HotSpotReport
 }
 
@@ -798,6 +801,7 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 			return nil
 		}
 	}
+	sp.instances++
 	if sp.early && !a.deviceReady() {
 		a.doze(sp)
 		return nil

@@ -56,9 +56,16 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	if states[0], err = sp.liveValues(cpu); err != nil {
 		return false, fail(ReasonNotAffine, "reading live-in: %v", err)
 	}
-	if sp.replay != nil && sp.replay.matches(states[0]) {
-		if applied, done, fb := sp.offloadReplay(cpu, states[0]); applied {
-			return done, fb
+	if r := sp.replay; r != nil {
+		// The same instance again (a time step), or the next of a
+		// progression (a sequential outer loop's): see replay.go.
+		if !r.matches(states[0]) {
+			r = r.next(sp.instances)
+		}
+		if r != nil && r.matches(states[0]) {
+			if applied, done, fb := sp.offloadReplay(cpu, r, states[0]); applied {
+				return done, fb
+			}
 		}
 	}
 	// The CPU's time per iteration, for the report's estimate, is the last

@@ -24,6 +24,24 @@ import (
 // on on the CPU. Once a replay has run the checked kernel without error,
 // a data-independent kernel's later replays with the same input make the
 // same accesses: they run its unchecked variant, without backups.
+//
+// A sequential outer loop (LU's k, cholesky's j) enters an instance that
+// differs from the one before by constant amounts: the start pointers move
+// by a row and a column, the trip counts fall by one. When two consecutive
+// instances were probed and launched with the same kernel, their
+// difference is kept (replay.before), and the next instance whose live-in
+// values continue the progression (each moved by the same amount again,
+// reloaded registers aside) is launched from arrival 0 without probing,
+// with everything the probed ones gave moved on by the same amount
+// (extrapolate): the steps, the trip count, the inner trip counts and
+// steps of a 2D kernel, each site's observed footprints. The launch is
+// the checked kernel's, always, so the argument above holds: a footprint
+// extrapolated too small, a trip count too large, a step that did not
+// move as predicted make the kernel fail (the guest is left as it was,
+// the CPU runs the instance) and the progression is dropped, probing
+// again; a trip count too small leaves the CPU tail more arrivals to run.
+// An extrapolated replay launched without error continues the
+// progression for the instance after it.
 
 // replay is an instance to launch again without probing.
 type replay struct {
@@ -53,6 +71,15 @@ type replay struct {
 	fnUnchecked gpu.Function
 	// uncheckedFailed is set when the unchecked kernel did not load.
 	uncheckedFailed bool
+	// instance is the spot's instance (spot.instances) the replay was
+	// kept from, or last launched at; probed says it was kept from a
+	// probed launch (its observations are what probing saw, not an
+	// extrapolation's); before is the probed replay of the instance
+	// before it, of the same kernel, when there was one: the two give
+	// the progression (extrapolate).
+	instance uint64
+	probed   bool
+	before   *replay
 }
 
 // keepReplay records the instance whose live-in values at arrival 0 were
@@ -71,7 +98,119 @@ func (sp *spot) keepReplay(start []uint64, k *ptxgen.Kernel, fn gpu.Function, in
 		r.in.InnerTrip0, r.in.InnerSteps = inner0.InnerTrip0, inner0.InnerSteps
 		r.lastRow0, r.lastRowStep = inner0.InnerTrip0, in.InnerTripStep
 	}
+	r.instance, r.probed = sp.instances, true
+	if b := sp.replay; b != nil && b.probed && b.instance+1 == sp.instances && b.k == k && b.fn == fn {
+		r.before = b
+		b.before = nil
+	}
 	sp.replay = r
+}
+
+// next is the replay of the instance after r when the two instances r
+// and r.before, consecutive, make a progression, for an instance arriving
+// as the spot's instance (nil when r has no progression, or the instance
+// is not the next one).
+func (r *replay) next(instance uint64) *replay {
+	if r.before == nil || r.instance+1 != instance {
+		return nil
+	}
+	return extrapolate(r.before, r)
+}
+
+// extrapolate is the replay of the instance after b, where a is the one
+// before b: every value b launches with moved on by its change from a to
+// b (wrapping, as the guest's registers do), or nil when the progression
+// does not extrapolate (different kernels or sites, a trip count or
+// footprint that would go below zero, a site seen in one and not the
+// other). Its footprints are used as the probed ones' are: the checked
+// kernel catches any access outside them. Stores proved dense in b are
+// not trusted to be dense in the extrapolated footprints (Dense is
+// dropped: they are copied in).
+func extrapolate(a, b *replay) *replay {
+	if a.k != b.k || a.fn != b.fn || len(a.start) != len(b.start) || len(a.steps) != len(b.steps) || len(a.obs) != len(b.obs) {
+		return nil
+	}
+	last, ok := moveOn(a.last, b.last)
+	if !ok {
+		return nil
+	}
+	c := &replay{k: b.k, fn: b.fn, reloaded: b.reloaded, cpuIter: b.cpuIter, last: last, before: b,
+		start: moveAll(a.start, b.start), steps: moveAll(a.steps, b.steps)}
+	c.obs = make(map[[2]uint64]*siteObs, len(b.obs))
+	for key, ob := range b.obs {
+		oa := a.obs[key]
+		if oa == nil || oa.seen != ob.seen {
+			return nil
+		}
+		oc := &siteObs{seen: ob.seen}
+		for it := range ob.seen {
+			if !ob.seen[it] {
+				continue
+			}
+			lo, ok1 := moveOn(oa.lo[it], ob.lo[it])
+			hi, ok2 := moveOn(oa.hi[it], ob.hi[it])
+			if !ok1 || !ok2 || hi <= lo {
+				return nil
+			}
+			oc.lo[it], oc.hi[it] = lo, hi
+		}
+		c.obs[key] = oc
+	}
+	c.in = b.in
+	c.in.Steps, c.in.Dense = c.steps, nil
+	if b.k.TwoD {
+		if len(a.in.InnerSteps) != len(b.in.InnerSteps) || len(a.in.InnerStepRows) != len(b.in.InnerStepRows) || len(a.in.Inner2Steps) != len(b.in.Inner2Steps) {
+			return nil
+		}
+		c.lastRow0, c.lastRowStep = 2*b.lastRow0-a.lastRow0, 2*b.lastRowStep-a.lastRowStep
+		if int64(c.lastRow0) < 0 {
+			return nil
+		}
+		c.in.InnerTrip0 = 2*b.in.InnerTrip0 - a.in.InnerTrip0
+		c.in.InnerTripStep = 2*b.in.InnerTripStep - a.in.InnerTripStep
+		c.in.Inner2Trip = 2*b.in.Inner2Trip - a.in.Inner2Trip
+		c.in.InnerSteps = moveAll(a.in.InnerSteps, b.in.InnerSteps)
+		c.in.InnerStepRows = moveAll(a.in.InnerStepRows, b.in.InnerStepRows)
+		c.in.Inner2Steps = moveAll(a.in.Inner2Steps, b.in.Inner2Steps)
+		if b.in.InnerStepRows == nil {
+			c.in.InnerStepRows = nil
+		}
+		if b.in.Inner2Steps == nil {
+			c.in.Inner2Steps = nil
+		}
+		// The CPU's time per iteration moves with the row's mean
+		// length: LU's rows shorten by one element an instance.
+		if mb, mc := meanRow(b), meanRow(c); mb > 0 && mc > 0 {
+			c.cpuIter = time.Duration(float64(b.cpuIter) * mc / mb)
+		}
+	}
+	return c
+}
+
+// meanRow is the mean inner trip count of a 2D replay's rows.
+func meanRow(r *replay) float64 {
+	return float64(int64(r.lastRow0)) + float64(int64(r.lastRowStep))*float64(r.last)/2
+}
+
+// moveOn is the value after a and b in their progression, b + (b - a),
+// and whether it stays a count or address (no signed wrap below zero or
+// past 2^63).
+func moveOn(a, b uint64) (uint64, bool) {
+	d := int64(b - a)
+	c := b + uint64(d)
+	if int64(b) < 0 || int64(c) < 0 {
+		return 0, false
+	}
+	return c, true
+}
+
+// moveAll is moveOn over each value, wrapping: a register's value.
+func moveAll(a, b []uint64) []uint64 {
+	c := make([]uint64, len(b))
+	for i := range b {
+		c[i] = 2*b[i] - a[i]
+	}
+	return c
 }
 
 // matches reports whether an instance whose live-in values at its first
@@ -118,14 +257,14 @@ func (r *replay) input(sp *spot, tail uint64, start []uint64) (ptxgen.LaunchInpu
 	return in, true
 }
 
-// offloadReplay launches the replay for an instance whose live-in values
-// at its first arrival, start, match the replay's. applied is false when the
+// offloadReplay launches replay r (the spot's, or the one extrapolated
+// from it) for an instance whose live-in values at its first arrival,
+// start, match r's. applied is false when the
 // replay does not apply (a guard fails on its footprints, or MXCSR or DF
 // are not what the kernel assumes): the instance is then probed, which
 // finds out why. A failed launch drops the replay and leaves the
 // instance, untouched, to the CPU.
-func (sp *spot) offloadReplay(cpu *gvinst.CPU, start []uint64) (applied, done bool, fb *fallback) {
-	r := sp.replay
+func (sp *spot) offloadReplay(cpu *gvinst.CPU, r *replay, start []uint64) (applied, done bool, fb *fallback) {
 	if r.k.DynRounding && cpu.State[gvinst.MXCSR]>>13&3 != 0 || r.k.ClearDF && cpu.State[gvinst.RFLAGS]&gvinst.FlagDF != 0 {
 		return false, false, nil
 	}
@@ -169,6 +308,13 @@ func (sp *spot) offloadReplay(cpu *gvinst.CPU, start []uint64) (applied, done bo
 		r.proven = in.Count
 	}
 	sp.rep.Replays++
+	r.instance = sp.instances
+	if r != sp.replay {
+		// An extrapolated replay that ran: the progression goes on from it.
+		sp.rep.Extrapolated++
+		r.before.before = nil
+		sp.replay = r
+	}
 	done, fb = sp.finishInstance(cpu, t0, 0, 0, in.Count, tail, r.steps, start, r.cpuIter)
 	return true, done, fb
 }

@@ -37,6 +37,11 @@ type HotSpotReport struct {
 	// Replays are the instances launched without probing: the same
 	// live-in values as one probed before (see replay.go).
 	Replays int `json:"replays,omitempty"`
+	// Extrapolated are the replays of an instance that continued the
+	// progression of the two before it (a sequential outer loop's next
+	// step), launched with what those were probed or launched with,
+	// moved on (see replay.go); counted in Replays too.
+	Extrapolated int `json:"replays_extrapolated,omitempty"`
 	// Unchecked are the replays that ran the kernel without its
 	// footprint checks and without backups: a checked replay of the same
 	// input had succeeded, and the kernel's accesses and branches do not
@@ -228,6 +233,9 @@ func FormatReport(r *Report) string {
 			continue
 		}
 		fmt.Fprintf(&sb, "%d launches (%d 2D, %d of them 3D, %d unchecked), %d GPU iterations, %d fallbacks", h.Launches, h.Launches2D, h.Launches3D, h.Unchecked, h.Iterations, h.Fallbacks)
+		if h.Replays > 0 {
+			fmt.Fprintf(&sb, ", %d replays (%d extrapolated)", h.Replays, h.Extrapolated)
+		}
 		var rs []string
 		for k, v := range h.FallbackReasons {
 			rs = append(rs, fmt.Sprintf("%s: %d", k, v))

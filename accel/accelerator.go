@@ -621,7 +621,7 @@ type spot struct {
 	// instances counts the instances of the loop the guest entered with
 	// the hot spot armed (consecutive ones make a replay's progression).
 	instances uint64
-	rep          HotSpotReport
+	rep       HotSpotReport
 }
 
 // prepare makes the spot of a hot spot, not built yet (see ensureBuilt):

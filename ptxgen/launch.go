@@ -215,7 +215,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	groups := Groups(k, in.Sites)
 	bufs := make([]*resBuf, len(groups))
 	kept := make([]bool, len(groups))
-	backup := make([]gpu.DevicePtr, len(groups))
+	backups := make([]*backup, len(groups))
 	ok, launched := false, false
 	defer func() {
 		forgotten := map[*resBuf]bool{}
@@ -232,12 +232,12 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 				// only the device held, and there is no backup.
 				err = errors.Join(err, fmt.Errorf("%w: a proven launch failed over [%#x,%#x), which held stale pages", ErrLostCopy, g.Range.Lo, g.Range.Hi))
 				forgotten[b] = true
-			case !ok && backup[gi] != 0:
+			case !ok && backups[gi] != nil:
 				// The kernel may have written part of a buffer whose
 				// stale pages only the device holds: put back the copy
-				// made before the launch.
-				if rerr := ctx.CopyDtoD(b.dev+gpu.DevicePtr(g.Range.Lo-b.r.Lo), backup[gi], g.Range.Hi-g.Range.Lo); rerr != nil {
-					err = errors.Join(err, fmt.Errorf("%w: restoring [%#x,%#x) after a failed launch: %v", ErrLostCopy, g.Range.Lo, g.Range.Hi, rerr))
+				// made before the launch (backup.go).
+				if rerr := res.restore(ctx, b, backups[gi]); rerr != nil {
+					err = errors.Join(err, rerr)
 				}
 			case !ok && g.Written && !forgotten[b]:
 				// The device copy of a failed launch may differ from the
@@ -248,8 +248,8 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			if b != nil {
 				b.pinned = false
 			}
-			if backup[gi] != 0 {
-				res.putSpare(backup[gi])
+			if bk := backups[gi]; bk != nil && bk.dev != 0 {
+				res.putSpare(bk.dev)
 			}
 		}
 	}()
@@ -289,17 +289,11 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 		}
 		st.BytesIn += copied
 		if lazy && g.Written && b.nstale > 0 && !in.Proven {
-			n := g.Range.Hi - g.Range.Lo
-			bk, berr := res.spare(n)
-			if berr == nil {
-				if berr = ctx.CopyDtoD(bk, b.dev+gpu.DevicePtr(g.Range.Lo-b.r.Lo), n); berr != nil {
-					res.putSpare(bk)
-				}
-			}
+			bk, berr := res.makeBackup(ctx, b, writableRanges(k, g, in.Sites))
 			if berr != nil {
 				return st, berr
 			}
-			backup[gi] = bk
+			backups[gi] = bk
 		}
 		for _, s := range g.Sites {
 			delta[s] = uint64(b.dev) - b.r.Lo

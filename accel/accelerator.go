@@ -86,7 +86,21 @@ type Options struct {
 	// BackgroundWorkers is how many goroutines translate in the
 	// background; 0 means one per eight cores, one to four.
 	BackgroundWorkers int
+	// DryRunAbove is the size of backup above which a checked launch of
+	// a data-independent kernel proves its input with a launch of the
+	// kernel's dry variant and then runs the unchecked one, instead of
+	// backing up the device's only copies of what it may overwrite
+	// (ptxgen's backup.go); 0 means DefaultDryRunAbove on a real GPU and
+	// never on the simulator, whose copies on the device cost a memmove
+	// and whose kernels cost their emulation twice.
+	DryRunAbove uint64
 }
+
+// DefaultDryRunAbove is Options.DryRunAbove on a real GPU: a backup of
+// LU's trailing update at 2000, 16 MB on average, took 145 us a launch on
+// an H100 (d2d_seconds), about what a second launch and its error record
+// cost there.
+const DefaultDryRunAbove = 8 << 20
 
 // Prefetch is Options.Prefetch.
 type Prefetch int
@@ -618,6 +632,10 @@ type spot struct {
 	kernelErrors int     // launches whose kernel reported an error, in a row
 	fatal        error   // a broken invariant that must stop the run
 	replay       *replay // an instance to launch again without probing (replay.go)
+	// variants are the Dry and Unchecked kernels loaded for proveDry,
+	// dryFailed the kernels whose variants did not load.
+	variants  map[*ptxgen.Kernel]gpu.Function
+	dryFailed map[*ptxgen.Kernel]bool
 	// instances counts the instances of the loop the guest entered with
 	// the hot spot armed (consecutive ones make a replay's progression).
 	instances uint64

@@ -90,3 +90,25 @@ func TestExtrapolationBreaks(t *testing.T) {
 		})
 	}
 }
+
+// TestDryLaunches runs LU on gpusim with every backup replaced by a dry
+// launch (Options.DryRunAbove 1; on the simulator the default never
+// does): its kernels are data independent, so each launch over pages only
+// the device holds first runs the kernel without its stores, then the
+// unchecked kernel, and nothing is copied on the device to back up what
+// the launches overwrite (against the run with backups, only the buffers'
+// merges). The output is native's. (ptxgen's TestDryLaunch fails a dry
+// launch.)
+func TestDryLaunches(t *testing.T) {
+	lu := gccStatic(t, filepath.Join("..", "testdata", "nests", "lu.c"), filepath.Join(t.TempDir(), "lu"), "-O2")
+	args := []string{lu, "64"}
+	prof := phase1(t, pipeline.Config{Path: lu, Args: args, Engine: testEngine})
+	backed := busiest(t, offloadedAsNative(t, lu, args, prof), true)
+	h := busiest(t, offloadedAsNativeWith(t, lu, args, accel.Options{Profile: prof, DryRunAbove: 1}), true)
+	if backed.DryLaunches != 0 || h.DryLaunches < h.Launches/2 || h.Unchecked < h.DryLaunches {
+		t.Errorf("hot spot %s: %d dry launches, %d unchecked, of %d (%d dry by default on gpusim): want most launches proven dry", h.Entry, h.DryLaunches, h.Unchecked, h.Launches, backed.DryLaunches)
+	}
+	if h.CopyParts == nil || backed.CopyParts == nil || h.CopyParts.DeviceToDeviceBytes*10 > backed.CopyParts.DeviceToDeviceBytes {
+		t.Errorf("hot spot %s: copies on the device %+v, with backups %+v: want a tenth at most", h.Entry, h.CopyParts, backed.CopyParts)
+	}
+}

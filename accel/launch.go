@@ -783,6 +783,10 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	if k.TripChecked && in.InnerTrip0 != ^uint64(0) && sp.tripsDiffer {
 		in.InnerTrip0, in.InnerTripStep, in.Dense = ^uint64(0), 0, nil
 	}
+	fnU, proved := sp.proveDry(k, &in)
+	if proved {
+		fn, k = fnU, k.Unchecked
+	}
 	st, err := ptxgen.Launch(sp.a.ctx, fn, k, sp.a.g.Mem, in, &sp.a.resident)
 	var ke *ptxgen.KernelError
 	if k.TripChecked && in.InnerTrip0 != ^uint64(0) && errors.As(err, &ke) && ke.Code == ptxgen.ErrCodeExit && ke.X86 == sp.inner {
@@ -823,6 +827,20 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 		sp.rep.Launches3D++
 	}
 	sp.rep.Iterations += in.Count
+	if proved {
+		sp.rep.Unchecked++
+	}
+	sp.addCosts(st)
+	// The cost model counts what launching costs the host too.
+	sp.kernelPerIter = max(st.Kernel, st.LaunchWall) / time.Duration(in.Count)
+	sp.a.calib.add(sp.modelPerIter*time.Duration(in.Count), st.Kernel)
+	// What copies cost through the residency, for the next predictions.
+	sp.a.copyIn.add(st.BytesIn, st.CopyIn)
+	return nil, false
+}
+
+// addCosts adds what launch st took to the report.
+func (sp *spot) addCosts(st ptxgen.LaunchStats) {
 	sp.rep.KernelSeconds += st.Kernel.Seconds()
 	sp.rep.SubmitSeconds += st.Submit.Seconds()
 	sp.unseen += st.Unseen
@@ -837,12 +855,66 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	sp.rep.BytesReused += st.BytesReused
 	sp.rep.BytesOut += st.BytesOut
 	sp.rep.BytesDeferred += st.BytesDeferred
-	// The cost model counts what launching costs the host too.
-	sp.kernelPerIter = max(st.Kernel, st.LaunchWall) / time.Duration(in.Count)
-	sp.a.calib.add(sp.modelPerIter*time.Duration(in.Count), st.Kernel)
-	// What copies cost through the residency, for the next predictions.
-	sp.a.copyIn.add(st.BytesIn, st.CopyIn)
-	return nil, false
+}
+
+// proveDry launches the dry variant of data-independent kernel k with
+// input in (see ptxgen's backup.go) when the checked launch would back up
+// more than Options.DryRunAbove bytes of the device's only copies: a
+// clean dry launch proves the input, in is marked Proven, and it returns
+// the unchecked kernel, loaded, to launch instead of k. Otherwise (a
+// small backup, a variant that did not load, a dry launch that failed)
+// the caller launches k, checked and backed up, as it would have; a
+// failing input fails there again, with the usual handling.
+func (sp *spot) proveDry(k *ptxgen.Kernel, in *ptxgen.LaunchInput) (gpu.Function, bool) {
+	if k.Dry == nil || k.Unchecked == nil || in.Proven || sp.dryFailed[k] {
+		return nil, false
+	}
+	limit := sp.a.opts.DryRunAbove
+	if limit == 0 {
+		if sp.a.opts.Driver != nil && sp.a.opts.Driver.Name() == "sim" {
+			return nil, false
+		}
+		limit = DefaultDryRunAbove
+	}
+	if sp.a.resident.BackupBytes(k, in.Sites) < limit {
+		return nil, false
+	}
+	fnD, errD := sp.variant(k.Dry)
+	fnU, errU := sp.variant(k.Unchecked)
+	if errD != nil || errU != nil {
+		if sp.dryFailed == nil {
+			sp.dryFailed = map[*ptxgen.Kernel]bool{}
+		}
+		sp.dryFailed[k] = true // the checked kernel, then, always
+		return nil, false
+	}
+	dry := *in
+	dry.Dry = true
+	st, err := ptxgen.Launch(sp.a.ctx, fnD, k.Dry, sp.a.g.Mem, dry, &sp.a.resident)
+	sp.addCosts(st)
+	if err != nil {
+		return nil, false
+	}
+	sp.rep.DryLaunches++
+	in.Proven = true
+	return fnU, true
+}
+
+// variant returns kernel variant k (a Dry or Unchecked one), loaded at
+// its first use.
+func (sp *spot) variant(k *ptxgen.Kernel) (gpu.Function, error) {
+	if f, ok := sp.variants[k]; ok {
+		return f, nil
+	}
+	f, err := sp.load(k)
+	if err != nil {
+		return nil, err
+	}
+	if sp.variants == nil {
+		sp.variants = map[*ptxgen.Kernel]gpu.Function{}
+	}
+	sp.variants[k] = f
+	return f, nil
 }
 
 // staleFootprint is how many bytes of the footprints of the count

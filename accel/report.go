@@ -47,6 +47,11 @@ type HotSpotReport struct {
 	// input had succeeded, and the kernel's accesses and branches do not
 	// depend on the data (ptxgen.Kernel.DataIndependent).
 	Unchecked int `json:"launches_unchecked,omitempty"`
+	// DryLaunches are the launches of a data-independent kernel's dry
+	// variant (no stores) that proved an input, so that the launch after
+	// it ran unchecked, without backing up what it overwrites (see
+	// Options.DryRunAbove); counted in Unchecked too, not in Launches.
+	DryLaunches int `json:"launches_dry,omitempty"`
 	// TripRetries are the launches of a 1D kernel that ran again without
 	// its counted loop's trip count check (ptxgen.Kernel.TripChecked): a
 	// row ran another count than the probed ones, so the stores proved

@@ -27,6 +27,15 @@ import (
 // footprints of its loads too, copied LU's remaining matrix at every step,
 // though its column scaling writes one column of it: 16 MB a launch at
 // 2000, 31.7 GB over the run on an H100.)
+//
+// A data-independent kernel (Kernel.DataIndependent) can do without a
+// backup: nothing its checks test is a value it loaded, so its dry
+// variant (Kernel.Dry, the same kernel without its stores to guest
+// memory) fails exactly where it would, having written nothing. A clean
+// dry launch proves the input, and the launch that follows runs
+// Kernel.Unchecked as a proven one (LaunchInput.Proven), which backs up
+// nothing. That costs a second launch instead of the copy: the caller
+// weighs the two (BackupBytes).
 
 // backup is what a launch saved of one group's buffer before the kernel
 // ran: the guest ranges runs, packed in that order at dev (0 when runs is
@@ -134,4 +143,25 @@ func (res *Resident) restore(ctx gpu.Context, b *resBuf, bk *backup) error {
 		}
 	}
 	return nil
+}
+
+// BackupBytes returns the bytes a checked launch of k over sites would
+// back up now: what its store sites' footprints cover of the pages only
+// the device holds. (A data-independent kernel may prove its input with
+// a launch of Kernel.Dry instead, and then run Kernel.Unchecked, which
+// needs no backup.)
+func (res *Resident) BackupBytes(k *Kernel, sites []Range) uint64 {
+	if res == nil || res.lazyMem == nil || len(sites) != len(k.Sites) {
+		return 0
+	}
+	var n uint64
+	for _, g := range Groups(k, sites) {
+		if !g.Written {
+			continue
+		}
+		for _, w := range writableRanges(k, g, sites) {
+			n += res.Stale(w)
+		}
+	}
+	return n
 }

@@ -53,6 +53,10 @@ type LaunchInput struct {
 	// backup of the device's only copies of what it overwrites. Should it
 	// fail after all, those bytes are lost (ErrLostCopy).
 	Proven bool
+	// Dry says the launch is of a Kernel.Dry: it writes no guest byte, so
+	// it backs up nothing, leaves nothing stale and copies nothing back,
+	// and its Dense is not used (every byte is copied in).
+	Dry bool
 }
 
 // Overwritten returns the bytes of group g that a launch of k with input in
@@ -213,6 +217,12 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	}()
 	lazy := res != nil && res.lazyMem != nil
 	groups := Groups(k, in.Sites)
+	if in.Dry {
+		in.Dense = nil
+		for i := range groups {
+			groups[i].Written = false
+		}
+	}
 	bufs := make([]*resBuf, len(groups))
 	kept := make([]bool, len(groups))
 	backups := make([]*backup, len(groups))

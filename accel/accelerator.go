@@ -90,17 +90,14 @@ type Options struct {
 	// a data-independent kernel proves its input with a launch of the
 	// kernel's dry variant and then runs the unchecked one, instead of
 	// backing up the device's only copies of what it may overwrite
-	// (ptxgen's backup.go); 0 means DefaultDryRunAbove on a real GPU and
-	// never on the simulator, whose copies on the device cost a memmove
-	// and whose kernels cost their emulation twice.
+	// (ptxgen's backup.go). 0 means: never on the simulator, whose
+	// copies on the device cost a memmove and whose kernels cost their
+	// emulation twice; elsewhere whichever costs less, the backup at the
+	// bandwidth the backups so far saw or the dry launch at what the dry
+	// launches so far took (before one ran, a launch's latency and the
+	// kernel's time), once a backup has been timed (proveDry).
 	DryRunAbove uint64
 }
-
-// DefaultDryRunAbove is Options.DryRunAbove on a real GPU: a backup of
-// LU's trailing update at 2000, 16 MB on average, took 145 us a launch on
-// an H100 (d2d_seconds), about what a second launch and its error record
-// cost there.
-const DefaultDryRunAbove = 8 << 20
 
 // Prefetch is Options.Prefetch.
 type Prefetch int
@@ -174,8 +171,10 @@ type Accelerator struct {
 	// them (costErr when that failed).
 	costs   *DeviceCosts
 	costErr error
-	// copyIn measures the copy-in bandwidth the launches saw.
-	copyIn copyMeter
+	// copyIn measures the copy-in bandwidth the launches saw; backups
+	// the device-to-device bandwidth of the launches' backups (proveDry).
+	copyIn  copyMeter
+	backups backupMeter
 	// calib compares the kernels' times with the throughput model's
 	// (DeviceCosts.KernelScale).
 	calib calibration
@@ -636,6 +635,7 @@ type spot struct {
 	// dryFailed the kernels whose variants did not load.
 	variants  map[*ptxgen.Kernel]gpu.Function
 	dryFailed map[*ptxgen.Kernel]bool
+	dryTook   time.Duration // the last dry launch, beyond its copies in
 	// instances counts the instances of the loop the guest entered with
 	// the hot spot armed (consecutive ones make a replay's progression).
 	instances uint64

@@ -512,7 +512,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// by a sample. (Re-strided footprints were found disjoint from the
 	// probed iterations: the same live-in values give the same.)
 	if !sampled {
-		sp.keepReplay(states[0], k, fn, in, uint64(P), last, byX86, inner0, cpuIter)
+		sp.keepReplay(states[0], k, fn, in, uint64(P), last, byX86, inner0, cpuIter, insnsPerIter)
 	}
 	return sp.finishInstance(cpu, start, loading(), P, count, tail, steps, states[P], cpuIter)
 }
@@ -836,6 +836,7 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	sp.a.calib.add(sp.modelPerIter*time.Duration(in.Count), st.Kernel)
 	// What copies cost through the residency, for the next predictions.
 	sp.a.copyIn.add(st.BytesIn, st.CopyIn)
+	sp.a.backups.add(st.Parts.BytesDtoD, st.Parts.DeviceToDevice)
 	return nil, false
 }
 
@@ -869,14 +870,8 @@ func (sp *spot) proveDry(k *ptxgen.Kernel, in *ptxgen.LaunchInput) (gpu.Function
 	if k.Dry == nil || k.Unchecked == nil || in.Proven || sp.dryFailed[k] {
 		return nil, false
 	}
-	limit := sp.a.opts.DryRunAbove
-	if limit == 0 {
-		if sp.a.opts.Driver != nil && sp.a.opts.Driver.Name() == "sim" {
-			return nil, false
-		}
-		limit = DefaultDryRunAbove
-	}
-	if sp.a.resident.BackupBytes(k, in.Sites) < limit {
+	bytes := sp.a.resident.BackupBytes(k, in.Sites)
+	if limit := sp.a.opts.DryRunAbove; limit > 0 && bytes < limit || limit == 0 && !sp.dryPays(bytes, in.Count) {
 		return nil, false
 	}
 	fnD, errD := sp.variant(k.Dry)
@@ -890,14 +885,70 @@ func (sp *spot) proveDry(k *ptxgen.Kernel, in *ptxgen.LaunchInput) (gpu.Function
 	}
 	dry := *in
 	dry.Dry = true
+	t0 := time.Now()
 	st, err := ptxgen.Launch(sp.a.ctx, fnD, k.Dry, sp.a.g.Mem, dry, &sp.a.resident)
 	sp.addCosts(st)
 	if err != nil {
 		return nil, false
 	}
+	// What the dry launch cost beyond the copies in, which the launch
+	// after it would have made.
+	sp.dryTook = max(time.Since(t0)-st.Unseen-st.CopyIn, 0)
 	sp.rep.DryLaunches++
 	in.Proven = true
 	return fnU, true
+}
+
+// dryPays reports whether a dry launch of count iterations costs less
+// than a backup of bytes (Options.DryRunAbove 0): never on the
+// simulator; elsewhere once a backup was timed (backupMeter), the backup
+// at that bandwidth against the last dry launch's time, or before one
+// ran, a launch's latency and the kernel's time on the last launch.
+func (sp *spot) dryPays(bytes, count uint64) bool {
+	if sp.a.opts.Driver != nil && sp.a.opts.Driver.Name() == "sim" {
+		return false
+	}
+	bw := sp.a.backups.bandwidth()
+	if bw <= 0 || bytes == 0 {
+		return false
+	}
+	backup := time.Duration(float64(bytes) / bw * float64(time.Second))
+	dry := sp.dryTook
+	if dry == 0 {
+		if sp.a.costs == nil {
+			return false
+		}
+		dry = sp.a.costs.LaunchLatency + sp.kernelPerIter*time.Duration(count)
+	}
+	return dry < backup
+}
+
+// backupMeter measures the device-to-device bandwidth of the launches'
+// backups (ptxgen's backup.go): the launches that copied at least
+// minBackupMeasured bytes on the device.
+type backupMeter struct {
+	bytes uint64
+	took  time.Duration
+}
+
+// minBackupMeasured is the least a launch copies on the device for its
+// time to tell the bandwidth.
+const minBackupMeasured = 1 << 20
+
+// add records a launch that copied bytes on the device, taking took.
+func (m *backupMeter) add(bytes uint64, took time.Duration) {
+	if bytes >= minBackupMeasured && took > 0 {
+		m.bytes += bytes
+		m.took += took
+	}
+}
+
+// bandwidth is the bandwidth measured, bytes per second (0: none yet).
+func (m backupMeter) bandwidth() float64 {
+	if m.took <= 0 {
+		return 0
+	}
+	return float64(m.bytes) / m.took.Seconds()
 }
 
 // variant returns kernel variant k (a Dry or Unchecked one), loaded at

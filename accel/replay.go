@@ -61,8 +61,11 @@ type replay struct {
 	last                  uint64
 	obs                   map[[2]uint64]*siteObs
 	lastRow0, lastRowStep uint64
-	// cpuIter is the CPU's time per iteration the instance was priced at.
+	// cpuIter is the CPU's time per iteration the instance was priced at,
+	// insns the guest instructions of its last probed iteration (an
+	// extrapolated replay's cpuIter moves with them).
 	cpuIter time.Duration
+	insns   float64
 	// proven is the Count of the last replay that ran the checked kernel
 	// without error (0: none yet): a replay with that same input runs the
 	// unchecked kernel (fnUnchecked, loaded at its first use), when k is
@@ -85,10 +88,11 @@ type replay struct {
 // keepReplay records the instance whose live-in values at arrival 0 were
 // start, launched with k (fn) and in from arrival P, as a replay from
 // arrival 0: last is the arrival that leaves the loop, obs what the probed
-// iterations saw of the sites, and for a 2D kernel inner0 the inner trip
-// count and steps of row 0.
-func (sp *spot) keepReplay(start []uint64, k *ptxgen.Kernel, fn gpu.Function, in ptxgen.LaunchInput, P, last uint64, obs map[[2]uint64]*siteObs, inner0 *ptxgen.LaunchInput, cpuIter time.Duration) {
-	r := &replay{start: append([]uint64(nil), start...), reloaded: reloadIndex(k.LiveIns, k.Reloads, 0), k: k, fn: fn, steps: in.Steps, cpuIter: cpuIter, last: last, obs: obs}
+// iterations saw of the sites, for a 2D kernel inner0 the inner trip
+// count and steps of row 0, and insns the guest instructions of the last
+// probed iteration.
+func (sp *spot) keepReplay(start []uint64, k *ptxgen.Kernel, fn gpu.Function, in ptxgen.LaunchInput, P, last uint64, obs map[[2]uint64]*siteObs, inner0 *ptxgen.LaunchInput, cpuIter time.Duration, insns float64) {
+	r := &replay{start: append([]uint64(nil), start...), reloaded: reloadIndex(k.LiveIns, k.Reloads, 0), k: k, fn: fn, steps: in.Steps, cpuIter: cpuIter, insns: insns, last: last, obs: obs}
 	r.in = in
 	r.in.Values = r.start
 	if k.TwoD {
@@ -134,8 +138,15 @@ func extrapolate(a, b *replay) *replay {
 	if !ok {
 		return nil
 	}
-	c := &replay{k: b.k, fn: b.fn, reloaded: b.reloaded, cpuIter: b.cpuIter, last: last, before: b,
+	c := &replay{k: b.k, fn: b.fn, reloaded: b.reloaded, cpuIter: b.cpuIter, insns: b.insns, last: last, before: b,
 		start: moveAll(a.start, b.start), steps: moveAll(a.steps, b.steps)}
+	// The CPU's time per iteration moves with the iteration's
+	// instructions: cholesky's rows run an inner loop one trip longer an
+	// instance, LU's trailing update's rows one element shorter.
+	if ins := 2*b.insns - a.insns; a.insns > 0 && b.insns > 0 && ins > 0 {
+		c.insns = ins
+		c.cpuIter = time.Duration(float64(b.cpuIter) * ins / b.insns)
+	}
 	c.obs = make(map[[2]uint64]*siteObs, len(b.obs))
 	for key, ob := range b.obs {
 		oa := a.obs[key]
@@ -178,18 +189,8 @@ func extrapolate(a, b *replay) *replay {
 		if b.in.Inner2Steps == nil {
 			c.in.Inner2Steps = nil
 		}
-		// The CPU's time per iteration moves with the row's mean
-		// length: LU's rows shorten by one element an instance.
-		if mb, mc := meanRow(b), meanRow(c); mb > 0 && mc > 0 {
-			c.cpuIter = time.Duration(float64(b.cpuIter) * mc / mb)
-		}
 	}
 	return c
-}
-
-// meanRow is the mean inner trip count of a 2D replay's rows.
-func meanRow(r *replay) float64 {
-	return float64(int64(r.lastRow0)) + float64(int64(r.lastRowStep))*float64(r.last)/2
 }
 
 // moveOn is the value after a and b in their progression, b + (b - a),

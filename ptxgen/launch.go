@@ -45,7 +45,8 @@ type LaunchInput struct {
 	// the guest where dense sites cover it (the kernel overwrites those
 	// bytes before anything reads them).
 	Dense []bool
-	// Proven says that a launch of the kernel with this same input (the
+	// Proven says that a launch of the kernel (or of its Dry variant)
+	// with this same input (the
 	// values of reloaded registers aside: data to a DataIndependent
 	// kernel) ran without error, and the kernel is DataIndependent: this
 	// launch cannot

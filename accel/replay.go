@@ -169,6 +169,15 @@ func extrapolate(a, b *replay) *replay {
 	}
 	c.in = b.in
 	c.in.Steps, c.in.Dense = c.steps, nil
+	if !b.k.TwoD && b.k.TripChecked {
+		// The counted loop's trip count, the same in every row of an
+		// instance, moves on too (all ones: not checked).
+		t, ok := moveOn(a.in.InnerTrip0, b.in.InnerTrip0)
+		if a.in.InnerTrip0 == ^uint64(0) || b.in.InnerTrip0 == ^uint64(0) || !ok {
+			t = ^uint64(0)
+		}
+		c.in.InnerTrip0, c.in.InnerTripStep = t, 0
+	}
 	if b.k.TwoD {
 		if len(a.in.InnerSteps) != len(b.in.InnerSteps) || len(a.in.InnerStepRows) != len(b.in.InnerStepRows) || len(a.in.Inner2Steps) != len(b.in.Inner2Steps) {
 			return nil

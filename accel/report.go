@@ -37,11 +37,21 @@ type HotSpotReport struct {
 	// Replays are the instances launched without probing: the same
 	// live-in values as one probed before (see replay.go).
 	Replays int `json:"replays,omitempty"`
+	// Extrapolated are the replays of an instance that continued the
+	// progression of the two before it (a sequential outer loop's next
+	// step), launched with what those were probed or launched with,
+	// moved on (see replay.go); counted in Replays too.
+	Extrapolated int `json:"replays_extrapolated,omitempty"`
 	// Unchecked are the replays that ran the kernel without its
 	// footprint checks and without backups: a checked replay of the same
 	// input had succeeded, and the kernel's accesses and branches do not
 	// depend on the data (ptxgen.Kernel.DataIndependent).
 	Unchecked int `json:"launches_unchecked,omitempty"`
+	// DryLaunches are the launches of a data-independent kernel's dry
+	// variant (no stores) that proved an input, so that the launch after
+	// it ran unchecked, without backing up what it overwrites (see
+	// Options.DryRunAbove); counted in Unchecked too, not in Launches.
+	DryLaunches int `json:"launches_dry,omitempty"`
 	// TripRetries are the launches of a 1D kernel that ran again without
 	// its counted loop's trip count check (ptxgen.Kernel.TripChecked): a
 	// row ran another count than the probed ones, so the stores proved
@@ -243,6 +253,9 @@ func FormatReport(r *Report) string {
 			continue
 		}
 		fmt.Fprintf(&sb, "%d launches (%d 2D, %d of them 3D, %d unchecked), %d GPU iterations, %d fallbacks", h.Launches, h.Launches2D, h.Launches3D, h.Unchecked, h.Iterations, h.Fallbacks)
+		if h.Replays > 0 {
+			fmt.Fprintf(&sb, ", %d replays (%d extrapolated)", h.Replays, h.Extrapolated)
+		}
 		var rs []string
 		for k, v := range h.FallbackReasons {
 			rs = append(rs, fmt.Sprintf("%s: %d", k, v))

@@ -617,32 +617,34 @@ const maxTailFetch = 1 << 20
 // bringBackTail brings back from the device the stale pages of what
 // arrivals from..to of the instance (the CPU's tail) touch: each site's
 // footprint over them, from the probed iterations (obs), up to
-// maxTailFetch bytes. When some of that is stale, after a probed instance
-// (P probed arrivals), the stale pages of its arrivals 0..P come back in
-// the same batch: the next instance of a nest whose outer loop moves its
-// start on by one (cholesky's columns) probes what this one's first
-// arrivals touched, which the launch left on the device, and would bring
-// it back a fault at a time (cholesky at 600 on gpusim: 600 faults, one
-// an instance, gone). Alone they would be a copy of their own, which the
-// guest may never need (the next kernel may write them first: LU's
-// column and trailing update, one after the other).
+// maxTailFetch bytes. When some of that is stale, the stale pages of the
+// instance's first arrivals (0..P after P probed ones, 0..1 after a
+// replay; up to maxAheadFetch bytes a site) come back in the same batch:
+// the CPU's code between the instances of a nest whose outer loop moves
+// its start on by one (cholesky's diagonal), and the next instance's
+// probed arrivals, read what this one's first arrivals touched, which the
+// launch left on the device, and would bring it back a fault at a time
+// (cholesky at 600 on gpusim: 600 faults, one an instance, gone). Alone
+// they would be a copy of their own, which the guest may never need (the
+// next kernel may write them first: LU's column and trailing update, one
+// after the other).
 func (sp *spot) bringBackTail(obs map[[2]uint64]*siteObs, from, to uint64, P int) error {
 	if obs == nil || to < from {
 		return nil
 	}
 	var foot []ptxgen.Range
-	add := func(from, to uint64) {
+	add := func(from, to, most uint64) {
 		sites, fb := sp.siteRanges(obs, from, to)
 		if fb != nil {
 			return // the CPU brings back what it touches as it goes
 		}
 		for _, r := range sites {
-			if r.Lo < r.Hi && r.Hi-r.Lo <= maxTailFetch {
+			if r.Lo < r.Hi && r.Hi-r.Lo <= most {
 				foot = append(foot, r)
 			}
 		}
 	}
-	add(from, to)
+	add(from, to, maxTailFetch)
 	stale := false
 	for _, r := range foot {
 		stale = stale || sp.a.resident.Stale(r) > 0
@@ -650,11 +652,15 @@ func (sp *spot) bringBackTail(obs map[[2]uint64]*siteObs, from, to uint64, P int
 	if !stale {
 		return nil
 	}
-	if P > 0 {
-		add(0, uint64(P))
-	}
+	add(0, uint64(max(P, 1)), maxAheadFetch)
 	return sp.a.resident.BringBack(foot)
 }
+
+// maxAheadFetch bounds the footprint of a site over an instance's first
+// arrivals that bringBackTail brings back along with the tail's: a row of
+// LU's or cholesky's matrix, not a plane of a stencil's grid, which the
+// next step's kernel overwrites before the CPU reads it.
+const maxAheadFetch = 64 << 10
 
 // recordedRows is how many probed iterations run on the probing engine,
 // recording every access; the others run on the fast engine.

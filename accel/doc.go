@@ -51,8 +51,13 @@
 // copy of the array), and a launch copies in only the pages of its range
 // the guest changed since. What a kernel writes stays on the device: the
 // guest's pages are marked stale, and the first access to one (by the
-// guest, a system call, or the next probe) brings it back, with read-ahead
-// while the guest reads in order. So two nests that pass an array between
+// guest, a system call, or the next probe) brings it back, with the stale
+// pages of the window around it in one copy, and read-ahead while the
+// guest reads in order; before the CPU runs an instance's tail, its
+// footprint comes back in one batch of copies (bringBackTail). A copy's
+// fixed cost (a call on the driver's thread that waits for the device)
+// is what copying tens of kilobytes costs, so copies go in runs and
+// batches, both ways (gpu.BatchCopier). So two nests that pass an array between
 // them never copy it through the host, and the CPU's probed and tail
 // iterations bring back only the pages they touch. The buffer holding the
 // only current copy of a page is backed up on the device before a launch

@@ -370,7 +370,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		if used, fb := sp.offloadParts(cpu, in, P, sites, cpuIter); fb != nil || sp.fatal != nil {
 			return false, fb
 		} else if used {
-			return sp.finishInstance(cpu, start, loading(), P, count, tail, steps, states[P], cpuIter)
+			return sp.finishInstance(cpu, start, loading(), P, count, tail, steps, states[P], cpuIter, byX86)
 		}
 	}
 	var fn gpu.Function
@@ -514,7 +514,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	if !sampled {
 		sp.keepReplay(states[0], k, fn, in, uint64(P), last, byX86, inner0, cpuIter, insnsPerIter)
 	}
-	return sp.finishInstance(cpu, start, loading(), P, count, tail, steps, states[P], cpuIter)
+	return sp.finishInstance(cpu, start, loading(), P, count, tail, steps, states[P], cpuIter, byX86)
 }
 
 // straightIteration reports whether the hot spot's iteration runs no loop
@@ -546,7 +546,14 @@ const maxTimedTails = 2
 // finishInstance accounts for the launches of an instance and sets the
 // CPU at the header for its last tail arrivals (the CPU runs them; with
 // two, the second's header arrival times the plain engine, see OnBreak).
-func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Duration, P int, count, tail uint64, steps, values []uint64, cpuIter time.Duration) (done bool, fb *fallback) {
+func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Duration, P int, count, tail uint64, steps, values []uint64, cpuIter time.Duration, obs map[[2]uint64]*siteObs) (done bool, fb *fallback) {
+	// What the tail arrivals touch of what the device holds comes back
+	// now, a copy a stretch, not a fault and a copy a page as the CPU
+	// reaches it; a cost of the offload, on the instance's GPU side.
+	if err := sp.bringBackTail(obs, uint64(P)+count, uint64(P)+count+tail-1); err != nil {
+		sp.fatal = fmt.Errorf("accelerate: hot spot %s: bringing back the CPU tail's footprint: %w", sp.rep.Entry, err)
+		return true, fail(ReasonDriver, "%v", err)
+	}
 	// The GPU side of the instance: everything since the header but the
 	// kernel's loading and the probed iterations, which the CPU runs
 	// either way.
@@ -599,6 +606,33 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 		sp.timedTails++
 	}
 	return true, nil
+}
+
+// maxTailFetch bounds the footprint of a site over the tail arrivals
+// that bringBackTail brings back ahead: a wider one (a site that did not
+// run in the probed iterations takes its array's; a column walked inside
+// an iteration spans the matrix) comes back as the CPU reaches it.
+const maxTailFetch = 1 << 20
+
+// bringBackTail brings back from the device the stale pages of what
+// arrivals from..to of the instance (the CPU's tail) touch: each site's
+// footprint over them, from the probed iterations (obs), up to
+// maxTailFetch bytes.
+func (sp *spot) bringBackTail(obs map[[2]uint64]*siteObs, from, to uint64) error {
+	if obs == nil || to < from {
+		return nil
+	}
+	sites, fb := sp.siteRanges(obs, from, to)
+	if fb != nil {
+		return nil // the CPU brings back what it touches as it goes
+	}
+	var foot []ptxgen.Range
+	for _, r := range sites {
+		if r.Lo < r.Hi && r.Hi-r.Lo <= maxTailFetch {
+			foot = append(foot, r)
+		}
+	}
+	return sp.a.resident.BringBack(foot)
 }
 
 // recordedRows is how many probed iterations run on the probing engine,

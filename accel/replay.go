@@ -330,7 +330,7 @@ func (sp *spot) offloadReplay(cpu *gvinst.CPU, r *replay, start []uint64) (appli
 		r.before.before = nil
 		sp.replay = r
 	}
-	done, fb = sp.finishInstance(cpu, t0, 0, 0, in.Count, tail, r.steps, start, r.cpuIter)
+	done, fb = sp.finishInstance(cpu, t0, 0, 0, in.Count, tail, r.steps, start, r.cpuIter, r.obs)
 	return true, done, fb
 }
 

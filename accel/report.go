@@ -140,6 +140,16 @@ type Report struct {
 	// and BroughtBackSeconds the time that took.
 	BytesBroughtBack   uint64  `json:"bytes_brought_back"`
 	BroughtBackSeconds float64 `json:"brought_back_seconds"`
+	// BroughtBackFaults are the guest's accesses (and system calls') that
+	// found a page only the device held and asked for it;
+	// BroughtBackRuns the runs of pages that came back, each in one copy
+	// from the device, and BroughtBackPages the pages they held.
+	// BroughtBackParts splits the time of those asked for outside a
+	// launch (copy_parts' fields).
+	BroughtBackFaults uint64           `json:"brought_back_faults,omitempty"`
+	BroughtBackRuns   uint64           `json:"brought_back_runs,omitempty"`
+	BroughtBackPages  uint64           `json:"brought_back_pages,omitempty"`
+	BroughtBackParts  *CopyPartsReport `json:"brought_back_parts,omitempty"`
 	// OffloadStopped says why the run sent every hot spot back to the
 	// CPU, when its offloading lost in all.
 	OffloadStopped string `json:"offload_stopped,omitempty"`
@@ -201,8 +211,13 @@ func (a *Accelerator) Report() *Report {
 		c.KernelScale = a.calib.scale()
 		rep.DeviceCosts = &c
 	}
-	n, d := a.resident.BroughtBack()
-	rep.BytesBroughtBack, rep.BroughtBackSeconds = n, d.Seconds()
+	back := a.resident.BringBackStats()
+	rep.BytesBroughtBack, rep.BroughtBackSeconds = back.Bytes, back.Time.Seconds()
+	rep.BroughtBackFaults, rep.BroughtBackRuns, rep.BroughtBackPages = back.Faults, back.Runs, back.Pages
+	if back.Faults > 0 {
+		rep.BroughtBackParts = &CopyPartsReport{}
+		rep.BroughtBackParts.add(back.Parts)
+	}
 	rep.OffloadStopped = a.stopped
 	rep.BytesDropped = a.resident.Discarded()
 	for _, sp := range a.order {
@@ -283,7 +298,7 @@ func FormatReport(r *Report) string {
 		fmt.Fprintf(&sb, "offloading stopped: %s\n", r.OffloadStopped)
 	}
 	if r.BytesBroughtBack > 0 {
-		fmt.Fprintf(&sb, "written bytes left on the device and brought back when read: %d in %.3fs\n", r.BytesBroughtBack, r.BroughtBackSeconds)
+		fmt.Fprintf(&sb, "written bytes left on the device and brought back when read: %d in %.3fs (%d runs of pages, %d accesses asked)\n", r.BytesBroughtBack, r.BroughtBackSeconds, r.BroughtBackRuns, r.BroughtBackFaults)
 	}
 	if r.BytesDropped > 0 {
 		fmt.Fprintf(&sb, "written bytes only the device held, dropped when the guest unmapped them or ended: %d\n", r.BytesDropped)

@@ -23,7 +23,7 @@ func TestBackupStaleWritable(t *testing.T) {
 	bs, k, ctx, fn := saxpyKernel(t)
 	refMem, refCPU := lazyGuest(t, n)
 	mem, cpu := lazyGuest(t, n)
-	res := Resident{Lazy: true}
+	res := Resident{Lazy: true, FaultWindow: 1} // a page a fault: the stale pages the test counts
 	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
 	round := func() {
 		t.Helper()
@@ -102,7 +102,7 @@ func TestDryLaunch(t *testing.T) {
 	fnD, fnU := load(k.Dry), load(k.Unchecked)
 	refMem, refCPU := lazyGuest(t, n)
 	mem, cpu := lazyGuest(t, n)
-	res := Resident{Lazy: true}
+	res := Resident{Lazy: true, FaultWindow: 1} // a page a fault: the stale pages the test counts
 	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
 	cpuRest := func() {
 		t.Helper()

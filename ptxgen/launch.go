@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gxbit/gxbit/gpu"
+	"github.com/gxbit/gxbit/gvinst"
 )
 
 // GuestMemory is the guest memory a launch copies from and back to
@@ -281,24 +282,52 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			bufs[gi].pinned = true
 		}
 	}
-	for gi, g := range groups {
-		b := bufs[gi]
-		copied, lerr := b.load(ctx, mem, res, g.Range, Overwritten(k, g, in))
-		if lerr != nil {
-			if kept[gi] {
-				// What the device holds of the failed copy is unknown.
-				if derr := res.drop(b); derr != nil {
-					lerr = errors.Join(lerr, derr)
-				}
-				for gj := range bufs {
-					if bufs[gj] == b {
-						kept[gj], bufs[gj] = false, nil
-					}
+	// The copies of what changed in every buffer go in batches, as few
+	// as the staging buffer allows (a copy's fixed cost is paid once a
+	// batch), all run before any backup below is made.
+	var stageLen uint64
+	for _, g := range groups {
+		stageLen += g.Range.Hi - g.Range.Lo + 2*gvinst.PageSize
+	}
+	stage, stageDone := res.takeStage(min(stageLen, stageBytes))
+	cb := &copyBatcher{ctx: ctx, stage: stage}
+	// dropLoaded lets go of the kept buffers from gi on (all of them: to
+	// len(groups)) after a failed copy in: what the device holds of them
+	// is unknown.
+	dropLoaded := func(gi, to int, lerr error) error {
+		for ; gi < to; gi++ {
+			b := bufs[gi]
+			if b == nil || !kept[gi] {
+				continue
+			}
+			if derr := res.drop(b); derr != nil {
+				lerr = errors.Join(lerr, derr)
+			}
+			for gj := range bufs {
+				if bufs[gj] == b {
+					kept[gj], bufs[gj] = false, nil
 				}
 			}
-			return st, lerr
+		}
+		return lerr
+	}
+	for gi, g := range groups {
+		b := bufs[gi]
+		copied, lerr := b.loadInto(ctx, mem, res, g.Range, Overwritten(k, g, in), cb)
+		if lerr != nil {
+			stageDone()
+			// The batch may hold copies of the buffers before this one.
+			return st, dropLoaded(0, gi+1, lerr)
 		}
 		st.BytesIn += copied
+	}
+	ferr := cb.flush()
+	stageDone()
+	if ferr != nil {
+		return st, dropLoaded(0, len(groups), ferr)
+	}
+	for gi, g := range groups {
+		b := bufs[gi]
 		if lazy && g.Written && b.nstale > 0 && !in.Proven {
 			bk, berr := res.makeBackup(ctx, b, writableRanges(k, g, in.Sites))
 			if berr != nil {
@@ -398,7 +427,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	}
 	t2 := time.Now()
 	rec := make([]byte, ErrorRecordSize)
-	if err := ctx.CopyDtoH(rec, errDev); err != nil {
+	if err := res.readErrorRecord(ctx, rec, errDev); err != nil {
 		return st, err
 	}
 	if code := binary.LittleEndian.Uint32(rec); code != 0 {

@@ -61,7 +61,12 @@
 // them never copy it through the host, and the CPU's probed and tail
 // iterations bring back only the pages they touch. The buffer holding the
 // only current copy of a page is backed up on the device before a launch
-// that writes it, and restored if the kernel fails. Buffers stay resident up
+// that may write it (what its store footprints cover of it), and restored
+// if the kernel fails; a data-independent kernel may instead prove its
+// input by a dry launch (the kernel without its stores, which fails where
+// it would), then run unchecked with no backup, where that costs less
+// (proveDry: on a real GPU, the backups' measured bandwidth against the
+// dry launches' time; never on the simulator). Buffers stay resident up
 // to half the device's memory. A store proved to write every byte of its
 // footprint (dense.go: an initialisation nest) is not copied in at all: the
 // array is born on the device.

@@ -290,6 +290,11 @@ func (sp *spot) offloadReplay(cpu *gvinst.CPU, r *replay, start []uint64) (appli
 		sp.replay = nil
 		return false, false, nil
 	}
+	if r != sp.replay && !sp.replayPays(r, in) {
+		// An instance of a progression too small to pay (LU's last
+		// steps): probing prices it, and sends it to the CPU.
+		return false, false, nil
+	}
 	fn, k := r.fn, r.k
 	if r.k.Unchecked != nil && r.proven == in.Count && !r.uncheckedFailed {
 		// The same input as a checked launch that succeeded: the same
@@ -327,4 +332,26 @@ func (sp *spot) offloadReplay(cpu *gvinst.CPU, r *replay, start []uint64) (appli
 	}
 	done, fb = sp.finishInstance(cpu, t0, 0, 0, in.Count, tail, r.steps, start, r.cpuIter, r.obs)
 	return true, done, fb
+}
+
+// replayPays reports whether the cost model expects the launch of
+// extrapolated replay r with input in to cost less than the CPU running
+// the iterations, bringing back first what the device holds of their
+// footprints (as offload prices a probed instance, less the probing): a
+// progression's instances change size, and its last ones may not pay.
+// Without the device's costs measured, or with AlwaysOffload, it does.
+func (sp *spot) replayPays(r *replay, in ptxgen.LaunchInput) bool {
+	costs := sp.a.costs
+	if costs == nil || sp.a.opts.AlwaysOffload {
+		return true
+	}
+	c := *costs
+	c.KernelScale = sp.a.calib.scale()
+	back, took := sp.a.resident.BroughtBack()
+	c.DeviceToHost = fetchBandwidth(c.DeviceToHost, back, took)
+	est := c.Predict(in.Count, r.cpuIter, r.insns, 0, 0, sp.kernelPerIter)
+	est.Fetch = c.FetchTime(sp.staleFootprint(r.k, in.Sites, in.Count))
+	est.Refill = c.FetchTime(sp.residentWrites(r.k, in.Sites, in.Count))
+	sp.fetch, sp.predicted = est.Fetch, est
+	return est.Pays()
 }

@@ -256,6 +256,9 @@ func FormatReport(r *Report) string {
 		if h.Replays > 0 {
 			fmt.Fprintf(&sb, ", %d replays (%d extrapolated)", h.Replays, h.Extrapolated)
 		}
+		if h.DryLaunches > 0 {
+			fmt.Fprintf(&sb, ", %d proven by dry launches", h.DryLaunches)
+		}
 		var rs []string
 		for k, v := range h.FallbackReasons {
 			rs = append(rs, fmt.Sprintf("%s: %d", k, v))

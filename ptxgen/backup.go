@@ -23,10 +23,14 @@ import (
 // holds (not stale) need no backup: the guest's copy is current, and a
 // failed launch marks those pages changed, so that the next launch copies
 // them in again. A group whose store footprints meet no stale page is
-// backed up not at all. (Backing up the group's whole range, the
-// footprints of its loads too, copied LU's remaining matrix at every step,
-// though its column scaling writes one column of it: 16 MB a launch at
-// 2000, 31.7 GB over the run on an H100.)
+// backed up not at all. (The backup was the group's whole range, the
+// footprints of its loads too. Footprints are ranges, though: LU's
+// column scaling writes one element a row, and its store footprint still
+// spans the rows below the diagonal, on pages the trailing update left
+// on the device; so does cholesky's column. Each of LU's hot spots
+// backed up 16 MB a launch on average at 2000, 31.7 GB over the run on
+// an H100, and the store footprints alone are hardly less: there the
+// dry launch below is what saves the copies.)
 //
 // A data-independent kernel (Kernel.DataIndependent) can do without a
 // backup: nothing its checks test is a value it loaded, so its dry

@@ -246,11 +246,11 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 			return gvinst.NewInterpreter(mem, t, o), nil
 		}
 	}
-	// The breakpoint set is shared: the engine reads it whenever it
-	// translates a block, and add and disarm change it, then invalidate
-	// the header's block.
+	// The breakpoint set is shared: the engine and its translator read it
+	// whenever they translate a block (breakCutter), and add and disarm
+	// change it, then invalidate the header's block.
 	var err error
-	if a.main, err = newEngine(g.Mem, g.Lifter, gvinst.InterpOptions{Breakpoints: a.bps, Optimize: true}); err != nil {
+	if a.main, err = newEngine(g.Mem, &breakCutter{lift: g.Lifter, bps: a.bps}, gvinst.InterpOptions{Breakpoints: a.bps, Optimize: true}); err != nil {
 		return nil, fmt.Errorf("accelerate: the main engine: %w", err)
 	}
 	a.closeMain, _ = a.main.(io.Closer)

@@ -1618,6 +1618,11 @@ func (c *Collector) Restart(pc uint64) {
 		}
 		n.entries++
 		n.counter[0], n.sel[0], n.provisional, n.inside, n.rootAt = 0, true, true, true, now
+		// That iteration is recorded from its middle: a stack slot it
+		// wrote before the collector took over (a spilled bound, an
+		// inner loop's counter set to 0 at -O0) is read first here, and
+		// is not taken for one the loop carries (privateAt).
+		n.partial[groupKey(n.entries-1, n.counter[:1])] = true
 		for _, k := range n.loops[c.innermost(n, pc)].chain {
 			n.loops[k].partial, n.loops[k].tookOver = true, true
 		}

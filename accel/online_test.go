@@ -526,6 +526,49 @@ func TestRunOnlineStackSlotsAnyStart(t *testing.T) {
 	}
 }
 
+// TestRunOnlineLaterRoundKeepsCutEntries runs doitgen (an r-q-p nest
+// with the s sum inside, then the checksum loop over its 1.6 M results)
+// under the single run, its first round begun inside a q loop entry and
+// ended inside the same one (outer iterations counted long past 1 M
+// instructions), so that the checksum loop begins a second round. The
+// profile after the second round, which phase 2 takes hot spots from,
+// must still give the q level the trip count the first round saw and
+// find it parallel: the q loop's only entry, begun before the first
+// round and cut short by its end, was forgotten when the second began,
+// and the q-p-s nest became "sequential: trip count of level i not
+// observed".
+func TestRunOnlineLaterRoundKeepsCutEntries(t *testing.T) {
+	dir := buildNests(t, []string{"O2-static"})
+	path := filepath.Join(dir, "O2-static", "doitgen")
+	args := []string{path, "48", "4096", "8"}
+	want := runNative(t, path, args[1:]...)
+	var out bytes.Buffer
+	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: 20_000_000,
+			Collect: profile.CollectOptions{LongOuterIteration: 1_000_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want || res.ExitStatus != 0 {
+		t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+	}
+	if on.Profile == nil || on.Rounds < 2 {
+		t.Fatalf("%d rounds (%+v), want a second one in the checksum loop: %v", on.Rounds, on.RoundSpans, on.Why)
+	}
+	var q *profile.HotSpot
+	for i := range on.Profile.HotSpots {
+		if h := &on.Profile.HotSpots[i]; h.Function == "main" && len(h.Levels) == 3 {
+			q = h
+		}
+	}
+	if q == nil {
+		t.Fatalf("no three-level hot spot (q, p, s) in the last profile:\n%s", profileText(on.Profile))
+	}
+	if lev := q.Levels[0]; lev.TripCount == "" || lev.Verdict != profile.VerdictParallel {
+		t.Errorf("level %s at %s after %d rounds: trips %q, %s (%s); want the first round's trip count and parallel", lev.Index, lev.Header, on.Rounds, lev.TripCount, lev.Verdict, lev.Reason)
+	}
+}
+
 // outerNest returns the hot spot of f rooted at main's outermost loop
 // with the most loops inside it (syrk's kernel nest), or nil.
 func outerNest(f *profile.File) *profile.HotSpot {

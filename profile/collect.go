@@ -1590,6 +1590,7 @@ func (c *Collector) Restart(pc uint64) {
 				c.resumed = append(c.resumed, ni)
 			}
 		}
+		c.cutEntries(n)
 		for i := range n.counter {
 			n.counter[i] = -1
 			n.loops[i].exact, n.loops[i].partial = false, false
@@ -1627,6 +1628,35 @@ func (c *Collector) Restart(pc uint64) {
 			n.loops[k].partial, n.loops[k].tookOver = true, true
 		}
 		break
+	}
+}
+
+// cutEntries keeps, for each loop of nest n whose entry was still running
+// when the last round ended (Restart, beginning the next, forgets the
+// counters), the iterations that entry ran under the collector as a
+// partial entry's trip count (partialTrips): the lower bound
+// provisionalTrips gave it for that round's analysis. Without it a later
+// round's analysis found no trip count for a loop whose only entries were
+// the one the first round began inside and the one it ended inside
+// (doitgen's q loop: its nest, offloadable after the first round, was
+// sequential after the second, "trip count of level i not observed").
+func (c *Collector) cutEntries(n *nestState) {
+	for l, info := range n.loops {
+		// As in finishTrips: an innermost loop's counter means nothing
+		// while the nest only counts.
+		if n.counter[l] < 0 || len(info.trips) > 0 || !(n.sampling && !n.skip || len(info.loop.Children) > 0 || info.counting) {
+			continue
+		}
+		var outer []int32
+		if p := info.parent; p >= 0 {
+			if !c.chainSelected(n, p) {
+				continue
+			}
+			outer = c.iters(n, p)
+		}
+		if trips := int64(n.counter[l]) + 1; trips > info.partialTrips.trips {
+			info.partialTrips = tripSample{entry: n.entries - 1, iters: outer, trips: trips}
+		}
 	}
 }
 

@@ -155,7 +155,10 @@ type Accelerator struct {
 	// copy in of an array the guest has not changed since.
 	resident ptxgen.Resident
 	// bps are the main engine's breakpoints; a disarmed hot spot's goes.
+	// cut is the main engine's translator, which cuts a level's block
+	// before its header (breakCutter).
 	bps map[uint64]bool
+	cut *breakCutter
 	// costs are the device's, measured at the first launch that needs
 	// them (costErr when that failed).
 	costs   *DeviceCosts
@@ -232,6 +235,7 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	}
 	a.costs = opts.Costs
 	a.bps = map[uint64]bool{}
+	a.cut = &breakCutter{lift: g.Lifter, bps: a.bps, levels: map[uint64]map[uint64]bool{}}
 	a.prepared = map[uint64]bool{}
 	if opts.ArmAfter == 0 {
 		a.add(opts.Profile)
@@ -250,7 +254,7 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	// whenever they translate a block (breakCutter), and add and disarm
 	// change it, then invalidate the header's block.
 	var err error
-	if a.main, err = newEngine(g.Mem, &breakCutter{lift: g.Lifter, bps: a.bps}, gvinst.InterpOptions{Breakpoints: a.bps, Optimize: true}); err != nil {
+	if a.main, err = newEngine(g.Mem, a.cut, gvinst.InterpOptions{Breakpoints: a.bps, Optimize: true}); err != nil {
 		return nil, fmt.Errorf("accelerate: the main engine: %w", err)
 	}
 	a.closeMain, _ = a.main.(io.Closer)
@@ -307,6 +311,7 @@ func (a *Accelerator) addSpots(prof *profile.File) []*spot {
 		}
 		a.spots[sp.header] = sp
 		a.bps[sp.header] = true
+		a.cut.levels[sp.header] = sp.level
 		if a.main != nil {
 			a.main.Invalidate(sp.header, 1)
 		}

@@ -2,20 +2,25 @@ package accel
 
 import "github.com/gxbit/gxbit/gvinst"
 
-// breakCutter is the main engine's translator: the guest's lifter, with
-// each block cut before every breakpoint inside it, so that a hot spot's
-// header starts a block however control reaches it. A header that the
-// code before it falls into (the condition block of a loop tested at the
-// bottom, as gcc -O0 lays out every loop, reached from the latch) is
-// otherwise in the middle of a block at every iteration but the first,
-// and only a jump to it stops the engine: a nest whose only instance was
-// running when it was armed (gxbit run --accelerate's round ended inside
-// it) ran to its end on the CPU. Add and disarm change bps and then
-// invalidate the block holding the header, which is translated again
-// here.
+// breakCutter is the main engine's translator: the guest's lifter, with a
+// block that runs from inside a hot spot's level into the level's header
+// (the latch of a loop tested at the bottom, as gcc -O0 lays out every
+// loop, falling into its condition block) cut before the header, so that
+// every iteration's arrival there stops the engine. Without the cut only a
+// jump to the header stopped it, at the level's entry: a nest whose only
+// instance was running when it was armed (gxbit run --accelerate's round
+// ended inside it) ran to its end on the CPU. A block from outside the
+// level that falls into its header (the code before the loop) is not cut:
+// the engine stops there from the loop's second iteration on, as it did
+// (cutting there too stopped gcc -O3's matmul at the first, where its
+// hot spot's live-in stack slot was not yet affine, and changed which hot
+// spots a short run reaches: TestAccelerateLoops, TestBackgroundTranslation).
 type breakCutter struct {
 	lift gvinst.Translator
 	bps  map[uint64]bool
+	// levels holds, per hot spot header, the start addresses of its
+	// level's blocks (spot.level).
+	levels map[uint64]map[uint64]bool
 }
 
 // Translate implements gvinst.Translator.
@@ -25,9 +30,9 @@ func (t *breakCutter) Translate(addr uint64) (*gvinst.VBlock, error) {
 		return b, err
 	}
 	for bp := range t.bps {
-		if bp > addr && bp < b.End {
-			// The cuts end the block at the first breakpoint in it,
-			// whatever their order.
+		if bp > addr && bp < b.End && t.levels[bp][addr] {
+			// A block holds one header of a level it is in at most
+			// (its own loop's); the cut ends it there.
 			b.SplitAt(bp)
 		}
 	}

@@ -166,7 +166,10 @@ type Accelerator struct {
 	// copy in of an array the guest has not changed since.
 	resident ptxgen.Resident
 	// bps are the main engine's breakpoints; a disarmed hot spot's goes.
+	// cut is the main engine's translator, which cuts a level's block
+	// before its header (breakCutter).
 	bps map[uint64]bool
+	cut *breakCutter
 	// costs are the device's, measured at the first launch that needs
 	// them (costErr when that failed).
 	costs   *DeviceCosts
@@ -245,6 +248,7 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	}
 	a.costs = opts.Costs
 	a.bps = map[uint64]bool{}
+	a.cut = &breakCutter{lift: g.Lifter, bps: a.bps, levels: map[uint64]map[uint64]bool{}}
 	a.prepared = map[uint64]bool{}
 	if opts.ArmAfter == 0 {
 		a.add(opts.Profile)
@@ -259,11 +263,11 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 			return gvinst.NewInterpreter(mem, t, o), nil
 		}
 	}
-	// The breakpoint set is shared: the engine reads it whenever it
-	// translates a block, and add and disarm change it, then invalidate
-	// the header's block.
+	// The breakpoint set is shared: the engine and its translator read it
+	// whenever they translate a block (breakCutter), and add and disarm
+	// change it, then invalidate the header's block.
 	var err error
-	if a.main, err = newEngine(g.Mem, g.Lifter, gvinst.InterpOptions{Breakpoints: a.bps, Optimize: true}); err != nil {
+	if a.main, err = newEngine(g.Mem, a.cut, gvinst.InterpOptions{Breakpoints: a.bps, Optimize: true}); err != nil {
 		return nil, fmt.Errorf("accelerate: the main engine: %w", err)
 	}
 	a.closeMain, _ = a.main.(io.Closer)
@@ -320,6 +324,7 @@ func (a *Accelerator) addSpots(prof *profile.File) []*spot {
 		}
 		a.spots[sp.header] = sp
 		a.bps[sp.header] = true
+		a.cut.levels[sp.header] = sp.level
 		if a.main != nil {
 			a.main.Invalidate(sp.header, 1)
 		}

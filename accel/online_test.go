@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -435,6 +436,160 @@ func runLongTimeSteps(t *testing.T, opts pipeline.OnlineOptions) {
 	if on.ProfiledInstructions > on.Report.GuestInstructions/4 {
 		t.Errorf("%d of %d guest instructions ran under the collector: the rounds did not end within a time step", on.ProfiledInstructions, on.Report.GuestInstructions)
 	}
+}
+
+// TestRunOnlineStackSlotsAnyStart runs syrk, whose nest's outer loop
+// keeps a value in a stack slot (at -O2 the bound n, spilled around the
+// inner loops that need its register; at -O0 every loop's counter), under
+// the single run with the first round begun at fixed points inside the
+// nest's only instance (guest instructions, so that where it begins does
+// not depend on the machine's speed). The i level must be parallel, as a
+// whole run's profile finds it, with every stack-slot induction variable
+// that profile finds at that level, and the rest of the instance must
+// launch at that level, with the native output. A round begun inside an
+// outer iteration records that iteration from its middle, where the
+// slot's first access is a read (its write ran before the round): the
+// slot was taken for one the loop carries, and the i loop for sequential,
+// at every start point. At -O0 the i loop's header is its condition
+// block, which the latch falls into: it stopped the engine only when
+// jumped to, at the instance's start, and the rest of the instance ran on
+// the CPU.
+func TestRunOnlineStackSlotsAnyStart(t *testing.T) {
+	dir := buildNests(t, []string{"O2-static", "O0-static"})
+	for _, c := range []struct {
+		mode string
+		at   []uint64 // the kernel nest runs from about 0.3 M to 6.2 M (-O2), 1.5 M to 24 M (-O0)
+	}{
+		{"O2-static", []uint64{500_000, 1_500_000, 3_000_000}},
+		{"O0-static", []uint64{3_000_000, 8_000_000, 14_000_000}},
+	} {
+		path := filepath.Join(dir, c.mode, "syrk")
+		args := []string{path, "120", "100"}
+		want := runNative(t, path, args[1:]...)
+		_, whole, err := pipeline.Profile(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: io.Discard, Stderr: io.Discard, Engine: testEngine}, profile.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := outerNest(whole)
+		if ref == nil || ref.Levels[0].Verdict != profile.VerdictParallel {
+			t.Fatalf("%s: the whole run's profile has no parallel outer nest in main:\n%s", c.mode, profileText(whole))
+		}
+		for _, at := range c.at {
+			t.Run(fmt.Sprintf("%s/%d", c.mode, at), func(t *testing.T) {
+				var out bytes.Buffer
+				res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+					pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: at})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if out.String() != want || res.ExitStatus != 0 {
+					t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+				}
+				if on.Profile == nil || on.Report == nil || len(on.RoundSpans) == 0 {
+					t.Fatalf("no profile or no phase 2: %v", on.Why)
+				}
+				var hs *profile.HotSpot
+				for i := range on.Profile.HotSpots {
+					if h := &on.Profile.HotSpots[i]; h.Entry == ref.Entry && h.Depth >= 1 {
+						hs = h
+					}
+				}
+				if hs == nil {
+					t.Fatalf("no hot spot at %s in the online profile:\n%s", ref.Entry, profileText(on.Profile))
+				}
+				if began := on.RoundSpans[0].BeganPC; !slices.Contains(ref.Levels[0].Blocks, profile.Hex(began)) {
+					t.Fatalf("the round began at %#x, not at a block of the nest", began)
+				}
+				lev := hs.Levels[0]
+				if lev.Verdict != profile.VerdictParallel {
+					t.Errorf("level %s of %s: %s (%s), want parallel as the whole run's profile says", lev.Index, hs.Entry, lev.Verdict, lev.Reason)
+				}
+				for _, iv := range ref.Levels[0].IVs {
+					if iv.Loc.Base == "" {
+						continue
+					}
+					if !slices.ContainsFunc(lev.IVs, func(o profile.IV) bool { return o.Loc == iv.Loc && o.Step == iv.Step }) {
+						t.Errorf("stack slot %s, an induction variable of step %d in the whole run's profile, is not one in the online profile: %+v", iv.Loc, iv.Step, lev.IVs)
+					}
+				}
+				launches := 0
+				for _, h := range on.Report.HotSpots {
+					if h.Entry == ref.Entry.String() {
+						launches += h.Launches
+					}
+				}
+				if launches == 0 {
+					t.Errorf("the outer level at %s did not launch\n%s", ref.Entry, accel.FormatReport(on.Report))
+				}
+			})
+		}
+	}
+}
+
+// TestRunOnlineLaterRoundKeepsCutEntries runs doitgen (an r-q-p nest
+// with the s sum inside, then the checksum loop over its 1.6 M results)
+// under the single run, its first round begun inside a q loop entry and
+// ended inside the same one (outer iterations counted long past 1 M
+// instructions), so that the checksum loop begins a second round. The
+// profile after the second round, which phase 2 takes hot spots from,
+// must still give the q level the trip count the first round saw and
+// find it parallel: the q loop's only entry, begun before the first
+// round and cut short by its end, was forgotten when the second began,
+// and the q-p-s nest became "sequential: trip count of level i not
+// observed".
+func TestRunOnlineLaterRoundKeepsCutEntries(t *testing.T) {
+	dir := buildNests(t, []string{"O2-static"})
+	path := filepath.Join(dir, "O2-static", "doitgen")
+	args := []string{path, "48", "4096", "8"}
+	want := runNative(t, path, args[1:]...)
+	var out bytes.Buffer
+	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: 20_000_000,
+			Collect: profile.CollectOptions{LongOuterIteration: 1_000_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want || res.ExitStatus != 0 {
+		t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+	}
+	if on.Profile == nil || on.Rounds < 2 {
+		t.Fatalf("%d rounds (%+v), want a second one in the checksum loop: %v", on.Rounds, on.RoundSpans, on.Why)
+	}
+	var q *profile.HotSpot
+	for i := range on.Profile.HotSpots {
+		if h := &on.Profile.HotSpots[i]; h.Function == "main" && len(h.Levels) == 3 {
+			q = h
+		}
+	}
+	if q == nil {
+		t.Fatalf("no three-level hot spot (q, p, s) in the last profile:\n%s", profileText(on.Profile))
+	}
+	if lev := q.Levels[0]; lev.TripCount == "" || lev.Verdict != profile.VerdictParallel {
+		t.Errorf("level %s at %s after %d rounds: trips %q, %s (%s); want the first round's trip count and parallel", lev.Index, lev.Header, on.Rounds, lev.TripCount, lev.Verdict, lev.Reason)
+	}
+}
+
+// outerNest returns the hot spot of f rooted at main's outermost loop
+// with the most loops inside it (syrk's kernel nest), or nil.
+func outerNest(f *profile.File) *profile.HotSpot {
+	var best *profile.HotSpot
+	for i := range f.HotSpots {
+		h := &f.HotSpots[i]
+		if h.Function != "main" || len(h.Levels) == 0 {
+			continue
+		}
+		if best == nil || h.Depth+len(h.InnerLoops) > best.Depth+len(best.InnerLoops) {
+			best = h
+		}
+	}
+	return best
+}
+
+// profileText prints f as gxbit profile --print does.
+func profileText(f *profile.File) string {
+	var sb strings.Builder
+	_ = profile.WriteText(&sb, f)
+	return sb.String()
 }
 
 // TestRunOnlineSequentialNests runs the corpus programs whose hot nest is

@@ -1501,7 +1501,15 @@ func (ch *chain) depend(fits []*siteFit, trips []*affineFit, private map[[3]int6
 		for _, e := range ch.extra {
 			up := polyhedral.Const(0)
 			if b, ok := e.trip.bases[key]; ok {
-				up = polyhedral.Const(int64(b) - 1)
+				// As for a level: a loop tested at the top runs no body
+				// at its last header arrival (at -O0 every loop; syrk's
+				// j2 loop, taken one row past its last, met the next
+				// array, and the outer level was found sequential).
+				adj := int64(1)
+				if ch.topTested(ch.n.loops[e.loop].loop, sites) {
+					adj = 2
+				}
+				up = polyhedral.Const(int64(b) - adj)
 				for m, c := range e.trip.coeffs {
 					if c != 0 {
 						up = up.Add(polyhedral.Var(ch.posName(e.path, m)).Scale(c))

@@ -22,8 +22,9 @@ type CollectOptions struct {
 	// (0: 256); past it the loop's register probes are removed.
 	MaxSnapshotsPerLoop int
 	// MaxProbesPerNest is how many probe calls a nest may make while it
-	// is sampled (0: 1,000,000); past it the nest is re-translated
-	// without probes.
+	// is sampled (0: DefaultMaxProbesPerNest); past it the nest thins out
+	// (thinIterations), and past thinBudget times it the nest is
+	// re-translated without probes.
 	MaxProbesPerNest int64
 	// SliceInsns is how many guest instructions run between the
 	// collector's bookkeeping points, where it also samples the guest's
@@ -34,6 +35,9 @@ type CollectOptions struct {
 	// more of them (0: longRootIteration; see there).
 	LongOuterIteration uint64
 }
+
+// DefaultMaxProbesPerNest is CollectOptions.MaxProbesPerNest when it is 0.
+const DefaultMaxProbesPerNest = 1_000_000
 
 // The kinds of instrumentation sites.
 const (
@@ -199,7 +203,7 @@ type nestState struct {
 	spent     int64
 	lead      int32 // the paused loop's (pauseLead)
 	toEnd     bool  // the paused loop resumes only before it ends
-	thin      bool  // past MaxProbesPerNest (selected)
+	thin      bool  // past the probe budget (selected)
 	iterStart []int64
 	skip      bool
 	flushed   bool
@@ -268,6 +272,25 @@ type Collector struct {
 	rejectedFuncs []*Func
 	callSite      int // the keys of before, sorted
 	live          map[*Func]map[uint64]slots
+	// roundBudget, when not 0, is the probe budget past which a nest
+	// thins out (SetProbeBudget), in place of MaxProbesPerNest.
+	roundBudget int64
+}
+
+// SetProbeBudget sets how many probe calls a nest may make before it thins
+// out (see thinIterations), from now on, in place of
+// CollectOptions.MaxProbesPerNest (0: that again): gxbit run --accelerate
+// sizes each round's by the run so far. A nest still stops sampling at
+// thinBudget times MaxProbesPerNest, whatever the budget: what a round
+// must see of a time step of long 1D sweeps does not shrink with it.
+func (c *Collector) SetProbeBudget(n int64) { c.roundBudget = n }
+
+// budget is the probe budget past which a nest thins out.
+func (c *Collector) budget() int64 {
+	if c.roundBudget > 0 {
+		return c.roundBudget
+	}
+	return c.opts.MaxProbesPerNest
 }
 
 // NewCollector prepares the instrumentation of the nests of p: every loop
@@ -282,7 +305,7 @@ func NewCollector(p *Program, lift BlockLifter, mem *gvinst.Memory, opts Collect
 		opts.MaxSnapshotsPerLoop = 256
 	}
 	if opts.MaxProbesPerNest <= 0 {
-		opts.MaxProbesPerNest = 1_000_000
+		opts.MaxProbesPerNest = DefaultMaxProbesPerNest
 	}
 	if opts.SliceInsns == 0 {
 		opts.SliceInsns = 1 << 14
@@ -1069,16 +1092,16 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 		n.probes++
 	}
 	n.spent++
-	switch n.probes {
-	case c.opts.MaxProbesPerNest:
+	switch {
+	case n.probes >= thinBudget*c.opts.MaxProbesPerNest:
+		c.stopSampling(n, s.nest)
+	case n.probes >= c.budget() && !n.thin:
 		// Thin out to the end of the outer loop's iteration, so that
 		// the loops after the one that spent the budget (a time step's
 		// second sweep) are sampled too, and through the next one if
 		// the budget went in the first: what is seen at one value of
 		// the outer index only has no known step in it (fitAffine).
 		n.thin = true
-	case thinBudget * c.opts.MaxProbesPerNest:
-		c.stopSampling(n, s.nest)
 	}
 	switch s.kind {
 	case siteHeader:
@@ -1590,6 +1613,7 @@ func (c *Collector) Restart(pc uint64) {
 				c.resumed = append(c.resumed, ni)
 			}
 		}
+		c.cutEntries(n)
 		for i := range n.counter {
 			n.counter[i] = -1
 			n.loops[i].exact, n.loops[i].partial = false, false
@@ -1618,10 +1642,44 @@ func (c *Collector) Restart(pc uint64) {
 		}
 		n.entries++
 		n.counter[0], n.sel[0], n.provisional, n.inside, n.rootAt = 0, true, true, true, now
+		// That iteration is recorded from its middle: a stack slot it
+		// wrote before the collector took over (a spilled bound, an
+		// inner loop's counter set to 0 at -O0) is read first here, and
+		// is not taken for one the loop carries (privateAt).
+		n.partial[groupKey(n.entries-1, n.counter[:1])] = true
 		for _, k := range n.loops[c.innermost(n, pc)].chain {
 			n.loops[k].partial, n.loops[k].tookOver = true, true
 		}
 		break
+	}
+}
+
+// cutEntries keeps, for each loop of nest n whose entry was still running
+// when the last round ended (Restart, beginning the next, forgets the
+// counters), the iterations that entry ran under the collector as a
+// partial entry's trip count (partialTrips): the lower bound
+// provisionalTrips gave it for that round's analysis. Without it a later
+// round's analysis found no trip count for a loop whose only entries were
+// the one the first round began inside and the one it ended inside
+// (doitgen's q loop: its nest, offloadable after the first round, was
+// sequential after the second, "trip count of level i not observed").
+func (c *Collector) cutEntries(n *nestState) {
+	for l, info := range n.loops {
+		// As in finishTrips: an innermost loop's counter means nothing
+		// while the nest only counts.
+		if n.counter[l] < 0 || len(info.trips) > 0 || !(n.sampling && !n.skip || len(info.loop.Children) > 0 || info.counting) {
+			continue
+		}
+		var outer []int32
+		if p := info.parent; p >= 0 {
+			if !c.chainSelected(n, p) {
+				continue
+			}
+			outer = c.iters(n, p)
+		}
+		if trips := int64(n.counter[l]) + 1; trips > info.partialTrips.trips {
+			info.partialTrips = tripSample{entry: n.entries - 1, iters: outer, trips: trips}
+		}
 	}
 }
 

@@ -125,3 +125,71 @@ func TestSecondSweepSampled(t *testing.T) {
 		})
 	}
 }
+
+// TestRoundBudgetThinsOnly profiles testdata/sweeps1d.c (time steps of two
+// 1D sweeps: jacobi1d's shape) with a round's probe budget (SetProbeBudget,
+// as gxbit run --accelerate sizes it by the run so far) a hundredth of the
+// collector's: the nest thins out at the round's budget but stops
+// sampling only at thinBudget times the collector's, so it must get the
+// verdicts and see the sweeps' trip counts as with the collector's budget
+// alone (with a cap that shrank with the round's budget, the time loop's
+// inner loops had "no affine, positive trip count").
+func TestRoundBudgetThinsOnly(t *testing.T) {
+	path := buildStatic(t, "sweeps1d")
+	args := []string{path, "20002", "3"}
+	profileWith := func(budget int64) *profile.File {
+		t.Helper()
+		var out bytes.Buffer
+		g, err := pipeline.Load(pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		sess, err := profile.NewSession(g.Lifter, g.Mem, imageOf(g), profile.Options{Collect: profile.CollectOptions{MaxProbesPerNest: 3000, SliceInsns: 256}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sess.Close()
+		sess.Collector.SetProbeBudget(budget)
+		res, err := g.RunEngine(context.Background(), sess.Engine(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outcome != pipeline.Exited || res.ExitStatus != 0 {
+			t.Fatalf("%v %d %s", res.Outcome, res.ExitStatus, res.Diagnosis())
+		}
+		return sess.Finish(profile.RunInfo{Program: path, Args: args[1:], LoadBias: g.Image.Bias, GuestInstructions: res.Stats.GuestInstructions})
+	}
+	const round = 30
+	want := verdicts(profileWith(0))
+	got := profileWith(round)
+	for k, w := range want {
+		if g := verdicts(got)[k]; g != w {
+			t.Errorf("hot spot %s: %s with a round's budget of %d; %s with the collector's 3000", k, g, round, w)
+		}
+	}
+	sweeps := 0
+	for _, h := range got.HotSpots {
+		if len(h.Levels) != 1 || len(h.InnerLoops) < 2 {
+			continue
+		}
+		for _, il := range h.InnerLoops {
+			if il.Parent != h.Levels[0].Index {
+				continue
+			}
+			sweeps++
+			if len(il.ObservedTrips) == 0 {
+				t.Errorf("the sweep at %s: no trip count seen", il.Header)
+			}
+			for _, n := range il.ObservedTrips {
+				if n != 20000 {
+					t.Errorf("the sweep at %s: trip counts %v seen, want 20000", il.Header, il.ObservedTrips)
+					break
+				}
+			}
+		}
+	}
+	if sweeps != 2 {
+		t.Errorf("%d sweeps under the time loop, want 2", sweeps)
+	}
+}

@@ -1,0 +1,40 @@
+package accel
+
+import "github.com/gxbit/gxbit/gvinst"
+
+// breakCutter is the main engine's translator: the guest's lifter, with a
+// block that runs from inside a hot spot's level into the level's header
+// (the latch of a loop tested at the bottom, as gcc -O0 lays out every
+// loop, falling into its condition block) cut before the header, so that
+// every iteration's arrival there stops the engine. Without the cut only a
+// jump to the header stopped it, at the level's entry: a nest whose only
+// instance was running when it was armed (gxbit run --accelerate's round
+// ended inside it) ran to its end on the CPU. A block from outside the
+// level that falls into its header (the code before the loop) is not cut:
+// the engine stops there from the loop's second iteration on, as it did
+// (cutting there too stopped gcc -O3's matmul at the first, where its
+// hot spot's live-in stack slot was not yet affine, and changed which hot
+// spots a short run reaches: TestAccelerateLoops, TestBackgroundTranslation).
+type breakCutter struct {
+	lift gvinst.Translator
+	bps  map[uint64]bool
+	// levels holds, per hot spot header, the start addresses of its
+	// level's blocks (spot.level).
+	levels map[uint64]map[uint64]bool
+}
+
+// Translate implements gvinst.Translator.
+func (t *breakCutter) Translate(addr uint64) (*gvinst.VBlock, error) {
+	b, err := t.lift.Translate(addr)
+	if err != nil || b == nil {
+		return b, err
+	}
+	for bp := range t.bps {
+		if bp > addr && bp < b.End && t.levels[bp][addr] {
+			// A block holds one header of a level it is in at most
+			// (its own loop's); the cut ends it there.
+			b.SplitAt(bp)
+		}
+	}
+	return b, nil
+}

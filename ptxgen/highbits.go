@@ -24,6 +24,14 @@ const hiHalf = 0xFFFFFFFF00000000
 // wide (128-bit) operations and everything else read them.
 func (a *analysis) plainMerges() map[[2]int64]bool {
 	demanded := map[resource]bool{}
+	// A register an exit stores is read whole (exitstate.go).
+	for _, rs := range a.exitStates {
+		for _, r := range rs {
+			if r < int(gvinst.NumGuestSlots) {
+				demanded[resource{id: int64(r)}] = true
+			}
+		}
+	}
 	var block uint64
 	res := func(r gvinst.Reg) resource {
 		if r.IsVirtual() {

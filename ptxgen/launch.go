@@ -53,6 +53,11 @@ type LaunchInput struct {
 	// backup of the device's only copies of what it overwrites. Should it
 	// fail after all, those bytes are lost (ErrLostCopy).
 	Proven bool
+	// ExitState says that the launch's last iteration (Count-1) is the
+	// instance's last arrival, which may leave the loop: its thread then
+	// stores the exit state (LaunchStats.Exit) where the kernel gives
+	// that exit's (Kernel.ExitStates). Without it every exit fails.
+	ExitState bool
 }
 
 // Overwritten returns the bytes of group g that a launch of k with input in
@@ -150,6 +155,19 @@ func (e *KernelError) Error() string {
 	return fmt.Sprintf("kernel: %s at x86 %#x", what, e.X86)
 }
 
+// recordSize is how much of the record a launch of k with input in reads
+// back: the error record, and the exit state when a thread may store one.
+func recordSize(k *Kernel, in LaunchInput) int {
+	if !in.ExitState || !k.GivesExitState() {
+		return ErrorRecordSize
+	}
+	n := 0
+	for _, ls := range k.ExitStates {
+		n = max(n, len(ls))
+	}
+	return ErrorRecordSize + 8 + 8*n
+}
+
 // LaunchStats are the times and bytes of one launch.
 type LaunchStats struct {
 	// Kernel is the device's time running the kernel
@@ -175,6 +193,9 @@ type LaunchStats struct {
 	Unseen time.Duration
 	// Parts splits CopyIn and CopyOut by what they went to.
 	Parts CopyParts
+	// Exit is the state the launch's last iteration left the loop with
+	// (LaunchInput.ExitState); nil when no thread left it.
+	Exit *ExitRecord
 }
 
 // Launch runs one launch of k (loaded as fn in ctx): it copies every
@@ -354,6 +375,11 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			v = in.Inner2Trip
 		case ParamInner2Step:
 			v = in.Inner2Steps[p.Index]
+		case ParamExitLast:
+			v = ^uint64(0)
+			if in.ExitState && in.Count > 0 {
+				v = in.Count - 1
+			}
 		}
 		params[i] = binary.LittleEndian.AppendUint64(nil, v)
 	}
@@ -392,14 +418,27 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 		st.Kernel = max(st.LaunchWall-st.Submit, 0)
 	}
 	t2 := time.Now()
-	rec := make([]byte, ErrorRecordSize)
+	rec := make([]byte, recordSize(k, in))
 	if err := ctx.CopyDtoH(rec, errDev); err != nil {
 		return st, err
 	}
 	if code := binary.LittleEndian.Uint32(rec); code != 0 {
 		return st, &KernelError{Code: int(code), X86: binary.LittleEndian.Uint64(rec[8:])}
 	}
-	if res != nil {
+	if len(rec) > ErrorRecordSize {
+		if t := binary.LittleEndian.Uint64(rec[ErrorRecordSize:]); t != 0 {
+			ls, ok := k.ExitStates[t]
+			if !ok {
+				return st, fmt.Errorf("ptxgen: kernel %s stored the exit state of %#x, which it does not give", k.Name, t)
+			}
+			x := &ExitRecord{Target: t, Values: make([]uint64, len(ls))}
+			for i := range ls {
+				x.Values[i] = binary.LittleEndian.Uint64(rec[ErrorRecordSize+8+8*i:])
+			}
+			st.Exit = x
+		}
+	}
+	if res != nil && st.Exit == nil {
 		res.errDirty = false
 	}
 	// Written buffers: copy back, or (lazy) mark the guest's pages stale.

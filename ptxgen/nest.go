@@ -119,6 +119,13 @@ type Nest struct {
 	// (phase 1 proves it): a thread that starts in the middle of the
 	// level loads them again (see Reload).
 	Reloads []Reload
+	// ExitLive, when set, gives for an exit target (a successor outside
+	// Blocks) which guest slots the code there may read before writing
+	// them (gvinst.LiveAt): where what the level writes and a thread
+	// cannot give exactly is dead there, the kernel gives that exit's
+	// state (Kernel.ExitStates, exitstate.go). A target it lacks keeps
+	// its exit an error.
+	ExitLive map[uint64]*[gvinst.NumGuestSlots]bool
 }
 
 // Reload is a register that the nest's level (Inner: the inner level of
@@ -337,6 +344,9 @@ type analysis struct {
 	// tripLoop are the blocks of the loop a 1D kernel counts
 	// (Nest.TripCheck).
 	tripLoop map[uint64]bool
+	// exitStates are, per exit target whose state the kernel gives, the
+	// resources (privRes numbering) its thread stores (exitstate.go).
+	exitStates map[uint64][]int
 }
 
 func key(block uint64, idx int) [2]int64 { return [2]int64{int64(block), int64(idx)} }
@@ -418,6 +428,7 @@ func analyze(n *Nest) (*analysis, error) {
 			return nil, err
 		}
 	}
+	a.findExitStates()
 	return a, nil
 }
 

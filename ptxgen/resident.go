@@ -94,9 +94,10 @@ type Resident struct {
 	// gather is the device buffer of maxReadAhead pages that
 	// bringBackStrided gathers pages in (0 until one ran).
 	gather gpu.DevicePtr
-	// errRec is the error record every launch passes its kernel: a kernel
-	// writes it only when it fails, so it is cleared once, and again only
-	// after a launch that did not read it back zero (errDirty).
+	// errRec is the record every launch passes its kernel (ExitRecordSize
+	// bytes): a kernel writes it only when it fails or stores an exit
+	// state, so it is cleared once, and again only after a launch that
+	// did not read it back zero (errDirty).
 	errRec   gpu.DevicePtr
 	errDirty bool
 }
@@ -105,25 +106,25 @@ type Resident struct {
 // Without a Resident it is a new allocation, which the caller frees.
 func (res *Resident) errorRecord(ctx gpu.Context) (gpu.DevicePtr, error) {
 	if res == nil {
-		dev, err := ctx.Alloc(ErrorRecordSize)
+		dev, err := ctx.Alloc(ExitRecordSize)
 		if err != nil {
 			return 0, err
 		}
-		if err := ctx.Memset(dev, 0, ErrorRecordSize); err != nil {
+		if err := ctx.Memset(dev, 0, exitClearSize); err != nil {
 			_ = ctx.Free(dev)
 			return 0, err
 		}
 		return dev, nil
 	}
 	if res.errRec == 0 {
-		dev, err := ctx.Alloc(ErrorRecordSize)
+		dev, err := ctx.Alloc(ExitRecordSize)
 		if err != nil {
 			return 0, err
 		}
 		res.errRec, res.errDirty = dev, true
 	}
 	if res.errDirty {
-		if err := ctx.Memset(res.errRec, 0, ErrorRecordSize); err != nil {
+		if err := ctx.Memset(res.errRec, 0, exitClearSize); err != nil {
 			return 0, err
 		}
 		res.errDirty = false

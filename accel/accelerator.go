@@ -608,9 +608,13 @@ type spot struct {
 	// modelPerIter is the throughput model's kernel time per iteration at
 	// the last prediction, before scaling (0 when none was made).
 	modelPerIter time.Duration
-	tailStart    time.Time
-	tailBack     time.Duration // the Resident's time bringing data back at tailStart
-	timedTails   int           // instances that ran a second tail arrival to time it (cpuTail)
+	// exit is the exit state the last launch's last thread stored, and
+	// exitKernel the kernel that ran (finishInstance).
+	exit       *ptxgen.ExitRecord
+	exitKernel *ptxgen.Kernel
+	tailStart  time.Time
+	tailBack   time.Duration // the Resident's time bringing data back at tailStart
+	timedTails int           // instances that ran a second tail arrival to time it (cpuTail)
 	// unprofitable counts the instances in a row predicted not to pay;
 	// predicted is the last prediction.
 	unprofitable streak

@@ -1,13 +1,16 @@
 package gvinst
 
+import "fmt"
+
 // LiveAt reports, per guest state slot, whether the code that starts at
 // addr may read the slot before it writes it: a slot is dead (false) only
 // where a scan of the code forward from addr, through direct jumps, both
-// sides of conditional branches and into direct calls, meets a write of
-// it before any read on every path. Anything the scan cannot see through
-// (an indirect jump, call or return, a system call, a trap, code it
-// cannot translate, more than liveAtBlocks blocks) leaves every slot not
-// yet decided live.
+// sides of conditional branches and into direct calls (back at their
+// return addresses at the callee's RET), meets a write of it before any
+// read on every path. Anything the scan cannot see through (an indirect
+// jump or call, a return from where the scan began, a system call, a
+// trap, code it cannot translate, more than liveAtBlocks blocks or
+// liveAtCalls calls deep) leaves every slot not yet decided live.
 //
 // The lazy flags (CCOp, CCA, CCB, CCR, CCC) are written whole by a FLAGS
 // of a kind that sets every arithmetic flag (add, sub, logic, …); a
@@ -20,31 +23,65 @@ func LiveAt(t Translator, addr uint64) (live [NumGuestSlots]bool) {
 	for i := range undecided {
 		undecided[i] = true
 	}
-	budget := liveAtBlocks
-	liveFrom(t, addr, undecided, &live, &budget)
+	sc := &liveScan{t: t, live: &live, budget: liveAtBlocks, seen: map[string][]*[NumGuestSlots]bool{}}
+	sc.from(addr, undecided, nil)
 	return live
 }
 
 // liveAtBlocks bounds the blocks LiveAt translates.
-const liveAtBlocks = 32
+const liveAtBlocks = 256
 
-// liveFrom marks live every slot of undecided that the code from addr may
-// read before writing it, spending budget blocks.
-func liveFrom(t Translator, addr uint64, undecided [NumGuestSlots]bool, live *[NumGuestSlots]bool, budget *int) {
+// liveScan is one LiveAt: the slots found live, the blocks it may still
+// translate, and per block (and the return addresses of the calls the
+// scan is inside) the sets of undecided slots it was scanned with.
+type liveScan struct {
+	t      Translator
+	live   *[NumGuestSlots]bool
+	budget int
+	seen   map[string][]*[NumGuestSlots]bool
+}
+
+// from marks live every slot of undecided that the code from addr may
+// read before writing it; rets are the return addresses of the calls the
+// scan followed, innermost last (a RET goes on at the last).
+func (sc *liveScan) from(addr uint64, undecided [NumGuestSlots]bool, rets []uint64) {
 	rest := func() {
 		for r, u := range undecided {
 			if u {
-				live[r] = true
+				sc.live[r] = true
 			}
 		}
 	}
 	for {
-		if *budget <= 0 {
+		// A block scanned before with every slot undecided now
+		// undecided then found every read this scan could: a loop's
+		// second time round, a join.
+		key := fmt.Sprint(addr, rets)
+		covered := false
+		for _, u := range sc.seen[key] {
+			sub := true
+			for r := range undecided {
+				if undecided[r] && !u[r] {
+					sub = false
+					break
+				}
+			}
+			if sub {
+				covered = true
+				break
+			}
+		}
+		if covered {
+			return
+		}
+		u := undecided
+		sc.seen[key] = append(sc.seen[key], &u)
+		if sc.budget <= 0 {
 			rest()
 			return
 		}
-		*budget--
-		b, err := t.Translate(addr)
+		sc.budget--
+		b, err := sc.t.Translate(addr)
 		if err != nil || b == nil || len(b.Insts) == 0 {
 			rest()
 			return
@@ -54,7 +91,7 @@ func liveFrom(t Translator, addr uint64, undecided [NumGuestSlots]bool, live *[N
 			in := &b.Insts[i]
 			read := func(r Reg) {
 				if r < NumGuestSlots && undecided[r] {
-					undecided[r], live[r] = false, true
+					undecided[r], sc.live[r] = false, true
 				}
 			}
 			for _, u := range sourceRegs(buf[:0], in) {
@@ -91,11 +128,19 @@ func liveFrom(t Translator, addr uint64, undecided [NumGuestSlots]bool, live *[N
 			}
 		}
 		last := &b.Insts[len(b.Insts)-1]
-		switch last.Op {
-		case OpJmp, OpCall:
+		switch {
+		case last.Op == OpJmp:
 			addr = last.Target[0]
-		case OpBranch:
-			liveFrom(t, last.Target[1], undecided, live, budget)
+		case last.Op == OpCall && len(rets) < liveAtCalls:
+			rets = append(rets[:len(rets):len(rets)], last.Target[1])
+			addr = last.Target[0]
+		case last.Op == OpRet && len(rets) > 0:
+			// Back at the call's return address (a callee that
+			// returns elsewhere jumps there indirectly, or changes
+			// its return address: neither is seen through).
+			addr, rets = rets[len(rets)-1], rets[:len(rets)-1]
+		case last.Op == OpBranch:
+			sc.from(last.Target[1], undecided, rets)
 			addr = last.Target[0]
 		default:
 			rest()
@@ -103,3 +148,6 @@ func liveFrom(t Translator, addr uint64, undecided [NumGuestSlots]bool, live *[N
 		}
 	}
 }
+
+// liveAtCalls bounds the calls LiveAt follows one inside another.
+const liveAtCalls = 4

@@ -3,6 +3,7 @@ package ptxgen
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/gxbit/gxbit/gvinst"
 	"github.com/gxbit/gxbit/ptx"
@@ -59,7 +60,7 @@ type ExitRecord struct {
 // whose threads run many rows).
 func (a *analysis) exitEligible() bool {
 	n := a.n
-	return n.ExitLive != nil && !n.part() && !n.Interchange && !n.Even && n.ThreadLoop == 0 && a.tripLoop == nil
+	return n.ExitLive != nil && !n.part() && !n.Interchange && !n.Even && n.ThreadLoop == 0
 }
 
 // resID is the resource number (privRes) of live value l.
@@ -213,6 +214,7 @@ func (a *analysis) findExitStates() {
 			}
 		}
 		if !ok || len(store) > MaxExitValues {
+			a.refuseExit(t, e, levelW, live, len(store))
 			continue
 		}
 		sort.Ints(store)
@@ -221,6 +223,31 @@ func (a *analysis) findExitStates() {
 		}
 		a.exitStates[t] = store
 	}
+}
+
+// refuseExit notes why the kernel does not give the state of the exit
+// to t (exact the values exact there, levelW what the level writes, live
+// what the code at t may read, n the values it would store).
+func (a *analysis) refuseExit(t uint64, exact, levelW map[int]bool, live *[gvinst.NumGuestSlots]bool, n int) {
+	var bad []int
+	for r := range levelW {
+		if !exact[r] && (r >= int(gvinst.NumGuestSlots) || live[r]) {
+			bad = append(bad, r)
+		}
+	}
+	sort.Ints(bad)
+	var names []string
+	for _, r := range bad {
+		names = append(names, a.resLive(r).String())
+	}
+	why := fmt.Sprintf("%s the loop may leave from an earlier iteration, live at %#x", strings.Join(names, " "), t)
+	if len(bad) == 0 {
+		why = fmt.Sprintf("%d values to store, more than %d", n, MaxExitValues)
+	}
+	if a.exitRefused == nil {
+		a.exitRefused = map[uint64]string{}
+	}
+	a.exitRefused[t] = why
 }
 
 // exactAt is the must-write dataflow of the exit state: for each block of
@@ -339,7 +366,7 @@ func exitLabel(to uint64) string { return fmt.Sprintf("$Lexit_%x", to) }
 // block being lowered to exit target to, when the kernel gives that
 // exit's state.
 func (e *emitter) exitTarget(to uint64) (string, bool) {
-	if _, ok := e.a.exitStates[to]; !ok || e.a.inner[e.block] || e.a.inner2[e.block] {
+	if _, ok := e.a.exitStates[to]; !ok || e.a.inner[e.block] || e.a.inner2[e.block] || e.a.tripLoop[e.block] {
 		return "", false
 	}
 	e.exitsTaken[to] = true
@@ -378,6 +405,12 @@ func (e *emitter) exitStubs() {
 			e.i("setp.ne.u64", p0, "%xi", t0)
 			e.i("setp.ne.and.u64", p0, "%xi", 0, p0)
 			e.i("exit").when(p0)
+		}
+		if e.a.tripLoop != nil {
+			// A counted loop's kernel: the last iteration entered it
+			// once, as every other did.
+			e.i("setp.ne.and.u64", p0, "%te", 1, "%ptc")
+			e.i("bra", fmt.Sprintf("$Lcktripx%x", e.a.n.TripCheck)).when(p0)
 		}
 		e.comment(fmt.Sprintf(" the exit state at %#x", t))
 		e.i("ld.param.u64", t0, ptx.Addr("errrec", 0))

@@ -123,6 +123,9 @@ type Kernel struct {
 	// stack slots, in the order of ExitRecord.Values. An exit target not
 	// here is an error exit for every thread.
 	ExitStates map[uint64][]LiveIn
+	// ExitRefused says, per exit target whose state the kernel does
+	// not give though the nest asked (Nest.ExitLive), why.
+	ExitRefused map[uint64]string
 }
 
 // GivesExitState reports whether a launch of k may run the loop's last
@@ -382,6 +385,7 @@ func Generate(n *Nest) (*Kernel, error) {
 		if k.ExitStates == nil {
 			k.ExitStates = map[uint64][]LiveIn{}
 		}
+		k.ExitStates[t] = []LiveIn{} // none to store: the target alone
 		for _, r := range rs {
 			k.ExitStates[t] = append(k.ExitStates[t], a.resLive(r))
 		}
@@ -389,6 +393,7 @@ func Generate(n *Nest) (*Kernel, error) {
 	if len(a.exitStates) > 0 {
 		k.Params = append(k.Params, Param{Name: "xlast", Kind: ParamExitLast})
 	}
+	k.ExitRefused = a.exitRefused
 	src, err := emit(a, k, false)
 	if err != nil {
 		return nil, err

@@ -347,6 +347,9 @@ type analysis struct {
 	// exitStates are, per exit target whose state the kernel gives, the
 	// resources (privRes numbering) its thread stores (exitstate.go).
 	exitStates map[uint64][]int
+	// exitRefused says, per exit target whose state it does not give,
+	// why (Kernel.ExitRefused).
+	exitRefused map[uint64]string
 }
 
 func key(block uint64, idx int) [2]int64 { return [2]int64{int64(block), int64(idx)} }

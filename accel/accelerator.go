@@ -60,6 +60,10 @@ type Options struct {
 	// AlwaysOffload launches whenever the guards pass, whatever the cost
 	// model says (tests, and measuring kernels).
 	AlwaysOffload bool
+	// CPUTail has the CPU run every offloaded instance's last arrival,
+	// the one that leaves the loop, as before kernels gave the loop's
+	// exit state (for comparing the two: TestExitStateFromKernel).
+	CPUTail bool
 	// Costs are the device's costs; nil means measure them at the first
 	// launch that needs them (MeasureDevice).
 	Costs *DeviceCosts

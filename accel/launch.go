@@ -554,7 +554,7 @@ func (sp *spot) cpuTail() uint64 {
 // the loop, is then none; the timing tails stay (cpuTail). The
 // distributed kernels (parts) have no exit of their own.
 func (sp *spot) givesExit() bool {
-	if sp.parts != nil || sp.kernel == nil || !sp.kernel.GivesExitState() {
+	if sp.a != nil && sp.a.opts.CPUTail || sp.parts != nil || sp.kernel == nil || !sp.kernel.GivesExitState() {
 		return false
 	}
 	for _, k := range []*ptxgen.Kernel{sp.kernel2, sp.kernel3} {

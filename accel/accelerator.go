@@ -616,6 +616,9 @@ type spot struct {
 	// exitKernel the kernel that ran (finishInstance).
 	exit       *ptxgen.ExitRecord
 	exitKernel *ptxgen.Kernel
+	// launchCPU is the guest state of the instance being offloaded: a
+	// kernel's ExitInits take their values from it.
+	launchCPU  *gvinst.CPU
 	tailStart  time.Time
 	tailBack   time.Duration // the Resident's time bringing data back at tailStart
 	timedTails int           // instances that ran a second tail arrival to time it (cpuTail)

@@ -28,7 +28,7 @@ func (a *Accelerator) prefer1D(k *ptxgen.Kernel, count uint64) bool {
 
 // (it ended, or the engine must handle a stop).
 func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
-	sp.fetch, sp.unseen, sp.exit = 0, 0, nil
+	sp.fetch, sp.unseen, sp.exit, sp.launchCPU = 0, 0, nil, cpu
 	k := sp.kernel
 	ns := len(k.Sites)
 	mem := sp.a.g.Mem
@@ -918,6 +918,12 @@ const (
 func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput, cpuIter time.Duration) (*fallback, bool) {
 	if k.TripChecked && in.InnerTrip0 != ^uint64(0) && sp.tripsDiffer {
 		in.InnerTrip0, in.InnerTripStep, in.Dense = ^uint64(0), 0, nil
+	}
+	if in.ExitState && len(k.ExitInits) > 0 && sp.launchCPU != nil {
+		in.ExitInits = make([]uint64, len(k.ExitInits))
+		for i, l := range k.ExitInits {
+			in.ExitInits[i] = sp.launchCPU.State[l.Slot]
+		}
 	}
 	st, err := ptxgen.Launch(sp.a.ctx, fn, k, sp.a.g.Mem, in, &sp.a.resident)
 	var ke *ptxgen.KernelError

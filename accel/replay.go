@@ -132,7 +132,7 @@ func (sp *spot) offloadReplay(cpu *gvinst.CPU, start []uint64) (applied, done bo
 		return false, false, nil
 	}
 	t0 := time.Now()
-	sp.unseen = 0
+	sp.unseen, sp.launchCPU = 0, cpu
 	tail := sp.cpuTail()
 	if tail == 1 && sp.givesExit() && r.k.GivesExitState() {
 		tail = 0

@@ -313,6 +313,10 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 			e.steps = append(e.steps, c)
 		}
 	}
+	for _, l := range k.ExitInits {
+		// Held until a path writes it (exitstate.go).
+		e.i("ld.param.u64", e.liveReg(l), ptx.Addr("xinit_"+paramName(l), 0))
+	}
 	for i := range a.sites {
 		e.i("ld.param.u64", fmt.Sprintf("%%sd%d", i), ptx.Addr(fmt.Sprintf("site%d_delta", i), 0))
 		if unchecked {

@@ -2,6 +2,7 @@ package ptxgen
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -167,7 +168,7 @@ func (a *analysis) findExitStates() {
 			}
 		}
 	}
-	out := a.exactAt(innerW, inner2W)
+	out := a.exactAt(innerW, inner2W, nil)
 	// The exact values on every edge to each exit target.
 	exact := map[uint64]map[int]bool{}
 	for _, addr := range a.order {
@@ -213,9 +214,20 @@ func (a *analysis) findExitStates() {
 				ok = false
 			}
 		}
+		var inits []int
+		if !ok {
+			if inits, ok = a.uniformStale(t, e, levelW, live, innerW, inner2W); ok {
+				store = append(store, inits...)
+			}
+		}
 		if !ok || len(store) > MaxExitValues {
 			a.refuseExit(t, e, levelW, live, len(store))
 			continue
+		}
+		for _, r := range inits {
+			if !slices.Contains(a.exitInits, r) {
+				a.exitInits = append(a.exitInits, r)
+			}
 		}
 		sort.Ints(store)
 		if a.exitStates == nil {
@@ -223,6 +235,183 @@ func (a *analysis) findExitStates() {
 		}
 		a.exitStates[t] = store
 	}
+}
+
+// Uniform branches. A register only some paths of the level write is an
+// earlier iteration's at the exit, unless the branches that choose those
+// paths test values the level does not change (gcc's zero-trip guard of
+// an inner loop, `test ebx, ebx; jle` over an invariant bound): every
+// iteration then takes the same side of each, a world. In a world where
+// every path to the exit writes the register, the last thread's value is
+// exact; in one where no path of the iteration writes it, no iteration
+// did, and it still holds what it held before the instance, what the CPU
+// holds at the launch, which the thread starts with (Kernel.ExitInits).
+// The exit's state holds such a register where every world is one of
+// the two.
+
+// maxUniformBranches bounds the uniform branches a level may have for
+// its worlds to be tried (2^n of them).
+const maxUniformBranches = 4
+
+// uniformStale returns the values exact at exit target t only through
+// uniform branches (stale: what the level writes that is not exact
+// there, exact, and live at t), when every one of them is; ok is false
+// when any is not (or a private slot is stale).
+func (a *analysis) uniformStale(t uint64, exact, levelW map[int]bool, live *[gvinst.NumGuestSlots]bool, innerW, inner2W map[int]bool) (inits []int, ok bool) {
+	for r := range levelW {
+		if exact[r] {
+			continue
+		}
+		if r >= int(gvinst.NumGuestSlots) {
+			return nil, false
+		}
+		if live[r] {
+			inits = append(inits, r)
+		}
+	}
+	if len(inits) == 0 {
+		return nil, false
+	}
+	for _, r := range inits {
+		if slices.Contains(flagSlots, r) {
+			return nil, false // a kernel never computes the flags
+		}
+	}
+	var ub []uint64
+	for _, b := range a.order {
+		if a.uniformBranch(b, levelW) {
+			ub = append(ub, b)
+		}
+	}
+	if len(ub) == 0 || len(ub) > maxUniformBranches {
+		return nil, false
+	}
+	for w := 0; w < 1<<len(ub); w++ {
+		cut := map[uint64]uint64{}
+		for i, b := range ub {
+			// Bit i set: the branch never goes to its first target.
+			cut[b] = a.n.Blocks[b].Insts[len(a.n.Blocks[b].Insts)-1].Target[(w>>i)&1]
+		}
+		out := a.exactAt(innerW, inner2W, cut)
+		// What the world's iteration may write: its reachable blocks'.
+		wrote := map[int]bool{}
+		for b, o := range out {
+			if o == nil {
+				continue
+			}
+			ww, _ := a.exactWrites(b, nil)
+			for r := range ww {
+				wrote[r] = true
+			}
+		}
+		// Exact on every edge of the world to t.
+		var atT map[int]bool
+		reached := false
+		for _, b := range a.order {
+			o := out[b]
+			if o == nil || a.inner[b] || a.inner2[b] {
+				continue
+			}
+			for _, s := range a.n.Blocks[b].Successors() {
+				if s != t || cut[b] == s {
+					continue
+				}
+				if !reached {
+					atT, reached = map[int]bool{}, true
+					for r := range o {
+						atT[r] = true
+					}
+					continue
+				}
+				for r := range atT {
+					if !o[r] {
+						delete(atT, r)
+					}
+				}
+			}
+		}
+		if !reached {
+			continue // the world never leaves there
+		}
+		for _, r := range inits {
+			if !atT[r] && wrote[r] {
+				return nil, false
+			}
+		}
+	}
+	sort.Ints(inits)
+	return inits, true
+}
+
+// uniformBranch reports whether block b ends in a branch within the
+// level whose condition the block computes from constants and guest
+// slots the level does not write (levelW) alone: it goes the same way in
+// every iteration of an instance.
+func (a *analysis) uniformBranch(b uint64, levelW map[int]bool) bool {
+	blk := a.n.Blocks[b]
+	last := &blk.Insts[len(blk.Insts)-1]
+	if last.Op != gvinst.OpBranch || a.n.Blocks[last.Target[0]] == nil || a.n.Blocks[last.Target[1]] == nil {
+		return false
+	}
+	// The virtual registers the condition depends on, back to GETs.
+	need := map[gvinst.Reg]bool{last.Src[0]: true}
+	for i := len(blk.Insts) - 2; i >= 0; i-- {
+		in := &blk.Insts[i]
+		if !hasDst(in) || !need[in.Dst] {
+			continue
+		}
+		delete(need, in.Dst)
+		switch in.Op {
+		case gvinst.OpGet:
+			if !in.Src[0].IsVirtual() && levelW[int(in.Src[0])] {
+				return false
+			}
+			if in.Src[0].IsVirtual() {
+				need[in.Src[0]] = true
+			}
+			continue
+		case gvinst.OpLi:
+			continue
+		case gvinst.OpLd, gvinst.OpGetCC, gvinst.OpGetFlags:
+			return false
+		}
+		if in.Op.Info().Effects != 0 {
+			return false
+		}
+		for _, u := range srcRegs(in) {
+			if !u.IsVirtual() {
+				if levelW[int(u)] {
+					return false
+				}
+				continue
+			}
+			need[u] = true
+		}
+	}
+	for r := range need {
+		if r.IsVirtual() {
+			return false // set before the block: another block's value
+		}
+	}
+	return true
+}
+
+// srcRegs lists the registers instruction in reads as operands.
+func srcRegs(in *gvinst.Inst) []gvinst.Reg {
+	var out []gvinst.Reg
+	si := 0
+	for _, k := range in.Op.Info().Operands {
+		switch k {
+		case gvinst.OpdSrc, gvinst.OpdMem, gvinst.OpdSrcImm:
+			if k == gvinst.OpdSrcImm && in.HasImm {
+				si++
+				continue
+			}
+			out = append(out, in.Src[si])
+			si++
+		}
+	}
+	return out
 }
 
 // refuseExit notes why the kernel does not give the state of the exit
@@ -256,14 +445,18 @@ func (a *analysis) refuseExit(t uint64, exact, levelW map[int]bool, live *[gvins
 // loop at its header with the inner live-ins moved to its iteration and
 // what else the inner loop writes (innerW) an earlier iteration's, and a
 // 3D kernel's the innermost loop likewise (inner2W); back edges to those
-// headers end the thread's iteration.
-func (a *analysis) exactAt(innerW, inner2W map[int]bool) map[uint64]map[int]bool {
+// headers end the thread's iteration. cut (a world, see worlds) removes
+// the edge from each of its blocks to the successor it maps it to.
+func (a *analysis) exactAt(innerW, inner2W map[int]bool, cut map[uint64]uint64) map[uint64]map[int]bool {
 	n := a.n
 	preds := map[uint64][]uint64{}
 	for _, b := range a.order {
 		for _, s := range n.Blocks[b].Successors() {
 			if n.Blocks[s] == nil || s == n.start() || a.inner[b] && s == n.Inner || a.inner2[b] && s == n.Inner2 {
 				continue
+			}
+			if c, ok := cut[b]; ok && c == s {
+				continue // a world's branch that does not go there
 			}
 			preds[s] = append(preds[s], b)
 		}

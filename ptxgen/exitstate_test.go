@@ -3,6 +3,7 @@ package ptxgen
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -152,6 +153,9 @@ func runToExit(t *testing.T, c loopCase, short bool) *Kernel {
 	}
 	for range k.Sites {
 		in.Sites = append(in.Sites, c.data)
+	}
+	for _, l := range k.ExitInits {
+		in.ExitInits = append(in.ExitInits, cpu.State[l.Slot])
 	}
 	ctx, fn := simKernel(t, k)
 	st, err := Launch(ctx, fn, k, mem, in, nil)
@@ -377,5 +381,102 @@ func TestExitState2D(t *testing.T) {
 			runToSyscall(t, e, cpu)
 			compareRuns(t, k, refMem, mem, refCPU, cpu, Range{dataBase + 0x20000, dataBase + 0x30000})
 		})
+	}
+}
+
+// guardedInner is a level whose inner loop gcc guards against zero
+// trips with a test of an invariant bound (r14): rbx and xmm1 are
+// written only inside it, so at the exit they are the last iteration's
+// where the bound is positive and what they held before the loop where
+// it is not (guardedInnerData: the guard tests a loaded value instead).
+const guardedInner = `
+vblock 0x6000..0x6010:
+  # 0x6000: xor edx, edx; test r14, r14; jle 0x6030
+  LI.u64 v2, 0
+  PUT.u64 s2, v2
+  GET.u64 v0, s14
+  CMP.le.s64 v1, v0, 0
+  BRANCH v1, 0x6030, 0x6010
+vblock 0x6010..0x6030:
+  # 0x6010: movsd xmm1, [r9+rdx*8]; add rdx, 1; mov rbx, rdx; cmp rdx, r14; jne
+  GET.u64 v0, s2
+  GET.u64 v1, s9
+  SHL.u64 v2, v0, 3
+  ADD.u64 v3, v1, v2
+  LD.f64 v4, v3(0)
+  PUT.f64 x1, v4
+  ADD.u64 v5, v0, 1
+  PUT.u64 s2, v5
+  PUT.u64 s3, v5
+  GET.u64 v6, s14
+  CMP.ne.u64 v7, v5, v6
+  BRANCH v7, 0x6010, 0x6030
+vblock 0x6030..0x6040:
+  # 0x6030: out[i] = i; i++; r9 += 64; cmp r12, r11; jne 0x6000
+  GET.u64 v0, s12
+  GET.u64 v1, s13
+  SHL.u64 v2, v0, 3
+  ADD.u64 v3, v1, v2
+  ST.u64 v3(0), v0
+  ADD.u64 v4, v0, 1
+  PUT.u64 s12, v4
+  GET.u64 v5, s9
+  ADD.u64 v6, v5, 64
+  PUT.u64 s9, v6
+  GET.u64 v7, s11
+  CMP.ne.u64 v8, v4, v7
+  BRANCH v8, 0x6000, 0x6100
+vblock 0x6100..0x6102:
+  # 0x6100: syscall
+  SYSCALL 0x6102
+`
+
+// guardedInnerCase runs guardedInner over 50 rows with bound r14.
+func guardedInnerCase(name, src string, bound uint64) loopCase {
+	return loopCase{
+		name: name, src: src, header: 0x6000, level: []uint64{0x6000, 0x6010, 0x6030}, arrivals: 50,
+		setup: func(mem *gvinst.Memory, cpu *gvinst.CPU) {
+			for i := 0; i < 50*8; i++ {
+				_ = mem.Store(dataBase+uint64(8*i), 8, math.Float64bits(float64(i)/3))
+			}
+			cpu.State[gvinst.SReg(9)] = dataBase
+			cpu.State[gvinst.SReg(13)] = dataBase + 0x4000
+			cpu.State[gvinst.SReg(11)] = 50
+			cpu.State[gvinst.SReg(14)] = bound
+			cpu.State[gvinst.S3] = 0x5678
+			cpu.State[gvinst.XReg(1)] = 0x1234
+		},
+		data: Range{dataBase, dataBase + 0x5000},
+	}
+}
+
+// TestExitStateUniformBranch runs guardedInner with the bound positive
+// and zero: either way the exit state holds rbx and xmm1 as the CPU
+// leaves them (the last row's, or the values from before the loop,
+// which the kernel's threads start with); with the guard testing loaded
+// data instead, the kernel refuses the exit.
+func TestExitStateUniformBranch(t *testing.T) {
+	for _, bound := range []uint64{5, 0} {
+		c := guardedInnerCase(fmt.Sprintf("bound%d", bound), guardedInner, bound)
+		t.Run(c.name, func(t *testing.T) {
+			k := runToExit(t, c, false)
+			if len(k.ExitInits) != 2 {
+				t.Errorf("exit inits %v, want rbx and xmm1", k.ExitInits)
+			}
+		})
+	}
+	data := strings.Replace(guardedInner, "  GET.u64 v0, s14\n  CMP.le.s64 v1, v0, 0", "  GET.u64 v0, s13\n  LD.u64 v3, v0(0)\n  CMP.le.s64 v1, v3, 0", 1)
+	bs := parseBlocks(t, data)
+	nest := &Nest{Header: 0x6000, Blocks: map[uint64]*gvinst.VBlock{}}
+	for _, a := range []uint64{0x6000, 0x6010, 0x6030} {
+		nest.Blocks[a] = bs[a]
+	}
+	exitLive(bs, nest)
+	k, err := Generate(nest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.GivesExitState() {
+		t.Errorf("a guard on loaded data: the kernel gives the exit state %v", k.ExitStates)
 	}
 }

@@ -27,6 +27,7 @@ const (
 	ParamInner2Trip                         // 3D: the innermost trip count (header arrivals), the same in every inner iteration
 	ParamInner2Step                         // 3D: Inner2LiveIns[Index]'s change per innermost iteration
 	ParamExitLast                           // the iteration whose thread may leave the loop and store its exit state (LaunchInput.ExitState; all ones: none)
+	ParamExitInit                           // ExitInits[Index]'s value on the CPU at the launch (LaunchInput.ExitInits)
 )
 
 // Param is one kernel parameter, in declaration order.
@@ -126,6 +127,12 @@ type Kernel struct {
 	// ExitRefused says, per exit target whose state the kernel does
 	// not give though the nest asked (Nest.ExitLive), why.
 	ExitRefused map[uint64]string
+	// ExitInits are registers the exit state holds that only paths
+	// chosen by uniform branches write (exitstate.go): each thread
+	// starts with the CPU's value at the launch
+	// (LaunchInput.ExitInits), which they still hold where no
+	// iteration writes them.
+	ExitInits []LiveIn
 }
 
 // GivesExitState reports whether a launch of k may run the loop's last
@@ -394,6 +401,11 @@ func Generate(n *Nest) (*Kernel, error) {
 		k.Params = append(k.Params, Param{Name: "xlast", Kind: ParamExitLast})
 	}
 	k.ExitRefused = a.exitRefused
+	for i, r := range a.exitInits {
+		l := a.resLive(r)
+		k.ExitInits = append(k.ExitInits, l)
+		k.Params = append(k.Params, Param{Name: "xinit_" + paramName(l), Kind: ParamExitInit, Index: i})
+	}
 	src, err := emit(a, k, false)
 	if err != nil {
 		return nil, err

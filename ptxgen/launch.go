@@ -58,6 +58,9 @@ type LaunchInput struct {
 	// stores the exit state (LaunchStats.Exit) where the kernel gives
 	// that exit's (Kernel.ExitStates). Without it every exit fails.
 	ExitState bool
+	// ExitInits are, per Kernel.ExitInits, the CPU's values at the
+	// launch (missing: 0, for a launch that is not the last arrival's).
+	ExitInits []uint64
 }
 
 // Overwritten returns the bytes of group g that a launch of k with input in
@@ -375,6 +378,10 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			v = in.Inner2Trip
 		case ParamInner2Step:
 			v = in.Inner2Steps[p.Index]
+		case ParamExitInit:
+			if p.Index < len(in.ExitInits) {
+				v = in.ExitInits[p.Index]
+			}
 		case ParamExitLast:
 			v = ^uint64(0)
 			if in.ExitState && in.Count > 0 {

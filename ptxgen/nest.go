@@ -350,6 +350,9 @@ type analysis struct {
 	// exitRefused says, per exit target whose state it does not give,
 	// why (Kernel.ExitRefused).
 	exitRefused map[uint64]string
+	// exitInits are the resources a thread starts with the CPU's value
+	// (Kernel.ExitInits).
+	exitInits []int
 }
 
 func key(block uint64, idx int) [2]int64 { return [2]int64{int64(block), int64(idx)} }

@@ -198,7 +198,13 @@ func (a *analysis) findExitStates() {
 			exact[t] = e
 		}
 	}
-	for t, e := range exact {
+	targets := make([]uint64, 0, len(exact))
+	for t := range exact {
+		targets = append(targets, t)
+	}
+	slices.Sort(targets) // the kernel's parameters in one order
+	for _, t := range targets {
+		e := exact[t]
 		live := n.ExitLive[t]
 		if live == nil {
 			continue

@@ -190,7 +190,7 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 	}
 	// What the code at each exit reads before writing it: a kernel
 	// gives the exit state where the rest is dead there.
-	exitLive := map[uint64]*[gvinst.NumGuestSlots]bool{}
+	exitLive := map[uint64]*gvinst.Liveness{}
 	for t := range sp.exits {
 		live := gvinst.LiveAt(lifter, t)
 		exitLive[t] = &live

@@ -2,6 +2,16 @@ package gvinst
 
 import "fmt"
 
+// Liveness is what LiveAt finds about the code at an address: per guest
+// state slot, whether it may read any bit of the slot before writing it
+// (Slot), and whether it may read bits 32 to 63 (High). Scalar
+// single-precision code reads and writes the low 32 bits of an SSE
+// register's low slot and keeps the rest (a merge: GET, AND with the
+// high half's mask, OR, PUT back to the slot): that reads no high bits.
+type Liveness struct {
+	Slot, High [NumGuestSlots]bool
+}
+
 // LiveAt reports, per guest state slot, whether the code that starts at
 // addr may read the slot before it writes it: a slot is dead (false) only
 // where a scan of the code forward from addr, through direct jumps, both
@@ -18,14 +28,22 @@ import "fmt"
 // inc/dec's, which keep CF, read them. It is for phase 2, which takes
 // a loop's exit state from a kernel that does not compute the flags:
 // where they are dead at the loop's exit, nobody can tell.
-func LiveAt(t Translator, addr uint64) (live [NumGuestSlots]bool) {
-	var undecided [NumGuestSlots]bool
+func LiveAt(t Translator, addr uint64) Liveness {
+	// Bits 0-31 of slot r are bit r of the scan's sets, bits 32-63 bit
+	// NumGuestSlots+r.
+	var undecided [2 * NumGuestSlots]bool
 	for i := range undecided {
 		undecided[i] = true
 	}
-	sc := &liveScan{t: t, live: &live, budget: liveAtBlocks, seen: map[string][]*[NumGuestSlots]bool{}}
+	var live [2 * NumGuestSlots]bool
+	sc := &liveScan{t: t, live: &live, budget: liveAtBlocks, seen: map[string][]*[2 * NumGuestSlots]bool{}}
 	sc.from(addr, undecided, nil)
-	return live
+	var l Liveness
+	for r := range NumGuestSlots {
+		l.High[r] = live[NumGuestSlots+r]
+		l.Slot[r] = live[r] || l.High[r]
+	}
+	return l
 }
 
 // liveAtBlocks bounds the blocks LiveAt translates.
@@ -36,15 +54,15 @@ const liveAtBlocks = 256
 // scan is inside) the sets of undecided slots it was scanned with.
 type liveScan struct {
 	t      Translator
-	live   *[NumGuestSlots]bool
+	live   *[2 * NumGuestSlots]bool
 	budget int
-	seen   map[string][]*[NumGuestSlots]bool
+	seen   map[string][]*[2 * NumGuestSlots]bool
 }
 
 // from marks live every slot of undecided that the code from addr may
 // read before writing it; rets are the return addresses of the calls the
 // scan followed, innermost last (a RET goes on at the last).
-func (sc *liveScan) from(addr uint64, undecided [NumGuestSlots]bool, rets []uint64) {
+func (sc *liveScan) from(addr uint64, undecided [2 * NumGuestSlots]bool, rets []uint64) {
 	rest := func() {
 		for r, u := range undecided {
 			if u {
@@ -86,17 +104,40 @@ func (sc *liveScan) from(addr uint64, undecided [NumGuestSlots]bool, rets []uint
 			rest()
 			return
 		}
+		merges, highUse := lowHalfOps(b)
+		read := func(r Reg, high bool) {
+			if r >= NumGuestSlots {
+				return
+			}
+			for _, k := range []Reg{r, NumGuestSlots + r}[:1+btoi(high)] {
+				if undecided[k] {
+					undecided[k], sc.live[k] = false, true
+				}
+			}
+		}
+		write := func(r Reg, high bool) {
+			if r < NumGuestSlots {
+				undecided[r] = false
+				if high {
+					undecided[NumGuestSlots+r] = false
+				}
+			}
+		}
 		var buf [4]regUse
 		for i := range b.Insts {
 			in := &b.Insts[i]
-			read := func(r Reg) {
-				if r < NumGuestSlots && undecided[r] {
-					undecided[r], sc.live[r] = false, true
+			switch {
+			case in.Op == OpGet && merges[i]:
+				// Only its high bits, back into the same slot.
+			case in.Op == OpGet:
+				for k := 0; k < in.DstType().Slots(); k++ {
+					read(in.Src[0]+Reg(k), in.Type.Size() > 4 && highUse[in.Dst] || k > 0)
 				}
-			}
-			for _, u := range sourceRegs(buf[:0], in) {
-				for k := 0; k < u.n; k++ {
-					read(u.r + Reg(k))
+			default:
+				for _, u := range sourceRegs(buf[:0], in) {
+					for k := 0; k < u.n; k++ {
+						read(u.r+Reg(k), true)
+					}
 				}
 			}
 			rd, wr := implicitSlots(in)
@@ -111,19 +152,18 @@ func (sc *liveScan) from(addr uint64, undecided [NumGuestSlots]bool, rets []uint
 			}
 			for r := Reg(0); r < NumGuestSlots; r++ {
 				if rd.has(r) {
-					read(r)
+					read(r, true)
 				}
 			}
 			if d, ok := destReg(in); ok {
 				for k := 0; k < d.n; k++ {
-					if r := d.r + Reg(k); r < NumGuestSlots {
-						undecided[r] = false
-					}
+					// A merge writes the low half and keeps the rest.
+					write(d.r+Reg(k), !(in.Op == OpPut && merges[i]))
 				}
 			}
 			for r := Reg(0); r < NumGuestSlots; r++ {
 				if wr.has(r) {
-					undecided[r] = false
+					write(r, true)
 				}
 			}
 		}
@@ -151,3 +191,64 @@ func (sc *liveScan) from(addr uint64, undecided [NumGuestSlots]bool, rets []uint
 
 // liveAtCalls bounds the calls LiveAt follows one inside another.
 const liveAtCalls = 4
+
+// lowHalfMask is the mask of the bits a scalar single-precision merge
+// keeps: all but the low 32.
+const lowHalfMask = 0xFFFFFFFF00000000
+
+// lowHalfOps finds in b the merges of a 32-bit value into the low half
+// of a slot (GET r, AND with lowHalfMask, OR, PUT r, each value read
+// only by the next; by instruction index, the GET and the PUT), and the
+// virtual registers some instruction reads bits 32 to 63 of (not one
+// that reads its operand at 4 bytes or less).
+func lowHalfOps(b *VBlock) (merges map[int]bool, highUse map[Reg]bool) {
+	uses := map[Reg][]int{}
+	highUse = map[Reg]bool{}
+	for i := range b.Insts {
+		in := &b.Insts[i]
+		for _, si := range srcIndexes(in) {
+			r := in.Src[si]
+			uses[r] = append(uses[r], i)
+			if in.SrcTypeOf(si).Size() > 4 {
+				highUse[r] = true
+			}
+		}
+	}
+	only := func(r Reg) (int, bool) {
+		if u := uses[r]; len(u) == 1 {
+			return u[0], true
+		}
+		return 0, false
+	}
+	merges = map[int]bool{}
+	for i := range b.Insts {
+		get := &b.Insts[i]
+		if get.Op != OpGet || !get.Dst.IsVirtual() {
+			continue
+		}
+		a, ok := only(get.Dst)
+		and := &b.Insts[a]
+		if !ok || and.Op != OpAnd || !and.HasImm || uint64(and.Imm) != lowHalfMask {
+			continue
+		}
+		o, ok := only(and.Dst)
+		or := &b.Insts[o]
+		if !ok || or.Op != OpOr || or.Type.Size() != 8 {
+			continue
+		}
+		p, ok := only(or.Dst)
+		put := &b.Insts[p]
+		if !ok || put.Op != OpPut || put.Dst != get.Src[0] || put.Type.Size() != 8 {
+			continue
+		}
+		merges[i], merges[p] = true, true
+	}
+	return merges, highUse
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -214,9 +214,9 @@ func (a *analysis) findExitStates() {
 		for r := range levelW {
 			guest := r < int(gvinst.NumGuestSlots)
 			switch {
-			case e[r] && (!guest || live[r]):
+			case e[r] && (!guest || live.Slot[r]):
 				store = append(store, r)
-			case !e[r] && (!guest || live[r]):
+			case !e[r] && (!guest || live.Slot[r]):
 				ok = false
 			}
 		}
@@ -263,7 +263,7 @@ const maxUniformBranches = 4
 // uniform branches (stale: what the level writes that is not exact
 // there, exact, and live at t), when every one of them is; ok is false
 // when any is not (or a private slot is stale).
-func (a *analysis) uniformStale(t uint64, exact, levelW map[int]bool, live *[gvinst.NumGuestSlots]bool, innerW, inner2W map[int]bool) (inits []int, ok bool) {
+func (a *analysis) uniformStale(t uint64, exact, levelW map[int]bool, live *gvinst.Liveness, innerW, inner2W map[int]bool) (inits []int, ok bool) {
 	for r := range levelW {
 		if exact[r] {
 			continue
@@ -271,7 +271,7 @@ func (a *analysis) uniformStale(t uint64, exact, levelW map[int]bool, live *[gvi
 		if r >= int(gvinst.NumGuestSlots) {
 			return nil, false
 		}
-		if live[r] {
+		if live.Slot[r] {
 			inits = append(inits, r)
 		}
 	}
@@ -423,10 +423,10 @@ func srcRegs(in *gvinst.Inst) []gvinst.Reg {
 // refuseExit notes why the kernel does not give the state of the exit
 // to t (exact the values exact there, levelW what the level writes, live
 // what the code at t may read, n the values it would store).
-func (a *analysis) refuseExit(t uint64, exact, levelW map[int]bool, live *[gvinst.NumGuestSlots]bool, n int) {
+func (a *analysis) refuseExit(t uint64, exact, levelW map[int]bool, live *gvinst.Liveness, n int) {
 	var bad []int
 	for r := range levelW {
-		if !exact[r] && (r >= int(gvinst.NumGuestSlots) || live[r]) {
+		if !exact[r] && (r >= int(gvinst.NumGuestSlots) || live.Slot[r]) {
 			bad = append(bad, r)
 		}
 	}

@@ -82,7 +82,7 @@ func counterO0Case() loopCase {
 
 // exitLive gives the nest the liveness at each of its exit targets.
 func exitLive(bs blockSet, n *Nest) {
-	n.ExitLive = map[uint64]*[gvinst.NumGuestSlots]bool{}
+	n.ExitLive = map[uint64]*gvinst.Liveness{}
 	for _, b := range n.Blocks {
 		for _, s := range b.Successors() {
 			if n.Blocks[s] == nil {

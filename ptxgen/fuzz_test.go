@@ -35,14 +35,14 @@ func FuzzGenerate(f *testing.F) {
 		// Without exit states, then with every exit's code reading
 		// nothing (each exit gives its state where the level lets it),
 		// then reading everything.
-		var dead, live [gvinst.NumGuestSlots]bool
-		for i := range live {
-			live[i] = true
+		var dead, live gvinst.Liveness
+		for i := range live.Slot {
+			live.Slot[i], live.High[i] = true, true
 		}
-		for _, exits := range []*[gvinst.NumGuestSlots]bool{nil, &dead, &live} {
+		for _, exits := range []*gvinst.Liveness{nil, &dead, &live} {
 			n.Inner, n.InnerBlocks, n.ExitLive = 0, nil, nil
 			if exits != nil {
-				n.ExitLive = map[uint64]*[gvinst.NumGuestSlots]bool{}
+				n.ExitLive = map[uint64]*gvinst.Liveness{}
 				for _, b := range bs {
 					for _, s := range b.Successors() {
 						if n.Blocks[s] == nil {

@@ -25,9 +25,10 @@ const hiHalf = 0xFFFFFFFF00000000
 func (a *analysis) plainMerges() map[[2]int64]bool {
 	demanded := map[resource]bool{}
 	// A register an exit stores is read whole (exitstate.go).
-	for _, rs := range a.exitStates {
+	for t, rs := range a.exitStates {
 		for _, r := range rs {
-			if r < int(gvinst.NumGuestSlots) {
+			// (Its upper 32 bits where the exit's code reads them.)
+			if live := a.n.ExitLive[t]; r < int(gvinst.NumGuestSlots) && live != nil && live.High[r] {
 				demanded[resource{id: int64(r)}] = true
 			}
 		}

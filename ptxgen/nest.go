@@ -125,7 +125,7 @@ type Nest struct {
 	// cannot give exactly is dead there, the kernel gives that exit's
 	// state (Kernel.ExitStates, exitstate.go). A target it lacks keeps
 	// its exit an error.
-	ExitLive map[uint64]*[gvinst.NumGuestSlots]bool
+	ExitLive map[uint64]*gvinst.Liveness
 }
 
 // Reload is a register that the nest's level (Inner: the inner level of

@@ -60,6 +60,10 @@ type Options struct {
 	// AlwaysOffload launches whenever the guards pass, whatever the cost
 	// model says (tests, and measuring kernels).
 	AlwaysOffload bool
+	// CPUTail has the CPU run every offloaded instance's last arrival,
+	// the one that leaves the loop, as before kernels gave the loop's
+	// exit state (for comparing the two: TestExitStateFromKernel).
+	CPUTail bool
 	// Costs are the device's costs; nil means measure them at the first
 	// launch that needs them (MeasureDevice).
 	Costs *DeviceCosts
@@ -626,9 +630,16 @@ type spot struct {
 	// modelPerIter is the throughput model's kernel time per iteration at
 	// the last prediction, before scaling (0 when none was made).
 	modelPerIter time.Duration
-	tailStart    time.Time
-	tailBack     time.Duration // the Resident's time bringing data back at tailStart
-	timedTails   int           // instances that ran a second tail arrival to time it (cpuTail)
+	// exit is the exit state the last launch's last thread stored, and
+	// exitKernel the kernel that ran (finishInstance).
+	exit       *ptxgen.ExitRecord
+	exitKernel *ptxgen.Kernel
+	// launchCPU is the guest state of the instance being offloaded: a
+	// kernel's ExitInits take their values from it.
+	launchCPU  *gvinst.CPU
+	tailStart  time.Time
+	tailBack   time.Duration // the Resident's time bringing data back at tailStart
+	timedTails int           // instances that ran a second tail arrival to time it (cpuTail)
 	// unprofitable counts the instances in a row predicted not to pay;
 	// predicted is the last prediction.
 	unprofitable streak

@@ -395,7 +395,7 @@ func (sp *spot) adopt(g *spot) {
 	sp.blocks, sp.exits, sp.level, sp.innerSet, sp.inner2Set = g.blocks, g.exits, g.level, g.innerSet, g.inner2Set
 	sp.kernel, sp.kernel2, sp.kernel3, sp.dead2D = g.kernel, g.kernel2, g.kernel3, g.dead2D
 	sp.parts, sp.cutAfter = g.parts, g.cutAfter
-	sp.rep.Note, sp.rep.ScheduleNote = g.rep.Note, g.rep.ScheduleNote
+	sp.rep.Note, sp.rep.ScheduleNote, sp.rep.ExitNote = g.rep.Note, g.rep.ScheduleNote, g.rep.ExitNote
 }
 
 // stopBackground stops the background goroutines after the hot spot each

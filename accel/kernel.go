@@ -189,7 +189,14 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 	if err := sp.liftLevel(lifter); err != nil {
 		return err
 	}
-	nest := &ptxgen.Nest{Name: fmt.Sprintf("gx_%x", sp.entry), Header: sp.header, Blocks: sp.blocks, Cold: sp.cold, Reloads: sp.reloads(false)}
+	// What the code at each exit reads before writing it: a kernel
+	// gives the exit state where the rest is dead there.
+	exitLive := map[uint64]*gvinst.Liveness{}
+	for t := range sp.exits {
+		live := gvinst.LiveAt(lifter, t)
+		exitLive[t] = &live
+	}
+	nest := &ptxgen.Nest{Name: fmt.Sprintf("gx_%x", sp.entry), Header: sp.header, Blocks: sp.blocks, Cold: sp.cold, Reloads: sp.reloads(false), ExitLive: exitLive}
 	if loop := sp.countedLoop(); loop != nil {
 		nest.TripCheck, nest.TripBlocks = sp.inner, loop
 	}
@@ -229,7 +236,7 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 				inner[a] = true
 			}
 		}
-		n2 := &ptxgen.Nest{Name: fmt.Sprintf("gx_%x_2d", sp.entry), Header: sp.header, Blocks: sp.blocks, Cold: sp.cold, Inner: sp.inner, InnerBlocks: inner, Reloads: sp.reloads(true)}
+		n2 := &ptxgen.Nest{Name: fmt.Sprintf("gx_%x_2d", sp.entry), Header: sp.header, Blocks: sp.blocks, Cold: sp.cold, Inner: sp.inner, InnerBlocks: inner, Reloads: sp.reloads(true), ExitLive: exitLive}
 		k2, err := ptxgen.Generate(n2)
 		if dead := sp.outerStringStores(inner); err != nil && dead != nil {
 			// The outer body's string stores (an inlined memset) kept
@@ -267,7 +274,7 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 			}
 		}
 		n3 := &ptxgen.Nest{Name: fmt.Sprintf("gx_%x_3d", sp.entry), Header: sp.header, Blocks: sp.blocks, Inner: sp.inner, InnerBlocks: inner,
-			Inner2: sp.inner2, Inner2Blocks: inner2, Reloads: sp.reloads3()}
+			Inner2: sp.inner2, Inner2Blocks: inner2, Reloads: sp.reloads3(), ExitLive: exitLive}
 		k3, err := ptxgen.Generate(n3)
 		switch {
 		case err != nil:
@@ -279,6 +286,7 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 			sp.kernel3 = k3
 		}
 	}
+	sp.noteExit()
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/big"
 	"runtime"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/gxbit/gxbit/gpu"
@@ -26,7 +28,7 @@ func (a *Accelerator) prefer1D(k *ptxgen.Kernel, count uint64) bool {
 
 // (it ended, or the engine must handle a stop).
 func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
-	sp.fetch, sp.unseen = 0, 0
+	sp.fetch, sp.unseen, sp.exit, sp.launchCPU = 0, 0, nil, cpu
 	k := sp.kernel
 	ns := len(k.Sites)
 	mem := sp.a.g.Mem
@@ -205,6 +207,9 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	}
 	// The GPU runs arrivals P .. last-tail; the CPU the last tail ones.
 	tail := sp.cpuTail()
+	if tail == 1 && sp.givesExit() {
+		tail = 0
+	}
 	if last < uint64(P)+tail || last+1-tail-uint64(P) < sp.a.opts.MinIterations {
 		return false, fail(ReasonTripCount, "%d iterations left", last+1-uint64(P))
 	}
@@ -365,7 +370,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// time leaves that out.
 	loadBefore := sp.loadTime
 	loading := func() time.Duration { return sp.loadTime - loadBefore }
-	in := ptxgen.LaunchInput{Count: count, Values: states[P], Steps: steps, Sites: sites}
+	in := ptxgen.LaunchInput{Count: count, Values: states[P], Steps: steps, Sites: sites, ExitState: tail == 0}
 	if sp.parts != nil {
 		if used, fb := sp.offloadParts(cpu, in, P, sites, cpuIter); fb != nil || sp.fatal != nil {
 			return false, fb
@@ -448,6 +453,15 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		sp.checkTrips(&in, k, innerTrips, P, byX86)
 	}
 	in.Dense = sp.denseStores(k, in, byX86)
+	if in.ExitState && !sp.exitAtLatch() {
+		// The last arrival leaves before the end of its body: the
+		// footprints, extended over it, hold bytes no thread stores,
+		// and its thread enters no counted loop.
+		in.Dense = nil
+		if k.TripChecked {
+			in.InnerTrip0, in.InnerTripStep = ^uint64(0), 0
+		}
+	}
 	sampled := false
 	// The first launch of a 1D kernel on the simulator, whose speed
 	// depends on the instructions a kernel runs, is a sample: a slice of
@@ -456,7 +470,8 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		sample := max(count/sampleFraction, sampleMin)
 		part := in
 		part.Count = sample
-		part.Dense = nil // the sample writes a part of the footprints
+		part.Dense = nil       // the sample writes a part of the footprints
+		part.ExitState = false // the rest runs the last arrival
 		// It copies in its own iterations' footprints, not the
 		// instance's: the rest's come with the rest, where it pays.
 		// (atax's initialisation copied its whole 160 MB matrix in for
@@ -539,6 +554,95 @@ func (sp *spot) cpuTail() uint64 {
 	return 2
 }
 
+// givesExit reports whether every kernel a launch of the hot spot may
+// run gives the loop's exit state (ptxgen.Kernel.ExitStates): its
+// instances' last arrivals then run on the GPU, and the CPU goes on at
+// the exit (finishInstance). A tail of one arrival, the one that leaves
+// the loop, is then none; the timing tails stay (cpuTail). The
+// distributed kernels (parts) have no exit of their own.
+func (sp *spot) givesExit() bool {
+	if sp.a != nil && sp.a.opts.CPUTail || sp.parts != nil || sp.kernel == nil || !sp.kernel.GivesExitState() {
+		return false
+	}
+	for _, k := range []*ptxgen.Kernel{sp.kernel2, sp.kernel3} {
+		if k != nil && !k.GivesExitState() {
+			return false
+		}
+	}
+	return true
+}
+
+// exitAtLatch reports whether every copy of the loop's exit test ends
+// an iteration: its branch leaves or goes on to the header through
+// blocks that store nothing (gcc's `mov rax, rdi; jmp header` after the
+// test), so the arrival that leaves ran its whole body (a rotated loop),
+// and the footprints extended over it are those of whole iterations.
+func (sp *spot) exitAtLatch() bool {
+	for _, c := range sp.kernel.Exit.Copies {
+		b := sp.blocks[c.Block]
+		if b == nil {
+			return false
+		}
+		for _, t := range b.Successors() {
+			if sp.blocks[t] != nil && !sp.runsToHeader(t) {
+				return false
+			}
+		}
+	}
+	return len(sp.kernel.Exit.Copies) > 0
+}
+
+// runsToHeader reports whether block addr of the level is the
+// header, or runs to it through a few blocks of one successor each that
+// store nothing.
+func (sp *spot) runsToHeader(addr uint64) bool {
+	for range 8 {
+		if addr == sp.header {
+			return true
+		}
+		b := sp.blocks[addr]
+		if b == nil || len(b.Successors()) != 1 {
+			return false
+		}
+		for i := range b.Insts {
+			if op := b.Insts[i].Op; op == gvinst.OpSt || op == gvinst.OpRepStos {
+				return false
+			}
+		}
+		addr = b.Successors()[0]
+	}
+	return false
+}
+
+// noteExit says in the report why the hot spot's instances keep their
+// CPU tail, where a kernel does not give the exit state.
+func (sp *spot) noteExit() {
+	sp.rep.ExitNote = ""
+	if sp.givesExit() {
+		return
+	}
+	var why []string
+	if sp.parts != nil {
+		why = append(why, "the schedule's distributed kernels have no exit of their own")
+	}
+	for _, k := range []*ptxgen.Kernel{sp.kernel, sp.kernel2, sp.kernel3} {
+		if k == nil || k.GivesExitState() {
+			continue
+		}
+		w := "it runs many rows a thread"
+		if len(k.ExitRefused) > 0 {
+			var ws []string
+			for _, r := range k.ExitRefused {
+				ws = append(ws, r)
+			}
+			sort.Strings(ws)
+			w = strings.Join(ws, "; ")
+		}
+		why = append(why, k.Name+": "+w)
+	}
+	sp.rep.ExitNote = "the CPU runs each instance's last arrival, no kernel giving the exit state: " + strings.Join(why, "; ")
+}
+
 // maxTimedTails is how many instances run a second tail arrival on the
 // CPU to time the plain engine on the loop.
 const maxTimedTails = 2
@@ -571,6 +675,21 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 		if why, lost := sp.a.run.loses(back); lost && !sp.a.opts.AlwaysOffload {
 			sp.a.stopOffloading(why)
 		}
+	}
+	if tail == 0 {
+		// The GPU ran the last arrival: where its thread left the loop,
+		// the CPU goes on at the exit with the state it stored.
+		x, k := sp.exit, sp.exitKernel
+		sp.exit, sp.exitKernel = nil, nil
+		if x != nil {
+			if err := sp.setExitState(cpu, k, x); err != nil {
+				return false, fail(ReasonDriver, "writing the exit state: %v", err)
+			}
+			sp.rep.ExitStates++
+			return true, nil
+		}
+		// No thread left it (the loop ran on past the predicted
+		// trip count): the CPU goes on at the header, as after a tail.
 	}
 	// The CPU runs the last tail arrivals from the header.
 	sp.rep.TailIterations += tail
@@ -606,6 +725,30 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 		sp.timedTails++
 	}
 	return true, nil
+}
+
+// setExitState sets the CPU at the exit target of record x, with the
+// values kernel k stored there: guest slots, and private stack slots at
+// their frame's address (its base register the level does not change).
+func (sp *spot) setExitState(cpu *gvinst.CPU, k *ptxgen.Kernel, x *ptxgen.ExitRecord) error {
+	ls, ok := k.ExitStates[x.Target]
+	if !ok || len(ls) != len(x.Values) {
+		return fmt.Errorf("kernel %s has no exit state at %#x", k.Name, x.Target)
+	}
+	for i, l := range ls {
+		if !l.Stack {
+			cpu.State[l.Slot] = x.Values[i]
+		}
+	}
+	for i, l := range ls {
+		if l.Stack {
+			if err := sp.a.g.Mem.Store(cpu.State[l.Base]+uint64(l.Disp), l.Size, x.Values[i]); err != nil {
+				return err
+			}
+		}
+	}
+	cpu.PC = x.Target
+	return nil
 }
 
 // maxTailFetch bounds the footprint of a site over the tail arrivals
@@ -844,6 +987,12 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	if k.TripChecked && in.InnerTrip0 != ^uint64(0) && sp.tripsDiffer {
 		in.InnerTrip0, in.InnerTripStep, in.Dense = ^uint64(0), 0, nil
 	}
+	if in.ExitState && len(k.ExitInits) > 0 && sp.launchCPU != nil {
+		in.ExitInits = make([]uint64, len(k.ExitInits))
+		for i, l := range k.ExitInits {
+			in.ExitInits[i] = sp.launchCPU.State[l.Slot]
+		}
+	}
 	fnU, proved := sp.proveDry(k, &in)
 	if proved {
 		fn, k = fnU, k.Unchecked
@@ -880,6 +1029,7 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 		}
 		return fail(ReasonDriver, "%v", err), false
 	}
+	sp.exit, sp.exitKernel = st.Exit, k
 	sp.rep.Launches++
 	if k.TwoD {
 		sp.rep.Launches2D++

@@ -16,7 +16,8 @@ import (
 // instance that arrives at the header with the same live-in values runs
 // on the GPU from its first iteration, with the steps, trip count and
 // footprints of the one probed, after the guards; the CPU runs its last
-// iteration (or two, see cpuTail) as usual. What probing would have found out differently
+// iteration (or two, see cpuTail) as usual, or none where the kernel
+// gives the exit state (givesExit). What probing would have found out differently
 // the kernel still catches: an access outside its footprint, a thread
 // leaving the loop early, a division that would trap (the launch then
 // fails, the guest's memory is left as it was, and the CPU runs the
@@ -248,6 +249,7 @@ func (r *replay) input(sp *spot, tail uint64, start []uint64) (ptxgen.LaunchInpu
 	in := r.in
 	in.Values = start
 	in.Count = r.last + 1 - tail
+	in.ExitState = tail == 0
 	sites, fb := sp.siteRanges(r.obs, 0, r.last-tail)
 	if fb != nil {
 		return ptxgen.LaunchInput{}, false
@@ -279,8 +281,11 @@ func (sp *spot) offloadReplay(cpu *gvinst.CPU, r *replay, start []uint64) (appli
 		return false, false, nil
 	}
 	t0 := time.Now()
-	sp.unseen = 0
+	sp.unseen, sp.launchCPU = 0, cpu
 	tail := sp.cpuTail()
+	if tail == 1 && sp.givesExit() && r.k.GivesExitState() {
+		tail = 0
+	}
 	in, ok := r.input(sp, tail, start)
 	if !ok || in.Count < max(sp.a.opts.MinIterations, 1) {
 		sp.replay = nil

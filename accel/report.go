@@ -73,6 +73,13 @@ type HotSpotReport struct {
 	// ran after the kernel: the one that leaves the loop, and while the
 	// plain engine is not yet timed, the one before it (see cpuTail).
 	TailIterations uint64 `json:"cpu_tail_iterations"`
+	// ExitStates are the instances whose last arrival ran on the GPU,
+	// the CPU going on at the loop's exit with the state the kernel
+	// stored (ptxgen.Kernel.ExitStates): no CPU tail. ExitNote says why
+	// the instances keep their CPU tail where the kernels cannot give
+	// the exit state.
+	ExitStates int    `json:"exit_states,omitempty"`
+	ExitNote   string `json:"exit_note,omitempty"`
 	// KernelSeconds is the device's time running the kernels, without
 	// their submission; SubmitSeconds the host's time submitting them
 	// (gpu.LaunchStats.Submit).

@@ -177,3 +177,69 @@ func TestLUPerK(t *testing.T) {
 	}
 	t.Fatal("lu not built")
 }
+
+// TestExitStateFromKernel runs time-stepped stencils of testdata/nests
+// two-phase on gpusim (every launch forced), the kernels giving each
+// instance's exit state, and again with the CPU running each instance's
+// last arrival (Options.CPUTail): with the exit state no offloaded
+// instance leaves an iteration to the CPU, and the rows or planes the
+// tails touched no longer come back from the device each step, so
+// fewer bytes come back. The output is native's both ways
+// (accelerateWith).
+func TestExitStateFromKernel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two nests programs twice")
+	}
+	dir := buildNests(t, []string{"O2-static"})
+	progs, err := corpus.Programs(dir, "O2-static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]corpus.Program{}
+	for _, p := range progs {
+		byName[p.Name] = p
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"jacobi2dt", []string{"200", "10"}},
+		{"heat3d", []string{"30", "8"}}, // 3D kernels, and 2D ones with reloads at the inner level
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, ok := byName[c.name]
+			if !ok {
+				t.Fatalf("%s not built", c.name)
+			}
+			rep := accelerateWith(t, p, c.args, accel.Options{})
+			tail := accelerateWith(t, p, c.args, accel.Options{CPUTail: true})
+			exits := 0
+			for _, h := range rep.HotSpots {
+				if h.Launches == 0 {
+					continue
+				}
+				exits += h.ExitStates
+				if h.ExitNote == "" && h.TailIterations != 0 {
+					t.Errorf("hot spot %s: the CPU ran %d tail iterations after %d launches (%d exit states), want none", h.Entry, h.TailIterations, h.Launches, h.ExitStates)
+				}
+				if h.ExitNote != "" {
+					t.Logf("hot spot %s: %s", h.Entry, h.ExitNote)
+				}
+			}
+			var tails uint64
+			for _, h := range tail.HotSpots {
+				tails += h.TailIterations
+				if h.ExitStates != 0 {
+					t.Errorf("hot spot %s: %d exit states with CPUTail", h.Entry, h.ExitStates)
+				}
+			}
+			t.Logf("exit states %d, brought back %d bytes; with CPU tails (%d iterations) %d bytes", exits, rep.BytesBroughtBack, tails, tail.BytesBroughtBack)
+			if exits == 0 {
+				t.Fatal("no instance took its exit state from a kernel")
+			}
+			if rep.BytesBroughtBack >= tail.BytesBroughtBack {
+				t.Errorf("brought back %d bytes with exit states, %d with CPU tails: want fewer", rep.BytesBroughtBack, tail.BytesBroughtBack)
+			}
+		})
+	}
+}

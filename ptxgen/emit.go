@@ -38,6 +38,9 @@ type emitter struct {
 	plain     map[[2]int64]bool
 	tripExits []tripExit // the edges leaving the counted loop (Nest.TripCheck)
 	divs      int        // wide divisions lowered so far (their labels' numbers)
+	// exitsTaken are the exit targets whose state stub a branch goes to
+	// (exitstate.go).
+	exitsTaken map[uint64]bool
 	// steps are the values a thread's iteration must leave advanced by
 	// exactly one step (see checkSteps); innerSteps those of the inner
 	// level's one iteration in a 2D or interchanged kernel, inner2Steps
@@ -211,13 +214,13 @@ func (e *emitter) fail(format string, args ...any) {
 
 // emit produces the module text.
 func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
-	return emitWith(&emitter{a: a, k: k, stubs: map[string][2]uint64{}, unchecked: unchecked, plain: a.plainMerges()})
+	return emitWith(&emitter{a: a, k: k, stubs: map[string][2]uint64{}, unchecked: unchecked, plain: a.plainMerges(), exitsTaken: map[uint64]bool{}})
 }
 
 // emitDry produces the module text of Kernel.Dry: the checked kernel
 // without its stores to guest memory.
 func emitDry(a *analysis, k *Kernel) (string, error) {
-	return emitWith(&emitter{a: a, k: k, stubs: map[string][2]uint64{}, dry: true, plain: a.plainMerges()})
+	return emitWith(&emitter{a: a, k: k, stubs: map[string][2]uint64{}, dry: true, plain: a.plainMerges(), exitsTaken: map[uint64]bool{}})
 }
 
 // emitWith produces the module text with emitter e.
@@ -326,6 +329,10 @@ func emitWith(e *emitter) (string, error) {
 			}
 			e.steps = append(e.steps, c)
 		}
+	}
+	for _, l := range k.ExitInits {
+		// Held until a path writes it (exitstate.go).
+		e.i("ld.param.u64", e.liveReg(l), ptx.Addr("xinit_"+paramName(l), 0))
 	}
 	for i := range a.sites {
 		e.i("ld.param.u64", fmt.Sprintf("%%sd%d", i), ptx.Addr(fmt.Sprintf("site%d_delta", i), 0))
@@ -440,6 +447,13 @@ func emitWith(e *emitter) (string, error) {
 		e.i("sub.u64", "%t0", "%ib", 1)
 		e.i("setp.ne.u64", "%p0", e.mid(), "%t0")
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
+		if to := a.innerLeavesTo(); to != 0 && len(a.exitStates) > 0 {
+			// The launch's last row goes on in the outer body to the
+			// level's exit (exitstate.go).
+			e.i("ld.param.u64", "%t0", ptx.Addr("xlast", 0))
+			e.i("setp.eq.u64", "%p0", "%idx", "%t0")
+			e.i("bra", label(to)).when("%p0")
+		}
 		e.i("bra", "$Ldone")
 	}
 	if a.inner2 != nil {
@@ -568,6 +582,7 @@ func emitWith(e *emitter) (string, error) {
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeFootprint)).when("%p0")
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeAlign))
 	}
+	e.exitStubs()
 	codes := []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign}
 	if len(e.steps)+len(e.innerSteps)+len(e.inner2Steps) > 0 {
 		codes = append(codes, ErrCodeStep)
@@ -893,6 +908,9 @@ func (e *emitter) levelTarget(to uint64) string {
 	}
 	if e.a.n.Cold[to] {
 		return fmt.Sprintf("$Lerr%d", ErrCodeCold)
+	}
+	if l, ok := e.exitTarget(to); ok {
+		return l
 	}
 	return fmt.Sprintf("$Lerr%d", ErrCodeExit)
 }
@@ -1280,7 +1298,9 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 			e.i("bra", "$Ldone")
 			return
 		}
-		if strings.HasPrefix(t0, "$Lerr") || strings.HasPrefix(t0, "$Linner") || strings.HasPrefix(t1, "$Lerr") || strings.HasPrefix(t1, "$Linner") {
+		if side := func(t string) bool {
+			return strings.HasPrefix(t, "$Lerr") || strings.HasPrefix(t, "$Linner") || strings.HasPrefix(t, "$Lexit")
+		}; side(t0) || side(t1) {
 			e.i("mov.b64", "%xa", lit(in.X86))
 		}
 		e.i("bra", t0).when(p)

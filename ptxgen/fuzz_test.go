@@ -32,18 +32,38 @@ func FuzzGenerate(f *testing.F) {
 		for _, b := range bs {
 			n.Blocks[b.Addr] = b
 		}
-		for _, inner := range []bool{false, true} {
-			if inner {
-				if len(bs) < 2 {
-					return
+		// Without exit states, then with every exit's code reading
+		// nothing (each exit gives its state where the level lets it),
+		// then reading everything.
+		var dead, live gvinst.Liveness
+		for i := range live.Slot {
+			live.Slot[i], live.High[i] = true, true
+		}
+		for _, exits := range []*gvinst.Liveness{nil, &dead, &live} {
+			n.Inner, n.InnerBlocks, n.ExitLive = 0, nil, nil
+			if exits != nil {
+				n.ExitLive = map[uint64]*gvinst.Liveness{}
+				for _, b := range bs {
+					for _, s := range b.Successors() {
+						if n.Blocks[s] == nil {
+							n.ExitLive[s] = exits
+						}
+					}
 				}
-				n.Inner, n.InnerBlocks = bs[1].Addr, map[uint64]bool{bs[1].Addr: true}
 			}
-			k, err := Generate(n)
-			if err != nil {
-				continue
+			for _, inner := range []bool{false, true} {
+				if inner {
+					if len(bs) < 2 {
+						return
+					}
+					n.Inner, n.InnerBlocks = bs[1].Addr, map[uint64]bool{bs[1].Addr: true}
+				}
+				k, err := Generate(n)
+				if err != nil {
+					continue
+				}
+				checkText(t, k.PTX)
 			}
-			checkText(t, k.PTX)
 		}
 	})
 }

@@ -14,7 +14,7 @@ type ParamKind uint8
 // The parameter kinds.
 const (
 	ParamCount         ParamKind = iota + 1 // iterations to run (threads with a larger index retire)
-	ParamErr                                // device address of the 16-byte error record (u32 code, u64 x86 address at +8)
+	ParamErr                                // device address of the record: the 16-byte error record (u32 code, u64 x86 address at +8), then the exit state (ExitRecordSize)
 	ParamLiveValue                          // LiveIns[Index]'s value at thread 0
 	ParamLiveStep                           // LiveIns[Index]'s change per iteration
 	ParamSiteDelta                          // device address minus guest address for Sites[Index]
@@ -26,6 +26,8 @@ const (
 	ParamInnerStepRow                       // 2D: how much that change changes per row
 	ParamInner2Trip                         // 3D: the innermost trip count (header arrivals), the same in every inner iteration
 	ParamInner2Step                         // 3D: Inner2LiveIns[Index]'s change per innermost iteration
+	ParamExitLast                           // the iteration whose thread may leave the loop and store its exit state (LaunchInput.ExitState; all ones: none)
+	ParamExitInit                           // ExitInits[Index]'s value on the CPU at the launch (LaunchInput.ExitInits)
 )
 
 // Param is one kernel parameter, in declaration order.
@@ -123,7 +125,26 @@ type Kernel struct {
 	// inside the level (Nest.TripCheck): it takes the 2D parameters
 	// itrip0 and itripstep (LaunchInput.InnerTrip0 all ones: no check).
 	TripChecked bool
+	// ExitStates are, per exit target, the values the thread of a
+	// launch's last iteration stores when it leaves the loop there
+	// (LaunchInput.ExitState, exitstate.go): guest slots and private
+	// stack slots, in the order of ExitRecord.Values. An exit target not
+	// here is an error exit for every thread.
+	ExitStates map[uint64][]LiveIn
+	// ExitRefused says, per exit target whose state the kernel does
+	// not give though the nest asked (Nest.ExitLive), why.
+	ExitRefused map[uint64]string
+	// ExitInits are registers the exit state holds that only paths
+	// chosen by uniform branches write (exitstate.go): each thread
+	// starts with the CPU's value at the launch
+	// (LaunchInput.ExitInits), which they still hold where no
+	// iteration writes them.
+	ExitInits []LiveIn
 }
+
+// GivesExitState reports whether a launch of k may run the loop's last
+// arrival: some exit's state comes from the kernel.
+func (k *Kernel) GivesExitState() bool { return len(k.ExitStates) > 0 }
 
 // LaunchPlan is how to shape a launch of the kernel.
 type LaunchPlan struct {
@@ -373,6 +394,24 @@ func Generate(n *Nest) (*Kernel, error) {
 			Param{Name: fmt.Sprintf("site%d_delta", i), Kind: ParamSiteDelta, Index: i},
 			Param{Name: fmt.Sprintf("site%d_lo", i), Kind: ParamSiteLo, Index: i},
 			Param{Name: fmt.Sprintf("site%d_span", i), Kind: ParamSiteSpan, Index: i})
+	}
+	for t, rs := range a.exitStates {
+		if k.ExitStates == nil {
+			k.ExitStates = map[uint64][]LiveIn{}
+		}
+		k.ExitStates[t] = []LiveIn{} // none to store: the target alone
+		for _, r := range rs {
+			k.ExitStates[t] = append(k.ExitStates[t], a.resLive(r))
+		}
+	}
+	if len(a.exitStates) > 0 {
+		k.Params = append(k.Params, Param{Name: "xlast", Kind: ParamExitLast})
+	}
+	k.ExitRefused = a.exitRefused
+	for i, r := range a.exitInits {
+		l := a.resLive(r)
+		k.ExitInits = append(k.ExitInits, l)
+		k.Params = append(k.Params, Param{Name: "xinit_" + paramName(l), Kind: ParamExitInit, Index: i})
 	}
 	src, err := emit(a, k, false)
 	if err != nil {

@@ -55,6 +55,14 @@ type LaunchInput struct {
 	// backup of the device's only copies of what it overwrites. Should it
 	// fail after all, those bytes are lost (ErrLostCopy).
 	Proven bool
+	// ExitState says that the launch's last iteration (Count-1) is the
+	// instance's last arrival, which may leave the loop: its thread then
+	// stores the exit state (LaunchStats.Exit) where the kernel gives
+	// that exit's (Kernel.ExitStates). Without it every exit fails.
+	ExitState bool
+	// ExitInits are, per Kernel.ExitInits, the CPU's values at the
+	// launch (missing: 0, for a launch that is not the last arrival's).
+	ExitInits []uint64
 	// Dry says the launch is of a Kernel.Dry: it writes no guest byte, so
 	// it backs up nothing, leaves nothing stale and copies nothing back,
 	// and its Dense is not used (every byte is copied in).
@@ -156,6 +164,19 @@ func (e *KernelError) Error() string {
 	return fmt.Sprintf("kernel: %s at x86 %#x", what, e.X86)
 }
 
+// recordSize is how much of the record a launch of k with input in reads
+// back: the error record, and the exit state when a thread may store one.
+func recordSize(k *Kernel, in LaunchInput) int {
+	if !in.ExitState || !k.GivesExitState() {
+		return ErrorRecordSize
+	}
+	n := 0
+	for _, ls := range k.ExitStates {
+		n = max(n, len(ls))
+	}
+	return ErrorRecordSize + 8 + 8*n
+}
+
 // LaunchStats are the times and bytes of one launch.
 type LaunchStats struct {
 	// Kernel is the device's time running the kernel
@@ -181,6 +202,9 @@ type LaunchStats struct {
 	Unseen time.Duration
 	// Parts splits CopyIn and CopyOut by what they went to.
 	Parts CopyParts
+	// Exit is the state the launch's last iteration left the loop with
+	// (LaunchInput.ExitState); nil when no thread left it.
+	Exit *ExitRecord
 }
 
 // Launch runs one launch of k (loaded as fn in ctx): it copies every
@@ -388,6 +412,15 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			v = in.Inner2Trip
 		case ParamInner2Step:
 			v = in.Inner2Steps[p.Index]
+		case ParamExitInit:
+			if p.Index < len(in.ExitInits) {
+				v = in.ExitInits[p.Index]
+			}
+		case ParamExitLast:
+			v = ^uint64(0)
+			if in.ExitState && in.Count > 0 {
+				v = in.Count - 1
+			}
 		}
 		params[i] = binary.LittleEndian.AppendUint64(nil, v)
 	}
@@ -426,14 +459,27 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 		st.Kernel = max(st.LaunchWall-st.Submit, 0)
 	}
 	t2 := time.Now()
-	rec := make([]byte, ErrorRecordSize)
+	rec := make([]byte, recordSize(k, in))
 	if err := res.readErrorRecord(ctx, rec, errDev); err != nil {
 		return st, err
 	}
 	if code := binary.LittleEndian.Uint32(rec); code != 0 {
 		return st, &KernelError{Code: int(code), X86: binary.LittleEndian.Uint64(rec[8:])}
 	}
-	if res != nil {
+	if len(rec) > ErrorRecordSize {
+		if t := binary.LittleEndian.Uint64(rec[ErrorRecordSize:]); t != 0 {
+			ls, ok := k.ExitStates[t]
+			if !ok {
+				return st, fmt.Errorf("ptxgen: kernel %s stored the exit state of %#x, which it does not give", k.Name, t)
+			}
+			x := &ExitRecord{Target: t, Values: make([]uint64, len(ls))}
+			for i := range ls {
+				x.Values[i] = binary.LittleEndian.Uint64(rec[ErrorRecordSize+8+8*i:])
+			}
+			st.Exit = x
+		}
+	}
+	if res != nil && st.Exit == nil {
 		res.errDirty = false
 	}
 	// Written buffers: copy back, or (lazy) mark the guest's pages stale.

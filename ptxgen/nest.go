@@ -119,6 +119,13 @@ type Nest struct {
 	// (phase 1 proves it): a thread that starts in the middle of the
 	// level loads them again (see Reload).
 	Reloads []Reload
+	// ExitLive, when set, gives for an exit target (a successor outside
+	// Blocks) which guest slots the code there may read before writing
+	// them (gvinst.LiveAt): where what the level writes and a thread
+	// cannot give exactly is dead there, the kernel gives that exit's
+	// state (Kernel.ExitStates, exitstate.go). A target it lacks keeps
+	// its exit an error.
+	ExitLive map[uint64]*gvinst.Liveness
 }
 
 // Reload is a register that the nest's level (Inner: the inner level of
@@ -337,6 +344,15 @@ type analysis struct {
 	// tripLoop are the blocks of the loop a 1D kernel counts
 	// (Nest.TripCheck).
 	tripLoop map[uint64]bool
+	// exitStates are, per exit target whose state the kernel gives, the
+	// resources (privRes numbering) its thread stores (exitstate.go).
+	exitStates map[uint64][]int
+	// exitRefused says, per exit target whose state it does not give,
+	// why (Kernel.ExitRefused).
+	exitRefused map[uint64]string
+	// exitInits are the resources a thread starts with the CPU's value
+	// (Kernel.ExitInits).
+	exitInits []int
 }
 
 func key(block uint64, idx int) [2]int64 { return [2]int64{int64(block), int64(idx)} }
@@ -418,6 +434,7 @@ func analyze(n *Nest) (*analysis, error) {
 			return nil, err
 		}
 	}
+	a.findExitStates()
 	return a, nil
 }
 

@@ -98,9 +98,10 @@ type Resident struct {
 	// gather is the device buffer of maxReadAhead pages that
 	// bringBackStrided gathers pages in (0 until one ran).
 	gather gpu.DevicePtr
-	// errRec is the error record every launch passes its kernel: a kernel
-	// writes it only when it fails, so it is cleared once, and again only
-	// after a launch that did not read it back zero (errDirty).
+	// errRec is the record every launch passes its kernel (ExitRecordSize
+	// bytes): a kernel writes it only when it fails or stores an exit
+	// state, so it is cleared once, and again only after a launch that
+	// did not read it back zero (errDirty).
 	errRec   gpu.DevicePtr
 	errDirty bool
 	// errHost is the record's bytes when it lies in host memory the
@@ -112,11 +113,11 @@ type Resident struct {
 // Without a Resident it is a new allocation, which the caller frees.
 func (res *Resident) errorRecord(ctx gpu.Context) (gpu.DevicePtr, error) {
 	if res == nil {
-		dev, err := ctx.Alloc(ErrorRecordSize)
+		dev, err := ctx.Alloc(ExitRecordSize)
 		if err != nil {
 			return 0, err
 		}
-		if err := ctx.Memset(dev, 0, ErrorRecordSize); err != nil {
+		if err := ctx.Memset(dev, 0, exitClearSize); err != nil {
 			_ = ctx.Free(dev)
 			return 0, err
 		}
@@ -127,12 +128,12 @@ func (res *Resident) errorRecord(ctx gpu.Context) (gpu.DevicePtr, error) {
 		// the launch reads the record with no call to the driver (a
 		// copy of 16 bytes took 140 us after each launch on an H100).
 		if ma, ok := res.raw.(gpu.MappedAllocator); ok {
-			if host, dev, err := ma.AllocMapped(ErrorRecordSize); err == nil {
+			if host, dev, err := ma.AllocMapped(ExitRecordSize); err == nil {
 				res.errRec, res.errHost = dev, host
 				return res.errRec, nil
 			}
 		}
-		dev, err := ctx.Alloc(ErrorRecordSize)
+		dev, err := ctx.Alloc(ExitRecordSize)
 		if err != nil {
 			return 0, err
 		}
@@ -140,8 +141,8 @@ func (res *Resident) errorRecord(ctx gpu.Context) (gpu.DevicePtr, error) {
 	}
 	if res.errDirty {
 		if res.errHost != nil {
-			clear(res.errHost)
-		} else if err := ctx.Memset(res.errRec, 0, ErrorRecordSize); err != nil {
+			clear(res.errHost[:exitClearSize])
+		} else if err := ctx.Memset(res.errRec, 0, exitClearSize); err != nil {
 			return 0, err
 		}
 		res.errDirty = false

@@ -183,6 +183,8 @@ type Accelerator struct {
 	// roughRate is the best speed timed on runs that also brought data
 	// back from the device, less that (runRate).
 	roughRate float64
+	// launchSeq counts the run's launches (see spot.deviceUse).
+	launchSeq uint64
 	// unseen is the host time of an emulated faster GPU's launches that
 	// the emulated device does not count (Report.EmulationSeconds).
 	unseen time.Duration
@@ -618,7 +620,13 @@ type spot struct {
 	kernelErrors int     // launches whose kernel reported an error, in a row
 	fatal        error   // a broken invariant that must stop the run
 	replay       *replay // an instance to launch again without probing (replay.go)
-	rep          HotSpotReport
+	// deviceReads and deviceWrites are the footprints the spot's
+	// launches read and wrote on the device, merged; lastLaunch is the
+	// run's count of launches at its last (Accelerator.launchSeq), and
+	// predictedAt that count at its last prediction (refill.go).
+	deviceReads, deviceWrites []ptxgen.Range
+	lastLaunch, predictedAt   uint64
+	rep                       HotSpotReport
 }
 
 // prepare makes the spot of a hot spot, not built yet (see ensureBuilt):

@@ -344,10 +344,13 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		c.DeviceToHost = fetchBandwidth(c.DeviceToHost, back, backTook)
 		sp.modelPerIter = c.ModelKernel(1<<20, insnsPerIter) >> 20
 		est := c.Predict(count, cpuIter, insnsPerIter, overhead, copyIn, sp.kernelPerIter)
-		est.Fetch = c.FetchTime(sp.staleFootprint(k, sites, count))
 		// Pages go back and forth page by page: they are priced at the
-		// rate the guest brought them back so far (fetchBandwidth).
-		est.Refill = c.FetchTime(sp.residentWrites(k, sites, count))
+		// rate the guest brought them back so far (fetchBandwidth). Only
+		// the hot spots launching between this one's instances make
+		// either cost come again (refill.go).
+		reads, writes := sp.interleaved()
+		est.Fetch = c.FetchTime(staleFootprint(&sp.a.resident, k, sites, count, writes))
+		est.Refill = c.FetchTime(residentWrites(&sp.a.resident, k, sites, count, reads))
 		sp.fetch = est.Fetch
 		sp.predicted = est
 		if !est.Pays() {
@@ -809,6 +812,7 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 		return fail(ReasonDriver, "%v", err), false
 	}
 	sp.rep.Launches++
+	sp.deviceUse(k, in.Sites)
 	if k.TwoD {
 		sp.rep.Launches2D++
 	}
@@ -836,35 +840,6 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	// What copies cost through the residency, for the next predictions.
 	sp.a.copyIn.add(st.BytesIn, st.CopyIn)
 	return nil, false
-}
-
-// staleFootprint is how many bytes of the footprints of the count
-// iterations k would run (sites) only the device holds: what running them
-// on the CPU would bring back first. A group's count is at most a page per
-// iteration and site (a column walk touches one page a row, however wide
-// the rows).
-func (sp *spot) staleFootprint(k *ptxgen.Kernel, sites []ptxgen.Range, count uint64) uint64 {
-	var n uint64
-	for _, g := range ptxgen.Groups(k, sites) {
-		n += min(sp.a.resident.Stale(g.Range), count*uint64(len(g.Sites))*gvinst.PageSize)
-	}
-	return n
-}
-
-// residentWrites is how many bytes of the pages that count iterations of
-// the instance write (kernel k's write groups over sites) the device
-// holds: run on the CPU, they make each of those pages stale on the
-// device, to be copied in again before the next launch that reads it.
-func (sp *spot) residentWrites(k *ptxgen.Kernel, sites []ptxgen.Range, count uint64) uint64 {
-	var n uint64
-	for _, g := range ptxgen.Groups(k, sites) {
-		if !g.Written {
-			continue
-		}
-		held := g.Range.Hi - g.Range.Lo - sp.a.resident.ToCopy(g.Range)
-		n += min(held, count*uint64(len(g.Sites))*gvinst.PageSize)
-	}
-	return n
 }
 
 // ivStep is an induction variable's step as the profile gives it: fixed,

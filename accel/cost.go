@@ -449,7 +449,8 @@ const (
 	lossFactor   = 10
 )
 
-// add records one launch of count iterations whose GPU side cost gpu,
+// add records one launch of count iterations whose GPU side cost gpu (a
+// launch whose kernel failed is one of no iterations: see lostLaunch),
 // when an iteration costs the CPU engine cpuIter (the best estimate so
 // far, which also prices the earlier launches) and running them on the CPU
 // would first have brought back what the device held of their footprints,
@@ -467,6 +468,9 @@ func (l *ledger) add(gpu time.Duration, count uint64, cpuIter, fetch time.Durati
 	cpu := time.Duration(count)*cpuIter + fetch
 	all := time.Duration(l.iterations)*cpuIter + l.fetch
 	if l.launches-1 > ledgerWindow && gpu > lossFactor*cpu && l.gpu > all {
+		if count == 0 {
+			return fmt.Sprintf("a launch that failed cost %.3gs on the GPU side (copies, kernel), and the CPU ran its instance (all %d launches after the first: %.3gs against %.3gs)", gpu.Seconds(), l.launches-1, l.gpu.Seconds(), all.Seconds())
+		}
 		return fmt.Sprintf("a launch of %d iterations cost %.3gs on the GPU side (probing, guards, copies, kernel), the CPU engine %.3gs", count, gpu.Seconds(), cpu.Seconds())
 	}
 	if l.launches-1 < verdictAfter || l.gpu <= all {

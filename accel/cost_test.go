@@ -149,6 +149,34 @@ func TestLedger(t *testing.T) {
 	}
 }
 
+// TestLedgerFailedLaunches checks that launches whose kernel failed
+// (lostLaunch: launches of no iterations, the CPU running their
+// instances) count against a hot spot: failures among launches that pay
+// in all do not disarm it, failures that outweigh what the launches saved
+// do, saying so.
+func TestLedgerFailedLaunches(t *testing.T) {
+	ms := time.Millisecond
+	var l ledger
+	for i := 0; i < 10; i++ {
+		l.add(ms, 1000, 10*time.Microsecond, 0) // 1 ms against 10 ms
+	}
+	// Nine launches after the first saved 81 ms; three failures of 20 ms
+	// leave them ahead.
+	for i := 0; i < 3; i++ {
+		if why := l.add(20*ms, 0, 10*time.Microsecond, 0); why != "" {
+			t.Fatalf("failure %d, the launches ahead in all: disarmed (%s)", i+1, why)
+		}
+	}
+	// The fourth and fifth put them behind.
+	var why string
+	for i := 0; i < 2 && why == ""; i++ {
+		why = l.add(20*ms, 0, 10*time.Microsecond, 0)
+	}
+	if !strings.Contains(why, "failed") {
+		t.Errorf("failures costing more than the launches saved: %q", why)
+	}
+}
+
 // TestMeasureSimulator measures the simulator: every cost is positive and
 // an empty launch costs less than a second.
 func TestMeasureSimulator(t *testing.T) {

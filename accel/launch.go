@@ -779,7 +779,12 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	if k.TripChecked && in.InnerTrip0 != ^uint64(0) && sp.tripsDiffer {
 		in.InnerTrip0, in.InnerTripStep, in.Dense = ^uint64(0), 0, nil
 	}
+	launchStart, unseenBefore := time.Now(), sp.unseen
 	st, err := ptxgen.Launch(sp.a.ctx, fn, k, sp.a.g.Mem, in, &sp.a.resident)
+	// An emulated faster GPU's host time is left out of every launch's
+	// account, a failed one's too (Report.EmulationSeconds).
+	sp.unseen += st.Unseen
+	sp.a.unseen += st.Unseen
 	var ke *ptxgen.KernelError
 	if k.TripChecked && in.InnerTrip0 != ^uint64(0) && errors.As(err, &ke) && ke.Code == ptxgen.ErrCodeExit && ke.X86 == sp.inner {
 		// A row of the counted loop ran another trip count than the
@@ -790,6 +795,8 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 		sp.tripsDiffer = true
 		in.InnerTrip0, in.InnerTripStep, in.Dense = ^uint64(0), 0, nil
 		st, err = ptxgen.Launch(sp.a.ctx, fn, k, sp.a.g.Mem, in, &sp.a.resident)
+		sp.unseen += st.Unseen
+		sp.a.unseen += st.Unseen
 	}
 	if errors.Is(err, ptxgen.ErrLostCopy) {
 		// The guest's memory is not what the program wrote: stop.
@@ -807,6 +814,7 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 				sp.replay = nil
 				sp.rep.Note = "2D, not 3D: " + ke.Error()
 			}
+			sp.lostLaunch(time.Since(launchStart)-(sp.unseen-unseenBefore), cpuIter)
 			return fail(ReasonKernel, "%v", ke), false
 		}
 		return fail(ReasonDriver, "%v", err), false
@@ -822,8 +830,6 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	sp.rep.Iterations += in.Count
 	sp.rep.KernelSeconds += st.Kernel.Seconds()
 	sp.rep.SubmitSeconds += st.Submit.Seconds()
-	sp.unseen += st.Unseen
-	sp.a.unseen += st.Unseen
 	sp.rep.ThreadInstructions += st.ThreadInstructions
 	sp.rep.CopySeconds += (st.CopyIn + st.CopyOut).Seconds()
 	if sp.rep.CopyParts == nil {
@@ -916,4 +922,27 @@ func siteKey(s ptxgen.Site) [2]uint64 {
 		return [2]uint64{s.X86, 1}
 	}
 	return [2]uint64{s.X86, 0}
+}
+
+// lostLaunch accounts for a launch whose kernel reported an error: the
+// guest is as it was, the CPU runs the whole instance, and what the
+// launch cost (copies, the kernel, undoing it) bought nothing. The ledgers
+// count it as a launch of no iterations (a kernel that fails at every
+// other instance, a step that depends on the data, goes back to the CPU
+// once its launches do not pay for their failures), the hot spot's and
+// the run's.
+func (sp *spot) lostLaunch(spent, cpuIter time.Duration) {
+	if sp.a.opts.AlwaysOffload || spent <= 0 {
+		return
+	}
+	if why := sp.ledger.add(spent, 0, cpuIter, 0); why != "" {
+		sp.disarm(why)
+	}
+	if sp.ledger.launches > 1 {
+		sp.a.run.gpu += spent
+		_, back := sp.a.resident.BroughtBack()
+		if why, lost := sp.a.run.loses(back); lost {
+			sp.a.stopOffloading(why)
+		}
+	}
 }

@@ -160,8 +160,9 @@ type Accelerator struct {
 	// them (costErr when that failed).
 	costs   *DeviceCosts
 	costErr error
-	// copyIn measures the copy-in bandwidth the launches saw.
-	copyIn copyMeter
+	// copyIn measures the copy-in bandwidth the launches saw, merges the
+	// bandwidth of their copies on the device (buffers merged).
+	copyIn, merges copyMeter
 	// calib compares the kernels' times with the throughput model's
 	// (DeviceCosts.KernelScale).
 	calib calibration

@@ -177,6 +177,24 @@ func TestLedgerFailedLaunches(t *testing.T) {
 	}
 }
 
+// TestMergeTime checks the price of copies on the device (buffers a
+// launch merges): bytes over the bandwidth, nothing unmeasured, and the
+// bandwidth the launches' merges showed when below the device's.
+func TestMergeTime(t *testing.T) {
+	c := DeviceCosts{DeviceToDevice: 2e9}
+	if got := c.MergeTime(1e9); got != 500*time.Millisecond {
+		t.Errorf("1 GB at 2 GB/s: %v", got)
+	}
+	if got := (DeviceCosts{}).MergeTime(1e9); got != 0 {
+		t.Errorf("unmeasured: %v", got)
+	}
+	var m copyMeter
+	m.add(160<<20, 160*time.Millisecond) // fcond's first merge, at 1 GB/s
+	if bw := m.bandwidth(c.DeviceToDevice); bw < 1.04e9 || bw > 1.05e9 {
+		t.Errorf("bandwidth %g after a merge at 1 GiB/s, want that", bw)
+	}
+}
+
 // TestMeasureSimulator measures the simulator: every cost is positive and
 // an empty launch costs less than a second.
 func TestMeasureSimulator(t *testing.T) {
@@ -194,7 +212,7 @@ func TestMeasureSimulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%+v", c)
-	if c.LaunchLatency <= 0 || c.LaunchLatency > time.Second || c.HostToDevice <= 0 || c.DeviceToHost <= 0 || c.ThreadInsnsPerSecond <= 0 {
+	if c.LaunchLatency <= 0 || c.LaunchLatency > time.Second || c.HostToDevice <= 0 || c.DeviceToHost <= 0 || c.DeviceToDevice <= 0 || c.ThreadInsnsPerSecond <= 0 {
 		t.Errorf("implausible costs %+v", c)
 	}
 }

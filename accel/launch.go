@@ -311,7 +311,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		// spent making its buffers and copying both arrays in, against
 		// 0.2 s on the CPU: it went back to the CPU after one launch, and
 		// from then on both arrays crossed the bus twice a step.)
-		var copyIn uint64
+		var copyIn, merged uint64
 		{
 			kk, in := k, ptxgen.LaunchInput{Sites: sites}
 			if sp.kernel2 != nil && !sp.a.prefer1D(k, count) {
@@ -321,6 +321,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			}
 			in.Dense = sp.denseStores(kk, in, byX86)
 			for _, g := range ptxgen.Groups(kk, sites) {
+				merged += sp.a.resident.ToMerge(g.Range)
 				n := sp.a.resident.ToCopy(g.Range)
 				if n == g.Range.Hi-g.Range.Lo {
 					w := ptxgen.Overwritten(kk, g, in)
@@ -336,14 +337,24 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			if seen := sp.rep.Fallbacks; seen > 0 && sp.rep.Launches == 0 {
 				copyIn /= uint64(seen) + 1
 			}
+			// Buffers merged stay merged: the instances the hot spot
+			// may still run share the outlay (as many as the profile
+			// saw it entered, or as it ran so far). The two sweeps of a
+			// time step over the same arrays merge their buffers over
+			// the first few steps, and a step's share is small; fcond's
+			// three passes merged 480 MB for each of their last two.
+			seen := uint64(sp.rep.Launches + sp.rep.Fallbacks)
+			merged /= max(sp.hs.Entries, 2*seen, seen+1) - seen
 		}
 		c := *costs
 		c.HostToDevice = sp.a.copyIn.bandwidth(c.HostToDevice)
+		c.DeviceToDevice = sp.a.merges.bandwidth(c.DeviceToDevice)
 		c.KernelScale = sp.a.calib.scale()
 		back, backTook := sp.a.resident.BroughtBack()
 		c.DeviceToHost = fetchBandwidth(c.DeviceToHost, back, backTook)
 		sp.modelPerIter = c.ModelKernel(1<<20, insnsPerIter) >> 20
 		est := c.Predict(count, cpuIter, insnsPerIter, overhead, copyIn, sp.kernelPerIter)
+		est.Copy += c.MergeTime(merged)
 		// Pages go back and forth page by page: they are priced at the
 		// rate the guest brought them back so far (fetchBandwidth). Only
 		// the hot spots launching between this one's instances make
@@ -845,6 +856,7 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	sp.a.calib.add(sp.modelPerIter*time.Duration(in.Count), st.Kernel)
 	// What copies cost through the residency, for the next predictions.
 	sp.a.copyIn.add(st.BytesIn, st.CopyIn)
+	sp.a.merges.add(st.Parts.BytesDtoD, st.Parts.DeviceToDevice)
 	return nil, false
 }
 

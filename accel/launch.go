@@ -3,6 +3,7 @@ package accel
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"runtime"
 	"time"
@@ -66,6 +67,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	start := time.Now()
 	var cpuPerIter float64
 	var insnsPerIter float64
+	var rowInsns [3]float64
 	var innerTrips [3]uint64
 	var innerStates [3][][]uint64
 	var inner2 innermostObs
@@ -156,6 +158,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		}
 		cpuPerIter = time.Since(t0).Seconds()
 		insnsPerIter = float64(walk.insns())
+		rowInsns[it] = insnsPerIter
 		if states[it+1], err = sp.liveValues(cpu); err != nil {
 			return false, fail(ReasonNotAffine, "reading live-in: %v", err)
 		}
@@ -283,6 +286,12 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// earlier instances, else its instructions at the plain engine's speed
 	// timed above (or the main engine's, or the probed iteration's time,
 	// if less).
+	// Rows that lengthen (a triangle) are priced at the mean row of the
+	// instance, not the last probed one.
+	if g := rowGrowth(rowInsns[:P], count); g != 1 {
+		insnsPerIter *= g
+		cpuPerIter *= g
+	}
 	probed := time.Duration(cpuPerIter * float64(time.Second))
 	cpuIter := CPUIteration(TrustedTail(sp.plainIter, probed, sp.straightIteration()), probed, insnsPerIter, sp.loopRate(), sp.a.runRate(), sp.a.mainRate())
 	// What this instance cost so far beyond its iterations' CPU time
@@ -311,7 +320,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		// spent making its buffers and copying both arrays in, against
 		// 0.2 s on the CPU: it went back to the CPU after one launch, and
 		// from then on both arrays crossed the bus twice a step.)
-		var copyIn, merged uint64
+		var copyIn, copyNew, merged uint64
 		{
 			kk, in := k, ptxgen.LaunchInput{Sites: sites}
 			if sp.kernel2 != nil && !sp.a.prefer1D(k, count) {
@@ -327,7 +336,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 					w := ptxgen.Overwritten(kk, g, in)
 					n -= w.Hi - w.Lo
 				}
-				copyIn += n
+				// Bytes no buffer holds go into device memory made for
+				// them.
+				fresh := min(n, sp.a.resident.Unheld(g.Range))
+				copyIn += n - fresh
+				copyNew += fresh
 			}
 			// Arrays copied in stay on the device: a nest entered again
 			// and again (a time step) pays for them once. The n-th
@@ -336,6 +349,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			// the copies alone launches by its third or fourth.
 			if seen := sp.rep.Fallbacks; seen > 0 && sp.rep.Launches == 0 {
 				copyIn /= uint64(seen) + 1
+				copyNew /= uint64(seen) + 1
 			}
 			// Buffers merged stay merged: the instances the hot spot
 			// may still run share the outlay (as many as the profile
@@ -348,13 +362,14 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		}
 		c := *costs
 		c.HostToDevice = sp.a.copyIn.bandwidth(c.HostToDevice)
+		c.HostToNewBuffer = sp.a.copyIn.bandwidth(c.HostToNewBuffer)
 		c.DeviceToDevice = sp.a.merges.bandwidth(c.DeviceToDevice)
 		c.KernelScale = sp.a.calib.scale()
 		back, backTook := sp.a.resident.BroughtBack()
 		c.DeviceToHost = fetchBandwidth(c.DeviceToHost, back, backTook)
 		sp.modelPerIter = c.ModelKernel(1<<20, insnsPerIter) >> 20
 		est := c.Predict(count, cpuIter, insnsPerIter, overhead, copyIn, sp.kernelPerIter)
-		est.Copy += c.MergeTime(merged)
+		est.Copy += c.NewBufferTime(copyNew) + c.MergeTime(merged)
 		// Pages go back and forth page by page: they are priced at the
 		// rate the guest brought them back so far (fetchBandwidth). Only
 		// the hot spots launching between this one's instances make
@@ -957,4 +972,25 @@ func (sp *spot) lostLaunch(spent, cpuIter time.Duration) {
 			sp.a.stopOffloading(why)
 		}
 	}
+}
+
+// rowGrowth is how many times the last of the probed rows' instructions
+// (rows, three or more, in order) the mean row of the count iterations
+// after them runs: 1 unless the rows grow or shrink by about the same
+// number of instructions each (a triangle: syrk's row i runs i inner
+// iterations, and its first rows, the shortest, priced its whole
+// triangle at 1/300 of the plain engine's time). A row count that does
+// not change linearly (data-dependent work) is not extrapolated.
+func rowGrowth(rows []float64, count uint64) float64 {
+	n := len(rows)
+	if n < 3 || count == 0 || rows[n-1] <= 0 {
+		return 1
+	}
+	d1, d2 := rows[n-2]-rows[n-3], rows[n-1]-rows[n-2]
+	if d1 == 0 && d2 == 0 || d1*d2 <= 0 || math.Abs(d1-d2) > math.Abs(d1+d2)/4 {
+		return 1
+	}
+	d := (d1 + d2) / 2
+	mean := rows[n-1] + d*(1+float64(count-1)/2)
+	return max(mean, 1) / rows[n-1]
 }

@@ -898,6 +898,27 @@ func (res *Resident) ToCopy(r Range) uint64 {
 	return n
 }
 
+// Unheld returns how many bytes of r no resident buffer covers: what a
+// launch over r copies into device memory it allocates for them (a new
+// buffer, or the new part of a merged one). Phase 2's cost model prices
+// those bytes at the bandwidth of copies into new buffers (on the
+// simulator, the copy maps the buffer's pages as it first writes them).
+func (res *Resident) Unheld(r Range) uint64 {
+	if r.Hi <= r.Lo {
+		return 0
+	}
+	n := r.Hi - r.Lo
+	if res == nil {
+		return n
+	}
+	for _, b := range res.bufs {
+		if lo, hi := max(r.Lo, b.r.Lo), min(r.Hi, b.r.Hi); lo < hi {
+			n -= hi - lo
+		}
+	}
+	return n
+}
+
 // ToMerge returns how many bytes a launch over r would copy on the
 // device, merging the resident buffers that overlap r into one that
 // covers them and r (see acquire): 0 when a buffer holds r, or can grow

@@ -2,7 +2,8 @@ package ptxgen
 
 import "testing"
 
-// TestResidentToMerge checks ToMerge against what launches do: nothing
+// TestResidentToMerge checks Unheld (the bytes no buffer covers), and
+// ToMerge against what launches do: nothing
 // for a footprint a buffer holds; the sizes of the buffers a footprint
 // overlaps, when the launch merges them (the bytes it copies on the
 // device); nothing when the merged buffer would pass the budget.
@@ -14,6 +15,9 @@ func TestResidentToMerge(t *testing.T) {
 	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
 	if _, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res); err != nil {
 		t.Fatal(err)
+	}
+	if got := res.Unheld(Range{xr.Lo - 64, yr.Hi + 32}); got != 64+(yr.Lo-xr.Hi)+32 {
+		t.Errorf("x's and y's buffers and 64 bytes before, 32 after, and between: %d bytes unheld, want %d", got, 64+(yr.Lo-xr.Hi)+32)
 	}
 	if got := res.ToMerge(Range{xr.Lo + 8, xr.Hi - 8}); got != 0 {
 		t.Errorf("a footprint inside x's buffer: %d bytes to merge, want 0", got)

@@ -19,14 +19,16 @@ import (
 
 // symVal is a symbolic value in terms of the header's register values:
 // a linear form (coefficients of the 64-bit header values of guest slots,
-// plus a constant), the value of a load at a linear address, or unknown.
+// plus a constant), the value of a load at a linear address, the header's
+// value of one slot zero-extended from its low bytes, or unknown.
 type symVal struct {
 	kind  symKind
 	terms map[gvinst.Reg]int64 // linear form, or a load's address
 	c     int64
 	// For a load: the x86 load instruction, the bytes loaded
 	// (zero-extended) and, for an SSE register, whether its high half is
-	// zero (a movsd/movss/movq load).
+	// zero (a movsd/movss/movq load). For a zero-extended slot: size is
+	// the bytes kept (terms has the slot, with coefficient 1).
 	x86      uint64
 	size     int
 	highZero bool
@@ -38,6 +40,10 @@ const (
 	symUnknown symKind = iota
 	symLinear
 	symLoad
+	// symZext is the header's value of a slot zero-extended from its low
+	// size bytes (movzx r12d, sil): the same value when the slot held a
+	// load of at most size bytes, which is all reloadOf uses it for.
+	symZext
 )
 
 func linearOf(terms map[gvinst.Reg]int64, c int64) symVal {
@@ -121,7 +127,7 @@ func blockEffect(insns []*Insn) map[gvinst.Reg]symVal {
 					d = v
 				case v.kind == symLinear && (wide || in.Type == gvinst.F64):
 					d = v
-				case v.kind == symLoad && (wide || in.Type == gvinst.F64) && v.size <= 8:
+				case (v.kind == symLoad || v.kind == symZext) && (wide || in.Type == gvinst.F64) && v.size <= 8:
 					d = v
 				}
 			case gvinst.OpLi:
@@ -166,6 +172,26 @@ func blockEffect(insns []*Insn) map[gvinst.Reg]symVal {
 				a := val(in.Src[0])
 				if a.kind == symLinear && in.Type.Size() <= 8 {
 					d = symVal{kind: symLoad, terms: a.terms, c: a.c + in.Imm, x86: in.X86, size: in.Type.Size()}
+				}
+			case gvinst.OpCvt:
+				// An integer zero-extension to 64 bits (movzx, or a
+				// 32-bit move): a load of at most the bytes kept is
+				// already zero-extended, and the header's value of a slot
+				// is kept as what it is.
+				n := in.SrcType.Size()
+				if !wide || in.SrcType != gvinst.U8 && in.SrcType != gvinst.U16 && in.SrcType != gvinst.U32 {
+					break
+				}
+				switch a := val(in.Src[0]); {
+				case a.kind == symLoad && a.size <= n:
+					d = a
+				case a.kind == symZext:
+					d = a
+					d.size = min(a.size, n)
+				default:
+					if r, ok := a.headerSlot(); ok && r < gvinst.X0 {
+						d = symVal{kind: symZext, terms: map[gvinst.Reg]int64{r: 1}, size: n}
+					}
 				}
 			case gvinst.OpJoin:
 				lo, hi := val(in.Src[0]), val(in.Src[1])
@@ -259,7 +285,22 @@ func (ch *chain) reloadOf(l int, lp *Loop, b int, fits []*siteFit) (Reload, stri
 	}
 	depth := 1
 	var source gvinst.Reg
-	if src, ok := v.headerSlot(); ok {
+	if v.kind == symZext {
+		// The header's value of a general register, zero-extended: the
+		// previous iteration's load when that fits in the bytes kept.
+		var src gvinst.Reg
+		for r := range v.terms {
+			src = r
+		}
+		if slot >= gvinst.X0 {
+			return Reload{}, "a copy between register kinds"
+		}
+		sv, ok := state[src]
+		if !ok || sv.kind != symLoad || sv.size > v.size {
+			return Reload{}, fmt.Sprintf("a zero-extension of %s, which does not hold a load that fits it", src)
+		}
+		v, depth, source = sv, 2, src
+	} else if src, ok := v.headerSlot(); ok {
 		// A whole copy of the header's value of another register, which
 		// must itself be a load.
 		if src < gvinst.X0 && slot >= gvinst.X0 || src >= gvinst.X0 && slot < gvinst.X0 {

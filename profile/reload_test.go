@@ -72,3 +72,65 @@ func TestBlockEffect(t *testing.T) {
 		t.Errorf("xmm0 at the back edge: %+v, want unknown (a low-half write of a product)", x0)
 	}
 }
+
+// byteRow is gcc -O2's column loop of an 8-bit 5-point stencil (blur8):
+// the byte at p[1] goes to edx and on to esi, the next column's p[0];
+// r12d takes the header's esi, zero-extended from its low byte (movzx
+// r12d, sil), the column after's p[-1].
+const byteRow = `
+vblock 0x401610..0x40164c:
+  # 0x401610: movzx edx, byte ptr [r8+rcx+0x1]
+  GET.u64 v0, s8
+  GET.u64 v1, s1
+  ADD.u64 v2, v0, v1
+  LD.u8 v3, v2(1)
+  PUT.u64 s2, v3
+  # 0x401622: add eax, r12d
+  GET.u64 v11, s12
+  ADD.u32 v12, v3, v11
+  PUT.u64 s0, v12
+  # 0x40161d: movzx edx, byte ptr [rbx+rcx+0x2]
+  GET.u64 v8, s3
+  ADD.u64 v9, v8, v1
+  LD.u8 v10, v9(2)
+  PUT.u64 s2, v10
+  # 0x401625: movzx r12d, sil
+  GET.u64 v13, s6
+  CVT.rn.u64.u8 v14, v13
+  PUT.u64 s12, v14
+  # 0x40162b: mov esi, edx
+  PUT.u64 s6, v10
+  # 0x401630: movzx edi, di (a zero-extension of a value the loop made)
+  GET.u64 v15, s7
+  ADD.u64 v16, v15, v12
+  CVT.rn.u64.u16 v17, v16
+  PUT.u64 s7, v17
+  # 0x401643: add rcx, 0x1
+  ADD.u64 v28, v1, 1
+  PUT.u64 s1, v28
+  GET.u64 v30, s9
+  CMP.ne.u64 v31, v28, v30
+  BRANCH v31, 0x401610, 0x40164c
+`
+
+// TestBlockEffectZeroExtension evaluates the byte row's block: esi holds
+// the load of [rbx + rcx + 2] at the back edge, r12 the header's esi
+// zero-extended from a byte (which reloadOf takes for last iteration's
+// load when that load is of one byte), and edi nothing a reload could be
+// (the zero-extension of a sum).
+func TestBlockEffectZeroExtension(t *testing.T) {
+	bs, err := gvinst.Parse(byteRow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := blockEffect([]*Insn{{Addr: 0x401610, Code: bs[0].Insts}})
+	if esi := st[gvinst.SReg(6)]; esi.kind != symLoad || esi.size != 1 || esi.c != 2 || esi.terms[gvinst.SReg(3)] != 1 || esi.terms[gvinst.SReg(1)] != 1 {
+		t.Errorf("esi at the back edge: %+v, want the byte load of [rbx + rcx + 2]", esi)
+	}
+	if r12 := st[gvinst.SReg(12)]; r12.kind != symZext || r12.size != 1 || len(r12.terms) != 1 || r12.terms[gvinst.SReg(6)] != 1 {
+		t.Errorf("r12 at the back edge: %+v, want the header's esi zero-extended from a byte", r12)
+	}
+	if edi := st[gvinst.SReg(7)]; edi.kind != symUnknown {
+		t.Errorf("edi at the back edge: %+v, want unknown", edi)
+	}
+}

@@ -815,9 +815,75 @@ func spillRestored(l *Loop, b int, fits32 bool) bool {
 // vector of steps in .rodata) is spared: it reads the same bytes in every
 // iteration, and -O0 code and spills keep induction variables there. A
 // copy of another register that holds such data (gcc's A[k-1] from last
-// iteration's A[k]) is data too.
+// iteration's A[k]) is data too. Only the writes whose value can reach a
+// back edge count: an outer loop whose counter lives in a register that
+// its inner loop borrows as a temporary for loaded bytes, and restores
+// from a spill before the back edge (gcc -O2's blur: edx), holds at its
+// header only what the restore put there. What those writes read is
+// traced through every write of the loop (dataSlot).
 func loadsData(l *Loop, b int) bool {
-	return dataSlot(l, b, map[int]bool{})
+	busy := map[int]bool{b: true}
+	for _, blk := range l.Blocks {
+		for xi, x := range blk.Insns {
+			for i := range x.Code {
+				in := &x.Code[i]
+				if in.Op == gvinst.OpPut && slotBit(in.Dst) == b && reachesBackEdge(l, blk, xi, i, in.Dst) {
+					if dataFrom(l, blk, xi, i, in.Src[0], map[int]bool{}, busy) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// reachesBackEdge reports whether the value the PUT at index i of
+// instruction xi of block blk writes to guest slot g can still be in g
+// at a back edge of loop l: a path from it to the header within the loop
+// passes no other whole write of g (a write of part of g, or of state not
+// by PUT, does not stop it).
+func reachesBackEdge(l *Loop, blk *Block, xi, i int, g gvinst.Reg) bool {
+	writesWhole := func(b *Block, fromXi, fromI int) bool {
+		for k := fromXi; k < len(b.Insns); k++ {
+			code := b.Insns[k].Code
+			start := 0
+			if k == fromXi {
+				start = fromI
+			}
+			for p := start; p < len(code); p++ {
+				if in := &code[p]; in.Op == gvinst.OpPut && in.Dst == g && in.Type.Size() == 8 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if writesWhole(blk, xi, i+1) {
+		return false
+	}
+	seen := map[*Block]bool{}
+	work := []*Block{blk}
+	for len(work) > 0 {
+		b := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, s := range b.Succs {
+			if !l.Contains(s) {
+				continue
+			}
+			if s == l.Header {
+				return true
+			}
+			if seen[s] {
+				continue
+			}
+			seen[s] = true
+			if !writesWhole(s, 0, 0) {
+				work = append(work, s)
+			}
+		}
+	}
+	return false
 }
 
 // dataSlot is loadsData for slot bit b, the bits in busy being under

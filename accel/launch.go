@@ -349,16 +349,19 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			// the copies alone launches by its third or fourth.
 			if seen := sp.rep.Fallbacks; seen > 0 && sp.rep.Launches == 0 {
 				copyIn /= uint64(seen) + 1
-				copyNew /= uint64(seen) + 1
 			}
-			// Buffers merged stay merged: the instances the hot spot
-			// may still run share the outlay (as many as the profile
-			// saw it entered, or as it ran so far). The two sweeps of a
-			// time step over the same arrays merge their buffers over
-			// the first few steps, and a step's share is small; fcond's
-			// three passes merged 480 MB for each of their last two.
+			// New buffers and buffers merged stay: the instances the
+			// hot spot may still run share the outlay (as many as the
+			// profile saw it entered, or as it ran so far). The two
+			// sweeps of a time step over the same arrays make and merge
+			// their buffers over the first few steps, and a step's share
+			// is small; fcond's three passes merged 480 MB for each of
+			// their last two, and trisolv's initialisation, entered
+			// once, would have copied its triangle into a new buffer.
 			seen := uint64(sp.rep.Launches + sp.rep.Fallbacks)
-			merged /= max(sp.hs.Entries, 2*seen, seen+1) - seen
+			remaining := max(sp.hs.Entries, 2*seen, seen+1) - seen
+			merged /= remaining
+			copyNew /= remaining
 		}
 		c := *costs
 		c.HostToDevice = sp.a.copyIn.bandwidth(c.HostToDevice)

@@ -86,6 +86,17 @@ type Options struct {
 	// BackgroundWorkers is how many goroutines translate in the
 	// background; 0 means one per eight cores, one to four.
 	BackgroundWorkers int
+	// DryRunAbove is the size of backup above which a checked launch of
+	// a data-independent kernel proves its input with a launch of the
+	// kernel's dry variant and then runs the unchecked one, instead of
+	// backing up the device's only copies of what it may overwrite
+	// (ptxgen's backup.go). 0 means: never on the simulator, whose
+	// copies on the device cost a memmove and whose kernels cost their
+	// emulation twice; elsewhere whichever costs less, the backup at the
+	// bandwidth the backups so far saw or the dry launch at what the dry
+	// launches so far took (before one ran, a launch's latency and the
+	// kernel's time), once a backup has been timed (proveDry).
+	DryRunAbove uint64
 }
 
 // Prefetch is Options.Prefetch.
@@ -160,9 +171,12 @@ type Accelerator struct {
 	// them (costErr when that failed).
 	costs   *DeviceCosts
 	costErr error
-	// copyIn measures the copy-in bandwidth the launches saw, merges the
-	// bandwidth of their copies on the device (buffers merged).
+	// copyIn measures the copy-in bandwidth the launches saw; merges the
+	// bandwidth of their copies on the device when buffers merge;
+	// backups the device-to-device bandwidth of the launches' backups
+	// (proveDry).
 	copyIn, merges copyMeter
+	backups        backupMeter
 	// calib compares the kernels' times with the throughput model's
 	// (DeviceCosts.KernelScale).
 	calib calibration
@@ -627,7 +641,15 @@ type spot struct {
 	// predictedAt that count at its last prediction (refill.go).
 	deviceReads, deviceWrites []ptxgen.Range
 	lastLaunch, predictedAt   uint64
-	rep                       HotSpotReport
+	// variants are the Dry and Unchecked kernels loaded for proveDry,
+	// dryFailed the kernels whose variants did not load.
+	variants  map[*ptxgen.Kernel]gpu.Function
+	dryFailed map[*ptxgen.Kernel]bool
+	dryTook   time.Duration // the last dry launch, beyond its copies in
+	// instances counts the instances of the loop the guest entered with
+	// the hot spot armed (consecutive ones make a replay's progression).
+	instances uint64
+	rep       HotSpotReport
 }
 
 // prepare makes the spot of a hot spot, not built yet (see ensureBuilt):
@@ -807,6 +829,7 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 			return nil
 		}
 	}
+	sp.instances++
 	if sp.early && !a.deviceReady() {
 		a.doze(sp)
 		return nil

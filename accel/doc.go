@@ -51,8 +51,13 @@
 // copy of the array), and a launch copies in only the pages of its range
 // the guest changed since. What a kernel writes stays on the device: the
 // guest's pages are marked stale, and the first access to one (by the
-// guest, a system call, or the next probe) brings it back, with read-ahead
-// while the guest reads in order. So two nests that pass an array between
+// guest, a system call, or the next probe) brings it back, with the stale
+// pages of the window around it in one copy, and read-ahead while the
+// guest reads in order; before the CPU runs an instance's tail, its
+// footprint comes back in one batch of copies (bringBackTail). A copy's
+// fixed cost (a call on the driver's thread that waits for the device)
+// is what copying tens of kilobytes costs, so copies go in runs and
+// batches, both ways (gpu.BatchCopier). So two nests that pass an array between
 // them never copy it through the host, and the CPU's probed and tail
 // iterations bring back only the pages they touch. The buffer holding the
 // only current copy of a page is backed up on the device before a launch
@@ -65,7 +70,24 @@
 // live-in values at its first arrival are those of one probed and launched
 // before runs on the GPU from that arrival without probing (replay.go), so
 // between steps the CPU runs, and the host copies, only the last
-// iteration's rows. A register the level carries that phase 1 proved a
+// iteration's rows. A sequential outer loop (LU's k, cholesky's j)
+// enters instances that differ by constant amounts instead: the start
+// pointers move by a row and a column, the trip counts fall by one. Once
+// two consecutive instances were probed and launched with one kernel, the
+// next whose live-in values at arrival 0 continue their progression runs
+// on the GPU without probing too, its steps, trip counts and footprints
+// moved on by the same amounts from the two probed (an extrapolated
+// replay, `replays_extrapolated`), and so does each instance after it
+// that keeps to the progression. Nothing extrapolated is trusted: the
+// launch runs the checked kernel, which fails on an access outside its
+// footprint, a thread that leaves the loop early or an induction
+// variable that moved by another step; the guest is then as it was, the
+// CPU runs the instance, and the next two instances are probed again. (A
+// trip count extrapolated too small leaves more arrivals to the CPU
+// tail, which runs on to the loop's exit.) On LU's trailing update this
+// turns about two thousand probed instances, each bringing back from the
+// device the rows its probed iterations touch and copying them in again
+// at the launch, into two. A register the level carries that phase 1 proved a
 // reload (profile.Reload) is loaded again by each thread (reload.go), and
 // checked at every probed arrival.
 package accel

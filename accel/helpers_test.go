@@ -48,10 +48,17 @@ func compileStatic(t *testing.T, name, src string) string {
 // are the native run's. It returns the report.
 func offloadedAsNative(t *testing.T, path string, args []string, prof *profile.File) *accel.Report {
 	t.Helper()
+	return offloadedAsNativeWith(t, path, args, accel.Options{Profile: prof})
+}
+
+// offloadedAsNativeWith is offloadedAsNative with options opts (their
+// Driver and AlwaysOffload set as there).
+func offloadedAsNativeWith(t *testing.T, path string, args []string, opts accel.Options) *accel.Report {
+	t.Helper()
 	want := runNative(t, path, args[1:]...)
 	var out bytes.Buffer
-	res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true})
+	opts.Driver, opts.AlwaysOffload = gpusim.New(gpusim.Options{}), true
+	res, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gxbit/gxbit/gpu"
@@ -374,6 +375,9 @@ func (sp *spot) build() error {
 		for suffix, k := range map[string]*ptxgen.Kernel{"_u": sp.kernel, "_2d_u": sp.kernel2, "_3d_u": sp.kernel3} {
 			if k != nil && k.Unchecked != nil {
 				ks[suffix] = k.Unchecked
+			}
+			if k != nil && k.Dry != nil {
+				ks[strings.TrimSuffix(suffix, "_u")+"_d"] = k.Dry
 			}
 		}
 		for i, p := range sp.parts {

@@ -57,9 +57,16 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	if states[0], err = sp.liveValues(cpu); err != nil {
 		return false, fail(ReasonNotAffine, "reading live-in: %v", err)
 	}
-	if sp.replay != nil && sp.replay.matches(states[0]) {
-		if applied, done, fb := sp.offloadReplay(cpu, states[0]); applied {
-			return done, fb
+	if r := sp.replay; r != nil {
+		// The same instance again (a time step), or the next of a
+		// progression (a sequential outer loop's): see replay.go.
+		if !r.matches(states[0]) {
+			r = r.next(sp.instances)
+		}
+		if r != nil && r.matches(states[0]) {
+			if applied, done, fb := sp.offloadReplay(cpu, r, states[0]); applied {
+				return done, fb
+			}
 		}
 	}
 	// The CPU's time per iteration, for the report's estimate, is the last
@@ -395,7 +402,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		if used, fb := sp.offloadParts(cpu, in, P, sites, cpuIter); fb != nil || sp.fatal != nil {
 			return false, fb
 		} else if used {
-			return sp.finishInstance(cpu, start, loading(), P, count, tail, steps, states[P], cpuIter)
+			return sp.finishInstance(cpu, start, loading(), P, count, tail, steps, states[P], cpuIter, byX86)
 		}
 	}
 	var fn gpu.Function
@@ -537,9 +544,9 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// by a sample. (Re-strided footprints were found disjoint from the
 	// probed iterations: the same live-in values give the same.)
 	if !sampled {
-		sp.keepReplay(states[0], k, fn, in, uint64(P), last, byX86, inner0, cpuIter)
+		sp.keepReplay(states[0], k, fn, in, uint64(P), last, byX86, inner0, cpuIter, insnsPerIter)
 	}
-	return sp.finishInstance(cpu, start, loading(), P, count, tail, steps, states[P], cpuIter)
+	return sp.finishInstance(cpu, start, loading(), P, count, tail, steps, states[P], cpuIter, byX86)
 }
 
 // straightIteration reports whether the hot spot's iteration runs no loop
@@ -571,7 +578,14 @@ const maxTimedTails = 2
 // finishInstance accounts for the launches of an instance and sets the
 // CPU at the header for its last tail arrivals (the CPU runs them; with
 // two, the second's header arrival times the plain engine, see OnBreak).
-func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Duration, P int, count, tail uint64, steps, values []uint64, cpuIter time.Duration) (done bool, fb *fallback) {
+func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Duration, P int, count, tail uint64, steps, values []uint64, cpuIter time.Duration, obs map[[2]uint64]*siteObs) (done bool, fb *fallback) {
+	// What the tail arrivals touch of what the device holds comes back
+	// now, a copy a stretch, not a fault and a copy a page as the CPU
+	// reaches it; a cost of the offload, on the instance's GPU side.
+	if err := sp.bringBackTail(obs, uint64(P)+count, uint64(P)+count+tail-1); err != nil {
+		sp.fatal = fmt.Errorf("accelerate: hot spot %s: bringing back the CPU tail's footprint: %w", sp.rep.Entry, err)
+		return true, fail(ReasonDriver, "%v", err)
+	}
 	// The GPU side of the instance: everything since the header but the
 	// kernel's loading and the probed iterations, which the CPU runs
 	// either way.
@@ -624,6 +638,33 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 		sp.timedTails++
 	}
 	return true, nil
+}
+
+// maxTailFetch bounds the footprint of a site over the tail arrivals
+// that bringBackTail brings back ahead: a wider one (a site that did not
+// run in the probed iterations takes its array's; a column walked inside
+// an iteration spans the matrix) comes back as the CPU reaches it.
+const maxTailFetch = 1 << 20
+
+// bringBackTail brings back from the device the stale pages of what
+// arrivals from..to of the instance (the CPU's tail) touch: each site's
+// footprint over them, from the probed iterations (obs), up to
+// maxTailFetch bytes.
+func (sp *spot) bringBackTail(obs map[[2]uint64]*siteObs, from, to uint64) error {
+	if obs == nil || to < from {
+		return nil
+	}
+	sites, fb := sp.siteRanges(obs, from, to)
+	if fb != nil {
+		return nil // the CPU brings back what it touches as it goes
+	}
+	var foot []ptxgen.Range
+	for _, r := range sites {
+		if r.Lo < r.Hi && r.Hi-r.Lo <= maxTailFetch {
+			foot = append(foot, r)
+		}
+	}
+	return sp.a.resident.BringBack(foot)
 }
 
 // recordedRows is how many probed iterations run on the probing engine,
@@ -809,11 +850,11 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 		in.InnerTrip0, in.InnerTripStep, in.Dense = ^uint64(0), 0, nil
 	}
 	launchStart, unseenBefore := time.Now(), sp.unseen
+	fnU, proved := sp.proveDry(k, &in)
+	if proved {
+		fn, k = fnU, k.Unchecked
+	}
 	st, err := ptxgen.Launch(sp.a.ctx, fn, k, sp.a.g.Mem, in, &sp.a.resident)
-	// An emulated faster GPU's host time is left out of every launch's
-	// account, a failed one's too (Report.EmulationSeconds).
-	sp.unseen += st.Unseen
-	sp.a.unseen += st.Unseen
 	var ke *ptxgen.KernelError
 	if k.TripChecked && in.InnerTrip0 != ^uint64(0) && errors.As(err, &ke) && ke.Code == ptxgen.ErrCodeExit && ke.X86 == sp.inner {
 		// A row of the counted loop ran another trip count than the
@@ -823,9 +864,11 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 		sp.rep.TripRetries++
 		sp.tripsDiffer = true
 		in.InnerTrip0, in.InnerTripStep, in.Dense = ^uint64(0), 0, nil
-		st, err = ptxgen.Launch(sp.a.ctx, fn, k, sp.a.g.Mem, in, &sp.a.resident)
+		// An emulated faster GPU's host time is left out of every
+		// launch's account, a failed one's too (Report.EmulationSeconds).
 		sp.unseen += st.Unseen
 		sp.a.unseen += st.Unseen
+		st, err = ptxgen.Launch(sp.a.ctx, fn, k, sp.a.g.Mem, in, &sp.a.resident)
 	}
 	if errors.Is(err, ptxgen.ErrLostCopy) {
 		// The guest's memory is not what the program wrote: stop.
@@ -833,6 +876,8 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 		return fail(ReasonDriver, "%v", err), true
 	}
 	if err != nil {
+		sp.unseen += st.Unseen
+		sp.a.unseen += st.Unseen
 		var ke *ptxgen.KernelError
 		if errors.As(err, &ke) {
 			if k.ThreeD && (ke.Code == ptxgen.ErrCodeExit || ke.Code == ptxgen.ErrCodeStep) && sp.kernel3 != nil {
@@ -857,8 +902,26 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 		sp.rep.Launches3D++
 	}
 	sp.rep.Iterations += in.Count
+	if proved {
+		sp.rep.Unchecked++
+	}
+	sp.addCosts(st)
+	// The cost model counts what launching costs the host too.
+	sp.kernelPerIter = max(st.Kernel, st.LaunchWall) / time.Duration(in.Count)
+	sp.a.calib.add(sp.modelPerIter*time.Duration(in.Count), st.Kernel)
+	// What copies cost through the residency, for the next predictions.
+	sp.a.copyIn.add(st.BytesIn, st.CopyIn)
+	sp.a.backups.add(st.Parts.BytesDtoD, st.Parts.DeviceToDevice)
+	sp.a.merges.add(st.Parts.BytesDtoD, st.Parts.DeviceToDevice)
+	return nil, false
+}
+
+// addCosts adds what launch st took to the report.
+func (sp *spot) addCosts(st ptxgen.LaunchStats) {
 	sp.rep.KernelSeconds += st.Kernel.Seconds()
 	sp.rep.SubmitSeconds += st.Submit.Seconds()
+	sp.unseen += st.Unseen
+	sp.a.unseen += st.Unseen
 	sp.rep.ThreadInstructions += st.ThreadInstructions
 	sp.rep.CopySeconds += (st.CopyIn + st.CopyOut).Seconds()
 	if sp.rep.CopyParts == nil {
@@ -869,13 +932,116 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	sp.rep.BytesReused += st.BytesReused
 	sp.rep.BytesOut += st.BytesOut
 	sp.rep.BytesDeferred += st.BytesDeferred
-	// The cost model counts what launching costs the host too.
-	sp.kernelPerIter = max(st.Kernel, st.LaunchWall) / time.Duration(in.Count)
-	sp.a.calib.add(sp.modelPerIter*time.Duration(in.Count), st.Kernel)
-	// What copies cost through the residency, for the next predictions.
-	sp.a.copyIn.add(st.BytesIn, st.CopyIn)
-	sp.a.merges.add(st.Parts.BytesDtoD, st.Parts.DeviceToDevice)
-	return nil, false
+}
+
+// proveDry launches the dry variant of data-independent kernel k with
+// input in (see ptxgen's backup.go) when the checked launch would back up
+// more than Options.DryRunAbove bytes of the device's only copies: a
+// clean dry launch proves the input, in is marked Proven, and it returns
+// the unchecked kernel, loaded, to launch instead of k. Otherwise (a
+// small backup, a variant that did not load, a dry launch that failed)
+// the caller launches k, checked and backed up, as it would have; a
+// failing input fails there again, with the usual handling.
+func (sp *spot) proveDry(k *ptxgen.Kernel, in *ptxgen.LaunchInput) (gpu.Function, bool) {
+	if k.Dry == nil || k.Unchecked == nil || in.Proven || sp.dryFailed[k] {
+		return nil, false
+	}
+	bytes := sp.a.resident.BackupBytes(k, in.Sites)
+	if limit := sp.a.opts.DryRunAbove; limit > 0 && bytes < limit || limit == 0 && !sp.dryPays(bytes, in.Count) {
+		return nil, false
+	}
+	fnD, errD := sp.variant(k.Dry)
+	fnU, errU := sp.variant(k.Unchecked)
+	if errD != nil || errU != nil {
+		if sp.dryFailed == nil {
+			sp.dryFailed = map[*ptxgen.Kernel]bool{}
+		}
+		sp.dryFailed[k] = true // the checked kernel, then, always
+		return nil, false
+	}
+	dry := *in
+	dry.Dry = true
+	t0 := time.Now()
+	st, err := ptxgen.Launch(sp.a.ctx, fnD, k.Dry, sp.a.g.Mem, dry, &sp.a.resident)
+	sp.addCosts(st)
+	if err != nil {
+		return nil, false
+	}
+	// What the dry launch cost beyond the copies in, which the launch
+	// after it would have made.
+	sp.dryTook = max(time.Since(t0)-st.Unseen-st.CopyIn, 0)
+	sp.rep.DryLaunches++
+	in.Proven = true
+	return fnU, true
+}
+
+// dryPays reports whether a dry launch of count iterations costs less
+// than a backup of bytes (Options.DryRunAbove 0): never on the
+// simulator; elsewhere once a backup was timed (backupMeter), the backup
+// at that bandwidth against the last dry launch's time, or before one
+// ran, a launch's latency and the kernel's time on the last launch.
+func (sp *spot) dryPays(bytes, count uint64) bool {
+	if sp.a.opts.Driver != nil && sp.a.opts.Driver.Name() == "sim" {
+		return false
+	}
+	bw := sp.a.backups.bandwidth()
+	if bw <= 0 || bytes == 0 {
+		return false
+	}
+	backup := time.Duration(float64(bytes) / bw * float64(time.Second))
+	dry := sp.dryTook
+	if dry == 0 {
+		if sp.a.costs == nil {
+			return false
+		}
+		dry = sp.a.costs.LaunchLatency + sp.kernelPerIter*time.Duration(count)
+	}
+	return dry < backup
+}
+
+// backupMeter measures the device-to-device bandwidth of the launches'
+// backups (ptxgen's backup.go): the launches that copied at least
+// minBackupMeasured bytes on the device.
+type backupMeter struct {
+	bytes uint64
+	took  time.Duration
+}
+
+// minBackupMeasured is the least a launch copies on the device for its
+// time to tell the bandwidth.
+const minBackupMeasured = 1 << 20
+
+// add records a launch that copied bytes on the device, taking took.
+func (m *backupMeter) add(bytes uint64, took time.Duration) {
+	if bytes >= minBackupMeasured && took > 0 {
+		m.bytes += bytes
+		m.took += took
+	}
+}
+
+// bandwidth is the bandwidth measured, bytes per second (0: none yet).
+func (m backupMeter) bandwidth() float64 {
+	if m.took <= 0 {
+		return 0
+	}
+	return float64(m.bytes) / m.took.Seconds()
+}
+
+// variant returns kernel variant k (a Dry or Unchecked one), loaded at
+// its first use.
+func (sp *spot) variant(k *ptxgen.Kernel) (gpu.Function, error) {
+	if f, ok := sp.variants[k]; ok {
+		return f, nil
+	}
+	f, err := sp.load(k)
+	if err != nil {
+		return nil, err
+	}
+	if sp.variants == nil {
+		sp.variants = map[*ptxgen.Kernel]gpu.Function{}
+	}
+	sp.variants[k] = f
+	return f, nil
 }
 
 // ivStep is an induction variable's step as the profile gives it: fixed,

@@ -37,11 +37,21 @@ type HotSpotReport struct {
 	// Replays are the instances launched without probing: the same
 	// live-in values as one probed before (see replay.go).
 	Replays int `json:"replays,omitempty"`
+	// Extrapolated are the replays of an instance that continued the
+	// progression of the two before it (a sequential outer loop's next
+	// step), launched with what those were probed or launched with,
+	// moved on (see replay.go); counted in Replays too.
+	Extrapolated int `json:"replays_extrapolated,omitempty"`
 	// Unchecked are the replays that ran the kernel without its
 	// footprint checks and without backups: a checked replay of the same
 	// input had succeeded, and the kernel's accesses and branches do not
 	// depend on the data (ptxgen.Kernel.DataIndependent).
 	Unchecked int `json:"launches_unchecked,omitempty"`
+	// DryLaunches are the launches of a data-independent kernel's dry
+	// variant (no stores) that proved an input, so that the launch after
+	// it ran unchecked, without backing up what it overwrites (see
+	// Options.DryRunAbove); counted in Unchecked too, not in Launches.
+	DryLaunches int `json:"launches_dry,omitempty"`
 	// TripRetries are the launches of a 1D kernel that ran again without
 	// its counted loop's trip count check (ptxgen.Kernel.TripChecked): a
 	// row ran another count than the probed ones, so the stores proved
@@ -130,6 +140,16 @@ type Report struct {
 	// and BroughtBackSeconds the time that took.
 	BytesBroughtBack   uint64  `json:"bytes_brought_back"`
 	BroughtBackSeconds float64 `json:"brought_back_seconds"`
+	// BroughtBackFaults are the guest's accesses (and system calls') that
+	// found a page only the device held and asked for it;
+	// BroughtBackRuns the runs of pages that came back, each in one copy
+	// from the device, and BroughtBackPages the pages they held.
+	// BroughtBackParts splits the time of those asked for outside a
+	// launch (copy_parts' fields).
+	BroughtBackFaults uint64           `json:"brought_back_faults,omitempty"`
+	BroughtBackRuns   uint64           `json:"brought_back_runs,omitempty"`
+	BroughtBackPages  uint64           `json:"brought_back_pages,omitempty"`
+	BroughtBackParts  *CopyPartsReport `json:"brought_back_parts,omitempty"`
 	// OffloadStopped says why the run sent every hot spot back to the
 	// CPU, when its offloading lost in all.
 	OffloadStopped string `json:"offload_stopped,omitempty"`
@@ -191,8 +211,13 @@ func (a *Accelerator) Report() *Report {
 		c.KernelScale = a.calib.scale()
 		rep.DeviceCosts = &c
 	}
-	n, d := a.resident.BroughtBack()
-	rep.BytesBroughtBack, rep.BroughtBackSeconds = n, d.Seconds()
+	back := a.resident.BringBackStats()
+	rep.BytesBroughtBack, rep.BroughtBackSeconds = back.Bytes, back.Time.Seconds()
+	rep.BroughtBackFaults, rep.BroughtBackRuns, rep.BroughtBackPages = back.Faults, back.Runs, back.Pages
+	if back.Faults > 0 {
+		rep.BroughtBackParts = &CopyPartsReport{}
+		rep.BroughtBackParts.add(back.Parts)
+	}
 	rep.OffloadStopped = a.stopped
 	rep.BytesDropped = a.resident.Discarded()
 	for _, sp := range a.order {
@@ -228,6 +253,9 @@ func FormatReport(r *Report) string {
 			continue
 		}
 		fmt.Fprintf(&sb, "%d launches (%d 2D, %d of them 3D, %d unchecked), %d GPU iterations, %d fallbacks", h.Launches, h.Launches2D, h.Launches3D, h.Unchecked, h.Iterations, h.Fallbacks)
+		if h.Replays > 0 {
+			fmt.Fprintf(&sb, ", %d replays (%d extrapolated)", h.Replays, h.Extrapolated)
+		}
 		var rs []string
 		for k, v := range h.FallbackReasons {
 			rs = append(rs, fmt.Sprintf("%s: %d", k, v))
@@ -267,7 +295,7 @@ func FormatReport(r *Report) string {
 		fmt.Fprintf(&sb, "offloading stopped: %s\n", r.OffloadStopped)
 	}
 	if r.BytesBroughtBack > 0 {
-		fmt.Fprintf(&sb, "written bytes left on the device and brought back when read: %d in %.3fs\n", r.BytesBroughtBack, r.BroughtBackSeconds)
+		fmt.Fprintf(&sb, "written bytes left on the device and brought back when read: %d in %.3fs (%d runs of pages, %d accesses asked)\n", r.BytesBroughtBack, r.BroughtBackSeconds, r.BroughtBackRuns, r.BroughtBackFaults)
 	}
 	if r.BytesDropped > 0 {
 		fmt.Fprintf(&sb, "written bytes only the device held, dropped when the guest unmapped them or ended: %d\n", r.BytesDropped)

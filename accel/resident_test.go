@@ -75,8 +75,13 @@ func TestStencilResidency(t *testing.T) {
 				if h.Unchecked > max(h.Replays-1, 0) {
 					t.Errorf("hot spot %s: %d unchecked launches in %d replays: the first replay of an input must run the checked kernel", h.Entry, h.Unchecked, h.Replays)
 				}
-				if h.Replays > 0 && h.TailIterations > uint64(h.Replays+1) {
-					t.Errorf("hot spot %s: the CPU ran %d iterations after the kernels of %d instances, want one each (the one that leaves the loop)", h.Entry, h.TailIterations, h.Replays+1)
+				// (Every launch is an instance's: no sample launches
+				// with AlwaysOffload. An instance replayed from a
+				// progression follows two probed ones: fdtd2d's boundary
+				// row, whose value fict[t] moves by the same bits now and
+				// then.)
+				if h.Replays > 0 && h.TailIterations > uint64(h.Launches) {
+					t.Errorf("hot spot %s: the CPU ran %d iterations after the kernels of %d instances, want one each (the one that leaves the loop)", h.Entry, h.TailIterations, h.Launches)
 				}
 				replays = max(replays, h.Replays)
 			}

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -67,6 +68,8 @@ type Context struct {
 var (
 	_ gpu.Context         = (*Context)(nil)
 	_ gpu.PinnedAllocator = (*Context)(nil)
+	_ gpu.BatchCopier     = (*Context)(nil)
+	_ gpu.MappedAllocator = (*Context)(nil)
 )
 
 // initStatsEvents creates the two events that time launches. It runs on the
@@ -225,39 +228,91 @@ func (c *Context) Free(p gpu.DevicePtr) error {
 
 // CopyHtoD copies src to device memory at dst (cuMemcpyHtoD_v2).
 func (c *Context) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
+	return c.run("cuMemcpyHtoD_v2", func() error { return c.htod(dst, src) })
+}
+
+// htod is CopyHtoD on the worker.
+func (c *Context) htod(dst gpu.DevicePtr, src []byte) error {
 	const op = "cuMemcpyHtoD_v2"
-	return c.run(op, func() error {
-		if len(src) == 0 {
-			return nil
+	if len(src) == 0 {
+		return nil
+	}
+	if err := c.checkSpan(op, dst, uint64(len(src))); err != nil {
+		return err
+	}
+	if len(src) >= stageMin && !c.unstaged && !c.isPinned(src) {
+		if s := c.stage(); s != nil {
+			return c.stagedHtoD(s, uint64(dst), src)
 		}
-		if err := c.checkSpan(op, dst, uint64(len(src))); err != nil {
-			return err
-		}
-		if len(src) >= stageMin && !c.unstaged && !c.isPinned(src) {
-			if s := c.stage(); s != nil {
-				return c.stagedHtoD(s, uint64(dst), src)
-			}
-		}
-		return c.l.check(c.l.cuMemcpyHtoD(uint64(dst), unsafe.Pointer(&src[0]), uint64(len(src))), op)
-	})
+	}
+	return c.l.check(c.l.cuMemcpyHtoD(uint64(dst), unsafe.Pointer(&src[0]), uint64(len(src))), op)
 }
 
 // CopyDtoH copies len(dst) bytes from device memory at src (cuMemcpyDtoH_v2).
 func (c *Context) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
+	return c.run("cuMemcpyDtoH_v2", func() error { return c.dtoh(dst, src) })
+}
+
+// dtoh is CopyDtoH on the worker.
+func (c *Context) dtoh(dst []byte, src gpu.DevicePtr) error {
 	const op = "cuMemcpyDtoH_v2"
+	if len(dst) == 0 {
+		return nil
+	}
+	if err := c.checkSpan(op, src, uint64(len(dst))); err != nil {
+		return err
+	}
+	if len(dst) >= stageMin && !c.unstaged && !c.isPinned(dst) {
+		if s := c.stage(); s != nil {
+			return c.stagedDtoH(s, dst, uint64(src))
+		}
+	}
+	return c.l.check(c.l.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), uint64(src), uint64(len(dst))), op)
+}
+
+// CopyBatch implements gpu.BatchCopier in one call on the worker: the
+// copies from and to pinned memory (AllocPinned's) are queued on the
+// stream (cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2) and waited for
+// once, at the end (cuCtxSynchronize); the others take CopyHtoD's and
+// CopyDtoH's paths, which wait for what was queued before them.
+func (c *Context) CopyBatch(copies []gpu.Copy) error {
+	const op = "cuMemcpyAsync_v2"
 	return c.run(op, func() error {
-		if len(dst) == 0 {
-			return nil
+		queued := false
+		wait := func() error {
+			if !queued {
+				return nil
+			}
+			queued = false
+			return c.l.check(c.l.cuCtxSynchronize(), "cuCtxSynchronize")
 		}
-		if err := c.checkSpan(op, src, uint64(len(dst))); err != nil {
-			return err
-		}
-		if len(dst) >= stageMin && !c.unstaged && !c.isPinned(dst) {
-			if s := c.stage(); s != nil {
-				return c.stagedDtoH(s, dst, uint64(src))
+		for i, cp := range copies {
+			n := uint64(len(cp.Host))
+			if n == 0 {
+				continue
+			}
+			var err error
+			switch pinned := !c.unstaged && c.isPinned(cp.Host); {
+			case !pinned && cp.FromDevice:
+				err = c.dtoh(cp.Host, cp.Dev)
+			case !pinned:
+				err = c.htod(cp.Dev, cp.Host)
+			default:
+				if err = c.checkSpan(op, cp.Dev, n); err != nil {
+					break
+				}
+				if cp.FromDevice {
+					err = c.l.check(c.l.cuMemcpyDtoHAsync(unsafe.Pointer(&cp.Host[0]), uint64(cp.Dev), n, 0), "cuMemcpyDtoHAsync_v2")
+				} else {
+					err = c.l.check(c.l.cuMemcpyHtoDAsync(uint64(cp.Dev), unsafe.Pointer(&cp.Host[0]), n, 0), "cuMemcpyHtoDAsync_v2")
+				}
+				queued = true
+			}
+			if err != nil {
+				return errors.Join(fmt.Errorf("copy %d of %d: %w", i, len(copies), err), wait())
 			}
 		}
-		return c.l.check(c.l.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), uint64(src), uint64(len(dst))), op)
+		return wait()
 	})
 }
 

@@ -197,6 +197,43 @@ func (c *Context) FreePinned(b []byte) error {
 	})
 }
 
+// AllocMapped returns n bytes of pinned host memory the device reaches at
+// the address it also returns (cuMemHostAlloc with
+// CU_MEMHOSTALLOC_DEVICEMAP, cuMemHostGetDevicePointer_v2), zeroed, valid
+// until FreeMapped or Close.
+func (c *Context) AllocMapped(n uint64) ([]byte, gpu.DevicePtr, error) {
+	const op = "cuMemHostAlloc"
+	if n == 0 {
+		return nil, 0, gpu.Errorf(gpu.ErrInvalidValue, op, "zero bytes")
+	}
+	var b []byte
+	var dev uint64
+	err := c.run(op, func() error {
+		if c.l.cuMemHostAlloc == nil || c.l.cuMemHostGetDevicePointer == nil {
+			return gpu.Errorf(gpu.ErrNotSupported, op, "the driver library has no mapped host memory")
+		}
+		var p unsafe.Pointer
+		if err := c.l.check(c.l.cuMemHostAlloc(&p, n, memHostAllocDeviceMap), op); err != nil {
+			return fmt.Errorf("allocating %d bytes of mapped host memory: %w", n, err)
+		}
+		if err := c.l.check(c.l.cuMemHostGetDevicePointer(&dev, p, 0), "cuMemHostGetDevicePointer_v2"); err != nil {
+			_ = c.l.cuMemFreeHost(p)
+			return err
+		}
+		if c.pinned == nil {
+			c.pinned = map[unsafe.Pointer]uint64{}
+		}
+		c.pinned[p] = n
+		b = unsafe.Slice((*byte)(p), n)
+		clear(b)
+		return nil
+	})
+	return b, gpu.DevicePtr(dev), err
+}
+
+// FreeMapped releases a buffer AllocMapped returned (cuMemFreeHost).
+func (c *Context) FreeMapped(b []byte) error { return c.FreePinned(b) }
+
 // isPinned reports whether b lies inside one AllocPinned buffer. It runs
 // on the worker.
 func (c *Context) isPinned(b []byte) bool {

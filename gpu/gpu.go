@@ -290,6 +290,42 @@ func Code(err error) Result {
 	return e.Code
 }
 
+// Copy is one copy of a batch (BatchCopier): Host's bytes to device
+// memory at Dev, or, FromDevice, len(Host) bytes of device memory at Dev
+// into Host.
+type Copy struct {
+	Dev        DevicePtr
+	Host       []byte
+	FromDevice bool
+}
+
+// BatchCopier is a Context that runs several copies between host and
+// device memory as one call: a copy's fixed cost (on a real GPU a call on
+// the driver's thread and a wait for the device, tens of microseconds)
+// is paid once for the batch. Phase 2 copies in the runs of guest pages
+// that changed, and brings back the stretches of pages only the device
+// holds, in batches.
+type BatchCopier interface {
+	// CopyBatch runs the copies in order and returns once all are
+	// done. After an error, which names the copy that failed, the
+	// copies after that one may or may not have run.
+	CopyBatch(copies []Copy) error
+}
+
+// MappedAllocator is a Context that can allocate host memory the device
+// reaches directly (cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP): what
+// a kernel stores there is the host's to read, with no copy, once the
+// kernel has finished (Synchronize). Phase 2's kernels write their error
+// record there, so that a launch reads it without a call to the driver.
+type MappedAllocator interface {
+	// AllocMapped returns n bytes of host memory, zeroed, and the device
+	// address kernels reach them at, valid until FreeMapped or the
+	// context's Close. No copy takes that address.
+	AllocMapped(n uint64) ([]byte, DevicePtr, error)
+	// FreeMapped releases a buffer AllocMapped returned.
+	FreeMapped(b []byte) error
+}
+
 // PinnedAllocator is a Context that can allocate page-locked host memory
 // (cuMemAllocHost): a copy to or from it runs at the bus's speed, where a
 // copy from ordinary memory goes through the driver's own staging first.

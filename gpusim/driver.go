@@ -178,9 +178,16 @@ type Context struct {
 	closed  bool
 	last    gpu.LaunchStats
 	pending error // failure of the last launch, reported by Synchronize
+	// mapped maps the first byte of each AllocMapped buffer to its
+	// device address.
+	mapped map[*byte]uint64
 }
 
-var _ gpu.Context = (*Context)(nil)
+var (
+	_ gpu.Context         = (*Context)(nil)
+	_ gpu.BatchCopier     = (*Context)(nil)
+	_ gpu.MappedAllocator = (*Context)(nil)
+)
 
 func (c *Context) check(op string) error {
 	if c.closed {
@@ -408,6 +415,70 @@ func (c *Context) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
 		return err
 	}
 	copy(dst, b)
+	return nil
+}
+
+// AllocMapped implements gpu.MappedAllocator: a device allocation whose
+// bytes the host reads and writes in place (the simulated device's memory
+// is the host's).
+func (c *Context) AllocMapped(n uint64) ([]byte, gpu.DevicePtr, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.check("cuMemHostAlloc"); err != nil {
+		return nil, 0, err
+	}
+	a, err := c.mem.alloc(n)
+	if err != nil {
+		return nil, 0, err
+	}
+	if c.mapped == nil {
+		c.mapped = map[*byte]uint64{}
+	}
+	c.mapped[&a.data[0]] = a.base
+	return a.data, gpu.DevicePtr(a.base), nil
+}
+
+// FreeMapped implements gpu.MappedAllocator.
+func (c *Context) FreeMapped(b []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.check("cuMemFreeHost"); err != nil {
+		return err
+	}
+	if len(b) == 0 {
+		return gpu.Errorf(gpu.ErrInvalidValue, "cuMemFreeHost", "an empty buffer")
+	}
+	base, ok := c.mapped[&b[0]]
+	if !ok {
+		return gpu.Errorf(gpu.ErrInvalidValue, "cuMemFreeHost", "%p is not a mapped buffer of this context", &b[0])
+	}
+	delete(c.mapped, &b[0])
+	return c.mem.free(base)
+}
+
+// CopyBatch implements gpu.BatchCopier: the copies, in order, under one
+// hold of the context.
+func (c *Context) CopyBatch(copies []gpu.Copy) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	const op = "cuMemcpyBatch"
+	if err := c.check(op); err != nil {
+		return err
+	}
+	for i, cp := range copies {
+		if len(cp.Host) == 0 {
+			continue
+		}
+		b, err := c.mem.span(op, uint64(cp.Dev), uint64(len(cp.Host)))
+		if err != nil {
+			return fmt.Errorf("copy %d of %d: %w", i, len(copies), err)
+		}
+		if cp.FromDevice {
+			copy(cp.Host, b)
+		} else {
+			copy(b, cp.Host)
+		}
+	}
 	return nil
 }
 

@@ -22,7 +22,8 @@ type CopyParts struct {
 	// CopiesHtoD and CopiesDtoH count the copies each way: a transfer's
 	// fixed cost (a call on the driver's thread, tens of microseconds)
 	// comes once per copy, so bytes over time alone do not tell a slow
-	// link from many small copies.
+	// link from many small copies. A batch of copies (gpu.BatchCopier)
+	// counts once each way it carries bytes.
 	CopiesHtoD, CopiesDtoH uint64
 	// GuestRead is reading guest memory into staging for a copy in (and
 	// comparing it with a page's snapshot); GuestWrite writing copied-back
@@ -121,6 +122,75 @@ func (m *meteredContext) CopyDtoD(dst, src gpu.DevicePtr, n uint64) error {
 		m.parts.BytesDtoD += n
 	}
 	return err
+}
+
+// CopyBatch runs copies as one call where the context can
+// (gpu.BatchCopier), else one at a time; a batch counts as one copy each
+// way it carries bytes (a copy's fixed cost is paid once a batch), its
+// time split between the ways by their bytes.
+func (m *meteredContext) CopyBatch(copies []gpu.Copy) error {
+	bc, ok := m.Context.(gpu.BatchCopier)
+	if !ok {
+		for _, cp := range copies {
+			var err error
+			if cp.FromDevice {
+				err = m.CopyDtoH(cp.Host, cp.Dev)
+			} else {
+				err = m.CopyHtoD(cp.Dev, cp.Host)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	t0 := time.Now()
+	err := bc.CopyBatch(copies)
+	if m.parts != nil {
+		d := time.Since(t0)
+		var in, out uint64
+		for _, cp := range copies {
+			if cp.FromDevice {
+				out += uint64(len(cp.Host))
+			} else {
+				in += uint64(len(cp.Host))
+			}
+		}
+		if in+out > 0 {
+			dIn := time.Duration(float64(d) * float64(in) / float64(in+out))
+			m.parts.HostToDevice += dIn
+			m.parts.DeviceToHost += d - dIn
+		}
+		m.parts.BytesHtoD += in
+		m.parts.BytesDtoH += out
+		if in > 0 {
+			m.parts.CopiesHtoD++
+		}
+		if out > 0 {
+			m.parts.CopiesDtoH++
+		}
+	}
+	return err
+}
+
+// copyBatch runs copies in ctx as one batch where it can
+// (gpu.BatchCopier), else one at a time.
+func copyBatch(ctx gpu.Context, copies []gpu.Copy) error {
+	if bc, ok := ctx.(gpu.BatchCopier); ok {
+		return bc.CopyBatch(copies)
+	}
+	for _, cp := range copies {
+		var err error
+		if cp.FromDevice {
+			err = ctx.CopyDtoH(cp.Host, cp.Dev)
+		} else {
+			err = ctx.CopyHtoD(cp.Dev, cp.Host)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Memset sets device memory, counting the call as Memset.

@@ -31,6 +31,9 @@ type emitter struct {
 	// unchecked emits Kernel.Unchecked: accesses go to their site's
 	// device buffer without the footprint and alignment checks.
 	unchecked bool
+	// dry emits Kernel.Dry: no store to guest memory (errorExit marks
+	// the error record's stores, which stay).
+	dry, errorExit bool
 	// plain are the merges that may be moves (analysis.plainMerges).
 	plain     map[[2]int64]bool
 	tripExits []tripExit // the edges leaving the counted loop (Nest.TripCheck)
@@ -114,6 +117,9 @@ func (e *emitter) i(op string, args ...any) *pline {
 		ops[k] = operand(a)
 	}
 	l := inst(op, ops...)
+	if e.dry && !e.errorExit && strings.HasPrefix(op, "st.global") {
+		return l // a dry kernel stores nothing (left out of the body)
+	}
 	e.body = append(e.body, l)
 	return l
 }
@@ -205,7 +211,18 @@ func (e *emitter) fail(format string, args ...any) {
 
 // emit produces the module text.
 func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
-	e := &emitter{a: a, k: k, stubs: map[string][2]uint64{}, unchecked: unchecked, plain: a.plainMerges()}
+	return emitWith(&emitter{a: a, k: k, stubs: map[string][2]uint64{}, unchecked: unchecked, plain: a.plainMerges()})
+}
+
+// emitDry produces the module text of Kernel.Dry: the checked kernel
+// without its stores to guest memory.
+func emitDry(a *analysis, k *Kernel) (string, error) {
+	return emitWith(&emitter{a: a, k: k, stubs: map[string][2]uint64{}, dry: true, plain: a.plainMerges()})
+}
+
+// emitWith produces the module text with emitter e.
+func emitWith(e *emitter) (string, error) {
+	a, k, unchecked := e.a, e.k, e.unchecked
 	// Prologue: the thread's iteration index and its live-in values.
 	e.reset()
 	// The index in 32 bits (a launch has at most 2^32 threads along each
@@ -558,6 +575,7 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 	if len(a.n.Cold) > 0 {
 		codes = append(codes, ErrCodeCold)
 	}
+	e.errorExit = true
 	for _, code := range codes {
 		e.label(fmt.Sprintf("$Lerr%d", code))
 		e.i("ld.param.u64", "%t0", ptx.Addr("errrec", 0))
@@ -566,6 +584,7 @@ func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
 		e.i("st.global.u64", ptx.Addr("%t0", 8), "%xa")
 		e.i("exit")
 	}
+	e.errorExit = false
 	if e.branchesTo("$Lback") {
 		e.label("$Lback")
 		e.checkSteps(e.steps)

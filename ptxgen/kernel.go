@@ -112,6 +112,13 @@ type Kernel struct {
 	// LaunchInput.Proven); nil otherwise.
 	DataIndependent bool
 	Unchecked       *Kernel
+	// Dry is then the checked kernel (same parameters) without its
+	// stores to guest memory: its checks read nothing it loads, so a
+	// launch of it (LaunchInput.Dry) fails exactly where one of this
+	// kernel with the same input would, having written nothing, and a
+	// clean one proves the input for Unchecked (see backup.go); nil
+	// otherwise.
+	Dry *Kernel
 	// TripChecked is set on a 1D kernel that counts the arrivals at a loop
 	// inside the level (Nest.TripCheck): it takes the 2D parameters
 	// itrip0 and itripstep (LaunchInput.InnerTrip0 all ones: no check).
@@ -378,7 +385,12 @@ func Generate(n *Nest) (*Kernel, error) {
 		if u.PTX, err = emit(a, &u, true); err != nil {
 			return nil, err
 		}
-		k.DataIndependent, k.Unchecked = true, &u
+		d := *k
+		d.Name = name + "_d"
+		if d.PTX, err = emitDry(a, &d); err != nil {
+			return nil, err
+		}
+		k.DataIndependent, k.Unchecked, k.Dry = true, &u, &d
 	}
 	return k, nil
 }

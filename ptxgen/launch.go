@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gxbit/gxbit/gpu"
+	"github.com/gxbit/gxbit/gvinst"
 )
 
 // GuestMemory is the guest memory a launch copies from and back to
@@ -45,7 +46,8 @@ type LaunchInput struct {
 	// the guest where dense sites cover it (the kernel overwrites those
 	// bytes before anything reads them).
 	Dense []bool
-	// Proven says that a launch of the kernel with this same input (the
+	// Proven says that a launch of the kernel (or of its Dry variant)
+	// with this same input (the
 	// values of reloaded registers aside: data to a DataIndependent
 	// kernel) ran without error, and the kernel is DataIndependent: this
 	// launch cannot
@@ -53,6 +55,10 @@ type LaunchInput struct {
 	// backup of the device's only copies of what it overwrites. Should it
 	// fail after all, those bytes are lost (ErrLostCopy).
 	Proven bool
+	// Dry says the launch is of a Kernel.Dry: it writes no guest byte, so
+	// it backs up nothing, leaves nothing stale and copies nothing back,
+	// and its Dense is not used (every byte is copied in).
+	Dry bool
 }
 
 // Overwritten returns the bytes of group g that a launch of k with input in
@@ -213,9 +219,15 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	}()
 	lazy := res != nil && res.lazyMem != nil
 	groups := Groups(k, in.Sites)
+	if in.Dry {
+		in.Dense = nil
+		for i := range groups {
+			groups[i].Written = false
+		}
+	}
 	bufs := make([]*resBuf, len(groups))
 	kept := make([]bool, len(groups))
-	backup := make([]gpu.DevicePtr, len(groups))
+	backups := make([]*backup, len(groups))
 	ok, launched := false, false
 	defer func() {
 		forgotten := map[*resBuf]bool{}
@@ -232,12 +244,12 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 				// only the device held, and there is no backup.
 				err = errors.Join(err, fmt.Errorf("%w: a proven launch failed over [%#x,%#x), which held stale pages", ErrLostCopy, g.Range.Lo, g.Range.Hi))
 				forgotten[b] = true
-			case !ok && backup[gi] != 0:
+			case !ok && backups[gi] != nil:
 				// The kernel may have written part of a buffer whose
 				// stale pages only the device holds: put back the copy
-				// made before the launch.
-				if rerr := ctx.CopyDtoD(b.dev+gpu.DevicePtr(g.Range.Lo-b.r.Lo), backup[gi], g.Range.Hi-g.Range.Lo); rerr != nil {
-					err = errors.Join(err, fmt.Errorf("%w: restoring [%#x,%#x) after a failed launch: %v", ErrLostCopy, g.Range.Lo, g.Range.Hi, rerr))
+				// made before the launch (backup.go).
+				if rerr := res.restore(ctx, b, backups[gi]); rerr != nil {
+					err = errors.Join(err, rerr)
 				}
 			case !ok && g.Written && !forgotten[b]:
 				// The device copy of a failed launch may differ from the
@@ -248,8 +260,8 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			if b != nil {
 				b.pinned = false
 			}
-			if backup[gi] != 0 {
-				res.putSpare(backup[gi])
+			if bk := backups[gi]; bk != nil && bk.dev != 0 {
+				res.putSpare(bk.dev)
 			}
 		}
 	}()
@@ -270,36 +282,58 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			bufs[gi].pinned = true
 		}
 	}
+	// The copies of what changed in every buffer go in batches, as few
+	// as the staging buffer allows (a copy's fixed cost is paid once a
+	// batch), all run before any backup below is made.
+	var stageLen uint64
+	for _, g := range groups {
+		stageLen += g.Range.Hi - g.Range.Lo + 2*gvinst.PageSize
+	}
+	stage, stageDone := res.takeStage(min(stageLen, stageBytes))
+	cb := &copyBatcher{ctx: ctx, stage: stage}
+	// dropLoaded lets go of the kept buffers from gi on (all of them: to
+	// len(groups)) after a failed copy in: what the device holds of them
+	// is unknown.
+	dropLoaded := func(gi, to int, lerr error) error {
+		for ; gi < to; gi++ {
+			b := bufs[gi]
+			if b == nil || !kept[gi] {
+				continue
+			}
+			if derr := res.drop(b); derr != nil {
+				lerr = errors.Join(lerr, derr)
+			}
+			for gj := range bufs {
+				if bufs[gj] == b {
+					kept[gj], bufs[gj] = false, nil
+				}
+			}
+		}
+		return lerr
+	}
 	for gi, g := range groups {
 		b := bufs[gi]
-		copied, lerr := b.load(ctx, mem, res, g.Range, Overwritten(k, g, in))
+		copied, lerr := b.loadInto(ctx, mem, res, g.Range, Overwritten(k, g, in), cb)
 		if lerr != nil {
-			if kept[gi] {
-				// What the device holds of the failed copy is unknown.
-				if derr := res.drop(b); derr != nil {
-					lerr = errors.Join(lerr, derr)
-				}
-				for gj := range bufs {
-					if bufs[gj] == b {
-						kept[gj], bufs[gj] = false, nil
-					}
-				}
-			}
-			return st, lerr
+			stageDone()
+			// The batch may hold copies of the buffers before this one.
+			return st, dropLoaded(0, gi+1, lerr)
 		}
 		st.BytesIn += copied
+	}
+	ferr := cb.flush()
+	stageDone()
+	if ferr != nil {
+		return st, dropLoaded(0, len(groups), ferr)
+	}
+	for gi, g := range groups {
+		b := bufs[gi]
 		if lazy && g.Written && b.nstale > 0 && !in.Proven {
-			n := g.Range.Hi - g.Range.Lo
-			bk, berr := res.spare(n)
-			if berr == nil {
-				if berr = ctx.CopyDtoD(bk, b.dev+gpu.DevicePtr(g.Range.Lo-b.r.Lo), n); berr != nil {
-					res.putSpare(bk)
-				}
-			}
+			bk, berr := res.makeBackup(ctx, b, writableRanges(k, g, in.Sites))
 			if berr != nil {
 				return st, berr
 			}
-			backup[gi] = bk
+			backups[gi] = bk
 		}
 		for _, s := range g.Sites {
 			delta[s] = uint64(b.dev) - b.r.Lo
@@ -393,7 +427,7 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	}
 	t2 := time.Now()
 	rec := make([]byte, ErrorRecordSize)
-	if err := ctx.CopyDtoH(rec, errDev); err != nil {
+	if err := res.readErrorRecord(ctx, rec, errDev); err != nil {
 		return st, err
 	}
 	if code := binary.LittleEndian.Uint32(rec); code != 0 {

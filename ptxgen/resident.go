@@ -61,6 +61,11 @@ type Resident struct {
 	// Lazy leaves written buffers on the device until the guest touches
 	// them.
 	Lazy bool
+	// FaultWindow is how many guest pages, aligned, around a page an
+	// access finds stale (not reading on from the last run brought back)
+	// come back with it, those of them that are stale, in one copy (0:
+	// faultWindow; 1: the page alone).
+	FaultWindow int
 
 	// ctx is the context of the first launch, metered: its memory calls
 	// count in the CopyParts of the launch under way (see Launch); raw is
@@ -72,9 +77,8 @@ type Resident struct {
 	bufs      []*resBuf
 	bytes     uint64
 	clock     uint64
-	broughtIn uint64        // bytes Refresh and Close brought back
-	broughtT  time.Duration // and the time that took
-	discarded uint64        // stale bytes Discard and Dropped left behind
+	back      BringBackStats // what bringing pages back took
+	discarded uint64         // stale bytes Discard and Dropped left behind
 	// stage is the staging buffer of copies that keep no snapshot (see
 	// resBuf.snap), in chunks of at most stageBytes; staging says it is
 	// in use (a guest read during a copy in may bring a page back).
@@ -99,6 +103,9 @@ type Resident struct {
 	// after a launch that did not read it back zero (errDirty).
 	errRec   gpu.DevicePtr
 	errDirty bool
+	// errHost is the record's bytes when it lies in host memory the
+	// device writes (gpu.MappedAllocator); nil when it is device memory.
+	errHost []byte
 }
 
 // errorRecord returns the device's error record for a launch, all zero.
@@ -116,6 +123,15 @@ func (res *Resident) errorRecord(ctx gpu.Context) (gpu.DevicePtr, error) {
 		return dev, nil
 	}
 	if res.errRec == 0 {
+		// Host memory the device writes, where the context has some:
+		// the launch reads the record with no call to the driver (a
+		// copy of 16 bytes took 140 us after each launch on an H100).
+		if ma, ok := res.raw.(gpu.MappedAllocator); ok {
+			if host, dev, err := ma.AllocMapped(ErrorRecordSize); err == nil {
+				res.errRec, res.errHost = dev, host
+				return res.errRec, nil
+			}
+		}
 		dev, err := ctx.Alloc(ErrorRecordSize)
 		if err != nil {
 			return 0, err
@@ -123,12 +139,24 @@ func (res *Resident) errorRecord(ctx gpu.Context) (gpu.DevicePtr, error) {
 		res.errRec, res.errDirty = dev, true
 	}
 	if res.errDirty {
-		if err := ctx.Memset(res.errRec, 0, ErrorRecordSize); err != nil {
+		if res.errHost != nil {
+			clear(res.errHost)
+		} else if err := ctx.Memset(res.errRec, 0, ErrorRecordSize); err != nil {
 			return 0, err
 		}
 		res.errDirty = false
 	}
 	return res.errRec, nil
+}
+
+// readErrorRecord reads the error record of the launch that just
+// finished into rec: from the host memory it lies in, or with a copy.
+func (res *Resident) readErrorRecord(ctx gpu.Context, rec []byte, dev gpu.DevicePtr) error {
+	if res != nil && res.errHost != nil && dev == res.errRec {
+		copy(rec, res.errHost)
+		return nil
+	}
+	return ctx.CopyDtoH(rec, dev)
 }
 
 type spareBuf struct {
@@ -201,15 +229,62 @@ const stageBytes = 8 << 20
 // withStage calls f with a staging buffer of n ≤ stageBytes bytes: the
 // Resident's, or a new one when that is in use.
 func (res *Resident) withStage(n uint64, f func([]byte) error) error {
+	stage, done := res.takeStage(n)
+	defer done()
+	return f(stage)
+}
+
+// takeStage returns a staging buffer of n ≤ stageBytes bytes, the
+// Resident's or a new one when that is in use, and the function that
+// gives it back.
+func (res *Resident) takeStage(n uint64) ([]byte, func()) {
 	if res == nil || res.staging {
-		return f(make([]byte, n))
+		return make([]byte, n), func() {}
 	}
 	if uint64(len(res.stage)) < n {
 		res.growStage(n)
 	}
 	res.staging = true
-	defer func() { res.staging = false }()
-	return f(res.stage[:n])
+	return res.stage[:n], func() { res.staging = false }
+}
+
+// A copyBatcher gathers copies to the device of bytes staged in its
+// buffer (room), and runs them as one batch (gpu.BatchCopier) when the
+// buffer is full, or at flush: a launch copies in the runs of pages that
+// changed, in all its buffers, in as few calls as its staging buffer
+// allows.
+type copyBatcher struct {
+	ctx    gpu.Context
+	stage  []byte
+	used   uint64
+	copies []gpu.Copy
+}
+
+// room returns n bytes of the staging buffer for copies to add, running
+// the batch so far first when fewer remain.
+func (cb *copyBatcher) room(n uint64) ([]byte, error) {
+	if cb.used+n > uint64(len(cb.stage)) {
+		if err := cb.flush(); err != nil {
+			return nil, err
+		}
+	}
+	if n > uint64(len(cb.stage)) {
+		return make([]byte, n), nil // (a run is at most stageBytes)
+	}
+	b := cb.stage[cb.used : cb.used+n]
+	cb.used += n
+	return b, nil
+}
+
+// flush runs the copies gathered so far, as one batch.
+func (cb *copyBatcher) flush() error {
+	if len(cb.copies) == 0 {
+		cb.used = 0
+		return nil
+	}
+	err := copyBatch(cb.ctx, cb.copies)
+	cb.copies, cb.used = cb.copies[:0], 0
+	return err
 }
 
 // growStage makes the staging buffer at least n ≤ stageBytes bytes: the
@@ -323,6 +398,33 @@ func (b *resBuf) copyIn(ctx gpu.Context, mem GuestMemory, res *Resident, lo, hi 
 	return nil
 }
 
+// copyInto is copyIn with the copies added to cb (the guest's bytes read
+// into its staging buffer, or b's snapshot).
+func (b *resBuf) copyInto(cb *copyBatcher, mem GuestMemory, res *Resident, lo, hi uint64) error {
+	if b.snap != nil {
+		s := b.snap[lo-b.r.Lo : hi-b.r.Lo]
+		if err := timeGuest(res.parts(), guestRead, func() error { return mem.Read(lo, s) }); err != nil {
+			return fmt.Errorf("reading guest footprint [%#x,%#x): %w", lo, hi, err)
+		}
+		cb.copies = append(cb.copies, gpu.Copy{Dev: b.dev + gpu.DevicePtr(lo-b.r.Lo), Host: s})
+		b.markSnapped(lo, hi)
+		return nil
+	}
+	for lo < hi {
+		n := min(hi-lo, stageBytes)
+		s, err := cb.room(n)
+		if err != nil {
+			return err
+		}
+		if err := timeGuest(res.parts(), guestRead, func() error { return mem.Read(lo, s) }); err != nil {
+			return fmt.Errorf("reading guest footprint [%#x,%#x): %w", lo, lo+n, err)
+		}
+		cb.copies = append(cb.copies, gpu.Copy{Dev: b.dev + gpu.DevicePtr(lo-b.r.Lo), Host: s})
+		lo += n
+	}
+	return nil
+}
+
 // markSnapped marks the pages of b whose chunk [lo, hi) covers wholly as
 // held in snap.
 func (b *resBuf) markSnapped(lo, hi uint64) {
@@ -357,6 +459,20 @@ func (b *resBuf) span(i, j int) (lo, hi uint64) {
 // overwrites before reading them: its snap there is left as it is, for the
 // launch makes those pages stale or copies them back.
 func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, skip Range) (uint64, error) {
+	stage, done := res.takeStage(min(b.r.Hi-b.r.Lo+2*gvinst.PageSize, stageBytes))
+	defer done()
+	cb := &copyBatcher{ctx: ctx, stage: stage}
+	copied, err := b.loadInto(ctx, mem, res, r, skip, cb)
+	if err == nil {
+		err = cb.flush()
+	}
+	return copied, err
+}
+
+// loadInto is load with the copies of the pages that changed added to
+// cb, which runs them (the caller flushes it): a launch's loads of all
+// its buffers go in one batch.
+func (b *resBuf) loadInto(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, skip Range, cb *copyBatcher) (uint64, error) {
 	if !b.filled {
 		skip.Lo, skip.Hi = max(skip.Lo, b.r.Lo), min(skip.Hi, b.r.Hi)
 		if skip.Hi <= skip.Lo {
@@ -367,7 +483,7 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 			if part.Hi <= part.Lo {
 				continue
 			}
-			if err := b.copyIn(ctx, mem, res, part.Lo, part.Hi); err != nil {
+			if err := b.copyInto(cb, mem, res, part.Lo, part.Hi); err != nil {
 				return copied, err
 			}
 			copied += part.Hi - part.Lo
@@ -410,7 +526,7 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 			if part.Hi <= part.Lo {
 				continue
 			}
-			if err := b.copyIn(ctx, mem, res, part.Lo, part.Hi); err != nil {
+			if err := b.copyInto(cb, mem, res, part.Lo, part.Hi); err != nil {
 				return copied, err
 			}
 			copied += part.Hi - part.Lo
@@ -421,6 +537,11 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 	// The pages to look at: not stale, and (when watched) changed since.
 	// A run of them goes on over a few pages that did not change (the
 	// device holds what the guest does), which its copy may then span.
+	// The runs' bytes are gathered in cb's staging buffer, and their
+	// copies go in batches (gpu.BatchCopier) as long as it holds them: a
+	// copy's fixed cost is paid once a batch (LU's launches copied in the
+	// rows the CPU's probed and tail iterations wrote, each run a copy of
+	// its own, 75 us each on an H100).
 	check := func(p int) bool { return !b.stale[p] && (!b.watched || b.dirty[p]) }
 	for i := first; i <= last; {
 		if !check(i) {
@@ -436,14 +557,16 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 		}
 		j = end
 		lo, hi := b.span(i, j)
-		err := res.withStage(hi-lo, func(cur []byte) error {
-			n, err := b.loadRun(ctx, mem, res.parts(), i, j, cur)
-			copied += n
-			return err
-		})
+		cur, err := cb.room(hi - lo)
 		if err != nil {
 			return copied, err
 		}
+		cps, n, err := b.loadRun(mem, res.parts(), i, j, cur)
+		if err != nil {
+			return copied, err
+		}
+		cb.copies = append(cb.copies, cps...)
+		copied += n
 		// Watched again from here: snap holds these pages now. The
 		// pages the loop skipped are watched already (a write to one
 		// would have made it dirty), or stale, or not watched at all
@@ -454,35 +577,33 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 	return copied, nil
 }
 
-// loadRun copies to the device what changed of pages i..j-1 of b (none of
-// them stale), reading the guest's bytes into cur (as long as they are;
-// the read counts in parts, when not nil),
-// and returns the bytes it copied: from the first changed byte of a page
-// to the last (all of a page it has no snapshot of), joined into one copy
-// with the next change up to joinGap bytes on (the bytes between, on pages
-// that are not stale, are the device's already).
-func (b *resBuf) loadRun(ctx gpu.Context, mem GuestMemory, parts *CopyParts, i, j int, cur []byte) (uint64, error) {
+// loadRun returns the copies to the device of what changed of pages
+// i..j-1 of b (none of them stale), reading the guest's bytes into cur (as
+// long as they are; the read counts in parts, when not nil), which the
+// copies copy from, and the bytes they copy: from the first changed byte
+// of a page to the last (all of a page it has no snapshot of), joined into
+// one copy with the next change up to joinGap bytes on (the bytes between,
+// on pages that are not stale, are the device's already).
+func (b *resBuf) loadRun(mem GuestMemory, parts *CopyParts, i, j int, cur []byte) ([]gpu.Copy, uint64, error) {
 	lo, hi := b.span(i, j)
 	if err := timeGuest(parts, guestRead, func() error { return mem.Read(lo, cur) }); err != nil {
-		return 0, fmt.Errorf("reading guest footprint [%#x,%#x): %w", lo, hi, err)
+		return nil, 0, fmt.Errorf("reading guest footprint [%#x,%#x): %w", lo, hi, err)
 	}
 	// Offsets in b; cur starts at off.
 	off := int(lo - b.r.Lo)
 	var copied uint64
+	var copies []gpu.Copy
 	pend, pendEnd := -1, -1
-	flush := func() error {
+	flush := func() {
 		if pend < 0 {
-			return nil
+			return
 		}
-		if err := ctx.CopyHtoD(b.dev+gpu.DevicePtr(pend), cur[pend-off:pendEnd-off]); err != nil {
-			return err
-		}
+		copies = append(copies, gpu.Copy{Dev: b.dev + gpu.DevicePtr(pend), Host: cur[pend-off : pendEnd-off]})
 		if b.snap != nil {
 			copy(b.snap[pend:pendEnd], cur[pend-off:pendEnd-off])
 		}
 		copied += uint64(pendEnd - pend)
 		pend = -1
-		return nil
 	}
 	for p := i; p < j; p++ {
 		clo, chi := b.chunk(p)
@@ -506,14 +627,10 @@ func (b *resBuf) loadRun(ctx gpu.Context, mem GuestMemory, parts *CopyParts, i, 
 			pendEnd = x + hi
 			continue
 		}
-		if err := flush(); err != nil {
-			return copied, err
-		}
+		flush()
 		pend, pendEnd = x+lo, x+hi
 	}
-	if err := flush(); err != nil {
-		return copied, err
-	}
+	flush()
 	if b.snap != nil {
 		// Every page of the run that was not snapped was copied whole,
 		// through snap.
@@ -521,7 +638,7 @@ func (b *resBuf) loadRun(ctx gpu.Context, mem GuestMemory, parts *CopyParts, i, 
 			b.snapped[p] = true
 		}
 	}
-	return copied, nil
+	return copies, copied, nil
 }
 
 // watch asks the guest memory of a lazy Resident to report the next
@@ -705,6 +822,8 @@ func (res *Resident) bind(ctx gpu.Context, mem GuestMemory) error {
 // them, or, down a column of rows longer than strideAhead pages, the
 // column's pages of a doubling number of rows.
 func (res *Resident) Refresh(addr uint64) error {
+	res.back.Faults++
+	defer res.meterBack()()
 	for _, b := range res.bufs {
 		i, ok := b.page(addr / gvinst.PageSize)
 		if !ok || !b.stale[i] {
@@ -733,10 +852,20 @@ func (res *Resident) Refresh(addr uint64) error {
 			b.stride = addr - b.lastAddr
 		}
 		b.lastAddr, b.strideRun = addr, 1
-		n := 1
-		if b.nextPage >= 0 && i >= b.nextPage && i-b.nextPage <= strideAhead {
-			n = min(2*b.ahead, maxReadAhead)
+		if !(b.nextPage >= 0 && i >= b.nextPage && i-b.nextPage <= strideAhead) {
+			// Not reading on from the last run: the stale pages of the
+			// aligned window around the page, in one copy.
+			pages := b.window(i, cmp.Or(res.FaultWindow, faultWindow))
+			// Reading on from the page (not from the window's end: a
+			// walk down a column of rows a little longer than the
+			// window is not reading on) doubles the pages after it.
+			b.nextPage, b.ahead = i+1, max(pages[len(pages)-1]+1-i, 1)
+			if err := res.bringBackPages(b, pages); err != nil {
+				return err
+			}
+			continue
 		}
+		n := min(2*b.ahead, maxReadAhead)
 		j := i + 1
 		for j < len(b.stale) && j < i+n && b.stale[j] {
 			j++
@@ -749,11 +878,213 @@ func (res *Resident) Refresh(addr uint64) error {
 	return nil
 }
 
+// faultWindow is the pages, aligned, of the window around a page an
+// access found stale, not reading on from the run brought back before,
+// whose stale pages come back with it in one copy: a copy's fixed cost
+// (a call on the driver's thread that waits for the device, tens of
+// microseconds on an H100) is what copying tens of kilobytes costs, and
+// the guest reads near where it read (a row of a matrix, the rows of a
+// stencil), in either direction.
+const faultWindow = 16
+
+// window returns the stale pages of b in the aligned window of w guest
+// pages around page i (stale), in order.
+func (b *resBuf) window(i, w int) []int {
+	pn := b.r.Lo/gvinst.PageSize + uint64(i)
+	w0 := int(pn-pn%uint64(w)) - int(b.r.Lo/gvinst.PageSize)
+	pages := make([]int, 0, w)
+	for p := max(w0, 0); p < min(w0+w, len(b.stale)); p++ {
+		if b.stale[p] {
+			pages = append(pages, p)
+		}
+	}
+	return pages
+}
+
+// meterBack makes the copies of a bring-back outside a launch count in
+// the bring-back's parts, and returns what ends that; during a launch
+// they count in the launch's.
+func (res *Resident) meterBack() func() {
+	if res.ctx == nil || res.ctx.parts != nil {
+		return func() {}
+	}
+	parts := &res.back.Parts
+	counted, t0 := parts.counted(), time.Now()
+	res.ctx.parts = parts
+	return func() {
+		res.ctx.parts = nil
+		parts.Other += max(time.Since(t0)-(parts.counted()-counted), 0)
+	}
+}
+
+// BringBack brings back from the device the stale pages holding bytes of
+// the ranges rs (their chunks in every buffer): the footprint of
+// iterations the CPU is about to run (a tail after a launch), which would
+// otherwise come back as the guest reaches them, a fault and a copy at a
+// time. The stale pages of a buffer come back a stretch a copy (stale
+// pages fewer than joinGap bytes apart, up to stageBytes), the copies in
+// one batch (gpu.BatchCopier) up to stageBytes: the device's bytes of the
+// pages between a stretch's, which the guest holds and may have changed,
+// are not written into the guest.
+func (res *Resident) BringBack(rs []Range) error {
+	if res == nil || res.lazyMem == nil {
+		return nil
+	}
+	defer res.meterBack()()
+	var todo []stretch
+	for _, b := range res.bufs {
+		if b.nstale == 0 {
+			continue
+		}
+		var pages []int
+		for _, r := range rs {
+			// Whole pages: a page holding a byte of r is stale in the
+			// guest while any buffer left its chunk of it so.
+			lo := max(r.Lo/gvinst.PageSize*gvinst.PageSize, b.r.Lo)
+			hi := min((r.Hi+gvinst.PageSize-1)/gvinst.PageSize*gvinst.PageSize, b.r.Hi)
+			if r.Hi <= r.Lo || lo >= hi {
+				continue
+			}
+			first, _ := b.page(lo / gvinst.PageSize)
+			last, _ := b.page((hi - 1) / gvinst.PageSize)
+			for p := first; p <= last; p++ {
+				if b.stale[p] {
+					pages = append(pages, p)
+				}
+			}
+		}
+		slices.Sort(pages)
+		pages = slices.Compact(pages)
+		for len(pages) > 0 {
+			n := 1
+			for n < len(pages) && pages[n]-pages[n-1] <= joinGap/gvinst.PageSize && pages[n]-pages[0] < stageBytes/gvinst.PageSize {
+				n++
+			}
+			todo = append(todo, stretch{b, pages[:n]})
+			pages = pages[n:]
+		}
+	}
+	return res.bringBackStretches(todo)
+}
+
+// A stretch is stale pages of a buffer, in order, spanning at most
+// stageBytes, that come back in one copy of their span.
+type stretch struct {
+	b     *resBuf
+	pages []int
+}
+
+// span returns the guest bytes from the stretch's first page to its last.
+func (st stretch) span() (lo, hi uint64) { return st.b.span(st.pages[0], st.pages[len(st.pages)-1]+1) }
+
+// bringBackStretches brings the stretches back from the device into the
+// guest, as many at a time as the staging buffer holds, their copies in
+// one batch.
+func (res *Resident) bringBackStretches(todo []stretch) error {
+	for len(todo) > 0 {
+		n, size := 0, uint64(0)
+		for n < len(todo) {
+			lo, hi := todo[n].span()
+			if n > 0 && size+hi-lo > stageBytes {
+				break
+			}
+			size += hi - lo
+			n++
+		}
+		if n == 1 && todo[0].b.snap != nil || size > stageBytes {
+			// (Only a lazy Resident's buffers have stale pages, and
+			// those keep no snapshot; one that does, or a stretch
+			// longer than the staging buffer, a run at a time.)
+			st := todo[0]
+			for i := 0; i < len(st.pages); {
+				j := i + 1
+				for j < len(st.pages) && st.pages[j] == st.pages[j-1]+1 {
+					j++
+				}
+				if err := res.bringBack(st.b, st.pages[i], st.pages[j-1]+1); err != nil {
+					return err
+				}
+				i = j
+			}
+			todo = todo[1:]
+			continue
+		}
+		if err := res.bringBackBatch(todo[:n], size); err != nil {
+			return err
+		}
+		todo = todo[n:]
+	}
+	return nil
+}
+
+// bringBackBatch copies the stretches todo, of size bytes in all (at most
+// stageBytes), from the device into the staging buffer in one batch, then
+// into the guest: only their stale pages (the device's bytes of the pages
+// between them are not the guest's).
+func (res *Resident) bringBackBatch(todo []stretch, size uint64) error {
+	t0 := time.Now()
+	defer func() { res.back.Time += time.Since(t0) }()
+	mem := res.lazyMem
+	return res.withStage(size, func(s []byte) error {
+		copies := make([]gpu.Copy, len(todo))
+		var off uint64
+		for i, st := range todo {
+			lo, hi := st.span()
+			copies[i] = gpu.Copy{Dev: st.b.dev + gpu.DevicePtr(lo-st.b.r.Lo), Host: s[off : off+hi-lo], FromDevice: true}
+			off += hi - lo
+			res.back.Runs++
+			res.back.Pages += uint64(len(st.pages))
+		}
+		if err := copyBatch(res.ctx, copies); err != nil {
+			return fmt.Errorf("%w: copying %d stretches of pages from the device: %v", ErrLostCopy, len(todo), err)
+		}
+		for i, st := range todo {
+			b, lo := st.b, st.pages[0]
+			blo, _ := b.chunk(lo)
+			res.poking = b
+			for _, p := range st.pages {
+				if !b.stale[p] {
+					continue // brought back meanwhile, for another buffer's page
+				}
+				plo, phi := b.chunk(p)
+				mem.Undefer(plo, phi-plo)
+				b.stale[p] = false
+				b.nstale--
+				b.snapped[p] = false
+				delete(b.pageSnap, p)
+				src := copies[i].Host[plo-blo : phi-blo]
+				if err := timeGuest(res.parts(), guestWrite, func() error { return mem.Poke(plo, src) }); err != nil {
+					res.poking = nil
+					return fmt.Errorf("%w: writing [%#x,%#x) back: %v", ErrLostCopy, plo, phi, err)
+				}
+				if b.watched {
+					b.dirty[p] = false
+					mem.Watch(plo, phi-plo)
+				}
+				res.back.Bytes += phi - plo
+			}
+			res.poking = nil
+		}
+		return nil
+	})
+}
+
+// bringBackPages copies pages of b, all stale, in order and spanning at
+// most stageBytes, from the device into the guest in one copy of the span
+// from the first to the last: the device's bytes of the pages between
+// that are not among them are left out of the guest (they are not stale:
+// the guest's are current).
+func (res *Resident) bringBackPages(b *resBuf, pages []int) error {
+	first, last := pages[0], pages[len(pages)-1]
+	if last-first+1 == len(pages) {
+		return res.bringBack(b, first, last+1)
+	}
+	return res.bringBackStretches([]stretch{{b, pages}})
+}
+
 // bringBack copies pages i..j-1 of b, all stale, from the device into the
 // guest.
 func (res *Resident) bringBack(b *resBuf, i, j int) error {
-	t0 := time.Now()
-	defer func() { res.broughtT += time.Since(t0) }()
 	lo, hi := b.span(i, j)
 	if b.snap == nil && hi-lo > stageBytes {
 		// Staged in chunks.
@@ -763,6 +1094,10 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 		}
 		return res.bringBack(b, mid, j)
 	}
+	t0 := time.Now()
+	defer func() { res.back.Time += time.Since(t0) }()
+	res.back.Runs++
+	res.back.Pages += uint64(j - i)
 	put := func(s []byte) error {
 		if err := res.ctx.CopyDtoH(s, b.dev+gpu.DevicePtr(lo-b.r.Lo)); err != nil {
 			return fmt.Errorf("%w: copying [%#x,%#x) from the device: %v", ErrLostCopy, lo, hi, err)
@@ -801,7 +1136,7 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 		}
 		mem.Watch(lo, hi-lo)
 	}
-	res.broughtIn += hi - lo
+	res.back.Bytes += hi - lo
 	return nil
 }
 
@@ -814,7 +1149,9 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 // come back in one copy.
 func (res *Resident) bringBackStrided(b *resBuf, pages []int) error {
 	t0 := time.Now()
-	defer func() { res.broughtT += time.Since(t0) }()
+	defer func() { res.back.Time += time.Since(t0) }()
+	res.back.Runs++
+	res.back.Pages += uint64(len(pages))
 	if res.gather == 0 {
 		dev, err := res.ctx.Alloc(maxReadAhead * gvinst.PageSize)
 		if err != nil {
@@ -854,14 +1191,39 @@ func (res *Resident) bringBackStrided(b *resBuf, pages []int) error {
 				mem.Watch(lo, hi-lo)
 			}
 		}
-		res.broughtIn += off
+		res.back.Bytes += off
 		return nil
 	})
 }
 
 // BroughtBack reports the bytes Refresh and Close brought back from the
 // device so far, and the time it took.
-func (res *Resident) BroughtBack() (uint64, time.Duration) { return res.broughtIn, res.broughtT }
+func (res *Resident) BroughtBack() (uint64, time.Duration) { return res.back.Bytes, res.back.Time }
+
+// BringBackStats says what bringing pages back from the device took: how
+// often an access found a page stale, how many runs of pages came back
+// (each one copy from the device) and where the time of those outside a
+// launch went.
+type BringBackStats struct {
+	// Faults are the accesses that found a page stale and asked for it
+	// (Refresh); Runs the runs of pages brought back, Pages and Bytes
+	// what they held; Time the time they took.
+	Faults, Runs, Pages, Bytes uint64
+	Time                       time.Duration
+	// Parts splits the time of the bring-backs an access asked for
+	// outside a launch (those during a launch count in its own parts)
+	// by what it went to: the copies from the device (and gathers on
+	// it), writing the bytes into the guest, the page marks, the rest.
+	Parts CopyParts
+}
+
+// BringBackStats returns what bringing pages back took so far.
+func (res *Resident) BringBackStats() BringBackStats {
+	if res == nil {
+		return BringBackStats{}
+	}
+	return res.back
+}
 
 // ToCopy returns how many bytes of r a launch would copy to the device:
 // the bytes no filled resident buffer holds, and, of those one holds, the
@@ -1504,6 +1866,10 @@ func (res *Resident) freeScratch() {
 		_ = res.ctx.Free(s.dev)
 	}
 	res.spares = nil
+	if res.errHost != nil {
+		_ = res.raw.(gpu.MappedAllocator).FreeMapped(res.errHost)
+		res.errRec, res.errHost = 0, nil
+	}
 	if res.errRec != 0 {
 		_ = res.ctx.Free(res.errRec)
 		res.errRec = 0

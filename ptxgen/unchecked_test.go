@@ -118,7 +118,9 @@ func TestProvenLaunch(t *testing.T) {
 	}
 	refMem, refCPU := lazyGuest(t, n)
 	mem, cpu := lazyGuest(t, n)
-	res := Resident{Lazy: true}
+	// A page at a time, so that y's pages but the last stay stale
+	// across the CPU's iteration.
+	res := Resident{Lazy: true, FaultWindow: 1}
 	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
 	for round := 0; round < 3; round++ {
 		in := saxpyInput(k, cpu, n, xr, yr)

@@ -94,6 +94,64 @@ func pattern(n int, seed uint32) []byte {
 	return b
 }
 
+// testCopyBatch runs batches of copies each way (gpu.BatchCopier, where
+// the context has it), from Go memory and, where the context can pin
+// host memory, from pinned memory, with a copy back of bytes an earlier
+// copy of the batch wrote: the copies run in order, every byte lands,
+// and a copy outside every allocation fails naming itself.
+func (s *suite) testCopyBatch(t *testing.T) {
+	s.known(t, "CopyBatch")
+	c := s.context(t)
+	bc, ok := c.(gpu.BatchCopier)
+	if !ok {
+		t.Skip("the context runs no batches of copies")
+	}
+	const n = 3*4096 + 100
+	dev, err := c.Alloc(2 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Free(dev)
+	host := func() []byte { return make([]byte, n) }
+	if pa, ok := c.(gpu.PinnedAllocator); ok {
+		host = func() []byte {
+			b, err := pa.AllocPinned(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = pa.FreePinned(b) })
+			return b
+		}
+	}
+	for _, mem := range []string{"go", "pinned"} {
+		t.Run(mem, func(t *testing.T) {
+			in, back, again := make([]byte, n), make([]byte, n), make([]byte, n)
+			if mem == "pinned" {
+				in, back, again = host(), host(), host()
+			}
+			copy(in, pattern(n, 77))
+			err := bc.CopyBatch([]gpu.Copy{
+				{Dev: dev, Host: in[:4096]},
+				{Dev: dev + 4096, Host: in[4096:]},
+				{Dev: dev + 100, Host: back[:n-100], FromDevice: true},
+				{Dev: dev + n, Host: in[:0]},
+				{Dev: dev + n + 7, Host: in[7:4000]},
+				{Dev: dev + n + 7, Host: again[:3993], FromDevice: true},
+			})
+			if err != nil {
+				t.Fatalf("CopyBatch: %v", err)
+			}
+			if !bytes.Equal(back[:n-100], in[100:]) || !bytes.Equal(again[:3993], in[7:4000]) {
+				t.Fatal("a batch's copies back differ from what its copies in wrote")
+			}
+			err = bc.CopyBatch([]gpu.Copy{{Dev: dev, Host: in[:8]}, {Dev: dev + 2*n - 4, Host: in[:8]}})
+			if err == nil || !strings.Contains(err.Error(), "copy 1 of 2") {
+				t.Fatalf("a copy past the allocation: %v, want an error naming copy 1 of 2", err)
+			}
+		})
+	}
+}
+
 func (s *suite) testMemory(t *testing.T) {
 	s.known(t, "Memory")
 	c := s.context(t)
@@ -266,6 +324,42 @@ func (s *suite) testKernel(t *testing.T) {
 		}
 		if st.Duration < 0 {
 			t.Errorf("LastLaunchStats().Duration = %v", st.Duration)
+		}
+	})
+
+	t.Run("Mapped", func(t *testing.T) {
+		// A kernel's stores into mapped host memory (gpu.MappedAllocator)
+		// are the host's to read after Synchronize, with no copy.
+		ma, ok := c.(gpu.MappedAllocator)
+		if !ok {
+			t.Skip("the context has no mapped host memory")
+		}
+		const n, k = 1000, 5
+		host, dev, err := ma.AllocMapped(4 * 1024)
+		if err != nil {
+			t.Fatalf("AllocMapped: %v", err)
+		}
+		for i, b := range host {
+			if b != 0 {
+				t.Fatalf("AllocMapped's byte %d is %#x, want 0", i, b)
+			}
+		}
+		launch(t, c, function(t, m, "fill"), gpu.Dim3{X: 8, Y: 1, Z: 1}, gpu.Dim3{X: 128, Y: 1, Z: 1}, u64(uint64(dev)), u32(n), u32(k))
+		for i := range 1024 {
+			v := binary.LittleEndian.Uint32(host[4*i:])
+			want := uint32(3*i + k)
+			if i >= n {
+				want = 0
+			}
+			if v != want {
+				t.Fatalf("mapped out[%d] = %#x, want %#x", i, v, want)
+			}
+		}
+		if err := ma.FreeMapped(host); err != nil {
+			t.Fatalf("FreeMapped: %v", err)
+		}
+		if err := ma.FreeMapped(make([]byte, 8)); err == nil {
+			t.Error("FreeMapped of Go memory succeeded")
 		}
 	})
 

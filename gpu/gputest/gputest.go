@@ -63,6 +63,7 @@ func RunWith(t *testing.T, d gpu.Driver, o Options) {
 	s := &suite{d: d, o: o}
 	t.Run("Devices", s.testDevices)
 	t.Run("Memory", s.testMemory)
+	t.Run("CopyBatch", s.testCopyBatch)
 	t.Run("Kernel", s.testKernel)
 	t.Run("Events", s.testEvents)
 	t.Run("Misuse", s.testMisuse)

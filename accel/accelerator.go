@@ -178,10 +178,12 @@ type Accelerator struct {
 	// them (costErr when that failed).
 	costs   *DeviceCosts
 	costErr error
-	// copyIn measures the copy-in bandwidth the launches saw; backups
-	// the device-to-device bandwidth of the launches' backups (proveDry).
-	copyIn  copyMeter
-	backups backupMeter
+	// copyIn measures the copy-in bandwidth the launches saw; merges the
+	// bandwidth of their copies on the device when buffers merge;
+	// backups the device-to-device bandwidth of the launches' backups
+	// (proveDry).
+	copyIn, merges copyMeter
+	backups        backupMeter
 	// calib compares the kernels' times with the throughput model's
 	// (DeviceCosts.KernelScale).
 	calib calibration
@@ -203,6 +205,8 @@ type Accelerator struct {
 	// roughRate is the best speed timed on runs that also brought data
 	// back from the device, less that (runRate).
 	roughRate float64
+	// launchSeq counts the run's launches (see spot.deviceUse).
+	launchSeq uint64
 	// unseen is the host time of an emulated faster GPU's launches that
 	// the emulated device does not count (Report.EmulationSeconds).
 	unseen time.Duration
@@ -647,6 +651,12 @@ type spot struct {
 	kernelErrors int     // launches whose kernel reported an error, in a row
 	fatal        error   // a broken invariant that must stop the run
 	replay       *replay // an instance to launch again without probing (replay.go)
+	// deviceReads and deviceWrites are the footprints the spot's
+	// launches read and wrote on the device, merged; lastLaunch is the
+	// run's count of launches at its last (Accelerator.launchSeq), and
+	// predictedAt that count at its last prediction (refill.go).
+	deviceReads, deviceWrites []ptxgen.Range
+	lastLaunch, predictedAt   uint64
 	// variants are the Dry and Unchecked kernels loaded for proveDry,
 	// dryFailed the kernels whose variants did not load.
 	variants  map[*ptxgen.Kernel]gpu.Function

@@ -40,6 +40,18 @@ type DeviceCosts struct {
 	// second.
 	HostToDevice float64 `json:"host_to_device_bytes_per_s"`
 	DeviceToHost float64 `json:"device_to_host_bytes_per_s"`
+	// HostToNewBuffer is the bandwidth of a copy into device memory just
+	// allocated, in bytes per second: what a launch pays for the bytes no
+	// buffer holds (ptxgen.Resident.Unheld). On the simulator the copy
+	// maps the new buffer's pages as it first writes them (trisolv's
+	// initialisation copied its 500 MB triangle in at 1.7 GB/s, where a
+	// buffer copied into before takes 25 GB/s, and launched: 0.36 s of
+	// copies against 0.05 s on the CPU); on a GPU it is HostToDevice.
+	HostToNewBuffer float64 `json:"host_to_new_buffer_bytes_per_s,omitempty"`
+	// DeviceToDevice is the bandwidth of copies on the device, in bytes
+	// per second: a launch whose footprint overlaps buffers the device
+	// holds merges them into one (ptxgen.Resident.ToMerge).
+	DeviceToDevice float64 `json:"device_to_device_bytes_per_s,omitempty"`
 	// ThreadInsnsPerSecond is the simulator's throughput on this host,
 	// with all the cores it uses; 0 for a real GPU, whose kernels the
 	// model does not predict.
@@ -87,7 +99,11 @@ const minCopyMeasured = 32 << 20
 
 // copyMeter measures what copying in costs through the residency (the
 // guest's pages read, buffers made, the copies), summed over the launches
-// that copied at least minCopyMeasured bytes.
+// that copied at least minCopyMeasured bytes; or, as Accelerator.merges,
+// what merging buffers on the device costs. (fcond's sweeps on gpusim
+// merged 160 MB arrays at 0.3 to 0.4 GB/s, where the device's measured
+// copies on the device run at tens of GB/s, and launched: 1.1 s of merges
+// against 0.2 s on the CPU.)
 type copyMeter struct {
 	bytes uint64
 	took  time.Duration
@@ -113,6 +129,29 @@ func (m copyMeter) bandwidth(measured float64) float64 {
 		return seen
 	}
 	return min(measured, seen)
+}
+
+// NewBufferTime is what copying bytes into device memory just allocated
+// costs, at HostToNewBuffer (HostToDevice where not measured; 0 where
+// neither is).
+func (c DeviceCosts) NewBufferTime(bytes uint64) time.Duration {
+	bw := c.HostToNewBuffer
+	if bw <= 0 {
+		bw = c.HostToDevice
+	}
+	if bw <= 0 || bytes == 0 {
+		return 0
+	}
+	return time.Duration(float64(bytes) / bw * float64(time.Second))
+}
+
+// MergeTime is what copying bytes on the device costs, merging resident
+// buffers, at the device-to-device bandwidth (0 when not measured).
+func (c DeviceCosts) MergeTime(bytes uint64) time.Duration {
+	if c.DeviceToDevice <= 0 || bytes == 0 {
+		return 0
+	}
+	return time.Duration(float64(bytes) / c.DeviceToDevice * float64(time.Second))
 }
 
 // ptxPerGuestInsn is about how many PTX instructions a thread runs per
@@ -156,12 +195,13 @@ DONE:
 `
 
 // Shapes of the measurement: the copied buffer, the spin kernel's grid and
-// its trips per thread.
+// its trips per thread, and the new buffers timed each way.
 const (
 	costCopyBytes   = 4 << 20
 	costSpinBlocks  = 16
 	costSpinThreads = 128
 	costSpinTrips   = 250
+	costNewTries    = 3
 )
 
 // MeasureDevice measures the costs of the device of ctx. simulated says
@@ -223,8 +263,44 @@ func MeasureDevice(ctx gpu.Context, simulated bool) (DeviceCosts, error) {
 	if err != nil {
 		return c, err
 	}
+	// A merge copies the old buffers into a new one, and a launch copies
+	// what no buffer holds into a new one: those copies are timed into
+	// buffers made for each (on the simulator a new buffer's pages are
+	// mapped as the copy first writes them: in a buffer copied into
+	// before, the copies ran 20 to 60 times faster than fcond's merges
+	// did), the best of costNewTries, each buffer kept to the end so that
+	// the next one is new memory too (one try on a loaded host measured
+	// 150 MB/s, and jacobi2dt's sweeps waited 22 steps to launch).
+	var d2d, h2dNew time.Duration
+	for i := 0; i < costNewTries; i++ {
+		for _, toDevice := range []bool{false, true} {
+			t0 := time.Now()
+			fresh, err := ctx.Alloc(costCopyBytes)
+			if err != nil {
+				return c, fmt.Errorf("measuring the device: %w", err)
+			}
+			defer ctx.Free(fresh)
+			if toDevice {
+				err = ctx.CopyHtoD(fresh, host)
+			} else {
+				err = ctx.CopyDtoD(fresh, buf, costCopyBytes)
+			}
+			if err != nil {
+				return c, fmt.Errorf("measuring the device: %w", err)
+			}
+			d, best := time.Since(t0), &d2d
+			if toDevice {
+				best = &h2dNew
+			}
+			if i == 0 || d < *best {
+				*best = d
+			}
+		}
+	}
 	c.HostToDevice = costCopyBytes / max(h2d.Seconds(), 1e-9)
 	c.DeviceToHost = costCopyBytes / max(d2h.Seconds(), 1e-9)
+	c.DeviceToDevice = costCopyBytes / max(d2d.Seconds(), 1e-9)
+	c.HostToNewBuffer = min(c.HostToDevice, costCopyBytes/max(h2dNew.Seconds(), 1e-9))
 	if !simulated {
 		return c, nil
 	}
@@ -259,8 +335,10 @@ type Estimate struct {
 	// bookkeeping, paid again by every instance.
 	Overhead time.Duration
 	Launch   time.Duration
-	Copy     time.Duration
-	Kernel   time.Duration // 0 when not predicted (a real GPU before its first launch)
+	// Copy is copying in, and copying on the device where the launch
+	// merges buffers the device holds.
+	Copy   time.Duration
+	Kernel time.Duration // 0 when not predicted (a real GPU before its first launch)
 	// Fetch is what the CPU side pays before its iterations: bringing back
 	// the bytes of their footprints that only the device holds (arrays
 	// earlier kernels left there), 0 when there are none.
@@ -449,7 +527,8 @@ const (
 	lossFactor   = 10
 )
 
-// add records one launch of count iterations whose GPU side cost gpu,
+// add records one launch of count iterations whose GPU side cost gpu (a
+// launch whose kernel failed is one of no iterations: see lostLaunch),
 // when an iteration costs the CPU engine cpuIter (the best estimate so
 // far, which also prices the earlier launches) and running them on the CPU
 // would first have brought back what the device held of their footprints,
@@ -467,6 +546,9 @@ func (l *ledger) add(gpu time.Duration, count uint64, cpuIter, fetch time.Durati
 	cpu := time.Duration(count)*cpuIter + fetch
 	all := time.Duration(l.iterations)*cpuIter + l.fetch
 	if l.launches-1 > ledgerWindow && gpu > lossFactor*cpu && l.gpu > all {
+		if count == 0 {
+			return fmt.Sprintf("a launch that failed cost %.3gs on the GPU side (copies, kernel), and the CPU ran its instance (all %d launches after the first: %.3gs against %.3gs)", gpu.Seconds(), l.launches-1, l.gpu.Seconds(), all.Seconds())
+		}
 		return fmt.Sprintf("a launch of %d iterations cost %.3gs on the GPU side (probing, guards, copies, kernel), the CPU engine %.3gs", count, gpu.Seconds(), cpu.Seconds())
 	}
 	if l.launches-1 < verdictAfter || l.gpu <= all {

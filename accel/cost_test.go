@@ -1,6 +1,7 @@
 package accel
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -149,6 +150,87 @@ func TestLedger(t *testing.T) {
 	}
 }
 
+// TestLedgerFailedLaunches checks that launches whose kernel failed
+// (lostLaunch: launches of no iterations, the CPU running their
+// instances) count against a hot spot: failures among launches that pay
+// in all do not disarm it, failures that outweigh what the launches saved
+// do, saying so.
+func TestLedgerFailedLaunches(t *testing.T) {
+	ms := time.Millisecond
+	var l ledger
+	for i := 0; i < 10; i++ {
+		l.add(ms, 1000, 10*time.Microsecond, 0) // 1 ms against 10 ms
+	}
+	// Nine launches after the first saved 81 ms; three failures of 20 ms
+	// leave them ahead.
+	for i := 0; i < 3; i++ {
+		if why := l.add(20*ms, 0, 10*time.Microsecond, 0); why != "" {
+			t.Fatalf("failure %d, the launches ahead in all: disarmed (%s)", i+1, why)
+		}
+	}
+	// The fourth and fifth put them behind.
+	var why string
+	for i := 0; i < 2 && why == ""; i++ {
+		why = l.add(20*ms, 0, 10*time.Microsecond, 0)
+	}
+	if !strings.Contains(why, "failed") {
+		t.Errorf("failures costing more than the launches saved: %q", why)
+	}
+}
+
+// TestMergeTime checks the price of copies on the device (buffers a
+// launch merges) and into new device buffers: bytes over the bandwidth,
+// nothing unmeasured, and the bandwidth the launches' merges showed when
+// below the device's.
+func TestMergeTime(t *testing.T) {
+	c := DeviceCosts{DeviceToDevice: 2e9}
+	if got := c.MergeTime(1e9); got != 500*time.Millisecond {
+		t.Errorf("1 GB at 2 GB/s: %v", got)
+	}
+	if got := (DeviceCosts{}).MergeTime(1e9); got != 0 {
+		t.Errorf("unmeasured: %v", got)
+	}
+	// Copies into new device memory: at their own bandwidth, else at
+	// the copies'.
+	if got := (DeviceCosts{HostToDevice: 4e9, HostToNewBuffer: 1e9}).NewBufferTime(1e9); got != time.Second {
+		t.Errorf("1 GB into new buffers at 1 GB/s: %v", got)
+	}
+	if got := (DeviceCosts{HostToDevice: 4e9}).NewBufferTime(1e9); got != 250*time.Millisecond {
+		t.Errorf("1 GB into new buffers, their bandwidth unmeasured, at 4 GB/s: %v", got)
+	}
+	var m copyMeter
+	m.add(160<<20, 160*time.Millisecond) // fcond's first merge, at 1 GB/s
+	if bw := m.bandwidth(c.DeviceToDevice); bw < 1.04e9 || bw > 1.05e9 {
+		t.Errorf("bandwidth %g after a merge at 1 GiB/s, want that", bw)
+	}
+}
+
+// TestRowGrowth checks the pricing of rows that lengthen: a triangle's
+// mean row from its first three, nothing for rows alike, rows that do not
+// change linearly, or too few rows.
+func TestRowGrowth(t *testing.T) {
+	for _, c := range []struct {
+		rows  []float64
+		count uint64
+		want  float64
+	}{
+		// syrk's rows 0-2 at 1190: 7,614 more instructions a row; the
+		// 1,180 rows after them average row 592.
+		{[]float64{53306, 60920, 68534}, 1180, (68534 + 7614*(1+1179.0/2)) / 68534},
+		{[]float64{300, 200, 100}, 1, 1.0 / 100}, // shrinking: the next row is empty, priced as 1 instruction
+		{[]float64{10469, 10469, 10469}, 1171, 1},
+		{[]float64{100, 5000, 5100}, 1000, 1}, // not linear
+		{[]float64{100, 200, 150}, 1000, 1},
+		{[]float64{100, 200}, 1000, 1},
+		{[]float64{100, 200, 300}, 0, 1},
+	} {
+		got := rowGrowth(c.rows, c.count)
+		if math.Abs(got-c.want) > 1e-9*c.want {
+			t.Errorf("rows %v, %d after them: growth %g, want %g", c.rows, c.count, got, c.want)
+		}
+	}
+}
+
 // TestMeasureSimulator measures the simulator: every cost is positive and
 // an empty launch costs less than a second.
 func TestMeasureSimulator(t *testing.T) {
@@ -166,7 +248,7 @@ func TestMeasureSimulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%+v", c)
-	if c.LaunchLatency <= 0 || c.LaunchLatency > time.Second || c.HostToDevice <= 0 || c.DeviceToHost <= 0 || c.ThreadInsnsPerSecond <= 0 {
+	if c.LaunchLatency <= 0 || c.LaunchLatency > time.Second || c.HostToDevice <= 0 || c.DeviceToHost <= 0 || c.DeviceToDevice <= 0 || c.HostToNewBuffer <= 0 || c.HostToNewBuffer > c.HostToDevice || c.ThreadInsnsPerSecond <= 0 {
 		t.Errorf("implausible costs %+v", c)
 	}
 }

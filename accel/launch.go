@@ -3,6 +3,7 @@ package accel
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"runtime"
 	"sort"
@@ -75,6 +76,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	start := time.Now()
 	var cpuPerIter float64
 	var insnsPerIter float64
+	var rowInsns [3]float64
 	var innerTrips [3]uint64
 	var innerStates [3][][]uint64
 	var inner2 innermostObs
@@ -165,6 +167,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		}
 		cpuPerIter = time.Since(t0).Seconds()
 		insnsPerIter = float64(walk.insns())
+		rowInsns[it] = insnsPerIter
 		if states[it+1], err = sp.liveValues(cpu); err != nil {
 			return false, fail(ReasonNotAffine, "reading live-in: %v", err)
 		}
@@ -295,6 +298,12 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// earlier instances, else its instructions at the plain engine's speed
 	// timed above (or the main engine's, or the probed iteration's time,
 	// if less).
+	// Rows that lengthen (a triangle) are priced at the mean row of the
+	// instance, not the last probed one.
+	if g := rowGrowth(rowInsns[:P], count); g != 1 {
+		insnsPerIter *= g
+		cpuPerIter *= g
+	}
 	probed := time.Duration(cpuPerIter * float64(time.Second))
 	cpuIter := CPUIteration(TrustedTail(sp.plainIter, probed, sp.straightIteration()), probed, insnsPerIter, sp.loopRate(), sp.a.runRate(), sp.a.mainRate())
 	// What this instance cost so far beyond its iterations' CPU time
@@ -323,7 +332,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		// spent making its buffers and copying both arrays in, against
 		// 0.2 s on the CPU: it went back to the CPU after one launch, and
 		// from then on both arrays crossed the bus twice a step.)
-		var copyIn uint64
+		var copyIn, copyNew, merged uint64
 		{
 			kk, in := k, ptxgen.LaunchInput{Sites: sites}
 			if sp.kernel2 != nil && !sp.a.prefer1D(k, count) {
@@ -333,12 +342,17 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			}
 			in.Dense = sp.denseStores(kk, in, byX86)
 			for _, g := range ptxgen.Groups(kk, sites) {
+				merged += sp.a.resident.ToMerge(g.Range)
 				n := sp.a.resident.ToCopy(g.Range)
 				if n == g.Range.Hi-g.Range.Lo {
 					w := ptxgen.Overwritten(kk, g, in)
 					n -= w.Hi - w.Lo
 				}
-				copyIn += n
+				// Bytes no buffer holds go into device memory made for
+				// them.
+				fresh := min(n, sp.a.resident.Unheld(g.Range))
+				copyIn += n - fresh
+				copyNew += fresh
 			}
 			// Arrays copied in stay on the device: a nest entered again
 			// and again (a time step) pays for them once. The n-th
@@ -348,18 +362,36 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			if seen := sp.rep.Fallbacks; seen > 0 && sp.rep.Launches == 0 {
 				copyIn /= uint64(seen) + 1
 			}
+			// New buffers and buffers merged stay: the instances the
+			// hot spot may still run share the outlay (as many as the
+			// profile saw it entered, or as it ran so far). The two
+			// sweeps of a time step over the same arrays make and merge
+			// their buffers over the first few steps, and a step's share
+			// is small; fcond's three passes merged 480 MB for each of
+			// their last two, and trisolv's initialisation, entered
+			// once, would have copied its triangle into a new buffer.
+			seen := uint64(sp.rep.Launches + sp.rep.Fallbacks)
+			remaining := max(sp.hs.Entries, 2*seen, seen+1) - seen
+			merged /= remaining
+			copyNew /= remaining
 		}
 		c := *costs
 		c.HostToDevice = sp.a.copyIn.bandwidth(c.HostToDevice)
+		c.HostToNewBuffer = sp.a.copyIn.bandwidth(c.HostToNewBuffer)
+		c.DeviceToDevice = sp.a.merges.bandwidth(c.DeviceToDevice)
 		c.KernelScale = sp.a.calib.scale()
 		back, backTook := sp.a.resident.BroughtBack()
 		c.DeviceToHost = fetchBandwidth(c.DeviceToHost, back, backTook)
 		sp.modelPerIter = c.ModelKernel(1<<20, insnsPerIter) >> 20
 		est := c.Predict(count, cpuIter, insnsPerIter, overhead, copyIn, sp.kernelPerIter)
-		est.Fetch = c.FetchTime(sp.staleFootprint(k, sites, count))
+		est.Copy += c.NewBufferTime(copyNew) + c.MergeTime(merged)
 		// Pages go back and forth page by page: they are priced at the
-		// rate the guest brought them back so far (fetchBandwidth).
-		est.Refill = c.FetchTime(sp.residentWrites(k, sites, count))
+		// rate the guest brought them back so far (fetchBandwidth). Only
+		// the hot spots launching between this one's instances make
+		// either cost come again (refill.go).
+		reads, writes := sp.interleaved()
+		est.Fetch = c.FetchTime(staleFootprint(&sp.a.resident, k, sites, count, writes))
+		est.Refill = c.FetchTime(residentWrites(&sp.a.resident, k, sites, count, reads))
 		sp.fetch = est.Fetch
 		sp.predicted = est
 		if !est.Pays() {
@@ -993,6 +1025,7 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 			in.ExitInits[i] = sp.launchCPU.State[l.Slot]
 		}
 	}
+	launchStart, unseenBefore := time.Now(), sp.unseen
 	fnU, proved := sp.proveDry(k, &in)
 	if proved {
 		fn, k = fnU, k.Unchecked
@@ -1007,6 +1040,10 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 		sp.rep.TripRetries++
 		sp.tripsDiffer = true
 		in.InnerTrip0, in.InnerTripStep, in.Dense = ^uint64(0), 0, nil
+		// An emulated faster GPU's host time is left out of every
+		// launch's account, a failed one's too (Report.EmulationSeconds).
+		sp.unseen += st.Unseen
+		sp.a.unseen += st.Unseen
 		st, err = ptxgen.Launch(sp.a.ctx, fn, k, sp.a.g.Mem, in, &sp.a.resident)
 	}
 	if errors.Is(err, ptxgen.ErrLostCopy) {
@@ -1015,6 +1052,8 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 		return fail(ReasonDriver, "%v", err), true
 	}
 	if err != nil {
+		sp.unseen += st.Unseen
+		sp.a.unseen += st.Unseen
 		var ke *ptxgen.KernelError
 		if errors.As(err, &ke) {
 			if k.ThreeD && (ke.Code == ptxgen.ErrCodeExit || ke.Code == ptxgen.ErrCodeStep) && sp.kernel3 != nil {
@@ -1025,12 +1064,14 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 				sp.replay = nil
 				sp.rep.Note = "2D, not 3D: " + ke.Error()
 			}
+			sp.lostLaunch(time.Since(launchStart)-(sp.unseen-unseenBefore), cpuIter)
 			return fail(ReasonKernel, "%v", ke), false
 		}
 		return fail(ReasonDriver, "%v", err), false
 	}
 	sp.exit, sp.exitKernel = st.Exit, k
 	sp.rep.Launches++
+	sp.deviceUse(k, in.Sites)
 	if k.TwoD {
 		sp.rep.Launches2D++
 	}
@@ -1048,6 +1089,7 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	// What copies cost through the residency, for the next predictions.
 	sp.a.copyIn.add(st.BytesIn, st.CopyIn)
 	sp.a.backups.add(st.Parts.BytesDtoD, st.Parts.DeviceToDevice)
+	sp.a.merges.add(st.Parts.BytesDtoD, st.Parts.DeviceToDevice)
 	return nil, false
 }
 
@@ -1179,35 +1221,6 @@ func (sp *spot) variant(k *ptxgen.Kernel) (gpu.Function, error) {
 	return f, nil
 }
 
-// staleFootprint is how many bytes of the footprints of the count
-// iterations k would run (sites) only the device holds: what running them
-// on the CPU would bring back first. A group's count is at most a page per
-// iteration and site (a column walk touches one page a row, however wide
-// the rows).
-func (sp *spot) staleFootprint(k *ptxgen.Kernel, sites []ptxgen.Range, count uint64) uint64 {
-	var n uint64
-	for _, g := range ptxgen.Groups(k, sites) {
-		n += min(sp.a.resident.Stale(g.Range), count*uint64(len(g.Sites))*gvinst.PageSize)
-	}
-	return n
-}
-
-// residentWrites is how many bytes of the pages that count iterations of
-// the instance write (kernel k's write groups over sites) the device
-// holds: run on the CPU, they make each of those pages stale on the
-// device, to be copied in again before the next launch that reads it.
-func (sp *spot) residentWrites(k *ptxgen.Kernel, sites []ptxgen.Range, count uint64) uint64 {
-	var n uint64
-	for _, g := range ptxgen.Groups(k, sites) {
-		if !g.Written {
-			continue
-		}
-		held := g.Range.Hi - g.Range.Lo - sp.a.resident.ToCopy(g.Range)
-		n += min(held, count*uint64(len(g.Sites))*gvinst.PageSize)
-	}
-	return n
-}
-
 // ivStep is an induction variable's step as the profile gives it: fixed,
 
 // siteRanges gives each site of the spot's kernel its footprint over the
@@ -1282,4 +1295,48 @@ func siteKey(s ptxgen.Site) [2]uint64 {
 		return [2]uint64{s.X86, 1}
 	}
 	return [2]uint64{s.X86, 0}
+}
+
+// lostLaunch accounts for a launch whose kernel reported an error: the
+// guest is as it was, the CPU runs the whole instance, and what the
+// launch cost (copies, the kernel, undoing it) bought nothing. The ledgers
+// count it as a launch of no iterations (a kernel that fails at every
+// other instance, a step that depends on the data, goes back to the CPU
+// once its launches do not pay for their failures), the hot spot's and
+// the run's.
+func (sp *spot) lostLaunch(spent, cpuIter time.Duration) {
+	if sp.a.opts.AlwaysOffload || spent <= 0 {
+		return
+	}
+	if why := sp.ledger.add(spent, 0, cpuIter, 0); why != "" {
+		sp.disarm(why)
+	}
+	if sp.ledger.launches > 1 {
+		sp.a.run.gpu += spent
+		_, back := sp.a.resident.BroughtBack()
+		if why, lost := sp.a.run.loses(back); lost {
+			sp.a.stopOffloading(why)
+		}
+	}
+}
+
+// rowGrowth is how many times the last of the probed rows' instructions
+// (rows, three or more, in order) the mean row of the count iterations
+// after them runs: 1 unless the rows grow or shrink by about the same
+// number of instructions each (a triangle: syrk's row i runs i inner
+// iterations, and its first rows, the shortest, priced its whole
+// triangle at 1/300 of the plain engine's time). A row count that does
+// not change linearly (data-dependent work) is not extrapolated.
+func rowGrowth(rows []float64, count uint64) float64 {
+	n := len(rows)
+	if n < 3 || count == 0 || rows[n-1] <= 0 {
+		return 1
+	}
+	d1, d2 := rows[n-2]-rows[n-3], rows[n-1]-rows[n-2]
+	if d1 == 0 && d2 == 0 || d1*d2 <= 0 || math.Abs(d1-d2) > math.Abs(d1+d2)/4 {
+		return 1
+	}
+	d := (d1 + d2) / 2
+	mean := rows[n-1] + d*(1+float64(count-1)/2)
+	return max(mean, 1) / rows[n-1]
 }

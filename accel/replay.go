@@ -355,8 +355,9 @@ func (sp *spot) replayPays(r *replay, in ptxgen.LaunchInput) bool {
 	back, took := sp.a.resident.BroughtBack()
 	c.DeviceToHost = fetchBandwidth(c.DeviceToHost, back, took)
 	est := c.Predict(in.Count, r.cpuIter, r.insns, 0, 0, sp.kernelPerIter)
-	est.Fetch = c.FetchTime(sp.staleFootprint(r.k, in.Sites, in.Count))
-	est.Refill = c.FetchTime(sp.residentWrites(r.k, in.Sites, in.Count))
+	reads, writes := sp.interleaved()
+	est.Fetch = c.FetchTime(staleFootprint(&sp.a.resident, r.k, in.Sites, in.Count, writes))
+	est.Refill = c.FetchTime(residentWrites(&sp.a.resident, r.k, in.Sites, in.Count, reads))
 	sp.fetch, sp.predicted = est.Fetch, est
 	return est.Pays()
 }

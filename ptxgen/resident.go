@@ -1275,6 +1275,60 @@ func (res *Resident) ToCopy(r Range) uint64 {
 	return n
 }
 
+// Unheld returns how many bytes of r no resident buffer covers: what a
+// launch over r copies into device memory it allocates for them (a new
+// buffer, or the new part of a merged one). Phase 2's cost model prices
+// those bytes at the bandwidth of copies into new buffers (on the
+// simulator, the copy maps the buffer's pages as it first writes them).
+func (res *Resident) Unheld(r Range) uint64 {
+	if r.Hi <= r.Lo {
+		return 0
+	}
+	n := r.Hi - r.Lo
+	if res == nil {
+		return n
+	}
+	for _, b := range res.bufs {
+		if lo, hi := max(r.Lo, b.r.Lo), min(r.Hi, b.r.Hi); lo < hi {
+			n -= hi - lo
+		}
+	}
+	return n
+}
+
+// ToMerge returns how many bytes a launch over r would copy on the
+// device, merging the resident buffers that overlap r into one that
+// covers them and r (see acquire): 0 when a buffer holds r, or can grow
+// in place to it, or when the merged buffer would pass the Resident's
+// budget (the old buffers are then dropped, and their stale pages
+// brought back, instead). Phase 2's cost model prices those copies with
+// the launch's, as it does ToCopy's.
+func (res *Resident) ToMerge(r Range) uint64 {
+	if res == nil || r.Hi <= r.Lo {
+		return 0
+	}
+	for _, b := range res.bufs {
+		if b.r.Lo <= r.Lo && r.Hi <= b.r.Hi {
+			return 0
+		}
+	}
+	if res.growable(r) != nil {
+		return 0
+	}
+	var n uint64
+	u := r
+	for _, b := range res.bufs {
+		if b.r.Overlaps(r) {
+			n += b.r.Hi - b.r.Lo
+			u.Lo, u.Hi = min(u.Lo, b.r.Lo), max(u.Hi, b.r.Hi)
+		}
+	}
+	if u.Hi-u.Lo > res.limit() {
+		return 0
+	}
+	return n
+}
+
 // Stale returns how many bytes of r only the device holds (the guest's
 // pages there are stale): what running over r on the CPU would bring back
 // first. Phase 2's cost model charges it to the CPU side, so that a small

@@ -645,9 +645,12 @@ type spot struct {
 	tailBack   time.Duration // the Resident's time bringing data back at tailStart
 	timedTails int           // instances that ran a second tail arrival to time it (cpuTail)
 	// unprofitable counts the instances in a row predicted not to pay;
-	// predicted is the last prediction.
+	// predicted is the last prediction; probeMark the report's probing
+	// seconds when the last instance began (each instance's probing is
+	// what the streak weighs, see streak).
 	unprofitable streak
 	predicted    Estimate
+	probeMark    float64
 	kernelErrors int     // launches whose kernel reported an error, in a row
 	fatal        error   // a broken invariant that must stop the run
 	replay       *replay // an instance to launch again without probing (replay.go)
@@ -856,6 +859,7 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 	if err := a.openContext(); err != nil {
 		return err
 	}
+	sp.probeMark = sp.rep.ProbeSeconds
 	done, fb := sp.offload(cpu)
 	if fb == nil {
 		sp.small, sp.unprofitable, sp.kernelErrors = 0, streak{}, 0
@@ -880,7 +884,8 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 		}
 	}
 	if fb.reason == ReasonNotProfitable {
-		if sp.unprofitable.add(sp.predicted) {
+		probed := time.Duration((sp.rep.ProbeSeconds - sp.probeMark) * float64(time.Second))
+		if sp.unprofitable.add(sp.predicted, probed) {
 			sp.disarm(fb.detail)
 		}
 	}

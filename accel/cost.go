@@ -609,26 +609,45 @@ func (l *runLedger) loses(back time.Duration) (string, bool) {
 // when the first could not. (cholesky at 2400 launched nothing on an
 // H100: eight columns in a row predicted not to pay disarmed a hot spot
 // that had not launched yet, whatever came after.)
+//
+// Nor does a streak whose probing cost little: disarming saves only the
+// probing (an instance not offloaded runs on the CPU all the same), so a
+// streak disarms only when the time probing its instances took exceeds
+// probeShare of their CPU side. Predictions are noisy where instances are
+// short (cholesky's first columns at 2400 on an H100: copies predicted at
+// 4 ms against 1 ms of CPU time, then 2,266 columns launched in one run
+// and none in another, 18 s against 3 s), and probing two iterations of
+// each costs far less than a wrong verdict for good.
 type streak struct {
 	n     int
 	ratio float64 // GPU side over CPU side at the streak's first
+	// cpu and probed are the streak's instances' CPU sides and the time
+	// probing them took.
+	cpu, probed time.Duration
 }
+
+// probeShare is the part of a streak's CPU time its probing may take
+// before the streak disarms its hot spot.
+const probeShare = 0.05
 
 // streakGain is how much better than the streak's first an instance's
 // prediction must be to start a new streak.
 const streakGain = 0.97
 
-// add counts one instance predicted as e, not paying, and reports whether
-// the streak is long enough to disarm. A streak starts again at every
-// launch (the zero streak).
-func (s *streak) add(e Estimate) bool {
+// add counts one instance predicted as e, not paying, whose probing took
+// probed, and reports whether the streak is long enough, and its probing
+// dear enough, to disarm. A streak starts again at every launch (the zero
+// streak).
+func (s *streak) add(e Estimate, probed time.Duration) bool {
 	r := math.Inf(1)
 	if cpu := e.CPUSide(); cpu > 0 {
 		r = float64(e.GPU()) / float64(cpu)
 	}
 	if s.n == 0 || r < streakGain*s.ratio {
-		s.n, s.ratio = 0, r
+		s.n, s.ratio, s.cpu, s.probed = 0, r, 0, 0
 	}
 	s.n++
-	return s.n >= disarmAfter
+	s.cpu += e.CPUSide()
+	s.probed += probed
+	return s.n >= disarmAfter && float64(s.probed) > probeShare*float64(s.cpu)
 }

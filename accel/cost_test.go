@@ -349,14 +349,23 @@ func TestEstimateFetch(t *testing.T) {
 }
 
 // TestStreak checks when instances predicted not to pay disarm a hot
-// spot: eight alike do; instances that keep improving (cholesky's columns
-// growing against fixed launch costs) do not.
+// spot: eight alike do, where probing them cost more than probeShare of
+// their CPU time; eight alike probed cheaply, and instances that keep
+// improving (cholesky's columns growing against fixed launch costs), do
+// not.
 func TestStreak(t *testing.T) {
 	est := func(gpu, cpu time.Duration) Estimate { return Estimate{Launch: gpu, CPU: cpu} }
+	const probed = 100 * time.Microsecond // a tenth of a millisecond's CPU side
 	var s streak
 	for i := 1; i <= disarmAfter; i++ {
-		if got := s.add(est(2*time.Millisecond, time.Millisecond)); got != (i == disarmAfter) {
+		if got := s.add(est(2*time.Millisecond, time.Millisecond), probed); got != (i == disarmAfter) {
 			t.Fatalf("instance %d of a flat streak: disarm %v", i, got)
+		}
+	}
+	s = streak{}
+	for i := 1; i <= 3*disarmAfter; i++ {
+		if s.add(est(2*time.Millisecond, time.Millisecond), 20*time.Microsecond) {
+			t.Fatalf("instance %d of a flat streak probed at 2%% of its CPU time: disarmed", i)
 		}
 	}
 	// Cholesky's columns: a fixed GPU side of 1 ms against rows whose dot
@@ -365,14 +374,14 @@ func TestStreak(t *testing.T) {
 	s = streak{}
 	for j := 10; j < 200; j++ {
 		cpu := time.Duration(2400-j) * time.Duration(j) * 2 * time.Nanosecond
-		if e := est(time.Millisecond, cpu); !e.Pays() && s.add(e) {
+		if e := est(time.Millisecond, cpu); !e.Pays() && s.add(e, probed) {
 			t.Fatalf("column %d (CPU %v): disarmed while the columns grow", j, cpu)
 		}
 	}
 	// A streak that improves too little disarms.
 	s = streak{}
 	for i := 0; i < disarmAfter; i++ {
-		if s.add(est(time.Duration(1000-2*i)*time.Millisecond, 10*time.Millisecond)) {
+		if s.add(est(time.Duration(1000-2*i)*time.Millisecond, 10*time.Millisecond), time.Millisecond) {
 			if i != disarmAfter-1 {
 				t.Fatalf("disarmed at instance %d", i)
 			}

@@ -311,32 +311,20 @@ func (a *analysis) uniformStale(t uint64, exact, levelW map[int]bool, live *gvin
 			}
 		}
 		// Exact on every edge of the world to t.
-		var atT map[int]bool
-		reached := false
+		var edges []map[int]bool
 		for _, b := range a.order {
 			o := out[b]
 			if o == nil || a.inner[b] || a.inner2[b] {
 				continue
 			}
 			for _, s := range a.n.Blocks[b].Successors() {
-				if s != t || cut[b] == s {
-					continue
-				}
-				if !reached {
-					atT, reached = map[int]bool{}, true
-					for r := range o {
-						atT[r] = true
-					}
-					continue
-				}
-				for r := range atT {
-					if !o[r] {
-						delete(atT, r)
-					}
+				if s == t && cut[b] != s {
+					edges = append(edges, o)
 				}
 			}
 		}
-		if !reached {
+		atT, ok := meetSets(edges)
+		if !ok {
 			continue // the world never leaves there
 		}
 		for _, r := range inits {
@@ -384,7 +372,7 @@ func (a *analysis) uniformBranch(b uint64, levelW map[int]bool) bool {
 		if in.Op.Info().Effects != 0 {
 			return false
 		}
-		for _, u := range srcRegs(in) {
+		for _, u := range in.SrcRegs() {
 			if !u.IsVirtual() {
 				if levelW[int(u)] {
 					return false
@@ -400,24 +388,6 @@ func (a *analysis) uniformBranch(b uint64, levelW map[int]bool) bool {
 		}
 	}
 	return true
-}
-
-// srcRegs lists the registers instruction in reads as operands.
-func srcRegs(in *gvinst.Inst) []gvinst.Reg {
-	var out []gvinst.Reg
-	si := 0
-	for _, k := range in.Op.Info().Operands {
-		switch k {
-		case gvinst.OpdSrc, gvinst.OpdMem, gvinst.OpdSrcImm:
-			if k == gvinst.OpdSrcImm && in.HasImm {
-				si++
-				continue
-			}
-			out = append(out, in.Src[si])
-			si++
-		}
-	}
-	return out
 }
 
 // refuseExit notes why the kernel does not give the state of the exit
@@ -492,26 +462,14 @@ func (a *analysis) exactAt(innerW, inner2W map[int]bool, cut map[uint64]uint64) 
 					in[r] = true
 				}
 			} else {
-				reached := false
+				var reached []map[int]bool
 				for _, p := range preds[b] {
-					o := out[p]
-					if o == nil {
-						continue
-					}
-					if !reached {
-						in, reached = map[int]bool{}, true
-						for r := range o {
-							in[r] = true
-						}
-						continue
-					}
-					for r := range in {
-						if !o[r] {
-							delete(in, r)
-						}
+					if o := out[p]; o != nil {
+						reached = append(reached, o)
 					}
 				}
-				if !reached {
+				var ok bool
+				if in, ok = meetSets(reached); !ok {
 					continue
 				}
 			}

@@ -237,28 +237,14 @@ func (a *analysis) upperZeroMerges() map[[2]int64]bool {
 			if b == n.start() {
 				in = facts{}
 			} else {
-				reached := false
+				var reached []facts
 				for _, p := range preds[b] {
-					o, ok := outOf[p]
-					if !ok {
-						continue
-					}
-					if !reached {
-						in, reached = facts{}, true
-						for r, v := range o {
-							if v {
-								in[r] = true
-							}
-						}
-						continue
-					}
-					for r := range in {
-						if !o[r] {
-							delete(in, r)
-						}
+					if o, ok := outOf[p]; ok {
+						reached = append(reached, o)
 					}
 				}
-				if !reached {
+				var ok bool
+				if in, ok = meetSets(reached); !ok {
 					continue
 				}
 			}

@@ -1307,24 +1307,14 @@ func (a *analysis) liveAt(header uint64, blocks []uint64) []LiveIn {
 			if b == header {
 				continue
 			}
-			var meet map[int]bool
-			reached := false
+			var reached []map[int]bool
 			for _, p := range preds[b] {
-				o := outOf(p)
-				if o == nil {
-					continue
-				}
-				if !reached {
-					meet, reached = o, true
-					continue
-				}
-				for r := range meet {
-					if !o[r] {
-						delete(meet, r)
-					}
+				if o := outOf(p); o != nil {
+					reached = append(reached, o)
 				}
 			}
-			if !reached {
+			meet, ok := meetSets(reached)
+			if !ok {
 				continue
 			}
 			old, ok := in[b]
@@ -1380,4 +1370,27 @@ func (a *analysis) liveAt(header uint64, blocks []uint64) []LiveIn {
 		}
 	}
 	return out
+}
+
+// meetSets is the meet of a must-dataflow at a block: the keys set (true)
+// in every one of sets, the facts of the predecessors (or edges) reached so
+// far, as a new map; false when none was reached yet.
+func meetSets[M ~map[K]bool, K comparable](sets []M) (M, bool) {
+	if len(sets) == 0 {
+		return nil, false
+	}
+	m := make(M, len(sets[0]))
+	for k, v := range sets[0] {
+		if v {
+			m[k] = true
+		}
+	}
+	for _, o := range sets[1:] {
+		for k := range m {
+			if !o[k] {
+				delete(m, k)
+			}
+		}
+	}
+	return m, true
 }

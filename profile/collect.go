@@ -1305,20 +1305,10 @@ func (c *Collector) finishTrips(n *nestState, l int) {
 		if info.exact {
 			info.lastTrips = int64(n.counter[l]) + 1
 		}
-		p := info.parent
-		ok := n.entries > 0
-		if p >= 0 {
-			ok = ok && c.chainSelected(n, p)
-		}
-		if ok && len(info.trips) < c.opts.MaxSamplesPerSite {
-			var outer []int32
-			if p >= 0 {
-				outer = c.iters(n, p)
-			}
-			ts := tripSample{entry: n.entries - 1, iters: outer, trips: int64(n.counter[l]) + 1}
-			if info.partial {
+		if n.entries > 0 && len(info.trips) < c.opts.MaxSamplesPerSite {
+			if ts, ok := c.tripNow(n, l); ok && info.partial {
 				info.partialTrips = ts
-			} else {
+			} else if ok {
 				info.trips = append(info.trips, ts)
 			}
 		}
@@ -1349,6 +1339,20 @@ func (c *Collector) chainSelected(n *nestState, l int) bool {
 		}
 	}
 	return true
+}
+
+// tripNow is loop l's trip count so far in the nest's current entry, as a
+// sample with the iterations of the loops around it; false when those
+// are not all selected (chainSelected), so that the sample has no place.
+func (c *Collector) tripNow(n *nestState, l int) (tripSample, bool) {
+	var outer []int32
+	if p := n.loops[l].parent; p >= 0 {
+		if !c.chainSelected(n, p) {
+			return tripSample{}, false
+		}
+		outer = c.iters(n, p)
+	}
+	return tripSample{entry: n.entries - 1, iters: outer, trips: int64(n.counter[l]) + 1}, true
 }
 
 func (c *Collector) iters(n *nestState, l int) []int32 {
@@ -1670,15 +1674,8 @@ func (c *Collector) cutEntries(n *nestState) {
 		if n.counter[l] < 0 || len(info.trips) > 0 || !(n.sampling && !n.skip || len(info.loop.Children) > 0 || info.counting) {
 			continue
 		}
-		var outer []int32
-		if p := info.parent; p >= 0 {
-			if !c.chainSelected(n, p) {
-				continue
-			}
-			outer = c.iters(n, p)
-		}
-		if trips := int64(n.counter[l]) + 1; trips > info.partialTrips.trips {
-			info.partialTrips = tripSample{entry: n.entries - 1, iters: outer, trips: trips}
+		if ts, ok := c.tripNow(n, l); ok && ts.trips > info.partialTrips.trips {
+			info.partialTrips = ts
 		}
 	}
 }
@@ -1737,15 +1734,10 @@ func (c *Collector) provisionalTrips() (undo func()) {
 				}
 				continue
 			}
-			var outer []int32
-			if p := info.parent; p >= 0 {
-				if !c.chainSelected(n, p) {
-					continue
-				}
-				outer = c.iters(n, p)
+			if ts, ok := c.tripNow(n, l); ok {
+				info.trips = append(info.trips, ts)
+				undoList = append(undoList, added{info})
 			}
-			info.trips = append(info.trips, tripSample{entry: n.entries - 1, iters: outer, trips: int64(n.counter[l]) + 1})
-			undoList = append(undoList, added{info})
 		}
 	}
 	return func() {

@@ -317,8 +317,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		overhead = 0
 	}
 	if !sp.a.opts.AlwaysOffload {
-		costs, err := sp.a.deviceCosts()
-		if err != nil {
+		if _, err := sp.a.deviceCosts(); err != nil {
 			return false, fail(ReasonDriver, "%v", err)
 		}
 		// What the launch would copy in: the bytes of its footprints the
@@ -375,13 +374,10 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			merged /= remaining
 			copyNew /= remaining
 		}
-		c := *costs
+		c := sp.a.measuredCosts()
 		c.HostToDevice = sp.a.copyIn.bandwidth(c.HostToDevice)
 		c.HostToNewBuffer = sp.a.copyIn.bandwidth(c.HostToNewBuffer)
 		c.DeviceToDevice = sp.a.merges.bandwidth(c.DeviceToDevice)
-		c.KernelScale = sp.a.calib.scale()
-		back, backTook := sp.a.resident.BroughtBack()
-		c.DeviceToHost = fetchBandwidth(c.DeviceToHost, back, backTook)
 		sp.modelPerIter = c.ModelKernel(1<<20, insnsPerIter) >> 20
 		est := c.Predict(count, cpuIter, insnsPerIter, overhead, copyIn, sp.kernelPerIter)
 		est.Copy += c.NewBufferTime(copyNew) + c.MergeTime(merged)
@@ -389,9 +385,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		// rate the guest brought them back so far (fetchBandwidth). Only
 		// the hot spots launching between this one's instances make
 		// either cost come again (refill.go).
-		reads, writes := sp.interleaved()
-		est.Fetch = c.FetchTime(staleFootprint(&sp.a.resident, k, sites, count, writes))
-		est.Refill = c.FetchTime(residentWrites(&sp.a.resident, k, sites, count, reads))
+		est.Fetch, est.Refill = sp.pageTraffic(c, k, sites, count)
 		sp.fetch = est.Fetch
 		sp.predicted = est
 		if !est.Pays() {

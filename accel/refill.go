@@ -2,6 +2,7 @@ package accel
 
 import (
 	"sort"
+	"time"
 
 	"github.com/gxbit/gxbit/gvinst"
 	"github.com/gxbit/gxbit/ptxgen"
@@ -127,4 +128,29 @@ func residentWrites(res *ptxgen.Resident, k *ptxgen.Kernel, sites []ptxgen.Range
 		n += min(held, count*uint64(len(g.Sites))*gvinst.PageSize)
 	}
 	return n
+}
+
+// pageTraffic prices at c what running count iterations of kernel k over
+// sites on the CPU would cost in pages going back and forth: bringing
+// back what the device holds of their footprints (Fetch) and copying in
+// again, at the next launch, the device's pages they write (Refill), each
+// counted only where the hot spots launching between this one's instances
+// use the pages (interleaved). Pages go page by page: both are priced at
+// the rate the guest brought pages back so far (measuredCosts).
+func (sp *spot) pageTraffic(c DeviceCosts, k *ptxgen.Kernel, sites []ptxgen.Range, count uint64) (fetch, refill time.Duration) {
+	reads, writes := sp.interleaved()
+	return c.FetchTime(staleFootprint(&sp.a.resident, k, sites, count, writes)),
+		c.FetchTime(residentWrites(&sp.a.resident, k, sites, count, reads))
+}
+
+// measuredCosts is the device's costs (a.costs, which must be set) with
+// what the run measured since: the kernels' time against the throughput
+// model (KernelScale) and the rate pages came back at (DeviceToHost,
+// fetchBandwidth).
+func (a *Accelerator) measuredCosts() DeviceCosts {
+	c := *a.costs
+	c.KernelScale = a.calib.scale()
+	back, took := a.resident.BroughtBack()
+	c.DeviceToHost = fetchBandwidth(c.DeviceToHost, back, took)
+	return c
 }

@@ -346,18 +346,12 @@ func (sp *spot) offloadReplay(cpu *gvinst.CPU, r *replay, start []uint64) (appli
 // progression's instances change size, and its last ones may not pay.
 // Without the device's costs measured, or with AlwaysOffload, it does.
 func (sp *spot) replayPays(r *replay, in ptxgen.LaunchInput) bool {
-	costs := sp.a.costs
-	if costs == nil || sp.a.opts.AlwaysOffload {
+	if sp.a.costs == nil || sp.a.opts.AlwaysOffload {
 		return true
 	}
-	c := *costs
-	c.KernelScale = sp.a.calib.scale()
-	back, took := sp.a.resident.BroughtBack()
-	c.DeviceToHost = fetchBandwidth(c.DeviceToHost, back, took)
+	c := sp.a.measuredCosts()
 	est := c.Predict(in.Count, r.cpuIter, r.insns, 0, 0, sp.kernelPerIter)
-	reads, writes := sp.interleaved()
-	est.Fetch = c.FetchTime(staleFootprint(&sp.a.resident, r.k, in.Sites, in.Count, writes))
-	est.Refill = c.FetchTime(residentWrites(&sp.a.resident, r.k, in.Sites, in.Count, reads))
+	est.Fetch, est.Refill = sp.pageTraffic(c, r.k, in.Sites, in.Count)
 	sp.fetch, sp.predicted = est.Fetch, est
 	return est.Pays()
 }

@@ -267,7 +267,7 @@ func (a *Accelerator) startBackground(prof *profile.File) {
 				translated[w]++
 				close(j.done)
 				if ld != nil && j.err == nil && !j.liftFailed && j.prefetch {
-					ld.enqueue(kernelsToLoad(j.sp, sim))
+					ld.enqueue(kernelsToLoad(j.sp, sim), j.hs.Share)
 				}
 			}
 		}(w, snap)

@@ -1646,7 +1646,9 @@ func (res *Resident) limit() uint64 {
 func (res *Resident) merge(ctx gpu.Context, mem GuestMemory, b *resBuf, olds []*resBuf) (uint64, error) {
 	for _, o := range olds {
 		off := o.r.Lo - b.r.Lo
-		if err := ctx.CopyDtoD(b.dev+gpu.DevicePtr(off), o.dev, o.r.Hi-o.r.Lo); err != nil {
+		// Queued: what reads or writes b after it (copies, the kernel)
+		// runs in stream order.
+		if err := ctx.CopyDtoDAsync(b.dev+gpu.DevicePtr(off), o.dev, o.r.Hi-o.r.Lo); err != nil {
 			return 0, err
 		}
 		if b.snap != nil && o.snap != nil {

@@ -450,16 +450,21 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	// record, destroy each).
 	t1 := time.Now()
 	launched = true
-	if err := ctx.Launch(fn, cfg, params); err != nil {
-		return st, err
-	}
+	lerr := ctx.Launch(fn, cfg, params)
 	// The one wait of the launch: for the copies in, the backups and the
-	// kernel. A failure of any of them fails the launch, which restores
-	// its backups (a copy that failed on the device left its buffer's
-	// bytes unknown: the context is lost with it on a real GPU).
+	// kernel, made whether or not the kernel was queued (the copies read
+	// the staging buffer). A failure of any of them fails the launch,
+	// which restores its backups (a copy that failed on the device left
+	// its buffer's bytes unknown: the context is lost with it on a real
+	// GPU). A launch that failed at once reports that; the wait may
+	// report it again (gpusim does), or nothing.
 	cb.queued = false
-	if err := ctx.Synchronize(); err != nil {
-		return st, err
+	serr := ctx.Synchronize()
+	if lerr != nil {
+		return st, lerr
+	}
+	if serr != nil {
+		return st, serr
 	}
 	st.LaunchWall = time.Since(t1)
 	ls := ctx.LastLaunchStats()

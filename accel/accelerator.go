@@ -1,6 +1,7 @@
 package accel
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -109,6 +110,12 @@ type Options struct {
 	// 0.07 s at the end of each run. A process that goes on (the daemon)
 	// must leave it false.
 	LeaveDevice bool
+	// EntryCutAfter is how many of a hot spot's instances are replayed
+	// before its header is cut from outside its level too, so that its
+	// instances start at their first arrival rather than the second
+	// (breakCutter; the first instance after the cut is probed again).
+	// 0 means defaultEntryCutAfter; below 0, never.
+	EntryCutAfter int
 }
 
 // Prefetch is Options.Prefetch.
@@ -265,7 +272,7 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	}
 	a.costs = opts.Costs
 	a.bps = map[uint64]bool{}
-	a.cut = &breakCutter{lift: g.Lifter, bps: a.bps, levels: map[uint64]map[uint64]bool{}}
+	a.cut = &breakCutter{lift: g.Lifter, bps: a.bps, levels: map[uint64]map[uint64]bool{}, entries: map[uint64]bool{}}
 	a.prepared = map[uint64]bool{}
 	if opts.ArmAfter == 0 {
 		a.add(opts.Profile)
@@ -663,6 +670,11 @@ type spot struct {
 	kernelErrors int     // launches whose kernel reported an error, in a row
 	fatal        error   // a broken invariant that must stop the run
 	replay       *replay // an instance to launch again without probing (replay.go)
+	// entryCut says blocks falling into the header from outside the
+	// level are cut (breakCutter.entries), since instance entryCutAt;
+	// entryUncut that it was undone, for good (cutEntry).
+	entryCut, entryUncut bool
+	entryCutAt           uint64
 	// deviceReads and deviceWrites are the footprints the spot's
 	// launches read and wrote on the device, merged; lastLaunch is the
 	// run's count of launches at its last (Accelerator.launchSeq), and
@@ -872,8 +884,10 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 	done, fb := sp.offload(cpu)
 	if fb == nil {
 		sp.small, sp.unprofitable, sp.kernelErrors = 0, streak{}, 0
+		sp.cutEntry()
 		return nil
 	}
+	sp.uncutEntry(fb)
 	if fb.reason == ReasonKernel {
 		// Each failed launch costs the kernel and then the whole
 		// instance on the CPU: a kernel that keeps failing (a step or
@@ -922,6 +936,45 @@ func (sp *spot) disarm(notProfitable string) {
 		delete(sp.a.bps, sp.header)
 		sp.a.main.Invalidate(sp.header, 1)
 	}
+}
+
+// defaultEntryCutAfter is the replayed instances after which a hot spot's
+// header is cut from outside its level too (Options.EntryCutAfter): the
+// instance after the cut starts at the first arrival, where the replay
+// does not match, and is probed again, which a run of many steps (LU's,
+// a stencil's hundreds) pays once, and a run of a few steps need not pay
+// at all. entryProbation is the instances after the cut in which a
+// fallback that says the first arrival's state does not fit (anything
+// but a trip count too small or a launch that would not pay) undoes it.
+const (
+	defaultEntryCutAfter = 32
+	entryProbation       = 3
+)
+
+// cutEntry makes the main engine stop at sp's header at its first arrival
+// from outside the level too, once sp's instances are replayed: the
+// iteration before the second arrival then runs on the device with the
+// rest, rather than on the CPU over what the device holds.
+func (sp *spot) cutEntry() {
+	after := cmp.Or(sp.a.opts.EntryCutAfter, defaultEntryCutAfter)
+	if sp.entryCut || sp.entryUncut || after < 0 || sp.rep.Replays < after {
+		return
+	}
+	sp.entryCut, sp.entryCutAt, sp.rep.EntryCut = true, sp.instances, true
+	sp.a.cut.entries[sp.header] = true
+	sp.a.main.Invalidate(sp.header, 1)
+}
+
+// uncutEntry undoes cutEntry when an instance soon after it fell back for
+// a reason its first arrival may cause (a live-in value not yet affine
+// there, as gcc -O3's matmul's stack slot).
+func (sp *spot) uncutEntry(fb *fallback) {
+	if !sp.entryCut || sp.instances-sp.entryCutAt > entryProbation || fb.reason == ReasonTripCount || fb.reason == ReasonNotProfitable {
+		return
+	}
+	sp.entryCut, sp.entryUncut, sp.rep.EntryUncut = false, true, true
+	delete(sp.a.cut.entries, sp.header)
+	sp.a.main.Invalidate(sp.header, 1)
 }
 
 // stopOffloading sends every hot spot back to the CPU for the rest of the

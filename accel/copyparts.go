@@ -20,11 +20,15 @@ type CopyPartsReport struct {
 	DeviceToHostCopies    uint64  `json:"d2h_copies"`
 	DeviceToDeviceSeconds float64 `json:"d2d_seconds"`
 	DeviceToDeviceBytes   uint64  `json:"d2d_bytes"`
-	MemsetSeconds         float64 `json:"memset_seconds"`
-	GuestReadSeconds      float64 `json:"guest_read_seconds"`
-	GuestWriteSeconds     float64 `json:"guest_write_seconds"`
-	MarksSeconds          float64 `json:"marks_seconds"`
-	OtherSeconds          float64 `json:"other_seconds"`
+	DeviceToDeviceCopies  uint64  `json:"d2d_copies"`
+	// Waits are the calls that waited for the device (ptxgen.CopyParts):
+	// one a launch when all it copies is queued in front of its kernel.
+	Waits             uint64  `json:"waits"`
+	MemsetSeconds     float64 `json:"memset_seconds"`
+	GuestReadSeconds  float64 `json:"guest_read_seconds"`
+	GuestWriteSeconds float64 `json:"guest_write_seconds"`
+	MarksSeconds      float64 `json:"marks_seconds"`
+	OtherSeconds      float64 `json:"other_seconds"`
 }
 
 // add adds a launch's copy parts.
@@ -39,6 +43,8 @@ func (r *CopyPartsReport) add(p ptxgen.CopyParts) {
 	r.DeviceToHostCopies += p.CopiesDtoH
 	r.DeviceToDeviceSeconds += p.DeviceToDevice.Seconds()
 	r.DeviceToDeviceBytes += p.BytesDtoD
+	r.DeviceToDeviceCopies += p.CopiesDtoD
+	r.Waits += p.Waits
 	r.MemsetSeconds += p.Memset.Seconds()
 	r.GuestReadSeconds += p.GuestRead.Seconds()
 	r.GuestWriteSeconds += p.GuestWrite.Seconds()

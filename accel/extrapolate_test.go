@@ -112,3 +112,35 @@ func TestDryLaunches(t *testing.T) {
 		t.Errorf("hot spot %s: copies on the device %+v, with backups %+v: want a tenth at most", h.Entry, h.CopyParts, backed.CopyParts)
 	}
 }
+
+// TestEntryCut runs LU and cholesky on gpusim: their hot spots are
+// entered by falling into the header from the code before the loop, so
+// the main engine stopped there only at the second arrival, and every
+// step's first iteration ran on the CPU, over rows only the device held
+// (a fault and a copy back each: 1,373 faults in 1,061 steps of LU at
+// 1078). With the header cut from outside the level too once two
+// instances were replayed (Options.EntryCutAfter), the busiest hot spot
+// reports the cut, LU's run brings pages back on a third as many faults
+// as without the cut or fewer (the last steps, which the CPU runs, and
+// the checksum), and both outputs are native's. (Cholesky's host reads
+// the row of each step's diagonal for the sum it keeps on the CPU: a
+// fault a step that is the program's own.)
+func TestEntryCut(t *testing.T) {
+	for _, prog := range []string{"lu", "cholesky"} {
+		t.Run(prog, func(t *testing.T) {
+			path := gccStatic(t, filepath.Join("..", "testdata", "nests", prog+".c"), filepath.Join(t.TempDir(), prog), "-O2")
+			args := []string{path, "64"}
+			prof := phase1(t, pipeline.Config{Path: path, Args: args, Engine: testEngine})
+			uncut := offloadedAsNativeWith(t, path, args, accel.Options{Profile: prof, EntryCutAfter: -1})
+			rep := offloadedAsNativeWith(t, path, args, accel.Options{Profile: prof, EntryCutAfter: 2})
+			h := busiest(t, rep, true)
+			t.Logf("%s", accel.FormatReport(rep))
+			if !h.EntryCut || h.EntryUncut || busiest(t, uncut, true).EntryCut {
+				t.Errorf("hot spot %s: entry cut %v, undone %v; want it cut (and not when never asked)", h.Entry, h.EntryCut, h.EntryUncut)
+			}
+			if prog == "lu" && rep.BroughtBackFaults*3 > uncut.BroughtBackFaults {
+				t.Errorf("%d faults brought pages back, %d without the cut: want the steps' first iterations on the device", rep.BroughtBackFaults, uncut.BroughtBackFaults)
+			}
+		})
+	}
+}

@@ -42,6 +42,12 @@ type HotSpotReport struct {
 	// step), launched with what those were probed or launched with,
 	// moved on (see replay.go); counted in Replays too.
 	Extrapolated int `json:"replays_extrapolated,omitempty"`
+	// EntryCut says the instances started at their first arrival at the
+	// header, from the instance it was cut from outside the level on
+	// (breakCutter); EntryUncut that the cut was undone (a first
+	// arrival's state did not fit).
+	EntryCut   bool `json:"entry_cut,omitempty"`
+	EntryUncut bool `json:"entry_uncut,omitempty"`
 	// Unchecked are the replays that ran the kernel without its
 	// footprint checks and without backups: a checked replay of the same
 	// input had succeeded, and the kernel's accesses and branches do not

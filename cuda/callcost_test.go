@@ -3,6 +3,8 @@ package cuda
 import (
 	"fmt"
 	"testing"
+
+	"github.com/gxbit/gxbit/gpu"
 )
 
 // BenchmarkCallCost measures what one driver call costs, by kind and
@@ -12,7 +14,10 @@ import (
 // synchronisation and statistics, as a launch of phase 2 makes them.
 // Phase 2 brings pages back and copies changed ones in a copy at a time:
 // the fixed cost of a call, against the bus's bandwidth, says how many
-// bytes a copy should carry at least.
+// bytes a copy should carry at least. The step benchmarks compare a
+// launch's device work made of calls that each wait with the same work
+// queued on the stream and waited for once; queued/… is what queueing a
+// copy costs the host.
 func BenchmarkCallCost(b *testing.B) {
 	b.Run("handoff", func(b *testing.B) {
 		w := newWorker()
@@ -73,4 +78,64 @@ func BenchmarkCallCost(b *testing.B) {
 			launchIDs(b, c, f, out)
 		}
 	})
+	// A launch of phase 2 as a whole, for n copies in of 4 KiB from
+	// pinned memory and a backup on the device of 64 KiB: "waiting",
+	// as it made them before, a batch of the copies that waits, a
+	// synchronous copy on the device, the launch and its wait; "queued",
+	// as it makes them now, the copies and the backup queued on the
+	// stream in front of the launch, and one wait.
+	for _, n := range []int{1, 4, 16} {
+		copies := make([]gpu.Copy, n)
+		for i := range copies {
+			copies[i] = gpu.Copy{Dev: dev + gpu.DevicePtr(i*8192), Host: pinned[i*4096 : (i+1)*4096]}
+		}
+		b.Run(fmt.Sprintf("step/waiting/%d", n), func(b *testing.B) {
+			launchIDs(b, c, f, out)
+			for range b.N {
+				if err := c.CopyBatch(copies); err != nil {
+					b.Fatal(err)
+				}
+				if err := c.CopyDtoD(dev+most, dev, 64<<10); err != nil {
+					b.Fatal(err)
+				}
+				launchIDs(b, c, f, out)
+			}
+		})
+		b.Run(fmt.Sprintf("step/queued/%d", n), func(b *testing.B) {
+			launchIDs(b, c, f, out)
+			for range b.N {
+				if err := c.QueueBatch(copies); err != nil {
+					b.Fatal(err)
+				}
+				if err := c.CopyDtoDAsync(dev+most, dev, 64<<10); err != nil {
+					b.Fatal(err)
+				}
+				launchIDs(b, c, f, out)
+			}
+		})
+	}
+	for _, n := range []int{4 << 10, 64 << 10} {
+		b.Run(fmt.Sprintf("queued/HtoD/pinned/%d", n), func(b *testing.B) {
+			b.SetBytes(int64(n))
+			for range b.N {
+				if err := c.CopyHtoDAsync(dev, pinned[:n]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := c.Synchronize(); err != nil {
+				b.Fatal(err)
+			}
+		})
+		b.Run(fmt.Sprintf("queued/DtoD/%d", n), func(b *testing.B) {
+			b.SetBytes(int64(n))
+			for range b.N {
+				if err := c.CopyDtoDAsync(dev+most, dev, uint64(n)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := c.Synchronize(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
 }

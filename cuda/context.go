@@ -69,6 +69,7 @@ var (
 	_ gpu.Context         = (*Context)(nil)
 	_ gpu.PinnedAllocator = (*Context)(nil)
 	_ gpu.BatchCopier     = (*Context)(nil)
+	_ gpu.BatchQueuer     = (*Context)(nil)
 	_ gpu.MappedAllocator = (*Context)(nil)
 )
 
@@ -278,6 +279,65 @@ func (c *Context) dtoh(dst []byte, src gpu.DevicePtr) error {
 	return c.l.check(c.l.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), uint64(src), uint64(len(dst))), op)
 }
 
+// CopyHtoDAsync queues a copy of src to device memory at dst on the
+// context's stream (cuMemcpyHtoDAsync_v2). Only a copy from pinned memory
+// (AllocPinned's) is queued; one from Go memory runs as CopyHtoD does,
+// before the call returns (the driver would copy it to staging of its
+// own first anyway, and Go memory may not be handed to it past the call).
+func (c *Context) CopyHtoDAsync(dst gpu.DevicePtr, src []byte) error {
+	const op = "cuMemcpyHtoDAsync_v2"
+	return c.run(op, func() error {
+		if len(src) == 0 {
+			return nil
+		}
+		if err := c.checkSpan(op, dst, uint64(len(src))); err != nil {
+			return err
+		}
+		if c.unstaged || !c.isPinned(src) {
+			return c.htod(dst, src)
+		}
+		return c.l.check(c.l.cuMemcpyHtoDAsync(uint64(dst), unsafe.Pointer(&src[0]), uint64(len(src)), 0), op)
+	})
+}
+
+// CopyDtoHAsync queues a copy of device memory at src into dst on the
+// context's stream (cuMemcpyDtoHAsync_v2), when dst is pinned memory;
+// into Go memory it runs as CopyDtoH does, waiting for the stream's work
+// before it (it is ordered after it all the same).
+func (c *Context) CopyDtoHAsync(dst []byte, src gpu.DevicePtr) error {
+	const op = "cuMemcpyDtoHAsync_v2"
+	return c.run(op, func() error {
+		if len(dst) == 0 {
+			return nil
+		}
+		if err := c.checkSpan(op, src, uint64(len(dst))); err != nil {
+			return err
+		}
+		if c.unstaged || !c.isPinned(dst) {
+			return c.dtoh(dst, src)
+		}
+		return c.l.check(c.l.cuMemcpyDtoHAsync(unsafe.Pointer(&dst[0]), uint64(src), uint64(len(dst)), 0), op)
+	})
+}
+
+// CopyDtoDAsync queues a copy of n bytes between device allocations on
+// the context's stream (cuMemcpyDtoDAsync_v2).
+func (c *Context) CopyDtoDAsync(dst, src gpu.DevicePtr, n uint64) error {
+	const op = "cuMemcpyDtoDAsync_v2"
+	return c.run(op, func() error {
+		if n == 0 {
+			return nil
+		}
+		if err := c.checkSpan(op, dst, n); err != nil {
+			return err
+		}
+		if err := c.checkSpan(op, src, n); err != nil {
+			return err
+		}
+		return c.l.check(c.l.cuMemcpyDtoDAsync(uint64(dst), uint64(src), n, 0), op)
+	})
+}
+
 // CopyBatch implements gpu.BatchCopier in one call on the worker: the
 // copies from and to pinned memory (AllocPinned's) are queued on the
 // stream (cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2) and waited for
@@ -321,6 +381,43 @@ func (c *Context) CopyBatch(copies []gpu.Copy) error {
 			}
 		}
 		return wait()
+	})
+}
+
+// QueueBatch implements gpu.BatchQueuer in one call on the worker: the
+// copies from and to pinned memory are queued on the stream
+// (cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2); the others take
+// CopyHtoD's and CopyDtoH's paths, which wait for what was queued before
+// them and for themselves.
+func (c *Context) QueueBatch(copies []gpu.Copy) error {
+	const op = "cuMemcpyAsync_v2"
+	return c.run(op, func() error {
+		for i, cp := range copies {
+			n := uint64(len(cp.Host))
+			if n == 0 {
+				continue
+			}
+			var err error
+			switch pinned := !c.unstaged && c.isPinned(cp.Host); {
+			case !pinned && cp.FromDevice:
+				err = c.dtoh(cp.Host, cp.Dev)
+			case !pinned:
+				err = c.htod(cp.Dev, cp.Host)
+			default:
+				if err = c.checkSpan(op, cp.Dev, n); err != nil {
+					break
+				}
+				if cp.FromDevice {
+					err = c.l.check(c.l.cuMemcpyDtoHAsync(unsafe.Pointer(&cp.Host[0]), uint64(cp.Dev), n, 0), "cuMemcpyDtoHAsync_v2")
+				} else {
+					err = c.l.check(c.l.cuMemcpyHtoDAsync(uint64(cp.Dev), unsafe.Pointer(&cp.Host[0]), n, 0), "cuMemcpyHtoDAsync_v2")
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("copy %d of %d: %w", i, len(copies), err)
+			}
+		}
+		return nil
 	})
 }
 

@@ -41,6 +41,7 @@ type lib struct {
 	cuMemFreeHost        func(p unsafe.Pointer) cuResult
 	cuMemcpyHtoDAsync    func(dst uint64, src unsafe.Pointer, n uint64, stream uintptr) cuResult
 	cuMemcpyDtoHAsync    func(dst unsafe.Pointer, src uint64, n uint64, stream uintptr) cuResult
+	cuMemcpyDtoDAsync    func(dst, src uint64, n uint64, stream uintptr) cuResult
 	cuMemsetD8           func(dst uint64, b uint8, n uint64) cuResult
 	cuLaunchKernel       func(fn uintptr, gx, gy, gz, bx, by, bz, shared uint32, stream uintptr, params unsafe.Pointer, extra unsafe.Pointer) cuResult
 	cuEventCreate        func(ev *uintptr, flags uint32) cuResult
@@ -93,6 +94,7 @@ func openLib() (*lib, error) {
 		{&l.cuMemFreeHost, "cuMemFreeHost"},
 		{&l.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"},
 		{&l.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"},
+		{&l.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"},
 		{&l.cuMemsetD8, "cuMemsetD8_v2"},
 		{&l.cuLaunchKernel, "cuLaunchKernel"},
 		{&l.cuEventCreate, "cuEventCreate"},

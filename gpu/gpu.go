@@ -104,13 +104,33 @@ type Context interface {
 	CopyDtoD(dst, src DevicePtr, n uint64) error
 	// Memset sets n bytes at dst to b (cuMemsetD8).
 	Memset(dst DevicePtr, b byte, n uint64) error
+	// CopyHtoDAsync queues a copy of src to device memory at dst on the
+	// context's stream (cuMemcpyHtoDAsync_v2) and may return before it
+	// has run: src must stay unchanged until the next Synchronize
+	// returns. Work queued on the stream (these copies and launches)
+	// runs in the order it was queued, after the synchronous calls made
+	// before it. A copy the driver cannot queue from src (host memory it
+	// did not pin) runs before the call returns; that is still correct.
+	// The range is checked now: a bad one yields an *Error naming the
+	// call; a failure of the copy itself is reported by Synchronize.
+	CopyHtoDAsync(dst DevicePtr, src []byte) error
+	// CopyDtoHAsync queues a copy of len(dst) bytes from device memory at
+	// src into dst (cuMemcpyDtoHAsync_v2): dst holds them, and must not
+	// be touched, only once the next Synchronize has returned.
+	CopyDtoHAsync(dst []byte, src DevicePtr) error
+	// CopyDtoDAsync queues a copy of n bytes between device allocations
+	// (cuMemcpyDtoDAsync_v2).
+	CopyDtoDAsync(dst, src DevicePtr, n uint64) error
 	// Launch runs f with the given configuration and parameters
 	// (cuLaunchKernel). Each parameter is the raw little-endian bytes of one
 	// kernel parameter, in declaration order; a pointer parameter holds a
 	// DevicePtr. Launch may return before the kernel finishes; Synchronize
 	// waits for it and reports a failure of the kernel itself.
 	Launch(f Function, cfg LaunchConfig, params [][]byte) error
-	// Synchronize waits for all work in the context (cuCtxSynchronize).
+	// Synchronize waits for all work in the context (cuCtxSynchronize):
+	// every queued copy and launch. It reports the first failure of any
+	// of them (a kernel's, such as CUDA_ERROR_ILLEGAL_ADDRESS), naming
+	// the call.
 	Synchronize() error
 	// NewEvent creates an event for timing (cuEventCreate).
 	NewEvent() (Event, error)
@@ -310,6 +330,20 @@ type BatchCopier interface {
 	// done. After an error, which names the copy that failed, the
 	// copies after that one may or may not have run.
 	CopyBatch(copies []Copy) error
+}
+
+// BatchQueuer is a Context that queues several copies between host and
+// device memory on its stream as one call, without waiting for them: a
+// batch's (BatchCopier's) one call on the driver's thread, with none of
+// its wait. The copies run in order, in stream order with the context's
+// other queued work, and are done once Synchronize returns; the host
+// memory they copy from and to must stay untouched until then (as for
+// CopyHtoDAsync and CopyDtoHAsync).
+type BatchQueuer interface {
+	// QueueBatch queues the copies in order. After an error, which
+	// names the copy that could not be queued, the copies before that
+	// one may be queued.
+	QueueBatch(copies []Copy) error
 }
 
 // MappedAllocator is a Context that can allocate host memory the device

@@ -384,15 +384,26 @@ func (c *Context) Free(p gpu.DevicePtr) error {
 
 // CopyHtoD implements gpu.Context.
 func (c *Context) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
+	return c.htod("cuMemcpyHtoD", dst, src)
+}
+
+// CopyHtoDAsync implements gpu.Context. The simulated device has no
+// stream of its own: the copy is done when the call returns.
+func (c *Context) CopyHtoDAsync(dst gpu.DevicePtr, src []byte) error {
+	return c.htod("cuMemcpyHtoDAsync", dst, src)
+}
+
+// htod copies src to dst for the call op.
+func (c *Context) htod(op string, dst gpu.DevicePtr, src []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.check("cuMemcpyHtoD"); err != nil {
+	if err := c.check(op); err != nil {
 		return err
 	}
 	if len(src) == 0 {
 		return nil
 	}
-	b, err := c.mem.span("cuMemcpyHtoD", uint64(dst), uint64(len(src)))
+	b, err := c.mem.span(op, uint64(dst), uint64(len(src)))
 	if err != nil {
 		return err
 	}
@@ -402,15 +413,25 @@ func (c *Context) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
 
 // CopyDtoH implements gpu.Context.
 func (c *Context) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
+	return c.dtoh("cuMemcpyDtoH", dst, src)
+}
+
+// CopyDtoHAsync implements gpu.Context, as CopyHtoDAsync does.
+func (c *Context) CopyDtoHAsync(dst []byte, src gpu.DevicePtr) error {
+	return c.dtoh("cuMemcpyDtoHAsync", dst, src)
+}
+
+// dtoh copies device memory at src into dst for the call op.
+func (c *Context) dtoh(op string, dst []byte, src gpu.DevicePtr) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.check("cuMemcpyDtoH"); err != nil {
+	if err := c.check(op); err != nil {
 		return err
 	}
 	if len(dst) == 0 {
 		return nil
 	}
-	b, err := c.mem.span("cuMemcpyDtoH", uint64(src), uint64(len(dst)))
+	b, err := c.mem.span(op, uint64(src), uint64(len(dst)))
 	if err != nil {
 		return err
 	}
@@ -459,9 +480,19 @@ func (c *Context) FreeMapped(b []byte) error {
 // CopyBatch implements gpu.BatchCopier: the copies, in order, under one
 // hold of the context.
 func (c *Context) CopyBatch(copies []gpu.Copy) error {
+	return c.batch("cuMemcpyBatch", copies)
+}
+
+// QueueBatch implements gpu.BatchQueuer: the simulated device has no
+// stream of its own, so the copies are done when it returns.
+func (c *Context) QueueBatch(copies []gpu.Copy) error {
+	return c.batch("cuMemcpyBatchAsync", copies)
+}
+
+// batch runs copies in order for the call op.
+func (c *Context) batch(op string, copies []gpu.Copy) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	const op = "cuMemcpyBatch"
 	if err := c.check(op); err != nil {
 		return err
 	}
@@ -484,19 +515,29 @@ func (c *Context) CopyBatch(copies []gpu.Copy) error {
 
 // CopyDtoD implements gpu.Context.
 func (c *Context) CopyDtoD(dst, src gpu.DevicePtr, n uint64) error {
+	return c.dtod("cuMemcpyDtoD", dst, src, n)
+}
+
+// CopyDtoDAsync implements gpu.Context, as CopyHtoDAsync does.
+func (c *Context) CopyDtoDAsync(dst, src gpu.DevicePtr, n uint64) error {
+	return c.dtod("cuMemcpyDtoDAsync", dst, src, n)
+}
+
+// dtod copies n bytes of device memory from src to dst for the call op.
+func (c *Context) dtod(op string, dst, src gpu.DevicePtr, n uint64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.check("cuMemcpyDtoD"); err != nil {
+	if err := c.check(op); err != nil {
 		return err
 	}
 	if n == 0 {
 		return nil
 	}
-	s, err := c.mem.span("cuMemcpyDtoD", uint64(src), n)
+	s, err := c.mem.span(op, uint64(src), n)
 	if err != nil {
 		return err
 	}
-	d, err := c.mem.span("cuMemcpyDtoD", uint64(dst), n)
+	d, err := c.mem.span(op, uint64(dst), n)
 	if err != nil {
 		return err
 	}

@@ -111,7 +111,8 @@ func (res *Resident) makeBackup(ctx gpu.Context, b *resBuf, writable []Range) (*
 	}
 	var off uint64
 	for _, r := range bk.runs {
-		if err := ctx.CopyDtoD(dev+gpu.DevicePtr(off), b.dev+gpu.DevicePtr(r.Lo-b.r.Lo), r.Hi-r.Lo); err != nil {
+		// Queued: the kernel after it on the stream runs once it is done.
+		if err := ctx.CopyDtoDAsync(dev+gpu.DevicePtr(off), b.dev+gpu.DevicePtr(r.Lo-b.r.Lo), r.Hi-r.Lo); err != nil {
 			res.putSpare(dev)
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package ptxgen
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/gxbit/gxbit/gpu"
@@ -19,12 +20,20 @@ type CopyParts struct {
 	HostToDevice, DeviceToHost      time.Duration
 	DeviceToDevice, Memset          time.Duration
 	BytesHtoD, BytesDtoH, BytesDtoD uint64
-	// CopiesHtoD and CopiesDtoH count the copies each way: a transfer's
-	// fixed cost (a call on the driver's thread, tens of microseconds)
-	// comes once per copy, so bytes over time alone do not tell a slow
-	// link from many small copies. A batch of copies (gpu.BatchCopier)
-	// counts once each way it carries bytes.
-	CopiesHtoD, CopiesDtoH uint64
+	// CopiesHtoD, CopiesDtoH and CopiesDtoD count the copies each way: a
+	// transfer's fixed cost (a call on the driver's thread, and for a
+	// synchronous one a wait for the device, tens of microseconds) comes
+	// once per copy, so bytes over time alone do not tell a slow link
+	// from many small copies. A batch of copies (gpu.BatchCopier) counts
+	// once each way it carries bytes; a queued copy (CopyHtoDAsync, …)
+	// once.
+	CopiesHtoD, CopiesDtoH, CopiesDtoD uint64
+	// Waits counts the calls that waited for the device: synchronous
+	// copies to or from the host, batches, and Synchronize (whose time
+	// is the launch's, LaunchStats.LaunchWall, or for a copy's its
+	// part's). A launch makes one, its kernel's Synchronize, when
+	// everything it copies is queued.
+	Waits uint64
 	// GuestRead is reading guest memory into staging for a copy in (and
 	// comparing it with a page's snapshot); GuestWrite writing copied-back
 	// bytes into the guest; Marks the guest memory's page marks (Defer,
@@ -47,6 +56,8 @@ func (p *CopyParts) Add(o CopyParts) {
 	p.BytesDtoD += o.BytesDtoD
 	p.CopiesHtoD += o.CopiesHtoD
 	p.CopiesDtoH += o.CopiesDtoH
+	p.CopiesDtoD += o.CopiesDtoD
+	p.Waits += o.Waits
 	p.GuestRead += o.GuestRead
 	p.GuestWrite += o.GuestWrite
 	p.Marks += o.Marks
@@ -60,7 +71,8 @@ func (p *CopyParts) counted() time.Duration {
 
 // meteredContext is a device context whose memory calls add their time
 // and bytes to the CopyParts parts points at (nowhere while it is nil).
-// The kernel's launch and synchronization pass through uncounted.
+// The kernel's launch passes through uncounted, its synchronization
+// counted as a wait only (its time is the launch's).
 type meteredContext struct {
 	gpu.Context
 	parts *CopyParts
@@ -97,8 +109,58 @@ func (m *meteredContext) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
 		m.since(&m.parts.HostToDevice, t0)
 		m.parts.BytesHtoD += uint64(len(src))
 		m.parts.CopiesHtoD++
+		m.parts.Waits++
 	}
 	return err
+}
+
+// CopyHtoDAsync queues a copy to the device, counting the call (its time
+// is what queueing took) and its bytes.
+func (m *meteredContext) CopyHtoDAsync(dst gpu.DevicePtr, src []byte) error {
+	t0 := time.Now()
+	err := m.Context.CopyHtoDAsync(dst, src)
+	if m.parts != nil {
+		m.since(&m.parts.HostToDevice, t0)
+		m.parts.BytesHtoD += uint64(len(src))
+		m.parts.CopiesHtoD++
+	}
+	return err
+}
+
+// CopyDtoHAsync queues a copy from the device, counting the call and its
+// bytes.
+func (m *meteredContext) CopyDtoHAsync(dst []byte, src gpu.DevicePtr) error {
+	t0 := time.Now()
+	err := m.Context.CopyDtoHAsync(dst, src)
+	if m.parts != nil {
+		m.since(&m.parts.DeviceToHost, t0)
+		m.parts.BytesDtoH += uint64(len(dst))
+		m.parts.CopiesDtoH++
+		m.parts.Waits++
+	}
+	return err
+}
+
+// CopyDtoDAsync queues a copy on the device, counting the call and its
+// bytes.
+func (m *meteredContext) CopyDtoDAsync(dst, src gpu.DevicePtr, n uint64) error {
+	t0 := time.Now()
+	err := m.Context.CopyDtoDAsync(dst, src, n)
+	if m.parts != nil {
+		m.since(&m.parts.DeviceToDevice, t0)
+		m.parts.BytesDtoD += n
+		m.parts.CopiesDtoD++
+	}
+	return err
+}
+
+// Synchronize waits for the context's work, counting a wait (its time is
+// the caller's to count).
+func (m *meteredContext) Synchronize() error {
+	if m.parts != nil {
+		m.parts.Waits++
+	}
+	return m.Context.Synchronize()
 }
 
 // CopyDtoH copies from the device, counting the call and its bytes.
@@ -109,6 +171,7 @@ func (m *meteredContext) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
 		m.since(&m.parts.DeviceToHost, t0)
 		m.parts.BytesDtoH += uint64(len(dst))
 		m.parts.CopiesDtoH++
+		m.parts.Waits++
 	}
 	return err
 }
@@ -120,6 +183,7 @@ func (m *meteredContext) CopyDtoD(dst, src gpu.DevicePtr, n uint64) error {
 	if m.parts != nil {
 		m.since(&m.parts.DeviceToDevice, t0)
 		m.parts.BytesDtoD += n
+		m.parts.CopiesDtoD++
 	}
 	return err
 }
@@ -165,30 +229,63 @@ func (m *meteredContext) CopyBatch(copies []gpu.Copy) error {
 	t0 := time.Now()
 	err := bc.CopyBatch(copies)
 	if m.parts != nil {
-		d := time.Since(t0)
-		var in, out uint64
-		for _, cp := range copies {
-			if cp.FromDevice {
-				out += uint64(len(cp.Host))
-			} else {
-				in += uint64(len(cp.Host))
-			}
-		}
-		if in+out > 0 {
-			dIn := time.Duration(float64(d) * float64(in) / float64(in+out))
-			m.parts.HostToDevice += dIn
-			m.parts.DeviceToHost += d - dIn
-		}
-		m.parts.BytesHtoD += in
-		m.parts.BytesDtoH += out
-		if in > 0 {
-			m.parts.CopiesHtoD++
-		}
-		if out > 0 {
-			m.parts.CopiesDtoH++
-		}
+		m.countBatch(copies, time.Since(t0))
+		m.parts.Waits++
 	}
 	return err
+}
+
+// QueueBatch queues copies as one call where the context can
+// (gpu.BatchQueuer), else one at a time; it counts as CopyBatch does, but
+// for the wait it does not make.
+func (m *meteredContext) QueueBatch(copies []gpu.Copy) error {
+	bq, ok := m.Context.(gpu.BatchQueuer)
+	if !ok {
+		for i, cp := range copies {
+			var err error
+			if cp.FromDevice {
+				err = m.CopyDtoHAsync(cp.Host, cp.Dev)
+			} else {
+				err = m.CopyHtoDAsync(cp.Dev, cp.Host)
+			}
+			if err != nil {
+				return fmt.Errorf("copy %d of %d: %w", i, len(copies), err)
+			}
+		}
+		return nil
+	}
+	t0 := time.Now()
+	err := bq.QueueBatch(copies)
+	if m.parts != nil {
+		m.countBatch(copies, time.Since(t0))
+	}
+	return err
+}
+
+// countBatch counts a batch of copies that took d: once each way it
+// carries bytes, its time split between the ways by their bytes.
+func (m *meteredContext) countBatch(copies []gpu.Copy, d time.Duration) {
+	var in, out uint64
+	for _, cp := range copies {
+		if cp.FromDevice {
+			out += uint64(len(cp.Host))
+		} else {
+			in += uint64(len(cp.Host))
+		}
+	}
+	if in+out > 0 {
+		dIn := time.Duration(float64(d) * float64(in) / float64(in+out))
+		m.parts.HostToDevice += dIn
+		m.parts.DeviceToHost += d - dIn
+	}
+	m.parts.BytesHtoD += in
+	m.parts.BytesDtoH += out
+	if in > 0 {
+		m.parts.CopiesHtoD++
+	}
+	if out > 0 {
+		m.parts.CopiesDtoH++
+	}
 }
 
 // copyBatch runs copies in ctx as one batch where it can

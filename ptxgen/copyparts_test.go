@@ -124,6 +124,14 @@ func (c *pinningContext) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
 	return c.Context.CopyHtoD(dst, src)
 }
 
+func (c *pinningContext) CopyHtoDAsync(dst gpu.DevicePtr, src []byte) error {
+	c.all++
+	if c.inPinned(src) {
+		c.htod++
+	}
+	return c.Context.CopyHtoDAsync(dst, src)
+}
+
 func (c *pinningContext) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
 	if c.inPinned(dst) {
 		c.dtoh++

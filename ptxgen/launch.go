@@ -314,7 +314,16 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 		stageLen += g.Range.Hi - g.Range.Lo + 2*gvinst.PageSize
 	}
 	stage, stageDone := res.takeStage(min(stageLen, stageBytes))
-	cb := &copyBatcher{ctx: ctx, stage: stage}
+	// The copies in are queued, as the backups are, and waited for once,
+	// with the kernel: the staging buffer they read from is given back
+	// only after that wait (here, on the ways out that did not reach it).
+	cb := &copyBatcher{ctx: ctx, stage: stage, queue: true}
+	defer func() {
+		if cb.queued {
+			err = errors.Join(err, ctx.Synchronize())
+		}
+		stageDone()
+	}()
 	// dropLoaded lets go of the kept buffers from gi on (all of them: to
 	// len(groups)) after a failed copy in: what the device holds of them
 	// is unknown.
@@ -339,15 +348,12 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 		b := bufs[gi]
 		copied, lerr := b.loadInto(ctx, mem, res, g.Range, Overwritten(k, g, in), cb)
 		if lerr != nil {
-			stageDone()
 			// The batch may hold copies of the buffers before this one.
 			return st, dropLoaded(0, gi+1, lerr)
 		}
 		st.BytesIn += copied
 	}
-	ferr := cb.flush()
-	stageDone()
-	if ferr != nil {
+	if ferr := cb.flush(); ferr != nil {
 		return st, dropLoaded(0, len(groups), ferr)
 	}
 	for gi, g := range groups {
@@ -444,11 +450,21 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	// record, destroy each).
 	t1 := time.Now()
 	launched = true
-	if err := ctx.Launch(fn, cfg, params); err != nil {
-		return st, err
+	lerr := ctx.Launch(fn, cfg, params)
+	// The one wait of the launch: for the copies in, the backups and the
+	// kernel, made whether or not the kernel was queued (the copies read
+	// the staging buffer). A failure of any of them fails the launch,
+	// which restores its backups (a copy that failed on the device left
+	// its buffer's bytes unknown: the context is lost with it on a real
+	// GPU). A launch that failed at once reports that; the wait may
+	// report it again (gpusim does), or nothing.
+	cb.queued = false
+	serr := ctx.Synchronize()
+	if lerr != nil {
+		return st, lerr
 	}
-	if err := ctx.Synchronize(); err != nil {
-		return st, err
+	if serr != nil {
+		return st, serr
 	}
 	st.LaunchWall = time.Since(t1)
 	ls := ctx.LastLaunchStats()

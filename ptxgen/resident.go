@@ -258,20 +258,34 @@ func (res *Resident) takeStage(n uint64) ([]byte, func()) {
 // buffer (room), and runs them as one batch (gpu.BatchCopier) when the
 // buffer is full, or at flush: a launch copies in the runs of pages that
 // changed, in all its buffers, in as few calls as its staging buffer
-// allows.
+// allows. With queue set it queues them on the context's stream instead
+// (gpu.Context.CopyHtoDAsync), not waiting for them: the launch's one
+// Synchronize does, after its kernel. Its buffer, which the queued copies
+// read from, is then not to be written again (by room, or by anyone the
+// caller gives it to) before a Synchronize.
 type copyBatcher struct {
 	ctx    gpu.Context
 	stage  []byte
 	used   uint64
 	copies []gpu.Copy
+	queue  bool
+	// queued says copies out of stage were queued and not waited for.
+	queued bool
 }
 
 // room returns n bytes of the staging buffer for copies to add, running
-// the batch so far first when fewer remain.
+// the batch so far first when fewer remain (and, when it was queued,
+// waiting for it: the buffer is reused).
 func (cb *copyBatcher) room(n uint64) ([]byte, error) {
 	if cb.used+n > uint64(len(cb.stage)) {
 		if err := cb.flush(); err != nil {
 			return nil, err
+		}
+		if cb.queued {
+			cb.queued = false
+			if err := cb.ctx.Synchronize(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if n > uint64(len(cb.stage)) {
@@ -282,15 +296,41 @@ func (cb *copyBatcher) room(n uint64) ([]byte, error) {
 	return b, nil
 }
 
-// flush runs the copies gathered so far, as one batch.
+// flush runs the copies gathered so far, as one batch, or queues them.
 func (cb *copyBatcher) flush() error {
 	if len(cb.copies) == 0 {
 		cb.used = 0
 		return nil
 	}
-	err := copyBatch(cb.ctx, cb.copies)
+	var err error
+	if cb.queue {
+		err = queueCopies(cb.ctx, cb.copies)
+		cb.queued = true
+	} else {
+		err = copyBatch(cb.ctx, cb.copies)
+	}
 	cb.copies, cb.used = cb.copies[:0], 0
 	return err
+}
+
+// queueCopies queues copies on ctx's stream, in order, as one call where
+// it can (gpu.BatchQueuer), naming the copy that could not be queued.
+func queueCopies(ctx gpu.Context, copies []gpu.Copy) error {
+	if bq, ok := ctx.(gpu.BatchQueuer); ok {
+		return bq.QueueBatch(copies)
+	}
+	for i, cp := range copies {
+		var err error
+		if cp.FromDevice {
+			err = ctx.CopyDtoHAsync(cp.Host, cp.Dev)
+		} else {
+			err = ctx.CopyHtoDAsync(cp.Dev, cp.Host)
+		}
+		if err != nil {
+			return fmt.Errorf("copy %d of %d: %w", i, len(copies), err)
+		}
+	}
+	return nil
 }
 
 // growStage makes the staging buffer at least n ≤ stageBytes bytes: the
@@ -1216,7 +1256,7 @@ func (res *Resident) bringBackStrided(b *resBuf, pages []int, addr, d uint64) er
 	var off uint64
 	for k, p := range pages {
 		lo, hi := b.chunk(p)
-		if err := res.ctx.CopyDtoD(res.gather+gpu.DevicePtr(off), b.dev+gpu.DevicePtr(lo-b.r.Lo), hi-lo); err != nil {
+		if err := res.ctx.CopyDtoDAsync(res.gather+gpu.DevicePtr(off), b.dev+gpu.DevicePtr(lo-b.r.Lo), hi-lo); err != nil {
 			return fmt.Errorf("%w: gathering [%#x,%#x) on the device: %v", ErrLostCopy, lo, hi, err)
 		}
 		at[k] = off
@@ -1654,7 +1694,9 @@ func (res *Resident) limit() uint64 {
 func (res *Resident) merge(ctx gpu.Context, mem GuestMemory, b *resBuf, olds []*resBuf) (uint64, error) {
 	for _, o := range olds {
 		off := o.r.Lo - b.r.Lo
-		if err := ctx.CopyDtoD(b.dev+gpu.DevicePtr(off), o.dev, o.r.Hi-o.r.Lo); err != nil {
+		// Queued: what reads or writes b after it (copies, the kernel)
+		// runs in stream order.
+		if err := ctx.CopyDtoDAsync(b.dev+gpu.DevicePtr(off), o.dev, o.r.Hi-o.r.Lo); err != nil {
 			return 0, err
 		}
 		if b.snap != nil && o.snap != nil {

@@ -519,6 +519,22 @@ func (c *countingContext) CopyBatch(copies []gpu.Copy) error {
 	if !ok {
 		return copyBatch(struct{ gpu.Context }{c}, copies)
 	}
+	c.countBatch(copies)
+	return bc.CopyBatch(copies)
+}
+
+// QueueBatch counts a queued batch as CopyBatch counts a batch.
+func (c *countingContext) QueueBatch(copies []gpu.Copy) error {
+	bq, ok := c.Context.(gpu.BatchQueuer)
+	if !ok {
+		return queueCopies(struct{ gpu.Context }{c}, copies)
+	}
+	c.countBatch(copies)
+	return bq.QueueBatch(copies)
+}
+
+// countBatch counts a batch once each way it copies.
+func (c *countingContext) countBatch(copies []gpu.Copy) {
 	in, out := false, false
 	for _, cp := range copies {
 		out = out || cp.FromDevice && len(cp.Host) > 0
@@ -530,7 +546,16 @@ func (c *countingContext) CopyBatch(copies []gpu.Copy) error {
 	if out {
 		c.dtoh++
 	}
-	return bc.CopyBatch(copies)
+}
+
+func (c *countingContext) CopyHtoDAsync(dst gpu.DevicePtr, src []byte) error {
+	c.htod++
+	return c.Context.CopyHtoDAsync(dst, src)
+}
+
+func (c *countingContext) CopyDtoHAsync(dst []byte, src gpu.DevicePtr) error {
+	c.dtoh++
+	return c.Context.CopyDtoHAsync(dst, src)
 }
 
 // TestResidentColumnWalk runs the saxpy loop over 128-page arrays with a
@@ -695,6 +720,16 @@ func (c *callCounter) NewEvent() (gpu.Event, error) {
 func (c *callCounter) CopyDtoD(dst, src gpu.DevicePtr, n uint64) error {
 	c.dtod++
 	return c.Context.CopyDtoD(dst, src, n)
+}
+
+func (c *callCounter) CopyDtoDAsync(dst, src gpu.DevicePtr, n uint64) error {
+	c.dtod++
+	return c.Context.CopyDtoDAsync(dst, src, n)
+}
+
+func (c *callCounter) CopyHtoDAsync(dst gpu.DevicePtr, src []byte) error {
+	c.htod++
+	return c.Context.CopyHtoDAsync(dst, src)
 }
 
 // TestErrorRecordReused launches the saxpy kernel with one Resident: the

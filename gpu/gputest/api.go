@@ -152,6 +152,86 @@ func (s *suite) testCopyBatch(t *testing.T) {
 	}
 }
 
+// testStream queues a copy in, a kernel that stores into what it copied,
+// a copy on the device and a copy back, and waits once: the work runs in
+// the order it was queued, from Go memory and from pinned memory, and
+// through a queued batch (gpu.BatchQueuer) where the context has one. A
+// queued copy outside every allocation fails at once, naming its call.
+func (s *suite) testStream(t *testing.T) {
+	s.known(t, "Stream")
+	c := s.context(t)
+	poke := function(t, loadTestModule(t, c), "poke")
+	const n = 2*4096 + 24
+	dev, err := c.Alloc(2 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer free(t, c, dev)
+	host := func() []byte { return make([]byte, n) }
+	pa, pinnable := c.(gpu.PinnedAllocator)
+	for _, mem := range []string{"go", "pinned", "batch"} {
+		t.Run(mem, func(t *testing.T) {
+			in, back := host(), host()
+			if mem == "pinned" && pinnable {
+				for _, b := range []*[]byte{&in, &back} {
+					if *b, err = pa.AllocPinned(n); err != nil {
+						t.Fatal(err)
+					}
+					defer func(b []byte) { _ = pa.FreePinned(b) }(*b)
+				}
+			}
+			bq, batches := c.(gpu.BatchQueuer)
+			if mem == "batch" && !batches {
+				t.Skip("the context queues no batches")
+			}
+			copy(in, pattern(n, 91))
+			if mem == "batch" {
+				err = bq.QueueBatch([]gpu.Copy{{Dev: dev, Host: in[:100]}, {Dev: dev + 100, Host: in[100:]}})
+			} else {
+				err = c.CopyHtoDAsync(dev, in)
+			}
+			if err != nil {
+				t.Fatalf("queueing the copy in: %v", err)
+			}
+			if err := c.Launch(poke, gpu.LaunchConfig{Grid: gpu.Dim3{X: 1, Y: 1, Z: 1}, Block: gpu.Dim3{X: 1, Y: 1, Z: 1}}, [][]byte{u64(uint64(dev)), u64(4100), u32(0xfeedf00d)}); err != nil {
+				t.Fatalf("Launch poke: %v", err)
+			}
+			if err := c.CopyDtoDAsync(dev+n, dev, n); err != nil {
+				t.Fatalf("CopyDtoDAsync: %v", err)
+			}
+			if mem == "batch" {
+				err = bq.QueueBatch([]gpu.Copy{{Dev: dev + n, Host: back[:n-8], FromDevice: true}, {Dev: dev + 2*n - 8, Host: back[n-8:], FromDevice: true}})
+			} else {
+				err = c.CopyDtoHAsync(back, dev+n)
+			}
+			if err != nil {
+				t.Fatalf("queueing the copy back: %v", err)
+			}
+			if err := c.Synchronize(); err != nil {
+				t.Fatalf("Synchronize: %v", err)
+			}
+			want := append([]byte(nil), in...)
+			copy(want[4100:], u32(0xfeedf00d))
+			if !bytes.Equal(back, want) {
+				t.Fatal("the queued work did not run in the order it was queued")
+			}
+		})
+	}
+	for what, err := range map[string]error{
+		"CopyHtoDAsync": c.CopyHtoDAsync(dev+2*n-4, make([]byte, 8)),
+		"CopyDtoHAsync": c.CopyDtoHAsync(make([]byte, 8), dev+2*n-4),
+		"CopyDtoDAsync": c.CopyDtoDAsync(dev, dev+2*n-4, 8),
+	} {
+		wantCode(t, what+" past the allocation", err, gpu.ErrInvalidValue)
+		if err != nil && !strings.Contains(err.Error(), "Async") {
+			t.Errorf("%s past the allocation: %v, want an error naming the call", what, err)
+		}
+	}
+	if err := c.Synchronize(); err != nil {
+		t.Fatalf("Synchronize after the refused copies: %v", err)
+	}
+}
+
 func (s *suite) testMemory(t *testing.T) {
 	s.known(t, "Memory")
 	c := s.context(t)

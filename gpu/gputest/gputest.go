@@ -64,6 +64,7 @@ func RunWith(t *testing.T, d gpu.Driver, o Options) {
 	t.Run("Devices", s.testDevices)
 	t.Run("Memory", s.testMemory)
 	t.Run("CopyBatch", s.testCopyBatch)
+	t.Run("Stream", s.testStream)
 	t.Run("Kernel", s.testKernel)
 	t.Run("Events", s.testEvents)
 	t.Run("Misuse", s.testMisuse)

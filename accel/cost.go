@@ -651,3 +651,34 @@ func (s *streak) add(e Estimate, probed time.Duration) bool {
 	s.probed += probed
 	return s.n >= disarmAfter && float64(s.probed) > probeShare*float64(s.cpu)
 }
+
+// timedTail records that the first CPU tail iteration of the instance
+// just offloaded took d on the plain engine (sp.tailInsns guest
+// instructions): it prices the CPU when it is the fastest per instruction
+// timed so far (see tailAt).
+func (sp *spot) timedTail(d time.Duration) {
+	switch {
+	case sp.plainIter == 0:
+	case sp.tailInsns > 0 && sp.plainInsns > 0:
+		if float64(d)/sp.tailInsns >= float64(sp.plainIter)/sp.plainInsns {
+			return
+		}
+	case d >= sp.plainIter:
+		return
+	}
+	sp.plainIter, sp.plainInsns = d, sp.tailInsns
+}
+
+// tailAt is the plain engine's time on a CPU tail iteration (plainIter,
+// see CPUIteration) moved to an iteration of insns guest instructions:
+// in proportion, where the tail's instructions are known. Instances that
+// grow (cholesky's columns, whose rows' dot products lengthen column by
+// column) are timed on the tails of the first few, the shortest: priced
+// at those, every later column looked as cheap on the CPU as the first
+// ones, and no better on the GPU (a streak of them disarms the hot spot).
+func (sp *spot) tailAt(insns float64) time.Duration {
+	if sp.plainInsns <= 0 || insns <= 0 {
+		return sp.plainIter
+	}
+	return time.Duration(float64(sp.plainIter) * insns / sp.plainInsns)
+}

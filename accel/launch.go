@@ -217,9 +217,6 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		return false, fail(ReasonTripCount, "%d iterations left", last+1-uint64(P))
 	}
 	count := last + 1 - tail - uint64(P)
-	// The CPU tail's first iteration, timed when it ends (spot.timedTail),
-	// comes count rows after the last probed one.
-	sp.tailInsns = rowAt(rowInsns[:P], count+1)
 	if k.DynRounding && cpu.State[gvinst.MXCSR]>>13&3 != 0 {
 		return false, fail(ReasonRounding, "MXCSR %#x", cpu.State[gvinst.MXCSR])
 	}
@@ -274,6 +271,9 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		}
 		count = last + 1 - tail - uint64(P)
 	}
+	// The CPU tail's first iteration, timed when it ends (spot.timedTail),
+	// comes count rows after the last probed one.
+	sp.tailInsns = rowAt(rowInsns[:P], count+1)
 	var fixed []int // loads the same in every iteration: checked below
 	if restride != "" {
 		var why string

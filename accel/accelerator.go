@@ -635,6 +635,9 @@ type spot struct {
 	// gpusim.Options.KernelSpeedup): the instance's GPU side leaves it out.
 	unseen        time.Duration
 	kernelPerIter time.Duration
+	// kernelTimes are the last launches' kernel times per iteration, of
+	// which kernelPerIter is the least.
+	kernelTimes recentLeast
 	// modelPerIter is the throughput model's kernel time per iteration at
 	// the last prediction, before scaling (0 when none was made).
 	modelPerIter time.Duration

@@ -157,3 +157,23 @@ func TestMeasuredCostsOnePricing(t *testing.T) {
 		t.Errorf("bringing back %g, want the device's 8e9 (nothing brought back yet)", c.DeviceToHost)
 	}
 }
+
+// TestRecentLeast checks that one stalled launch does not price the
+// instances after it, and that a kernel that got slower for good does
+// within recentLaunches launches.
+func TestRecentLeast(t *testing.T) {
+	var r recentLeast
+	us := time.Microsecond
+	for i, c := range []struct{ d, want time.Duration }{
+		{2 * us, 2 * us},
+		{113 * us, 2 * us}, // the stalled one
+		{2 * us, 2 * us},
+		{5 * us, 2 * us},
+		{5 * us, 2 * us},
+		{5 * us, 5 * us}, // slower for good: three in a row
+	} {
+		if got := r.add(c.d); got != c.want {
+			t.Errorf("launch %d at %v: %v, want %v", i, c.d, got, c.want)
+		}
+	}
+}

@@ -682,3 +682,29 @@ func (sp *spot) tailAt(insns float64) time.Duration {
 	}
 	return time.Duration(float64(sp.plainIter) * insns / sp.plainInsns)
 }
+
+// recentLeast keeps the last recentLaunches measurements of a launch's
+// cost, and gives the least of them: one launch that the host stalled
+// (a loaded machine, a collection) does not price every instance after
+// it. (LU at 1078 on gpusim: one launch of its trailing update timed at
+// 113 us an iteration, where the others took a fraction of one, priced
+// the next eight instances at 33 ms against 0.2 ms on the CPU, and the
+// streak disarmed the hot spot with 300 of its instances to come.)
+type recentLeast struct {
+	last [recentLaunches]time.Duration
+	n    int
+}
+
+// recentLaunches is how many launches recentLeast remembers.
+const recentLaunches = 3
+
+// add records d and returns the least of the last recentLaunches.
+func (r *recentLeast) add(d time.Duration) time.Duration {
+	r.last[r.n%recentLaunches] = d
+	r.n++
+	least := d
+	for i := 0; i < min(r.n, recentLaunches); i++ {
+		least = min(least, r.last[i])
+	}
+	return least
+}

@@ -1089,7 +1089,7 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	}
 	sp.addCosts(st)
 	// The cost model counts what launching costs the host too.
-	sp.kernelPerIter = max(st.Kernel, st.LaunchWall) / time.Duration(in.Count)
+	sp.kernelPerIter = sp.kernelTimes.add(max(st.Kernel, st.LaunchWall) / time.Duration(in.Count))
 	sp.a.calib.add(sp.modelPerIter*time.Duration(in.Count), st.Kernel)
 	// What copies cost through the residency, for the next predictions.
 	sp.a.copyIn.add(st.BytesIn, st.CopyIn)

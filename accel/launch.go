@@ -492,17 +492,15 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		if err := sp.setLive(cpu, moved); err != nil {
 			return false, fail(ReasonDriver, "writing the loop state: %v", err)
 		}
-		costs, _ := sp.a.deviceCosts()
 		est := Estimate{Iterations: rest, CPU: time.Duration(rest) * cpuIter, Kernel: time.Duration(rest) * sp.kernelPerIter}
-		if costs != nil {
-			est.Launch = costs.LaunchLatency
+		if costs, _ := sp.a.deviceCosts(); costs != nil {
+			c := sp.a.measuredCosts()
+			est.Launch = c.LaunchLatency
 			var restIn uint64
 			for _, g := range ptxgen.Groups(k, in.Sites) {
 				restIn += sp.a.resident.ToCopy(g.Range)
 			}
-			if bw := sp.a.copyIn.bandwidth(costs.HostToDevice); bw > 0 {
-				est.Copy = time.Duration(float64(restIn) / bw * float64(time.Second))
-			}
+			est.Copy = c.copyTime(restIn)
 		}
 		if !est.Pays() {
 			// The CPU runs the rest of the instance, from the iteration

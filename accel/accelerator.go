@@ -627,6 +627,10 @@ type spot struct {
 	// the last tail began.
 	ledger    ledger
 	plainIter time.Duration
+	// plainInsns is the guest instructions of the iteration plainIter
+	// timed (0 when not known), and tailInsns those of the first tail
+	// iteration of the instance under way (see tailAt).
+	plainInsns, tailInsns float64
 	// plainRate is the plain engine's speed on the loop, guest
 	// instructions per second, once timePlain timed it (plainTimed; 0
 	// when the instance ended before a run could tell).
@@ -647,6 +651,9 @@ type spot struct {
 	// gpusim.Options.KernelSpeedup): the instance's GPU side leaves it out.
 	unseen        time.Duration
 	kernelPerIter time.Duration
+	// kernelTimes are the last launches' kernel times per iteration, of
+	// which kernelPerIter is the least.
+	kernelTimes recentLeast
 	// modelPerIter is the throughput model's kernel time per iteration at
 	// the last prediction, before scaling (0 when none was made).
 	modelPerIter time.Duration
@@ -681,6 +688,10 @@ type spot struct {
 	// predictedAt that count at its last prediction (refill.go).
 	deviceReads, deviceWrites []ptxgen.Range
 	lastLaunch, predictedAt   uint64
+	// fellBack is the store footprints, merged, of the instances the
+	// cost model sent to the CPU since the spot's last launch: what its
+	// next launch copies in of them is an outlay (copycost.go).
+	fellBack []ptxgen.Range
 	// variants are the Dry and Unchecked kernels loaded for proveDry,
 	// dryFailed the kernels whose variants did not load.
 	variants  map[*ptxgen.Kernel]gpu.Function
@@ -862,9 +873,8 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 			// (the cost model prices bringing it back separately,
 			// Estimate.Fetch). (gramschmidt's j loop: 190 us for an
 			// iteration the engine runs in 2.3 us.)
-			_, back := a.resident.BroughtBack()
-			if d := time.Since(sp.tailStart); back == sp.tailBack && (sp.plainIter == 0 || d < sp.plainIter) {
-				sp.plainIter = d
+			if _, back := a.resident.BroughtBack(); back == sp.tailBack {
+				sp.timedTail(time.Since(sp.tailStart))
 			}
 			return nil
 		}

@@ -651,3 +651,60 @@ func (s *streak) add(e Estimate, probed time.Duration) bool {
 	s.probed += probed
 	return s.n >= disarmAfter && float64(s.probed) > probeShare*float64(s.cpu)
 }
+
+// timedTail records that the first CPU tail iteration of the instance
+// just offloaded took d on the plain engine (sp.tailInsns guest
+// instructions): it prices the CPU when it is the fastest per instruction
+// timed so far (see tailAt).
+func (sp *spot) timedTail(d time.Duration) {
+	switch {
+	case sp.plainIter == 0:
+	case sp.tailInsns > 0 && sp.plainInsns > 0:
+		if float64(d)/sp.tailInsns >= float64(sp.plainIter)/sp.plainInsns {
+			return
+		}
+	case d >= sp.plainIter:
+		return
+	}
+	sp.plainIter, sp.plainInsns = d, sp.tailInsns
+}
+
+// tailAt is the plain engine's time on a CPU tail iteration (plainIter,
+// see CPUIteration) moved to an iteration of insns guest instructions:
+// in proportion, where the tail's instructions are known. Instances that
+// grow (cholesky's columns, whose rows' dot products lengthen column by
+// column) are timed on the tails of the first few, the shortest: priced
+// at those, every later column looked as cheap on the CPU as the first
+// ones, and no better on the GPU (a streak of them disarms the hot spot).
+func (sp *spot) tailAt(insns float64) time.Duration {
+	if sp.plainInsns <= 0 || insns <= 0 {
+		return sp.plainIter
+	}
+	return time.Duration(float64(sp.plainIter) * insns / sp.plainInsns)
+}
+
+// recentLeast keeps the last recentLaunches measurements of a launch's
+// cost, and gives the least of them: one launch that the host stalled
+// (a loaded machine, a collection) does not price every instance after
+// it. (LU at 1078 on gpusim: one launch of its trailing update timed at
+// 113 us an iteration, where the others took a fraction of one, priced
+// the next eight instances at 33 ms against 0.2 ms on the CPU, and the
+// streak disarmed the hot spot with 300 of its instances to come.)
+type recentLeast struct {
+	last [recentLaunches]time.Duration
+	n    int
+}
+
+// recentLaunches is how many launches recentLeast remembers.
+const recentLaunches = 3
+
+// add records d and returns the least of the last recentLaunches.
+func (r *recentLeast) add(d time.Duration) time.Duration {
+	r.last[r.n%recentLaunches] = d
+	r.n++
+	least := d
+	for i := 0; i < min(r.n, recentLaunches); i++ {
+		least = min(least, r.last[i])
+	}
+	return least
+}

@@ -271,6 +271,9 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		}
 		count = last + 1 - tail - uint64(P)
 	}
+	// The CPU tail's first iteration, timed when it ends (spot.timedTail),
+	// comes count rows after the last probed one.
+	sp.tailInsns = rowAt(rowInsns[:P], count+1)
 	var fixed []int // loads the same in every iteration: checked below
 	if restride != "" {
 		var why string
@@ -315,7 +318,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		cpuPerIter *= g
 	}
 	probed := time.Duration(cpuPerIter * float64(time.Second))
-	cpuIter := CPUIteration(TrustedTail(sp.plainIter, probed, sp.straightIteration()), probed, insnsPerIter, sp.loopRate(), sp.a.runRate(), sp.a.mainRate())
+	cpuIter := CPUIteration(TrustedTail(sp.tailAt(insnsPerIter), probed, sp.straightIteration()), probed, insnsPerIter, sp.loopRate(), sp.a.runRate(), sp.a.mainRate())
 	// What this instance cost so far beyond its iterations' CPU time
 	// (probing, guards): every offloaded instance pays it again. The
 	// hot spot's first instance has paid it whatever the decision (it
@@ -330,67 +333,20 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		if _, err := sp.a.deviceCosts(); err != nil {
 			return false, fail(ReasonDriver, "%v", err)
 		}
-		// What the launch would copy in: the bytes of its footprints the
-		// device does not hold, or holds but the guest wrote since,
-		// less what the launch overwrites (as the 2D kernel would run
-		// it, when it will) in a new buffer: an init nest copies
-		// nothing in. It is priced the same after launches: what they
-		// left on the device is not copied again. (Pricing every
-		// instance at the mean copy time of the launches so far charged
-		// heat3d's first sweep, on an H100, the 0.28 s its first launch
-		// spent making its buffers and copying both arrays in, against
-		// 0.2 s on the CPU: it went back to the CPU after one launch, and
-		// from then on both arrays crossed the bus twice a step.)
-		var copyIn, copyNew, merged uint64
-		{
-			kk, in := k, ptxgen.LaunchInput{Sites: sites}
-			if sp.kernel2 != nil && !sp.a.prefer1D(k, count) {
-				kk, in.InnerTrip0, in.InnerTripStep = sp.kernel2, innerTrips[0], innerTrips[1]-innerTrips[0]
-			} else {
-				sp.checkTrips(&in, kk, innerTrips, P, byX86)
-			}
-			in.Dense = sp.denseStores(kk, in, byX86)
-			for _, g := range ptxgen.Groups(kk, sites) {
-				merged += sp.a.resident.ToMerge(g.Range)
-				n := sp.a.resident.ToCopy(g.Range)
-				if n == g.Range.Hi-g.Range.Lo {
-					w := ptxgen.Overwritten(kk, g, in)
-					n -= w.Hi - w.Lo
-				}
-				// Bytes no buffer holds go into device memory made for
-				// them.
-				fresh := min(n, sp.a.resident.Unheld(g.Range))
-				copyIn += n - fresh
-				copyNew += fresh
-			}
-			// Arrays copied in stay on the device: a nest entered again
-			// and again (a time step) pays for them once. The n-th
-			// instance of a hot spot that has not launched yet is charged
-			// a 1/n share, so a stencil whose first step cannot pay for
-			// the copies alone launches by its third or fourth.
-			if seen := sp.rep.Fallbacks; seen > 0 && sp.rep.Launches == 0 {
-				copyIn /= uint64(seen) + 1
-			}
-			// New buffers and buffers merged stay: the instances the
-			// hot spot may still run share the outlay (as many as the
-			// profile saw it entered, or as it ran so far). The two
-			// sweeps of a time step over the same arrays make and merge
-			// their buffers over the first few steps, and a step's share
-			// is small; fcond's three passes merged 480 MB for each of
-			// their last two, and trisolv's initialisation, entered
-			// once, would have copied its triangle into a new buffer.
-			seen := uint64(sp.rep.Launches + sp.rep.Fallbacks)
-			remaining := max(sp.hs.Entries, 2*seen, seen+1) - seen
-			merged /= remaining
-			copyNew /= remaining
+		// What the launch would copy, as the 2D kernel would run it when
+		// it will, and who pays for it (copycost.go).
+		kk, in := k, ptxgen.LaunchInput{Sites: sites}
+		if sp.kernel2 != nil && !sp.a.prefer1D(k, count) {
+			kk, in.InnerTrip0, in.InnerTripStep = sp.kernel2, innerTrips[0], innerTrips[1]-innerTrips[0]
+		} else {
+			sp.checkTrips(&in, kk, innerTrips, P, byX86)
 		}
+		in.Dense = sp.denseStores(kk, in, byX86)
+		copies := sp.launchCopies(&sp.a.resident, kk, in)
 		c := sp.a.measuredCosts()
-		c.HostToDevice = sp.a.copyIn.bandwidth(c.HostToDevice)
-		c.HostToNewBuffer = sp.a.copyIn.bandwidth(c.HostToNewBuffer)
-		c.DeviceToDevice = sp.a.merges.bandwidth(c.DeviceToDevice)
 		sp.modelPerIter = c.ModelKernel(1<<20, insnsPerIter) >> 20
-		est := c.Predict(count, cpuIter, insnsPerIter, overhead, copyIn, sp.kernelPerIter)
-		est.Copy += c.NewBufferTime(copyNew) + c.MergeTime(merged)
+		est := c.Predict(count, cpuIter, insnsPerIter, overhead, 0, sp.kernelPerIter)
+		est.Copy = copies.time(c, sp.rep.Launches, sp.rep.Fallbacks, sp.hs.Entries)
 		// Pages go back and forth page by page: they are priced at the
 		// rate the guest brought them back so far (fetchBandwidth). Only
 		// the hot spots launching between this one's instances make
@@ -399,6 +355,10 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		sp.fetch = est.Fetch
 		sp.predicted = est
 		if !est.Pays() {
+			// The CPU runs the instance: the pages its stores write
+			// are the hot spot's own to copy in again, once, if it
+			// goes back to the GPU (launchCopies).
+			sp.ranOnCPU(kk, sites)
 			return false, fail(ReasonNotProfitable, "predicted %s", est)
 		}
 	}
@@ -532,17 +492,15 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		if err := sp.setLive(cpu, moved); err != nil {
 			return false, fail(ReasonDriver, "writing the loop state: %v", err)
 		}
-		costs, _ := sp.a.deviceCosts()
 		est := Estimate{Iterations: rest, CPU: time.Duration(rest) * cpuIter, Kernel: time.Duration(rest) * sp.kernelPerIter}
-		if costs != nil {
-			est.Launch = costs.LaunchLatency
+		if costs, _ := sp.a.deviceCosts(); costs != nil {
+			c := sp.a.measuredCosts()
+			est.Launch = c.LaunchLatency
 			var restIn uint64
 			for _, g := range ptxgen.Groups(k, in.Sites) {
 				restIn += sp.a.resident.ToCopy(g.Range)
 			}
-			if bw := sp.a.copyIn.bandwidth(costs.HostToDevice); bw > 0 {
-				est.Copy = time.Duration(float64(restIn) / bw * float64(time.Second))
-			}
+			est.Copy = c.copyTime(restIn)
 		}
 		if !est.Pays() {
 			// The CPU runs the rest of the instance, from the iteration
@@ -1129,7 +1087,7 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	}
 	sp.addCosts(st)
 	// The cost model counts what launching costs the host too.
-	sp.kernelPerIter = max(st.Kernel, st.LaunchWall) / time.Duration(in.Count)
+	sp.kernelPerIter = sp.kernelTimes.add(max(st.Kernel, st.LaunchWall) / time.Duration(in.Count))
 	sp.a.calib.add(sp.modelPerIter*time.Duration(in.Count), st.Kernel)
 	// What copies cost through the residency, for the next predictions.
 	sp.a.copyIn.add(st.BytesIn, st.CopyIn)
@@ -1374,14 +1332,36 @@ func (sp *spot) lostLaunch(spent, cpuIter time.Duration) {
 // not change linearly (data-dependent work) is not extrapolated.
 func rowGrowth(rows []float64, count uint64) float64 {
 	n := len(rows)
-	if n < 3 || count == 0 || rows[n-1] <= 0 {
+	d, ok := rowStep(rows)
+	if !ok || count == 0 || rows[n-1] <= 0 {
 		return 1
+	}
+	mean := rows[n-1] + d*(1+float64(count-1)/2)
+	return max(mean, 1) / rows[n-1]
+}
+
+// rowStep is how many instructions each row adds to the one before it,
+// where the probed rows (three or more, in order) grow or shrink by about
+// the same number (see rowGrowth).
+func rowStep(rows []float64) (float64, bool) {
+	n := len(rows)
+	if n < 3 {
+		return 0, false
 	}
 	d1, d2 := rows[n-2]-rows[n-3], rows[n-1]-rows[n-2]
 	if d1 == 0 && d2 == 0 || d1*d2 <= 0 || math.Abs(d1-d2) > math.Abs(d1+d2)/4 {
-		return 1
+		return 0, false
 	}
-	d := (d1 + d2) / 2
-	mean := rows[n-1] + d*(1+float64(count-1)/2)
-	return max(mean, 1) / rows[n-1]
+	return (d1 + d2) / 2, true
+}
+
+// rowAt is the instructions of the row k rows after the last of the
+// probed rows: the last one's, moved by rowStep k times where the rows
+// grow linearly (at least 1).
+func rowAt(rows []float64, k uint64) float64 {
+	last := rows[len(rows)-1]
+	if d, ok := rowStep(rows); ok {
+		return max(last+d*float64(k), 1)
+	}
+	return last
 }

@@ -878,7 +878,7 @@ func (sp *spot) runParts(cpu *gvinst.CPU, in ptxgen.LaunchInput, inputs []ptxgen
 		sp.rep.LastFallback = fb.Error() + " (the CPU ran it and the later kernels)"
 		break
 	}
-	sp.kernelPerIter = kernel / time.Duration(max(in.Count, 1))
+	sp.kernelPerIter = sp.kernelTimes.add(kernel / time.Duration(max(in.Count, 1)))
 	return nil
 }
 

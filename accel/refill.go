@@ -49,6 +49,8 @@ func (sp *spot) deviceUse(k *ptxgen.Kernel, sites []ptxgen.Range) {
 	sp.deviceWrites = unionRanges(append(sp.deviceWrites, writes...))
 	sp.a.launchSeq++
 	sp.lastLaunch = sp.a.launchSeq
+	// The launch copied in what the hot spot's own CPU runs wrote.
+	sp.fellBack = nil
 }
 
 // interleaved gives the footprints read and written on the device, each
@@ -145,11 +147,17 @@ func (sp *spot) pageTraffic(c DeviceCosts, k *ptxgen.Kernel, sites []ptxgen.Rang
 
 // measuredCosts is the device's costs (a.costs, which must be set) with
 // what the run measured since: the kernels' time against the throughput
-// model (KernelScale) and the rate pages came back at (DeviceToHost,
-// fetchBandwidth).
+// model (KernelScale), the launches' copies in and merges where slower
+// than the device's bare copies (copyMeter), and the rate pages came back
+// at (DeviceToHost, fetchBandwidth). Every prediction prices at them: a
+// probed instance's (spot.offload) and an extrapolated replay's
+// (replayPays).
 func (a *Accelerator) measuredCosts() DeviceCosts {
 	c := *a.costs
 	c.KernelScale = a.calib.scale()
+	c.HostToDevice = a.copyIn.bandwidth(c.HostToDevice)
+	c.HostToNewBuffer = a.copyIn.bandwidth(c.HostToNewBuffer)
+	c.DeviceToDevice = a.merges.bandwidth(c.DeviceToDevice)
 	back, took := a.resident.BroughtBack()
 	c.DeviceToHost = fetchBandwidth(c.DeviceToHost, back, took)
 	return c

@@ -286,6 +286,7 @@ func (sp *spot) offloadReplay(cpu *gvinst.CPU, r *replay, start []uint64) (appli
 	if tail == 1 && sp.givesExit() && r.k.GivesExitState() {
 		tail = 0
 	}
+	sp.tailInsns = r.insns
 	in, ok := r.input(sp, tail, start)
 	if !ok || in.Count < max(sp.a.opts.MinIterations, 1) {
 		sp.replay = nil
@@ -342,15 +343,17 @@ func (sp *spot) offloadReplay(cpu *gvinst.CPU, r *replay, start []uint64) (appli
 // replayPays reports whether the cost model expects the launch of
 // extrapolated replay r with input in to cost less than the CPU running
 // the iterations, bringing back first what the device holds of their
-// footprints (as offload prices a probed instance, less the probing): a
-// progression's instances change size, and its last ones may not pay.
-// Without the device's costs measured, or with AlwaysOffload, it does.
+// footprints (as offload prices a probed instance, less the probing, with
+// the same copies at the same measured costs): a progression's instances
+// change size, and its last ones may not pay. Without the device's costs
+// measured, or with AlwaysOffload, it does.
 func (sp *spot) replayPays(r *replay, in ptxgen.LaunchInput) bool {
 	if sp.a.costs == nil || sp.a.opts.AlwaysOffload {
 		return true
 	}
 	c := sp.a.measuredCosts()
 	est := c.Predict(in.Count, r.cpuIter, r.insns, 0, 0, sp.kernelPerIter)
+	est.Copy = sp.launchCopies(&sp.a.resident, r.k, in).time(c, sp.rep.Launches, sp.rep.Fallbacks, sp.hs.Entries)
 	est.Fetch, est.Refill = sp.pageTraffic(c, r.k, in.Sites, in.Count)
 	sp.fetch, sp.predicted = est.Fetch, est
 	return est.Pays()

@@ -182,6 +182,11 @@ type Memory struct {
 	// staleRuns are runs of pages stale for one holder and otherwise
 	// untouched, with no entry in pages (see staleruns.go).
 	staleRuns []pageRun
+	// writeEnd is the end of the Write or Poke under way (0 when none),
+	// and slab the bytes fill gives its pages without bytes of their own
+	// (see fill).
+	writeEnd uint64
+	slab     []byte
 	// OnCodeWrite, if set, is called when the guest writes to a page that
 	// translated code was read from (see MarkCode), before the write.
 	OnCodeWrite func(pageAddr uint64)
@@ -385,10 +390,34 @@ func (m *Memory) materialize(pn uint64, perm Perm) *page {
 	return p
 }
 
+// maxSlabPages is the most pages one allocation of fill gives bytes to.
+const maxSlabPages = 256
+
 // fill gives page pn, which reads as zeros from no bytes of its own, a
-// zeroed page of bytes.
+// zeroed page of bytes. Inside a Write or Poke of several pages, the pages
+// after pn that have no bytes of their own either get theirs from one
+// allocation (slab), made here: a page allocated on its own costs several
+// times its copy (bringing back an array born on the device, page by page
+// into untouched guest memory, ran at 2-3 GB/s, against 15 GB/s into
+// pages the guest had written).
 func (m *Memory) fill(pn uint64, p *page) {
-	p.data = new([PageSize]byte)
+	if len(m.slab) < PageSize && m.writeEnd > (pn+1)*PageSize {
+		n := uint64(1)
+		for last := (m.writeEnd - 1) / PageSize; pn+n <= last && n < maxSlabPages; n++ {
+			if q, ok := m.pages[pn+n]; ok && q.data != nil {
+				break
+			}
+		}
+		if n > 1 {
+			m.slab = make([]byte, n*PageSize)
+		}
+	}
+	if len(m.slab) >= PageSize {
+		p.data = (*[PageSize]byte)(m.slab[:PageSize])
+		m.slab = m.slab[PageSize:]
+	} else {
+		p.data = new([PageSize]byte)
+	}
 	m.filled++
 	m.tlbGen++
 	// The read TLB may hold the shared zero page for pn.
@@ -958,7 +987,15 @@ func (m *Memory) pageFor(addr uint64, a Access) (*page, error) {
 // access copies between buf and guest memory at addr, page by page,
 // checking access a (or ignoring permissions when force is set).
 func (m *Memory) access(addr uint64, buf []byte, a Access, force bool) error {
+	if a == AccessWrite && len(buf) > PageSize {
+		// Pages filled on the way share allocations (fill). (Nested
+		// writes, a holder's Poke from OnStale, end theirs.)
+		defer func() { m.writeEnd, m.slab = 0, nil }()
+	}
 	for len(buf) > 0 {
+		if a == AccessWrite && len(buf) > PageSize {
+			m.writeEnd = addr + uint64(len(buf))
+		}
 		var p *page
 		if force {
 			pn := addr / PageSize

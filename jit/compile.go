@@ -120,6 +120,9 @@ type compiler struct {
 	// access folds them into its address (see findAddresses).
 	addr map[gvinst.Reg]addrOf
 	skip map[int]bool // instructions whose work folded into others
+	// merges are the .f32 operations whose merge into a 64-bit value's
+	// low lane their host instruction makes (compile_lowmerge.go).
+	merges map[int]lowMerge
 	// groups are the unit's page groups (pagegroup.go); groupOf maps each
 	// of their loads and stores to its group.
 	groups  []pageGroup
@@ -232,6 +235,7 @@ func compileTrace(t *traceUnit, id uint32, bp bool, site int, tlbFromMachine [2]
 	}
 	c.fused = fusableCmps(vb, c.lastRead)
 	c.findReads()
+	c.merges = c.findLowMerges()
 	c.floatGuard = hasFloatArith(vb)
 	c.out.floatGuard = c.floatGuard
 	a := &c.a
@@ -1587,6 +1591,11 @@ func (c *compiler) float(idx int, in *gvinst.Inst) bool {
 			m += mnAddss - mnAddsd
 		}
 		body = func() {
+			if c.mergeInto(idx) {
+				a.encode(m, 4, 0, c.floatOperand(1, in.Src[1], false), 0)
+				c.mergeOut(idx)
+				return
+			}
 			c.loadF(0, in.Src[0], is64(t))
 			a.encode(m, 4, 0, c.floatOperand(1, in.Src[1], is64(t)), 0)
 			c.putF(in.Dst, 0, is64(t))
@@ -1597,8 +1606,9 @@ func (c *compiler) float(idx int, in *gvinst.Inst) bool {
 			m = mnSqrtss
 		}
 		body = func() {
+			merged := c.mergeInto(idx)
 			a.encode(m, 4, 0, c.floatOperand(1, in.Src[0], is64(t)), 0)
-			c.putF(in.Dst, 0, is64(t))
+			c.putFOrMerge(idx, merged, in.Dst, is64(t))
 		}
 	case gvinst.OpCvt:
 		r := gvinst.Rounding(in.Mod)
@@ -1613,8 +1623,9 @@ func (c *compiler) float(idx int, in *gvinst.Inst) bool {
 				m = mnCvtsi2ss
 			}
 			body = func() {
+				merged := c.mergeInto(idx)
 				a.encode(m, s.Size(), 0, regOp(c.src(in.Src[0])), 0)
-				c.putF(in.Dst, 0, is64(t))
+				c.putFOrMerge(idx, merged, in.Dst, is64(t))
 			}
 		case s.IsFloat() && t.IsInt() && t.IsSigned() && (t.Size() == 4 || t.Size() == 8):
 			var m mn
@@ -1640,8 +1651,9 @@ func (c *compiler) float(idx int, in *gvinst.Inst) bool {
 			}
 		case t == gvinst.F32 && s == gvinst.F64 && r == gvinst.RoundMXCSR:
 			body = func() {
+				merged := c.mergeInto(idx)
 				a.encode(mnCvtsd2ss, 4, 0, c.floatOperand(1, in.Src[0], true), 0)
-				c.putF(in.Dst, 0, false)
+				c.putFOrMerge(idx, merged, in.Dst, false)
 			}
 		default:
 			return false

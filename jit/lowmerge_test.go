@@ -1,0 +1,89 @@
+//go:build linux && amd64
+
+package jit
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// lowMergeBodies are scalar .f32 operations as the lifter writes them (the
+// result merged into the destination's low lane by an AND and an OR), and
+// near misses the compiler must not fold: the OR reading the result
+// twice, a binary operation whose first source is not the merged value,
+// the OR's destination read in between, the result read again.
+var lowMergeBodies = map[string]struct {
+	body  string
+	folds bool
+}{
+	"addss": {"  GET.u64 v0, x0\n  GET.u64 v1, x2\n  ADD.f32 v2, v0, v1\n  MOV.u64 v3, v0\n  AND.b64 v4, v3, -4294967296\n  OR.b64 v5, v4, v2\n  PUT.u64 x0, v5\n", true},
+	"subss": {"  GET.u64 v0, x1\n  GET.u64 v1, x3\n  SUB.f32 v2, v0, v1\n  AND.b64 v4, v0, -4294967296\n  OR.b64 v5, v2, v4\n  PUT.u64 x1, v5\n", true},
+	"mulss-chain": {"  GET.u64 v0, x0\n  GET.u64 v1, x1\n  MUL.f32 v2, v0, v1\n  AND.b64 v4, v0, -4294967296\n  OR.b64 v5, v4, v2\n" +
+		"  MOV.u64 v6, v5\n  DIV.f32 v7, v6, v1\n  MOV.u64 v8, v5\n  AND.b64 v9, v8, -4294967296\n  OR.b64 v10, v9, v7\n  PUT.u64 x0, v10\n  ST.u32 s7(12), v10\n", true},
+	"sqrtss":      {"  GET.u64 v0, x0\n  GET.u64 v1, x2\n  SQRT.f32 v2, v1\n  AND.b64 v4, v0, -4294967296\n  OR.b64 v5, v4, v2\n  PUT.u64 x0, v5\n", true},
+	"cvtsi2ss":    {"  GET.u64 v0, x3\n  GET.u64 v1, s1\n  CVT.dyn.f32.s32 v2, v1\n  AND.b64 v4, v0, -4294967296\n  OR.b64 v5, v4, v2\n  PUT.u64 x3, v5\n", true},
+	"cvtsi2ss-64": {"  GET.u64 v0, x3\n  GET.u64 v1, s2\n  CVT.dyn.f32.s64 v2, v1\n  AND.b64 v4, v0, -4294967296\n  OR.b64 v5, v4, v2\n  PUT.u64 x3, v5\n", true},
+	"cvtsd2ss":    {"  GET.u64 v0, x0\n  GET.u64 v1, x1\n  CVT.dyn.f32.f64 v2, v1\n  AND.b64 v4, v0, -4294967296\n  OR.b64 v5, v4, v2\n  PUT.u64 x0, v5\n", true},
+	"zeroed": {"  LI.u64 v0, 0\n  JOIN.b128 v1, v0, v0\n  GET.u64 v3, s1\n  CVT.dyn.f32.s32 v4, v3\n  AND.b64 v5, v1, -4294967296\n  OR.b64 v6, v5, v4\n" +
+		"  GET.u64 v7, x1\n  MOV.u64 v8, v6\n  DIV.f32 v9, v8, v7\n  MOV.u64 v10, v6\n  AND.b64 v11, v10, -4294967296\n  OR.b64 v12, v11, v9\n  PUT.u64 x0, v12\n", true},
+	"other-base": {"  GET.u64 v0, x0\n  GET.u64 v1, x2\n  ADD.f32 v2, v1, v0\n  AND.b64 v4, v0, -4294967296\n  OR.b64 v5, v4, v2\n  PUT.u64 x0, v5\n", false},
+	"twice":      {"  GET.u64 v0, x0\n  GET.u64 v1, x2\n  ADD.f32 v2, v0, v1\n  OR.b64 v5, v2, v2\n  PUT.u64 x0, v5\n", false},
+	"read-again": {"  GET.u64 v0, x0\n  GET.u64 v1, x2\n  MUL.f32 v2, v0, v1\n  AND.b64 v4, v0, -4294967296\n  OR.b64 v5, v4, v2\n  PUT.u64 x0, v5\n  PUT.u64 s3, v2\n", false},
+	"other-mask": {"  GET.u64 v0, x0\n  GET.u64 v1, x2\n  MUL.f32 v2, v0, v1\n  AND.b64 v4, v0, -4294967295\n  OR.b64 v5, v4, v2\n  PUT.u64 x0, v5\n", false},
+	"between":    {"  GET.u64 v0, x0\n  GET.u64 v1, x2\n  MUL.f32 v2, v0, v1\n  PUT.u64 x0, v1\n  AND.b64 v4, v0, -4294967296\n  OR.b64 v5, v4, v2\n  PUT.u64 x0, v5\n", false},
+}
+
+// TestLowMerges runs each body on both engines from several states (NaNs,
+// denormals and infinities among the xmm registers' lanes, every rounding
+// mode), straight and as a loop, and checks that the compiler folds the
+// merge exactly where it should.
+func TestLowMerges(t *testing.T) {
+	for name, b := range lowMergeBodies {
+		t.Run(name, func(t *testing.T) {
+			straight := flagsProgram(b.body)
+			if got := mergeFolded(t, straight); got != b.folds {
+				t.Fatalf("merge folded: %v, want %v", got, b.folds)
+			}
+			loop := "vblock 0x1000..0x1100:\n  # 0x1000: insn\n" + b.body +
+				"  # 0x10f0: dec\n  GET.u64 v30, s0\n  SUB.u64 v31, v30, 1\n  PUT.u64 s0, v31\n  CMP.ne.u64 v32, v31, 0\n  BRANCH v32, 0x1000, 0x2000\n" +
+				"vblock 0x2000..0x2002:\n  # 0x2000: syscall\n  SYSCALL 0x2002\n"
+			for i, mx := range []uint64{0x1f80, 0x3f80, 0x5f80, 0x7f80, 0x9fc0} {
+				setMX := fmt.Sprintf("  # 0x0ff0: ldmxcsr\n  LI.u32 v40, %d\n  PUT.u32 mxcsr, v40\n  JMP 0x1000\n", mx)
+				pre := "vblock 0x0ff0..0x1000:\n" + setMX
+				for _, f := range []uint64{0x7fc00001, 0x00000001, 0x7f800000, 0x3fc00000, 0xff7fffff} {
+					seed := []byte{byte(i), byte(f), byte(f >> 8), byte(f >> 16), byte(f >> 24), 3, 1, 4, 1, 5}
+					src := pre + strings.Replace(straight, "  # 0x1000: insn\n", fmt.Sprintf("  # 0x1000: insn\n  LI.u64 v41, %d\n  PUT.u64 x2, v41\n", f|0xabcd000000000000), 1)
+					mustRunBothFrom(t, src, seed, 0, 0x0ff0)
+					mustRunBothFrom(t, pre+loop, seed, 5000, 0x0ff0)
+				}
+			}
+		})
+	}
+}
+
+// mergeFolded compiles the first block of src and reports whether a merge
+// was folded: an OR.b64 that makes no code.
+func mergeFolded(t *testing.T, src string) bool {
+	t.Helper()
+	bs, err := gvinst.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vb := bs[0]
+	code, err := compileUnit(vb, 0, false, -1, [2]int64{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, m := range code.marks {
+		if m.inst < 0 || vb.Insts[m.inst].Op != gvinst.OpOr || k+1 >= len(code.marks) {
+			continue
+		}
+		if code.marks[k+1].pos == m.pos {
+			return true
+		}
+	}
+	return false
+}

@@ -1539,8 +1539,8 @@ const (
 )
 
 // hasFloatArith reports whether vb has an instruction float may compile
-// as arithmetic (not data movement), whose inline code is right only
-// while the guest masks every SSE exception.
+// as arithmetic (not data movement) or floatCmp as a comparison, whose
+// inline code is right only while the guest masks every SSE exception.
 func hasFloatArith(vb *gvinst.VBlock) bool {
 	for i := range vb.Insts {
 		in := &vb.Insts[i]
@@ -1550,6 +1550,10 @@ func hasFloatArith(vb *gvinst.VBlock) bool {
 		switch in.Op {
 		case gvinst.OpAdd, gvinst.OpSub, gvinst.OpMul, gvinst.OpDiv, gvinst.OpSqrt, gvinst.OpCvt:
 			return true
+		case gvinst.OpCmp:
+			if in.Type == gvinst.F32 || in.Type == gvinst.F64 {
+				return true
+			}
 		}
 	}
 	return false

@@ -36,26 +36,64 @@ var lowMergeBodies = map[string]struct {
 	"between":    {"  GET.u64 v0, x0\n  GET.u64 v1, x2\n  MUL.f32 v2, v0, v1\n  PUT.u64 x0, v1\n  AND.b64 v4, v0, -4294967296\n  OR.b64 v5, v4, v2\n  PUT.u64 x0, v5\n", false},
 }
 
-// TestLowMerges runs each body on both engines from several states (NaNs,
-// denormals and infinities among the xmm registers' lanes, every rounding
-// mode), straight and as a loop, and checks that the compiler folds the
-// merge exactly where it should.
-func TestLowMerges(t *testing.T) {
-	for name, b := range lowMergeBodies {
+// TestLowMerges runs each of lowMergeBodies on both engines (see
+// runFoldBodies).
+func TestLowMerges(t *testing.T) { runFoldBodies(t, lowMergeBodies) }
+
+// comiBodies are the flags words of ucomisd and ucomiss as the lifter
+// writes them, and near misses: a value of the seven read again, the
+// three comparisons not of the same operands.
+var comiBodies = map[string]struct {
+	body  string
+	folds bool
+}{
+	"ucomisd":      {comiBody("f64", "x0", "x2", ""), true},
+	"ucomiss":      {comiBody("f32", "x2", "x0", ""), true},
+	"same-operand": {comiBody("f64", "x2", "x2", ""), true},
+	"read-again":   {comiBody("f64", "x0", "x2", "  PUT.u64 s4, v3\n"), false},
+	"other-operands": {"  GET.u64 v0, x0\n  GET.u64 v1, x2\n  CMP.ltu.f64 v2, v0, v1\n  CMP.equ.f64 v3, v1, v0\n  CMP.nan.f64 v4, v0, v1\n" +
+		"  SHL.u64 v5, v4, 2\n  SHL.u64 v6, v3, 6\n  OR.u64 v7, v5, v6\n  OR.u64 v8, v2, v7\n  PUT.u64 s3, v8\n", false},
+}
+
+// comiBody is the flags word of a comparison of type ty of xmm registers
+// x and y into s3, then more.
+func comiBody(ty, x, y, more string) string {
+	return "  GET.u64 v0, " + x + "\n  GET.u64 v1, " + y + "\n  CMP.ltu." + ty + " v2, v0, v1\n  CMP.equ." + ty + " v3, v0, v1\n  CMP.nan." + ty + " v4, v0, v1\n" +
+		"  SHL.u64 v5, v4, 2\n  SHL.u64 v6, v3, 6\n  OR.u64 v7, v5, v6\n  OR.u64 v8, v2, v7\n  PUT.u64 s3, v8\n" + more +
+		"  AND.u64 v9, v8, 65\n  PUT.u64 s5, v9\n"
+}
+
+// TestComiFlags runs each of comiBodies on both engines (see
+// runFoldBodies).
+func TestComiFlags(t *testing.T) { runFoldBodies(t, comiBodies) }
+
+// runFoldBodies runs each body on both engines from several states (NaNs,
+// denormals and infinities among the xmm registers' lanes, two rounding
+// modes, DAZ with FTZ), straight and as a loop, and checks that the
+// compiler folds instructions exactly where it should.
+func runFoldBodies(t *testing.T, bodies map[string]struct {
+	body  string
+	folds bool
+}) {
+	for name, b := range bodies {
 		t.Run(name, func(t *testing.T) {
 			straight := flagsProgram(b.body)
 			if got := mergeFolded(t, straight); got != b.folds {
-				t.Fatalf("merge folded: %v, want %v", got, b.folds)
+				t.Fatalf("folded: %v, want %v", got, b.folds)
 			}
 			loop := "vblock 0x1000..0x1100:\n  # 0x1000: insn\n" + b.body +
 				"  # 0x10f0: dec\n  GET.u64 v30, s0\n  SUB.u64 v31, v30, 1\n  PUT.u64 s0, v31\n  CMP.ne.u64 v32, v31, 0\n  BRANCH v32, 0x1000, 0x2000\n" +
 				"vblock 0x2000..0x2002:\n  # 0x2000: syscall\n  SYSCALL 0x2002\n"
-			for i, mx := range []uint64{0x1f80, 0x3f80, 0x5f80, 0x7f80, 0x9fc0} {
-				setMX := fmt.Sprintf("  # 0x0ff0: ldmxcsr\n  LI.u32 v40, %d\n  PUT.u32 mxcsr, v40\n  JMP 0x1000\n", mx)
-				pre := "vblock 0x0ff0..0x1000:\n" + setMX
-				for _, f := range []uint64{0x7fc00001, 0x00000001, 0x7f800000, 0x3fc00000, 0xff7fffff} {
+			for i, mx := range []uint64{0x1f80, 0x3f80, 0x9fc0} {
+				pre := fmt.Sprintf("vblock 0x0ff0..0x1000:\n  # 0x0ff0: ldmxcsr\n  LI.u32 v40, %d\n  PUT.u32 mxcsr, v40\n  JMP 0x1000\n", mx)
+				for _, f := range []uint64{0x7fc00001, 0x00000001, 0x7f800000, 0x3fc00000, 0xff7fffff, 0x7ff4000000000000, 0x8000000000000001} {
 					seed := []byte{byte(i), byte(f), byte(f >> 8), byte(f >> 16), byte(f >> 24), 3, 1, 4, 1, 5}
-					src := pre + strings.Replace(straight, "  # 0x1000: insn\n", fmt.Sprintf("  # 0x1000: insn\n  LI.u64 v41, %d\n  PUT.u64 x2, v41\n", f|0xabcd000000000000), 1)
+					x2 := f
+					if f>>32 == 0 {
+						x2 |= 0xabcd000000000000 // a float's other lane
+					}
+					set := fmt.Sprintf("  # 0x1000: insn\n  LI.u64 v41, %d\n  PUT.u64 x2, v41\n", int64(x2))
+					src := pre + strings.Replace(straight, "  # 0x1000: insn\n", set, 1)
 					mustRunBothFrom(t, src, seed, 0, 0x0ff0)
 					mustRunBothFrom(t, pre+loop, seed, 5000, 0x0ff0)
 				}
@@ -64,8 +102,8 @@ func TestLowMerges(t *testing.T) {
 	}
 }
 
-// mergeFolded compiles the first block of src and reports whether a merge
-// was folded: an OR.b64 that makes no code.
+// mergeFolded compiles the first block of src and reports whether
+// instructions were folded into others: an OR that makes no code.
 func mergeFolded(t *testing.T, src string) bool {
 	t.Helper()
 	bs, err := gvinst.Parse(src)

@@ -120,6 +120,14 @@ type compiler struct {
 	// access folds them into its address (see findAddresses).
 	addr map[gvinst.Reg]addrOf
 	skip map[int]bool // instructions whose work folded into others
+	// xmm maps the guest slots a loop unit keeps in host xmm registers
+	// to them; noXmm are those it must not, and xmmRefused those the
+	// code needed elsewhere (xmmpin.go). x0 says which slot's value
+	// xmm0 holds after the float code that ends at x0.pos.
+	xmm        map[gvinst.Reg]reg
+	noXmm      map[gvinst.Reg]bool
+	xmmRefused map[gvinst.Reg]bool
+	x0         xmm0Value
 	// merges are the .f32 operations whose merge into a 64-bit value's
 	// low lane their host instruction makes (compile_lowmerge.go).
 	merges map[int]lowMerge
@@ -187,12 +195,32 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int, tlbFromMachine
 // compileTrace compiles the blocks of t as unit id (see compileUnit and
 // trace.go).
 func compileTrace(t *traceUnit, id uint32, bp bool, site int, tlbFromMachine [2]int64) (*compiled, error) {
+	// A loop unit first tries to keep every SSE register's low half it
+	// touches in a host xmm register; one that code other than float
+	// arithmetic reads or writes is left out and the unit compiled again
+	// (see xmmpin.go).
+	noXmm := map[gvinst.Reg]bool{}
+	for {
+		cu, refused, err := compileTraceWith(t, id, bp, site, tlbFromMachine, noXmm)
+		if err != nil || len(refused) == 0 {
+			return cu, err
+		}
+		for r := range refused {
+			noXmm[r] = true
+		}
+	}
+}
+
+// compileTraceWith is compileTrace keeping none of the slots noXmm names
+// in xmm registers. It returns the slots it kept there that the code
+// could not (refused); the code is then not to be used.
+func compileTraceWith(t *traceUnit, id uint32, bp bool, site int, tlbFromMachine [2]int64, noXmm map[gvinst.Reg]bool) (*compiled, map[gvinst.Reg]bool, error) {
 	vb := t.vb
 	if len(vb.Insts) == 0 {
-		return nil, fmt.Errorf("vblock %#x is empty", vb.Addr)
+		return nil, nil, fmt.Errorf("vblock %#x is empty", vb.Addr)
 	}
 	if n := int(gvinst.NumGuestSlots) + vb.NumVRegs(); n+2 > gvinst.FrameSlots {
-		return nil, fmt.Errorf("vblock %#x uses %d virtual registers, more than the frame holds", vb.Addr, vb.NumVRegs())
+		return nil, nil, fmt.Errorf("vblock %#x uses %d virtual registers, more than the frame holds", vb.Addr, vb.NumVRegs())
 	}
 	nInsts := len(vb.Insts)
 	inner := map[int]int{} // a trace's inner control transfers: the segment they end
@@ -201,20 +229,20 @@ func compileTrace(t *traceUnit, id uint32, bp bool, site int, tlbFromMachine [2]
 		switch vb.Insts[i].Op {
 		case gvinst.OpBranch, gvinst.OpJmp, gvinst.OpCall, gvinst.OpJmpR, gvinst.OpCallR, gvinst.OpRet:
 		default:
-			return nil, fmt.Errorf("trace %#x: block %#x ends in %s inside the trace", vb.Addr, t.segs[s].addr, vb.Insts[i].Op)
+			return nil, nil, fmt.Errorf("trace %#x: block %#x ends in %s inside the trace", vb.Addr, t.segs[s].addr, vb.Insts[i].Op)
 		}
 		inner[i] = s
 	}
 	for i := range vb.Insts[:nInsts-1] {
 		if _, ok := inner[i]; !ok && vb.Insts[i].Op.EndsBlock() {
-			return nil, fmt.Errorf("vblock %#x: %s ends the block before its last instruction", vb.Addr, vb.Insts[i].Op)
+			return nil, nil, fmt.Errorf("vblock %#x: %s ends the block before its last instruction", vb.Addr, vb.Insts[i].Op)
 		}
 	}
 	last := &vb.Insts[nInsts-1]
 	if !last.Op.EndsBlock() {
-		return nil, fmt.Errorf("vblock %#x does not end with a control transfer", vb.Addr)
+		return nil, nil, fmt.Errorf("vblock %#x does not end with a control transfer", vb.Addr)
 	}
-	c := &compiler{vb: vb, id: id, siteNext: site, trace: t, tlbFromMachine: tlbFromMachine}
+	c := &compiler{vb: vb, id: id, siteNext: site, trace: t, tlbFromMachine: tlbFromMachine, noXmm: noXmm}
 	c.out.resume = make([]int, nInsts)
 	for i := range c.out.resume {
 		c.out.resume[i] = -1
@@ -332,7 +360,7 @@ func compileTrace(t *traceUnit, id uint32, bp bool, site int, tlbFromMachine [2]
 		a.exitToGo()
 	}
 	c.out.code = a.bytes()
-	return &c.out, nil
+	return &c.out, c.xmmRefused, nil
 }
 
 // operandSlots calls f for every frame slot instruction in reads (dst
@@ -805,6 +833,7 @@ func (c *compiler) pinLoop() {
 			}
 		})
 	}
+	c.pinXmm(uses)
 	var cands []gvinst.Reg
 	for r := range uses {
 		cands = append(cands, r)
@@ -906,6 +935,9 @@ func (c *compiler) nativeMove(idx int, in *gvinst.Inst) bool {
 	sz := t.Size()
 	switch in.Op {
 	case gvinst.OpGet, gvinst.OpPut, gvinst.OpMov:
+		if in.Op == gvinst.OpPut && sz == 8 && !t.IsWide() && c.putXmm(in.Dst, in.Src[0]) {
+			return true
+		}
 		if t.IsWide() {
 			if in.Dst == in.Src[0]+1 || in.Dst+1 == in.Src[0] {
 				// Through scratch: the halves overlap.
@@ -1495,6 +1527,7 @@ func (c *compiler) successor(k int, mayLoop bool) {
 				a.encode(mnMovMR, 8, pool[i], memOp(slotMem(e.slot)), 0)
 			}
 		}
+		c.storeXmm()
 		a.movImm64(rax, exitWord(exitFuel, 0, c.id))
 		a.exitToGo()
 		return
@@ -1675,6 +1708,10 @@ func (c *compiler) float(idx int, in *gvinst.Inst) bool {
 // loadF loads a .f64 (or .f32) slot into xmm register x.
 func (c *compiler) loadF(x reg, r gvinst.Reg, f64 bool) {
 	r = c.aliased(r)
+	if k, ok := c.xmm[r]; ok {
+		c.a.encodeForm(&fmMovaps, 4, x, regOp(k), 0)
+		return
+	}
 	if i := c.cache.find(r); i >= 0 {
 		c.lock(i)
 		c.a.encode(mnMovqXR, 4, x, regOp(pool[i]), 0)
@@ -1692,6 +1729,9 @@ func (c *compiler) loadF(x reg, r gvinst.Reg, f64 bool) {
 // slot itself.
 func (c *compiler) floatOperand(x reg, r gvinst.Reg, f64 bool) operand {
 	r = c.aliased(r)
+	if k, ok := c.xmm[r]; ok {
+		return regOp(k)
+	}
 	if c.cache.find(r) >= 0 {
 		c.loadF(x, r, f64)
 		return regOp(x)
@@ -1705,6 +1745,9 @@ func (c *compiler) putF(r gvinst.Reg, x reg, f64 bool) {
 	d := c.dstReg(r)
 	if f64 {
 		c.a.encode(mnMovqRX, 4, x, regOp(d), 0)
+		if x == 0 {
+			c.x0 = xmm0Value{slot: r, pos: c.a.pos(), inst: c.cur, valid: true}
+		}
 		return
 	}
 	c.a.encode(mnMovdRX, 4, x, regOp(d), 0)

@@ -129,10 +129,7 @@ func (c *compiler) mergeInto(idx int) bool {
 	if !ok {
 		return false
 	}
-	c.a.encode(mnMovqXR, 4, 0, c.operand(m.base), 0)
-	if i := c.cache.find(c.aliased(m.base)); i >= 0 {
-		c.lock(i)
-	}
+	c.loadF(0, m.base, true)
 	c.skip[m.and] = true
 	c.skip[m.or] = true
 	return true

@@ -125,3 +125,95 @@ func mergeFolded(t *testing.T, src string) bool {
 	}
 	return false
 }
+
+// xmmLoop is a loop block (s0 counts down) summing floats from memory into
+// x0, squaring x1 in .f64, adding 1 to x2 as an integer (which keeps x2
+// out of the xmm registers), and reading the MXCSR (a callout, after which
+// the unit reloads what it keeps in registers); more is spliced in before
+// the loop's count.
+func xmmLoop(more string) string {
+	return "vblock 0x1000..0x1100:\n  # 0x1000: insn\n" +
+		"  GET.u64 v0, s0\n  AND.u64 v1, v0, 1023\n  SHL.u64 v2, v1, 2\n  GET.u64 v3, s7\n  ADD.u64 v4, v3, v2\n  LD.u32 v5, v4(0)\n" +
+		"  GET.u64 v6, x0\n  ADD.f32 v7, v6, v5\n  AND.b64 v8, v6, -4294967296\n  OR.b64 v9, v8, v7\n  PUT.u64 x0, v9\n" +
+		"  # 0x1004: insn\n  GET.u64 v10, x1\n  MUL.f64 v11, v10, v10\n  PUT.u64 x1, v11\n" +
+		"  # 0x1008: insn\n  GET.u64 v12, x2\n  ADD.u64 v13, v12, 1\n  PUT.u64 x2, v13\n" +
+		"  # 0x100c: insn\n  GET.u32 v14, mxcsr\n  PUT.u64 s9, v14\n" + more +
+		"  # 0x10f0: dec\n  GET.u64 v30, s0\n  SUB.u64 v31, v30, 1\n  PUT.u64 s0, v31\n  CMP.ne.u64 v32, v31, 0\n  BRANCH v32, 0x1000, 0x2000\n" +
+		"vblock 0x2000..0x2002:\n  # 0x2000: syscall\n  SYSCALL 0x2002\n"
+}
+
+// TestXmmPins runs loop units that keep SSE registers in host xmm
+// registers on both engines, and checks which registers they keep there:
+// x0 and x1 (float arithmetic only), not x2 (an integer add), nor a
+// register also moved whole (x3) or stored as an integer (x4).
+func TestXmmPins(t *testing.T) {
+	cases := []struct {
+		name, more string
+		kept, out  []string
+	}{
+		{"sums", "", []string{"x0", "x1"}, []string{"x2"}},
+		{"moved-whole", "  # 0x1010: movaps xmm3, xmm0\n  GET.b128 v15, x0\n  PUT.b128 x3, v15\n", []string{"x1"}, []string{"x0", "x2", "x3"}},
+		{"stored", "  # 0x1010: movss [s7+8], xmm4\n  GET.u64 v16, x4\n  ST.u32 s7(8), v16\n  GET.u64 v17, x4\n  MUL.f32 v18, v17, v17\n  PUT.u64 x4, v18\n", []string{"x0", "x1"}, []string{"x2", "x4"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := xmmLoop(tc.more)
+			bs, err := gvinst.Parse(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, err := compileUnit(bs[0], 0, false, -1, [2]int64{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !code.loop {
+				t.Fatal("not a loop unit")
+			}
+			kept := keptInXmm(t, bs[0])
+			for _, x := range tc.kept {
+				if !kept[x] {
+					t.Errorf("%s is not kept in an xmm register", x)
+				}
+			}
+			for _, x := range tc.out {
+				if kept[x] {
+					t.Errorf("%s is kept in an xmm register", x)
+				}
+			}
+			for i := 0; i < 6; i++ {
+				mustRunBothFrom(t, src, []byte{byte(i), byte(3 * i), 7}, 20000, 0x1000)
+			}
+		})
+	}
+}
+
+// keptInXmm compiles loop block vb and returns the SSE registers (x0,
+// x1, ...) its unit keeps in xmm registers.
+func keptInXmm(t *testing.T, vb *gvinst.VBlock) map[string]bool {
+	t.Helper()
+	noXmm := map[gvinst.Reg]bool{}
+	for {
+		_, refused, err := compileTraceWith(singleTrace(vb), 0, false, -1, [2]int64{}, noXmm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(refused) == 0 {
+			break
+		}
+		for r := range refused {
+			noXmm[r] = true
+		}
+	}
+	kept := map[string]bool{}
+	for k := 0; k < 16; k++ {
+		r := gvinst.X0 + gvinst.Reg(2*k)
+		used := false
+		for i := range vb.Insts {
+			operandSlots(&vb.Insts[i], func(s gvinst.Reg, _ bool) { used = used || s == r })
+		}
+		if used && !noXmm[r] {
+			kept[fmt.Sprintf("x%d", k)] = true
+		}
+	}
+	return kept
+}

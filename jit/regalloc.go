@@ -121,6 +121,7 @@ func (c *compiler) alloc() int {
 // not there. The caller must not change it.
 func (c *compiler) src(r gvinst.Reg) reg {
 	r = c.aliased(r)
+	c.notXmm(r)
 	i := c.cache.find(r)
 	if i < 0 {
 		i = c.alloc()
@@ -134,6 +135,7 @@ func (c *compiler) src(r gvinst.Reg) reg {
 // srcTo copies slot r into scratch register d.
 func (c *compiler) srcTo(d reg, r gvinst.Reg) {
 	r = c.aliased(r)
+	c.notXmm(r)
 	if i := c.cache.find(r); i >= 0 {
 		c.touch(i)
 		c.a.encode(mnMovMR, 8, pool[i], regOp(d), 0)
@@ -146,6 +148,7 @@ func (c *compiler) srcTo(d reg, r gvinst.Reg) {
 // frame slot (which is then current). It allocates nothing.
 func (c *compiler) operand(r gvinst.Reg) operand {
 	r = c.aliased(r)
+	c.notXmm(r)
 	if i := c.cache.find(r); i >= 0 {
 		c.touch(i)
 		return regOp(pool[i])
@@ -157,6 +160,7 @@ func (c *compiler) operand(r gvinst.Reg) operand {
 // sign-extended to 64 bits.
 func (c *compiler) srcExt(d reg, r gvinst.Reg, size int, signed bool) {
 	r = c.aliased(r)
+	c.notXmm(r)
 	if i := c.cache.find(r); i >= 0 {
 		c.touch(i)
 		c.a.extend(d, regOp(pool[i]), size, signed)
@@ -169,6 +173,7 @@ func (c *compiler) srcExt(d reg, r gvinst.Reg, size int, signed bool) {
 // caller has written it; the slot is dirty from now on. When r is also a
 // source of the instruction, this is the same register src returned.
 func (c *compiler) dstReg(r gvinst.Reg) reg {
+	c.notXmm(r)
 	i := c.cache.find(r)
 	if i < 0 {
 		i = c.alloc()
@@ -222,6 +227,7 @@ func (c *compiler) putImm(r gvinst.Reg, v uint64) {
 // that is newer; for reading the slot directly.
 func (c *compiler) frame(r gvinst.Reg) mem {
 	r = c.aliased(r)
+	c.notXmm(r)
 	if i := c.cache.find(r); i >= 0 && c.cache.e[i].dirty {
 		c.storeEntry(i)
 		if c.cache.e[i].pinned {
@@ -236,6 +242,7 @@ func (c *compiler) frame(r gvinst.Reg) mem {
 // frameWritten records that the code wrote slot r in the frame: a register
 // copy is dropped, or reloaded when pinned.
 func (c *compiler) frameWritten(r gvinst.Reg) {
+	c.notXmm(r)
 	i := c.cache.find(r)
 	if i < 0 {
 		return
@@ -249,8 +256,10 @@ func (c *compiler) frameWritten(r gvinst.Reg) {
 }
 
 // emitFlush stores the dirty slots of cache state st: guest slots only, or
-// virtual registers too.
+// virtual registers too; and the guest slots the unit keeps in xmm
+// registers (storeXmm).
 func (c *compiler) emitFlush(st *regCache, virtual bool) {
+	c.storeXmm()
 	for i := range st.e {
 		e := &st.e[i]
 		if e.valid && e.dirty && (virtual || !e.slot.IsVirtual()) {
@@ -260,8 +269,9 @@ func (c *compiler) emitFlush(st *regCache, virtual bool) {
 }
 
 // emitReload loads every register of cache state st from the frame (after
-// Go ran an instruction on it).
+// Go ran an instruction on it), and those the unit keeps in xmm registers.
 func (c *compiler) emitReload(st *regCache) {
+	c.loadXmm()
 	for i := range st.e {
 		if e := &st.e[i]; e.valid {
 			c.a.encode(mnMovRM, 8, pool[i], memOp(slotMem(e.slot)), 0)

@@ -1,0 +1,139 @@
+package jit
+
+import (
+	"sort"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// SSE registers in host xmm registers.
+//
+// The pool of general registers holds frame slots, SSE registers' halves
+// included; scalar float code then moves each operand from a general
+// register into xmm0 and the result back (movq), which puts two moves on
+// every step of a loop-carried float chain (sum += a[i]: 3 cycles an
+// iteration natively, about 10 through general registers). A loop unit
+// therefore keeps the low halves of the SSE registers it touches in host
+// xmm registers (xmmPins) from its entry to its exits, as it pins general
+// registers: loaded at the entry, stored at every exit (emitFlush, the
+// back edge's fuel exit), reloaded after a callout (emitReload). Float
+// arithmetic reads them in place (loadF, floatOperand) and a PUT of a
+// value writes them (putXmm). Every other way into a slot, the operand
+// API's, refuses one kept in an xmm register (notXmm): the unit is then
+// compiled again without it (compileTrace), so the code that runs never
+// reads or writes such a slot but through the paths above.
+
+// xmmPins are the host xmm registers that hold guest slots: all but xmm0
+// and xmm1 (every float instruction's scratch) and xmm7 (loadX's).
+var xmmPins = [...]reg{2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15}
+
+// fmMovaps is movaps xmm, xmm/m128: a whole register copied.
+var fmMovaps = form{op: []byte{0x0f, 0x28}, digit: -1}
+
+// xmm0Value says that xmm0's low 64 bits are slot's value from the end of
+// instruction inst's code, at code position pos, on.
+type xmm0Value struct {
+	slot  gvinst.Reg
+	pos   int
+	inst  int
+	valid bool
+}
+
+// pinXmm chooses, at a loop unit's entry, the guest SSE registers' low
+// halves among uses (the slots the block names, by how often) that it
+// keeps in xmm registers, and loads them. uses loses them, so that
+// pinLoop does not pin them in general registers too.
+func (c *compiler) pinXmm(uses map[gvinst.Reg]int) {
+	var cands []gvinst.Reg
+	for r := range uses {
+		if r >= gvinst.X0 && r < gvinst.X0+32 && (r-gvinst.X0)%2 == 0 && !c.noXmm[r] {
+			cands = append(cands, r)
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if uses[cands[i]] != uses[cands[j]] {
+			return uses[cands[i]] > uses[cands[j]]
+		}
+		return cands[i] < cands[j]
+	})
+	if len(cands) > len(xmmPins) {
+		cands = cands[:len(xmmPins)]
+	}
+	c.xmm = map[gvinst.Reg]reg{}
+	for i, r := range cands {
+		c.xmm[r] = xmmPins[i]
+		delete(uses, r)
+	}
+	c.loadXmm()
+}
+
+// loadXmm loads the slots kept in xmm registers from the frame.
+func (c *compiler) loadXmm() {
+	for _, r := range c.xmmSlots() {
+		c.a.encode(mnMovqXR, 4, c.xmm[r], memOp(slotMem(r)), 0)
+	}
+}
+
+// storeXmm stores the slots kept in xmm registers that the unit writes.
+func (c *compiler) storeXmm() {
+	for _, r := range c.xmmSlots() {
+		if c.loopWrites[r] {
+			c.a.encode(mnMovqRX, 4, c.xmm[r], memOp(slotMem(r)), 0)
+		}
+	}
+}
+
+// xmmSlots lists the slots kept in xmm registers, in order.
+func (c *compiler) xmmSlots() []gvinst.Reg {
+	rs := make([]gvinst.Reg, 0, len(c.xmm))
+	for r := range c.xmm {
+		rs = append(rs, r)
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i] < rs[j] })
+	return rs
+}
+
+// notXmm records that the code needs slot r (renamed) where an xmm
+// register cannot serve: when the unit keeps r in one, this compilation
+// is refused.
+func (c *compiler) notXmm(r gvinst.Reg) {
+	if _, ok := c.xmm[r]; !ok {
+		return
+	}
+	if c.xmmRefused == nil {
+		c.xmmRefused = map[gvinst.Reg]bool{}
+	}
+	c.xmmRefused[r] = true
+}
+
+// putXmm emits PUT.u64 of v into slot s when the unit keeps s in an xmm
+// register: a copy of xmm0 when the float code just before left v there,
+// else a movq from v's register or slot. It reports whether s is kept so.
+func (c *compiler) putXmm(s, v gvinst.Reg) bool {
+	k, ok := c.xmm[s]
+	if !ok {
+		return false
+	}
+	if c.x0Holds(v) {
+		c.a.encodeForm(&fmMovaps, 4, k, regOp(0), 0)
+		return true
+	}
+	c.a.encode(mnMovqXR, 4, k, c.operand(v), 0)
+	return true
+}
+
+// x0Holds reports whether xmm0's low 64 bits are slot r's value (renamed)
+// here: the float code that left it there ends where this instruction's
+// begins, and the instructions between make no code.
+func (c *compiler) x0Holds(r gvinst.Reg) bool {
+	x := c.x0
+	if !x.valid || x.pos != c.a.pos() || x.slot != c.aliased(r) {
+		return false
+	}
+	for i := x.inst + 1; i < c.cur; i++ {
+		if !c.isAliasDef(i, &c.vb.Insts[i]) && !c.skip[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -939,6 +939,9 @@ func (c *compiler) nativeMove(idx int, in *gvinst.Inst) bool {
 			return true
 		}
 		if t.IsWide() {
+			if c.moveWideXmm(in) {
+				return true
+			}
 			if in.Dst == in.Src[0]+1 || in.Dst+1 == in.Src[0] {
 				// Through scratch: the halves overlap.
 				c.srcTo(rax, in.Src[0])

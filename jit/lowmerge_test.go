@@ -144,15 +144,20 @@ func xmmLoop(more string) string {
 
 // TestXmmPins runs loop units that keep SSE registers in host xmm
 // registers on both engines, and checks which registers they keep there:
-// x0 and x1 (float arithmetic only), not x2 (an integer add), nor a
-// register also moved whole (x3) or stored as an integer (x4).
+// x0 and x1 (float arithmetic, whole moves, a movss load), not x2 (an
+// integer add), nor one a packed op reads (x3) or stored as an integer
+// (x4).
 func TestXmmPins(t *testing.T) {
 	cases := []struct {
 		name, more string
 		kept, out  []string
 	}{
 		{"sums", "", []string{"x0", "x1"}, []string{"x2"}},
-		{"moved-whole", "  # 0x1010: movaps xmm3, xmm0\n  GET.b128 v15, x0\n  PUT.b128 x3, v15\n", []string{"x1"}, []string{"x0", "x2", "x3"}},
+		{"moved-whole", "  # 0x1010: movaps xmm3, xmm0\n  GET.b128 v15, x0\n  PUT.b128 x3, v15\n  # 0x1014: movaps xmm0, xmm2\n  GET.b128 v19, x2\n  PUT.b128 x0, v19\n",
+			[]string{"x0", "x1", "x3"}, []string{"x2"}},
+		{"packed", "  # 0x1010: addps xmm3, xmm3\n  GET.b128 v20, x3\n  VADD.f32 v22, v20, v20\n  PUT.b128 x3, v22\n  # 0x1014: movss xmm1, [s7+16]\n  LD.u32 v24, s7(16)\n  LI.u64 v25, 0\n  JOIN.b128 v26, v24, v25\n  PUT.b128 x1, v26\n" +
+			"  # 0x1018: movaps xmm2, xmm1\n  GET.b128 v28, x1\n  PUT.b128 x2, v28\n",
+			[]string{"x0", "x1"}, []string{"x2", "x3"}},
 		{"stored", "  # 0x1010: movss [s7+8], xmm4\n  GET.u64 v16, x4\n  ST.u32 s7(8), v16\n  GET.u64 v17, x4\n  MUL.f32 v18, v17, v17\n  PUT.u64 x4, v18\n", []string{"x0", "x1"}, []string{"x2", "x4"}},
 	}
 	for _, tc := range cases {

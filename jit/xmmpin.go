@@ -137,3 +137,33 @@ func (c *compiler) x0Holds(r gvinst.Reg) bool {
 	}
 	return true
 }
+
+// moveWideXmm emits a 128-bit GET, PUT or MOV whose destination's or
+// source's low half the unit keeps in an xmm register: that half by a
+// register copy or a movq, the high half as any slot. It reports false,
+// having emitted nothing, when neither half is kept so (or the two
+// overlap).
+func (c *compiler) moveWideXmm(in *gvinst.Inst) bool {
+	d, s := in.Dst, in.Src[0]
+	if d == s+1 || d+1 == s {
+		return false
+	}
+	dk, dIn := c.xmm[d]
+	sk, sIn := c.xmm[c.aliased(s)]
+	if !dIn && !sIn {
+		return false
+	}
+	hi := c.src(s + 1)
+	switch {
+	case dIn && sIn:
+		c.a.encodeForm(&fmMovaps, 4, dk, regOp(sk), 0)
+	case dIn:
+		c.a.encode(mnMovqXR, 4, dk, c.operand(s), 0)
+	default:
+		r := c.dstReg(d)
+		c.a.encode(mnMovqRX, 4, sk, regOp(r), 0)
+		c.unlock(r)
+	}
+	c.put(d+1, hi)
+	return true
+}

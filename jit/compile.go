@@ -418,6 +418,11 @@ func (c *compiler) freeDead(idx int) {
 			*e = cacheEntry{}
 		}
 	}
+	for k := range c.cache.x {
+		if x := &c.cache.x[k]; x.valid && c.nextRead(x.slot) >= len(c.vb.Insts) {
+			*x = xmmEntry{}
+		}
+	}
 }
 
 // findAliases finds the copies the compiler need not make: GET or MOV of
@@ -1711,7 +1716,7 @@ func (c *compiler) float(idx int, in *gvinst.Inst) bool {
 // loadF loads a .f64 (or .f32) slot into xmm register x.
 func (c *compiler) loadF(x reg, r gvinst.Reg, f64 bool) {
 	r = c.aliased(r)
-	if k, ok := c.xmm[r]; ok {
+	if k, ok := c.inXmm(r); ok {
 		c.a.encodeForm(&fmMovaps, 4, x, regOp(k), 0)
 		return
 	}
@@ -1732,7 +1737,7 @@ func (c *compiler) loadF(x reg, r gvinst.Reg, f64 bool) {
 // slot itself.
 func (c *compiler) floatOperand(x reg, r gvinst.Reg, f64 bool) operand {
 	r = c.aliased(r)
-	if k, ok := c.xmm[r]; ok {
+	if k, ok := c.inXmm(r); ok {
 		return regOp(k)
 	}
 	if c.cache.find(r) >= 0 {
@@ -1745,6 +1750,10 @@ func (c *compiler) floatOperand(x reg, r gvinst.Reg, f64 bool) operand {
 // putF makes xmm register x's low .f64 (or .f32, zero-extended) the new
 // value of slot r.
 func (c *compiler) putF(r gvinst.Reg, x reg, f64 bool) {
+	if x == 0 && f64 && c.putVirtualXmm(r) {
+		c.x0 = xmm0Value{slot: r, pos: c.a.pos(), inst: c.cur, valid: true}
+		return
+	}
 	d := c.dstReg(r)
 	if f64 {
 		c.a.encode(mnMovqRX, 4, x, regOp(d), 0)

@@ -158,6 +158,8 @@ func TestXmmPins(t *testing.T) {
 		{"packed", "  # 0x1010: addps xmm3, xmm3\n  GET.b128 v20, x3\n  VADD.f32 v22, v20, v20\n  PUT.b128 x3, v22\n  # 0x1014: movss xmm1, [s7+16]\n  LD.u32 v24, s7(16)\n  LI.u64 v25, 0\n  JOIN.b128 v26, v24, v25\n  PUT.b128 x1, v26\n" +
 			"  # 0x1018: movaps xmm2, xmm1\n  GET.b128 v28, x1\n  PUT.b128 x2, v28\n",
 			[]string{"x0", "x1"}, []string{"x2", "x3"}},
+		{"virtuals", "  # 0x1010: insn\n  GET.u64 v40, x1\n  MUL.f64 v41, v40, v40\n  LD.u64 v43, s7(4092)\n  ADD.f64 v44, v41, v43\n" +
+			"  GET.u32 v42, mxcsr\n  PUT.u64 s10, v42\n  ADD.u64 v45, v41, 7\n  PUT.u64 s11, v45\n  SUB.f64 v46, v44, v41\n  PUT.u64 x1, v46\n", []string{"x0", "x1"}, []string{"x2"}},
 		{"stored", "  # 0x1010: movss [s7+8], xmm4\n  GET.u64 v16, x4\n  ST.u32 s7(8), v16\n  GET.u64 v17, x4\n  MUL.f32 v18, v17, v17\n  PUT.u64 x4, v18\n", []string{"x0", "x1"}, []string{"x2", "x4"}},
 	}
 	for _, tc := range cases {

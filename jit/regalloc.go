@@ -39,6 +39,9 @@ type cacheEntry struct {
 type regCache struct {
 	e    [len(pool)]cacheEntry
 	tick uint32
+	// x are the xmm registers of xmmPins that hold virtual registers'
+	// float values (see xmmpin.go): slot x[k] is in xmmPins[k].
+	x [len(xmmPins)]xmmEntry
 }
 
 // find returns the pool index holding slot r, or -1.
@@ -260,6 +263,9 @@ func (c *compiler) frameWritten(r gvinst.Reg) {
 // registers (storeXmm).
 func (c *compiler) emitFlush(st *regCache, virtual bool) {
 	c.storeXmm()
+	if virtual {
+		c.storeVirtualXmm(st)
+	}
 	for i := range st.e {
 		e := &st.e[i]
 		if e.valid && e.dirty && (virtual || !e.slot.IsVirtual()) {
@@ -272,6 +278,7 @@ func (c *compiler) emitFlush(st *regCache, virtual bool) {
 // Go ran an instruction on it), and those the unit keeps in xmm registers.
 func (c *compiler) emitReload(st *regCache) {
 	c.loadXmm()
+	c.loadVirtualXmm(st)
 	for i := range st.e {
 		if e := &st.e[i]; e.valid {
 			c.a.encode(mnMovRM, 8, pool[i], memOp(slotMem(e.slot)), 0)
@@ -288,6 +295,7 @@ func (rc *regCache) afterCallout() {
 			rc.e[i] = cacheEntry{}
 		}
 	}
+	rc.x = [len(xmmPins)]xmmEntry{}
 }
 
 // dying returns the pool index that holds slot r (after renaming) when the

@@ -27,6 +27,10 @@ import (
 // and xmm1 (every float instruction's scratch) and xmm7 (loadX's).
 var xmmPins = [...]reg{2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15}
 
+// maxXmmPinned is the most guest slots a loop unit keeps in xmm
+// registers; the rest hold virtual registers.
+const maxXmmPinned = len(xmmPins) - 4
+
 // fmMovaps is movaps xmm, xmm/m128: a whole register copied.
 var fmMovaps = form{op: []byte{0x0f, 0x28}, digit: -1}
 
@@ -56,8 +60,8 @@ func (c *compiler) pinXmm(uses map[gvinst.Reg]int) {
 		}
 		return cands[i] < cands[j]
 	})
-	if len(cands) > len(xmmPins) {
-		cands = cands[:len(xmmPins)]
+	if len(cands) > maxXmmPinned {
+		cands = cands[:maxXmmPinned]
 	}
 	c.xmm = map[gvinst.Reg]reg{}
 	for i, r := range cands {
@@ -97,6 +101,13 @@ func (c *compiler) xmmSlots() []gvinst.Reg {
 // register cannot serve: when the unit keeps r in one, this compilation
 // is refused.
 func (c *compiler) notXmm(r gvinst.Reg) {
+	if k := c.cache.findX(r); k >= 0 {
+		// A virtual register goes to its frame slot, where the code
+		// that needs it finds it.
+		c.a.encode(mnMovqRX, 4, xmmPins[k], memOp(slotMem(r)), 0)
+		c.cache.x[k] = xmmEntry{}
+		return
+	}
 	if _, ok := c.xmm[r]; !ok {
 		return
 	}
@@ -116,6 +127,10 @@ func (c *compiler) putXmm(s, v gvinst.Reg) bool {
 	}
 	if c.x0Holds(v) {
 		c.a.encodeForm(&fmMovaps, 4, k, regOp(0), 0)
+		return true
+	}
+	if j, ok := c.inXmm(c.aliased(v)); ok {
+		c.a.encodeForm(&fmMovaps, 4, k, regOp(j), 0)
 		return true
 	}
 	c.a.encode(mnMovqXR, 4, k, c.operand(v), 0)
@@ -149,7 +164,7 @@ func (c *compiler) moveWideXmm(in *gvinst.Inst) bool {
 		return false
 	}
 	dk, dIn := c.xmm[d]
-	sk, sIn := c.xmm[c.aliased(s)]
+	sk, sIn := c.inXmm(c.aliased(s))
 	if !dIn && !sIn {
 		return false
 	}
@@ -166,4 +181,72 @@ func (c *compiler) moveWideXmm(in *gvinst.Inst) bool {
 	}
 	c.put(d+1, hi)
 	return true
+}
+
+// xmmEntry is what one xmm register of xmmPins holds for a virtual
+// register (regCache.x).
+type xmmEntry struct {
+	valid bool
+	slot  gvinst.Reg
+}
+
+// findX returns the index in xmmPins of the register holding virtual
+// register r, or -1.
+func (rc *regCache) findX(r gvinst.Reg) int {
+	for k := range rc.x {
+		if rc.x[k].valid && rc.x[k].slot == r {
+			return k
+		}
+	}
+	return -1
+}
+
+// inXmm returns the xmm register that holds slot r (renamed): a guest
+// slot the unit keeps in one, or a virtual register's float value.
+func (c *compiler) inXmm(r gvinst.Reg) (reg, bool) {
+	if k, ok := c.xmm[r]; ok {
+		return k, true
+	}
+	if k := c.cache.findX(r); k >= 0 {
+		return xmmPins[k], true
+	}
+	return 0, false
+}
+
+// putVirtualXmm makes xmm0's low 64 bits virtual register r's value in a
+// free xmm register (a copy), when r is virtual, has none, and one is
+// free; it reports whether it did. The unit's pinned slots take the first
+// registers of xmmPins.
+func (c *compiler) putVirtualXmm(r gvinst.Reg) bool {
+	if !r.IsVirtual() || c.cache.find(r) >= 0 || c.cache.findX(r) >= 0 {
+		return false
+	}
+	for k := len(c.xmm); k < len(xmmPins); k++ {
+		if !c.cache.x[k].valid {
+			c.a.encodeForm(&fmMovaps, 4, xmmPins[k], regOp(0), 0)
+			c.cache.x[k] = xmmEntry{valid: true, slot: r}
+			return true
+		}
+	}
+	return false
+}
+
+// storeVirtualXmm stores the virtual registers cache state st holds in
+// xmm registers, for a callout.
+func (c *compiler) storeVirtualXmm(st *regCache) {
+	for k, x := range st.x {
+		if x.valid {
+			c.a.encode(mnMovqRX, 4, xmmPins[k], memOp(slotMem(x.slot)), 0)
+		}
+	}
+}
+
+// loadVirtualXmm reloads the virtual registers cache state st holds in
+// xmm registers, after a callout.
+func (c *compiler) loadVirtualXmm(st *regCache) {
+	for k, x := range st.x {
+		if x.valid {
+			c.a.encode(mnMovqXR, 4, xmmPins[k], memOp(slotMem(x.slot)), 0)
+		}
+	}
 }

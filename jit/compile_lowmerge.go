@@ -37,6 +37,16 @@ const lowMergeMask = -1 << 32
 // anything.
 func (c *compiler) findLowMerges() map[int]lowMerge {
 	vb := c.vb
+	any := false
+	for i := range vb.Insts {
+		if vb.Insts[i].Type == gvinst.F32 {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return nil // most blocks: nothing to look for
+	}
 	writes := map[gvinst.Reg][]int{}
 	for i := range vb.Insts {
 		operandSlots(&vb.Insts[i], func(r gvinst.Reg, dst bool) {

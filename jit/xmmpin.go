@@ -98,13 +98,16 @@ func (c *compiler) xmmSlots() []gvinst.Reg {
 }
 
 // notXmm records that the code needs slot r (renamed) where an xmm
-// register cannot serve: when the unit keeps r in one, this compilation
-// is refused.
+// register cannot serve: a virtual register's value moves to a pool
+// register; when the unit keeps guest slot r in one, this compilation is
+// refused.
 func (c *compiler) notXmm(r gvinst.Reg) {
 	if k := c.cache.findX(r); k >= 0 {
-		// A virtual register goes to its frame slot, where the code
+		// A virtual register moves to a pool register, where the code
 		// that needs it finds it.
-		c.a.encode(mnMovqRX, 4, xmmPins[k], memOp(slotMem(r)), 0)
+		i := c.alloc()
+		c.a.encode(mnMovqRX, 4, xmmPins[k], regOp(pool[i]), 0)
+		c.cache.e[i] = cacheEntry{valid: true, dirty: true, slot: r}
 		c.cache.x[k] = xmmEntry{}
 		return
 	}

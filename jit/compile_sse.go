@@ -103,6 +103,8 @@ var (
 	fmMovmskps   = sse(0, 0x50)       // movmskps r32, xmm
 	fmMovmskpd   = sse(0x66, 0x50)    // movmskpd r32, xmm
 	fmPshufd     = sseImm(0x66, 0x70) // pshufd xmm, xmm, imm8
+	fmShufps     = sseImm(0, 0xc6)    // shufps xmm, xmm, imm8
+	fmShufpd     = sseImm(0x66, 0xc6) // shufpd xmm, xmm, imm8
 	fmPshufb     = sse(0x66, 0x38, 0x00)
 	fmPalignr    = sseImm(0x66, 0x3a, 0x0f)
 	fmPunpcklqdq = sse(0x66, 0x6c)
@@ -136,8 +138,9 @@ func (c *compiler) storeX(r gvinst.Reg, x reg) {
 }
 
 // vecOp emits the packed ops of the tables above, VCMP eq and signed gt
-// and lt of integers, VMOVMSK, VPERM.u32 (pshufd), VSHUFB and VALIGNR
-// (where the host has SSSE3), and scalar MIN and MAX.
+// and lt of integers, VMOVMSK, VPERM.u32 (pshufd), VSHUFP (shufps,
+// shufpd), VSHUFB and VALIGNR (where the host has SSSE3), and scalar MIN
+// and MAX.
 func (c *compiler) vecOp(idx int, in *gvinst.Inst) bool {
 	a := &c.a
 	t := in.Type
@@ -229,6 +232,23 @@ func (c *compiler) vecOp(idx int, in *gvinst.Inst) bool {
 		}
 		c.loadX(1, in.Src[0])
 		a.encodeForm(&fmPshufd, 4, 0, regOp(1), in.Imm)
+		c.storeX(in.Dst, 0)
+		return true
+	case gvinst.OpVShufP:
+		// A shuffle: no float exceptions, so no check.
+		f := &fmShufps
+		switch {
+		case t.Size() == 8:
+			f = &fmShufpd
+		case t.Size() != 4:
+			return false
+		}
+		if in.Imm < 0 || in.Imm > 0xff {
+			return false
+		}
+		c.loadX(0, in.Src[0])
+		c.loadX(1, in.Src[1])
+		a.encodeForm(f, 4, 0, regOp(1), in.Imm)
 		c.storeX(in.Dst, 0)
 		return true
 	case gvinst.OpVShufB:

@@ -224,3 +224,17 @@ func keptInXmm(t *testing.T, vb *gvinst.VBlock) map[string]bool {
 	}
 	return kept
 }
+
+// TestShufP runs VSHUFP (shufps, shufpd) on both engines for every
+// selector of a few lanes' choices, the destination one of the sources
+// or neither.
+func TestShufP(t *testing.T) {
+	for _, ty := range []string{"f32", "f64"} {
+		for _, imm := range []int{0, 1, 2, 3, 0x1b, 0x4e, 0xb1, 0xe4, 0xff} {
+			for _, dst := range []string{"x0", "x1", "x3"} {
+				body := fmt.Sprintf("  GET.b128 v0, x0\n  GET.b128 v2, x1\n  VSHUFP.%s v4, v0, v2, %d\n  PUT.b128 %s, v4\n", ty, imm, dst)
+				mustRunBoth(t, flagsProgram(body), []byte{byte(imm), 5, 9})
+			}
+		}
+	}
+}

@@ -111,6 +111,28 @@ var (
 	fmPunpckhqdq = sse(0x66, 0x6d)
 )
 
+// vecCvtKey names a packed conversion: to lanes of t from lanes of s,
+// rounded as r says.
+type vecCvtKey struct {
+	t, s gvinst.Type
+	r    gvinst.Rounding
+}
+
+// vecConversions are the packed conversions whose host instruction is
+// VCVT's semantics (gvinst/vec.go: as many lanes as the narrower count,
+// the rest zero; NaNs and overflows to the integer indefinite), under the
+// guest's MXCSR (dyn) or truncating (rz).
+var vecConversions = map[vecCvtKey]form{
+	{gvinst.F32, gvinst.S32, gvinst.RoundMXCSR}: sse(0, 0x5b),    // cvtdq2ps
+	{gvinst.S32, gvinst.F32, gvinst.RoundMXCSR}: sse(0x66, 0x5b), // cvtps2dq
+	{gvinst.S32, gvinst.F32, gvinst.RoundZero}:  sse(0xf3, 0x5b), // cvttps2dq
+	{gvinst.F64, gvinst.S32, gvinst.RoundMXCSR}: sse(0xf3, 0xe6), // cvtdq2pd
+	{gvinst.S32, gvinst.F64, gvinst.RoundMXCSR}: sse(0xf2, 0xe6), // cvtpd2dq
+	{gvinst.S32, gvinst.F64, gvinst.RoundZero}:  sse(0x66, 0xe6), // cvttpd2dq
+	{gvinst.F64, gvinst.F32, gvinst.RoundMXCSR}: sse(0, 0x5a),    // cvtps2pd
+	{gvinst.F32, gvinst.F64, gvinst.RoundMXCSR}: sse(0x66, 0x5a), // cvtpd2ps
+}
+
 // hasSSSE3 says whether the host has pshufb and palignr.
 var hasSSSE3 = cpu.X86.HasSSSE3
 
@@ -139,8 +161,8 @@ func (c *compiler) storeX(r gvinst.Reg, x reg) {
 
 // vecOp emits the packed ops of the tables above, VCMP eq and signed gt
 // and lt of integers, VMOVMSK, VPERM.u32 (pshufd), VSHUFP (shufps,
-// shufpd), VSHUFB and VALIGNR (where the host has SSSE3), and scalar MIN
-// and MAX.
+// shufpd), the packed conversions of vecConversions, VSHUFB and VALIGNR
+// (where the host has SSSE3), and scalar MIN and MAX.
 func (c *compiler) vecOp(idx int, in *gvinst.Inst) bool {
 	a := &c.a
 	t := in.Type
@@ -233,6 +255,19 @@ func (c *compiler) vecOp(idx int, in *gvinst.Inst) bool {
 		c.loadX(1, in.Src[0])
 		a.encodeForm(&fmPshufd, 4, 0, regOp(1), in.Imm)
 		c.storeX(in.Dst, 0)
+		return true
+	case gvinst.OpVCvt:
+		f, ok := vecConversions[vecCvtKey{t, in.SrcType, gvinst.Rounding(in.Mod)}]
+		if !ok {
+			return false
+		}
+		pre := c.cache
+		j := c.checkMasked()
+		c.loadX(1, in.Src[0])
+		a.encodeForm(&f, 4, 0, regOp(1), 0)
+		c.storeX(in.Dst, 0)
+		c.out.resume[idx] = a.pos()
+		c.slowJump(idx, &pre, j)
 		return true
 	case gvinst.OpVShufP:
 		// A shuffle: no float exceptions, so no check.

@@ -238,3 +238,22 @@ func TestShufP(t *testing.T) {
 		}
 	}
 }
+
+// TestVCvt runs the packed conversions (cvtdq2ps, cvt(t)ps2dq, cvtdq2pd,
+// cvt(t)pd2dq, cvtps2pd, cvtpd2ps, and forms the compiler leaves to the
+// interpreter) on both engines, over NaNs, denormals, infinities and
+// integers too large, under several rounding modes, DAZ and FTZ (see
+// runFoldBodies).
+func TestVCvt(t *testing.T) {
+	bodies := map[string]struct {
+		body  string
+		folds bool
+	}{}
+	for _, c := range []string{"dyn.f32.s32", "dyn.s32.f32", "rz.s32.f32", "dyn.f64.s32", "dyn.s32.f64", "rz.s32.f64", "dyn.f64.f32", "dyn.f32.f64", "rn.s32.f32"} {
+		bodies[c] = struct {
+			body  string
+			folds bool
+		}{"  GET.b128 v0, x2\n  VCVT." + c + " v2, v0\n  PUT.b128 x0, v2\n  GET.b128 v4, x1\n  VCVT." + c + " v6, v4\n  PUT.b128 x3, v6\n", false}
+	}
+	runFoldBodies(t, bodies)
+}

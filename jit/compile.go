@@ -120,6 +120,17 @@ type compiler struct {
 	// access folds them into its address (see findAddresses).
 	addr map[gvinst.Reg]addrOf
 	skip map[int]bool // instructions whose work folded into others
+	// xmm maps the guest slots a loop unit keeps in host xmm registers
+	// to them; noXmm are those it must not, and xmmRefused those the
+	// code needed elsewhere (xmmpin.go). x0 says which slot's value
+	// xmm0 holds after the float code that ends at x0.pos.
+	xmm        map[gvinst.Reg]reg
+	noXmm      map[gvinst.Reg]bool
+	xmmRefused map[gvinst.Reg]bool
+	x0         xmm0Value
+	// merges are the .f32 operations whose merge into a 64-bit value's
+	// low lane their host instruction makes (compile_lowmerge.go).
+	merges map[int]lowMerge
 	// groups are the unit's page groups (pagegroup.go); groupOf maps each
 	// of their loads and stores to its group.
 	groups  []pageGroup
@@ -184,12 +195,32 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int, tlbFromMachine
 // compileTrace compiles the blocks of t as unit id (see compileUnit and
 // trace.go).
 func compileTrace(t *traceUnit, id uint32, bp bool, site int, tlbFromMachine [2]int64) (*compiled, error) {
+	// A loop unit first tries to keep every SSE register's low half it
+	// touches in a host xmm register; one that code other than float
+	// arithmetic reads or writes is left out and the unit compiled again
+	// (see xmmpin.go).
+	noXmm := map[gvinst.Reg]bool{}
+	for {
+		cu, refused, err := compileTraceWith(t, id, bp, site, tlbFromMachine, noXmm)
+		if err != nil || len(refused) == 0 {
+			return cu, err
+		}
+		for r := range refused {
+			noXmm[r] = true
+		}
+	}
+}
+
+// compileTraceWith is compileTrace keeping none of the slots noXmm names
+// in xmm registers. It returns the slots it kept there that the code
+// could not (refused); the code is then not to be used.
+func compileTraceWith(t *traceUnit, id uint32, bp bool, site int, tlbFromMachine [2]int64, noXmm map[gvinst.Reg]bool) (*compiled, map[gvinst.Reg]bool, error) {
 	vb := t.vb
 	if len(vb.Insts) == 0 {
-		return nil, fmt.Errorf("vblock %#x is empty", vb.Addr)
+		return nil, nil, fmt.Errorf("vblock %#x is empty", vb.Addr)
 	}
 	if n := int(gvinst.NumGuestSlots) + vb.NumVRegs(); n+2 > gvinst.FrameSlots {
-		return nil, fmt.Errorf("vblock %#x uses %d virtual registers, more than the frame holds", vb.Addr, vb.NumVRegs())
+		return nil, nil, fmt.Errorf("vblock %#x uses %d virtual registers, more than the frame holds", vb.Addr, vb.NumVRegs())
 	}
 	nInsts := len(vb.Insts)
 	inner := map[int]int{} // a trace's inner control transfers: the segment they end
@@ -198,20 +229,20 @@ func compileTrace(t *traceUnit, id uint32, bp bool, site int, tlbFromMachine [2]
 		switch vb.Insts[i].Op {
 		case gvinst.OpBranch, gvinst.OpJmp, gvinst.OpCall, gvinst.OpJmpR, gvinst.OpCallR, gvinst.OpRet:
 		default:
-			return nil, fmt.Errorf("trace %#x: block %#x ends in %s inside the trace", vb.Addr, t.segs[s].addr, vb.Insts[i].Op)
+			return nil, nil, fmt.Errorf("trace %#x: block %#x ends in %s inside the trace", vb.Addr, t.segs[s].addr, vb.Insts[i].Op)
 		}
 		inner[i] = s
 	}
 	for i := range vb.Insts[:nInsts-1] {
 		if _, ok := inner[i]; !ok && vb.Insts[i].Op.EndsBlock() {
-			return nil, fmt.Errorf("vblock %#x: %s ends the block before its last instruction", vb.Addr, vb.Insts[i].Op)
+			return nil, nil, fmt.Errorf("vblock %#x: %s ends the block before its last instruction", vb.Addr, vb.Insts[i].Op)
 		}
 	}
 	last := &vb.Insts[nInsts-1]
 	if !last.Op.EndsBlock() {
-		return nil, fmt.Errorf("vblock %#x does not end with a control transfer", vb.Addr)
+		return nil, nil, fmt.Errorf("vblock %#x does not end with a control transfer", vb.Addr)
 	}
-	c := &compiler{vb: vb, id: id, siteNext: site, trace: t, tlbFromMachine: tlbFromMachine}
+	c := &compiler{vb: vb, id: id, siteNext: site, trace: t, tlbFromMachine: tlbFromMachine, noXmm: noXmm}
 	c.out.resume = make([]int, nInsts)
 	for i := range c.out.resume {
 		c.out.resume[i] = -1
@@ -232,6 +263,7 @@ func compileTrace(t *traceUnit, id uint32, bp bool, site int, tlbFromMachine [2]
 	}
 	c.fused = fusableCmps(vb, c.lastRead)
 	c.findReads()
+	c.merges = c.findLowMerges()
 	c.floatGuard = hasFloatArith(vb)
 	c.out.floatGuard = c.floatGuard
 	a := &c.a
@@ -328,7 +360,7 @@ func compileTrace(t *traceUnit, id uint32, bp bool, site int, tlbFromMachine [2]
 		a.exitToGo()
 	}
 	c.out.code = a.bytes()
-	return &c.out, nil
+	return &c.out, c.xmmRefused, nil
 }
 
 // operandSlots calls f for every frame slot instruction in reads (dst
@@ -384,6 +416,11 @@ func (c *compiler) freeDead(idx int) {
 		e := &c.cache.e[i]
 		if e.valid && e.slot.IsVirtual() && c.nextRead(e.slot) >= len(c.vb.Insts) {
 			*e = cacheEntry{}
+		}
+	}
+	for k := range c.cache.x {
+		if x := &c.cache.x[k]; x.valid && c.nextRead(x.slot) >= len(c.vb.Insts) {
+			*x = xmmEntry{}
 		}
 	}
 }
@@ -801,6 +838,7 @@ func (c *compiler) pinLoop() {
 			}
 		})
 	}
+	c.pinXmm(uses)
 	var cands []gvinst.Reg
 	for r := range uses {
 		cands = append(cands, r)
@@ -902,7 +940,13 @@ func (c *compiler) nativeMove(idx int, in *gvinst.Inst) bool {
 	sz := t.Size()
 	switch in.Op {
 	case gvinst.OpGet, gvinst.OpPut, gvinst.OpMov:
+		if in.Op == gvinst.OpPut && sz == 8 && !t.IsWide() && c.putXmm(in.Dst, in.Src[0]) {
+			return true
+		}
 		if t.IsWide() {
+			if c.moveWideXmm(in) {
+				return true
+			}
 			if in.Dst == in.Src[0]+1 || in.Dst+1 == in.Src[0] {
 				// Through scratch: the halves overlap.
 				c.srcTo(rax, in.Src[0])
@@ -1491,6 +1535,7 @@ func (c *compiler) successor(k int, mayLoop bool) {
 				a.encode(mnMovMR, 8, pool[i], memOp(slotMem(e.slot)), 0)
 			}
 		}
+		c.storeXmm()
 		a.movImm64(rax, exitWord(exitFuel, 0, c.id))
 		a.exitToGo()
 		return
@@ -1535,8 +1580,8 @@ const (
 )
 
 // hasFloatArith reports whether vb has an instruction float may compile
-// as arithmetic (not data movement), whose inline code is right only
-// while the guest masks every SSE exception.
+// as arithmetic (not data movement) or floatCmp as a comparison, whose
+// inline code is right only while the guest masks every SSE exception.
 func hasFloatArith(vb *gvinst.VBlock) bool {
 	for i := range vb.Insts {
 		in := &vb.Insts[i]
@@ -1546,6 +1591,10 @@ func hasFloatArith(vb *gvinst.VBlock) bool {
 		switch in.Op {
 		case gvinst.OpAdd, gvinst.OpSub, gvinst.OpMul, gvinst.OpDiv, gvinst.OpSqrt, gvinst.OpCvt:
 			return true
+		case gvinst.OpCmp:
+			if in.Type == gvinst.F32 || in.Type == gvinst.F64 {
+				return true
+			}
 		}
 	}
 	return false
@@ -1587,6 +1636,11 @@ func (c *compiler) float(idx int, in *gvinst.Inst) bool {
 			m += mnAddss - mnAddsd
 		}
 		body = func() {
+			if c.mergeInto(idx) {
+				a.encode(m, 4, 0, c.floatOperand(1, in.Src[1], false), 0)
+				c.mergeOut(idx)
+				return
+			}
 			c.loadF(0, in.Src[0], is64(t))
 			a.encode(m, 4, 0, c.floatOperand(1, in.Src[1], is64(t)), 0)
 			c.putF(in.Dst, 0, is64(t))
@@ -1597,8 +1651,9 @@ func (c *compiler) float(idx int, in *gvinst.Inst) bool {
 			m = mnSqrtss
 		}
 		body = func() {
+			merged := c.mergeInto(idx)
 			a.encode(m, 4, 0, c.floatOperand(1, in.Src[0], is64(t)), 0)
-			c.putF(in.Dst, 0, is64(t))
+			c.putFOrMerge(idx, merged, in.Dst, is64(t))
 		}
 	case gvinst.OpCvt:
 		r := gvinst.Rounding(in.Mod)
@@ -1613,8 +1668,9 @@ func (c *compiler) float(idx int, in *gvinst.Inst) bool {
 				m = mnCvtsi2ss
 			}
 			body = func() {
+				merged := c.mergeInto(idx)
 				a.encode(m, s.Size(), 0, regOp(c.src(in.Src[0])), 0)
-				c.putF(in.Dst, 0, is64(t))
+				c.putFOrMerge(idx, merged, in.Dst, is64(t))
 			}
 		case s.IsFloat() && t.IsInt() && t.IsSigned() && (t.Size() == 4 || t.Size() == 8):
 			var m mn
@@ -1640,8 +1696,9 @@ func (c *compiler) float(idx int, in *gvinst.Inst) bool {
 			}
 		case t == gvinst.F32 && s == gvinst.F64 && r == gvinst.RoundMXCSR:
 			body = func() {
+				merged := c.mergeInto(idx)
 				a.encode(mnCvtsd2ss, 4, 0, c.floatOperand(1, in.Src[0], true), 0)
-				c.putF(in.Dst, 0, false)
+				c.putFOrMerge(idx, merged, in.Dst, false)
 			}
 		default:
 			return false
@@ -1659,6 +1716,10 @@ func (c *compiler) float(idx int, in *gvinst.Inst) bool {
 // loadF loads a .f64 (or .f32) slot into xmm register x.
 func (c *compiler) loadF(x reg, r gvinst.Reg, f64 bool) {
 	r = c.aliased(r)
+	if k, ok := c.inXmm(r); ok {
+		c.a.encodeForm(&fmMovaps, 4, x, regOp(k), 0)
+		return
+	}
 	if i := c.cache.find(r); i >= 0 {
 		c.lock(i)
 		c.a.encode(mnMovqXR, 4, x, regOp(pool[i]), 0)
@@ -1676,6 +1737,9 @@ func (c *compiler) loadF(x reg, r gvinst.Reg, f64 bool) {
 // slot itself.
 func (c *compiler) floatOperand(x reg, r gvinst.Reg, f64 bool) operand {
 	r = c.aliased(r)
+	if k, ok := c.inXmm(r); ok {
+		return regOp(k)
+	}
 	if c.cache.find(r) >= 0 {
 		c.loadF(x, r, f64)
 		return regOp(x)
@@ -1686,9 +1750,16 @@ func (c *compiler) floatOperand(x reg, r gvinst.Reg, f64 bool) operand {
 // putF makes xmm register x's low .f64 (or .f32, zero-extended) the new
 // value of slot r.
 func (c *compiler) putF(r gvinst.Reg, x reg, f64 bool) {
+	if x == 0 && f64 && c.putVirtualXmm(r) {
+		c.x0 = xmm0Value{slot: r, pos: c.a.pos(), inst: c.cur, valid: true}
+		return
+	}
 	d := c.dstReg(r)
 	if f64 {
 		c.a.encode(mnMovqRX, 4, x, regOp(d), 0)
+		if x == 0 {
+			c.x0 = xmm0Value{slot: r, pos: c.a.pos(), inst: c.cur, valid: true}
+		}
 		return
 	}
 	c.a.encode(mnMovdRX, 4, x, regOp(d), 0)

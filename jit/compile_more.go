@@ -51,7 +51,8 @@ func (c *compiler) chkAlign(idx int, in *gvinst.Inst) bool {
 // follow sseCmp: IE for a NaN as the condition says, DE for a denormal
 // operand of an ordered comparison unless DAZ, which the host's MXCSR
 // (the guest's) applies. As float() does, it first checks that the guest
-// masks every exception; otherwise the instruction is a callout.
+// masks every exception; otherwise the instruction is a callout. In a
+// unit whose entry checks that (floatGuard) it need not.
 func (c *compiler) floatCmp(idx int, in *gvinst.Inst) bool {
 	a := &c.a
 	t := in.Type
@@ -107,8 +108,14 @@ func (c *compiler) floatCmp(idx int, in *gvinst.Inst) bool {
 			f = &fmComiss
 		}
 	}
+	if c.comiFlags(idx, f) {
+		return true
+	}
 	pre := c.cache
-	j := c.checkMasked()
+	j := -1
+	if !c.floatGuard {
+		j = c.checkMasked()
+	}
 	c.loadF(0, x, t == gvinst.F64)
 	a.encodeForm(f, 4, 0, c.floatOperand(1, y, t == gvinst.F64), 0)
 	a.setcc(cc, rax)
@@ -121,8 +128,10 @@ func (c *compiler) floatCmp(idx int, in *gvinst.Inst) bool {
 		}
 	}
 	c.put(in.Dst, rax)
-	c.out.resume[idx] = a.pos()
-	c.slowJump(idx, &pre, j)
+	if j >= 0 {
+		c.out.resume[idx] = a.pos()
+		c.slowJump(idx, &pre, j)
+	}
 	return true
 }
 
@@ -142,4 +151,83 @@ func cmpSignalsQuietNaN(k gvinst.Cmp) bool {
 func (c *compiler) checkMasked() int {
 	c.a.encode(mnCmpMI8, 4, 0, memOp(fieldMem(offMXTrap)), 0)
 	return c.a.jcc(ccNE)
+}
+
+// comiFlags compiles the flags word of a ucomis or comis in one host
+// comparison, where the lifter's seven instructions make it from three
+// (liftComis):
+//
+//	CMP.ltu.T cf, a, b
+//	CMP.equ.T zf, a, b
+//	CMP.nan.T pf, a, b
+//	SHL.u64   p, pf, 2
+//	SHL.u64   z, zf, 6
+//	OR.u64    pz, p, z
+//	OR.u64    w, cf, pz
+//
+// when idx starts them, the unit's entry checks that the guest masks
+// every SSE exception (the three comparisons raise what one raises: IE
+// for a signaling NaN, DE for a denormal), and every value but w is read
+// only by the next of them. f is the host comparison of the first (ucomisd
+// or ucomiss). The six that follow make no code.
+func (c *compiler) comiFlags(idx int, f *form) bool {
+	insts := c.vb.Insts
+	if !c.floatGuard || idx+6 >= len(insts) {
+		return false
+	}
+	cmp := insts[idx : idx+3]
+	t, a, b := cmp[0].Type, cmp[0].Src[0], cmp[0].Src[1]
+	for k, want := range []gvinst.Cmp{gvinst.CmpLtu, gvinst.CmpEqu, gvinst.CmpNan} {
+		in := &cmp[k]
+		if in.Op != gvinst.OpCmp || gvinst.Cmp(in.Mod) != want || in.Type != t || in.HasImm || in.Src[0] != a || in.Src[1] != b {
+			return false
+		}
+	}
+	cf, zf, pf := cmp[0].Dst, cmp[1].Dst, cmp[2].Dst
+	shl := func(in *gvinst.Inst, src gvinst.Reg, n int64) bool {
+		return in.Op == gvinst.OpShl && in.Type == gvinst.U64 && in.HasImm && in.Imm == n && in.Src[0] == src
+	}
+	or := func(in *gvinst.Inst, x, y gvinst.Reg) bool {
+		return in.Op == gvinst.OpOr && in.Type == gvinst.U64 && !in.HasImm &&
+			(in.Src[0] == x && in.Src[1] == y || in.Src[0] == y && in.Src[1] == x)
+	}
+	p, z, pz := insts[idx+3].Dst, insts[idx+4].Dst, insts[idx+5].Dst
+	w := insts[idx+6].Dst
+	if !shl(&insts[idx+3], pf, 2) || !shl(&insts[idx+4], zf, 6) || !or(&insts[idx+5], p, z) || !or(&insts[idx+6], cf, pz) {
+		return false
+	}
+	// Each value read once, by the next instruction of the seven; all
+	// distinct, and none of them the comparison's operands.
+	seen := map[gvinst.Reg]bool{a: true, b: true}
+	for _, r := range []gvinst.Reg{cf, zf, pf, p, z, pz, w} {
+		if seen[r] || !r.IsVirtual() {
+			return false
+		}
+		seen[r] = true
+	}
+	for r, reader := range map[gvinst.Reg]int{cf: idx + 6, zf: idx + 4, pf: idx + 3, p: idx + 5, z: idx + 5, pz: idx + 6} {
+		if rs := c.reads[r]; len(rs) != 1 || rs[0] != reader {
+			return false
+		}
+	}
+	for k := idx + 1; k <= idx+6; k++ {
+		if c.fused[k] || c.skip[k] {
+			return false
+		}
+	}
+	a64 := t == gvinst.F64
+	c.loadF(0, a, a64)
+	c.a.encodeForm(f, 4, 0, c.floatOperand(1, b, a64), 0)
+	c.a.setcc(ccB, rax)
+	c.a.setcc(ccP, rcx)
+	c.a.setcc(ccE, rdx)
+	c.a.shiftImmSized(4, rcx, 2, 4)
+	c.a.shiftImmSized(4, rdx, 6, 4)
+	c.a.encode(mnOrMR, 4, rcx, regOp(rax), 0)
+	c.a.encode(mnOrMR, 4, rdx, regOp(rax), 0)
+	c.put(w, rax)
+	for k := idx + 1; k <= idx+6; k++ {
+		c.skip[k] = true
+	}
+	return true
 }

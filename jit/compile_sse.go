@@ -103,11 +103,35 @@ var (
 	fmMovmskps   = sse(0, 0x50)       // movmskps r32, xmm
 	fmMovmskpd   = sse(0x66, 0x50)    // movmskpd r32, xmm
 	fmPshufd     = sseImm(0x66, 0x70) // pshufd xmm, xmm, imm8
+	fmShufps     = sseImm(0, 0xc6)    // shufps xmm, xmm, imm8
+	fmShufpd     = sseImm(0x66, 0xc6) // shufpd xmm, xmm, imm8
 	fmPshufb     = sse(0x66, 0x38, 0x00)
 	fmPalignr    = sseImm(0x66, 0x3a, 0x0f)
 	fmPunpcklqdq = sse(0x66, 0x6c)
 	fmPunpckhqdq = sse(0x66, 0x6d)
 )
+
+// vecCvtKey names a packed conversion: to lanes of t from lanes of s,
+// rounded as r says.
+type vecCvtKey struct {
+	t, s gvinst.Type
+	r    gvinst.Rounding
+}
+
+// vecConversions are the packed conversions whose host instruction is
+// VCVT's semantics (gvinst/vec.go: as many lanes as the narrower count,
+// the rest zero; NaNs and overflows to the integer indefinite), under the
+// guest's MXCSR (dyn) or truncating (rz).
+var vecConversions = map[vecCvtKey]form{
+	{gvinst.F32, gvinst.S32, gvinst.RoundMXCSR}: sse(0, 0x5b),    // cvtdq2ps
+	{gvinst.S32, gvinst.F32, gvinst.RoundMXCSR}: sse(0x66, 0x5b), // cvtps2dq
+	{gvinst.S32, gvinst.F32, gvinst.RoundZero}:  sse(0xf3, 0x5b), // cvttps2dq
+	{gvinst.F64, gvinst.S32, gvinst.RoundMXCSR}: sse(0xf3, 0xe6), // cvtdq2pd
+	{gvinst.S32, gvinst.F64, gvinst.RoundMXCSR}: sse(0xf2, 0xe6), // cvtpd2dq
+	{gvinst.S32, gvinst.F64, gvinst.RoundZero}:  sse(0x66, 0xe6), // cvttpd2dq
+	{gvinst.F64, gvinst.F32, gvinst.RoundMXCSR}: sse(0, 0x5a),    // cvtps2pd
+	{gvinst.F32, gvinst.F64, gvinst.RoundMXCSR}: sse(0x66, 0x5a), // cvtpd2ps
+}
 
 // hasSSSE3 says whether the host has pshufb and palignr.
 var hasSSSE3 = cpu.X86.HasSSSE3
@@ -136,7 +160,8 @@ func (c *compiler) storeX(r gvinst.Reg, x reg) {
 }
 
 // vecOp emits the packed ops of the tables above, VCMP eq and signed gt
-// and lt of integers, VMOVMSK, VPERM.u32 (pshufd), VSHUFB and VALIGNR
+// and lt of integers, VMOVMSK, VPERM.u32 (pshufd), VSHUFP (shufps,
+// shufpd), the packed conversions of vecConversions, VSHUFB and VALIGNR
 // (where the host has SSSE3), and scalar MIN and MAX.
 func (c *compiler) vecOp(idx int, in *gvinst.Inst) bool {
 	a := &c.a
@@ -229,6 +254,36 @@ func (c *compiler) vecOp(idx int, in *gvinst.Inst) bool {
 		}
 		c.loadX(1, in.Src[0])
 		a.encodeForm(&fmPshufd, 4, 0, regOp(1), in.Imm)
+		c.storeX(in.Dst, 0)
+		return true
+	case gvinst.OpVCvt:
+		f, ok := vecConversions[vecCvtKey{t, in.SrcType, gvinst.Rounding(in.Mod)}]
+		if !ok {
+			return false
+		}
+		pre := c.cache
+		j := c.checkMasked()
+		c.loadX(1, in.Src[0])
+		a.encodeForm(&f, 4, 0, regOp(1), 0)
+		c.storeX(in.Dst, 0)
+		c.out.resume[idx] = a.pos()
+		c.slowJump(idx, &pre, j)
+		return true
+	case gvinst.OpVShufP:
+		// A shuffle: no float exceptions, so no check.
+		f := &fmShufps
+		switch {
+		case t.Size() == 8:
+			f = &fmShufpd
+		case t.Size() != 4:
+			return false
+		}
+		if in.Imm < 0 || in.Imm > 0xff {
+			return false
+		}
+		c.loadX(0, in.Src[0])
+		c.loadX(1, in.Src[1])
+		a.encodeForm(f, 4, 0, regOp(1), in.Imm)
 		c.storeX(in.Dst, 0)
 		return true
 	case gvinst.OpVShufB:

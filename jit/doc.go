@@ -59,6 +59,17 @@
 // BRANCH becomes a host compare and conditional jump. gxbit lift --jit
 // (Disassemble) prints a unit's code.
 //
+// Float values live in xmm registers (xmmpin.go): a loop unit keeps the
+// low halves of the SSE registers its float code uses in xmm2-6 and
+// xmm8-15 from its entry to its exits, as it pins general registers, and
+// a float result of a virtual register stays in a free one of those until
+// its last read; float arithmetic reads them in place. A slot that other
+// code needs (a store of its bits, an integer op, a packed op) is not
+// kept so: the unit is compiled again without it. The lifter's merge of a
+// scalar .f32 result into its register's low lane (an AND and an OR,
+// compile_lowmerge.go) is the host instruction's own, and the flags word
+// of a ucomis/comis one host compare (comiFlags).
+//
 // Scalar SSE arithmetic runs on the host's MXCSR, which holds the guest's
 // with every exception masked. That is exact only while the guest masks
 // every exception too, so a unit with float arithmetic checks that once,

@@ -361,6 +361,11 @@ func runBoth(t *testing.T, src string, seed []byte, budget uint64) {
 // block once its interpreter ran it hotAfter times (0: at once), forming
 // traces along the paths the interpreter saw.
 func runBothTiered(t *testing.T, src string, seed []byte, budget uint64, hotAfter uint32) {
+	runBothAt(t, src, seed, budget, hotAfter, 0x1000)
+}
+
+// runBothAt is runBothTiered starting at guest address pc.
+func runBothAt(t *testing.T, src string, seed []byte, budget uint64, hotAfter uint32, pc uint64) {
 	bs, err := gvinst.Parse(src)
 	if err != nil {
 		return // not a valid program: nothing to compare
@@ -399,7 +404,7 @@ func runBothTiered(t *testing.T, src string, seed []byte, budget uint64, hotAfte
 		} else {
 			e = gvinst.NewInterpreter(mem, tr, opts)
 		}
-		cpu := gvinst.CPU{PC: 0x1000}
+		cpu := gvinst.CPU{PC: pc}
 		for i := 0; i < 16; i++ {
 			v := uint64(0x9e3779b97f4a7c15) * uint64(i+1+int(seed[i%len(seed)]))
 			if i%3 == 0 {

@@ -39,6 +39,9 @@ type cacheEntry struct {
 type regCache struct {
 	e    [len(pool)]cacheEntry
 	tick uint32
+	// x are the xmm registers of xmmPins that hold virtual registers'
+	// float values (see xmmpin.go): slot x[k] is in xmmPins[k].
+	x [len(xmmPins)]xmmEntry
 }
 
 // find returns the pool index holding slot r, or -1.
@@ -121,6 +124,7 @@ func (c *compiler) alloc() int {
 // not there. The caller must not change it.
 func (c *compiler) src(r gvinst.Reg) reg {
 	r = c.aliased(r)
+	c.notXmm(r)
 	i := c.cache.find(r)
 	if i < 0 {
 		i = c.alloc()
@@ -134,6 +138,7 @@ func (c *compiler) src(r gvinst.Reg) reg {
 // srcTo copies slot r into scratch register d.
 func (c *compiler) srcTo(d reg, r gvinst.Reg) {
 	r = c.aliased(r)
+	c.notXmm(r)
 	if i := c.cache.find(r); i >= 0 {
 		c.touch(i)
 		c.a.encode(mnMovMR, 8, pool[i], regOp(d), 0)
@@ -146,6 +151,7 @@ func (c *compiler) srcTo(d reg, r gvinst.Reg) {
 // frame slot (which is then current). It allocates nothing.
 func (c *compiler) operand(r gvinst.Reg) operand {
 	r = c.aliased(r)
+	c.notXmm(r)
 	if i := c.cache.find(r); i >= 0 {
 		c.touch(i)
 		return regOp(pool[i])
@@ -157,6 +163,7 @@ func (c *compiler) operand(r gvinst.Reg) operand {
 // sign-extended to 64 bits.
 func (c *compiler) srcExt(d reg, r gvinst.Reg, size int, signed bool) {
 	r = c.aliased(r)
+	c.notXmm(r)
 	if i := c.cache.find(r); i >= 0 {
 		c.touch(i)
 		c.a.extend(d, regOp(pool[i]), size, signed)
@@ -169,6 +176,7 @@ func (c *compiler) srcExt(d reg, r gvinst.Reg, size int, signed bool) {
 // caller has written it; the slot is dirty from now on. When r is also a
 // source of the instruction, this is the same register src returned.
 func (c *compiler) dstReg(r gvinst.Reg) reg {
+	c.notXmm(r)
 	i := c.cache.find(r)
 	if i < 0 {
 		i = c.alloc()
@@ -222,6 +230,7 @@ func (c *compiler) putImm(r gvinst.Reg, v uint64) {
 // that is newer; for reading the slot directly.
 func (c *compiler) frame(r gvinst.Reg) mem {
 	r = c.aliased(r)
+	c.notXmm(r)
 	if i := c.cache.find(r); i >= 0 && c.cache.e[i].dirty {
 		c.storeEntry(i)
 		if c.cache.e[i].pinned {
@@ -236,6 +245,7 @@ func (c *compiler) frame(r gvinst.Reg) mem {
 // frameWritten records that the code wrote slot r in the frame: a register
 // copy is dropped, or reloaded when pinned.
 func (c *compiler) frameWritten(r gvinst.Reg) {
+	c.notXmm(r)
 	i := c.cache.find(r)
 	if i < 0 {
 		return
@@ -249,8 +259,13 @@ func (c *compiler) frameWritten(r gvinst.Reg) {
 }
 
 // emitFlush stores the dirty slots of cache state st: guest slots only, or
-// virtual registers too.
+// virtual registers too; and the guest slots the unit keeps in xmm
+// registers (storeXmm).
 func (c *compiler) emitFlush(st *regCache, virtual bool) {
+	c.storeXmm()
+	if virtual {
+		c.storeVirtualXmm(st)
+	}
 	for i := range st.e {
 		e := &st.e[i]
 		if e.valid && e.dirty && (virtual || !e.slot.IsVirtual()) {
@@ -260,8 +275,10 @@ func (c *compiler) emitFlush(st *regCache, virtual bool) {
 }
 
 // emitReload loads every register of cache state st from the frame (after
-// Go ran an instruction on it).
+// Go ran an instruction on it), and those the unit keeps in xmm registers.
 func (c *compiler) emitReload(st *regCache) {
+	c.loadXmm()
+	c.loadVirtualXmm(st)
 	for i := range st.e {
 		if e := &st.e[i]; e.valid {
 			c.a.encode(mnMovRM, 8, pool[i], memOp(slotMem(e.slot)), 0)
@@ -278,6 +295,7 @@ func (rc *regCache) afterCallout() {
 			rc.e[i] = cacheEntry{}
 		}
 	}
+	rc.x = [len(xmmPins)]xmmEntry{}
 }
 
 // dying returns the pool index that holds slot r (after renaming) when the

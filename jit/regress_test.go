@@ -32,6 +32,22 @@ func mustRunBoth(t *testing.T, src string, seed []byte) {
 	runBoth(t, src, seed, 0)
 }
 
+// mustRunBothFrom is mustRunBoth starting at guest address pc, with a
+// budget.
+func mustRunBothFrom(t *testing.T, src string, seed []byte, budget uint64, pc uint64) {
+	t.Helper()
+	bs, err := gvinst.Parse(src)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, src)
+	}
+	for _, b := range bs {
+		if err := gvinst.Verify(b); err != nil {
+			t.Fatalf("%v\n%s", err, src)
+		}
+	}
+	runBothAt(t, src, seed, budget, 0, pc)
+}
+
 // flagsProgram is a block that records flags with FLAGS (or SETFLAGS) and
 // reads them back with GETCC and GETFLAGS into guest registers.
 func flagsProgram(body string) string {

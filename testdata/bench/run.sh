@@ -13,7 +13,9 @@
 #
 # BENCH_N runs of each kind (default 1; the median is kept), BENCH_SMALL=1
 # for sizes a tenth as long, QEMU the qemu-user binary (default: the first
-# of qemu-x86_64, qemu-x86_64-static on PATH; none skips its column).
+# of qemu-x86_64, qemu-x86_64-static on PATH; none skips its column),
+# BENCH_BASE another gxbit binary whose jit gets a column of its own
+# (base), to compare two builds of the engine side by side.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 gxbit=$(realpath "${1:-./gxbit}")
@@ -59,6 +61,7 @@ cpu() {
 median() { tr ' ' '\n' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 kinds=(native jit)
+[[ -n ${BENCH_BASE:-} ]] && kinds+=(base)
 [[ -n $qemu ]] && kinds+=(qemu)
 [[ -n ${BENCH_INTERP:-} ]] && kinds+=(interp)
 
@@ -78,6 +81,7 @@ for spec in "${progs[@]}"; do
 			case $k in
 			native) t=$(cpu "${cmd[@]}") ;;
 			jit) t=$(cpu "$gxbit" run --engine jit "${cmd[@]}") ;;
+			base) t=$(cpu "$BENCH_BASE" run --engine jit "${cmd[@]}") ;;
 			interp) t=$(cpu "$gxbit" run --engine interp "${cmd[@]}") ;;
 			qemu) t=$(cpu "$qemu" "${cmd[@]}") ;;
 			esac

@@ -60,7 +60,7 @@ type stepCheck struct{ reg, next string }
 // takes, and goes to $Ldone instead.
 func (e *emitter) dropErrorBranches() {
 	errs := map[string]bool{}
-	for _, code := range []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign, ErrCodeStep, ErrCodeCold} {
+	for _, code := range []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign, ErrCodeStep, ErrCodeCold, ErrCodeOverlap} {
 		errs[fmt.Sprintf("$Lerr%d", code)] = true
 	}
 	for l := range e.stubs {
@@ -447,7 +447,12 @@ func emitWith(e *emitter) (string, error) {
 		e.i("sub.u64", "%t0", "%ib", 1)
 		e.i("setp.ne.u64", "%p0", e.mid(), "%t0")
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
-		if to := a.innerLeavesTo(); to != 0 && len(a.exitStates) > 0 {
+		if to := a.innerLeavesTo(); to != 0 && a.tailStores {
+			// Every row goes on in the outer body, to its stores after
+			// the inner loop and the level's back edge (the launch's
+			// last row to the level's exit, exitstate.go).
+			e.i("bra", label(to))
+		} else if to != 0 && len(a.exitStates) > 0 {
 			// The launch's last row goes on in the outer body to the
 			// level's exit (exitstate.go).
 			e.i("ld.param.u64", "%t0", ptx.Addr("xlast", 0))
@@ -589,6 +594,9 @@ func emitWith(e *emitter) (string, error) {
 	}
 	if len(a.n.Cold) > 0 {
 		codes = append(codes, ErrCodeCold)
+	}
+	if a.copies {
+		codes = append(codes, ErrCodeOverlap)
 	}
 	e.errorExit = true
 	for _, code := range codes {
@@ -959,6 +967,8 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		e.chkAlign(block, idx, in)
 	case gvinst.OpRepStos:
 		e.repStos(block, idx, in)
+	case gvinst.OpRepMovs:
+		e.repMovs(block, idx, in)
 	case gvinst.OpAdd, gvinst.OpSub, gvinst.OpMul:
 		d := e.reg(in.Dst)
 		name := map[gvinst.Op]string{gvinst.OpAdd: "add", gvinst.OpSub: "sub", gvinst.OpMul: "mul"}[in.Op]
@@ -1845,12 +1855,12 @@ func copies(b *gvinst.VBlock) map[gvinst.Reg]gvinst.Reg {
 				writes[in.Dst+gvinst.Reg(s)] = append(writes[in.Dst+gvinst.Reg(s)], i)
 			}
 		}
-		if in.Op == gvinst.OpRepStos {
-			writes[gvinst.SReg(1)] = append(writes[gvinst.SReg(1)], i)
-			writes[gvinst.SReg(7)] = append(writes[gvinst.SReg(7)], i)
-			reads[gvinst.S0] = append(reads[gvinst.S0], i)
-			reads[gvinst.SReg(1)] = append(reads[gvinst.SReg(1)], i)
-			reads[gvinst.SReg(7)] = append(reads[gvinst.SReg(7)], i)
+		rs, ws := stringRegs(in)
+		for _, r := range ws {
+			writes[r] = append(writes[r], i)
+		}
+		for _, r := range rs {
+			reads[r] = append(reads[r], i)
 		}
 		si := 0
 		for _, k := range in.Op.Info().Operands {

@@ -1,0 +1,69 @@
+package ptxgen
+
+import (
+	"fmt"
+
+	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/ptx"
+)
+
+// String ops in kernels: REPSTOS (rep stos, and memset inlined by phase 1
+// and 2, profile.InlineCall) stores rcx elements of rax from rdi up;
+// REPMOVS (rep movs, and memcpy inlined the same way) copies rcx elements
+// from rsi to rdi, upward. Each is one store site (and REPMOVS a load site
+// too) whose footprint is the whole run of elements. A kernel assumes the
+// direction flag clear (the runtime checks it before a launch); where a
+// copy's source and destination overlap, a forward copy is not what the
+// CPU does (an inlined memcpy copies as memmove), so the thread fails the
+// launch with ErrCodeOverlap and the CPU runs the loop.
+
+// isStringOp reports whether op is a string op a kernel lowers.
+func isStringOp(op gvinst.Op) bool { return op == gvinst.OpRepStos || op == gvinst.OpRepMovs }
+
+// stringRegs returns the guest registers string op in reads and those it
+// writes (all of them left advanced), or nil for other ops.
+func stringRegs(in *gvinst.Inst) (reads, writes []gvinst.Reg) {
+	switch in.Op {
+	case gvinst.OpRepStos:
+		return []gvinst.Reg{gvinst.S0, gvinst.SReg(1), gvinst.SReg(7)}, []gvinst.Reg{gvinst.SReg(1), gvinst.SReg(7)}
+	case gvinst.OpRepMovs:
+		return []gvinst.Reg{gvinst.SReg(1), gvinst.SReg(6), gvinst.SReg(7)}, []gvinst.Reg{gvinst.SReg(1), gvinst.SReg(6), gvinst.SReg(7)}
+	}
+	return nil, nil
+}
+
+// repMovs lowers REPMOVS at index idx of block: after the overlap check,
+// element by element, each load and store checked against its site.
+func (e *emitter) repMovs(block uint64, idx int, in *gvinst.Inst) {
+	dst := e.a.siteAt[key(block, idx)]
+	src := e.a.copyFrom[key(block, idx)]
+	size := in.Type.Size()
+	n := fmt.Sprintf("%d_%d", idx, block)
+	rcx, rsi, rdi := e.reg(gvinst.SReg(1)), e.reg(gvinst.SReg(6)), e.reg(gvinst.SReg(7))
+	// The bytes [rsi, rsi+len) and [rdi, rdi+len) overlap when either
+	// start is less than len past the other.
+	bytes, d, p, q := e.t(), e.t(), e.pred(), e.pred()
+	e.i("mul.lo.u64", bytes, rcx, size)
+	e.i("sub.u64", d, rdi, rsi)
+	e.i("setp.lt.u64", p, d, bytes)
+	e.i("sub.u64", d, rsi, rdi)
+	e.i("setp.lt.u64", q, d, bytes)
+	e.i("or.pred", p, p, q)
+	e.i("mov.b64", "%xa", lit(in.X86))
+	e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeOverlap)).when(p)
+	e.label(fmt.Sprintf("$Lmovs%s", n))
+	e.i("setp.eq.u64", p, rcx, 0)
+	e.i("bra", fmt.Sprintf("$Lmovs%s_end", n)).when(p)
+	from, to, v := e.t(), e.t(), e.t()
+	e.i("mov.b64", from, rsi)
+	e.siteCheck(src, from, size, in.X86)
+	e.load(v, ptx.Addr(from, 0), size)
+	e.i("mov.b64", to, rdi)
+	e.siteCheck(dst, to, size, in.X86)
+	e.store(ptx.Addr(to, 0), v, size)
+	e.i("add.u64", rsi, rsi, size)
+	e.i("add.u64", rdi, rdi, size)
+	e.i("sub.u64", rcx, rcx, 1)
+	e.i("bra", fmt.Sprintf("$Lmovs%s", n))
+	e.label(fmt.Sprintf("$Lmovs%s_end", n))
+}

@@ -1,0 +1,70 @@
+package ptxgen
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
+
+// rowCopy copies a row per iteration with rep movsb, as an inlined memcpy
+// does (profile.InlineCall): s15 bytes from s14 to s13, both moving by s9,
+// until s13 reaches s12.
+const rowCopy = `
+vblock 0x7000..0x7010:
+  # 0x7000: mov rdi, r13; mov rsi, r14; mov rcx, r15; rep movsb; add r13, r9; add r14, r9; cmp r13, r12; jne
+  GET.u64 v0, s13
+  PUT.u64 s7, v0
+  GET.u64 v1, s14
+  PUT.u64 s6, v1
+  GET.u64 v2, s15
+  PUT.u64 s1, v2
+  REPMOVS.u8
+  GET.u64 v3, s9
+  ADD.u64 v4, v0, v3
+  PUT.u64 s13, v4
+  ADD.u64 v5, v1, v3
+  PUT.u64 s14, v5
+  GET.u64 v6, s12
+  CMP.ne.u64 v7, v4, v6
+  BRANCH v7, 0x7000, 0x7100
+vblock 0x7100..0x7102:
+  # 0x7100: syscall
+  SYSCALL 0x7102
+`
+
+// rowCopyCase runs rowCopy over 100 rows of 40 bytes, 64 apart, from
+// dataBase to dataBase + dst.
+func rowCopyCase(name string, dst uint64) loopCase {
+	return loopCase{
+		name: name, src: rowCopy, header: 0x7000, level: []uint64{0x7000}, arrivals: 100,
+		setup: func(mem *gvinst.Memory, cpu *gvinst.CPU) {
+			for i := uint64(0); i < 0x2000; i++ {
+				_ = mem.Store(dataBase+i, 1, i*7+i/64)
+			}
+			cpu.State[gvinst.SReg(13)] = dataBase + dst
+			cpu.State[gvinst.SReg(14)] = dataBase
+			cpu.State[gvinst.SReg(15)] = 40
+			cpu.State[gvinst.SReg(9)] = 64
+			cpu.State[gvinst.SReg(12)] = dataBase + dst + 100*64
+		},
+		data: Range{dataBase, dataBase + 0x8000},
+	}
+}
+
+// TestRowCopy runs a nest whose iterations each copy a row (gcc's memcpy
+// of a row, inlined) on gpusim: where source and destination are apart,
+// memory ends as the CPU engine leaves it; where each copy's destination
+// starts inside its source (8 bytes on, in the same buffer), the kernel
+// fails with ErrCodeOverlap at the copy, since the CPU copies such a
+// memcpy as memmove and the kernel copies upward only.
+func TestRowCopy(t *testing.T) {
+	if k, err := runOnGPU(t, rowCopyCase("apart", 0x4000), nil); err != nil {
+		t.Fatalf("launch: %v\n%s", err, numbered(k.PTX))
+	}
+	_, err := runOnGPU(t, rowCopyCase("overlapping", 8), nil)
+	var ke *KernelError
+	if !errors.As(err, &ke) || ke.Code != ErrCodeOverlap || ke.X86 != 0x7000 {
+		t.Fatalf("overlapping copies: got %v, want the kernel error %d at 0x7000", err, ErrCodeOverlap)
+	}
+}

@@ -54,6 +54,8 @@ type lib struct {
 	cuMemHostAlloc            func(p *unsafe.Pointer, n uint64, flags uint32) cuResult
 	cuMemHostGetDevicePointer func(dev *uint64, p unsafe.Pointer, flags uint32) cuResult
 	cuStreamWaitValue32       func(stream uintptr, addr uint64, value uint32, flags uint32) cuResult
+	// cuMemcpy2D copies rows at a stride (strided.go).
+	cuMemcpy2D func(p *memcpy2D) cuResult
 }
 
 // openLib loads libcuda.so.1 and resolves every entry point the driver uses.
@@ -114,6 +116,7 @@ func openLib() (*lib, error) {
 		{&l.cuMemHostAlloc, "cuMemHostAlloc"},
 		{&l.cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2"},
 		{&l.cuStreamWaitValue32, "cuStreamWaitValue32_v2"},
+		{&l.cuMemcpy2D, "cuMemcpy2D_v2"},
 	}
 	for _, s := range optional {
 		if addr, err := purego.Dlsym(h, s.name); err == nil && addr != 0 {

@@ -339,3 +339,15 @@ type PinnedAllocator interface {
 	// FreePinned releases a buffer AllocPinned returned.
 	FreePinned(b []byte) error
 }
+
+// StridedCopier is a Context that copies rows at a fixed stride from
+// device memory to host memory in one call (cuMemcpy2D). Phase 2 brings
+// back a walk down a matrix's column, a page of every row, that way:
+// a copy a page costs a driver call each (tens of microseconds on an
+// H100), where the rows' bytes themselves take microseconds.
+type StridedCopier interface {
+	// CopyDtoHStrided copies rows rows of width bytes, the first at src
+	// and each next pitch bytes after the one before, into dst, packed
+	// (len(dst) must be rows*width; pitch at least width).
+	CopyDtoHStrided(dst []byte, src DevicePtr, width, pitch, rows uint64) error
+}

@@ -124,6 +124,24 @@ func (m *meteredContext) CopyDtoD(dst, src gpu.DevicePtr, n uint64) error {
 	return err
 }
 
+// copyDtoHStrided copies rows at a stride from the device in one call
+// where the context can (gpu.StridedCopier), counting it as one copy
+// from the device, and reports whether it could.
+func (m *meteredContext) copyDtoHStrided(dst []byte, src gpu.DevicePtr, width, pitch, rows uint64) (bool, error) {
+	sc, ok := m.Context.(gpu.StridedCopier)
+	if !ok {
+		return false, nil
+	}
+	t0 := time.Now()
+	err := sc.CopyDtoHStrided(dst, src, width, pitch, rows)
+	if m.parts != nil {
+		m.since(&m.parts.DeviceToHost, t0)
+		m.parts.BytesDtoH += uint64(len(dst))
+		m.parts.CopiesDtoH++
+	}
+	return true, err
+}
+
 // CopyBatch runs copies as one call where the context can
 // (gpu.BatchCopier), else one at a time; a batch counts as one copy each
 // way it carries bytes (a copy's fixed cost is paid once a batch), its

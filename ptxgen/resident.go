@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -843,7 +844,7 @@ func (res *Resident) Refresh(addr uint64) error {
 				pages = append(pages, p)
 			}
 			b.lastAddr, b.strideRun = a-d, len(pages)
-			if err := res.bringBackStrided(b, pages); err != nil {
+			if err := res.bringBackStrided(b, pages, addr, d); err != nil {
 				return err
 			}
 			continue
@@ -1153,16 +1154,53 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 
 // bringBackStrided copies pages of b, all stale, from the device into the
 // guest: one page of each of the rows a column walk reads next (see
-// Refresh). A copy to the host of a page a call costs on a real GPU about
-// what copying a hundred kilobytes does, and a walk down a wide matrix's
-// column reads one page a row, so the pages are gathered on the device
-// first (copies between device buffers do not wait for the device) and
-// come back in one copy.
-func (res *Resident) bringBackStrided(b *resBuf, pages []int) error {
+// Refresh), the pages at addr, addr+d, addr+2d and so on. A copy to the
+// host of a page a call costs on a real GPU about what copying a hundred
+// kilobytes does, and a walk down a wide matrix's column reads one page
+// a row: the rows' pages come back in one strided copy (gpu.StridedCopier)
+// of the narrowest band at stride d that holds each row's page, or, where
+// the context has none, are gathered on the device first (copies between
+// device buffers do not wait for the device) and come back in one copy.
+// (mvt at 12000 on an H100: 12,000 pages gathered a call each took 0.7 s.)
+func (res *Resident) bringBackStrided(b *resBuf, pages []int, addr, d uint64) error {
 	t0 := time.Now()
 	defer func() { res.back.Time += time.Since(t0) }()
 	res.back.Runs++
 	res.back.Pages += uint64(len(pages))
+	// The band: row k's page starts off_k bytes from addr + k*d.
+	offs := make([]int64, len(pages))
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for k, p := range pages {
+		plo, phi := b.chunk(p)
+		offs[k] = int64(plo) - int64(addr+uint64(k)*d)
+		lo, hi = min(lo, offs[k]), max(hi, offs[k]+int64(phi-plo))
+	}
+	width := uint64(hi - lo)
+	start := int64(addr) + lo
+	end := start + int64(d)*int64(len(pages)-1) + int64(width)
+	if _, ok := res.raw.(gpu.StridedCopier); ok && start >= int64(b.r.Lo) && end <= int64(b.r.Hi) && width <= d && width <= stageBytes {
+		// As many rows a copy as the staging buffer holds.
+		rows := int(stageBytes / width)
+		for k0 := 0; k0 < len(pages); k0 += rows {
+			k1 := min(k0+rows, len(pages))
+			stage, done := res.takeStage(width * uint64(k1-k0))
+			src := b.dev + gpu.DevicePtr(uint64(start)+uint64(k0)*d-b.r.Lo)
+			if _, err := res.ctx.copyDtoHStrided(stage, src, width, d, uint64(k1-k0)); err != nil {
+				done()
+				return fmt.Errorf("%w: copying %d rows' pages from the device: %v", ErrLostCopy, k1-k0, err)
+			}
+			at := make([]uint64, k1-k0)
+			for k := k0; k < k1; k++ {
+				at[k-k0] = uint64(k-k0)*width + uint64(offs[k]-lo)
+			}
+			err := res.putStrided(b, pages[k0:k1], stage, at)
+			done()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if res.gather == 0 {
 		dev, err := res.ctx.Alloc(maxReadAhead * gvinst.PageSize)
 		if err != nil {
@@ -1170,45 +1208,51 @@ func (res *Resident) bringBackStrided(b *resBuf, pages []int) error {
 		}
 		res.gather = dev
 	}
+	at := make([]uint64, len(pages))
 	var off uint64
-	for _, p := range pages {
+	for k, p := range pages {
 		lo, hi := b.chunk(p)
 		if err := res.ctx.CopyDtoD(res.gather+gpu.DevicePtr(off), b.dev+gpu.DevicePtr(lo-b.r.Lo), hi-lo); err != nil {
 			return fmt.Errorf("%w: gathering [%#x,%#x) on the device: %v", ErrLostCopy, lo, hi, err)
 		}
+		at[k] = off
 		off += hi - lo
 	}
-	mem := res.lazyMem // only a lazy Resident has stale pages
 	return res.withStage(off, func(s []byte) error {
 		if err := res.ctx.CopyDtoH(s, res.gather); err != nil {
 			return fmt.Errorf("%w: copying %d gathered pages from the device: %v", ErrLostCopy, len(pages), err)
 		}
-		// (Restored, not cleared: a Poke may bring back another
-		// buffer's page, nested, in the middle of this one's.)
-		prev := res.poking
-		res.poking = b
-		defer func() { res.poking = prev }()
-		var off uint64
-		for _, p := range pages {
-			lo, hi := b.chunk(p)
-			mem.Undefer(lo, hi-lo)
-			b.stale[p] = false
-			b.nstale--
-			b.snapped[p] = false
-			delete(b.pageSnap, p)
-			if err := mem.Poke(lo, s[off:off+hi-lo]); err != nil {
-				return fmt.Errorf("%w: writing [%#x,%#x) back: %v", ErrLostCopy, lo, hi, err)
-			}
-			delete(b.pageSnap, p) // (see bringBack)
-			off += hi - lo
-			if b.watched {
-				b.dirty[p] = false
-				mem.Watch(lo, hi-lo)
-			}
-		}
-		res.back.Bytes += off
-		return nil
+		return res.putStrided(b, pages, s, at)
 	})
+}
+
+// putStrided writes pages of b, brought back into s (page k's bytes at
+// at[k]), into the guest, and marks them current there.
+func (res *Resident) putStrided(b *resBuf, pages []int, s []byte, at []uint64) error {
+	mem := res.lazyMem // only a lazy Resident has stale pages
+	// (Restored, not cleared: a Poke may bring back another buffer's
+	// page, nested, in the middle of this one's.)
+	prev := res.poking
+	res.poking = b
+	defer func() { res.poking = prev }()
+	for k, p := range pages {
+		lo, hi := b.chunk(p)
+		mem.Undefer(lo, hi-lo)
+		b.stale[p] = false
+		b.nstale--
+		b.snapped[p] = false
+		delete(b.pageSnap, p)
+		if err := mem.Poke(lo, s[at[k]:at[k]+hi-lo]); err != nil {
+			return fmt.Errorf("%w: writing [%#x,%#x) back: %v", ErrLostCopy, lo, hi, err)
+		}
+		delete(b.pageSnap, p) // (see bringBack)
+		if b.watched {
+			b.dirty[p] = false
+			mem.Watch(lo, hi-lo)
+		}
+		res.back.Bytes += hi - lo
+	}
+	return nil
 }
 
 // BroughtBack reports the bytes Refresh and Close brought back from the

@@ -3,6 +3,7 @@ package ptxgen
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -785,13 +786,43 @@ func TestLoadJoinsChanges(t *testing.T) {
 // a matrix whose rows are 18.4 pages long (wider than strideAhead), as a
 // walk down a column does. The pages come back gathered on the
 // device, a doubling number of rows a copy (not one copy a row), each
-// byte exactly, and only the walked pages take host memory.
+// byte exactly, and only the walked pages take host memory. On a context
+// that copies rows at a stride (gpu.StridedCopier), each copy is one
+// strided copy, and nothing is gathered on the device.
 func TestResidentWideColumnWalk(t *testing.T) {
+	for _, strided := range []bool{false, true} {
+		t.Run(fmt.Sprintf("strided=%v", strided), func(t *testing.T) { wideColumnWalk(t, strided) })
+	}
+}
+
+// stridedCountingContext is a countingContext that copies rows at a
+// stride, and counts those copies and the copies on the device.
+type stridedCountingContext struct {
+	*countingContext
+	strided, dtod int
+}
+
+func (c *stridedCountingContext) CopyDtoHStrided(dst []byte, src gpu.DevicePtr, width, pitch, rows uint64) error {
+	c.strided++
+	return c.Context.(gpu.StridedCopier).CopyDtoHStrided(dst, src, width, pitch, rows)
+}
+
+func (c *stridedCountingContext) CopyDtoD(dst, src gpu.DevicePtr, n uint64) error {
+	c.dtod++
+	return c.Context.CopyDtoD(dst, src, n)
+}
+
+func wideColumnWalk(t *testing.T, strided bool) {
 	const rowPages, rows = 18, 24
 	const rowBytes = rowPages*gvinst.PageSize + 1640 // not whole pages
 	const n = (rows + 1) * rowPages * gvinst.PageSize / 8
 	bs, k, sim, fn := saxpyKernel(t)
-	ctx := &countingContext{Context: sim}
+	counting := &countingContext{Context: sim}
+	var ctx gpu.Context = counting
+	sc := &stridedCountingContext{countingContext: counting}
+	if strided {
+		ctx = sc
+	}
 	yBase := uint64(dataBase + 8*n)
 	guest := func() (*gvinst.Memory, *gvinst.CPU) {
 		mem := gvinst.NewMemory(1 << 28)
@@ -818,7 +849,7 @@ func TestResidentWideColumnWalk(t *testing.T) {
 	if _, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res); err != nil {
 		t.Fatal(err)
 	}
-	host0, d0 := mem.HostBytes(), ctx.dtoh
+	host0, d0 := mem.HostBytes(), counting.dtoh
 	for r := 0; r < rows; r++ {
 		a := yr.Lo + uint64(r)*rowBytes + 16
 		got, err := mem.Load(a, 8)
@@ -829,8 +860,13 @@ func TestResidentWideColumnWalk(t *testing.T) {
 			t.Fatalf("row %d: %#x, want %#x", r, got, want)
 		}
 	}
-	if calls := ctx.dtoh - d0; calls > 6 {
+	if calls := counting.dtoh - d0 + sc.strided; calls > 6 {
 		t.Errorf("the walk down %d rows brought y back in %d copies, want a doubling number of rows a copy", rows, calls)
+	}
+	// (The first rows' faults, before the stride shows, come back as
+	// windows.)
+	if strided && (sc.strided == 0 || sc.dtod != 0) {
+		t.Errorf("%d strided copies, %d copies on the device: want the rows strided, nothing gathered", sc.strided, sc.dtod)
 	}
 	if grown := mem.HostBytes() - host0; grown > rows*gvinst.PageSize {
 		t.Errorf("the walk over %d pages took %d bytes of host memory", rows, grown)

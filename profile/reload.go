@@ -374,7 +374,7 @@ func (ch *chain) constReload(lp *Loop, b int, fits []*siteFit) (uint64, string) 
 	slot := bitSlot(b)
 	var the *constLoad
 	for _, blk := range lp.Blocks {
-		for _, x := range blk.Insns {
+		for xi, x := range blk.Insns {
 			if _, def := useDef(x); def&(1<<b) == 0 {
 				continue
 			}
@@ -384,7 +384,7 @@ func (ch *chain) constReload(lp *Loop, b int, fits []*siteFit) (uint64, string) 
 				if in.Op != gvinst.OpPut || slotBit(in.Dst) != b {
 					continue
 				}
-				l, ok := constLoadPut(x, i, slot)
+				l, ok := constLoadPut(blk.Insns[:xi], x, i, slot)
 				if !ok {
 					return 0, fmt.Sprintf("the write at %#x is not a load from a fixed address", x.Addr)
 				}
@@ -430,8 +430,11 @@ type constLoad struct {
 // slot (its first slot) whole with a load from a fixed address: a 64-bit
 // write of a general register with a load of at most 8 bytes (zero-
 // extended, as a 32-bit mov is), or a 128-bit write of an SSE register
-// with a load joined to a zero high half (movss, movsd, movq).
-func constLoadPut(x *Insn, i int, slot gvinst.Reg) (constLoad, bool) {
+// with a load joined to a zero high half (movss, movsd, movq), or with a
+// general register joined to a zero high half (movq xmm2, rdx) that the
+// last write of it among before (the instructions before x in its block)
+// loaded so (gramschmidt's mov rdx, [rip+…]; movq xmm2, rdx).
+func constLoadPut(before []*Insn, x *Insn, i int, slot gvinst.Reg) (constLoad, bool) {
 	in := &x.Code[i]
 	if in.Dst != slot {
 		return constLoad{}, false
@@ -472,9 +475,35 @@ func constLoadPut(x *Insn, i int, slot gvinst.Reg) (constLoad, bool) {
 		if hi := trace(x, k, j.Src[1]); hi.kind != opdConst || hi.value != 0 {
 			return constLoad{}, false
 		}
+		if _, g := def(k, j.Src[0]); g != nil && g.Op == gvinst.OpGet && g.Type.Size() == 8 && g.Src[0] < gvinst.X0 {
+			// A general register's whole value: the load that last
+			// wrote it before x, nothing of x writing it first.
+			return lastConstLoad(before, g.Src[0])
+		}
 		l, ok := ld(k, j.Src[0])
 		l.highZero = true
 		return l, ok
+	}
+	return constLoad{}, false
+}
+
+// lastConstLoad finds the last write of general register r among insns
+// and reports whether it loads r whole from a fixed address (constLoadPut),
+// with the high half of an SSE register it is copied to zero.
+func lastConstLoad(insns []*Insn, r gvinst.Reg) (constLoad, bool) {
+	for xi := len(insns) - 1; xi >= 0; xi-- {
+		x := insns[xi]
+		if _, def := useDef(x); def&(1<<slotBit(r)) == 0 {
+			continue
+		}
+		for i := len(x.Code) - 1; i >= 0; i-- {
+			if in := &x.Code[i]; in.Op == gvinst.OpPut && in.Dst == r {
+				l, ok := constLoadPut(nil, x, i, r)
+				l.highZero = true
+				return l, ok
+			}
+		}
+		return constLoad{}, false
 	}
 	return constLoad{}, false
 }

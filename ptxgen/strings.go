@@ -33,7 +33,10 @@ func stringRegs(in *gvinst.Inst) (reads, writes []gvinst.Reg) {
 }
 
 // repMovs lowers REPMOVS at index idx of block: after the overlap check,
-// element by element, each load and store checked against its site.
+// element by element, each load and store checked against its site; a
+// byte copy whose source and destination are equally aligned modulo 8
+// copies 8-byte words from the first aligned byte on (a row copy's bulk),
+// each word's first and last byte checked.
 func (e *emitter) repMovs(block uint64, idx int, in *gvinst.Inst) {
 	dst := e.a.siteAt[key(block, idx)]
 	src := e.a.copyFrom[key(block, idx)]
@@ -51,19 +54,62 @@ func (e *emitter) repMovs(block uint64, idx int, in *gvinst.Inst) {
 	e.i("or.pred", p, p, q)
 	e.i("mov.b64", "%xa", lit(in.X86))
 	e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeOverlap)).when(p)
-	e.label(fmt.Sprintf("$Lmovs%s", n))
+	elems := fmt.Sprintf("$Lmovs%s", n)
+	end := elems + "_end"
+	// copy copies one element of sz bytes (checking its first and, for a
+	// word, its last byte against the sites) and moves the registers on
+	// by count elements.
+	copy := func(sz int, count int) {
+		from, to, v := e.t(), e.t(), e.t()
+		e.i("mov.b64", from, rsi)
+		if sz > size {
+			last := e.t()
+			e.i("add.u64", last, rsi, sz-1)
+			e.siteCheck(src, last, 1, in.X86)
+			e.i("add.u64", last, rdi, sz-1)
+			e.siteCheck(dst, last, 1, in.X86)
+			e.siteCheck(src, from, 1, in.X86)
+		} else {
+			e.siteCheck(src, from, sz, in.X86)
+		}
+		e.load(v, ptx.Addr(from, 0), sz)
+		e.i("mov.b64", to, rdi)
+		if sz > size {
+			e.siteCheck(dst, to, 1, in.X86)
+		} else {
+			e.siteCheck(dst, to, sz, in.X86)
+		}
+		e.store(ptx.Addr(to, 0), v, sz)
+		e.i("add.u64", rsi, rsi, sz)
+		e.i("add.u64", rdi, rdi, sz)
+		e.i("sub.u64", rcx, rcx, count)
+	}
+	if size == 1 {
+		head, words := elems+"_head", elems+"_words"
+		x := e.t()
+		e.i("xor.b64", x, rsi, rdi)
+		e.i("and.b64", x, x, 7)
+		e.i("setp.ne.u64", p, x, 0)
+		e.i("bra", elems).when(p)
+		// Bytes up to rdi's first 8-byte boundary, then words.
+		e.label(head)
+		e.i("setp.eq.u64", p, rcx, 0)
+		e.i("bra", end).when(p)
+		e.i("and.b64", x, rdi, 7)
+		e.i("setp.eq.u64", p, x, 0)
+		e.i("bra", words).when(p)
+		copy(1, 1)
+		e.i("bra", head)
+		e.label(words)
+		e.i("setp.lt.u64", p, rcx, 8)
+		e.i("bra", elems).when(p)
+		copy(8, 8)
+		e.i("bra", words)
+	}
+	e.label(elems)
 	e.i("setp.eq.u64", p, rcx, 0)
-	e.i("bra", fmt.Sprintf("$Lmovs%s_end", n)).when(p)
-	from, to, v := e.t(), e.t(), e.t()
-	e.i("mov.b64", from, rsi)
-	e.siteCheck(src, from, size, in.X86)
-	e.load(v, ptx.Addr(from, 0), size)
-	e.i("mov.b64", to, rdi)
-	e.siteCheck(dst, to, size, in.X86)
-	e.store(ptx.Addr(to, 0), v, size)
-	e.i("add.u64", rsi, rsi, size)
-	e.i("add.u64", rdi, rdi, size)
-	e.i("sub.u64", rcx, rcx, 1)
-	e.i("bra", fmt.Sprintf("$Lmovs%s", n))
-	e.label(fmt.Sprintf("$Lmovs%s_end", n))
+	e.i("bra", end).when(p)
+	copy(size, 1)
+	e.i("bra", elems)
+	e.label(end)
 }

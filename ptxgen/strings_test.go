@@ -33,9 +33,9 @@ vblock 0x7100..0x7102:
   SYSCALL 0x7102
 `
 
-// rowCopyCase runs rowCopy over 100 rows of 40 bytes, 64 apart, from
-// dataBase to dataBase + dst.
-func rowCopyCase(name string, dst uint64) loopCase {
+// rowCopyCase runs rowCopy over 100 rows of 43 bytes, 64 apart, from
+// dataBase + src to dataBase + dst.
+func rowCopyCase(name string, dst, src uint64) loopCase {
 	return loopCase{
 		name: name, src: rowCopy, header: 0x7000, level: []uint64{0x7000}, arrivals: 100,
 		setup: func(mem *gvinst.Memory, cpu *gvinst.CPU) {
@@ -43,8 +43,8 @@ func rowCopyCase(name string, dst uint64) loopCase {
 				_ = mem.Store(dataBase+i, 1, i*7+i/64)
 			}
 			cpu.State[gvinst.SReg(13)] = dataBase + dst
-			cpu.State[gvinst.SReg(14)] = dataBase
-			cpu.State[gvinst.SReg(15)] = 40
+			cpu.State[gvinst.SReg(14)] = dataBase + src
+			cpu.State[gvinst.SReg(15)] = 43
 			cpu.State[gvinst.SReg(9)] = 64
 			cpu.State[gvinst.SReg(12)] = dataBase + dst + 100*64
 		},
@@ -54,15 +54,23 @@ func rowCopyCase(name string, dst uint64) loopCase {
 
 // TestRowCopy runs a nest whose iterations each copy a row (gcc's memcpy
 // of a row, inlined) on gpusim: where source and destination are apart,
-// memory ends as the CPU engine leaves it; where each copy's destination
+// memory ends as the CPU engine leaves it, whether they are aligned alike
+// (words, after a head of bytes where they are not 8-byte aligned) or not
+// (bytes); where each copy's destination
 // starts inside its source (8 bytes on, in the same buffer), the kernel
 // fails with ErrCodeOverlap at the copy, since the CPU copies such a
 // memcpy as memmove and the kernel copies upward only.
 func TestRowCopy(t *testing.T) {
-	if k, err := runOnGPU(t, rowCopyCase("apart", 0x4000), nil); err != nil {
-		t.Fatalf("launch: %v\n%s", err, numbered(k.PTX))
+	for _, c := range []loopCase{
+		rowCopyCase("aligned", 0x4000, 0),
+		rowCopyCase("aligned alike", 0x4003, 3),
+		rowCopyCase("aligned unlike", 0x4005, 2),
+	} {
+		if k, err := runOnGPU(t, c, nil); err != nil {
+			t.Fatalf("%s: launch: %v\n%s", c.name, err, numbered(k.PTX))
+		}
 	}
-	_, err := runOnGPU(t, rowCopyCase("overlapping", 8), nil)
+	_, err := runOnGPU(t, rowCopyCase("overlapping", 8, 0), nil)
 	var ke *KernelError
 	if !errors.As(err, &ke) || ke.Code != ErrCodeOverlap || ke.X86 != 0x7000 {
 		t.Fatalf("overlapping copies: got %v, want the kernel error %d at 0x7000", err, ErrCodeOverlap)

@@ -1513,34 +1513,6 @@ func (e *emitter) chkAlign(block uint64, idx int, in *gvinst.Inst) {
 	e.stubs[l] = [2]uint64{ErrCodeAlign, in.X86}
 }
 
-// repStos lowers rep stos as a loop storing rax's low bytes to rcx
-// elements at rdi, upward (the runtime checks the direction flag).
-func (e *emitter) repStos(block uint64, idx int, in *gvinst.Inst) {
-	id := e.a.siteAt[key(block, idx)]
-	size := in.Type.Size()
-	n := fmt.Sprintf("%d_%d", idx, block)
-	rcx, rdi, rax := e.reg(gvinst.SReg(1)), e.reg(gvinst.SReg(7)), e.reg(gvinst.S0)
-	if e.a.n.Dead[[2]uint64{block, uint64(idx)}] {
-		// Overwritten before read (Nest.Dead): only the registers move.
-		e.comment(" rep stos: its bytes are overwritten later in the iteration")
-		e.i("mad.lo.u64", rdi, rcx, size, rdi)
-		e.i("mov.u64", rcx, 0)
-		return
-	}
-	p := e.pred()
-	e.label(fmt.Sprintf("$Lrep%s", n))
-	e.i("setp.eq.u64", p, rcx, 0)
-	e.i("bra", fmt.Sprintf("$Lrep%s_end", n)).when(p)
-	addr := e.t()
-	e.i("mov.b64", addr, rdi)
-	e.siteCheck(id, addr, size, in.X86)
-	e.store(ptx.Addr(addr, 0), rax, size)
-	e.i("add.u64", rdi, rdi, size)
-	e.i("sub.u64", rcx, rcx, 1)
-	e.i("bra", fmt.Sprintf("$Lrep%s", n))
-	e.label(fmt.Sprintf("$Lrep%s_end", n))
-}
-
 // siteCheck checks guest address addr (a register) of an access of size
 // bytes at site id against the site's footprint and the access's natural
 // alignment, then turns it into the device address in place.

@@ -113,3 +113,65 @@ func (e *emitter) repMovs(block uint64, idx int, in *gvinst.Inst) {
 	e.i("bra", elems)
 	e.label(end)
 }
+
+// repStos lowers REPSTOS as a loop storing rax's low bytes to rcx
+// elements at rdi, upward (the runtime checks the direction flag); a byte
+// store (an inlined memset) stores 8-byte words of the byte repeated
+// from rdi's first 8-byte boundary on, each word's first and last byte
+// checked against the site.
+func (e *emitter) repStos(block uint64, idx int, in *gvinst.Inst) {
+	id := e.a.siteAt[key(block, idx)]
+	size := in.Type.Size()
+	n := fmt.Sprintf("%d_%d", idx, block)
+	rcx, rdi, rax := e.reg(gvinst.SReg(1)), e.reg(gvinst.SReg(7)), e.reg(gvinst.S0)
+	if e.a.n.Dead[[2]uint64{block, uint64(idx)}] {
+		// Overwritten before read (Nest.Dead): only the registers move.
+		e.comment(" rep stos: its bytes are overwritten later in the iteration")
+		e.i("mad.lo.u64", rdi, rcx, size, rdi)
+		e.i("mov.u64", rcx, 0)
+		return
+	}
+	p := e.pred()
+	elems := fmt.Sprintf("$Lrep%s", n)
+	end := elems + "_end"
+	if size == 1 {
+		head, words := elems+"_head", elems+"_words"
+		word, x, addr := e.t(), e.t(), e.t()
+		e.i("and.b64", word, rax, 0xff)
+		e.i("mul.lo.u64", word, word, lit(0x0101010101010101))
+		e.label(head)
+		e.i("setp.eq.u64", p, rcx, 0)
+		e.i("bra", end).when(p)
+		e.i("and.b64", x, rdi, 7)
+		e.i("setp.eq.u64", p, x, 0)
+		e.i("bra", words).when(p)
+		e.i("mov.b64", addr, rdi)
+		e.siteCheck(id, addr, 1, in.X86)
+		e.store(ptx.Addr(addr, 0), rax, 1)
+		e.i("add.u64", rdi, rdi, 1)
+		e.i("sub.u64", rcx, rcx, 1)
+		e.i("bra", head)
+		e.label(words)
+		e.i("setp.lt.u64", p, rcx, 8)
+		e.i("bra", elems).when(p)
+		e.i("add.u64", addr, rdi, 7)
+		e.siteCheck(id, addr, 1, in.X86)
+		e.i("mov.b64", addr, rdi)
+		e.siteCheck(id, addr, 1, in.X86)
+		e.store(ptx.Addr(addr, 0), word, 8)
+		e.i("add.u64", rdi, rdi, 8)
+		e.i("sub.u64", rcx, rcx, 8)
+		e.i("bra", words)
+	}
+	e.label(elems)
+	e.i("setp.eq.u64", p, rcx, 0)
+	e.i("bra", end).when(p)
+	addr := e.t()
+	e.i("mov.b64", addr, rdi)
+	e.siteCheck(id, addr, size, in.X86)
+	e.store(ptx.Addr(addr, 0), rax, size)
+	e.i("add.u64", rdi, rdi, size)
+	e.i("sub.u64", rcx, rcx, 1)
+	e.i("bra", elems)
+	e.label(end)
+}

@@ -76,3 +76,51 @@ func TestRowCopy(t *testing.T) {
 		t.Fatalf("overlapping copies: got %v, want the kernel error %d at 0x7000", err, ErrCodeOverlap)
 	}
 }
+
+// rowFill stores s15 bytes of rax's low byte per iteration with rep
+// stosb, as an inlined memset does: from s13, moving by s9, until s13
+// reaches s12.
+const rowFill = `
+vblock 0x7200..0x7210:
+  # 0x7200: mov rdi, r13; mov rcx, r15; rep stosb; add r13, r9; cmp r13, r12; jne
+  GET.u64 v0, s13
+  PUT.u64 s7, v0
+  GET.u64 v2, s15
+  PUT.u64 s1, v2
+  REPSTOS.u8
+  GET.u64 v3, s9
+  ADD.u64 v4, v0, v3
+  PUT.u64 s13, v4
+  GET.u64 v6, s12
+  CMP.ne.u64 v7, v4, v6
+  BRANCH v7, 0x7200, 0x7300
+vblock 0x7300..0x7302:
+  # 0x7300: syscall
+  SYSCALL 0x7302
+`
+
+// TestRowFill runs a nest whose iterations each fill a row of 43 bytes
+// (an inlined memset) on gpusim, the rows starting on a word boundary or
+// 3 bytes into one: memory ends as the CPU engine leaves it (the kernel
+// stores words of the byte repeated between the rows' bytes).
+func TestRowFill(t *testing.T) {
+	for _, start := range []uint64{0, 3} {
+		c := loopCase{
+			name: "rowFill", src: rowFill, header: 0x7200, level: []uint64{0x7200}, arrivals: 100,
+			setup: func(mem *gvinst.Memory, cpu *gvinst.CPU) {
+				for i := uint64(0); i < 0x2000; i++ {
+					_ = mem.Store(dataBase+i, 1, i*7+i/64)
+				}
+				cpu.State[gvinst.SReg(13)] = dataBase + start
+				cpu.State[gvinst.S0] = 0x12a5
+				cpu.State[gvinst.SReg(15)] = 43
+				cpu.State[gvinst.SReg(9)] = 64
+				cpu.State[gvinst.SReg(12)] = dataBase + start + 100*64
+			},
+			data: Range{dataBase, dataBase + 0x8000},
+		}
+		if k, err := runOnGPU(t, c, nil); err != nil {
+			t.Fatalf("rows from %d: launch: %v\n%s", start, err, numbered(k.PTX))
+		}
+	}
+}

@@ -747,7 +747,9 @@ func spillRestored(l *Loop, b int, fits32 bool) bool {
 		for i := range x.Code {
 			in := &x.Code[i]
 			if in.Op == gvinst.OpSt {
-				if a := addrOf(x, i); a.kind == opdSlot && a.slot == slot.base && a.disp > slot.disp-8 && a.disp < slot.disp+8 {
+				// A store that shares a byte with the slot (gcc -O3's
+				// gemm spills ebp to [rsp+0x38] and r12d beside it).
+				if a := addrOf(x, i); a.kind == opdSlot && a.slot == slot.base && a.disp < slot.disp+int64(slot.size) && slot.disp < a.disp+int64(in.Type.Size()) {
 					slotOK = false
 				}
 			}
@@ -983,4 +985,92 @@ func dataFrom(l *Loop, blk *Block, xi, i int, r gvinst.Reg, seen, busy map[int]b
 		return false
 	}
 	return false
+}
+
+// copyRestored reports whether general register b, though written in
+// loop l, holds its header value again at every back edge because the
+// loop only ever copies it away to other general registers and back
+// (gcc -O3 frees rdx for gemm's vectorised inner loops with `mov r12,
+// rdx` before them and `mov rdx, r12` after). A forward must-analysis
+// over the loop's blocks tracks which general registers hold b's header
+// value: a whole 64-bit copy of one that does passes it on, any other
+// write of a register ends it there.
+func copyRestored(l *Loop, b int) bool {
+	if b >= 16 {
+		return false
+	}
+	type set = uint16
+	step := func(x *Insn, in set) set {
+		_, def := useDef(x)
+		out := in &^ set(def&allGPR)
+		for i := range x.Code {
+			c := &x.Code[i]
+			if c.Op != gvinst.OpPut || c.Dst >= gvinst.X0 || c.Type.Size() != 8 {
+				continue
+			}
+			// The PUT's value: a GET of a general register, moved
+			// through MOVs only, read before this instruction wrote it.
+			r := c.Src[0]
+			ok := false
+			for j := i - 1; j >= 0 && !ok; j-- {
+				d := &x.Code[j]
+				if !hasDst(d) || d.Dst != r {
+					continue
+				}
+				switch {
+				case d.Op == gvinst.OpMov && d.Type.Size() == 8:
+					r = d.Src[0]
+				case d.Op == gvinst.OpGet && d.Type.Size() == 8 && d.Src[0] < gvinst.X0 && in&(1<<d.Src[0]) != 0:
+					ok = true
+					for k := j + 1; k < i; k++ {
+						if e := &x.Code[k]; e.Op == gvinst.OpPut && e.Dst == d.Src[0] {
+							ok = false // the source changed in between
+						}
+					}
+				default:
+					j = -1
+				}
+			}
+			if ok {
+				out |= 1 << c.Dst
+			}
+		}
+		return out
+	}
+	all := set(1<<16 - 1)
+	in := map[*Block]set{}
+	for _, blk := range l.Blocks {
+		in[blk] = all
+	}
+	out := func(blk *Block) set {
+		st := in[blk]
+		for _, x := range blk.Insns {
+			st = step(x, st)
+		}
+		return st
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, blk := range l.Blocks {
+			st := all
+			if blk == l.Header {
+				st = 1 << b
+			} else {
+				for _, p := range blk.Preds {
+					if l.Contains(p) {
+						st &= out(p)
+					}
+				}
+			}
+			if st != in[blk] {
+				in[blk], changed = st, true
+			}
+		}
+	}
+	for _, lt := range l.Latches {
+		if out(lt)&(1<<b) == 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -602,7 +602,7 @@ func (ch *chain) dynamic() {
 			// So is one whose every write in the loop loads one constant
 			// from read-only memory (constReload), when the trace shows
 			// it holding the same value on entry.
-			if writes(lp, b) && (sc.kind == "invariant" || sc.kind == "unknown") && (spillRestored(lp, b, sc.fits32) || copyRestored(lp, b)) {
+			if writes(lp, b) && (sc.kind == "invariant" || sc.kind == "unknown") && (spillRestored(lp, b, sc.fits32) || copyRestored(lp, b, sc.fits32)) {
 				sc.kind, sc.step, sc.steps, sc.stepVaries = "iv", 0, map[string]int64{}, false
 			} else if _, why := ch.constReload(lp, b, fits); writes(lp, b) && sc.kind == "invariant" && why == "" {
 				sc.kind, sc.step, sc.steps, sc.stepVaries = "iv", 0, map[string]int64{}, false

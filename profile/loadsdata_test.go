@@ -144,10 +144,13 @@ func freedRegisters(t *testing.T, restore bool) *Loop {
 // the restores they do not.
 func TestFreedRegisters(t *testing.T) {
 	rdx, rbp := slotBit(gvinst.SReg(2)), slotBit(gvinst.SReg(5))
-	if l := freedRegisters(t, true); !copyRestored(l, rdx) || !spillRestored(l, rbp, true) {
-		t.Errorf("restored: rdx %v (copied to r12 and back), ebp %v (spilled beside r12d), want both", copyRestored(l, rdx), spillRestored(l, rbp, true))
+	if l := freedRegisters(t, true); !copyRestored(l, rdx, true) || !spillRestored(l, rbp, true) || !copyRestored(l, rbp, true) {
+		t.Errorf("restored: rdx %v (copied to r12 and back), ebp %v %v (spilled beside r12d), want all", copyRestored(l, rdx, true), spillRestored(l, rbp, true), copyRestored(l, rbp, true))
 	}
-	if l := freedRegisters(t, false); copyRestored(l, rdx) || spillRestored(l, rbp, true) {
+	if l := freedRegisters(t, true); copyRestored(l, rbp, false) {
+		t.Error("ebp, spilled in 32 bits, taken for restored where its value may not fit in 32 bits")
+	}
+	if l := freedRegisters(t, false); copyRestored(l, rdx, true) || spillRestored(l, rbp, true) || copyRestored(l, rbp, true) {
 		t.Error("not restored: rdx or ebp taken for the header's value")
 	}
 }

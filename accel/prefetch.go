@@ -8,6 +8,7 @@ import (
 
 	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/profile"
 	"github.com/gxbit/gxbit/ptxgen"
 )
 
@@ -271,8 +272,15 @@ func (a *Accelerator) prefetch(spots []*spot) {
 		return
 	}
 	var ks []*ptxgen.Kernel
+	all := make([]*profile.HotSpot, 0, len(a.order))
+	for _, sp := range a.order {
+		all = append(all, sp.hs)
+	}
 	for _, sp := range spots {
 		if j := a.bg.jobs[sp.entry]; j != nil && !closed(j.done) {
+			continue
+		}
+		if !prefetchWorthy(sp.hs, all) {
 			continue
 		}
 		if sp.rep.Disarmed || a.spots[sp.header] != sp || !a.executable(sp.header) || !sp.ensureBuilt() {

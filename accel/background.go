@@ -267,7 +267,7 @@ func (a *Accelerator) startBackground(prof *profile.File) {
 				translated[w]++
 				close(j.done)
 				if ld != nil && j.err == nil && !j.liftFailed && j.prefetch {
-					ld.enqueue(kernelsToLoad(j.sp, sim))
+					ld.enqueue(kernelsToLoad(j.sp, sim), j.hs.Share)
 				}
 			}
 		}(w, snap)
@@ -434,8 +434,8 @@ func (a *Accelerator) backgroundDone() (time.Duration, int) {
 }
 
 // kernelsToLoad are the kernels of a translated hot spot a launch is
-// likeliest to need, which the loader loads ahead: the schedule's parts,
-// else the 3D or 2D kernel on a real GPU (where prefer2D and prefer1D
+// likeliest to need, which the loader loads ahead: the schedule's parts
+// (their even variants where they have them), else the 3D or 2D kernel on a real GPU (where prefer2D and prefer1D
 // never pick the smaller one), else the level's own. The others load when
 // a launch first needs them (spot.load): a module keeps the driver busy
 // for the tens of milliseconds the JIT takes, and the guest's copies,
@@ -450,9 +450,11 @@ func kernelsToLoad(sp *spot, sim bool) []*ptxgen.Kernel {
 	case sim && sp.parts == nil:
 		return []*ptxgen.Kernel{sp.kernel, sp.kernel2}
 	case sp.parts != nil:
+		// A part's even variant where it has one: a dense nest's rows
+		// are even (loadedPart), and its own kernel loads if they are not.
 		var ks []*ptxgen.Kernel
 		for _, p := range sp.parts {
-			ks = append(ks, p.k)
+			ks = append(ks, cmp.Or(p.even, p.k))
 		}
 		return ks
 	case sp.kernel3 != nil && !sim:

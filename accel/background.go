@@ -408,7 +408,7 @@ func (a *Accelerator) sameCode(j *backgroundJob) bool {
 	}
 	known := a.g.knownCalls()
 	for t, v := range j.memset {
-		if known.Memset(t) != v {
+		if known.Known(t) != v {
 			return false
 		}
 	}

@@ -300,3 +300,47 @@ func (sp *spot) deadStoresCovered(k *ptxgen.Kernel, in ptxgen.LaunchInput, byX86
 	}
 	return true
 }
+
+// stringStoresRewritten reports whether each of the outer body's string
+// stores (dead, by block and index) writes an array (the profile's
+// group) that a store of the inner level writes too, as twomm's memset of
+// the row its inner loop then sums into: only then can a launch prove
+// them overwritten (deadStoresCovered). One that writes an array the
+// inner loop does not (conv2d's memset of its output row, after the
+// loop over its input row) would keep the 2D kernel that skips it from
+// ever launching; the one whose rows' last threads make the stores
+// (ptxgen.Nest.OuterStores) is the 2D kernel then.
+func (sp *spot) stringStoresRewritten(dead map[[2]uint64]bool) bool {
+	// The accesses of the level itself and of the loops around it name
+	// their loop by the level's index; all others are inside the inner
+	// level.
+	outer := map[string]bool{}
+	for l := 0; l <= sp.levelIndex && l < len(sp.hs.Levels); l++ {
+		outer[sp.hs.Levels[l].Index] = true
+	}
+	groups := map[int]bool{}
+	for _, acc := range sp.hs.Accesses {
+		if acc.Kind == "write" && !outer[acc.Loop] {
+			groups[acc.Group] = true
+		}
+	}
+	for d := range dead {
+		b := sp.blocks[d[0]]
+		if b == nil || int(d[1]) >= len(b.Insts) {
+			return false
+		}
+		found := false
+		for _, acc := range sp.hs.Accesses {
+			if acc.Kind == "write" && uint64(acc.X86) == b.Insts[d[1]].X86 {
+				found = true
+				if !groups[acc.Group] {
+					return false
+				}
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}

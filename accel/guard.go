@@ -267,6 +267,13 @@ func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs, n uint64) (why 
 		}
 		w.written = w.written || site.Store
 		o := obs[i]
+		if o == nil && neverRan(byX86[siteKey(site)]) {
+			// Ran in neither probed iteration (a vector loop's scalar
+			// tail, at a size whose rows have none): the launch gives
+			// it an empty footprint (unseenSites), so that a thread
+			// that runs it fails the launch.
+			continue
+		}
 		if o == nil {
 			w.bad = fmt.Sprintf("the access at %#x did not run in both probed iterations", site.X86)
 			continue
@@ -289,6 +296,9 @@ func (sp *spot) disjointIterations(byX86 map[[2]uint64]*siteObs, n uint64) (why 
 		}
 		if w.bad != "" {
 			return w.bad, nil
+		}
+		if !w.set {
+			continue // none of its sites ran: all have empty footprints
 		}
 		a, b := w.a, w.b
 		if a <= 0 {
@@ -382,6 +392,25 @@ func (sp *spot) instanceArrays(used []bool, obs []*siteObs, n uint64) []int {
 		comp[i] = find(i)
 	}
 	return comp
+}
+
+// neverRan reports whether a site's observations o show it in neither
+// probed iteration.
+func neverRan(o *siteObs) bool { return o == nil || !o.seen[0] && !o.seen[1] }
+
+// unseenSites gives each site of the spot's kernel that ran in neither
+// probed iteration an empty footprint in sites: where the profile's
+// strides do not hold, the proof that the iterations are independent
+// (disjointIterations) knows nothing of such a site, so a thread that
+// runs it must fail the launch (the CPU then runs the instance), rather
+// than write inside its array's footprint where another iteration may
+// read.
+func (sp *spot) unseenSites(byX86 map[[2]uint64]*siteObs, sites []ptxgen.Range) {
+	for s, site := range sp.kernel.Sites {
+		if s < len(sites) && neverRan(byX86[siteKey(site)]) {
+			sites[s] = ptxgen.Range{}
+		}
+	}
 }
 
 // disjointObserved is the second proof that the n iterations of the mapped

@@ -87,10 +87,10 @@ func (sp *spot) liftLevel(lifter gvinst.Translator) error {
 		if err != nil {
 			return fmt.Errorf("translating %#x: %w", addr, err)
 		}
-		// A call to memset runs as the string store it is (as phase 1
-		// saw it), going on at the return address, in the same block of
-		// phase 1's CFG.
-		if known := sp.knownCalls(); known != nil && endsInCall(b) && sp.askMemset(known, b) && profile.InlineMemset(b, known) {
+		// A call to memset or memcpy runs as the string store or copy
+		// it is (as phase 1 saw it), going on at the return address, in
+		// the same block of phase 1's CFG.
+		if known := sp.knownCalls(); known != nil && endsInCall(b) && sp.askMemset(known, b) && profile.InlineCall(b, known) {
 			ret := b.Insts[len(b.Insts)-1].Target[0]
 			sp.level[ret] = true
 			if sp.innerSet[addr] {
@@ -172,11 +172,11 @@ func endsInCall(b *gvinst.VBlock) bool {
 	return len(b.Insts) > 0 && b.Insts[len(b.Insts)-1].Op == gvinst.OpCall
 }
 
-// askMemset asks known whether the call ending b is to memset, notes the
+// askMemset asks known whether the call ending b is to memset or memcpy, notes the
 // answer (spot.memsetAsked) and returns it.
 func (sp *spot) askMemset(known *profile.KnownCalls, b *gvinst.VBlock) bool {
 	t := b.Insts[len(b.Insts)-1].Target[0]
-	v := known.Memset(t)
+	v := known.Known(t)
 	if sp.memsetAsked == nil {
 		sp.memsetAsked = map[uint64]bool{}
 	}
@@ -238,7 +238,7 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 		}
 		n2 := &ptxgen.Nest{Name: fmt.Sprintf("gx_%x_2d", sp.entry), Header: sp.header, Blocks: sp.blocks, Cold: sp.cold, Inner: sp.inner, InnerBlocks: inner, Reloads: sp.reloads(true), ExitLive: exitLive}
 		k2, err := ptxgen.Generate(n2)
-		if dead := sp.outerStringStores(inner); err != nil && dead != nil {
+		if dead := sp.outerStringStores(inner); err != nil && dead != nil && sp.stringStoresRewritten(dead) {
 			// The outer body's string stores (an inlined memset) kept
 			// out of the 2D kernel: each launch proves them overwritten
 			// (deadStoresCovered), else runs the 1D kernel.
@@ -405,7 +405,7 @@ func (sp *spot) build() error {
 	sp.rec.exitSiteA, sp.rec.exitSiteB = n, n+1
 	sp.rec.fill = make([]bool, n)
 	for _, s := range k.Sites {
-		if b := sp.blocks[s.Block]; b != nil && s.Index < len(b.Insts) && b.Insts[s.Index].Op == gvinst.OpRepStos {
+		if b := sp.blocks[s.Block]; b != nil && s.Index < len(b.Insts) && (b.Insts[s.Index].Op == gvinst.OpRepStos || b.Insts[s.Index].Op == gvinst.OpRepMovs) {
 			sp.rec.fill[s.ID] = true
 		}
 	}

@@ -288,6 +288,10 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	if fb != nil {
 		return false, fb
 	}
+	if restride != "" {
+		// (Where disjointObserved proved it, every site ran.)
+		sp.unseenSites(byX86, sites)
+	}
 	if why := sp.fixedReadsApart(fixed, sites); why != "" {
 		return false, fail(ReasonNotAffine, "%s, and %s", restride, why)
 	}

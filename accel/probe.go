@@ -116,10 +116,14 @@ func (p *probeTranslator) Translate(addr uint64) (*gvinst.VBlock, error) {
 		return &c, nil
 	}
 	k := sp.kernel
-	sites := map[int]int{}
+	sites, copyFrom := map[int]int{}, map[int]int{}
 	for _, s := range k.Sites {
 		if s.Block == addr {
-			sites[s.Index] = s.ID
+			if s.Index < len(b.Insts) && b.Insts[s.Index].Op == gvinst.OpRepMovs && !s.Store {
+				copyFrom[s.Index] = s.ID // rep movs: its load site
+			} else {
+				sites[s.Index] = s.ID
+			}
 		}
 	}
 	out := *b
@@ -127,22 +131,30 @@ func (p *probeTranslator) Translate(addr uint64) (*gvinst.VBlock, error) {
 	fresh := b.NumVRegs()
 	for i := range b.Insts {
 		in := &b.Insts[i]
-		if id, ok := sites[i]; ok && in.Op == gvinst.OpRepStos {
-			// rep stos: its first and last element, rdi and
-			// rdi + (rcx-1)*size.
-			v := func(n int) gvinst.Reg { return gvinst.VReg(fresh + n) }
+		if id, ok := sites[i]; ok && (in.Op == gvinst.OpRepStos || in.Op == gvinst.OpRepMovs) {
+			// rep stos and rep movs: the first and last element of each
+			// run, at rdi (and rsi) and rdi + (rcx-1)*size.
 			size := int64(in.Type.Size())
-			probe := func(r gvinst.Reg) gvinst.Inst {
-				return gvinst.Inst{Op: gvinst.OpProbe, Type: in.Type, Src: [4]gvinst.Reg{r}, Target: [2]uint64{uint64(id)}, X86: in.X86}
+			run := func(slot gvinst.Reg, id int) {
+				base := fresh
+				fresh += 5
+				v := func(n int) gvinst.Reg { return gvinst.VReg(base + n) }
+				probe := func(r gvinst.Reg) gvinst.Inst {
+					return gvinst.Inst{Op: gvinst.OpProbe, Type: in.Type, Src: [4]gvinst.Reg{r}, Target: [2]uint64{uint64(id)}, X86: in.X86}
+				}
+				out.Insts = append(out.Insts,
+					gvinst.Inst{Op: gvinst.OpGet, Type: gvinst.U64, Dst: v(0), Src: [4]gvinst.Reg{slot}, X86: in.X86},
+					probe(v(0)),
+					gvinst.Inst{Op: gvinst.OpGet, Type: gvinst.U64, Dst: v(1), Src: [4]gvinst.Reg{gvinst.SReg(1)}, X86: in.X86},
+					gvinst.Inst{Op: gvinst.OpSub, Type: gvinst.U64, Dst: v(2), Src: [4]gvinst.Reg{v(1)}, HasImm: true, Imm: 1, X86: in.X86},
+					gvinst.Inst{Op: gvinst.OpMul, Type: gvinst.U64, Dst: v(3), Src: [4]gvinst.Reg{v(2)}, HasImm: true, Imm: size, X86: in.X86},
+					gvinst.Inst{Op: gvinst.OpAdd, Type: gvinst.U64, Dst: v(4), Src: [4]gvinst.Reg{v(0), v(3)}, X86: in.X86},
+					probe(v(4)))
 			}
-			out.Insts = append(out.Insts,
-				gvinst.Inst{Op: gvinst.OpGet, Type: gvinst.U64, Dst: v(0), Src: [4]gvinst.Reg{gvinst.SReg(7)}, X86: in.X86},
-				probe(v(0)),
-				gvinst.Inst{Op: gvinst.OpGet, Type: gvinst.U64, Dst: v(1), Src: [4]gvinst.Reg{gvinst.SReg(1)}, X86: in.X86},
-				gvinst.Inst{Op: gvinst.OpSub, Type: gvinst.U64, Dst: v(2), Src: [4]gvinst.Reg{v(1)}, HasImm: true, Imm: 1, X86: in.X86},
-				gvinst.Inst{Op: gvinst.OpMul, Type: gvinst.U64, Dst: v(3), Src: [4]gvinst.Reg{v(2)}, HasImm: true, Imm: size, X86: in.X86},
-				gvinst.Inst{Op: gvinst.OpAdd, Type: gvinst.U64, Dst: v(4), Src: [4]gvinst.Reg{v(0), v(3)}, X86: in.X86},
-				probe(v(4)))
+			if from, ok := copyFrom[i]; ok {
+				run(gvinst.SReg(6), from)
+			}
+			run(gvinst.SReg(7), id)
 		} else if ok {
 			out.Insts = append(out.Insts, gvinst.Inst{Op: gvinst.OpProbe, Type: in.Type, Src: [4]gvinst.Reg{in.Src[0]}, Imm: in.Imm, Target: [2]uint64{uint64(id)}, X86: in.X86})
 		}

@@ -141,8 +141,9 @@ func TestCheckStrides(t *testing.T) {
 // profile put in one group (it wrote E in one call and read it in the
 // next); in one instance they are two matrices apart, and each row alone
 // moves by its width, so the iterations are disjoint. Rows of one matrix
-// read one ahead of the row written, and a write that no iteration
-// observed, are still refused.
+// read one ahead of the row written, and a write observed in one of the
+// two iterations only, are still refused; a write observed in neither is
+// left to the empty footprint the launch gives it.
 func TestDisjointIterationsPerInstance(t *testing.T) {
 	const write, read = 0x4019b0, 0x401998
 	k := &ptxgen.Kernel{Sites: []ptxgen.Site{{X86: read}, {X86: write, Store: true}}}
@@ -159,8 +160,21 @@ func TestDisjointIterationsPerInstance(t *testing.T) {
 	if why, _ := sp.disjointIterations(ahead, 300); !strings.Contains(why, "overlaps the next") {
 		t.Errorf("a row read one ahead of the row written: %q, want the windows to overlap", why)
 	}
+	once := row(0x100000)
+	once.seen[1] = false
+	seenOnce := map[[2]uint64]*siteObs{{read, 0}: row(0x100000), {write, 1}: once}
+	if why, _ := sp.disjointIterations(seenOnce, 300); !strings.Contains(why, "did not run in both") {
+		t.Errorf("a write observed in one iteration only: %q", why)
+	}
+	// A write that ran in neither is left out: the launch gives it an
+	// empty footprint (unseenSites), which a thread that runs it fails.
 	unseen := map[[2]uint64]*siteObs{{read, 0}: row(0x100000)}
-	if why, _ := sp.disjointIterations(unseen, 300); !strings.Contains(why, "did not run in both") {
-		t.Errorf("a write not observed: %q", why)
+	if why, _ := sp.disjointIterations(unseen, 300); why != "" {
+		t.Errorf("a write observed in neither iteration: %q, want it left to its empty footprint", why)
+	}
+	sites := []ptxgen.Range{{Lo: 0x100000, Hi: 0x200000}, {Lo: 0x100000, Hi: 0x200000}}
+	sp.unseenSites(unseen, sites)
+	if sites[0].Hi == 0 || sites[1] != (ptxgen.Range{}) {
+		t.Errorf("footprints after unseenSites: %v, want the write's empty and the read's kept", sites)
 	}
 }

@@ -595,10 +595,16 @@ func (ch *chain) dynamic() {
 			// The snapshots see only some iterations: a register the loop
 			// writes is never taken for an invariant on their word (a
 			// conditional update may fall between them).
-			// A register the loop spills and reloads (its value at every
-			// back edge is the header's) is an induction variable of step
-			// 0: written in the loop, yet the same in every iteration.
-			if writes(lp, b) && (sc.kind == "invariant" || sc.kind == "unknown") && spillRestored(lp, b, sc.fits32) {
+			// A register the loop spills and reloads, to a stack slot or
+			// another register (its value at every back edge is the
+			// header's), is an induction variable of step 0: written in
+			// the loop, yet the same in every iteration.
+			// So is one whose every write in the loop loads one constant
+			// from read-only memory (constReload), when the trace shows
+			// it holding the same value on entry.
+			if writes(lp, b) && (sc.kind == "invariant" || sc.kind == "unknown") && (spillRestored(lp, b, sc.fits32) || copyRestored(lp, b, sc.fits32)) {
+				sc.kind, sc.step, sc.steps, sc.stepVaries = "iv", 0, map[string]int64{}, false
+			} else if _, why := ch.constReload(lp, b, fits); writes(lp, b) && sc.kind == "invariant" && why == "" {
 				sc.kind, sc.step, sc.steps, sc.stepVaries = "iv", 0, map[string]int64{}, false
 			} else if writes(lp, b) && (sc.kind == "invariant" || sc.kind == "unknown") {
 				sc.kind = "varying"

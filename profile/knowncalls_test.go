@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -58,7 +59,7 @@ func TestInlineMemset(t *testing.T) {
 		{"memset", "memset", true},
 		{"the checked form", "__memset_chk_sse2_unaligned", false},
 		{"wmemset", "__wmemset_sse2_unaligned", false},
-		{"another function", "memcpy", false},
+		{"another function", "strlen", false},
 		{"an empty slot", "", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -84,8 +85,8 @@ func TestInlineMemset(t *testing.T) {
 			}
 			k := NewKnownCalls(blocks, mem, syms)
 			call, _ := blocks.Translate(0x1000)
-			if got := InlineMemset(call, k); got != c.inline {
-				t.Fatalf("InlineMemset = %v, want %v", got, c.inline)
+			if got := InlineCall(call, k); got != c.inline {
+				t.Fatalf("InlineCall = %v, want %v", got, c.inline)
 			}
 			if !c.inline {
 				if last := call.Insts[len(call.Insts)-1]; last.Op != gvinst.OpCall {
@@ -127,5 +128,81 @@ func TestInlineMemset(t *testing.T) {
 				t.Errorf("memset returned %#x, want its first argument 0x10008", cpu.State[gvinst.S3])
 			}
 		})
+	}
+}
+
+// TestInlineMemcpy checks that a call through a PLT stub whose slot holds
+// a memcpy implementation (glibc's memmove variant, or memcpy itself)
+// runs, inlined, as glibc's memcpy does: rdx bytes from rsi to rdi as
+// memmove copies them, whichever way the buffers overlap, rax = rdi, and
+// the direction flag clear afterwards.
+func TestInlineMemcpy(t *testing.T) {
+	for _, sym := range []string{"__memmove_sse2_unaligned_erms", "memcpy", "__memcpy_avx_unaligned"} {
+		for _, c := range []struct {
+			name     string
+			dst, src uint64
+			n        uint64
+		}{
+			{"apart", 0x10030, 0x10000, 40},
+			{"destination inside the source", 0x10008, 0x10000, 40},
+			{"source inside the destination", 0x10000, 0x10008, 40},
+			{"the same bytes", 0x10004, 0x10004, 16},
+			{"nothing", 0x10008, 0x10000, 0},
+		} {
+			t.Run(sym+"/"+c.name, func(t *testing.T) {
+				bs, err := gvinst.Parse(memsetCaller)
+				if err != nil {
+					t.Fatal(err)
+				}
+				blocks := blockMap{}
+				for _, b := range bs {
+					blocks[b.Addr] = b
+				}
+				mem := gvinst.NewMemory(1 << 24)
+				if err := mem.Map(0x9000, 0x1000, gvinst.PermRead|gvinst.PermWrite); err != nil {
+					t.Fatal(err)
+				}
+				if err := mem.Map(0x10000, 0x10000, gvinst.PermRead|gvinst.PermWrite); err != nil {
+					t.Fatal(err)
+				}
+				_ = mem.Store(0x9000, 8, 0x5000)
+				k := NewKnownCalls(blocks, mem, []Symbol{{Name: sym, Addr: 0x5000, Size: 0x40}})
+				call, _ := blocks.Translate(0x1000)
+				if !InlineCall(call, k) {
+					t.Fatal("the call was not inlined")
+				}
+				if err := gvinst.Verify(call); err != nil {
+					t.Fatalf("the inlined block does not verify: %v\n%s", err, gvinst.Print(call))
+				}
+				blocks[0x1000] = call
+				want := make([]byte, 128)
+				for i := range want {
+					want[i] = byte(i*7 + 1)
+					_ = mem.Store(0x10000+uint64(i), 1, uint64(want[i]))
+				}
+				copy(want[c.dst-0x10000:c.dst-0x10000+c.n], want[c.src-0x10000:c.src-0x10000+c.n]) // memmove
+				cpu := &gvinst.CPU{PC: 0x1000}
+				cpu.State[gvinst.S4] = 0x1f000
+				cpu.State[gvinst.S7] = c.dst
+				cpu.State[gvinst.S6] = c.src
+				cpu.State[gvinst.S2] = c.n
+				cpu.State[gvinst.RFLAGS] = 0x202
+				e := gvinst.NewInterpreter(mem, blocks, gvinst.InterpOptions{})
+				if st := e.Run(cpu, 0); st.Kind != gvinst.StopSyscall {
+					t.Fatalf("stopped: %v", st)
+				}
+				got := make([]byte, 128)
+				_ = mem.Read(0x10000, got)
+				if !bytes.Equal(got, want) {
+					t.Fatalf("memory after the copy:\n got %x\nwant %x", got, want)
+				}
+				if cpu.State[gvinst.S3] != c.dst {
+					t.Errorf("memcpy returned %#x, want its first argument %#x", cpu.State[gvinst.S3], c.dst)
+				}
+				if f := cpu.State[gvinst.RFLAGS]; f&gvinst.FlagDF != 0 || f&0x200 == 0 {
+					t.Errorf("RFLAGS after the copy %#x: want DF clear and IF kept", f)
+				}
+			})
+		}
 	}
 }

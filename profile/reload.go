@@ -355,3 +355,155 @@ func (ch *chain) reloadOf(l int, lp *Loop, b int, fits []*siteFit) (Reload, stri
 	}
 	return r, ""
 }
+
+// constReload reports whether register b (a profile slot bit), which loop
+// lp writes, holds the same value at every header of the loop because
+// every write of it in the loop is one load from one fixed address in a
+// page the guest cannot write, and no store of the hot spot (fits) touches
+// its bytes: gcc reloads a constant from .rodata after a call in the body
+// (conv2d's divisor 17.0f, in xmm1 again after the per-row memset) and
+// holds the same constant before the loop. Then every back edge carries
+// either the header's value or that load; the caller checks on the trace
+// that the value on entry is the same (the register's header snapshots
+// are invariant), and phase 2 checks it again while probing, as for any
+// live-in. It returns the load's address, or why b is not such a register.
+func (ch *chain) constReload(lp *Loop, b int, fits []*siteFit) (uint64, string) {
+	if b < 0 || b >= 32 {
+		return 0, "not a general or SSE register"
+	}
+	slot := bitSlot(b)
+	var the *constLoad
+	for _, blk := range lp.Blocks {
+		for xi, x := range blk.Insns {
+			if _, def := useDef(x); def&(1<<b) == 0 {
+				continue
+			}
+			found := false
+			for i := range x.Code {
+				in := &x.Code[i]
+				if in.Op != gvinst.OpPut || slotBit(in.Dst) != b {
+					continue
+				}
+				l, ok := constLoadPut(blk.Insns[:xi], x, i, slot)
+				if !ok {
+					return 0, fmt.Sprintf("the write at %#x is not a load from a fixed address", x.Addr)
+				}
+				if the != nil && *the != l {
+					return 0, fmt.Sprintf("the write at %#x loads other bytes than the loop's other writes", x.Addr)
+				}
+				the, found = &l, true
+			}
+			if !found {
+				return 0, fmt.Sprintf("the write at %#x is not a load from a fixed address", x.Addr)
+			}
+		}
+	}
+	if the == nil {
+		return 0, "the loop does not write it"
+	}
+	if ch.c == nil || ch.c.mem == nil {
+		return 0, "the guest's memory is not known here"
+	}
+	for _, a := range []uint64{the.addr, the.addr + uint64(the.size) - 1} {
+		if p, ok := ch.c.mem.PermAt(a); !ok || p&gvinst.PermWrite != 0 || p&gvinst.PermRead == 0 {
+			return 0, fmt.Sprintf("the load from %#x reads a page that is not read-only", the.addr)
+		}
+	}
+	for _, sf := range fits {
+		if sf.s.write && sf.lo < the.addr+uint64(the.size) && the.addr < sf.hi {
+			return 0, fmt.Sprintf("the store at %#x writes bytes the load from %#x reads", sf.s.x86, the.addr)
+		}
+	}
+	return the.addr, ""
+}
+
+// constLoad is a load from a fixed address that a PUT writes to a whole
+// register: its address and bytes, and for an SSE register whether the
+// high half is zero.
+type constLoad struct {
+	addr     uint64
+	size     int
+	highZero bool
+}
+
+// constLoadPut reports whether the PUT at index i of x writes register
+// slot (its first slot) whole with a load from a fixed address: a 64-bit
+// write of a general register with a load of at most 8 bytes (zero-
+// extended, as a 32-bit mov is), or a 128-bit write of an SSE register
+// with a load joined to a zero high half (movss, movsd, movq), or with a
+// general register joined to a zero high half (movq xmm2, rdx) that the
+// last write of it among before (the instructions before x in its block)
+// loaded so (gramschmidt's mov rdx, [rip+…]; movq xmm2, rdx).
+func constLoadPut(before []*Insn, x *Insn, i int, slot gvinst.Reg) (constLoad, bool) {
+	in := &x.Code[i]
+	if in.Dst != slot {
+		return constLoad{}, false
+	}
+	def := func(j int, r gvinst.Reg) (int, *gvinst.Inst) {
+		for k := j - 1; k >= 0; k-- {
+			if d := &x.Code[k]; hasDst(d) && d.Dst == r {
+				return k, d
+			}
+		}
+		return -1, nil
+	}
+	ld := func(j int, r gvinst.Reg) (constLoad, bool) {
+		k, d := def(j, r)
+		if d == nil || d.Op != gvinst.OpLd || d.Type.Size() > 8 {
+			return constLoad{}, false
+		}
+		a := addrOf(x, k)
+		if a.kind != opdConst {
+			return constLoad{}, false
+		}
+		return constLoad{addr: uint64(a.value), size: d.Type.Size()}, true
+	}
+	switch {
+	case slot < gvinst.X0:
+		if in.Type != gvinst.U64 && in.Type != gvinst.S64 {
+			return constLoad{}, false
+		}
+		return ld(i, in.Src[0])
+	case slot < gvinst.FSBase:
+		if in.Type != gvinst.B128 {
+			return constLoad{}, false
+		}
+		k, j := def(i, in.Src[0])
+		if j == nil || j.Op != gvinst.OpJoin {
+			return constLoad{}, false
+		}
+		if hi := trace(x, k, j.Src[1]); hi.kind != opdConst || hi.value != 0 {
+			return constLoad{}, false
+		}
+		if _, g := def(k, j.Src[0]); g != nil && g.Op == gvinst.OpGet && g.Type.Size() == 8 && g.Src[0] < gvinst.X0 {
+			// A general register's whole value: the load that last
+			// wrote it before x, nothing of x writing it first.
+			return lastConstLoad(before, g.Src[0])
+		}
+		l, ok := ld(k, j.Src[0])
+		l.highZero = true
+		return l, ok
+	}
+	return constLoad{}, false
+}
+
+// lastConstLoad finds the last write of general register r among insns
+// and reports whether it loads r whole from a fixed address (constLoadPut),
+// with the high half of an SSE register it is copied to zero.
+func lastConstLoad(insns []*Insn, r gvinst.Reg) (constLoad, bool) {
+	for xi := len(insns) - 1; xi >= 0; xi-- {
+		x := insns[xi]
+		if _, def := useDef(x); def&(1<<slotBit(r)) == 0 {
+			continue
+		}
+		for i := len(x.Code) - 1; i >= 0; i-- {
+			if in := &x.Code[i]; in.Op == gvinst.OpPut && in.Dst == r {
+				l, ok := constLoadPut(nil, x, i, r)
+				l.highZero = true
+				return l, ok
+			}
+		}
+		return constLoad{}, false
+	}
+	return constLoad{}, false
+}

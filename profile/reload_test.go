@@ -134,3 +134,83 @@ func TestBlockEffectZeroExtension(t *testing.T) {
 		t.Errorf("edi at the back edge: %+v, want unknown", edi)
 	}
 }
+
+// constLoads are gcc -O2's ways of loading a constant from .rodata into
+// an SSE register inside a loop (conv2d's movss; gramschmidt's mov to a
+// general register, then movq), and two that are not loads from a fixed
+// address.
+const constLoads = `
+vblock 0x401615..0x401640:
+  # 0x401615: movss xmm1, dword ptr [rip+0x78a7f]
+  LI.u64 v0, 4694172
+  LD.u32 v1, v0(0)
+  LI.u64 v2, 0
+  JOIN.b128 v3, v1, v2
+  PUT.b128 x1, v3
+  # 0x40161d: mov rdx, qword ptr [rip+0x78a23]
+  LI.u64 v4, 4694040
+  LD.u64 v5, v4(0)
+  PUT.u64 s2, v5
+  # 0x401624: movq xmm2, rdx
+  GET.u64 v6, s2
+  LI.u64 v7, 0
+  JOIN.b128 v8, v6, v7
+  PUT.b128 x2, v8
+  # 0x401629: movsd xmm3, qword ptr [rbx+0x8]
+  GET.u64 v9, s3
+  LD.u64 v10, v9(8)
+  LI.u64 v11, 0
+  JOIN.b128 v12, v10, v11
+  PUT.b128 x3, v12
+  # 0x40162e: add rdx, rbx
+  GET.u64 v13, s2
+  ADD.u64 v14, v13, v9
+  PUT.u64 s2, v14
+  # 0x401632: movq xmm4, rdx
+  GET.u64 v15, s2
+  LI.u64 v16, 0
+  JOIN.b128 v17, v15, v16
+  PUT.b128 x4, v17
+  JMP 0x401640
+`
+
+// TestConstLoadPut checks which writes of an SSE register constLoadPut
+// takes for a load of a constant: movss from a fixed address, and movq
+// of a general register the block loaded from one; not a load through
+// rbx, nor a general register computed from one.
+func TestConstLoadPut(t *testing.T) {
+	bs, err := gvinst.Parse(constLoads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var insns []*Insn
+	for _, in := range bs[0].Insts {
+		if len(insns) == 0 || insns[len(insns)-1].Addr != in.X86 {
+			insns = append(insns, &Insn{Addr: in.X86})
+		}
+		x := insns[len(insns)-1]
+		x.Code = append(x.Code, in)
+	}
+	for _, c := range []struct {
+		x86  uint64
+		reg  gvinst.Reg
+		addr uint64
+		ok   bool
+	}{
+		{0x401615, gvinst.XReg(1), 4694172, true},
+		{0x401624, gvinst.XReg(2), 4694040, true},
+		{0x401629, gvinst.XReg(3), 0, false},
+		{0x401632, gvinst.XReg(4), 0, false},
+	} {
+		for xi, x := range insns {
+			if x.Addr != c.x86 {
+				continue
+			}
+			put := len(x.Code) - 1
+			l, ok := constLoadPut(insns[:xi], x, put, c.reg)
+			if ok != c.ok || ok && (l.addr != c.addr || !l.highZero) {
+				t.Errorf("%#x: %+v %v, want the load from %#x: %v", c.x86, l, ok, c.addr, c.ok)
+			}
+		}
+	}
+}

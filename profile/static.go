@@ -747,7 +747,9 @@ func spillRestored(l *Loop, b int, fits32 bool) bool {
 		for i := range x.Code {
 			in := &x.Code[i]
 			if in.Op == gvinst.OpSt {
-				if a := addrOf(x, i); a.kind == opdSlot && a.slot == slot.base && a.disp > slot.disp-8 && a.disp < slot.disp+8 {
+				// A store that shares a byte with the slot (gcc -O3's
+				// gemm spills ebp to [rsp+0x38] and r12d beside it).
+				if a := addrOf(x, i); a.kind == opdSlot && a.slot == slot.base && a.disp < slot.disp+int64(slot.size) && slot.disp < a.disp+int64(in.Type.Size()) {
 					slotOK = false
 				}
 			}
@@ -983,4 +985,170 @@ func dataFrom(l *Loop, blk *Block, xi, i int, r gvinst.Reg, seen, busy map[int]b
 		return false
 	}
 	return false
+}
+
+// copyRestored reports whether general register b, though written in
+// loop l, holds its header value again at every back edge because the
+// loop only ever moves it away, to other general registers or to stack
+// slots, and back (gcc -O3 frees rdx for gemm's vectorised inner loops
+// with mov r12, rdx before them and mov rdx, r12 after; heat3d's r13 goes
+// to two stack slots). A forward must-analysis over the loop's blocks
+// tracks where b's header value is: a whole 64-bit copy (a 32-bit one
+// where the caller says b's value fits in 32 bits, fits32) of a place
+// that holds it passes it on; any other write of a register, or store
+// sharing a byte with a slot, ends it there. Slots are addressed from rsp
+// or rbp, which the loop must not write.
+func copyRestored(l *Loop, b int, fits32 bool) bool {
+	if b >= 16 {
+		return false
+	}
+	type slotKey struct {
+		base gvinst.Reg
+		disp int64
+		size int
+	}
+	type where struct {
+		regs  uint16
+		slots map[slotKey]bool
+	}
+	frame := map[gvinst.Reg]bool{}
+	for _, r := range []gvinst.Reg{gvinst.S4, gvinst.S5} {
+		frame[r] = !writes(l, slotBit(r))
+	}
+	wholeSize := func(n int) bool { return n == 8 || n == 4 && fits32 }
+	step := func(x *Insn, in where) where {
+		_, def := useDef(x)
+		out := where{regs: in.regs &^ uint16(def&allGPR), slots: map[slotKey]bool{}}
+		for k := range in.slots {
+			out.slots[k] = true
+		}
+		// reads reports whether register r, read by GET at index j of
+		// x, holds b's header value: it did before x, and x does not
+		// write it before j.
+		reads := func(j int, r gvinst.Reg) bool {
+			if r >= gvinst.X0 || in.regs&(1<<r) == 0 {
+				return false
+			}
+			for k := 0; k < j; k++ {
+				if e := &x.Code[k]; e.Op == gvinst.OpPut && e.Dst == r {
+					return false
+				}
+			}
+			return true
+		}
+		for i := range x.Code {
+			c := &x.Code[i]
+			switch {
+			case c.Op == gvinst.OpSt:
+				a := addrOf(x, i)
+				if a.kind != opdSlot || !frame[a.slot] {
+					continue
+				}
+				n := c.Type.Size()
+				for k := range out.slots {
+					if k.base == a.slot && k.disp < a.disp+int64(n) && a.disp < k.disp+int64(k.size) {
+						delete(out.slots, k)
+					}
+				}
+				if v, j := valueOf(x, i, c.Src[1]); v != nil && v.Op == gvinst.OpGet && wholeSize(n) && reads(j, v.Src[0]) {
+					out.slots[slotKey{a.slot, a.disp, n}] = true
+				}
+			case c.Op == gvinst.OpPut && c.Dst < gvinst.X0 && c.Type.Size() == 8:
+				v, j := valueOf(x, i, c.Src[0])
+				switch {
+				case v == nil:
+				case v.Op == gvinst.OpGet && v.Type.Size() == 8 && reads(j, v.Src[0]):
+					out.regs |= 1 << c.Dst
+				case v.Op == gvinst.OpLd && wholeSize(v.Type.Size()):
+					if a := addrOf(x, j); a.kind == opdSlot && in.slots[slotKey{a.slot, a.disp, v.Type.Size()}] {
+						out.regs |= 1 << c.Dst
+					}
+				}
+			}
+		}
+		return out
+	}
+	equal := func(a, b where) bool {
+		if a.regs != b.regs || len(a.slots) != len(b.slots) {
+			return false
+		}
+		for k := range a.slots {
+			if !b.slots[k] {
+				return false
+			}
+		}
+		return true
+	}
+	meet := func(a, b where) where {
+		out := where{regs: a.regs & b.regs, slots: map[slotKey]bool{}}
+		for k := range a.slots {
+			if b.slots[k] {
+				out.slots[k] = true
+			}
+		}
+		return out
+	}
+	// Every place holds it until a path shows otherwise.
+	top := where{regs: 1<<16 - 1}
+	in := map[*Block]where{}
+	out := func(blk *Block) where {
+		st := in[blk]
+		for _, x := range blk.Insns {
+			st = step(x, st)
+		}
+		return st
+	}
+	done := map[*Block]bool{}
+	for changed := true; changed; {
+		changed = false
+		for _, blk := range l.Blocks {
+			var st where
+			if blk == l.Header {
+				st = where{regs: 1 << b, slots: map[slotKey]bool{}}
+			} else {
+				first := true
+				for _, p := range blk.Preds {
+					if !l.Contains(p) || !done[p] && p != l.Header {
+						continue
+					}
+					if first {
+						st, first = out(p), false
+					} else {
+						st = meet(st, out(p))
+					}
+				}
+				if first {
+					st = top
+				}
+			}
+			if !done[blk] || !equal(st, in[blk]) {
+				in[blk], done[blk], changed = st, true, true
+			}
+		}
+	}
+	for _, lt := range l.Latches {
+		if out(lt).regs&(1<<b) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// valueOf finds the instruction of x before index i that defines virtual
+// register r, through MOVs and integer width changes that keep its low
+// bytes (a 32-bit move), and its index; nil where r is a guest slot or
+// has no definition in x.
+func valueOf(x *Insn, i int, r gvinst.Reg) (*gvinst.Inst, int) {
+	for j := i - 1; j >= 0; j-- {
+		d := &x.Code[j]
+		if !hasDst(d) || d.Dst != r {
+			continue
+		}
+		if d.Op == gvinst.OpMov || d.Op == gvinst.OpCvt && d.Type.IsInt() && d.SrcType.IsInt() && d.SrcType.Size() <= d.Type.Size() && !d.SrcType.IsSigned() {
+			r = d.Src[0]
+			continue
+		}
+		return d, j
+	}
+	return nil, -1
 }

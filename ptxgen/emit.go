@@ -60,7 +60,7 @@ type stepCheck struct{ reg, next string }
 // takes, and goes to $Ldone instead.
 func (e *emitter) dropErrorBranches() {
 	errs := map[string]bool{}
-	for _, code := range []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign, ErrCodeStep, ErrCodeCold} {
+	for _, code := range []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign, ErrCodeStep, ErrCodeCold, ErrCodeOverlap} {
 		errs[fmt.Sprintf("$Lerr%d", code)] = true
 	}
 	for l := range e.stubs {
@@ -447,7 +447,12 @@ func emitWith(e *emitter) (string, error) {
 		e.i("sub.u64", "%t0", "%ib", 1)
 		e.i("setp.ne.u64", "%p0", e.mid(), "%t0")
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
-		if to := a.innerLeavesTo(); to != 0 && len(a.exitStates) > 0 {
+		if to := a.innerLeavesTo(); to != 0 && a.tailStores {
+			// Every row goes on in the outer body, to its stores after
+			// the inner loop and the level's back edge (the launch's
+			// last row to the level's exit, exitstate.go).
+			e.i("bra", label(to))
+		} else if to != 0 && len(a.exitStates) > 0 {
 			// The launch's last row goes on in the outer body to the
 			// level's exit (exitstate.go).
 			e.i("ld.param.u64", "%t0", ptx.Addr("xlast", 0))
@@ -589,6 +594,9 @@ func emitWith(e *emitter) (string, error) {
 	}
 	if len(a.n.Cold) > 0 {
 		codes = append(codes, ErrCodeCold)
+	}
+	if a.copies {
+		codes = append(codes, ErrCodeOverlap)
 	}
 	e.errorExit = true
 	for _, code := range codes {
@@ -959,6 +967,8 @@ func (e *emitter) inst(block uint64, idx int, in *gvinst.Inst) {
 		e.chkAlign(block, idx, in)
 	case gvinst.OpRepStos:
 		e.repStos(block, idx, in)
+	case gvinst.OpRepMovs:
+		e.repMovs(block, idx, in)
 	case gvinst.OpAdd, gvinst.OpSub, gvinst.OpMul:
 		d := e.reg(in.Dst)
 		name := map[gvinst.Op]string{gvinst.OpAdd: "add", gvinst.OpSub: "sub", gvinst.OpMul: "mul"}[in.Op]
@@ -1503,34 +1513,6 @@ func (e *emitter) chkAlign(block uint64, idx int, in *gvinst.Inst) {
 	e.stubs[l] = [2]uint64{ErrCodeAlign, in.X86}
 }
 
-// repStos lowers rep stos as a loop storing rax's low bytes to rcx
-// elements at rdi, upward (the runtime checks the direction flag).
-func (e *emitter) repStos(block uint64, idx int, in *gvinst.Inst) {
-	id := e.a.siteAt[key(block, idx)]
-	size := in.Type.Size()
-	n := fmt.Sprintf("%d_%d", idx, block)
-	rcx, rdi, rax := e.reg(gvinst.SReg(1)), e.reg(gvinst.SReg(7)), e.reg(gvinst.S0)
-	if e.a.n.Dead[[2]uint64{block, uint64(idx)}] {
-		// Overwritten before read (Nest.Dead): only the registers move.
-		e.comment(" rep stos: its bytes are overwritten later in the iteration")
-		e.i("mad.lo.u64", rdi, rcx, size, rdi)
-		e.i("mov.u64", rcx, 0)
-		return
-	}
-	p := e.pred()
-	e.label(fmt.Sprintf("$Lrep%s", n))
-	e.i("setp.eq.u64", p, rcx, 0)
-	e.i("bra", fmt.Sprintf("$Lrep%s_end", n)).when(p)
-	addr := e.t()
-	e.i("mov.b64", addr, rdi)
-	e.siteCheck(id, addr, size, in.X86)
-	e.store(ptx.Addr(addr, 0), rax, size)
-	e.i("add.u64", rdi, rdi, size)
-	e.i("sub.u64", rcx, rcx, 1)
-	e.i("bra", fmt.Sprintf("$Lrep%s", n))
-	e.label(fmt.Sprintf("$Lrep%s_end", n))
-}
-
 // siteCheck checks guest address addr (a register) of an access of size
 // bytes at site id against the site's footprint and the access's natural
 // alignment, then turns it into the device address in place.
@@ -1845,12 +1827,12 @@ func copies(b *gvinst.VBlock) map[gvinst.Reg]gvinst.Reg {
 				writes[in.Dst+gvinst.Reg(s)] = append(writes[in.Dst+gvinst.Reg(s)], i)
 			}
 		}
-		if in.Op == gvinst.OpRepStos {
-			writes[gvinst.SReg(1)] = append(writes[gvinst.SReg(1)], i)
-			writes[gvinst.SReg(7)] = append(writes[gvinst.SReg(7)], i)
-			reads[gvinst.S0] = append(reads[gvinst.S0], i)
-			reads[gvinst.SReg(1)] = append(reads[gvinst.SReg(1)], i)
-			reads[gvinst.SReg(7)] = append(reads[gvinst.SReg(7)], i)
+		rs, ws := stringRegs(in)
+		for _, r := range ws {
+			writes[r] = append(writes[r], i)
+		}
+		for _, r := range rs {
+			reads[r] = append(reads[r], i)
 		}
 		si := 0
 		for _, k := range in.Op.Info().Operands {

@@ -103,9 +103,11 @@ func (a *analysis) exactWrites(addr uint64, set map[int]bool) (written map[int]b
 		switch in.Op {
 		case gvinst.OpFlags, gvinst.OpSetFlags:
 			flags = true
-		case gvinst.OpRepStos:
+		case gvinst.OpRepStos, gvinst.OpRepMovs:
 			flags = true
-			for _, r := range []int{int(gvinst.SReg(1)), int(gvinst.SReg(7))} {
+			_, ws := stringRegs(in)
+			for _, reg := range ws {
+				r := int(reg)
 				written[r] = true
 				if set != nil {
 					set[r] = true

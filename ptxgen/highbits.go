@@ -218,8 +218,9 @@ func (a *analysis) upperZeroMerges() map[[2]int64]bool {
 			if hasDst(ins) && ins.Dst.IsVirtual() && ins.Op != gvinst.OpAnd {
 				delete(kept, ins.Dst)
 			}
-			if ins.Op == gvinst.OpRepStos {
-				in[gvinst.SReg(1)], in[gvinst.SReg(7)] = false, false
+			_, ws := stringRegs(ins)
+			for _, r := range ws {
+				in[r] = false
 			}
 			if hasDst(ins) && !ins.Dst.IsVirtual() && ins.Op != gvinst.OpPut {
 				for s := 0; s < ins.DstType().Slots(); s++ {

@@ -45,6 +45,7 @@ const (
 	ErrCodeAlign     = 4 // an access is not naturally aligned (legal on x86, not on the GPU)
 	ErrCodeStep      = 5 // an induction variable did not advance by its step: the next iteration is not where the next thread started
 	ErrCodeCold      = 6 // a thread reached a path only the CPU runs (Nest.Cold: a library call on an error path)
+	ErrCodeOverlap   = 7 // a string copy's source and destination overlap (strings.go)
 )
 
 // ErrorRecordSize is the size in bytes of the error record a kernel writes.

@@ -36,7 +36,11 @@ type Nest struct {
 	// launch, each such store's footprint (Kernel.OuterStores) apart from
 	// every other site's, and every row's inner trip count at least one
 	// (a row without threads would not store). Stores after the inner
-	// loop are still refused: no thread runs that part of the row.
+	// loop (conv2d's per-row memset of its output, which gcc puts after
+	// the row's input loop) are made by the thread that runs the row's
+	// last inner iteration, which goes on in the outer body to the back
+	// edge: once a row, as on the CPU, where the inner loop leaves to one
+	// block and no loop of the outer body holds the store.
 	OuterStores bool
 	// Interchange (with Inner) asks for the interchanged kernel instead:
 	// the level runs inside each thread, row by row in order, and thread
@@ -317,6 +321,10 @@ type analysis struct {
 	privIdx  map[int64]int // offset → register number
 	sites    []Site
 	siteAt   map[[2]int64]int
+	// copyFrom is the load site of each REPMOVS (siteAt has its store
+	// site); copies says the nest has one (strings.go).
+	copyFrom map[[2]int64]int
+	copies   bool
 	// anyAlign holds the LD/ST sites that may be at any address
 	// (anyAddress): movdqu over bytes, movq in a vector loop's tail.
 	anyAlign map[[2]int64]bool
@@ -330,10 +338,13 @@ type analysis struct {
 	usesDyn      bool
 	usesDF       bool // REPSTOS: the kernel assumes the direction flag is clear
 	// 2D mapping: the inner level's blocks and live-in values, and the
-	// stores of the outer body (Nest.OuterStores).
+	// stores of the outer body (Nest.OuterStores); tailStores says some
+	// of them come after the inner loop, so that every row's last thread
+	// runs on in the outer body.
 	inner       map[uint64]bool
 	innerLive   []LiveIn
 	outerStores []int
+	tailStores  bool
 	// innerExit is where the inner loop leaves to (interchanged kernel).
 	innerExit uint64
 	// 3D mapping (Nest.Inner2): the innermost level's blocks, live-in
@@ -373,7 +384,7 @@ func analyze(n *Nest) (*analysis, error) {
 	if n.ThreadLoop != 0 && (n.Inner == 0 || n.Interchange || n.InnerBlocks[n.ThreadLoop]) {
 		return nil, reject(n.ThreadLoop, "the thread loop at %#x needs an inner level below it and no Interchange", n.ThreadLoop)
 	}
-	a := &analysis{n: n, priv: map[[2]int64]int64{}, privSize: map[int64]int{}, privIdx: map[int64]int{}, siteAt: map[[2]int64]int{},
+	a := &analysis{n: n, priv: map[[2]int64]int64{}, privSize: map[int64]int{}, privIdx: map[int64]int{}, siteAt: map[[2]int64]int{}, copyFrom: map[[2]int64]int{},
 		align: map[[2]int64]int{}, alignChecked: map[[2]int64]bool{}, anyAlign: map[[2]int64]bool{}}
 	for addr, b := range n.Blocks {
 		if b == nil {
@@ -546,10 +557,10 @@ func (a *analysis) checkStart() error {
 		}
 		for i := range b.Insts {
 			in := &b.Insts[i]
-			if in.Op == gvinst.OpRepStos || in.Op == gvinst.OpSt {
-				if o, ok := off[in.Src[0]]; ok || in.Op == gvinst.OpRepStos {
+			if isStringOp(in.Op) || in.Op == gvinst.OpSt {
+				if o, ok := off[in.Src[0]]; ok || isStringOp(in.Op) {
 					for l := range live {
-						if l.Stack && (in.Op == gvinst.OpRepStos || privKeyOf(l.Base, l.Disp) < o+in.Imm+int64(in.Type.Size()) && o+in.Imm < privKeyOf(l.Base, l.Disp)+int64(l.Size)) {
+						if l.Stack && (isStringOp(in.Op) || privKeyOf(l.Base, l.Disp) < o+in.Imm+int64(in.Type.Size()) && o+in.Imm < privKeyOf(l.Base, l.Disp)+int64(l.Size)) {
 							return reject(in.X86, "the part from %#x reads %s, which the level writes before it", n.Start, l)
 						}
 					}
@@ -628,11 +639,19 @@ func (a *analysis) check2D() error {
 		if !s.Store || a.inner[s.Block] || n.Dead[[2]uint64{s.Block, uint64(s.Index)}] {
 			continue
 		}
-		if !n.OuterStores || n.Interchange || n.ThreadLoop != 0 || n.Inner2 != 0 || n.part() || after[s.Block] || n.inCycle(s.Block) {
+		if !n.OuterStores || n.Interchange || n.ThreadLoop != 0 || n.Inner2 != 0 || n.part() || n.inCycle(s.Block) {
 			// (A store in a loop of the outer body would have every
 			// thread of the row run that loop: the 1D kernel runs it
 			// once.)
 			return reject(s.X86, "2D: the outer loop body stores outside the inner loop")
+		}
+		if after[s.Block] {
+			// Made by the row's last thread, which leaves the inner
+			// loop to the one block after it.
+			if a.innerLeavesTo() == 0 {
+				return reject(s.X86, "2D: the outer loop body stores after an inner loop that leaves to several places")
+			}
+			a.tailStores = true
 		}
 		a.outerStores = append(a.outerStores, i)
 	}
@@ -887,8 +906,9 @@ func (a *analysis) checkOps() error {
 			if vecSupported(in) || in.Op == gvinst.OpDivW || in.Op == gvinst.OpRemW {
 				continue
 			}
-			if in.Op == gvinst.OpRepStos {
+			if isStringOp(in.Op) {
 				a.usesDF = true
+				a.copies = a.copies || in.Op == gvinst.OpRepMovs
 				continue
 			}
 			if !info.GPU {
@@ -928,7 +948,7 @@ func checkedAccess(b *gvinst.VBlock, i int) (int, bool) {
 
 // writesSlot reports whether in writes guest slot r (explicitly).
 func writesSlot(in *gvinst.Inst, r gvinst.Reg) bool {
-	if in.Op == gvinst.OpRepStos && (r == gvinst.SReg(1) || r == gvinst.SReg(7)) {
+	if _, w := stringRegs(in); slices.Contains(w, r) {
 		return true
 	}
 	info := in.Op.Info()
@@ -996,7 +1016,12 @@ func (a *analysis) findAccesses() error {
 		}
 		for i := range b.Insts {
 			in := &b.Insts[i]
-			if in.Op == gvinst.OpRepStos {
+			if isStringOp(in.Op) {
+				if in.Op == gvinst.OpRepMovs {
+					s := Site{ID: len(a.sites), Block: addr, Index: i, X86: in.X86, Size: in.Type.Size()}
+					a.copyFrom[key(addr, i)] = s.ID
+					a.sites = append(a.sites, s)
+				}
 				s := Site{ID: len(a.sites), Block: addr, Index: i, X86: in.X86, Size: in.Type.Size(), Store: true}
 				a.siteAt[key(addr, i)] = s.ID
 				a.sites = append(a.sites, s)
@@ -1219,14 +1244,15 @@ func (a *analysis) blockUse(addr uint64) (exposed, written map[int]bool) {
 				}
 			}
 		}
-		if in.Op == gvinst.OpRepStos {
-			// rep stos reads rax, rcx and rdi and leaves rcx and rdi
-			// advanced.
-			read(int(gvinst.S0))
-			read(int(gvinst.SReg(1)))
-			read(int(gvinst.SReg(7)))
-			written[int(gvinst.SReg(1))] = true
-			written[int(gvinst.SReg(7))] = true
+		if rs, ws := stringRegs(in); rs != nil {
+			// rep stos and rep movs read their registers and leave
+			// rcx, rdi (and rsi) advanced.
+			for _, r := range rs {
+				read(int(r))
+			}
+			for _, r := range ws {
+				written[int(r)] = true
+			}
 		}
 		info := in.Op.Info()
 		si := 0

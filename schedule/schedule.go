@@ -220,6 +220,21 @@ func (m *model) body(s *Schedule, p part, grid []Loop, distributed bool) {
 	switch {
 	case len(p.children) == 0:
 		m.kernel(s, grid, nil, m.partSites(p), distributed, [2]string{})
+	case len(writes) > 0 && len(p.children) == 1 && len(grid) < MaxGrid && m.parallel(p.children[0]) && m.apart(p, p.children[0]):
+		// The level's own stores touch no array of the loop inside, nor
+		// does that loop write an array the level's body reads: a 2D
+		// kernel's rows make them once each (before the loop, every
+		// thread of the row the same values; after it, the row's last
+		// thread), and the loop inside can join the grid.
+		s.note("%s's stores outside %s (%s) touch no array %s touches, and %s writes none that %s reads: each row makes them, and %s can join the grid", p.n.loop.Index, p.children[0].loop.Index, m.siteNames(writes), p.children[0].loop.Index, p.children[0].loop.Index, p.n.loop.Index, p.children[0].loop.Index)
+		first := len(s.Kernels)
+		m.place(s, m.whole(p.children[0]), grid, distributed)
+		for i := first; i < len(s.Kernels); i++ {
+			k := &s.Kernels[i]
+			k.Sites = append(k.Sites, m.partSites(part{n: p.n, sites: p.sites})...)
+			sort.Ints(k.Sites)
+			k.Sites = slices.Compact(k.Sites)
+		}
 	case len(writes) > 0:
 		if len(p.children) > 1 {
 			s.note("the loops under %s (%s) stay in one kernel: %s writes memory between them (%s)", p.n.loop.Index, childNames(p.children), p.n.loop.Index, m.siteNames(writes))
@@ -641,6 +656,40 @@ func (m *model) levelWrites(sites []int) []int {
 		}
 	}
 	return out
+}
+
+// parallel reports whether loop n, whole, carries no dependence.
+func (m *model) parallel(n *node) bool {
+	v, _ := m.verdict(m.whole(n))
+	return v == profile.VerdictParallel
+}
+
+// apart reports whether the sites of part p's own level and those of
+// its child c's subtree meet in no array (the profile's groups) that
+// either side writes.
+func (m *model) apart(p part, c *node) bool {
+	own, inner := map[int]string{}, map[int]string{}
+	add := func(set map[int]string, i int) {
+		a := m.hs.Accesses[i]
+		if a.Stack {
+			return
+		}
+		if set[a.Group] != "write" {
+			set[a.Group] = a.Kind
+		}
+	}
+	for _, i := range p.sites {
+		add(own, i)
+	}
+	for _, i := range m.subtreeSites(c) {
+		add(inner, i)
+	}
+	for g, k := range own {
+		if ik, ok := inner[g]; ok && (k == "write" || ik == "write") {
+			return false
+		}
+	}
+	return true
 }
 
 // partSites lists the non-stack sites of a part: its own, then those of

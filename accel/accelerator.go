@@ -172,8 +172,11 @@ type Accelerator struct {
 	bg    background
 	dev   string
 	spots map[uint64]*spot // by mapped header
-	order []*spot
-	main  gvinst.Engine
+	// profiled are the hot spots of the profiles added so far
+	// (hotSpots).
+	profiled []*profile.HotSpot
+	order    []*spot
+	main     gvinst.Engine
 	// closeMain releases the main engine (nil when it holds nothing, or
 	// once released).
 	closeMain io.Closer
@@ -326,11 +329,18 @@ func residentBudget(total uint64) uint64 {
 // breakpoints; it returns how many it armed.
 func (a *Accelerator) add(prof *profile.File) int { return len(a.addSpots(prof)) }
 
+// hotSpots returns every hot spot of the profiles added so far, the ones
+// not offloadable too (a time step's sequential nest around a sweep).
+func (a *Accelerator) hotSpots() []*profile.HotSpot { return a.profiled }
+
 // addSpots is add returning the spots it armed.
 func (a *Accelerator) addSpots(prof *profile.File) []*spot {
 	var armed []*spot
 	for i := range prof.HotSpots {
 		hs := &prof.HotSpots[i]
+		if !slices.Contains(a.profiled, hs) {
+			a.profiled = append(a.profiled, hs)
+		}
 		if a.prepared[uint64(hs.Entry)] {
 			continue
 		}

@@ -1,6 +1,7 @@
 package accel
 
 import (
+	"github.com/gxbit/gxbit/profile"
 	"time"
 
 	"github.com/gxbit/gxbit/ptxgen"
@@ -125,4 +126,43 @@ func (sp *spot) ranOnCPU(k *ptxgen.Kernel, sites []ptxgen.Range) {
 		}
 	}
 	sp.fellBack = unionRanges(rs)
+}
+
+// expectedInstances is how many instances of the hot spot's level a run
+// like the profiled one has: the profile's entries of the nest (a count
+// of the entries it sampled, so at least that many), times the trips of
+// the nest's levels around the mapped one; or, where another hot spot's
+// nest holds this one's as an inner level (a time step's loop around a
+// sweep: the profile samples the sweep's first entries only, and heat3d's
+// or jacobi2dt's say 5 of 500), that nest's entries times the trips of
+// its levels around it. The outlays shared over the instances still to
+// come (launchCopies.time) are shared over this many.
+func (sp *spot) expectedInstances(others []*profile.HotSpot) uint64 {
+	n := instancesOf(sp.hs, sp.levelIndex)
+	h := sp.hs.Levels[0].Header
+	for _, o := range others {
+		for l := 1; l < len(o.Levels); l++ {
+			if o.Levels[l].Header == h {
+				n = max(n, instancesOf(o, l)*instancesOf(sp.hs, sp.levelIndex)/max(sp.hs.Entries, 1))
+			}
+		}
+	}
+	return n
+}
+
+// instancesOf is how many times level L of hot spot hs ran in the
+// profiled run: the nest's entries times the mean observed trips of the
+// levels around L.
+func instancesOf(hs *profile.HotSpot, L int) uint64 {
+	n := float64(max(hs.Entries, 1))
+	for l := 0; l < L && l < len(hs.Levels); l++ {
+		if t := hs.Levels[l].ObservedTrips; len(t) > 0 {
+			var sum int64
+			for _, v := range t {
+				sum += max(v, 0)
+			}
+			n *= float64(sum) / float64(len(t))
+		}
+	}
+	return uint64(n)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/profile"
 	"github.com/gxbit/gxbit/ptxgen"
 )
 
@@ -175,5 +176,25 @@ func TestRecentLeast(t *testing.T) {
 		if got := r.add(c.d); got != c.want {
 			t.Errorf("launch %d at %v: %v, want %v", i, c.d, got, c.want)
 		}
+	}
+}
+
+// TestExpectedInstances: a sweep nest whose entries the profile sampled
+// (5) inside a time step's nest that ran 20 steps has 20 instances, as
+// its level's trips around it say; a nest entered twice whose mapped
+// level is its second has its entries times the first level's mean trips.
+func TestExpectedInstances(t *testing.T) {
+	sweep := &profile.HotSpot{Entries: 5, Levels: []profile.Level{{Header: 0x1608, ObservedTrips: []int64{2000, 2000}}, {Header: 0x1618}}}
+	steps := &profile.HotSpot{Entries: 1, Levels: []profile.Level{{Header: 0x15f0, ObservedTrips: []int64{20}}, {Header: 0x1608}, {Header: 0x1618}}}
+	sp := &spot{hs: sweep}
+	if got := sp.expectedInstances(nil); got != 5 {
+		t.Errorf("alone: %d instances, want the 5 entries sampled", got)
+	}
+	if got := sp.expectedInstances([]*profile.HotSpot{sweep, steps}); got != 20 {
+		t.Errorf("inside the steps' nest: %d instances, want 20", got)
+	}
+	inner := &spot{hs: &profile.HotSpot{Entries: 2, Levels: []profile.Level{{Header: 0x2000, ObservedTrips: []int64{30, 50}}, {Header: 0x2010}}}, levelIndex: 1}
+	if got := inner.expectedInstances(nil); got != 80 {
+		t.Errorf("a second level: %d instances, want 2 entries times 40 trips", got)
 	}
 }

@@ -350,7 +350,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		c := sp.a.measuredCosts()
 		sp.modelPerIter = c.ModelKernel(1<<20, insnsPerIter) >> 20
 		est := c.Predict(count, cpuIter, insnsPerIter, overhead, 0, sp.kernelPerIter)
-		est.Copy = copies.time(c, sp.rep.Launches, sp.rep.Fallbacks, sp.hs.Entries)
+		est.Copy = copies.time(c, sp.rep.Launches, sp.rep.Fallbacks, sp.expectedInstances(sp.a.hotSpots()))
 		// Pages go back and forth page by page: they are priced at the
 		// rate the guest brought them back so far (fetchBandwidth). Only
 		// the hot spots launching between this one's instances make

@@ -353,7 +353,7 @@ func (sp *spot) replayPays(r *replay, in ptxgen.LaunchInput) bool {
 	}
 	c := sp.a.measuredCosts()
 	est := c.Predict(in.Count, r.cpuIter, r.insns, 0, 0, sp.kernelPerIter)
-	est.Copy = sp.launchCopies(&sp.a.resident, r.k, in).time(c, sp.rep.Launches, sp.rep.Fallbacks, sp.hs.Entries)
+	est.Copy = sp.launchCopies(&sp.a.resident, r.k, in).time(c, sp.rep.Launches, sp.rep.Fallbacks, sp.expectedInstances(sp.a.hotSpots()))
 	est.Fetch, est.Refill = sp.pageTraffic(c, r.k, in.Sites, in.Count)
 	sp.fetch, sp.predicted = est.Fetch, est
 	return est.Pays()

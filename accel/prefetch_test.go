@@ -67,6 +67,8 @@ type slowOpenDriver struct {
 	gpu.Driver
 	open   chan struct{}
 	closes chan struct{}
+	// opened, when not nil, is closed once a context is made.
+	opened chan struct{}
 }
 
 type closeCountedContext struct {
@@ -84,6 +86,9 @@ func (d slowOpenDriver) NewContext(i int) (gpu.Context, error) {
 	ctx, err := d.Driver.NewContext(i)
 	if err != nil {
 		return nil, err
+	}
+	if d.opened != nil {
+		close(d.opened)
 	}
 	return closeCountedContext{ctx, d.closes}, nil
 }
@@ -149,6 +154,10 @@ type releasingEngine struct {
 	release       func()
 	broke         bool
 	budgets, wait int
+	// opened, when not nil, is waited for after the release: the guest
+	// goes on once the context is open (a loaded machine may otherwise
+	// run the rest of the nest before the loader's goroutine opens it).
+	opened chan struct{}
 }
 
 func (e *releasingEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
@@ -159,6 +168,14 @@ func (e *releasingEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 	case st.Kind == gvinst.StopBudget && e.broke:
 		if e.budgets++; e.budgets == e.wait {
 			e.release()
+			if e.opened != nil {
+				select {
+				case <-e.opened:
+					// The loader marks the device ready right after.
+					time.Sleep(20 * time.Millisecond)
+				case <-time.After(10 * time.Second):
+				}
+			}
 		}
 	}
 	return st
@@ -191,7 +208,7 @@ func TestInitNestArmedEarly(t *testing.T) {
 		if p.Name != "atax" {
 			continue
 		}
-		drv := slowOpenDriver{Driver: gpusim.New(gpusim.Options{}), open: make(chan struct{}), closes: make(chan struct{}, 1)}
+		drv := slowOpenDriver{Driver: gpusim.New(gpusim.Options{}), open: make(chan struct{}), closes: make(chan struct{}, 1), opened: make(chan struct{})}
 		var once sync.Once
 		release := func() { once.Do(func() { close(drv.open) }) }
 		defer release()
@@ -205,7 +222,7 @@ func TestInitNestArmedEarly(t *testing.T) {
 				}
 				e = je
 			}
-			return &releasingEngine{Engine: e, release: release, wait: 2}, nil
+			return &releasingEngine{Engine: e, release: release, wait: 2, opened: drv.opened}, nil
 		}
 		const rows = 1500
 		// AlwaysOffload: the test is of dozing and waking, not of the cost

@@ -57,6 +57,9 @@ import (
 type backgroundJob struct {
 	hs *profile.HotSpot
 	L  int
+	// prefetch says its kernels load ahead once translated
+	// (prefetchWorthy).
+	prefetch bool
 	// state is jobQueued until the goroutine begins the job (jobRunning)
 	// or the guest's goroutine takes it over (jobTaken).
 	state atomic.Int32
@@ -181,6 +184,10 @@ func (a *Accelerator) startBackground(prof *profile.File) {
 	var jobs []*backgroundJob
 	headers := map[uint64]bool{}
 	var snap *gvinst.Memory
+	spots := make([]*profile.HotSpot, len(prof.HotSpots))
+	for i := range prof.HotSpots {
+		spots[i] = &prof.HotSpots[i]
+	}
 	for i := range prof.HotSpots {
 		hs := &prof.HotSpots[i]
 		L := mappedLevel(hs)
@@ -199,7 +206,7 @@ func (a *Accelerator) startBackground(prof *profile.File) {
 			continue
 		}
 		headers[h] = true
-		j := &backgroundJob{hs: hs, L: L, done: make(chan struct{})}
+		j := &backgroundJob{hs: hs, L: L, done: make(chan struct{}), prefetch: prefetchWorthy(hs, spots)}
 		a.bg.jobs[entry] = j
 		jobs = append(jobs, j)
 	}
@@ -259,8 +266,8 @@ func (a *Accelerator) startBackground(prof *profile.File) {
 				spent[w] += j.took
 				translated[w]++
 				close(j.done)
-				if ld != nil && j.err == nil && !j.liftFailed {
-					ld.enqueue(kernelsToLoad(j.sp, sim))
+				if ld != nil && j.err == nil && !j.liftFailed && j.prefetch {
+					ld.enqueue(kernelsToLoad(j.sp, sim), j.hs.Share)
 				}
 			}
 		}(w, snap)
@@ -426,28 +433,62 @@ func (a *Accelerator) backgroundDone() (time.Duration, int) {
 	return d, n
 }
 
-// kernelsToLoad are the kernels of a translated hot spot in the order a
-// launch is likeliest to need them: the schedule's parts, else the 3D or
-// 2D kernel on a real GPU (where prefer2D and prefer1D never pick the
-// smaller one), then the others. sim says the driver is the simulator.
+// kernelsToLoad are the kernels of a translated hot spot a launch is
+// likeliest to need, which the loader loads ahead: the schedule's parts
+// (their even variants where they have them), else the 3D or 2D kernel on a real GPU (where prefer2D and prefer1D
+// never pick the smaller one), else the level's own. The others load when
+// a launch first needs them (spot.load): a module keeps the driver busy
+// for the tens of milliseconds the JIT takes, and the guest's copies,
+// allocations and launches wait for it (gemm at 2000 on an H100: ten
+// modules loaded ahead one after the other, for the variants and for hot
+// spots that never launched, and the product's launch waited 0.18 s for
+// its own). sim says the driver is the simulator, whose modules load in
+// microseconds: the 1D and 2D kernels both load ahead there, whichever
+// the launch picks.
 func kernelsToLoad(sp *spot, sim bool) []*ptxgen.Kernel {
-	var first, then []*ptxgen.Kernel
 	switch {
+	case sim && sp.parts == nil:
+		return []*ptxgen.Kernel{sp.kernel, sp.kernel2}
 	case sp.parts != nil:
+		// A part's even variant where it has one: a dense nest's rows
+		// are even (loadedPart), and its own kernel loads if they are not.
+		var ks []*ptxgen.Kernel
 		for _, p := range sp.parts {
-			first = append(first, p.k)
-			then = append(then, p.even)
+			ks = append(ks, cmp.Or(p.even, p.k))
 		}
-		then = append(then, sp.kernel2)
+		return ks
 	case sp.kernel3 != nil && !sim:
-		first = append(first, sp.kernel3)
-		then = append(then, sp.kernel2, sp.kernel)
+		return []*ptxgen.Kernel{sp.kernel3}
 	case sp.kernel2 != nil && !sim:
-		first = append(first, sp.kernel2)
-		then = append(then, sp.kernel)
-	default:
-		first = append(first, sp.kernel)
-		then = append(then, sp.kernel2)
+		return []*ptxgen.Kernel{sp.kernel2}
 	}
-	return append(first, then...)
+	return []*ptxgen.Kernel{sp.kernel}
+}
+
+// minPrefetchShare is the least share of the profiled run a hot spot must
+// have taken for its kernels to load ahead.
+const minPrefetchShare = 0.01
+
+// prefetchWorthy reports whether the kernels of hot spot hs are worth
+// loading ahead, among the hot spots all (hs's profile's, or those armed):
+// it took at least minPrefetchShare of the profiled run, and its level
+// is not inside another's mapped level, which launches its instances
+// whole (an inner loop's hot spot runs only where the nest around it
+// fell back to the CPU).
+func prefetchWorthy(hs *profile.HotSpot, all []*profile.HotSpot) bool {
+	L := mappedLevel(hs)
+	if L < 0 || hs.Share < minPrefetchShare {
+		return false
+	}
+	h := hs.Levels[L].Header
+	for _, o := range all {
+		oL := mappedLevel(o)
+		if o == hs || oL < 0 || o.Levels[oL].Header == h {
+			continue
+		}
+		if slices.Contains(o.Levels[oL].Blocks, h) {
+			return false
+		}
+	}
+	return true
 }

@@ -2,12 +2,14 @@ package accel
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gvinst"
+	"github.com/gxbit/gxbit/profile"
 	"github.com/gxbit/gxbit/ptxgen"
 )
 
@@ -40,7 +42,12 @@ import (
 // loader opens the device context and loads modules on a goroutine of its
 // own (see the RATIONALE above).
 type loader struct {
-	jobs chan loadJob
+	// jobs has a token for each module queued: the loader takes the
+	// queued module of the hottest hot spot (queue, under mu), so that
+	// the kernels of a program's product load before those of its
+	// initialisation nests, which the guest may have run on the CPU while
+	// the context opened.
+	jobs chan struct{}
 	// ctxReady is closed once ctx and ctxErr are set; exited once the
 	// goroutine has finished its last job; stop tells it to skip the
 	// jobs left (the run is over); abandon, closed before stop, that the
@@ -59,6 +66,7 @@ type loader struct {
 	// mu.
 	mu    sync.Mutex
 	loads map[*ptxgen.Kernel]*loadFuture
+	queue []loadJob
 	// openTook and measureTook are the times the context took to open
 	// and the device to be measured (DeviceOpenSeconds).
 	openTook, measureTook time.Duration
@@ -72,10 +80,12 @@ type loader struct {
 // the run ended first.
 var errLoaderStopped = errors.New("accelerate: the run ended before the kernel was loaded")
 
-// loadJob is one module to load.
+// loadJob is one module to load, of a hot spot that took share of the
+// profiled run.
 type loadJob struct {
-	k *ptxgen.Kernel
-	f *loadFuture
+	k     *ptxgen.Kernel
+	f     *loadFuture
+	share float64
 }
 
 // loadFuture is a module being loaded: fn, err and took are set before
@@ -118,7 +128,7 @@ func (a *Accelerator) startLoader() {
 	if a.loader != nil || a.closed {
 		return
 	}
-	l := &loader{jobs: make(chan loadJob, 64), ctxReady: make(chan struct{}), exited: make(chan struct{}), stop: make(chan struct{}), abandon: make(chan struct{}), loads: map[*ptxgen.Kernel]*loadFuture{}}
+	l := &loader{jobs: make(chan struct{}, 64), ctxReady: make(chan struct{}), exited: make(chan struct{}), stop: make(chan struct{}), abandon: make(chan struct{}), loads: map[*ptxgen.Kernel]*loadFuture{}}
 	a.loader = l
 	driver, open, measure := a.opts.Driver, a.ctx, a.costs == nil && a.costErr == nil && !a.opts.AlwaysOffload
 	go func() {
@@ -174,7 +184,8 @@ func (a *Accelerator) startLoader() {
 // loadJobs loads the queued modules until the queue is closed; those left
 // when the run stopped end with errLoaderStopped.
 func (l *loader) loadJobs() {
-	for j := range l.jobs {
+	for range l.jobs {
+		j := l.next()
 		if !j.f.state.CompareAndSwap(jobQueued, jobRunning) {
 			continue // the guest's goroutine loads it
 		}
@@ -194,6 +205,22 @@ func (l *loader) loadJobs() {
 		}
 		close(j.f.done)
 	}
+}
+
+// next takes the queued job of the largest share (the first queued of
+// those): a token on jobs stands for each.
+func (l *loader) next() loadJob {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	best := 0
+	for i, j := range l.queue {
+		if j.share > l.queue[best].share {
+			best = i
+		}
+	}
+	j := l.queue[best]
+	l.queue = slices.Delete(l.queue, best, best+1)
+	return j
 }
 
 // closed reports whether c is closed.
@@ -270,29 +297,32 @@ func (a *Accelerator) prefetch(spots []*spot) {
 	if !a.prefetching() || a.closed || a.bg.startAt != 0 {
 		return
 	}
-	var ks []*ptxgen.Kernel
+	all := make([]*profile.HotSpot, 0, len(a.order))
+	for _, sp := range a.order {
+		all = append(all, sp.hs)
+	}
 	for _, sp := range spots {
 		if j := a.bg.jobs[sp.entry]; j != nil && !closed(j.done) {
+			continue
+		}
+		if !prefetchWorthy(sp.hs, all) {
 			continue
 		}
 		if sp.rep.Disarmed || a.spots[sp.header] != sp || !a.executable(sp.header) || !sp.ensureBuilt() {
 			continue
 		}
-		ks = append(ks, kernelsToLoad(sp, a.opts.Driver.Name() == "sim")...)
-	}
-	if len(ks) == 0 {
-		return
-	}
-	a.startLoader()
-	if a.loader != nil {
-		a.loader.enqueue(ks)
+		a.startLoader()
+		if a.loader != nil {
+			a.loader.enqueue(kernelsToLoad(sp, a.opts.Driver.Name() == "sim"), sp.hs.Share)
+		}
 	}
 }
 
-// enqueue queues the modules of ks not queued yet, in order; when the
-// queue is full the rest load on demand. Any goroutine may call it until
-// the loader stops.
-func (l *loader) enqueue(ks []*ptxgen.Kernel) {
+// enqueue queues the modules of ks not queued yet, of a hot spot that
+// took share of the profiled run (see jobs), in order; when the queue is
+// full the rest load on demand. Any goroutine may call it until the
+// loader stops.
+func (l *loader) enqueue(ks []*ptxgen.Kernel, share float64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, k := range ks {
@@ -302,7 +332,8 @@ func (l *loader) enqueue(ks []*ptxgen.Kernel) {
 		f := &loadFuture{done: make(chan struct{})}
 		l.loads[k] = f
 		select {
-		case l.jobs <- loadJob{k, f}:
+		case l.jobs <- struct{}{}:
+			l.queue = append(l.queue, loadJob{k, f, share})
 		default:
 			// The queue is full: this one loads on demand.
 			delete(l.loads, k)

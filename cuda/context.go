@@ -88,7 +88,11 @@ func (c *Context) initStatsEvents() error {
 // run executes f on the worker with c current, or reports why it cannot.
 func (c *Context) run(op string, f func() error) error {
 	var err error
+	asked := time.Now()
 	c.d.w.do(func() {
+		if c.d.trace != nil {
+			defer c.d.trace.record("worker", op, asked, time.Now())
+		}
 		if c.closed {
 			err = gpu.Errorf(gpu.ErrInvalidContext, op, "context has been closed")
 			return
@@ -146,12 +150,16 @@ func (c *Context) LoadModule(ptx string) (gpu.Module, error) {
 			c.idle <- w
 		}
 	})
+	asked := time.Now()
 	c.d.w.waitIdle(jitQuiet) // quiet.go
 	var m *Module
 	var err error
 	jit := <-c.idle
 	defer func() { c.idle <- jit }()
 	jit.do(func() {
+		if c.d.trace != nil {
+			defer c.d.trace.record("jit", "cuModuleLoadDataEx", asked, time.Now())
+		}
 		if jit.cur != c.h {
 			if err = c.l.check(c.l.cuCtxSetCurrent(c.h), "cuCtxSetCurrent"); err != nil {
 				return

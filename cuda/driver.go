@@ -17,6 +17,7 @@
 package cuda
 
 import (
+	"io"
 	"runtime"
 	"strings"
 	"sync"
@@ -36,6 +37,7 @@ type Driver struct {
 	initErr  error
 	initTook time.Duration
 	l        *lib // set by Init; read only on the worker
+	trace    *callTrace
 }
 
 var _ gpu.Driver = (*Driver)(nil)
@@ -49,6 +51,10 @@ type Options struct {
 	// JITThreads is how many modules a context compiles at once, each on
 	// a thread of its own (0 is 1).
 	JITThreads int
+	// Trace, when not nil, receives a line per driver call of the
+	// driver's contexts: when it was asked for, when it began, how long
+	// it took, and on which thread (callTrace).
+	Trace io.Writer
 }
 
 // DefaultJITLevel is Options.JITLevel's value that leaves the JIT's
@@ -62,7 +68,7 @@ func New() *Driver { return NewWith(Options{JITLevel: DefaultJITLevel}) }
 // The driver starts one goroutine, locked to its OS thread, that lives as
 // long as the process.
 func NewWith(o Options) *Driver {
-	return &Driver{w: newWorker(), opts: o}
+	return &Driver{w: newWorker(), opts: o, trace: newCallTrace(o.Trace)}
 }
 
 // InitTime is the time Init took: loading libcuda.so.1 and cuInit, which

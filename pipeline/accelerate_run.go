@@ -66,6 +66,9 @@ type OnlineOptions struct {
 	// does (ProfileAfter is then not used): a test puts the rounds where
 	// it wants them in the guest's run, whatever the machine's speed.
 	ProfileAfterInsns uint64
+	// LeaveDevice is accel.Options.LeaveDevice: for a process that exits
+	// right after the run.
+	LeaveDevice bool
 }
 
 // DefaultProfileAfter is gxbit run --accelerate's ProfileAfter: a run
@@ -191,7 +194,7 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	t0 := time.Now()
 	// Phase 2 with nothing to offload yet: its main engine runs the guest
 	// until the first round (the device opens at the first launch).
-	acc, err := accel.New(g.AccelGuest(), accel.Options{Profile: &profile.File{}, Driver: opts.Driver, MinIterations: opts.MinIterations, AlwaysOffload: opts.AlwaysOffload, Engine: newEngine})
+	acc, err := accel.New(g.AccelGuest(), accel.Options{Profile: &profile.File{}, Driver: opts.Driver, MinIterations: opts.MinIterations, AlwaysOffload: opts.AlwaysOffload, Engine: newEngine, LeaveDevice: opts.LeaveDevice})
 	if err != nil {
 		return nil, nil, err
 	}

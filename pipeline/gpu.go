@@ -48,7 +48,9 @@ func simOptions() (gpusim.Options, error) {
 // GXBIT_CUDA_JIT_LEVEL=N (0 to 4) sets its optimization level
 // (cuda.Options.JITLevel; the driver's default is 4), and
 // GXBIT_CUDA_JIT_THREADS=N how many modules it compiles at once
-// (cuda.Options.JITThreads; 1 by default).
+// (cuda.Options.JITThreads; 1 by default). GXBIT_CUDA_TRACE=FILE writes
+// a line per driver call there (cuda.Options.Trace): when it was asked
+// for, when it began, how long it took, on which thread.
 func OpenGPUWith(choice string, sim gpusim.Options) (gpu.Driver, error) {
 	return openGPU(choice, sim, false)
 }
@@ -113,6 +115,13 @@ func cudaOptions() (cuda.Options, error) {
 			return o, fmt.Errorf("GXBIT_CUDA_JIT_LEVEL=%q: want 0 to 4", v)
 		}
 		o.JITLevel = n
+	}
+	if v := os.Getenv("GXBIT_CUDA_TRACE"); v != "" {
+		f, err := os.Create(v)
+		if err != nil {
+			return o, fmt.Errorf("GXBIT_CUDA_TRACE: %w", err)
+		}
+		o.Trace = f // written until the process exits
 	}
 	if v := os.Getenv("GXBIT_CUDA_JIT_THREADS"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -67,6 +67,10 @@ type Resident struct {
 	// come back with it, those of them that are stale, in one copy (0:
 	// faultWindow; 1: the page alone).
 	FaultWindow int
+	// LeaveDevice makes Discard leave the buffers' device memory to the
+	// process's exit (accel.Options.LeaveDevice): a process that exits
+	// right after has the driver free it all at once.
+	LeaveDevice bool
 
 	// ctx is the context of the first launch, metered: its memory calls
 	// count in the CopyParts of the launch under way (see Launch); raw is
@@ -1980,10 +1984,14 @@ func (res *Resident) Discard() uint64 {
 				left += hi - lo
 			}
 		}
-		_ = res.ctx.Free(b.dev)
+		if !res.LeaveDevice {
+			_ = res.ctx.Free(b.dev)
+		}
 	}
 	res.bufs, res.bytes = nil, 0
-	res.freeScratch()
+	if !res.LeaveDevice {
+		res.freeScratch()
+	}
 	if res.lazyMem != nil {
 		res.lazyMem.SetHolder(nil)
 	}

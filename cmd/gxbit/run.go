@@ -294,7 +294,7 @@ func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, al
 		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
 		return 2
 	}
-	res, on, err := pipeline.RunOnline(ctx, cfg, pipeline.OnlineOptions{Driver: drv, AlwaysOffload: always, ProfileAfter: after})
+	res, on, err := pipeline.RunOnline(ctx, cfg, pipeline.OnlineOptions{Driver: drv, AlwaysOffload: always, ProfileAfter: after, LeaveDevice: true})
 	if err != nil {
 		return loadError(err)
 	}

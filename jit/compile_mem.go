@@ -34,7 +34,12 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 	// may evict something); the slow path does not count it as written.
 	var d reg
 	var taken []takenReg
-	if !isStore {
+	_, grouped := c.groupOf[idx]
+	x := -1 // the xmm register (index in xmmPins) a float load goes to
+	if !isStore && !grouped {
+		x = c.floatLoadX(idx, in)
+	}
+	if !isStore && x < 0 {
 		d = c.takeDst(&taken, in.Dst)
 	}
 	if m, ok := c.groupOf[idx]; ok {
@@ -56,9 +61,9 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 			miss, entry = c.emitProbe(tlb, sz, at)
 		}
 		a.encode(mnMovRM, 8, rcx, hostWord(entry), 0)
-		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: at.base, scale: 1, hasIndex: true, disp: at.disp})
+		c.emitAccessX(in, isStore, sz, d, x, val, mem{base: rcx, index: at.base, scale: 1, hasIndex: true, disp: at.disp})
 		if !isStore {
-			c.unlock(d)
+			c.loaded(in, d, x)
 			if sz == 16 {
 				c.put(in.Dst+1, rdx)
 			}
@@ -98,7 +103,7 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 		j2 := a.jcc(ccNE)
 		a.encode(mnMovRM, 8, rcx, sm(8), 0)
 		access = a.pos()
-		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: rax, scale: 1, hasIndex: true})
+		c.emitAccessX(in, isStore, sz, d, x, val, mem{base: rcx, index: rax, scale: 1, hasIndex: true})
 		tlb := offRTLB
 		if isStore {
 			tlb = offWTLB
@@ -129,10 +134,10 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 		miss, entry := c.emitProbe(tlb, sz, mem{base: rsi})
 		jumps = append(jumps, miss)
 		a.encode(mnMovRM, 8, rcx, hostWord(entry), 0)
-		c.emitAccess(in, isStore, sz, d, val, mem{base: rcx, index: rsi, scale: 1, hasIndex: true})
+		c.emitAccessX(in, isStore, sz, d, x, val, mem{base: rcx, index: rsi, scale: 1, hasIndex: true})
 	}
 	if !isStore {
-		c.unlock(d)
+		c.loaded(in, d, x)
 		if sz == 16 {
 			c.put(in.Dst+1, rdx)
 		}
@@ -273,4 +278,78 @@ func (c *compiler) newSite() int {
 	c.siteNext++
 	c.out.sites++
 	return c.siteNext - 1
+}
+
+// emitAccessX is emitAccess, into xmm register xmmPins[x] instead of d
+// when x is not -1 (a load of 4 or 8 bytes: movss, movsd).
+func (c *compiler) emitAccessX(in *gvinst.Inst, isStore bool, sz int, d reg, x int, val [2]reg, at mem) {
+	if x < 0 {
+		c.emitAccess(in, isStore, sz, d, val, at)
+		return
+	}
+	m := mnMovsdRM
+	if sz == 4 {
+		m = mnMovssRM
+	}
+	c.a.encode(m, 4, xmmPins[x], memOp(at), 0)
+}
+
+// loaded ends a load's code: its destination is in d, or in xmm register
+// xmmPins[x] when x is not -1.
+func (c *compiler) loaded(in *gvinst.Inst, d reg, x int) {
+	if x < 0 {
+		c.unlock(d)
+		return
+	}
+	c.cache.x[x] = xmmEntry{valid: true, slot: in.Dst}
+}
+
+// floatLoadReach is how far after a float load (in instructions) its value
+// may last be read for floatLoadX to load it into an xmm register.
+const floatLoadReach = 16
+
+// floatLoadX returns the free xmm register (its index in xmmPins) that
+// load idx of 4 or 8 bytes loads into, when the first instruction that
+// makes code of its value is float arithmetic or a PUT into an SSE
+// register kept in an xmm register, and none reads it more than
+// floatLoadReach instructions on; or -1 for a pool register.
+// A later reader that needs it elsewhere moves it (notXmm).
+func (c *compiler) floatLoadX(idx int, in *gvinst.Inst) int {
+	sz := in.Type.Size()
+	v := in.Dst
+	if sz != 4 && sz != 8 || in.Type.IsWide() || !v.IsVirtual() || c.cache.find(v) >= 0 || c.cache.findX(v) >= 0 {
+		return -1
+	}
+	first := -1
+	for _, i := range c.reads[v] {
+		if i > idx && !c.isAliasDef(i, &c.vb.Insts[i]) {
+			first = i
+			break
+		}
+	}
+	// A value read far ahead would hold its xmm register against the
+	// float temporaries between (a stencil's loads): a pool register
+	// then.
+	if rs := c.reads[v]; first < 0 || rs[len(rs)-1] > idx+floatLoadReach {
+		return -1
+	}
+	r := &c.vb.Insts[first]
+	switch r.Op {
+	case gvinst.OpAdd, gvinst.OpSub, gvinst.OpMul, gvinst.OpDiv, gvinst.OpSqrt, gvinst.OpCvt, gvinst.OpCmp:
+		if r.Type != gvinst.F32 && r.Type != gvinst.F64 && r.SrcType != gvinst.F32 && r.SrcType != gvinst.F64 {
+			return -1
+		}
+	case gvinst.OpPut:
+		if _, ok := c.xmm[r.Dst]; !ok {
+			return -1 // not into an SSE register kept in an xmm register
+		}
+	default:
+		return -1
+	}
+	for k := len(c.xmm); k < len(xmmPins); k++ {
+		if !c.cache.x[k].valid {
+			return k
+		}
+	}
+	return -1
 }

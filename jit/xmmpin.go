@@ -217,21 +217,37 @@ func (c *compiler) inXmm(r gvinst.Reg) (reg, bool) {
 }
 
 // putVirtualXmm makes xmm0's low 64 bits virtual register r's value in a
-// free xmm register (a copy), when r is virtual, has none, and one is
-// free; it reports whether it did. The unit's pinned slots take the first
+// free xmm register (a copy), when r is virtual and has none; when none is
+// free, the value there read again furthest ahead (later than r) moves to
+// a pool register first. It reports whether it did. The unit's pinned slots take the first
 // registers of xmmPins.
 func (c *compiler) putVirtualXmm(r gvinst.Reg) bool {
 	if !r.IsVirtual() || c.cache.find(r) >= 0 || c.cache.findX(r) >= 0 {
 		return false
 	}
+	free, far, farNext := -1, -1, c.nextRead(r)
 	for k := len(c.xmm); k < len(xmmPins); k++ {
-		if !c.cache.x[k].valid {
-			c.a.encodeForm(&fmMovaps, 4, xmmPins[k], regOp(0), 0)
-			c.cache.x[k] = xmmEntry{valid: true, slot: r}
-			return true
+		x := c.cache.x[k]
+		if !x.valid {
+			free = k
+			break
+		}
+		if n := c.nextRead(x.slot); n > farNext {
+			far, farNext = k, n
 		}
 	}
-	return false
+	if free < 0 && far >= 0 {
+		// The value read again furthest ahead, later than r, moves to a
+		// pool register.
+		c.notXmm(c.cache.x[far].slot)
+		free = far
+	}
+	if free < 0 {
+		return false
+	}
+	c.a.encodeForm(&fmMovaps, 4, xmmPins[free], regOp(0), 0)
+	c.cache.x[free] = xmmEntry{valid: true, slot: r}
+	return true
 }
 
 // storeVirtualXmm stores the virtual registers cache state st holds in

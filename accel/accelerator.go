@@ -664,6 +664,9 @@ type spot struct {
 	// kernelTimes are the last launches' kernel times per iteration, of
 	// which kernelPerIter is the least.
 	kernelTimes recentLeast
+	// jit is the loader's mark at the instance's start (markJIT): an
+	// instance during which a module loaded goes to neither ledger.
+	jit jitMark
 	// modelPerIter is the throughput model's kernel time per iteration at
 	// the last prediction, before scaling (0 when none was made).
 	modelPerIter time.Duration

@@ -74,6 +74,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// The CPU's time per iteration, for the report's estimate, is the last
 	// probed iteration's: the first may include translating the blocks.
 	start := time.Now()
+	sp.jit = sp.a.markJIT()
 	var cpuPerIter float64
 	var insnsPerIter float64
 	var rowInsns [3]float64
@@ -703,11 +704,15 @@ func (sp *spot) finishInstance(cpu *gvinst.CPU, start time.Time, loading time.Du
 	sp.rep.CPUSecondsEstimate += cpuIter.Seconds() * float64(count)
 	gpuSide := time.Since(start) - loading - time.Duration(P)*cpuIter - sp.unseen
 	sp.unseen = 0
-	// The ledger leaves the first launch out (an outlay: see ledgerWindow).
-	if why := sp.ledger.add(gpuSide, count, cpuIter, sp.fetch); why != "" && !sp.a.opts.AlwaysOffload {
+	// The ledger leaves the first launch out (an outlay: see ledgerWindow),
+	// and an instance that waited for a module's JIT (jitOverlap).
+	contended := sp.a.jitOverlap(sp.jit)
+	if contended {
+		sp.rep.LaunchesContended++
+	} else if why := sp.ledger.add(gpuSide, count, cpuIter, sp.fetch); why != "" && !sp.a.opts.AlwaysOffload {
 		sp.disarm(why)
 	}
-	if sp.ledger.launches > 1 {
+	if sp.ledger.launches > 1 && !contended {
 		sp.a.run.gpu += gpuSide
 		sp.a.run.cpu += time.Duration(count)*cpuIter + sp.fetch
 		_, back := sp.a.resident.BroughtBack()
@@ -1108,7 +1113,9 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 		}
 		perIter = max(st.Kernel, st.LaunchWall-latency)
 	}
-	sp.kernelPerIter = sp.kernelTimes.add(perIter / time.Duration(in.Count))
+	if !sp.a.jitOverlap(sp.jit) {
+		sp.kernelPerIter = sp.kernelTimes.add(perIter / time.Duration(in.Count))
+	}
 	sp.a.calib.add(sp.modelPerIter*time.Duration(in.Count), st.Kernel)
 	// What copies cost through the residency, for the next predictions.
 	sp.a.copyIn.add(st.BytesIn, st.CopyIn)

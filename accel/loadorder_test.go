@@ -57,3 +57,31 @@ func TestPrefetchWorthy(t *testing.T) {
 		}
 	}
 }
+
+// TestJITOverlap: an instance overlaps a module's JIT when one was under
+// way at its start, or is now, or one finished meanwhile; without a
+// loader (the simulator), never.
+func TestJITOverlap(t *testing.T) {
+	a := &Accelerator{}
+	if m := a.markJIT(); a.jitOverlap(m) {
+		t.Error("no loader, yet an overlap")
+	}
+	a.loader = &loader{}
+	m := a.markJIT()
+	if a.jitOverlap(m) {
+		t.Error("an idle loader overlapped")
+	}
+	a.loader.compiling.Add(1)
+	if !a.jitOverlap(m) {
+		t.Error("a load under way did not overlap")
+	}
+	busy := a.markJIT()
+	a.loader.compiling.Add(-1)
+	a.loader.compiled.Add(1)
+	if !a.jitOverlap(m) || !a.jitOverlap(busy) {
+		t.Error("a load finished since the mark did not overlap")
+	}
+	if a.jitOverlap(a.markJIT()) {
+		t.Error("an idle loader overlapped after its load")
+	}
+}

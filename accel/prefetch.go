@@ -67,6 +67,11 @@ type loader struct {
 	mu    sync.Mutex
 	loads map[*ptxgen.Kernel]*loadFuture
 	queue []loadJob
+	// compiling is how many modules the loader's goroutines are loading
+	// now, and compiled how many they have loaded: a launch made while
+	// one loads waits for the JIT, which holds the driver (jitOverlap).
+	compiling atomic.Int32
+	compiled  atomic.Int64
 	// openTook and measureTook are the times the context took to open
 	// and the device to be measured (DeviceOpenSeconds).
 	openTook, measureTook time.Duration
@@ -200,7 +205,10 @@ func (l *loader) loadJobs() {
 			j.f.err = l.ctxErr
 		} else {
 			t0 := time.Now()
+			l.compiling.Add(1)
 			j.f.fn, j.f.err = loadKernel(l.ctx, j.k)
+			l.compiling.Add(-1)
+			l.compiled.Add(1)
 			j.f.took = time.Since(t0)
 		}
 		close(j.f.done)
@@ -388,4 +396,37 @@ func (a *Accelerator) loaderContext() error {
 		a.costs, a.costErr = l.costs, l.costErr
 	}
 	return nil
+}
+
+// jitMark is what jitOverlap compares with later: how many modules the
+// loader has loaded, and whether it is loading one now.
+type jitMark struct {
+	compiled int64
+	busy     bool
+}
+
+// markJIT returns the loader's jitMark now (the zero mark without a
+// loader).
+func (a *Accelerator) markJIT() jitMark {
+	if a.loader == nil {
+		return jitMark{}
+	}
+	return jitMark{a.loader.compiled.Load(), a.loader.compiling.Load() > 0}
+}
+
+// jitOverlap reports whether the loader loaded a module at any time since
+// mark: a launch made meanwhile waited for the JIT, which holds the
+// driver (tens of milliseconds a module on an H100), and its time says
+// nothing of the hot spot's. (jacobi2dt on an H100: the first sweep's
+// early launches took 24 ms each while the second sweep's module loaded,
+// the ledger sent the sweep back to the CPU, and the two sweeps' arrays
+// crossed the bus at every step: 14 s against 1 s.)
+func (a *Accelerator) jitOverlap(mark jitMark) bool {
+	if mark.busy {
+		return true
+	}
+	if a.loader == nil {
+		return false
+	}
+	return a.loader.compiling.Load() > 0 || a.loader.compiled.Load() != mark.compiled
 }

@@ -281,6 +281,7 @@ func (sp *spot) offloadReplay(cpu *gvinst.CPU, r *replay, start []uint64) (appli
 		return false, false, nil
 	}
 	t0 := time.Now()
+	sp.jit = sp.a.markJIT()
 	sp.unseen, sp.launchCPU = 0, cpu
 	tail := sp.cpuTail()
 	if tail == 1 && sp.givesExit() && r.k.GivesExitState() {

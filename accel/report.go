@@ -34,6 +34,10 @@ type HotSpotReport struct {
 	// Launches3D are the launches of the 3D kernel (counted in
 	// Launches2D too).
 	Launches3D int `json:"launches_3d,omitempty"`
+	// LaunchesContended are the instances launched while a module loaded
+	// on the loader (its JIT holds the driver), which the ledgers and the
+	// kernel's time per iteration leave out (Accelerator.jitOverlap).
+	LaunchesContended int `json:"launches_contended,omitempty"`
 	// Replays are the instances launched without probing: the same
 	// live-in values as one probed before (see replay.go).
 	Replays int `json:"replays,omitempty"`

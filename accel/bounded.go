@@ -36,9 +36,7 @@ import (
 // Accesses are modelled per x86 instruction, whichever lifted copy of it
 // ran. An instance whose recorded iterations do not fit the model (an
 // access seen in some iterations only, bytes that do not move affinely, no
-// register that counts, or an access of the loop that phase 1 saw run and
-// none of them ran: a store under an if the prefix did not take) is
-// recorded to its end, as before; so is every
+// register that counts) is recorded to its end, as before; so is every
 // loop of -O0 code, whose counters live in stack slots. The counts feed
 // the 2D kernel's and the schedule's inner trip counts as the breakpoints
 // counted them; a part's thread-loop rows are checked even on the
@@ -50,9 +48,8 @@ import (
 // prefixes are apart), so the untrusted-profile check (independence.go)
 // keeps its strength for affine code. An access whose address does not
 // follow the prefix's model later in the row (data-dependent, or guarded
-// by a condition first true after the prefix, where phase 1 never saw it
-// run either) is not seen: as conditional code was before, it is left to
-// the profile's proof, and every access of
+// by a condition first true after the prefix) is not seen: as conditional
+// code was before, it is left to the profile's proof, and every access of
 // the kernel is still checked against its site's footprint, so it cannot
 // leave the arrays the guards cleared. The CPU fallback and the kernel's
 // trip-count checks keep the output exact when the counts are wrong.
@@ -419,44 +416,19 @@ func (f *loopFrame) steps() map[int]uint64 {
 // fits reports whether the recorded iterations of f fit the model the
 // skipped ones are extended by: a register counts them, and every
 // access either ran in each of them and moves affinely, or ran in none
-// and was not seen there when profiling either (a watch's channel may
-// hold its first two only).
+// (a watch's channel may hold its first two only).
 func (w *rowWalk) fits(f *loopFrame) bool {
 	if len(f.iters) != boundedIterations || len(f.steps()) == 0 {
 		return false
 	}
 	for c := range f.iters[0] {
 		for _, g := range w.sp.accessGroups() {
-			kind, ok := extension(f.access(c, g), c)
-			if !ok || c == 0 && kind == extendNone && w.sp.profiledIn(f.loop, g) {
+			if _, ok := extension(f.access(c, g), c); !ok {
 				return false
 			}
 		}
 	}
 	return true
-}
-
-// profiledIn reports whether an access (the sites of group g) lies in
-// inner loop l and ran when phase 1 profiled the program: one the
-// recorded prefix of an instance of l never ran is then under an if the
-// prefix did not take (fcond's b[i][j] = x*0.5 + r under x > 5.0), and
-// the instance is recorded to its end instead, so that the row shows it.
-// (Where the profile's strides do not hold for this input, the proof that
-// the rows are independent needs every access seen in the probed rows,
-// disjointIterations.)
-func (sp *spot) profiledIn(l *innerLoop, g []int) bool {
-	for _, id := range g {
-		site := sp.kernel.Sites[id]
-		if !l.body[site.Block] {
-			continue
-		}
-		for _, a := range sp.hs.Accesses {
-			if uint64(a.X86) == site.X86 && (a.Kind == "write") == site.Store && a.Samples > 0 {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // access is what one access (the sites of group g: the lifted copies of

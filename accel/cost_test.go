@@ -446,3 +446,28 @@ func TestRunLedgerLoses(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerGrowingInstances: a window of launches that cost more than
+// the CPU does not disarm a hot spot whose instances grow (cholesky's
+// columns: each costs the CPU more than the one before, and a launch's
+// fixed cost stays), and does once they stop growing.
+func TestLedgerGrowingInstances(t *testing.T) {
+	ms, us := time.Millisecond, time.Microsecond
+	var l ledger
+	l.add(50*ms, 1000, us, 0) // the first: an outlay
+	for i := 0; i < 8; i++ {
+		// 1.2 ms of GPU side against a CPU side growing 10% an instance
+		// from 0.5 ms.
+		count := uint64(500 + 50*i)
+		if why := l.add(1200*us, count, us, 0); why != "" {
+			t.Fatalf("instance %d of a growing loop: disarmed (%s)", i+2, why)
+		}
+	}
+	var why string
+	for i := 0; i < 3 && why == ""; i++ {
+		why = l.add(3000*us, 1700, us, 0) // the same size from now on
+	}
+	if !strings.Contains(why, "the last 3 launches") {
+		t.Errorf("instances no longer growing, dearer on the GPU: %q", why)
+	}
+}

@@ -1070,7 +1070,6 @@ func (res *Resident) bringBackStretches(todo []stretch) error {
 func (res *Resident) bringBackBatch(todo []stretch, size uint64) error {
 	t0 := time.Now()
 	defer func() { res.back.Time += time.Since(t0) }()
-	mem := res.lazyMem
 	return res.withStage(size, func(s []byte) error {
 		copies := make([]gpu.Copy, len(todo))
 		var off uint64
@@ -1094,22 +1093,10 @@ func (res *Resident) bringBackBatch(todo []stretch, size uint64) error {
 					continue // brought back meanwhile, for another buffer's page
 				}
 				plo, phi := b.chunk(p)
-				mem.Undefer(plo, phi-plo)
-				b.stale[p] = false
-				b.nstale--
-				b.snapped[p] = false
-				delete(b.pageSnap, p)
-				src := copies[i].Host[plo-blo : phi-blo]
-				if err := timeGuest(res.parts(), guestWrite, func() error { return mem.Poke(plo, src) }); err != nil {
+				if err := res.putPage(b, p, copies[i].Host[plo-blo:phi-blo]); err != nil {
 					res.poking = prev
-					return fmt.Errorf("%w: writing [%#x,%#x) back: %v", ErrLostCopy, plo, phi, err)
+					return err
 				}
-				delete(b.pageSnap, p) // (see bringBack)
-				if b.watched {
-					b.dirty[p] = false
-					mem.Watch(plo, phi-plo)
-				}
-				res.back.Bytes += phi - plo
 			}
 			res.poking = prev
 		}
@@ -1273,7 +1260,6 @@ func (res *Resident) bringBackStrided(b *resBuf, pages []int, addr, d uint64) er
 // putStrided writes pages of b, brought back into s (page k's bytes at
 // at[k]), into the guest, and marks them current there.
 func (res *Resident) putStrided(b *resBuf, pages []int, s []byte, at []uint64) error {
-	mem := res.lazyMem // only a lazy Resident has stale pages
 	// (Restored, not cleared: a Poke may bring back another buffer's
 	// page, nested, in the middle of this one's.)
 	prev := res.poking
@@ -1281,21 +1267,33 @@ func (res *Resident) putStrided(b *resBuf, pages []int, s []byte, at []uint64) e
 	defer func() { res.poking = prev }()
 	for k, p := range pages {
 		lo, hi := b.chunk(p)
-		mem.Undefer(lo, hi-lo)
-		b.stale[p] = false
-		b.nstale--
-		b.snapped[p] = false
-		delete(b.pageSnap, p)
-		if err := mem.Poke(lo, s[at[k]:at[k]+hi-lo]); err != nil {
-			return fmt.Errorf("%w: writing [%#x,%#x) back: %v", ErrLostCopy, lo, hi, err)
+		if err := res.putPage(b, p, s[at[k]:at[k]+hi-lo]); err != nil {
+			return err
 		}
-		delete(b.pageSnap, p) // (see bringBack)
-		if b.watched {
-			b.dirty[p] = false
-			mem.Watch(lo, hi-lo)
-		}
-		res.back.Bytes += hi - lo
 	}
+	return nil
+}
+
+// putPage writes page p of b, stale, brought back into src (its bytes),
+// into the guest, and marks it current there; the caller has made b the
+// buffer res is poking.
+func (res *Resident) putPage(b *resBuf, p int, src []byte) error {
+	mem := res.lazyMem // only a lazy Resident has stale pages
+	lo, hi := b.chunk(p)
+	mem.Undefer(lo, hi-lo)
+	b.stale[p] = false
+	b.nstale--
+	b.snapped[p] = false
+	delete(b.pageSnap, p)
+	if err := timeGuest(res.parts(), guestWrite, func() error { return mem.Poke(lo, src) }); err != nil {
+		return fmt.Errorf("%w: writing [%#x,%#x) back: %v", ErrLostCopy, lo, hi, err)
+	}
+	delete(b.pageSnap, p) // (see bringBack)
+	if b.watched {
+		b.dirty[p] = false
+		mem.Watch(lo, hi-lo)
+	}
+	res.back.Bytes += hi - lo
 	return nil
 }
 

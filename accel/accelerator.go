@@ -664,6 +664,8 @@ type spot struct {
 	// kernelTimes are the last launches' kernel times per iteration, of
 	// which kernelPerIter is the least.
 	kernelTimes recentLeast
+	// launchedLast says the hot spot's last instance launched (stays).
+	launchedLast bool
 	// jit is the loader's mark at the instance's start (markJIT): an
 	// instance during which a module loaded goes to neither ledger.
 	jit jitMark
@@ -905,6 +907,7 @@ func (a *Accelerator) OnBreak(cpu *gvinst.CPU) error {
 	}
 	sp.probeMark = sp.rep.ProbeSeconds
 	done, fb := sp.offload(cpu)
+	sp.launchedLast = fb == nil
 	if fb == nil {
 		sp.small, sp.unprofitable, sp.kernelErrors = 0, streak{}, 0
 		sp.cutEntry()

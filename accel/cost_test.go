@@ -471,3 +471,19 @@ func TestLedgerGrowingInstances(t *testing.T) {
 		t.Errorf("instances no longer growing, dearer on the GPU: %q", why)
 	}
 }
+
+// TestStays: an instance predicted a little dearer on the GPU launches
+// all the same after a launch (going to the CPU for it costs what the
+// prediction leaves out), not after a fallback, and not when it is
+// predicted far dearer.
+func TestStays(t *testing.T) {
+	ms := time.Millisecond
+	near := Estimate{CPU: 10 * ms, Launch: ms, Kernel: 10 * ms} // 1.1 times
+	far := Estimate{CPU: 10 * ms, Launch: ms, Kernel: 14 * ms}  // 1.5 times
+	if sp := (&spot{launchedLast: true}); !sp.stays(near) || sp.stays(far) {
+		t.Errorf("after a launch: stays %v at 1.1 times (want true), %v at 1.5 (want false)", sp.stays(near), sp.stays(far))
+	}
+	if sp := (&spot{}); sp.stays(near) {
+		t.Error("after a fallback, an instance predicted not to pay launched")
+	}
+}

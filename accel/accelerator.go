@@ -666,6 +666,9 @@ type spot struct {
 	kernelTimes recentLeast
 	// launchedLast says the hot spot's last instance launched (stays).
 	launchedLast bool
+	// sampling is set while the sampled first launch of an instance runs
+	// (offload): its wall, whole, prices the rest.
+	sampling bool
 	// jit is the loader's mark at the instance's start (markJIT): an
 	// instance during which a module loaded goes to neither ledger.
 	jit jitMark

@@ -481,7 +481,10 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		if ss, fb := sp.siteRanges(byX86, uint64(P), uint64(P)+sample-1); fb == nil {
 			part.Sites = ss
 		}
-		if fb, done := sp.launch(fn, k, part, cpuIter); fb != nil {
+		sp.sampling = true
+		fb, done := sp.launch(fn, k, part, cpuIter)
+		sp.sampling = false
+		if fb != nil {
 			return done, fb
 		}
 		rest := count - sample
@@ -1125,7 +1128,8 @@ func (sp *spot) launch(fn gpu.Function, k *ptxgen.Kernel, in ptxgen.LaunchInput,
 	// 2,268 at 0.81 ms of kernel, against 1.1 ms of CPU, and the hot spot
 	// never launched again: 12 s against 2.8 s.)
 	perIter := st.Kernel
-	if sp.rep.Launches > 1 {
+	if sp.rep.Launches > 1 || sp.sampling {
+		// (A sample launch is timed whole: its wall prices the rest.)
 		var latency time.Duration
 		if sp.a.costs != nil {
 			latency = sp.a.costs.LaunchLatency

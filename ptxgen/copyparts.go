@@ -81,6 +81,39 @@ type meteredContext struct {
 // since adds the time from t0 to *d.
 func (m *meteredContext) since(d *time.Duration, t0 time.Time) { *d += time.Since(t0) }
 
+// copyWay is the way a copy goes: to the device, to the host, or on the
+// device.
+type copyWay int
+
+const (
+	toDevice copyWay = iota
+	toHost
+	onDevice
+)
+
+// copied counts a copy of n bytes the way w, whose call began at t0: its
+// time, bytes and one copy that way, and a wait where the call waited for
+// the device.
+func (m *meteredContext) copied(w copyWay, t0 time.Time, n uint64, waited bool) {
+	if m.parts == nil {
+		return
+	}
+	p := m.parts
+	d, bytes, copies := &p.HostToDevice, &p.BytesHtoD, &p.CopiesHtoD
+	switch w {
+	case toHost:
+		d, bytes, copies = &p.DeviceToHost, &p.BytesDtoH, &p.CopiesDtoH
+	case onDevice:
+		d, bytes, copies = &p.DeviceToDevice, &p.BytesDtoD, &p.CopiesDtoD
+	}
+	m.since(d, t0)
+	*bytes += n
+	*copies++
+	if waited {
+		p.Waits++
+	}
+}
+
 // Alloc allocates device memory, counting the call as Alloc.
 func (m *meteredContext) Alloc(n uint64) (gpu.DevicePtr, error) {
 	t0 := time.Now()
@@ -105,12 +138,7 @@ func (m *meteredContext) Free(p gpu.DevicePtr) error {
 func (m *meteredContext) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
 	t0 := time.Now()
 	err := m.Context.CopyHtoD(dst, src)
-	if m.parts != nil {
-		m.since(&m.parts.HostToDevice, t0)
-		m.parts.BytesHtoD += uint64(len(src))
-		m.parts.CopiesHtoD++
-		m.parts.Waits++
-	}
+	m.copied(toDevice, t0, uint64(len(src)), true)
 	return err
 }
 
@@ -119,11 +147,7 @@ func (m *meteredContext) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
 func (m *meteredContext) CopyHtoDAsync(dst gpu.DevicePtr, src []byte) error {
 	t0 := time.Now()
 	err := m.Context.CopyHtoDAsync(dst, src)
-	if m.parts != nil {
-		m.since(&m.parts.HostToDevice, t0)
-		m.parts.BytesHtoD += uint64(len(src))
-		m.parts.CopiesHtoD++
-	}
+	m.copied(toDevice, t0, uint64(len(src)), false)
 	return err
 }
 
@@ -132,12 +156,7 @@ func (m *meteredContext) CopyHtoDAsync(dst gpu.DevicePtr, src []byte) error {
 func (m *meteredContext) CopyDtoHAsync(dst []byte, src gpu.DevicePtr) error {
 	t0 := time.Now()
 	err := m.Context.CopyDtoHAsync(dst, src)
-	if m.parts != nil {
-		m.since(&m.parts.DeviceToHost, t0)
-		m.parts.BytesDtoH += uint64(len(dst))
-		m.parts.CopiesDtoH++
-		m.parts.Waits++
-	}
+	m.copied(toHost, t0, uint64(len(dst)), true)
 	return err
 }
 
@@ -146,11 +165,7 @@ func (m *meteredContext) CopyDtoHAsync(dst []byte, src gpu.DevicePtr) error {
 func (m *meteredContext) CopyDtoDAsync(dst, src gpu.DevicePtr, n uint64) error {
 	t0 := time.Now()
 	err := m.Context.CopyDtoDAsync(dst, src, n)
-	if m.parts != nil {
-		m.since(&m.parts.DeviceToDevice, t0)
-		m.parts.BytesDtoD += n
-		m.parts.CopiesDtoD++
-	}
+	m.copied(onDevice, t0, n, false)
 	return err
 }
 
@@ -167,12 +182,7 @@ func (m *meteredContext) Synchronize() error {
 func (m *meteredContext) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
 	t0 := time.Now()
 	err := m.Context.CopyDtoH(dst, src)
-	if m.parts != nil {
-		m.since(&m.parts.DeviceToHost, t0)
-		m.parts.BytesDtoH += uint64(len(dst))
-		m.parts.CopiesDtoH++
-		m.parts.Waits++
-	}
+	m.copied(toHost, t0, uint64(len(dst)), true)
 	return err
 }
 
@@ -180,11 +190,7 @@ func (m *meteredContext) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
 func (m *meteredContext) CopyDtoD(dst, src gpu.DevicePtr, n uint64) error {
 	t0 := time.Now()
 	err := m.Context.CopyDtoD(dst, src, n)
-	if m.parts != nil {
-		m.since(&m.parts.DeviceToDevice, t0)
-		m.parts.BytesDtoD += n
-		m.parts.CopiesDtoD++
-	}
+	m.copied(onDevice, t0, n, false)
 	return err
 }
 
@@ -198,11 +204,7 @@ func (m *meteredContext) copyDtoHStrided(dst []byte, src gpu.DevicePtr, width, p
 	}
 	t0 := time.Now()
 	err := sc.CopyDtoHStrided(dst, src, width, pitch, rows)
-	if m.parts != nil {
-		m.since(&m.parts.DeviceToHost, t0)
-		m.parts.BytesDtoH += uint64(len(dst))
-		m.parts.CopiesDtoH++
-	}
+	m.copied(toHost, t0, uint64(len(dst)), false)
 	return true, err
 }
 

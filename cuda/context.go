@@ -346,41 +346,11 @@ func (c *Context) CopyDtoDAsync(dst, src gpu.DevicePtr, n uint64) error {
 func (c *Context) CopyBatch(copies []gpu.Copy) error {
 	const op = "cuMemcpyAsync_v2"
 	return c.run(op, func() error {
-		queued := false
-		wait := func() error {
-			if !queued {
-				return nil
-			}
-			queued = false
-			return c.l.check(c.l.cuCtxSynchronize(), "cuCtxSynchronize")
+		queued, err := c.queueCopies(op, copies)
+		if queued {
+			err = errors.Join(err, c.l.check(c.l.cuCtxSynchronize(), "cuCtxSynchronize"))
 		}
-		for i, cp := range copies {
-			n := uint64(len(cp.Host))
-			if n == 0 {
-				continue
-			}
-			var err error
-			switch pinned := !c.unstaged && c.isPinned(cp.Host); {
-			case !pinned && cp.FromDevice:
-				err = c.dtoh(cp.Host, cp.Dev)
-			case !pinned:
-				err = c.htod(cp.Dev, cp.Host)
-			default:
-				if err = c.checkSpan(op, cp.Dev, n); err != nil {
-					break
-				}
-				if cp.FromDevice {
-					err = c.l.check(c.l.cuMemcpyDtoHAsync(unsafe.Pointer(&cp.Host[0]), uint64(cp.Dev), n, 0), "cuMemcpyDtoHAsync_v2")
-				} else {
-					err = c.l.check(c.l.cuMemcpyHtoDAsync(uint64(cp.Dev), unsafe.Pointer(&cp.Host[0]), n, 0), "cuMemcpyHtoDAsync_v2")
-				}
-				queued = true
-			}
-			if err != nil {
-				return errors.Join(fmt.Errorf("copy %d of %d: %w", i, len(copies), err), wait())
-			}
-		}
-		return wait()
+		return err
 	})
 }
 
@@ -392,33 +362,42 @@ func (c *Context) CopyBatch(copies []gpu.Copy) error {
 func (c *Context) QueueBatch(copies []gpu.Copy) error {
 	const op = "cuMemcpyAsync_v2"
 	return c.run(op, func() error {
-		for i, cp := range copies {
-			n := uint64(len(cp.Host))
-			if n == 0 {
-				continue
-			}
-			var err error
-			switch pinned := !c.unstaged && c.isPinned(cp.Host); {
-			case !pinned && cp.FromDevice:
-				err = c.dtoh(cp.Host, cp.Dev)
-			case !pinned:
-				err = c.htod(cp.Dev, cp.Host)
-			default:
-				if err = c.checkSpan(op, cp.Dev, n); err != nil {
-					break
-				}
-				if cp.FromDevice {
-					err = c.l.check(c.l.cuMemcpyDtoHAsync(unsafe.Pointer(&cp.Host[0]), uint64(cp.Dev), n, 0), "cuMemcpyDtoHAsync_v2")
-				} else {
-					err = c.l.check(c.l.cuMemcpyHtoDAsync(uint64(cp.Dev), unsafe.Pointer(&cp.Host[0]), n, 0), "cuMemcpyHtoDAsync_v2")
-				}
-			}
-			if err != nil {
-				return fmt.Errorf("copy %d of %d: %w", i, len(copies), err)
-			}
-		}
-		return nil
+		_, err := c.queueCopies(op, copies)
+		return err
 	})
+}
+
+// queueCopies is CopyBatch's and QueueBatch's work on the worker: it
+// queues the copies from and to pinned memory on the stream and runs the
+// others, in order, up to the first that fails (its error names it), and
+// reports whether it queued any.
+func (c *Context) queueCopies(op string, copies []gpu.Copy) (queued bool, err error) {
+	for i, cp := range copies {
+		n := uint64(len(cp.Host))
+		if n == 0 {
+			continue
+		}
+		switch pinned := !c.unstaged && c.isPinned(cp.Host); {
+		case !pinned && cp.FromDevice:
+			err = c.dtoh(cp.Host, cp.Dev)
+		case !pinned:
+			err = c.htod(cp.Dev, cp.Host)
+		default:
+			if err = c.checkSpan(op, cp.Dev, n); err != nil {
+				break
+			}
+			if cp.FromDevice {
+				err = c.l.check(c.l.cuMemcpyDtoHAsync(unsafe.Pointer(&cp.Host[0]), uint64(cp.Dev), n, 0), "cuMemcpyDtoHAsync_v2")
+			} else {
+				err = c.l.check(c.l.cuMemcpyHtoDAsync(uint64(cp.Dev), unsafe.Pointer(&cp.Host[0]), n, 0), "cuMemcpyHtoDAsync_v2")
+			}
+			queued = true
+		}
+		if err != nil {
+			return queued, fmt.Errorf("copy %d of %d: %w", i, len(copies), err)
+		}
+	}
+	return queued, nil
 }
 
 // CopyDtoD copies n bytes between device allocations (cuMemcpyDtoD_v2).

@@ -169,8 +169,12 @@ func (d *Driver) Start() error {
 			return
 		}
 		// Not waited for: every call asked for after it runs after it.
+		asked := time.Now()
 		d.w.goAhead(func() {
 			defer close(d.initDone)
+			if d.trace != nil {
+				defer d.trace.record("driver", "cuInit", asked, time.Now())
+			}
 			defer func() { d.initTook = time.Since(t0) }()
 			if r := l.cuInit(0); r != 0 {
 				d.initErr = l.wrap(r, "cuInit", "no usable CUDA device")
@@ -251,7 +255,11 @@ const (
 func (d *Driver) Device(i int) (gpu.DeviceProps, error) {
 	var p gpu.DeviceProps
 	var err error
+	asked := time.Now()
 	d.w.do(func() {
+		if d.trace != nil {
+			defer d.trace.record("driver", "cuDeviceGet", asked, time.Now())
+		}
 		l, e := d.ready("cuDeviceGet")
 		if e != nil {
 			err = e
@@ -331,7 +339,11 @@ func (l *lib) device(i int) (int32, error) {
 func (d *Driver) NewContext(i int) (gpu.Context, error) {
 	var c *Context
 	var err error
+	asked := time.Now()
 	d.w.do(func() {
+		if d.trace != nil {
+			defer d.trace.record("driver", "cuCtxCreate_v2", asked, time.Now())
+		}
 		l, e := d.ready("cuCtxCreate_v2")
 		if e != nil {
 			err = e

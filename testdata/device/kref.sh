@@ -104,9 +104,9 @@ for h in json.load(open(sys.argv[2])).get("hotspots") or []:
 	# The references' machine code, beside gxbit's.
 	for p in "${progs[@]}"; do
 		mkdir -p "$OUT/nests/runs/$p/ptx"
-		nvcc -O3 -fmad=false -arch=sm_90 -cubin -o "$OUT/nests/runs/$p/ptx/ref.cubin" "testdata/device/nests/$p.cu" &&
-			cuobjdump -sass "$OUT/nests/runs/$p/ptx/ref.cubin" >"$OUT/nests/runs/$p/ptx/ref.sass" 2>&1
-		nvcc -O3 -fmad=false -arch=sm_90 --resource-usage -cubin -o /dev/null "testdata/device/nests/$p.cu" 2>&1 | grep -E 'registers|spill' | sed "s/^/$p ref: /"
+		nvcc -O3 -fmad=false -arch=sm_90 --resource-usage -cubin -o "$OUT/nests/runs/$p/ptx/ref.cubin" "testdata/device/nests/$p.cu" 2>&1 |
+			grep -E 'registers|spill|Function properties' | sed "s/^/$p ref: /"
+		cuobjdump -sass "$OUT/nests/runs/$p/ptx/ref.cubin" >"$OUT/nests/runs/$p/ptx/ref.sass" 2>&1
 		rm -f "$OUT/nests/runs/$p/ptx/ref.cubin"
 	done | tee -a "$OUT/modules.txt"
 

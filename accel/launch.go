@@ -53,6 +53,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	probeStart := time.Now()
 	done, fb = sp.timePlain(cpu)
 	sp.rep.ProbeSeconds += time.Since(probeStart).Seconds()
+	sp.rep.TimingSeconds += time.Since(probeStart).Seconds()
 	if fb != nil {
 		return done, fb
 	}

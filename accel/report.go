@@ -88,7 +88,11 @@ type HotSpotReport struct {
 	// ProbeSeconds is the wall time of timing the CPU engine and probing,
 	// over every instance.
 	ProbeSeconds float64 `json:"probe_seconds,omitempty"`
-	Iterations   uint64  `json:"gpu_iterations"`
+	// TimingSeconds is the part of ProbeSeconds spent timing the CPU
+	// engine before probing (timePlain: a budget of instructions, then on
+	// to the header, a row at most, which the GPU then does not run).
+	TimingSeconds float64 `json:"timing_seconds,omitempty"`
+	Iterations    uint64  `json:"gpu_iterations"`
 	// TailIterations are the iterations of offloaded instances the CPU
 	// ran after the kernel: the one that leaves the loop, and while the
 	// plain engine is not yet timed, the one before it (see cpuTail).

@@ -29,14 +29,16 @@ import (
 // skipped instance; their instructions are counted at the recorded
 // iterations' mean. A row then costs tens of iterations whatever its size.
 //
-// The jumped iterations store nothing, so what the row computes is not
-// the program's: every store a dry row makes is logged (its bytes before
+// The jumped iterations store nothing, and neither does a string store
+// (memset and memcpy, inlined as rep stos and rep movs): its run is
+// probed, and its registers move as it would move them. So what the row
+// computes is not the program's: every store a dry row makes is logged (its bytes before
 // it), and once the rows are probed the log is put back and the CPU state
 // set to the instance's first arrival. The guest is as it was, and the
 // GPU runs the instance from arrival 0 (from = 0 in offload, as a replay
 // does). Nothing of a dry row reaches the guest: a row that leaves the
 // hot spot's blocks (a call into unknown code), runs a store the log
-// cannot take back (a string op), faults, or whose jumped loop comes back
+// cannot take back, faults, or whose jumped loop comes back
 // to its header after the predicted last iteration is abandoned, its log
 // put back, and the instance probed as before on the CPU.
 //
@@ -101,7 +103,7 @@ type dryState struct {
 	// exits are the inner loops' exit tests, by header, and undoSite the
 	// probe site of the dry engine's store log.
 	exits    map[uint64]*innerExit
-	cmpAt    map[[2]uint64]*innerExit // (block, instruction index) of each test's CMP
+	cmpAt    map[[3]uint64]*innerExit // each test's CMP: its block, x86 address and result register
 	undoSite uint32
 	cur      *dryRun
 }
@@ -139,7 +141,7 @@ type undoEntry struct {
 // startDry begins a dry probe of the instance at its first arrival, cpu:
 // nil where the spot's rows cannot run dry.
 func (sp *spot) startDry(cpu *gvinst.CPU) *dryRun {
-	if sp.a.opts.WetProbes || !sp.dryReady() {
+	if sp.a.opts.WetProbes || !sp.dryReady() || cpu.State[gvinst.RFLAGS]&gvinst.FlagDF != 0 {
 		return nil
 	}
 	d := &dryRun{sp: sp, engine: sp.dry.engine, start: *cpu, fatal: sp.fatal, iterations: sp.rep.ProbedIterations, access: sp.rep.ProbedAccesses}
@@ -149,7 +151,7 @@ func (sp *spot) startDry(cpu *gvinst.CPU) *dryRun {
 
 // dryReady reports whether the spot's rows can run dry, making the dry
 // engine at the first call: every inner loop a row may jump through has
-// one exit test of an integer compare, and no access is a string op.
+// one exit test of an integer compare.
 func (sp *spot) dryReady() bool {
 	ds := &sp.dry
 	if ds.made {
@@ -162,15 +164,10 @@ func (sp *spot) dryReady() bool {
 
 func (sp *spot) makeDry() string {
 	ds := &sp.dry
-	for _, f := range sp.rec.fill {
-		if f {
-			return "a string op's stores are not logged"
-		}
-	}
 	n := uint32(len(sp.kernel.Sites))
 	ds.undoSite = n + 2
 	ds.exits = map[uint64]*innerExit{}
-	ds.cmpAt = map[[2]uint64]*innerExit{}
+	ds.cmpAt = map[[3]uint64]*innerExit{}
 	for i, l := range sp.loops {
 		x, at, why := sp.innerExitOf(l)
 		if why != "" {
@@ -192,8 +189,8 @@ func (sp *spot) makeDry() string {
 // CMP of its own block by which the loop leaves, as ptxgen's findExit
 // finds the mapped level's, in every lifted copy of it (a block entered
 // one instruction earlier holds the test too). at are the copies' CMPs,
-// by block and index.
-func (sp *spot) innerExitOf(l *innerLoop) (x *innerExit, at [][2]uint64, why string) {
+// by block, x86 address and result register.
+func (sp *spot) innerExitOf(l *innerLoop) (x *innerExit, at [][3]uint64, why string) {
 	for addr := range l.body {
 		b := sp.blocks[addr]
 		out := -1
@@ -228,7 +225,7 @@ func (sp *spot) innerExitOf(l *innerLoop) (x *innerExit, at [][2]uint64, why str
 			return nil, nil, "it leaves by two exit tests"
 		}
 		x = e
-		at = append(at, [2]uint64{addr, uint64(ci)})
+		at = append(at, [3]uint64{addr, c.X86, uint64(c.Dst)})
 	}
 	if x == nil {
 		return nil, nil, "it has no exit"
@@ -253,26 +250,62 @@ func (t *dryTranslator) Translate(addr uint64) (*gvinst.VBlock, error) {
 	}
 	out := *b
 	out.Insts = make([]gvinst.Inst, 0, len(b.Insts)+8)
-	orig := 0 // the instruction's index in the uninstrumented block
+	fresh := b.NumVRegs()
 	for _, in := range b.Insts {
-		if in.Op != gvinst.OpProbe {
-			if x := sp.dry.cmpAt[[2]uint64{addr, uint64(orig)}]; x != nil {
+		if in.Op == gvinst.OpRepStos || in.Op == gvinst.OpRepMovs {
+			// Its probes (before it) recorded its run; it stores
+			// nothing, and moves its registers as it would.
+			out.Insts = append(out.Insts, dryString(in, &fresh)...)
+			continue
+		}
+		if in.Op == gvinst.OpCmp {
+			if x := sp.dry.cmpAt[[3]uint64{addr, in.X86, uint64(in.Dst)}]; x != nil {
 				out.Insts = append(out.Insts, gvinst.Inst{Op: gvinst.OpProbe, Type: in.Type, Src: [4]gvinst.Reg{in.Src[0]}, Target: [2]uint64{uint64(x.site)}, X86: in.X86})
 				if !in.HasImm {
 					out.Insts = append(out.Insts, gvinst.Inst{Op: gvinst.OpProbe, Type: in.Type, Src: [4]gvinst.Reg{in.Src[1]}, Target: [2]uint64{uint64(x.site) + 1}, X86: in.X86})
 				}
 			}
-			if in.Op.Info().Effects&gvinst.EffStore != 0 {
-				if in.Op != gvinst.OpSt || in.Type.Size() > len(undoEntry{}.old) {
-					return nil, fmt.Errorf("a dry row cannot take back the store at %#x", in.X86)
-				}
-				out.Insts = append(out.Insts, gvinst.Inst{Op: gvinst.OpProbe, Type: in.Type, Src: [4]gvinst.Reg{in.Src[0]}, Imm: in.Imm, Target: [2]uint64{uint64(sp.dry.undoSite)}, X86: in.X86})
+		}
+		if in.Op.Info().Effects&gvinst.EffStore != 0 {
+			if in.Op != gvinst.OpSt || in.Type.Size() > len(undoEntry{}.old) {
+				return nil, fmt.Errorf("a dry row cannot take back the store at %#x", in.X86)
 			}
-			orig++
+			out.Insts = append(out.Insts, gvinst.Inst{Op: gvinst.OpProbe, Type: in.Type, Src: [4]gvinst.Reg{in.Src[0]}, Imm: in.Imm, Target: [2]uint64{uint64(sp.dry.undoSite)}, X86: in.X86})
 		}
 		out.Insts = append(out.Insts, in)
 	}
 	return &out, nil
+}
+
+// dryString is what a dry row runs for the string store in (rep stos,
+// rep movs): its registers moved as the op moves them with the direction
+// flag clear (rdi, and rsi for a copy, by rcx elements; rcx zero), and
+// nothing stored, so that nothing needs putting back. Its run is probed
+// before it as in any probed row. (A row that sets the direction flag is
+// abandoned: finish checks it.) fresh is the block's next free virtual
+// register.
+func dryString(in gvinst.Inst, fresh *int) []gvinst.Inst {
+	v := func() gvinst.Reg { *fresh++; return gvinst.VReg(*fresh - 1) }
+	u := gvinst.U64
+	count, bytes, zero := v(), v(), v()
+	out := []gvinst.Inst{
+		{Op: gvinst.OpGet, Type: u, Dst: count, Src: [4]gvinst.Reg{gvinst.SReg(1)}, X86: in.X86},
+		{Op: gvinst.OpMul, Type: u, Dst: bytes, Src: [4]gvinst.Reg{count}, HasImm: true, Imm: int64(in.Type.Size()), X86: in.X86},
+	}
+	ptrs := []gvinst.Reg{gvinst.SReg(7)}
+	if in.Op == gvinst.OpRepMovs {
+		ptrs = append(ptrs, gvinst.SReg(6))
+	}
+	for _, p := range ptrs {
+		at, moved := v(), v()
+		out = append(out,
+			gvinst.Inst{Op: gvinst.OpGet, Type: u, Dst: at, Src: [4]gvinst.Reg{p}, X86: in.X86},
+			gvinst.Inst{Op: gvinst.OpAdd, Type: u, Dst: moved, Src: [4]gvinst.Reg{at, bytes}, X86: in.X86},
+			gvinst.Inst{Op: gvinst.OpPut, Type: u, Dst: p, Src: [4]gvinst.Reg{moved}, X86: in.X86})
+	}
+	return append(out,
+		gvinst.Inst{Op: gvinst.OpLi, Type: u, Dst: zero, Imm: 0, X86: in.X86},
+		gvinst.Inst{Op: gvinst.OpPut, Type: u, Dst: gvinst.SReg(1), Src: [4]gvinst.Reg{zero}, X86: in.X86})
 }
 
 // dryProbe is the dry engine's probe hook: the store log, the inner exit
@@ -348,8 +381,12 @@ func (d *dryRun) restore(cpu *gvinst.CPU) error {
 // finish ends a dry probe whose rows ran: the guest as it was at the
 // first arrival. An error says the probe cannot be used (abandon it).
 func (d *dryRun) finish(cpu *gvinst.CPU) error {
+	df := cpu.State[gvinst.RFLAGS]&gvinst.FlagDF != 0
 	if err := d.restore(cpu); err != nil {
 		return err
+	}
+	if df && d.err == nil {
+		return fmt.Errorf("a dry row set the direction flag, which its string ops assumed clear")
 	}
 	return d.err
 }

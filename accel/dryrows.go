@@ -496,3 +496,53 @@ func (sp *spot) runDryRows(cpu *gvinst.CPU, P int, reloaded map[int]ptxgen.Reloa
 	}
 	return nil
 }
+
+// earlyDry probes the instance at its first arrival dry before the CPU
+// engine is timed on the loop, where timing is still to come (timePlain)
+// and a speed was timed on another hot spot (runRate): when its rows are
+// long enough for the GPU to run them (dryLaunchRow), it returns them,
+// and the instance goes without timing, priced at that speed, its CPU
+// tail timing the loop (cpuTail); else nil, the guest as it was, and
+// timing and probing as ever. Timing runs a budget of instructions and
+// then the rest of the row to the header on the CPU: gemm's row at
+// 1600×1800×2000 is 18 ms of an H100 host's CPU, doitgen's at 200×220×240
+// about 60.
+func (sp *spot) earlyDry(cpu *gvinst.CPU, P int, reloaded map[int]ptxgen.Reload) (*probedRows, *fallback) {
+	if sp.plainIter != 0 || sp.a.opts.AlwaysOffload || sp.plainTimed || sp.a.runRate() <= 0 {
+		return nil, nil
+	}
+	t0 := time.Now()
+	defer func() { sp.rep.ProbeSeconds += time.Since(t0).Seconds() }()
+	start, err := sp.liveValues(cpu)
+	if err != nil {
+		return nil, nil
+	}
+	d := sp.startDry(cpu)
+	if d == nil {
+		return nil, nil
+	}
+	rows := &probedRows{}
+	rows.states[0] = start
+	_, fb := sp.probeRows(cpu, P, reloaded, d, rows)
+	if err := d.finish(cpu); fb != nil || err != nil {
+		// Abandoned here, it is not tried again (the rows will run on
+		// the CPU, as offload does for a dry probe that fails).
+		if err := d.abandon(cpu); err != nil {
+			sp.fatal = fmt.Errorf("accelerate: hot spot %s: undoing a dry probe: %w", sp.rep.Entry, err)
+			return nil, fail(ReasonProbeStop, "%v", err)
+		}
+		why := err
+		if fb != nil {
+			why = fb
+		}
+		sp.rep.DryNote = fmt.Sprintf("abandoned: %v", why)
+		sp.dry.off = sp.rep.DryNote
+		return nil, nil
+	}
+	if rows.insnsPerIter < dryLaunchRow {
+		// Probed again after the timing: counted then.
+		sp.rep.ProbedIterations, sp.rep.ProbedAccesses = d.iterations, d.access
+		return nil, nil
+	}
+	return rows, nil
+}

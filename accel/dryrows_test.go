@@ -1,12 +1,15 @@
 package accel_test
 
 import (
+	"bytes"
+	"context"
 	"math"
 	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/gxbit/gxbit/accel"
+	"github.com/gxbit/gxbit/gpusim"
 	"github.com/gxbit/gxbit/pipeline"
 )
 
@@ -123,5 +126,60 @@ func TestDryRowsMatchProbed(t *testing.T) {
 				t.Errorf("the longest probed rows ran %d instructions on the CPU and %d dry, want under a quarter", most, dryRan)
 			}
 		})
+	}
+}
+
+// TestDryRowsSkipTiming accelerates gemm at -O2 deciding as on a fast GPU
+// (gpusim emulating one a thousand times faster, the cost model on): the
+// product's rows, 80,000 inner iterations each, are probed dry before
+// any timing, and since the initialisation nests were timed before it,
+// the product is priced at their speed and runs without the timing runs
+// (which would run the rest of a row on the CPU): no timing seconds, and
+// the GPU runs every row but the CPU tail. With WetProbes it is timed
+// and probed on the CPU as before. Both print what native prints.
+func TestDryRowsSkipTiming(t *testing.T) {
+	path := gccStatic(t, filepath.Join("..", "testdata", "nests", "gemm.c"), filepath.Join(t.TempDir(), "gemm"), "-O2")
+	prof := phase1(t, pipeline.Config{Path: path, Args: []string{path}, Engine: testEngine})
+	args := []string{path, "32", "40", "2000"}
+	want := runNative(t, path, args[1:]...)
+	entry := "" // the product nest: three loops under its level
+	for _, h := range prof.HotSpots {
+		if len(h.InnerLoops) == 3 {
+			entry = h.Entry.String()
+		}
+	}
+	if entry == "" {
+		t.Fatal("phase 1 found no nest with the product's three inner loops")
+	}
+	product := func(wet bool) accel.HotSpotReport {
+		var out bytes.Buffer
+		_, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+			accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{KernelSpeedup: 1000}), WetProbes: wet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want {
+			t.Fatalf("accelerated output (wet probes %v) differs from native:\n got %q\nwant %q", wet, out.String(), want)
+		}
+		for _, h := range rep.HotSpots {
+			if h.Entry == entry {
+				return h
+			}
+		}
+		t.Fatalf("the product %s is not in the report", entry)
+		return accel.HotSpotReport{}
+	}
+	dry := product(false)
+	t.Logf("dry: %s: %d launches, %d dry probes, timing %.4fs, probing %.4fs, %d GPU iterations", dry.Entry, dry.Launches, dry.DryProbes, dry.TimingSeconds, dry.ProbeSeconds, dry.Iterations)
+	if dry.DryProbes == 0 || dry.Launches == 0 {
+		t.Fatalf("%s: %d dry probes, %d launches (%s)", dry.Entry, dry.DryProbes, dry.Launches, dry.LastFallback)
+	}
+	if dry.TimingSeconds != 0 {
+		t.Errorf("%s: timed the CPU for %.4fs before its dry probe", dry.Entry, dry.TimingSeconds)
+	}
+	wet := product(true)
+	t.Logf("wet: %s: %d launches, timing %.4fs, probing %.4fs", wet.Entry, wet.Launches, wet.TimingSeconds, wet.ProbeSeconds)
+	if wet.TimingSeconds == 0 {
+		t.Errorf("%s: not timed with WetProbes", wet.Entry)
 	}
 }

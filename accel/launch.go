@@ -50,17 +50,28 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// engine's speed is timed first: a probed iteration costs several
 	// times a plain one, and a short iteration priced by it makes the GPU
 	// look profitable when it is not.
-	probeStart := time.Now()
-	done, fb = sp.timePlain(cpu)
-	sp.rep.ProbeSeconds += time.Since(probeStart).Seconds()
-	sp.rep.TimingSeconds += time.Since(probeStart).Seconds()
+	// Where rows probed dry are long enough for the GPU to run them too,
+	// the instance is priced at the best speed timed on any hot spot
+	// (runRate) instead: the timing would run the rest of a row on the
+	// CPU, and the CPU tail times the loop itself (earlyDry).
+	earlyStart := time.Now()
+	early, fb := sp.earlyDry(cpu, P, reloaded)
 	if fb != nil {
-		return done, fb
+		return true, fb
+	}
+	if early == nil {
+		probeStart := time.Now()
+		done, fb = sp.timePlain(cpu)
+		sp.rep.ProbeSeconds += time.Since(probeStart).Seconds()
+		sp.rep.TimingSeconds += time.Since(probeStart).Seconds()
+		if fb != nil {
+			return done, fb
+		}
 	}
 	if states[0], err = sp.liveValues(cpu); err != nil {
 		return false, fail(ReasonNotAffine, "reading live-in: %v", err)
 	}
-	if r := sp.replay; r != nil {
+	if r := sp.replay; r != nil && early == nil {
 		// The same instance again (a time step), or the next of a
 		// progression (a sequential outer loop's): see replay.go.
 		if !r.matches(states[0]) {
@@ -82,7 +93,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	rows.states[0] = states[0]
 	from := uint64(P) // the instance's first arrival the GPU runs
 	dried := false
-	if d := sp.startDry(cpu); d != nil {
+	if early != nil {
+		start = earlyStart
+		rows, from, dried = *early, 0, true
+		sp.rep.DryProbes++
+	} else if d := sp.startDry(cpu); d != nil {
 		done, fb = sp.probeRows(cpu, P, reloaded, d, &rows)
 		err := d.finish(cpu)
 		if fb == nil && err == nil {

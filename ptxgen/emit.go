@@ -484,6 +484,7 @@ func emitWith(e *emitter) (string, error) {
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
 		e.i("bra", e.innerTarget(a.inner2Exit))
 	}
+	entryLoads, entryDepth := e.entryLoads()
 	for _, addr := range a.order {
 		b := a.n.Blocks[addr]
 		e.label(label(addr))
@@ -527,6 +528,12 @@ func emitWith(e *emitter) (string, error) {
 					// hoist.go moves it out.
 					e.fusePred = "%ptrip"
 				}
+			}
+			if entryLoads[[2]uint64{addr, uint64(i)}] {
+				skip := e.skipEntryLoad(addr, i, entryDepth)
+				e.inst(addr, i, in)
+				e.label(skip)
+				continue
 			}
 			e.inst(addr, i, in)
 		}
@@ -2131,23 +2138,16 @@ func (e *emitter) toInner2Iteration(a *analysis) {
 	e.i("bra", label(a.n.Inner2))
 }
 
-// reloads loads the reloaded registers of a level (0 the nest's; 1 the
-// inner level, at inner iteration mid(); 2 the innermost, at innermost
-// iteration %xi) as a thread enters it: those of depth 2
-// first, so that one whose inner iteration is 1 copies its source before
-// the source is loaded again. The first depth iterations of the launch
-// (of the row, inner) have no iteration that far back to load from: they
-// keep the value passed in (the row's entry value), and iteration 1 of a
-// depth-2 register takes its source's.
-func (e *emitter) reloads(level int) {
+// levelReloads are the reloads of a level (0 the nest's, 1 the inner
+// level's, 2 the innermost's) whose registers the level's threads read
+// (a part of a distributed level may not), the deepest first.
+func (e *emitter) levelReloads(level int) []Reload {
 	var rs []Reload
 	for _, r := range e.a.n.Reloads {
 		if r.level() == level {
 			rs = append(rs, r)
 		}
 	}
-	// Only registers the level's threads read (a part of a distributed
-	// level may not).
 	live := map[gvinst.Reg]bool{}
 	lives := [][]LiveIn{e.a.liveIns, e.a.innerLive, e.a.inner2Live}[level]
 	for _, l := range lives {
@@ -2157,7 +2157,19 @@ func (e *emitter) reloads(level int) {
 	}
 	rs = slices.DeleteFunc(rs, func(r Reload) bool { return !live[r.Slot] && !(r.HighZero && live[r.Slot+1]) })
 	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Depth > rs[j].Depth })
-	for n, r := range rs {
+	return rs
+}
+
+// reloads loads the reloaded registers of a level (0 the nest's; 1 the
+// inner level, at inner iteration mid(); 2 the innermost, at innermost
+// iteration %xi) as a thread enters it: those of depth 2
+// first, so that one whose inner iteration is 1 copies its source before
+// the source is loaded again. The first depth iterations of the launch
+// (of the row, inner) have no iteration that far back to load from: they
+// keep the value passed in (the row's entry value), and iteration 1 of a
+// depth-2 register takes its source's.
+func (e *emitter) reloads(level int) {
+	for n, r := range e.levelReloads(level) {
 		e.reset()
 		e.cur = r.X86
 		site := -1

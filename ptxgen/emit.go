@@ -484,7 +484,7 @@ func emitWith(e *emitter) (string, error) {
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
 		e.i("bra", e.innerTarget(a.inner2Exit))
 	}
-	entryLoads, entryDepth := e.entryLoads()
+	entryLoads := e.entryLoads()
 	for _, addr := range a.order {
 		b := a.n.Blocks[addr]
 		e.label(label(addr))
@@ -529,8 +529,8 @@ func emitWith(e *emitter) (string, error) {
 					e.fusePred = "%ptrip"
 				}
 			}
-			if entryLoads[[2]uint64{addr, uint64(i)}] {
-				skip := e.skipEntryLoad(addr, i, entryDepth)
+			if skip, ok := entryLoads[[2]uint64{addr, uint64(i)}]; ok {
+				skip := e.skipEntryLoad(addr, i, skip)
 				e.inst(addr, i, in)
 				e.label(skip)
 				continue

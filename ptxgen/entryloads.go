@@ -6,7 +6,7 @@ import (
 	"github.com/gxbit/gxbit/gvinst"
 )
 
-// Entry loads of a 2D kernel.
+// Entry loads of 2D and 3D kernels.
 //
 // Every thread of a plain 2D kernel runs the outer body from the level's
 // header to the inner loop, then moves to its own inner iteration and
@@ -21,19 +21,43 @@ import (
 // skipped past that depth: six loads and six checks of the nine loads of
 // a conv2d thread. The row's first threads still make them, and with them
 // their checks (their addresses are the row's, whatever the thread), so
-// no access goes unchecked; every row has a thread at xi = 0.
+// no access goes unchecked; every row has a thread at xi = 0. A 3D
+// kernel's inner body does the same for the innermost level's reloads.
 
-// entryLoads finds the outer body's loads that only set registers the
-// inner level reloads (see above), keyed by block and index, and the
-// depth from which a thread skips them (0 when there is none).
-func (e *emitter) entryLoads() (map[[2]uint64]bool, int) {
+// entrySkip is how an entry load is skipped: in the threads whose
+// iteration of the level (index, a thread register) is depth or more.
+type entrySkip struct {
+	index string
+	depth int
+}
+
+// entryLoads finds the loads that only set registers the level they
+// enter reloads (see above), keyed by block and index: in a 2D or 3D
+// kernel, the outer body's loads into the inner level's reloaded
+// registers; in a 3D kernel, the inner body's into the innermost level's.
+func (e *emitter) entryLoads() map[[2]uint64]entrySkip {
 	a := e.a
-	if a.inner == nil || a.inner2 != nil || a.n.Interchange || a.n.ThreadLoop != 0 || a.n.Even {
-		return nil, 0
+	if a.inner == nil || a.n.Interchange || a.n.ThreadLoop != 0 || a.n.Even {
+		return nil
 	}
-	rs := e.levelReloads(1)
+	dead := map[[2]uint64]entrySkip{}
+	// The outer body's blocks that enter the inner loop, and in a 3D
+	// kernel the inner body's that enter the innermost one.
+	e.findEntryLoads(dead, 1, a.n.Inner, e.mid(), func(b uint64) bool { return !a.inner[b] })
+	if a.inner2 != nil {
+		e.findEntryLoads(dead, 2, a.n.Inner2, "%xi", func(b uint64) bool { return a.inner[b] && !a.inner2[b] })
+	}
+	return dead
+}
+
+// findEntryLoads adds to dead the loads of the blocks from (their last
+// instruction a jump to header) that set only registers the level's
+// reloads load again from iteration depth on.
+func (e *emitter) findEntryLoads(dead map[[2]uint64]entrySkip, level int, header uint64, index string, from func(uint64) bool) {
+	a := e.a
+	rs := e.levelReloads(level)
 	if len(rs) == 0 {
-		return nil, 0
+		return
 	}
 	reloaded := map[gvinst.Reg]bool{}
 	depth := 0
@@ -44,19 +68,18 @@ func (e *emitter) entryLoads() (map[[2]uint64]bool, int) {
 	for _, r := range rs {
 		for _, t := range r.Terms {
 			if reloaded[t.Reg] {
-				return nil, 0 // a reload's address reads a reloaded register
+				return // a reload's address reads a reloaded register
 			}
 		}
 	}
-	dead := map[[2]uint64]bool{}
 	for _, addr := range a.order {
 		b := a.n.Blocks[addr]
-		if a.inner[addr] || len(b.Insts) == 0 {
+		if !from(addr) || len(b.Insts) == 0 {
 			continue
 		}
 		last := &b.Insts[len(b.Insts)-1]
-		if last.Op != gvinst.OpJmp || last.Target[0] != a.n.Inner {
-			continue // the block must go on into the inner loop only
+		if last.Op != gvinst.OpJmp || last.Target[0] != header {
+			continue // the block must go on into the loop only
 		}
 		for i := range b.Insts {
 			in := &b.Insts[i]
@@ -68,14 +91,10 @@ func (e *emitter) entryLoads() (map[[2]uint64]bool, int) {
 				slot, ok = entrySlot(b.Insts[i+1:], in.Dst)
 			}
 			if ok && reloaded[slot] && !readsAny(b.Insts[i+1:], slot) {
-				dead[[2]uint64{addr, uint64(i)}] = true
+				dead[[2]uint64{addr, uint64(i)}] = entrySkip{index, depth}
 			}
 		}
 	}
-	if len(dead) == 0 {
-		return nil, 0
-	}
-	return dead, depth
 }
 
 // entrySlot follows the value a load wrote to virtual register v
@@ -145,13 +164,12 @@ func readsReg(in *gvinst.Inst, r gvinst.Reg) bool {
 }
 
 // skipEntryLoad opens the branch around an entry load (entryLoads) for
-// threads at inner iterations depth and on, and returns the label that
-// closes it.
-func (e *emitter) skipEntryLoad(addr uint64, idx, depth int) string {
+// the threads that skip it, and returns the label that closes it.
+func (e *emitter) skipEntryLoad(addr uint64, idx int, skip entrySkip) string {
 	l := fmt.Sprintf("$Lentry%x_%d", addr, idx)
 	p := e.pred()
-	e.comment(fmt.Sprintf(" a register the inner level reloads: threads at inner iteration %d and on load it again", depth))
-	e.i("setp.ge.u64", p, e.mid(), depth)
+	e.comment(fmt.Sprintf(" a register the level entered next reloads: threads at its iteration %d and on load it again", skip.depth))
+	e.i("setp.ge.u64", p, skip.index, skip.depth)
 	e.i("bra", l).when(p)
 	return l
 }

@@ -223,3 +223,45 @@ func runRowSums2D(t *testing.T, bs blockSet, k *Kernel, n uint64) {
 		t.Errorf("a footprint without the first row's first element: got %v, want a footprint error", err)
 	}
 }
+
+// TestEntryLoads3D runs stencil3D with xmm4 loaded from A[i][j][0]
+// before the k loop (a load the innermost level's reload of A[i][j][k-1]
+// makes again from k = 1 on) on gpusim against the CPU engine: the 3D
+// kernel skips that load in its threads at k ≥ 1.
+func TestEntryLoads3D(t *testing.T) {
+	src := strings.Replace(stencil3D, `  LI.u64 v0, 0
+  PUT.u64 s3, v0
+  PUT.u64 x4, v0
+  PUT.u64 x5, v0
+  JMP 0x4020`, `  LI.u64 v0, 0
+  PUT.u64 s3, v0
+  GET.u64 v1, s1
+  GET.u64 v2, s2
+  GET.u64 v3, s6
+  ADD.u64 v4, v3, v1
+  ADD.u64 v5, v4, v2
+  LD.f64 v6, v5(0)
+  PUT.u64 x4, v6
+  PUT.u64 x5, v0
+  JMP 0x4020`, 1)
+	if src == stencil3D {
+		t.Fatal("the entry load variant did not apply")
+	}
+	bs := parseBlocks(t, src)
+	k, err := Generate(stencil3DNest(bs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !k.ThreeD {
+		t.Fatal("not a 3D kernel")
+	}
+	if _, err := ptx.Parse(k.PTX); err != nil {
+		t.Fatalf("%v\n%s", err, numbered(k.PTX))
+	}
+	if !regexp.MustCompile(`setp\.ge\.u64 %p\d+, %xi, 1;\s+@%p\d+ bra \$Lentry4010_\d+;`).MatchString(k.PTX) {
+		t.Fatalf("no skipped entry load of xmm4 in the 3D kernel\n%s", numbered(k.PTX))
+	}
+	for _, n := range []uint64{12, 70} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { runStencil3D(t, bs, k, n, false) })
+	}
+}

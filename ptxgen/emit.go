@@ -60,7 +60,7 @@ type stepCheck struct{ reg, next string }
 // takes, and goes to $Ldone instead.
 func (e *emitter) dropErrorBranches() {
 	errs := map[string]bool{}
-	for _, code := range []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign, ErrCodeStep, ErrCodeCold, ErrCodeOverlap} {
+	for _, code := range []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign, ErrCodeStep, ErrCodeCold, ErrCodeOverlap, ErrCodeRowStore} {
 		errs[fmt.Sprintf("$Lerr%d", code)] = true
 	}
 	for l := range e.stubs {
@@ -344,6 +344,10 @@ func emitWith(e *emitter) (string, error) {
 		e.i("ld.param.u64", fmt.Sprintf("%%sl%d", i), ptx.Addr(fmt.Sprintf("site%d_lo", i), 0))
 		e.i("ld.param.u64", fmt.Sprintf("%%sh%d", i), ptx.Addr(fmt.Sprintf("site%d_span", i), 0))
 	}
+	for n := range a.rowChecked {
+		// No outer store made yet: nothing an inner store can meet.
+		e.i("mov.u64", fmt.Sprintf("%%os%d", n), 0)
+	}
 	if even {
 		// Even rows, or the kernel does not apply.
 		e.i("ld.param.u64", "%t0", ptx.Addr("itripstep", 0))
@@ -605,6 +609,9 @@ func emitWith(e *emitter) (string, error) {
 	if a.copies {
 		codes = append(codes, ErrCodeOverlap)
 	}
+	if len(a.rowChecked) > 0 {
+		codes = append(codes, ErrCodeRowStore)
+	}
 	e.errorExit = true
 	for _, code := range codes {
 		e.label(fmt.Sprintf("$Lerr%d", code))
@@ -666,6 +673,7 @@ func emitWith(e *emitter) (string, error) {
 	}
 	decls(ptx.B64, "%nxi", len(e.innerSteps))
 	decls(ptx.B64, "%nxj", len(e.inner2Steps))
+	decls(ptx.B64, "%os", len(a.rowChecked))
 	decls(ptx.B64, "%sd", len(a.sites))
 	decls(ptx.B64, "%sl", len(a.sites))
 	decls(ptx.B64, "%sh", len(a.sites))
@@ -1462,6 +1470,9 @@ func (e *emitter) mem(block uint64, idx int, in *gvinst.Inst) {
 	if in.Imm != 0 {
 		e.i("add.u64", addr, guest, lit(uint64(in.Imm)))
 		guest = addr
+	}
+	if in.Op == gvinst.OpSt {
+		e.rowStore(id, block, guest, size)
 	}
 	if e.a.anyAlign[key(block, idx)] {
 		// movdqu, movups, movq/movd of a vector register over bytes: any

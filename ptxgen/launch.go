@@ -158,7 +158,7 @@ func (e *KernelError) Error() string {
 	what := map[int]string{ErrCodeFootprint: "an access left its footprint", ErrCodeExit: "a thread left the loop (wrong trip count)",
 		ErrCodeDivide: "an integer division would trap", ErrCodeAlign: "an unaligned access",
 		ErrCodeStep: "an induction variable did not advance by its step", ErrCodeCold: "a thread reached a path only the CPU runs",
-		ErrCodeOverlap: "a string copy's source and destination overlap"}[e.Code]
+		ErrCodeOverlap: "a string copy's source and destination overlap", ErrCodeRowStore: "an inner store met its row's outer store"}[e.Code]
 	if what == "" {
 		what = fmt.Sprintf("error code %d", e.Code)
 	}

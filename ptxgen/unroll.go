@@ -546,6 +546,7 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 			add(&pre, "bra", ptx.Sym(h.loop.label)).when("%hp")
 		}
 	}
+	checks := rowChecks(ls, core, defs, h.cmp)
 	deferred := false
 	fourU := func() {
 		if !deferred {
@@ -553,6 +554,36 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 			add(&pre, "and.b64", hq1, hq1, lit(^uint64(unrollBy-1)))
 			deferred = true
 		}
+	}
+	// A side exit taken where a register the body steps meets an
+	// invariant one (the interchanged kernel's check that the level
+	// does not end before its count): where that happens within the 4U
+	// iterations of the copies, the loop runs as it was; else the copies
+	// leave the test out and the register advances by 4U steps before
+	// them.
+	for _, c := range checks {
+		fourU()
+		step := c.imm
+		d := []ptx.Operand{c.x, ptx.Reg(c.r)} // the distance, in the step's direction
+		if step < 0 {
+			step, d[0], d[1] = -step, d[1], d[0]
+		}
+		hq3 := ptx.Reg("%hq3")
+		add(&pre, "sub.u64", hq2, d[0], d[1])
+		add(&pre, "mul.lo.u64", hq3, hq1, lit(uint64(step)))
+		add(&pre, "setp.le.u64", hp, hq2, hq3)
+		add(&pre, "setp.ge.and.u64", hp, hq2, lit(uint64(step)), hp)
+		if step&(step-1) == 0 {
+			add(&pre, "and.b64", hq3, hq2, lit(uint64(step-1)))
+		} else {
+			add(&pre, "rem.u64", hq3, hq2, lit(uint64(step)))
+		}
+		add(&pre, "setp.eq.and.u64", hp, hq3, ptx.Int(0), hp)
+		add(&pre, "bra", ptx.Sym(h.loop.label)).when("%hp")
+	}
+	for _, c := range checks {
+		add(&pre, "mul.lo.u64", hq2, hq1, lit(uint64(c.imm)))
+		add(&pre, "add.u64", ptx.Reg(c.r), ptx.Reg(c.r), hq2)
 	}
 	for _, r := range cnames {
 		// R after 4U-1 steps (U >= 1 here), masked; then the last add
@@ -600,7 +631,7 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 		main = append(main, &pline{comment: fmt.Sprintf(" x86 0x%s, the loop body: copy %d of %d", strings.TrimPrefix(h.name, "$Lx"), j+1, unrollBy)})
 		for i, k := range core {
 			l := ls[k]
-			if d := l.defs(); feeder[i] || invariantExit[i] || len(d) == 1 && (steps[d[0]] != nil && steps[d[0]].at == i || counters[d[0]] != nil || counterX[d[0]]) {
+			if d := l.defs(); feeder[i] || invariantExit[i] || checkLine(checks, i) || len(d) == 1 && (steps[d[0]] != nil && steps[d[0]].at == i || counters[d[0]] != nil || counterX[d[0]]) {
 				continue
 			}
 			if promo != nil && promo.ld != nil && l == promo.ld {
@@ -659,6 +690,72 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 	out = append(out, main...)
 	out = append(out, ls[li:]...)
 	return out
+}
+
+// rowCheck is a side exit of a loop's body taken when register r,
+// which the body steps by imm, equals x, which it does not change:
+// "add.u64 r, r, imm; setp.ne.u64 p, x, r; @!p bra L" at lines add, set
+// and br of the body.
+type rowCheck struct {
+	r            string
+	x            ptx.Operand
+	imm          int64
+	add, set, br int
+}
+
+// rowChecks finds the rowCheck side exits among the body's lines core
+// (defs: the lines of core that write each register; cmp the loop's
+// exit test): r written only by its add and read only by the compare,
+// the predicate read only by the branch.
+func rowChecks(ls []*pline, core []int, defs map[string][]int, cmp *pline) []rowCheck {
+	var out []rowCheck
+	for i := 0; i+1 < len(core); i++ {
+		set, br := ls[core[i]], ls[core[i+1]]
+		if set.guard() != "" || set.op != "setp.ne.u64" && set.op != "setp.eq.u64" || set.nargs() != 3 || br.op != "bra" || br.nargs() != 1 {
+			continue
+		}
+		p := set.arg(0)
+		if br.in.Guard != p || br.in.GuardNeg != (set.op == "setp.ne.u64") || !strings.HasPrefix(br.arg(0), "$Lck") {
+			continue // taken when the two are equal, to an error check
+		}
+		a, b := set.in.Args[1], set.in.Args[2]
+		if !isReg(b) || len(defs[b.Name]) != 1 {
+			a, b = b, a
+		}
+		if !isReg(b) || len(defs[b.Name]) != 1 || isReg(a) && len(defs[a.Name]) != 0 || !isReg(a) && !isImm(a) {
+			continue
+		}
+		r := b.Name
+		at := defs[r][0]
+		add := ls[core[at]]
+		if at >= i || add.guard() != "" || add.op != "add.u64" || add.nargs() != 3 || add.arg(0) != r || add.arg(1) != r || !isImm(add.in.Args[2]) || add.in.Args[2].Kind != ptx.OpInt {
+			continue
+		}
+		imm := add.in.Args[2].Int
+		if imm == 0 || imm >= 1<<28 || imm <= -(1<<28) || has(cmp.uses(), r) {
+			continue
+		}
+		ok := true
+		for j, k := range core {
+			if j != at && j != i && has(ls[k].uses(), r) || j != i+1 && has(ls[k].uses(), p) && j > i {
+				ok = false
+			}
+		}
+		if ok {
+			out = append(out, rowCheck{r: r, x: a, imm: imm, add: at, set: i, br: i + 1})
+		}
+	}
+	return out
+}
+
+// checkLine reports whether line i of the body belongs to one of checks.
+func checkLine(checks []rowCheck, i int) bool {
+	for _, c := range checks {
+		if i == c.add || i == c.set || i == c.br {
+			return true
+		}
+	}
+	return false
 }
 
 // maxHoistedLoads is the most loads of the unrolled copies hoistLoads

@@ -46,6 +46,15 @@ import (
 //     reads; the lines computing only the exit test's operands run once,
 //     after the copies. All leave every register as four iterations of
 //     the original would (modulo 2^64, as the adds they replace).
+//   - Side exits out of the copies. A branch to an error check taken
+//     when a register the body steps by an immediate meets an invariant
+//     one (rowChecks: the interchanged kernel's test, after every row,
+//     that the level does not end before its count) is tested once
+//     before the copies for all 4U iterations; where it would be taken
+//     among them, the loop runs as it was.
+//   - Loads first. Copies without stores, branches or guards start with
+//     all their loads, each into a register of its own (hoistLoads):
+//     ptxas otherwise issued some loops' loads a pair at a time.
 //
 // A failed non-hoisted check inside the copies takes the same error exit
 // as in the original; the rewrites above are refused for registers live

@@ -710,11 +710,13 @@ type spot struct {
 	// cost model sent to the CPU since the spot's last launch: what its
 	// next launch copies in of them is an outlay (copycost.go).
 	fellBack []ptxgen.Range
-	// variants are the Dry and Unchecked kernels loaded for proveDry,
-	// dryFailed the kernels whose variants did not load.
-	variants  map[*ptxgen.Kernel]gpu.Function
-	dryFailed map[*ptxgen.Kernel]bool
-	dryTook   time.Duration // the last dry launch, beyond its copies in
+	// loaded are the kernels whose modules loaded (spot.load), and
+	// instancesKnown says whether variantsLaunch decided (1: no, 2:
+	// yes). dryFailed are the kernels whose variants did not load.
+	loaded         map[*ptxgen.Kernel]gpu.Function
+	instancesKnown uint8
+	dryFailed      map[*ptxgen.Kernel]bool
+	dryTook        time.Duration // the last dry launch, beyond its copies in
 	// instances counts the instances of the loop the guest entered with
 	// the hot spot armed (consecutive ones make a replay's progression).
 	instances uint64

@@ -110,6 +110,10 @@ type Options struct {
 	// 0.07 s at the end of each run. A process that goes on (the daemon)
 	// must leave it false.
 	LeaveDevice bool
+	// CostsCache is the file that keeps a real GPU's costs between runs
+	// (costcache.go; DefaultCostsCache): a run on a device it knows does
+	// not measure it. Empty: measured every run.
+	CostsCache string
 	// EntryCutAfter is how many of a hot spot's instances are replayed
 	// before its header is cut from outside its level too, so that its
 	// instances start at their first arrival rather than the second
@@ -166,8 +170,10 @@ type Accelerator struct {
 	deviceReadyAt time.Time
 	deviceWait    time.Duration
 	// deviceOpen and deviceMeasure are what deviceReadyAt took: the
-	// context's opening and the device's measurement.
+	// context's opening and the device's measurement; costsCached says
+	// the costs came from Options.CostsCache (costcache.go).
 	deviceOpen, deviceMeasure time.Duration
+	costsCached               bool
 	// bg translates hot spots off the guest's goroutine (background.go).
 	bg    background
 	dev   string
@@ -1053,8 +1059,9 @@ func (a *Accelerator) deviceCosts() (*DeviceCosts, error) {
 	if a.costs == nil && a.costErr == nil {
 		t0 := time.Now()
 		defer func() { a.deviceMeasure = time.Since(t0) }()
-		c, err := MeasureDevice(a.ctx, a.opts.Driver.Name() == "sim")
-		a.costs, a.costErr = &c, err
+		props, propsErr := a.opts.Driver.Device(0)
+		c, cached, err := deviceCostsOf(a.ctx, a.opts.Driver.Name(), props, propsErr, a.opts.CostsCache)
+		a.costs, a.costErr, a.costsCached = &c, err, cached
 		if err != nil {
 			a.costs = nil
 		}

@@ -61,6 +61,8 @@ type loader struct {
 	// the JIT), when the accelerator has none yet; costErr why not.
 	costs   *DeviceCosts
 	costErr error
+	// costsCached says the costs came from Options.CostsCache.
+	costsCached bool
 	// loads are the futures by kernel, each written before its job is
 	// sent (by the guest's goroutine or a background translation's), under
 	// mu.
@@ -144,7 +146,7 @@ func (a *Accelerator) startLoader() {
 	}
 	l := &loader{jobs: make(chan struct{}, 64), ctxReady: make(chan struct{}), exited: make(chan struct{}), stop: make(chan struct{}), abandon: make(chan struct{}), loads: map[*ptxgen.Kernel]*loadFuture{}}
 	a.loader = l
-	driver, open, measure := a.opts.Driver, a.ctx, a.costs == nil && a.costErr == nil && !a.opts.AlwaysOffload
+	driver, open, measure, cache := a.opts.Driver, a.ctx, a.costs == nil && a.costErr == nil && !a.opts.AlwaysOffload, a.opts.CostsCache
 	go func() {
 		defer close(l.exited)
 		t0 := time.Now()
@@ -167,11 +169,11 @@ func (a *Accelerator) startLoader() {
 		}()
 		if l.ctxErr == nil && measure && !closed(l.stop) {
 			t1 := time.Now()
-			c, err := MeasureDevice(l.ctx, driver.Name() == "sim")
+			c, cached, err := deviceCostsOf(l.ctx, driver.Name(), l.props, l.propsErr, cache)
 			if err == nil {
 				l.costs = &c
 			}
-			l.costErr = err
+			l.costErr, l.costsCached = err, cached
 			l.measureTook = time.Since(t1)
 		}
 		l.readyAt = time.Now()
@@ -404,7 +406,7 @@ func (a *Accelerator) loaderContext() error {
 	a.deviceOpen, a.deviceMeasure = l.openTook, l.measureTook
 	a.setDevice(l.props, l.propsErr)
 	if a.costs == nil && a.costErr == nil {
-		a.costs, a.costErr = l.costs, l.costErr
+		a.costs, a.costErr, a.costsCached = l.costs, l.costErr, l.costsCached
 	}
 	return nil
 }

@@ -724,3 +724,61 @@ func distributedNest(f *profile.File) *profile.HotSpot {
 	}
 	return nil
 }
+
+// TestRunOnlineLongRowsOuterSites runs conv2d with rows of 15,000 columns
+// under the single run, its first round begun inside the initialisation
+// nest's rows (guest instructions, so that where it begins does not depend
+// on the machine's speed) with a probe budget spent within the first row
+// the round records, as the rounds of gxbit run --accelerate are at large
+// sizes. The nest's outer level must be found parallel and launched for
+// the rest of the instance, with the native output. Past the budget, each
+// row's inner loop paused to near its end counting its headers, and the
+// collector skipped on after the resume to the next outer header: the
+// memset of the output row after the inner loop was recorded at one outer
+// index only (no step), the outer level came out sequential, and the rest
+// of the rows launched one at a time at the inner level (on an H100 at
+// 14000 × 15000, 112 launches of 1.9 ms against 75 µs of CPU each before
+// the ledger sent them back to the CPU).
+func TestRunOnlineLongRowsOuterSites(t *testing.T) {
+	dir := buildNests(t, []string{"O2-static"})
+	path := filepath.Join(dir, "O2-static", "conv2d")
+	args := []string{path, "120", "15000"}
+	want := runNative(t, path, args[1:]...)
+	for _, at := range []uint64{5_000_000, 7_000_000} { // the initialisation nest runs from the start to about 27 M
+		t.Run(fmt.Sprint(at), func(t *testing.T) {
+			var out bytes.Buffer
+			res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+				pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: at,
+					Collect: profile.CollectOptions{MaxProbesPerNest: 250_000}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != want || res.ExitStatus != 0 {
+				t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+			}
+			if on.Profile == nil || on.Report == nil || len(on.RoundSpans) == 0 {
+				t.Fatalf("no profile or no phase 2: %v", on.Why)
+			}
+			began := profile.Hex(on.RoundSpans[0].BeganPC)
+			var hs *profile.HotSpot
+			for i := range on.Profile.HotSpots {
+				h := &on.Profile.HotSpots[i]
+				if h.Function == "main" && len(h.Levels) == 2 && slices.Contains(h.Levels[1].Blocks, began) {
+					hs = h
+				}
+			}
+			if hs == nil {
+				t.Fatalf("no two-level hot spot holds %s, where the round began:\n%s", began, profileText(on.Profile))
+			}
+			if lev := hs.Levels[0]; lev.Verdict != profile.VerdictParallel {
+				t.Errorf("level %s of %s: %s (%s), want parallel", lev.Index, hs.Entry, lev.Verdict, lev.Reason)
+			}
+			for _, h := range on.Report.HotSpots {
+				if h.Entry == hs.Entry.String() && h.Launches > 0 {
+					return
+				}
+			}
+			t.Errorf("the outer level at %s did not launch\n%s", hs.Entry, accel.FormatReport(on.Report))
+		})
+	}
+}

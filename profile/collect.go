@@ -1141,7 +1141,15 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			// loops ends the skip: its counter, and its ancestors', were
 			// kept exact by the counting probes, and its inner loops'
 			// start afresh above. So does the header of an innermost loop
-			// entered since (fresh): its counter began at its entry.
+			// entered since (fresh): its counter began at its entry; and
+			// that of an innermost loop paused counting its headers (a
+			// long row past its recorded iterations, innermostPauseMin):
+			// its counter is exact too. Skipping on from there to the
+			// next outer header lost what the outer iteration does after
+			// the row (conv2d's memset of its output row, at 15,000
+			// columns): recorded at one outer index only, it had no step,
+			// and a single run's round begun inside the rows found the
+			// nest's outer level sequential.
 			// Waiting instead for a header as shallow as any seen while
 			// skipping lost whole iterations of the outer loop (a time
 			// step that began just before the probes came back, its
@@ -1151,7 +1159,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			// before the probes came back, gave 19,999 trips for 20,000).
 			// The enclosing iterations that began while skipping are
 			// recorded from here on only: they are partial.
-			if n.flushed && (len(info.loop.Children) > 0 || info.fresh) {
+			if n.flushed && (len(info.loop.Children) > 0 || info.fresh || info.counting) {
 				for q := n.skipSeen; q < d; q++ {
 					n.partial[groupKey(n.entries-1, c.iters(n, info.chain[q-1]))] = true
 				}

@@ -782,3 +782,54 @@ func TestRunOnlineLongRowsOuterSites(t *testing.T) {
 		})
 	}
 }
+
+// TestRunOnlineLongRowsTripCounts runs gemm with rows of the product as
+// long as at the GPU machine's sizes (k × j = 2000 × 1800, 18 M guest
+// instructions a row) under the single run, its first round begun inside
+// the product nest's only instance (guest instructions, so that where it
+// begins does not depend on the machine's speed), with the probe budget
+// of a round begun at 500 ms. The nest's outer level must be parallel, its
+// k loop's trip count known, and the rest of the instance must launch as
+// the schedule's kernels, with the native output. The round ended once
+// the rows had run profile.CollectOptions.LongOuterIteration (32 M)
+// instructions and k nine iterations, one row short of a second whole
+// entry of k: k's trip count was seen at one value of i (no step), the
+// outer level came out sequential ("the inner loop at 0x401730 has no
+// affine, positive trip count"), and phase 2 launched the k level, once
+// per k, until the ledger sent it back to the CPU.
+func TestRunOnlineLongRowsTripCounts(t *testing.T) {
+	dir := buildNests(t, []string{"O2-static"})
+	path := filepath.Join(dir, "O2-static", "gemm")
+	args := []string{path, "30", "1800", "2000"}
+	want := runNative(t, path, args[1:]...)
+	for _, at := range []uint64{100_000_000, 150_000_000} { // the product runs from about 56 M to 600 M
+		t.Run(fmt.Sprint(at), func(t *testing.T) {
+			var out bytes.Buffer
+			res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+				pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: at,
+					Collect: profile.CollectOptions{MaxProbesPerNest: 250_000}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != want || res.ExitStatus != 0 {
+				t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+			}
+			if on.Profile == nil || on.Report == nil {
+				t.Fatalf("no profile or no phase 2: %v", on.Why)
+			}
+			hs := distributedNest(on.Profile)
+			if hs == nil {
+				t.Fatalf("no hot spot with two sibling loops under its outer level:\n%s", profileText(on.Profile))
+			}
+			if lev := hs.Levels[0]; lev.Verdict != profile.VerdictParallel {
+				t.Errorf("level %s of %s: %s (%s), want parallel", lev.Index, hs.Entry, lev.Verdict, lev.Reason)
+			}
+			for _, h := range on.Report.HotSpots {
+				if h.Entry == hs.Entry.String() && h.Launches > 0 && strings.HasPrefix(h.ScheduleNote, "phase 2 runs the schedule's kernels") {
+					return
+				}
+			}
+			t.Errorf("the outer level at %s did not launch as the schedule's kernels\n%s", hs.Entry, accel.FormatReport(on.Report))
+		})
+	}
+}

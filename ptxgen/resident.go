@@ -67,6 +67,11 @@ type Resident struct {
 	// come back with it, those of them that are stale, in one copy (0:
 	// faultWindow; 1: the page alone).
 	FaultWindow int
+	// BackWindow is how many bytes of the pages Refresh brought back
+	// while the guest read a buffer forward stay in the guest before
+	// their host memory is taken back for the next pages it reads (0:
+	// backWindow); see recycle.go.
+	BackWindow uint64
 	// LeaveDevice makes Discard leave the buffers' device memory to the
 	// process's exit (accel.Options.LeaveDevice): a process that exits
 	// right after has the driver free it all at once.
@@ -95,6 +100,13 @@ type Resident struct {
 	// poking is the buffer whose pages bringBack is writing into the
 	// guest: Touched keeps no snapshot of them.
 	poking *resBuf
+	// recycling is set while a Refresh outside a launch brings pages
+	// back, which may then take back the host memory of those brought
+	// back before (see recycle.go); backRuns are those runs, oldest
+	// first, and backBytes their bytes.
+	recycling bool
+	backRuns  []backRun
+	backBytes uint64
 	// spares are device buffers for the backups a launch makes of what
 	// it may write (allocating and freeing them each launch costs more
 	// than the copy on a real GPU: cuMemFree synchronizes).
@@ -393,6 +405,11 @@ type resBuf struct {
 	// Read-ahead: the page after the last run Refresh brought back, and
 	// that run's length.
 	nextPage, ahead int
+	// released[i] is set when the host memory of page i, brought back,
+	// was taken back (recycle.go; nil until one was); keepBack once a
+	// released page was read again, which stops it for b.
+	released []bool
+	keepBack bool
 	// Strided read-ahead: the address of the last access Refresh brought
 	// a page back for (0: none), or the last one a strided gather brought
 	// back; its distance from the one before; and how many pages the last
@@ -869,6 +886,12 @@ func (res *Resident) bind(ctx gpu.Context, mem GuestMemory) error {
 // column's pages of a doubling number of rows.
 func (res *Resident) Refresh(addr uint64) error {
 	res.back.Faults++
+	if res.ctx.parts == nil && res.poking == nil && !res.recycling {
+		// The guest's own access, outside a launch and any other
+		// bring-back: the runs it brings back may recycle.
+		res.recycling = true
+		defer func() { res.recycling = false }()
+	}
 	defer res.meterBack()()
 	for _, b := range res.bufs {
 		i, ok := b.page(addr / gvinst.PageSize)
@@ -1133,6 +1156,10 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 	defer func() { res.back.Time += time.Since(t0) }()
 	res.back.Runs++
 	res.back.Pages += uint64(j - i)
+	recycle := res.recycling && b.snap == nil
+	if recycle {
+		res.recycle(b, i, j)
+	}
 	put := func(s []byte) error {
 		if err := res.ctx.CopyDtoH(s, b.dev+gpu.DevicePtr(lo-b.r.Lo)); err != nil {
 			return fmt.Errorf("%w: copying [%#x,%#x) from the device: %v", ErrLostCopy, lo, hi, err)
@@ -1140,6 +1167,7 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 		mem := res.lazyMem // only a lazy Resident has stale pages
 		for p := i; p < j; p++ {
 			plo, phi := b.chunk(p)
+			res.reread(b, p)
 			mem.Undefer(plo, phi-plo)
 			b.stale[p] = false
 			b.nstale--
@@ -1180,6 +1208,10 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 		mem.Watch(lo, hi-lo)
 	}
 	res.back.Bytes += hi - lo
+	if recycle {
+		res.backRuns = append(res.backRuns, backRun{b, i, j})
+		res.backBytes += hi - lo
+	}
 	return nil
 }
 
@@ -1280,6 +1312,7 @@ func (res *Resident) putStrided(b *resBuf, pages []int, s []byte, at []uint64) e
 func (res *Resident) putPage(b *resBuf, p int, src []byte) error {
 	mem := res.lazyMem // only a lazy Resident has stale pages
 	lo, hi := b.chunk(p)
+	res.reread(b, p)
 	mem.Undefer(lo, hi-lo)
 	b.stale[p] = false
 	b.nstale--
@@ -1311,6 +1344,10 @@ type BringBackStats struct {
 	// what they held; Time the time they took.
 	Faults, Runs, Pages, Bytes uint64
 	Time                       time.Duration
+	// Released is the bytes of pages brought back whose host memory was
+	// taken back for the next ones (recycle.go), Reread those of
+	// them read again, which came back a second time.
+	Released, Reread uint64
 	// Parts splits the time of the bring-backs an access asked for
 	// outside a launch (those during a launch count in its own parts)
 	// by what it went to: the copies from the device (and gathers on

@@ -167,6 +167,11 @@ type Report struct {
 	BroughtBackRuns   uint64           `json:"brought_back_runs,omitempty"`
 	BroughtBackPages  uint64           `json:"brought_back_pages,omitempty"`
 	BroughtBackParts  *CopyPartsReport `json:"brought_back_parts,omitempty"`
+	// BroughtBackReleased are the bytes of pages brought back whose host
+	// memory went to the next ones while the guest read forward (ptxgen's
+	// recycle.go), BroughtBackReread those of them read again.
+	BroughtBackReleased uint64 `json:"brought_back_released,omitempty"`
+	BroughtBackReread   uint64 `json:"brought_back_reread,omitempty"`
 	// OffloadStopped says why the run sent every hot spot back to the
 	// CPU, when its offloading lost in all.
 	OffloadStopped string `json:"offload_stopped,omitempty"`
@@ -231,6 +236,7 @@ func (a *Accelerator) Report() *Report {
 	back := a.resident.BringBackStats()
 	rep.BytesBroughtBack, rep.BroughtBackSeconds = back.Bytes, back.Time.Seconds()
 	rep.BroughtBackFaults, rep.BroughtBackRuns, rep.BroughtBackPages = back.Faults, back.Runs, back.Pages
+	rep.BroughtBackReleased, rep.BroughtBackReread = back.Released, back.Reread
 	if back.Faults > 0 {
 		rep.BroughtBackParts = &CopyPartsReport{}
 		rep.BroughtBackParts.add(back.Parts)

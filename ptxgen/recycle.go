@@ -25,9 +25,13 @@ import (
 // after its release (a second pass, a column walk over the array) stops
 // the release of its buffer's pages (keepBack): from then on they stay.
 
-// backWindow is the default BackWindow: 64 MiB (what gvinst keeps of the
-// pages released for reuse).
-const backWindow = 64 << 20
+// backWindow is the default BackWindow: 32 MiB, two of Refresh's
+// longest runs (maxReadAhead pages), so that the run before the one the
+// guest reads stays whole (a row's neighbours), and half of what gvinst
+// keeps of the pages released for reuse. A page read again after its
+// release costs a copy from the device (13 GB/s on an H100) and one into
+// a reused page, against a fault a page for fresh memory.
+const backWindow = 32 << 20
 
 // A backRun is pages i..j-1 of b, brought back while the guest read b
 // forward.

@@ -76,8 +76,9 @@ func (res *Resident) recycle(b *resBuf, i, j int) {
 			if done, err := rm.Release(plo, phi-plo); err != nil || !done {
 				break
 			}
-			if r.b.released == nil {
-				r.b.released = make([]bool, len(r.b.stale))
+			if len(r.b.released) < len(r.b.stale) {
+				// (A buffer grows at its end: see extend.)
+				r.b.released = append(r.b.released, make([]bool, len(r.b.stale)-len(r.b.released))...)
 			}
 			for k := p; k < q; k++ {
 				r.b.stale[k] = true
@@ -94,7 +95,7 @@ func (res *Resident) recycle(b *resBuf, i, j int) {
 // before, the guest reads b a second time, and b's pages stay from now
 // on.
 func (res *Resident) reread(b *resBuf, p int) {
-	if b.released != nil && b.released[p] {
+	if p < len(b.released) && b.released[p] {
 		b.released[p] = false
 		b.keepBack = true
 		lo, hi := b.chunk(p)

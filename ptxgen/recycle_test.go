@@ -119,3 +119,47 @@ func TestResidentRecyclesBroughtBack(t *testing.T) {
 		t.Fatal("memory differs from the CPU engine's")
 	}
 }
+
+// TestResidentRecyclesGrownBuffer launches the saxpy loop over a growing
+// number of elements, y's buffer growing in place at its end (extend),
+// and reads y forward after each launch with a window of one page: the
+// pages a buffer grew by after some of its pages were released come back
+// like the others (a released-page record shorter than the grown buffer
+// made that an index out of range). The guest ends as a Resident that
+// keeps every page brought back leaves it.
+func TestResidentRecyclesGrownBuffer(t *testing.T) {
+	_, k, ctx, fn := saxpyKernel(t)
+	run := func(window uint64) (*gvinst.Memory, BringBackStats) {
+		mem, cpu := lazyGuest(t, 3000)
+		res := Resident{Lazy: true, BackWindow: window, FaultWindow: 1}
+		for _, n := range []uint64{1000, 1001, 1600, 2100, 3000} {
+			xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
+			if _, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res); err != nil {
+				t.Fatal(err)
+			}
+			for a := yr.Lo; a < yr.Hi; a += 8 {
+				if _, err := mem.Load(a, 8); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		st := res.BringBackStats()
+		if err := res.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return mem, st
+	}
+	refMem, _ := run(1 << 40)
+	mem, st := run(gvinst.PageSize)
+	if st.Released == 0 {
+		t.Error("nothing was released")
+	}
+	want, got := make([]byte, 0x10000), make([]byte, 0x10000)
+	_ = refMem.Read(dataBase, want)
+	if err := mem.Read(dataBase, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from a Resident's that keeps every page")
+	}
+}

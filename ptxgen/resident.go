@@ -406,7 +406,7 @@ type resBuf struct {
 	// that run's length.
 	nextPage, ahead int
 	// released[i] is set when the host memory of page i, brought back,
-	// was taken back (recycle.go; nil until one was); keepBack once a
+	// was taken back (recycle.go; pages past its end were not); keepBack once a
 	// released page was read again, which stops it for b.
 	released []bool
 	keepBack bool

@@ -8,7 +8,7 @@ import (
 )
 
 // BenchmarkCallCost measures what one driver call costs, by kind and
-// size, on an idle device: the hand-off to the worker alone (no GPU
+// size, on an idle device: a call of the driver's caller alone (no GPU
 // needed), copies each way of 16 bytes to 1 MiB from Go and from pinned
 // memory, a copy on the device, and a launch of a tiny kernel with its
 // synchronisation and statistics, as a launch of phase 2 makes them.
@@ -20,7 +20,7 @@ import (
 // copy costs the host.
 func BenchmarkCallCost(b *testing.B) {
 	b.Run("handoff", func(b *testing.B) {
-		w := newWorker()
+		w := &caller{}
 		for range b.N {
 			w.do(func() {})
 		}
@@ -74,6 +74,19 @@ func BenchmarkCallCost(b *testing.B) {
 	}
 	b.Run("launch", func(b *testing.B) {
 		launchIDs(b, c, f, out) // the first launch is never gated
+		for range b.N {
+			launchIDs(b, c, f, out)
+		}
+	})
+	// The same launches with the gate (gate.go) off: what holding the
+	// stream costs a launch's wall.
+	b.Run("launch/ungated", func(b *testing.B) {
+		launchIDs(b, c, f, out)
+		setGate := func(off bool) {
+			_ = c.run("gate", func() error { c.gate.off = off; return nil })
+		}
+		setGate(true)
+		defer setGate(false)
 		for range b.N {
 			launchIDs(b, c, f, out)
 		}

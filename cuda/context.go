@@ -24,28 +24,27 @@ const (
 const jitLogBytes = 16 << 10
 
 // Context is a CUDA context (CUcontext) on one device. Its methods may be
-// called from any goroutine; they run on the driver's worker thread, but
-// for LoadModule, which runs on a thread of the context's own (see jit).
+// called from any goroutine; they run one at a time (the driver's
+// caller), but for LoadModule, which compiles beside them (see jits).
 type Context struct {
 	d *Driver
 	l *lib
 	h uintptr
 
-	// jits are the threads LoadModule compiles on (Options.JITThreads of
-	// them, made at its first call), idle ones in idle: the CUDA JIT takes
-	// about 0.1 s a module, and on the worker it held up every copy and
-	// launch queued behind it (a caller loading modules ahead, while it
-	// copies and launches others, waited for them all). life guards the
-	// context's destruction against a compile under way (read-locked by
-	// LoadModule, write-locked by Close).
+	// jits holds a token for each compile under way, Options.JITThreads
+	// at most (made at LoadModule's first call). The CUDA JIT takes about
+	// 0.1 s a module: one at a time with the other calls, it held up
+	// every copy and launch asked for behind it (a caller loading
+	// modules ahead, while it copies and launches others, waited for
+	// them all). life guards the context's destruction against a compile
+	// under way (read-locked by LoadModule, write-locked by Close).
 	jitOnce sync.Once
-	jits    []*worker
-	idle    chan *worker
+	jits    chan struct{}
 	life    sync.RWMutex
 
-	// Fields below are touched only on the worker thread, but closed,
-	// which Close sets on it holding life, and LoadModule reads holding
-	// life.
+	// Fields below are touched only in calls of the driver's caller,
+	// but closed, which Close sets in one holding life, and LoadModule
+	// reads holding life.
 	closed bool
 	// allocs maps each live allocation's base to its size, for the range
 	// checks of copies, memsets and frees.
@@ -73,8 +72,8 @@ var (
 	_ gpu.MappedAllocator = (*Context)(nil)
 )
 
-// initStatsEvents creates the two events that time launches. It runs on the
-// worker with c current.
+// initStatsEvents creates the two events that time launches. It runs in a
+// driver call with c current.
 func (c *Context) initStatsEvents() error {
 	if err := c.l.check(c.l.cuEventCreate(&c.statStart, 0), "cuEventCreate"); err != nil {
 		return err
@@ -86,24 +85,23 @@ func (c *Context) initStatsEvents() error {
 	return nil
 }
 
-// run executes f on the worker with c current, or reports why it cannot.
+// run executes f in a driver call with c current, or reports why it cannot.
 func (c *Context) run(op string, f func() error) error {
 	var err error
 	asked := time.Now()
 	c.d.w.do(func() {
 		if c.d.trace != nil {
-			defer c.d.trace.record("worker", op, asked, time.Now())
+			defer c.d.trace.record("driver", op, asked, time.Now())
 		}
 		if c.closed {
 			err = gpu.Errorf(gpu.ErrInvalidContext, op, "context has been closed")
 			return
 		}
-		if c.d.w.cur != c.h {
-			if e := c.l.check(c.l.cuCtxSetCurrent(c.h), "cuCtxSetCurrent"); e != nil {
-				err = e
-				return
-			}
-			c.d.w.cur = c.h
+		// The call runs on the caller's thread, which may have run
+		// another context's calls or none (caller).
+		if e := c.l.check(c.l.cuCtxSetCurrent(c.h), "cuCtxSetCurrent"); e != nil {
+			err = e
+			return
 		}
 		err = f()
 	})
@@ -143,32 +141,25 @@ func (c *Context) LoadModule(ptx string) (gpu.Module, error) {
 		return nil, gpu.Errorf(gpu.ErrInvalidContext, "cuModuleLoadDataEx", "context has been closed")
 	}
 	c.jitOnce.Do(func() {
-		n := max(c.d.opts.JITThreads, 1)
-		c.idle = make(chan *worker, n)
-		for range n {
-			w := newWorker()
-			c.jits = append(c.jits, w)
-			c.idle <- w
-		}
+		c.jits = make(chan struct{}, max(c.d.opts.JITThreads, 1))
 	})
 	asked := time.Now()
 	c.d.w.waitIdle(jitQuiet) // quiet.go
 	var m *Module
 	var err error
-	jit := <-c.idle
-	defer func() { c.idle <- jit }()
-	jit.do(func() {
+	c.jits <- struct{}{}
+	defer func() { <-c.jits }()
+	func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
 		if c.d.trace != nil {
 			defer c.d.trace.record("jit", "cuModuleLoadDataEx", asked, time.Now())
 		}
-		if jit.cur != c.h {
-			if err = c.l.check(c.l.cuCtxSetCurrent(c.h), "cuCtxSetCurrent"); err != nil {
-				return
-			}
-			jit.cur = c.h
+		if err = c.l.check(c.l.cuCtxSetCurrent(c.h), "cuCtxSetCurrent"); err != nil {
+			return
 		}
 		err = c.compile(ptx, &m)
-	})
+	}()
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +231,7 @@ func (c *Context) CopyHtoD(dst gpu.DevicePtr, src []byte) error {
 	return c.run("cuMemcpyHtoD_v2", func() error { return c.htod(dst, src) })
 }
 
-// htod is CopyHtoD on the worker.
+// htod is CopyHtoD, in a driver call.
 func (c *Context) htod(dst gpu.DevicePtr, src []byte) error {
 	const op = "cuMemcpyHtoD_v2"
 	if len(src) == 0 {
@@ -262,7 +253,7 @@ func (c *Context) CopyDtoH(dst []byte, src gpu.DevicePtr) error {
 	return c.run("cuMemcpyDtoH_v2", func() error { return c.dtoh(dst, src) })
 }
 
-// dtoh is CopyDtoH on the worker.
+// dtoh is CopyDtoH, in a driver call.
 func (c *Context) dtoh(dst []byte, src gpu.DevicePtr) error {
 	const op = "cuMemcpyDtoH_v2"
 	if len(dst) == 0 {
@@ -338,7 +329,7 @@ func (c *Context) CopyDtoDAsync(dst, src gpu.DevicePtr, n uint64) error {
 	})
 }
 
-// CopyBatch implements gpu.BatchCopier in one call on the worker: the
+// CopyBatch implements gpu.BatchCopier in one driver call: the
 // copies from and to pinned memory (AllocPinned's) are queued on the
 // stream (cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2) and waited for
 // once, at the end (cuCtxSynchronize); the others take CopyHtoD's and
@@ -354,7 +345,7 @@ func (c *Context) CopyBatch(copies []gpu.Copy) error {
 	})
 }
 
-// QueueBatch implements gpu.BatchQueuer in one call on the worker: the
+// QueueBatch implements gpu.BatchQueuer in one driver call: the
 // copies from and to pinned memory are queued on the stream
 // (cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2); the others take
 // CopyHtoD's and CopyDtoH's paths, which wait for what was queued before
@@ -367,7 +358,7 @@ func (c *Context) QueueBatch(copies []gpu.Copy) error {
 	})
 }
 
-// queueCopies is CopyBatch's and QueueBatch's work on the worker: it
+// queueCopies is CopyBatch's and QueueBatch's work, in a driver call: it
 // queues the copies from and to pinned memory on the stream and runs the
 // others, in order, up to the first that fails (its error names it), and
 // reports whether it queued any.
@@ -504,7 +495,7 @@ func (c *Context) Launch(fn gpu.Function, cfg gpu.LaunchConfig, params [][]byte)
 }
 
 // finishStats reads the time of the pending launch, whose stop event has
-// completed. It runs on the worker.
+// completed. It runs in a driver call.
 func (c *Context) finishStats() error {
 	if !c.pending {
 		return nil
@@ -570,11 +561,6 @@ func (c *Context) NewEvent() (gpu.Event, error) {
 func (c *Context) Close() error {
 	c.life.Lock()
 	defer c.life.Unlock()
-	if !c.closed {
-		for _, w := range c.jits {
-			close(w.calls) // its thread ends
-		}
-	}
 	return c.run("cuCtxDestroy_v2", func() error {
 		c.freeAllPinned()
 		_ = c.l.cuEventDestroy(c.statStart)
@@ -584,9 +570,6 @@ func (c *Context) Close() error {
 		r := c.l.cuCtxDestroy(c.h)
 		c.closed = true
 		c.allocs = nil
-		if c.d.w.cur == c.h {
-			c.d.w.cur = 0
-		}
 		return c.l.check(r, "cuCtxDestroy_v2")
 	})
 }
@@ -601,7 +584,7 @@ type Module struct {
 	c        *Context
 	h        uintptr
 	ptx      string
-	unloaded bool // touched only on the worker
+	unloaded bool // touched only in driver calls
 }
 
 var _ gpu.Module = (*Module)(nil)
@@ -655,7 +638,7 @@ type Function struct {
 	params []gpu.Param
 	// launched says the function was launched once: its first launch
 	// goes ungated (gate.go), as it may grow the context's local memory,
-	// which synchronises. Touched only on the worker.
+	// which synchronises. Touched only in driver calls.
 	launched bool
 }
 
@@ -671,7 +654,7 @@ func (f *Function) Params() []gpu.Param { return append([]gpu.Param(nil), f.para
 type Event struct {
 	c         *Context
 	h         uintptr
-	destroyed bool // touched only on the worker
+	destroyed bool // touched only in driver calls
 }
 
 var _ gpu.Event = (*Event)(nil)

@@ -29,14 +29,14 @@ import (
 
 // Driver is the real-GPU back end. The zero value is not usable; call New.
 type Driver struct {
-	w    *worker
+	w    *caller // serialises the driver calls
 	opts Options
 
 	once     sync.Once
 	initDone chan struct{} // closed once Init's work is done (Start)
 	initErr  error
 	initTook time.Duration
-	l        *lib // set by Init; read only on the worker
+	l        *lib // set by Init; read only in calls of w
 	trace    *callTrace
 }
 
@@ -65,10 +65,8 @@ const DefaultJITLevel = -1
 func New() *Driver { return NewWith(Options{JITLevel: DefaultJITLevel}) }
 
 // NewWith returns a driver that has not loaded libcuda yet; Init loads it.
-// The driver starts one goroutine, locked to its OS thread, that lives as
-// long as the process.
 func NewWith(o Options) *Driver {
-	return &Driver{w: newWorker(), opts: o, trace: newCallTrace(o.Trace)}
+	return &Driver{w: &caller{}, opts: o, trace: newCallTrace(o.Trace)}
 }
 
 // InitTime is the time Init took: loading libcuda.so.1 and cuInit, which
@@ -85,88 +83,53 @@ func (d *Driver) InitTime() time.Duration {
 	}
 }
 
-// worker runs functions on one goroutine locked to one OS thread.
+// caller runs the driver's calls one at a time, each on the OS thread of
+// the goroutine that makes it, locked to that thread while the call runs.
 //
-// A launch is several calls in a row (the launch, its synchronisation,
-// its statistics, the kernel's error record), each a hand-off to the
-// worker and back. Parked on channels, each hand-off waited for an OS
-// thread to wake: 20-30 us a call on an H100 host (kern2.sh's
-// BenchmarkLaunchTiming: 75-110 us to launch and wait for a 3 us
-// kernel), most of what launching cost a time-stepped program. So the
-// worker polls for its next call, and a caller for its call's end, for
-// spinFor before they park.
-type worker struct {
-	calls chan *call
-	cur   uintptr // the CUcontext current on the worker thread
-	// busy counts the calls given to do and not finished; lastDone is
+// The calls once went to one goroutine locked to its own thread (a
+// worker), so that a context made current there stayed current. Each
+// call was then a hand-off between two threads and back: on an H100
+// host a call began 50-90 us after it was asked for (GXBIT_CUDA_TRACE),
+// so that a launch, its wait and its statistics, three calls, took 160 us
+// of hand-offs and LU 2000's 20,000 calls about a second, although the
+// worker polled for 50 us before parking. Now a call takes a mutex, and
+// the context it needs is made current on the caller's thread
+// (cuCtxSetCurrent, a store in the driver's thread-local state) before
+// it runs: no thread wakes.
+type caller struct {
+	mu sync.Mutex
+	// busy counts the calls asked for and not finished; lastDone is
 	// when the last one finished (UnixNano). See waitIdle.
 	busy     atomic.Int32
 	lastDone atomic.Int64
 }
 
-// call is one function handed to the worker.
-type call struct {
-	f    func()
-	done atomic.Bool   // set once f returned
-	wake chan struct{} // closed once f returned, for a caller that parked
-}
-
-// spinFor is how long the worker polls for its next call, and a caller
-// for the end of its call, before parking.
-const spinFor = 50 * time.Microsecond
-
-func newWorker() *worker {
-	w := &worker{calls: make(chan *call, 64)}
-	go w.loop()
-	return w
-}
-
-func (w *worker) loop() {
-	runtime.LockOSThread()
-	// The thread stays locked for the goroutine's whole life, so that the
-	// CUDA context made current on it stays current.
-	for {
-		c, ok := w.next()
-		if !ok {
-			return
-		}
-		c.f()
-		c.done.Store(true)
-		close(c.wake)
-	}
-}
-
-// next returns the next call, polling for spinFor before it parks; false
-// once calls is closed.
-func (w *worker) next() (*call, bool) {
-	for start := time.Now(); time.Since(start) < spinFor; {
-		select {
-		case c, ok := <-w.calls:
-			return c, ok
-		default:
-		}
-	}
-	c, ok := <-w.calls
-	return c, ok
-}
-
-// do runs f on the worker thread and waits for it to finish.
-func (w *worker) do(f func()) {
+// do runs f on the calling goroutine's OS thread, after every call asked
+// for before it has finished and before any asked for after it begins.
+func (w *caller) do(f func()) {
 	w.busy.Add(1)
-	c := &call{f: func() {
-		defer func() {
-			w.lastDone.Store(time.Now().UnixNano())
-			w.busy.Add(-1)
-		}()
-		f()
-	}, wake: make(chan struct{})}
-	w.calls <- c
-	for start := time.Now(); !c.done.Load(); {
-		if time.Since(start) >= spinFor {
-			<-c.wake
-			return
-		}
-	}
+	w.mu.Lock()
+	w.run(f)
+}
+
+// goAhead runs f on a goroutine of its own, as do would, and returns at
+// once: calls asked for after goAhead returns run after f.
+func (w *caller) goAhead(f func()) {
+	w.busy.Add(1)
+	w.mu.Lock()
+	go w.run(f)
+}
+
+// run runs f holding w.mu, which the caller took, and releases it.
+func (w *caller) run(f func()) {
+	runtime.LockOSThread()
+	defer func() {
+		runtime.UnlockOSThread()
+		w.lastDone.Store(time.Now().UnixNano())
+		w.busy.Add(-1)
+		w.mu.Unlock()
+	}()
+	f()
 }
 
 // Name reports "cuda".
@@ -205,17 +168,20 @@ func (d *Driver) Start() error {
 			close(d.initDone)
 			return
 		}
-		// Queued without waiting for it: the worker runs it before any
-		// call sent after (the channel keeps their order).
-		d.w.calls <- &call{f: func() {
+		// Not waited for: every call asked for after it runs after it.
+		asked := time.Now()
+		d.w.goAhead(func() {
 			defer close(d.initDone)
+			if d.trace != nil {
+				defer d.trace.record("driver", "cuInit", asked, time.Now())
+			}
 			defer func() { d.initTook = time.Since(t0) }()
 			if r := l.cuInit(0); r != 0 {
 				d.initErr = l.wrap(r, "cuInit", "no usable CUDA device")
 				return
 			}
 			d.l = l
-		}, wake: make(chan struct{})}
+		})
 	})
 	if closed := d.initDone; closed != nil {
 		select {
@@ -228,7 +194,7 @@ func (d *Driver) Start() error {
 }
 
 // ready returns the loaded library, or an error when Init has not succeeded.
-// It must run on the worker.
+// It must run in a call of d.w.
 func (d *Driver) ready(op string) (*lib, error) {
 	if d.l == nil && d.initErr != nil {
 		return nil, d.initErr
@@ -289,7 +255,11 @@ const (
 func (d *Driver) Device(i int) (gpu.DeviceProps, error) {
 	var p gpu.DeviceProps
 	var err error
+	asked := time.Now()
 	d.w.do(func() {
+		if d.trace != nil {
+			defer d.trace.record("driver", "cuDeviceGet", asked, time.Now())
+		}
 		l, e := d.ready("cuDeviceGet")
 		if e != nil {
 			err = e
@@ -353,7 +323,7 @@ func (d *Driver) Device(i int) (gpu.DeviceProps, error) {
 	return p, nil
 }
 
-// device resolves ordinal i to a CUdevice. It must run on the worker.
+// device resolves ordinal i to a CUdevice. It must run in a call of d.w.
 func (l *lib) device(i int) (int32, error) {
 	if i < 0 || i > 1<<30 {
 		return 0, gpu.Errorf(gpu.ErrInvalidDevice, "cuDeviceGet", "device ordinal %d out of range", i)
@@ -369,7 +339,11 @@ func (l *lib) device(i int) (int32, error) {
 func (d *Driver) NewContext(i int) (gpu.Context, error) {
 	var c *Context
 	var err error
+	asked := time.Now()
 	d.w.do(func() {
+		if d.trace != nil {
+			defer d.trace.record("driver", "cuCtxCreate_v2", asked, time.Now())
+		}
 		l, e := d.ready("cuCtxCreate_v2")
 		if e != nil {
 			err = e
@@ -385,11 +359,9 @@ func (d *Driver) NewContext(i int) (gpu.Context, error) {
 			err = e
 			return
 		}
-		d.w.cur = h // cuCtxCreate makes the new context current
 		c = &Context{d: d, l: l, h: h, allocs: map[gpu.DevicePtr]uint64{}}
 		if e := c.initStatsEvents(); e != nil {
 			_ = l.cuCtxDestroy(h)
-			d.w.cur = 0
 			err = e
 			c = nil
 		}

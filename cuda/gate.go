@@ -25,7 +25,7 @@ import (
 // driver call that synchronises the context while the gate is shut (one
 // growing the local memory for a kernel's first launch, say) would wait
 // for it: every function's first launch goes ungated, and a timer opens
-// the gate after gateTimeout whatever happens on the worker. Without
+// the gate after gateTimeout whatever the driver calls do. Without
 // the driver's stream memory operations (an older libcuda.so.1) or pinned
 // memory, launches go ungated and time their submission as before.
 type gate struct {
@@ -37,8 +37,8 @@ type gate struct {
 	off, tried bool
 }
 
-// gateTimeout bounds how long a wait holds the stream when the worker
-// cannot open it (a driver call blocked on the held stream).
+// gateTimeout bounds how long a wait holds the stream when no driver call
+// can open it (one blocked on the held stream).
 const gateTimeout = 50 * time.Millisecond
 
 // memHostAllocDeviceMap is CU_MEMHOSTALLOC_DEVICEMAP: pinned host memory
@@ -50,7 +50,7 @@ const memHostAllocDeviceMap = 0x02
 const streamWaitValueGEQ = 0x0
 
 // ready sets the gate up at its first use and reports whether it can be
-// used. It runs on the worker.
+// used. It runs in a driver call.
 func (g *gate) ready(c *Context) bool {
 	if g.tried {
 		return !g.off
@@ -112,7 +112,7 @@ func (g *gate) shut(c *Context) (open func()) {
 
 // free releases the gate's pinned word, once the device has read it for
 // the last time (every wait queued is open, but the device may not have
-// reached the last one). It runs on the worker.
+// reached the last one). It runs in a driver call.
 func (g *gate) free(c *Context) {
 	if g.word != nil {
 		_ = c.l.cuCtxSynchronize()

@@ -14,7 +14,8 @@ const libName = "libcuda.so.1"
 type cuResult int32
 
 // lib holds the driver entry points resolved from libcuda.so.1. Every field
-// is called only on the driver's locked worker thread.
+// but cuModuleLoadDataEx's is called only in the driver's serialised
+// calls (caller), with the thread locked and the context current.
 type lib struct {
 	handle uintptr
 

@@ -5,17 +5,16 @@ import (
 	"time"
 )
 
-// TestWaitIdle checks that waitIdle returns at once on an idle worker,
-// and not while a call runs on it, nor before the quiet spell after the
+// TestWaitIdle checks that waitIdle returns at once when no driver call
+// has run, and not while one runs, nor before the quiet spell after the
 // call has passed.
 func TestWaitIdle(t *testing.T) {
-	w := newWorker()
-	defer close(w.calls)
+	w := &caller{}
 	const quiet = 20 * time.Millisecond
 	t0 := time.Now()
 	w.waitIdle(quiet)
 	if d := time.Since(t0); d > time.Second {
-		t.Errorf("an idle worker kept waitIdle %v", d)
+		t.Errorf("idle calls kept waitIdle %v", d)
 	}
 	started, ended := make(chan struct{}), make(chan time.Time, 1)
 	go w.do(func() {

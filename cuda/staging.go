@@ -24,8 +24,8 @@ const (
 )
 
 // staging is a context's pinned buffer (cuMemAllocHost) and the events
-// that say when the device is done with each half. Touched only on the
-// worker thread.
+// that say when the device is done with each half. Touched only in
+// driver calls (caller).
 type staging struct {
 	half [2]unsafe.Pointer
 	done [2]uintptr // events recorded after the copy out of or into a half
@@ -235,7 +235,7 @@ func (c *Context) AllocMapped(n uint64) ([]byte, gpu.DevicePtr, error) {
 func (c *Context) FreeMapped(b []byte) error { return c.FreePinned(b) }
 
 // isPinned reports whether b lies inside one AllocPinned buffer. It runs
-// on the worker.
+// in a driver call.
 func (c *Context) isPinned(b []byte) bool {
 	if len(c.pinned) == 0 || len(b) == 0 {
 		return false
@@ -249,8 +249,8 @@ func (c *Context) isPinned(b []byte) bool {
 	return false
 }
 
-// freeAllPinned releases every AllocPinned buffer; it runs on the worker
-// as the context closes.
+// freeAllPinned releases every AllocPinned buffer; it runs in the
+// driver call that closes the context.
 func (c *Context) freeAllPinned() {
 	for p := range c.pinned {
 		_ = c.l.cuMemFreeHost(p)

@@ -9,7 +9,7 @@ import (
 
 // callTrace writes a line per driver call to Options.Trace: when the
 // caller asked for it and when it began on its thread (milliseconds
-// since the driver was made), how long it ran, the thread (the worker,
+// since the driver was made), how long it ran, the thread (a driver call,
 // or a JIT thread), and the call. A call that waited long between the
 // two waited for the thread: a JIT compiling on another thread holds the
 // driver, and copies and launches queue behind it. Safe for concurrent

@@ -13,7 +13,7 @@ import (
 // name; a nil trace (no Options.Trace) records nothing.
 func TestCallTrace(t *testing.T) {
 	var nilTrace *callTrace
-	nilTrace.record("worker", "cuMemcpyDtoH_v2", time.Now(), time.Now())
+	nilTrace.record("driver", "cuMemcpyDtoH_v2", time.Now(), time.Now())
 	if newCallTrace(nil) != nil {
 		t.Fatal("a trace without a writer")
 	}
@@ -22,7 +22,7 @@ func TestCallTrace(t *testing.T) {
 	asked := time.Now()
 	time.Sleep(2 * time.Millisecond)
 	tr.record("jit", "cuModuleLoadDataEx", asked, time.Now())
-	tr.record("worker", "cuMemcpyDtoH_v2", time.Now(), time.Now())
+	tr.record("driver", "cuMemcpyDtoH_v2", time.Now(), time.Now())
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	if len(lines) != 2 {
 		t.Fatalf("%d lines, want 2:\n%s", len(lines), b.String())
@@ -36,7 +36,7 @@ func TestCallTrace(t *testing.T) {
 	if err1 != nil || err2 != nil || begunMs-askedMs < 1.5 {
 		t.Errorf("line %q: the call was asked for 2 ms before it began", lines[0])
 	}
-	if f := strings.Fields(lines[1]); len(f) != 5 || f[3] != "worker" || f[4] != "cuMemcpyDtoH_v2" {
+	if f := strings.Fields(lines[1]); len(f) != 5 || f[3] != "driver" || f[4] != "cuMemcpyDtoH_v2" {
 		t.Errorf("line %q", lines[1])
 	}
 }

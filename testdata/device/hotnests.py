@@ -20,14 +20,38 @@ import subprocess
 import sys
 
 
+MARKER = re.compile(r"/\*\s*LOOP:\s*([A-Za-z0-9_]+)\.([A-Za-z0-9_]+)\s*\*/")
+
+
+def nest_namer(binary, source):
+    """nest_namer returns a function that names the loop at a guest
+    address "NEST.ID" after the nearest LOOP marker at or above its source
+    line (addr2line on BINARY, built with -g), "?" where none is found."""
+    lines = open(source).read().split("\n")
+
+    def name(addr):
+        try:
+            out = subprocess.run(["addr2line", "-e", binary, addr], capture_output=True, text=True).stdout.strip()
+        except OSError:
+            out = ""  # no addr2line: the nest stays unnamed
+        m = re.search(r":(\d+)", out)
+        if m:
+            for ln in range(int(m.group(1)) - 1, -1, -1):
+                mm = MARKER.search(lines[ln]) if ln < len(lines) else None
+                if mm:
+                    return mm.group(1) + "." + mm.group(2)
+        return "?"
+
+    return name
+
+
 def main():
     if len(sys.argv) < 5:
         sys.stderr.write(__doc__)
         return 2
     prog, binary, source, report = sys.argv[1:5]
     expect = sys.argv[5] if len(sys.argv) > 5 else None
-    lines = open(source).read().split("\n")
-    marker = re.compile(r"/\*\s*LOOP:\s*([A-Za-z0-9_]+)\.([A-Za-z0-9_]+)\s*\*/")
+    name_of = nest_namer(binary, source)
     untimed = set()
     if expect:
         for n in json.load(open(expect))["programs"].get(prog, {}).get("nests", []):
@@ -39,19 +63,7 @@ def main():
     total = timed = submit = 0.0
     launches = 0
     for h in spots:
-        addr = h.get("header") or h["entry"]
-        try:
-            out = subprocess.run(["addr2line", "-e", binary, addr], capture_output=True, text=True).stdout.strip()
-        except OSError:
-            out = ""  # no addr2line: the nest stays unnamed
-        nest = "?"
-        m = re.search(r":(\d+)", out)
-        if m:
-            for ln in range(int(m.group(1)) - 1, -1, -1):
-                mm = marker.search(lines[ln]) if ln < len(lines) else None
-                if mm:
-                    nest = mm.group(1) + "." + mm.group(2)
-                    break
+        nest = name_of(h.get("header") or h["entry"])
         name = nest.split(".")[0]
         is_timed = untimed is not None and nest != "?" and name not in untimed and not name.startswith("init")
         if untimed is None:

@@ -13,7 +13,14 @@
 # CPU iterations) stay in OUTDIR/runs/PROGRAM/online.err. Every output is
 # compared with the native run's. It prints a markdown
 # table with gxbit's kernel time over the reference's and the geometric
-# mean of that ratio (issue 10 asks for at most 2x).
+# mean of that ratio (issue 10 asks for at most 2x): whole programs, every
+# hot spot gxbit ran (initialisation nests included) against every kernel
+# of the reference; then a table per nest (pernest.py): each nest's hot
+# spots (named by addr2line on the programs, which build.sh builds with
+# -g, and the LOOP markers) against the reference kernels that mirror it
+# (ref.h times each launch by itself), the ratio, the schedules; the
+# nests without a reference (initialisation) apart; and the geometric
+# mean over the paired nests.
 #
 # Usage: nests.sh [-s small|medium|large|contract] [-g cuda|sim] [-o OUTDIR] [-b]
 #                 [-B BINDIR] [-T SECONDS] [-1] [-P] [PROGRAM...]
@@ -184,7 +191,31 @@ if [ "$count" -gt 0 ]; then
 	echo "| **geometric mean** ($count programs) | | | | | $(awk -v s="$logsum" -v n="$count" 'BEGIN { printf "%.3g", exp(s / n) }') | | | | | | | | | | |"
 fi
 echo
-echo "gxbit kernel ms sums kernel_seconds over the report's hot spots (initialisation nests included); the reference times every kernel after initialisation. Neither counts the launches' submission (submit ms: the host's time in the launch calls). back MB: bytes the device held that came back into guest memory; ready / wait s: when the device was ready after phase 2 began, and how long the guest waited for it and its kernels (two-phase report)."
+echo "gxbit kernel ms sums kernel_seconds over the report's hot spots (initialisation nests included); the reference's sums the times of its kernels' launches (after initialisation). Neither counts the launches' submission (submit ms: the host's time in the launch calls). back MB: bytes the device held that came back into guest memory; ready / wait s: when the device was ready after phase 2 began, and how long the guest waited for it and its kernels (two-phase report)."
+echo
+echo "## Per nest"
+echo
+echo "# references: $refkind"
+echo
+nlog=0 ncount=0
+for p in "${progs[@]}"; do
+	d=$outdir/runs/$p
+	[ -d "$d" ] || continue
+	hdr=()
+	[ "$p" != "${progs[0]}" ] || hdr=(-H)
+	python3 "$here/pernest.py" "${hdr[@]}" "$p" "$bin/$p" "$root/testdata/nests/$p.c" "$d/report.json" "$d/ref.err" "$root/testdata/nests/expect.json" 2>"$d/pernest.err" || true
+	read -r paired lsum < <(sed -n "s/^$p nests paired=\([0-9]*\) logsum=\([-0-9.e+]*\)$/\1 \2/p" "$d/pernest.err")
+	if [ -n "${paired:-}" ] && [ "$paired" -gt 0 ]; then
+		nlog=$(awk -v s="$nlog" -v r="$lsum" 'BEGIN { print s + r }')
+		ncount=$((ncount + paired))
+	fi
+done
+if [ "$ncount" -gt 0 ]; then
+	echo
+	echo "geometric mean of gxbit/reference over $ncount nests: $(awk -v s="$nlog" -v n="$ncount" 'BEGIN { printf "%.3g", exp(s / n) }')"
+fi
+echo
+echo "Per nest: gxbit ms sums kernel_seconds over the nest's hot spots (each named LOOP@entry, its launches, ms and schedule; a * marks the nests expect.json calls hot); reference ms sums the launches of the reference kernels that mirror the nest (a+b: a kernel doing both nests' work). The last column is the whole-program ratio of the table above (the old metric)."
 if [ -n "$bench" ]; then
 	echo
 	GXBIT=$gx bash "$root/testdata/nests/bench.sh" -n 1 -g "$gpu" -s "${set/small/medium}" "${progs[@]}" || failed=1

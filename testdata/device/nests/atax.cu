@@ -40,8 +40,8 @@ int main(int argc, char **argv) {
 	to_dev(dA, A, sA);
 	to_dev(dx, x, sizeof(double) * n);
 	timer_start();
-	LAUNCH(ax, DIM3(cdiv(m, 256), 1, 1), DIM3(256, 1, 1), m, n, dA, dx, dt);
-	LAUNCH(atx, DIM3(cdiv(n, 256), 1, 1), DIM3(256, 1, 1), m, n, dA, dt, dy);
+	LAUNCH("kernel", ax, DIM3(cdiv(m, 256), 1, 1), DIM3(256, 1, 1), m, n, dA, dx, dt);
+	LAUNCH("kernel", atx, DIM3(cdiv(n, 256), 1, 1), DIM3(256, 1, 1), m, n, dA, dt, dy);
 	report("atax", timer_stop());
 	to_host(y, dy, sizeof(double) * n);
 	to_host(tmp, dt, sizeof(double) * m);

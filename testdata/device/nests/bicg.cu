@@ -45,8 +45,8 @@ int main(int argc, char **argv) {
 	to_dev(dp, p, sizeof(double) * m);
 	to_dev(dr, r, sizeof(double) * n);
 	timer_start();
-	LAUNCH(ap, DIM3(cdiv(n, 256), 1, 1), DIM3(256, 1, 1), n, m, dA, dp, dq);
-	LAUNCH(atr, DIM3(cdiv(m, 256), 1, 1), DIM3(256, 1, 1), n, m, dA, dr, ds);
+	LAUNCH("kernel", ap, DIM3(cdiv(n, 256), 1, 1), DIM3(256, 1, 1), n, m, dA, dp, dq);
+	LAUNCH("kernel", atr, DIM3(cdiv(m, 256), 1, 1), DIM3(256, 1, 1), n, m, dA, dr, ds);
 	report("bicg", timer_stop());
 	to_host(s, ds, sizeof(double) * m);
 	to_host(q, dq, sizeof(double) * n);

@@ -35,9 +35,9 @@ int main(int argc, char **argv) {
 	to_dev(dA, A, bytes);
 	timer_start();
 	for (int j = 0; j < n; j++) {
-		LAUNCH(diag, DIM3(1, 1, 1), DIM3(1, 1, 1), n, j, dA);
+		LAUNCH("kernel", diag, DIM3(1, 1, 1), DIM3(1, 1, 1), n, j, dA);
 		if (n - j - 1 > 0)
-			LAUNCH(below, DIM3(cdiv(n - j - 1, 256), 1, 1), DIM3(256, 1, 1), n, j, dA);
+			LAUNCH("kernel", below, DIM3(cdiv(n - j - 1, 256), 1, 1), DIM3(256, 1, 1), n, j, dA);
 	}
 	report("cholesky", timer_stop());
 	to_host(A, dA, bytes);

@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
 	to_dev(dout, out, bytes);
 	to_dev(dw, w, sizeof w);
 	timer_start();
-	LAUNCH(conv, DIM3(cdiv(nj - 2, 32), cdiv(ni - 2, 8), 1), DIM3(32, 8, 1), ni, nj, dw, din, dout);
+	LAUNCH("kernel", conv, DIM3(cdiv(nj - 2, 32), cdiv(ni - 2, 8), 1), DIM3(32, 8, 1), ni, nj, dw, din, dout);
 	report("conv2d", timer_stop());
 	to_host(out, dout, bytes);
 

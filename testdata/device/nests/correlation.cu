@@ -60,9 +60,9 @@ int main(int argc, char **argv) {
 	double *dm = (double *)dev_alloc(sm), *ds = (double *)dev_alloc(sm);
 	to_dev(dd, data, sd);
 	timer_start();
-	LAUNCH(colstats, DIM3(cdiv(m, 256), 1, 1), DIM3(256, 1, 1), n, m, fn, eps, dd, dm, ds);
-	LAUNCH(norm, DIM3(cdiv(m, 16), cdiv(n, 16), 1), DIM3(16, 16, 1), n, m, sqn, dd, dm, ds);
-	LAUNCH(corr, DIM3(cdiv(m, 16), cdiv(m, 16), 1), DIM3(16, 16, 1), n, m, dd, dc);
+	LAUNCH("mean+stddev", colstats, DIM3(cdiv(m, 256), 1, 1), DIM3(256, 1, 1), n, m, fn, eps, dd, dm, ds);
+	LAUNCH("norm", norm, DIM3(cdiv(m, 16), cdiv(n, 16), 1), DIM3(16, 16, 1), n, m, sqn, dd, dm, ds);
+	LAUNCH("corr", corr, DIM3(cdiv(m, 16), cdiv(m, 16), 1), DIM3(16, 16, 1), n, m, dd, dc);
 	report("correlation", timer_stop());
 	to_host(c, dc, sc);
 	to_host(stddev, ds, sm);

@@ -51,9 +51,9 @@ int main(int argc, char **argv) {
 	double *dd = (double *)dev_alloc(sd), *dc = (double *)dev_alloc(sc), *dm = (double *)dev_alloc(sm);
 	to_dev(dd, data, sd);
 	timer_start();
-	LAUNCH(colmean, DIM3(cdiv(m, 256), 1, 1), DIM3(256, 1, 1), n, m, fn, dd, dm);
-	LAUNCH(center, DIM3(cdiv(m, 16), cdiv(n, 16), 1), DIM3(16, 16, 1), n, m, dd, dm);
-	LAUNCH(cov, DIM3(cdiv(m, 16), cdiv(m, 16), 1), DIM3(16, 16, 1), n, m, fn, dd, dc);
+	LAUNCH("mean", colmean, DIM3(cdiv(m, 256), 1, 1), DIM3(256, 1, 1), n, m, fn, dd, dm);
+	LAUNCH("center", center, DIM3(cdiv(m, 16), cdiv(n, 16), 1), DIM3(16, 16, 1), n, m, dd, dm);
+	LAUNCH("cov", cov, DIM3(cdiv(m, 16), cdiv(m, 16), 1), DIM3(16, 16, 1), n, m, fn, dd, dc);
 	report("covariance", timer_stop());
 	to_host(c, dc, sc);
 	to_host(mean, dm, sm);

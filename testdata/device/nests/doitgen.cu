@@ -32,7 +32,7 @@ int main(int argc, char **argv) {
 	to_dev(dA, A, sA);
 	to_dev(dC, C4, sC);
 	timer_start();
-	LAUNCH(contract, DIM3(cdiv(np, 32), cdiv(nq, 4), cdiv(nr, 2)), DIM3(32, 4, 2), nr, nq, np, dA, dC, dout);
+	LAUNCH("kernel", contract, DIM3(cdiv(np, 32), cdiv(nq, 4), cdiv(nr, 2)), DIM3(32, 4, 2), nr, nq, np, dA, dC, dout);
 	report("doitgen", timer_stop());
 	to_host(out, dout, sA);
 

@@ -59,10 +59,10 @@ int main(int argc, char **argv) {
 	dim3 block = DIM3(16, 16, 1);
 	timer_start();
 	for (int t = 0; t < tmax; t++) {
-		LAUNCH(boundary, DIM3(cdiv(ny, 256), 1, 1), DIM3(256, 1, 1), ny, dfict, t, dey);
-		LAUNCH(update_ey, DIM3(cdiv(ny, 16), cdiv(nx - 1, 16), 1), block, nx, ny, dey, dhz);
-		LAUNCH(update_ex, DIM3(cdiv(ny - 1, 16), cdiv(nx, 16), 1), block, nx, ny, dex, dhz);
-		LAUNCH(update_hz, DIM3(cdiv(ny - 1, 16), cdiv(nx - 1, 16), 1), block, nx, ny, dex, dey, dhz);
+		LAUNCH("steps", boundary, DIM3(cdiv(ny, 256), 1, 1), DIM3(256, 1, 1), ny, dfict, t, dey);
+		LAUNCH("steps", update_ey, DIM3(cdiv(ny, 16), cdiv(nx - 1, 16), 1), block, nx, ny, dey, dhz);
+		LAUNCH("steps", update_ex, DIM3(cdiv(ny - 1, 16), cdiv(nx, 16), 1), block, nx, ny, dex, dhz);
+		LAUNCH("steps", update_hz, DIM3(cdiv(ny - 1, 16), cdiv(nx - 1, 16), 1), block, nx, ny, dex, dey, dhz);
 	}
 	report("fdtd2d", timer_stop());
 	to_host(ex, dex, bytes);

@@ -38,7 +38,7 @@ int main(int argc, char **argv) {
 	to_dev(dB, B, sizeof(double) * nk * nj);
 	to_dev(dC, C, sizeof(double) * ni * nj);
 	timer_start();
-	LAUNCH(gemm, DIM3(cdiv(nj, 16), cdiv(ni, 16), 1), DIM3(16, 16, 1), ni, nj, nk, alpha, beta, dA, dB, dC);
+	LAUNCH("kernel", gemm, DIM3(cdiv(nj, 16), cdiv(ni, 16), 1), DIM3(16, 16, 1), ni, nj, nk, alpha, beta, dA, dB, dC);
 	report("gemm", timer_stop());
 	to_host(C, dC, sizeof(double) * ni * nj);
 

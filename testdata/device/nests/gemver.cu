@@ -67,9 +67,9 @@ int main(int argc, char **argv) {
 	to_dev(dy, y, sv);
 	to_dev(dz, z, sv);
 	timer_start();
-	LAUNCH(rank2, DIM3(cdiv(n, 16), cdiv(n, 16), 1), DIM3(16, 16, 1), n, dA, du1, dv1, du2, dv2);
-	LAUNCH(atx, DIM3(cdiv(n, 256), 1, 1), DIM3(256, 1, 1), n, beta, dA, dy, dz, dx);
-	LAUNCH(ax, DIM3(cdiv(n, 256), 1, 1), DIM3(256, 1, 1), n, alpha, dA, dx, dw);
+	LAUNCH("rank2", rank2, DIM3(cdiv(n, 16), cdiv(n, 16), 1), DIM3(16, 16, 1), n, dA, du1, dv1, du2, dv2);
+	LAUNCH("atx+addz", atx, DIM3(cdiv(n, 256), 1, 1), DIM3(256, 1, 1), n, beta, dA, dy, dz, dx);
+	LAUNCH("ax", ax, DIM3(cdiv(n, 256), 1, 1), DIM3(256, 1, 1), n, alpha, dA, dx, dw);
 	report("gemver", timer_stop());
 	to_host(w, dw, sv);
 	to_host(x, dx, sv);

@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
 	to_dev(dB, B, sA);
 	to_dev(dx, x, sv);
 	timer_start();
-	LAUNCH(gesummv, DIM3(cdiv(n, 256), 1, 1), DIM3(256, 1, 1), n, alpha, beta, dA, dB, dx, dy);
+	LAUNCH("kernel", gesummv, DIM3(cdiv(n, 256), 1, 1), DIM3(256, 1, 1), n, alpha, beta, dA, dB, dx, dy);
 	report("gesummv", timer_stop());
 	to_host(y, dy, sv);
 

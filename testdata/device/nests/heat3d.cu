@@ -32,8 +32,8 @@ int main(int argc, char **argv) {
 	dim3 grid = DIM3(cdiv(n - 2, 32), cdiv(n - 2, 4), cdiv(n - 2, 2)), block = DIM3(32, 4, 2);
 	timer_start();
 	for (int t = 1; t <= tsteps; t++) {
-		LAUNCH(sweep, grid, block, n, dA, dB);
-		LAUNCH(sweep, grid, block, n, dB, dA);
+		LAUNCH("steps", sweep, grid, block, n, dA, dB);
+		LAUNCH("steps", sweep, grid, block, n, dB, dA);
 	}
 	report("heat3d", timer_stop());
 	to_host(A, dA, bytes);

@@ -33,8 +33,8 @@ int main(int argc, char **argv) {
 		int rest = n - k - 1;
 		if (rest <= 0)
 			continue;
-		LAUNCH(scale, DIM3(cdiv(rest, 256), 1, 1), DIM3(256, 1, 1), n, k, dA);
-		LAUNCH(update, DIM3(cdiv(rest, 16), cdiv(rest, 16), 1), DIM3(16, 16, 1), n, k, dA);
+		LAUNCH("kernel", scale, DIM3(cdiv(rest, 256), 1, 1), DIM3(256, 1, 1), n, k, dA);
+		LAUNCH("kernel", update, DIM3(cdiv(rest, 16), cdiv(rest, 16), 1), DIM3(16, 16, 1), n, k, dA);
 	}
 	report("lu", timer_stop());
 	to_host(A, dA, bytes);

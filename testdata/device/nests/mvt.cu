@@ -44,8 +44,8 @@ int main(int argc, char **argv) {
 	to_dev(dy1, y1, sv);
 	to_dev(dy2, y2, sv);
 	timer_start();
-	LAUNCH(rows, DIM3(cdiv(n, 256), 1, 1), DIM3(256, 1, 1), n, dA, dy1, dx1);
-	LAUNCH(cols, DIM3(cdiv(n, 256), 1, 1), DIM3(256, 1, 1), n, dA, dy2, dx2);
+	LAUNCH("rows", rows, DIM3(cdiv(n, 256), 1, 1), DIM3(256, 1, 1), n, dA, dy1, dx1);
+	LAUNCH("cols", cols, DIM3(cdiv(n, 256), 1, 1), DIM3(256, 1, 1), n, dA, dy2, dx2);
 	report("mvt", timer_stop());
 	to_host(x1, dx1, sv);
 	to_host(x2, dx2, sv);

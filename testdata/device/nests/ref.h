@@ -4,20 +4,32 @@
  * in CUDA C, one thread per output element, with the program's
  * initialisation on the host and its checksum line on stdout: run with the
  * same arguments, it must print what the native program prints (nvcc -O3
- * -fmad=false keeps every multiply and add rounded as the C code does). On
- * stderr it prints "NAME kernel_ms=T submit_ms=S": T is the device's time
- * from the first kernel of the computation after initialisation to the end
- * of the last (events on the stream; the kernels are queued back to back,
- * so the device runs them without waiting for the host: T is what it
- * spends running them, as gxbit's kernel time is), copies excluded; S is
- * the host's time in the kernel launch calls (their submission), which T
- * hides as long as the device is the slower of the two.
+ * -fmad=false keeps every multiply and add rounded as the C code does).
+ *
+ * Every launch names the nest of NAME.c it mirrors, by the NEST of its
+ * "LOOP: NEST.ID" markers (LAUNCH's first argument; "mean+stddev" for a
+ * kernel that does two nests' work), and is timed by itself: events on the
+ * stream right around the kernel. On stderr the program prints, per kernel
+ * (nest and function) in the order of their first launch,
+ *
+ *   NAME kernel NEST ms=T launches=N function=F
+ *
+ * and then the total line "NAME kernel_ms=T submit_ms=S": T sums every
+ * launch's time, copies excluded; S is the host's time in the kernel
+ * launch calls (their submission). Each kernel is queued behind a small
+ * gate kernel that holds the stream until the kernel and its events are
+ * queued (a word in host memory the device maps, released after the launch
+ * call), so that a launch's time is the device's running the kernel, not
+ * the host's submitting it, as gxbit's kernel_seconds are
+ * (cuda/gate.go). REF_GATE=0 in the environment leaves the gate out; the
+ * gate lets go by itself after a second.
  *
  * The same file builds without a GPU: compiled as C with REF_CPU defined
  * (gcc -x c -DREF_CPU), LAUNCH runs every thread of a kernel one after the
- * other on the CPU, so the references can be checked where there is no nvcc.
- * The code of the .cu files is therefore in the common subset of C and C++:
- * malloc results cast, arrays indexed flat, no variable-length arrays. */
+ * other on the CPU (and times it on the host's clock), so the references
+ * can be checked where there is no nvcc. The code of the .cu files is
+ * therefore in the common subset of C and C++: malloc results cast, arrays
+ * indexed flat, no variable-length arrays. */
 #ifndef NESTS_REF_H
 #define NESTS_REF_H
 
@@ -37,6 +49,33 @@ static inline double host_ms(void) {
 /* submit_ms sums the host's time in kernel launch calls. */
 static double submit_ms;
 
+/* ref_kernel is one kernel the reference times: the nest it mirrors, its
+ * function, its launches and the milliseconds they ran. */
+struct ref_kernel {
+	const char *nest, *function;
+	long launches;
+	double ms;
+};
+
+#define REF_MAX_KERNELS 16
+static struct ref_kernel ref_kernels[REF_MAX_KERNELS];
+static int ref_nkernels;
+
+/* ref_kernel_index returns the index of the kernel (nest, function) in
+ * ref_kernels, adding it at its first launch. */
+static inline int ref_kernel_index(const char *nest, const char *function) {
+	for (int i = 0; i < ref_nkernels; i++)
+		if (strcmp(ref_kernels[i].nest, nest) == 0 && strcmp(ref_kernels[i].function, function) == 0)
+			return i;
+	if (ref_nkernels == REF_MAX_KERNELS) {
+		fprintf(stderr, "ref.h: more than %d kernels\n", REF_MAX_KERNELS);
+		exit(1);
+	}
+	ref_kernels[ref_nkernels].nest = nest;
+	ref_kernels[ref_nkernels].function = function;
+	return ref_nkernels++;
+}
+
 #ifndef REF_CPU
 
 #include <cuda_runtime.h>
@@ -51,14 +90,78 @@ static double submit_ms;
 		}                                                                             \
 	} while (0)
 
-/* LAUNCH runs kernel over grid x block threads, adding the host's time
- * submitting it to submit_ms. */
-#define LAUNCH(kernel, grid, block, ...)                     \
-	do {                                                 \
-		double s_ = host_ms();                       \
-		kernel<<<(grid), (block)>>>(__VA_ARGS__);    \
-		CHECK(cudaGetLastError());                   \
-		submit_ms += host_ms() - s_;                 \
+/* ref_timing is one launch's events and the kernel it ran. */
+struct ref_timing {
+	cudaEvent_t start, stop;
+	int kernel;
+};
+
+static struct ref_timing *ref_timings;
+static long ref_ntimings, ref_captimings;
+
+/* The gate: gate_word is a word of host memory the device maps (gate_dev
+ * on the device); the gate kernel of the n-th launch waits until it reads
+ * n or more, and the host writes n once the launch is queued. */
+static unsigned *gate_word, *gate_dev;
+static unsigned gate_count;
+static int gate_on;
+
+/* ref_gate holds the stream until *word reaches n, or for a second at most
+ * (so that a host that never writes cannot hang the device). */
+__global__ void ref_gate(const volatile unsigned *word, unsigned n) {
+	unsigned long long start, now;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+	for (;;) {
+		if (*word >= n)
+			return;
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+		if (now - start > 1000000000ULL)
+			return;
+	}
+}
+
+/* launch_begin queues the gate and the start event of a launch of the
+ * kernel (nest, function) and returns the launch's index. */
+static inline long launch_begin(const char *nest, const char *function) {
+	if (ref_ntimings == ref_captimings) {
+		ref_captimings = ref_captimings ? 2 * ref_captimings : 256;
+		ref_timings = (struct ref_timing *)realloc(ref_timings, ref_captimings * sizeof *ref_timings);
+		if (!ref_timings) {
+			fprintf(stderr, "out of memory\n");
+			exit(1);
+		}
+	}
+	long t = ref_ntimings++;
+	ref_timings[t].kernel = ref_kernel_index(nest, function);
+	CHECK(cudaEventCreate(&ref_timings[t].start));
+	CHECK(cudaEventCreate(&ref_timings[t].stop));
+	if (gate_on) {
+		gate_count++;
+		ref_gate<<<1, 1>>>(gate_dev, gate_count);
+		CHECK(cudaGetLastError());
+	}
+	CHECK(cudaEventRecord(ref_timings[t].start, 0));
+	return t;
+}
+
+/* launch_end queues the stop event of launch t and opens its gate. */
+static inline void launch_end(long t) {
+	CHECK(cudaEventRecord(ref_timings[t].stop, 0));
+	if (gate_on)
+		__atomic_store_n(gate_word, gate_count, __ATOMIC_RELEASE);
+}
+
+/* LAUNCH runs kernel over grid x block threads as a kernel of nest,
+ * timing it by itself and adding the host's time submitting it to
+ * submit_ms. */
+#define LAUNCH(nest, kernel, grid, block, ...)                 \
+	do {                                                   \
+		long t_ = launch_begin((nest), #kernel);       \
+		double s_ = host_ms();                         \
+		kernel<<<(grid), (block)>>>(__VA_ARGS__);      \
+		CHECK(cudaGetLastError());                     \
+		submit_ms += host_ms() - s_;                   \
+		launch_end(t_);                                \
 	} while (0)
 
 #define DIM3(x, y, z) dim3((x), (y), (z))
@@ -74,25 +177,35 @@ static inline void to_dev(void *dst, const void *src, size_t bytes) { CHECK(cuda
 static inline void to_host(void *dst, const void *src, size_t bytes) { CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost)); }
 static inline void dev_free(void *p) { CHECK(cudaFree(p)); }
 
-static cudaEvent_t ev_start, ev_stop;
-
 /* timer_start starts timing kernels, after a first launch-free call that
- * creates the context (not timed). */
+ * creates the context (not timed), and sets up the gate. */
 static inline void timer_start(void) {
 	CHECK(cudaFree(0));
-	CHECK(cudaEventCreate(&ev_start));
-	CHECK(cudaEventCreate(&ev_stop));
-	CHECK(cudaEventRecord(ev_start, 0));
+	const char *g = getenv("REF_GATE");
+	gate_on = !(g && strcmp(g, "0") == 0);
+	if (gate_on) {
+		CHECK(cudaHostAlloc((void **)&gate_word, sizeof *gate_word, cudaHostAllocMapped));
+		*gate_word = 0;
+		CHECK(cudaHostGetDevicePointer((void **)&gate_dev, gate_word, 0));
+	}
 }
 
-/* timer_stop waits for the kernels and returns the milliseconds since
- * timer_start. */
+/* timer_stop waits for the kernels, adds each launch's time to its
+ * kernel's and returns the sum of all launches' milliseconds. */
 static inline double timer_stop(void) {
-	float ms;
-	CHECK(cudaEventRecord(ev_stop, 0));
-	CHECK(cudaEventSynchronize(ev_stop));
-	CHECK(cudaEventElapsedTime(&ms, ev_start, ev_stop));
-	return ms;
+	double total = 0;
+	CHECK(cudaDeviceSynchronize());
+	for (long t = 0; t < ref_ntimings; t++) {
+		float ms;
+		CHECK(cudaEventElapsedTime(&ms, ref_timings[t].start, ref_timings[t].stop));
+		ref_kernels[ref_timings[t].kernel].ms += ms;
+		ref_kernels[ref_timings[t].kernel].launches++;
+		total += ms;
+		CHECK(cudaEventDestroy(ref_timings[t].start));
+		CHECK(cudaEventDestroy(ref_timings[t].stop));
+	}
+	ref_ntimings = 0;
+	return total;
 }
 
 #else /* REF_CPU: every thread in turn, on the CPU */
@@ -108,8 +221,12 @@ static dim3 gridDim, blockDim, blockIdx, threadIdx;
 
 #define DIM3(x, y, z) ((dim3){(x), (y), (z)})
 
-#define LAUNCH(kernel, grid, block, ...)                                                              \
+/* LAUNCH runs kernel's threads one after the other as a kernel of nest,
+ * timed on the host's clock. */
+#define LAUNCH(nest, kernel, grid, block, ...)                                                        \
 	do {                                                                                          \
+		int k_ = ref_kernel_index((nest), #kernel);                                           \
+		double s_ = host_ms();                                                                \
 		gridDim = (grid);                                                                     \
 		blockDim = (block);                                                                   \
 		for (blockIdx.z = 0; blockIdx.z < gridDim.z; blockIdx.z++)                            \
@@ -119,6 +236,8 @@ static dim3 gridDim, blockDim, blockIdx, threadIdx;
 						for (threadIdx.y = 0; threadIdx.y < blockDim.y; threadIdx.y++) \
 							for (threadIdx.x = 0; threadIdx.x < blockDim.x; threadIdx.x++) \
 								kernel(__VA_ARGS__);                    \
+		ref_kernels[k_].ms += host_ms() - s_;                                                 \
+		ref_kernels[k_].launches++;                                                           \
 	} while (0)
 
 static inline void *dev_alloc(size_t bytes) {
@@ -134,14 +253,14 @@ static inline void to_dev(void *dst, const void *src, size_t bytes) { memcpy(dst
 static inline void to_host(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
 static inline void dev_free(void *p) { free(p); }
 
-static struct timespec ts_start;
+static inline void timer_start(void) {}
 
-static inline void timer_start(void) { clock_gettime(CLOCK_MONOTONIC, &ts_start); }
-
+/* timer_stop returns the sum of all launches' milliseconds. */
 static inline double timer_stop(void) {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - ts_start.tv_sec) * 1e3 + (t.tv_nsec - ts_start.tv_nsec) / 1e6;
+	double total = 0;
+	for (int i = 0; i < ref_nkernels; i++)
+		total += ref_kernels[i].ms;
+	return total;
 }
 
 #endif /* REF_CPU */
@@ -195,7 +314,13 @@ static inline int size(const char *name, int argc, char **argv, int k, int def, 
 	return (int)v;
 }
 
-/* report prints the kernel time and the launches' submission on stderr. */
-static inline void report(const char *name, double ms) { fprintf(stderr, "%s kernel_ms=%.3f submit_ms=%.3f\n", name, ms, submit_ms); }
+/* report prints each kernel's time, then the total and the launches'
+ * submission, on stderr. */
+static inline void report(const char *name, double ms) {
+	for (int i = 0; i < ref_nkernels; i++)
+		fprintf(stderr, "%s kernel %s ms=%.3f launches=%ld function=%s\n", name, ref_kernels[i].nest, ref_kernels[i].ms,
+			ref_kernels[i].launches, ref_kernels[i].function);
+	fprintf(stderr, "%s kernel_ms=%.3f submit_ms=%.3f\n", name, ms, submit_ms);
+}
 
 #endif /* NESTS_REF_H */

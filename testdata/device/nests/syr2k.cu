@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
 	to_dev(dB, B, sA);
 	to_dev(dC, C, sC);
 	timer_start();
-	LAUNCH(syr2k, DIM3(cdiv(n, 16), cdiv(n, 16), 1), DIM3(16, 16, 1), n, m, alpha, beta, dA, dB, dC);
+	LAUNCH("kernel", syr2k, DIM3(cdiv(n, 16), cdiv(n, 16), 1), DIM3(16, 16, 1), n, m, alpha, beta, dA, dB, dC);
 	report("syr2k", timer_stop());
 	to_host(C, dC, sC);
 

@@ -33,7 +33,7 @@ int main(int argc, char **argv) {
 	to_dev(dB, B, sA);
 	to_dev(dC, C, sC);
 	timer_start();
-	LAUNCH(syrk, DIM3(cdiv(n, 16), cdiv(n, 16), 1), DIM3(16, 16, 1), n, m, alpha, beta, dA, dC);
+	LAUNCH("kernel", syrk, DIM3(cdiv(n, 16), cdiv(n, 16), 1), DIM3(16, 16, 1), n, m, alpha, beta, dA, dC);
 	report("syrk", timer_stop());
 	to_host(C, dC, sC);
 

@@ -36,9 +36,9 @@ int main(int argc, char **argv) {
 	to_dev(dD, D, bytes);
 	dim3 grid = DIM3(cdiv(n, 16), cdiv(n, 16), 1), block = DIM3(16, 16, 1);
 	timer_start();
-	LAUNCH(product, grid, block, n, dE, dA, dB);
-	LAUNCH(product, grid, block, n, dF, dC, dD);
-	LAUNCH(product, grid, block, n, dG, dE, dF);
+	LAUNCH("mm", product, grid, block, n, dE, dA, dB);
+	LAUNCH("mm", product, grid, block, n, dF, dC, dD);
+	LAUNCH("mm", product, grid, block, n, dG, dE, dF);
 	report("threemm", timer_stop());
 	to_host(G, dG, bytes);
 

@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
 	to_dev(dA, A, sA);
 	to_dev(dB, B, sB);
 	timer_start();
-	LAUNCH(trmm, DIM3(cdiv(n, 128), 1, 1), DIM3(128, 1, 1), m, n, alpha, dA, dB);
+	LAUNCH("kernel", trmm, DIM3(cdiv(n, 128), 1, 1), DIM3(128, 1, 1), m, n, alpha, dA, dB);
 	report("trmm", timer_stop());
 	to_host(B, dB, sB);
 

@@ -55,8 +55,8 @@ int main(int argc, char **argv) {
 	to_dev(dC, C, sC);
 	to_dev(dD, D, sD);
 	timer_start();
-	LAUNCH(mm1, DIM3(cdiv(nj, 16), cdiv(ni, 16), 1), DIM3(16, 16, 1), ni, nj, nk, alpha, dA, dB, dT);
-	LAUNCH(mm2, DIM3(cdiv(nl, 16), cdiv(ni, 16), 1), DIM3(16, 16, 1), ni, nj, nl, beta, dT, dC, dD);
+	LAUNCH("mm1", mm1, DIM3(cdiv(nj, 16), cdiv(ni, 16), 1), DIM3(16, 16, 1), ni, nj, nk, alpha, dA, dB, dT);
+	LAUNCH("mm2", mm2, DIM3(cdiv(nl, 16), cdiv(ni, 16), 1), DIM3(16, 16, 1), ni, nj, nl, beta, dT, dC, dD);
 	report("twomm", timer_stop());
 	to_host(D, dD, sD);
 

@@ -347,7 +347,13 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	}
 	for gi, g := range groups {
 		b := bufs[gi]
-		copied, lerr := b.loadInto(ctx, mem, res, g.Range, Overwritten(k, g, in), cb)
+		// What a written group's kept buffer holds of its range is left
+		// stale after the kernel: not watched now (watchLoaded).
+		var leave Range
+		if lazy && kept[gi] && g.Written {
+			leave = g.Range
+		}
+		copied, lerr := b.loadInto(ctx, mem, res, g.Range, Overwritten(k, g, in), cb, leave)
 		if lerr != nil {
 			// The batch may hold copies of the buffers before this one.
 			return st, dropLoaded(0, gi+1, lerr)

@@ -2,6 +2,7 @@ package ptxgen
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"testing"
 
@@ -161,5 +162,76 @@ func TestResidentRecyclesGrownBuffer(t *testing.T) {
 	}
 	if !bytes.Equal(want, got) {
 		t.Fatal("memory differs from a Resident's that keeps every page")
+	}
+}
+
+// TestLaunchLeavesWrittenPagesUnwatched checks that a launch does not
+// watch the pages of a written range it leaves stale (watchLoaded): a
+// mark a page the stale mark undoes. Its second launch fails after its
+// kernel wrote part of y; y's last page, which the guest held and no
+// store footprint covers, was not watched then: it counts as dirty, so
+// that the launch after the guest ran the loop on the CPU (the fallback)
+// and wrote y's last element copies it in, and the guest ends as the CPU
+// engine leaves it.
+func TestLaunchLeavesWrittenPagesUnwatched(t *testing.T) {
+	const n = 3000
+	bs, k, ctx, fn := saxpyKernel(t)
+	refMem, refCPU := lazyGuest(t, n)
+	mem, cpu := lazyGuest(t, n)
+	res := Resident{Lazy: true, FaultWindow: 1}
+	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x8000, dataBase + 0x8000 + 8*n}
+	cpuRun := func(m *gvinst.Memory, from uint64) {
+		c := *refCPU
+		c.State[gvinst.S0] = from * 8
+		runToSyscall(t, gvinst.NewInterpreter(m, bs, gvinst.InterpOptions{}), &c)
+	}
+	for round := 0; round < 3; round++ {
+		in := saxpyInput(k, cpu, n, xr, yr)
+		if round == 1 {
+			// The threads storing into y's last page fail: the page is
+			// in the written group's range (y's loads) but in no store
+			// footprint, which the failed launch's restore marks.
+			for s, site := range k.Sites {
+				if site.Store {
+					in.Sites[s].Hi = (yr.Hi - 1) / gvinst.PageSize * gvinst.PageSize
+				}
+			}
+		}
+		_, err := Launch(ctx, fn, k, mem, in, &res)
+		cpuRun(refMem, 0)
+		if round == 1 {
+			var ke *KernelError
+			if !errors.As(err, &ke) {
+				t.Fatalf("round 1: want a kernel error, got %v", err)
+			}
+			cpuRun(mem, 0) // the fallback
+			for _, mm := range []*gvinst.Memory{refMem, mem} {
+				if err := mm.Store(yr.Hi-8, 8, 0x4000000000000000); err != nil {
+					t.Fatal(err)
+				}
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for a := yr.Lo; a < yr.Hi; a += gvinst.PageSize {
+			if mem.IsWatched(a) {
+				t.Errorf("round %d: y's page at %#x, left stale, is watched", round, a)
+				break
+			}
+		}
+		cpuRun(mem, n-1)
+	}
+	want, got := make([]byte, 0x10000), make([]byte, 0x10000)
+	_ = refMem.Read(dataBase, want)
+	if err := mem.Read(dataBase, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's")
+	}
+	if err := res.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

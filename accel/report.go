@@ -172,6 +172,10 @@ type Report struct {
 	// recycle.go), BroughtBackReread those of them read again.
 	BroughtBackReleased uint64 `json:"brought_back_released,omitempty"`
 	BroughtBackReread   uint64 `json:"brought_back_reread,omitempty"`
+	// BroughtBackAhead are the pages that came back with a launch, behind
+	// its kernel, where the guest had found them stale after the launches
+	// before (ptxgen's ahead.go: with a pinned staging buffer only).
+	BroughtBackAhead uint64 `json:"brought_back_ahead,omitempty"`
 	// OffloadStopped says why the run sent every hot spot back to the
 	// CPU, when its offloading lost in all.
 	OffloadStopped string `json:"offload_stopped,omitempty"`
@@ -236,7 +240,7 @@ func (a *Accelerator) Report() *Report {
 	back := a.resident.BringBackStats()
 	rep.BytesBroughtBack, rep.BroughtBackSeconds = back.Bytes, back.Time.Seconds()
 	rep.BroughtBackFaults, rep.BroughtBackRuns, rep.BroughtBackPages = back.Faults, back.Runs, back.Pages
-	rep.BroughtBackReleased, rep.BroughtBackReread = back.Released, back.Reread
+	rep.BroughtBackReleased, rep.BroughtBackReread, rep.BroughtBackAhead = back.Released, back.Reread, back.Ahead
 	if back.Faults > 0 {
 		rep.BroughtBackParts = &CopyPartsReport{}
 		rep.BroughtBackParts.add(back.Parts)

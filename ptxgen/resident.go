@@ -283,6 +283,9 @@ type copyBatcher struct {
 	queue  bool
 	// queued says copies out of stage were queued and not waited for.
 	queued bool
+	// high is how far into stage room has handed out bytes: a copy
+	// queued from there on may still be reading the bytes before it.
+	high uint64
 }
 
 // room returns n bytes of the staging buffer for copies to add, running
@@ -305,6 +308,7 @@ func (cb *copyBatcher) room(n uint64) ([]byte, error) {
 	}
 	b := cb.stage[cb.used : cb.used+n]
 	cb.used += n
+	cb.high = max(cb.high, cb.used)
 	return b, nil
 }
 
@@ -410,6 +414,9 @@ type resBuf struct {
 	// released page was read again, which stops it for b.
 	released []bool
 	keepBack bool
+	// hot are the last pages the guest found stale outside a launch,
+	// which b's written launches bring back with them (ahead.go).
+	hot []int
 	// Strided read-ahead: the address of the last access Refresh brought
 	// a page back for (0: none), or the last one a strided gather brought
 	// back; its distance from the one before; and how many pages the last
@@ -916,6 +923,15 @@ func (res *Resident) bind(ctx gpu.Context, mem GuestMemory) error {
 // column's pages of a doubling number of rows.
 func (res *Resident) Refresh(addr uint64) error {
 	res.back.Faults++
+	if res.ctx.parts == nil {
+		// The guest's own access, outside a launch: the next launch
+		// that writes the page brings it back with it (ahead.go).
+		for _, b := range res.bufs {
+			if i, ok := b.page(addr / gvinst.PageSize); ok && b.stale[i] {
+				b.noteFault(i)
+			}
+		}
+	}
 	if res.ctx.parts == nil && res.poking == nil && !res.recycling {
 		// The guest's own access, outside a launch and any other
 		// bring-back: the runs it brings back may recycle.
@@ -1374,6 +1390,10 @@ type BringBackStats struct {
 	// what they held; Time the time they took.
 	Faults, Runs, Pages, Bytes uint64
 	Time                       time.Duration
+	// Ahead is the pages that came back with a launch, behind its
+	// kernel, where the guest found them stale after the launch before
+	// (ahead.go).
+	Ahead uint64
 	// Released is the bytes of pages brought back whose host memory was
 	// taken back for the next ones (recycle.go), Reread those of
 	// them read again, which came back a second time.

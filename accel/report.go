@@ -199,6 +199,9 @@ type Report struct {
 	// device's costs (MeasureDevice, a module of its own loaded first).
 	DeviceOpenSeconds    float64 `json:"device_open_seconds,omitempty"`
 	DeviceMeasureSeconds float64 `json:"device_measure_seconds,omitempty"`
+	// DeviceCostsCached says the device's costs came from
+	// Options.CostsCache, measured by an earlier run (costcache.go).
+	DeviceCostsCached bool `json:"device_costs_cached,omitempty"`
 	// DeviceInitSeconds is the time the driver took to initialise (on a
 	// real GPU, loading libcuda and cuInit), where whoever opened the
 	// driver (package pipeline) knows it: gxbit accelerate and run
@@ -225,7 +228,7 @@ type Report struct {
 // Report returns the per-hot-spot counters so far.
 func (a *Accelerator) Report() *Report {
 	rep := &Report{Device: cmp.Or(a.dev, a.opts.Driver.Name()), KernelsPrefetched: a.prefetchedUsed, DeviceWaitSeconds: a.deviceWait.Seconds(), EmulationSeconds: a.unseen.Seconds(),
-		DeviceOpenSeconds: a.deviceOpen.Seconds(), DeviceMeasureSeconds: a.deviceMeasure.Seconds(),
+		DeviceOpenSeconds: a.deviceOpen.Seconds(), DeviceMeasureSeconds: a.deviceMeasure.Seconds(), DeviceCostsCached: a.costsCached,
 		BackgroundUsed: a.bg.taken, BackgroundRedone: a.bg.redone}
 	bgTime, bgDone := a.backgroundDone()
 	rep.BackgroundSeconds, rep.BackgroundTranslated = bgTime.Seconds(), bgDone
@@ -267,7 +270,11 @@ func FormatReport(r *Report) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "device: %s", r.Device)
 	if r.DeviceReadySeconds > 0 {
-		fmt.Fprintf(&sb, " (ready after %.3fs: context %.3fs, measuring %.3fs; the guest waited %.3fs for it and its kernels)", r.DeviceReadySeconds, r.DeviceOpenSeconds, r.DeviceMeasureSeconds, r.DeviceWaitSeconds)
+		measuring := "measuring"
+		if r.DeviceCostsCached {
+			measuring = "costs kept from an earlier run"
+		}
+		fmt.Fprintf(&sb, " (ready after %.3fs: context %.3fs, %s %.3fs; the guest waited %.3fs for it and its kernels)", r.DeviceReadySeconds, r.DeviceOpenSeconds, measuring, r.DeviceMeasureSeconds, r.DeviceWaitSeconds)
 	}
 	sb.WriteString("\n")
 	if r.BackgroundTranslated > 0 {

@@ -932,6 +932,52 @@ type DroppingHolder interface {
 	Dropped(pageAddr uint64)
 }
 
+// Unwritten returns the runs of at least minPages whole pages of [addr,
+// addr+size) that read as zeros from no bytes of their own: mapped,
+// readable, and neither written nor left stale by a holder. Each run is
+// its first byte's address and its end's, lowest first. A holder that
+// copies guest memory elsewhere can make zeros there instead of reading
+// and copying them (a device buffer set to zeros: an array the program
+// allocated and the launch reads before anything wrote it).
+func (m *Memory) Unwritten(addr, size uint64, minPages int) [][2]uint64 {
+	if size == 0 || addr+size < addr {
+		return nil
+	}
+	first, end := (addr+pageMask)/PageSize, (addr+size)/PageSize // whole pages first..end-1
+	var runs [][2]uint64
+	var from uint64
+	open := false
+	closeRun := func(pn uint64) {
+		if open && pn-from >= uint64(max(minPages, 1)) {
+			runs = append(runs, [2]uint64{from * PageSize, pn * PageSize})
+		}
+		open = false
+	}
+	for i, _ := m.areaAt(first); i < len(m.areas) && m.areas[i].first < end; i++ {
+		a := m.areas[i]
+		lo, hi := max(a.first, first), min(a.last+1, end)
+		if a.perm&PermRead == 0 {
+			closeRun(lo)
+			continue
+		}
+		for pn := lo; pn < hi; pn++ {
+			p, ok := m.pages[pn]
+			zero := ok && p.data == nil && p.stale == 0 || !ok && !m.inRuns(pn)
+			switch {
+			case zero && !open:
+				from, open = pn, true
+			case !zero:
+				closeRun(pn)
+			}
+		}
+		if hi < end && (i+1 >= len(m.areas) || m.areas[i+1].first != hi) {
+			closeRun(hi) // a hole after the area
+		}
+	}
+	closeRun(end)
+	return runs
+}
+
 // IsWatched reports whether the page holding addr is watched.
 func (m *Memory) IsWatched(addr uint64) bool {
 	p, ok := m.pages[addr/PageSize]

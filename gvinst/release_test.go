@@ -229,3 +229,46 @@ func TestReleaseWhileSettling(t *testing.T) {
 		t.Errorf("Release over unmapped pages: %v, want a fault", err)
 	}
 }
+
+// TestUnwritten checks the runs of pages that read as zeros from no bytes
+// of their own: a page written, one a holder left stale (in a run of
+// them or with an entry), an unreadable area and a hole end runs; a page
+// only watched does not; the ends of the range count whole pages only,
+// and runs shorter than asked for are left out.
+func TestUnwritten(t *testing.T) {
+	const base = 0x40000000
+	pg := func(k uint64) uint64 { return base + k*PageSize }
+	m := NewMemory(0)
+	if err := m.Map(base, 32*PageSize, PermRead|PermWrite); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Protect(pg(24), 2*PageSize, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Map(pg(40), 8*PageSize, PermRead); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Store(pg(5)+8, 8, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Defer(pg(10), 2*PageSize); err != nil { // a stale run
+		t.Fatal(err)
+	}
+	if err := m.Poke(pg(14), []byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Defer(pg(14), PageSize); err != nil { // stale, with bytes
+		t.Fatal(err)
+	}
+	m.Watch(pg(20), PageSize)
+	got := m.Unwritten(base+100, pg(46)+5-(base+100), 1)
+	want := [][2]uint64{{pg(1), pg(5)}, {pg(6), pg(10)}, {pg(12), pg(14)}, {pg(15), pg(24)}, {pg(26), pg(32)}, {pg(40), pg(46)}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Unwritten = %#x, want %#x", got, want)
+	}
+	got = m.Unwritten(base, pg(48)-base, 5)
+	want = [][2]uint64{{pg(0), pg(5)}, {pg(15), pg(24)}, {pg(26), pg(32)}, {pg(40), pg(48)}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Unwritten of runs of 5 pages = %#x, want %#x", got, want)
+	}
+}

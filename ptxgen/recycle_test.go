@@ -235,3 +235,59 @@ func TestLaunchLeavesWrittenPagesUnwatched(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLoadSetsUnwrittenPagesToZero launches the saxpy loop over 64 KiB
+// arrays of which the guest wrote only y and x's first page: x's other
+// pages read as zeros from no bytes of their own, and the launch sets
+// them to zeros on the device instead of copying them in. The guest ends
+// as the CPU engine leaves it.
+func TestLoadSetsUnwrittenPagesToZero(t *testing.T) {
+	const n = 0x20000 / 8
+	bs, k, ctx, fn := saxpyKernel(t)
+	guest := func() (*gvinst.Memory, *gvinst.CPU) {
+		mem := gvinst.NewMemory(1 << 28)
+		if err := mem.Map(dataBase, 0x40000, gvinst.PermRead|gvinst.PermWrite); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			if i < gvinst.PageSize/8 {
+				_ = mem.Store(dataBase+uint64(8*i), 8, math.Float64bits(float64(i)*0.1+1/3.0))
+			}
+			_ = mem.Store(dataBase+0x20000+uint64(8*i), 8, math.Float64bits(float64(i%89)/7.0))
+		}
+		cpu := &gvinst.CPU{PC: 0x1000}
+		cpu.State[gvinst.MXCSR] = 0x1f80
+		cpu.State[gvinst.S6] = dataBase
+		cpu.State[gvinst.S7] = dataBase + 0x20000
+		cpu.State[gvinst.S2] = uint64(n) * 8
+		cpu.State[gvinst.XReg(0)] = math.Float64bits(1.0000001)
+		return mem, cpu
+	}
+	refMem, refCPU := guest()
+	mem, cpu := guest()
+	res := Resident{Lazy: true}
+	xr, yr := Range{dataBase, dataBase + 8*n}, Range{dataBase + 0x20000, dataBase + 0x20000 + 8*n}
+	st, err := Launch(ctx, fn, k, mem, saxpyInput(k, cpu, n, xr, yr), &res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (yr.Hi - yr.Lo) + gvinst.PageSize; st.Parts.BytesHtoD != want || st.BytesIn != want || st.Parts.Memset == 0 {
+		t.Errorf("copied %d bytes in (%d counted, memsets %v), want y and x's first page, %d, and x's other pages set on the device", st.Parts.BytesHtoD, st.BytesIn, st.Parts.Memset, want)
+	}
+	rc := *refCPU
+	runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), &rc)
+	last := *cpu
+	last.State[gvinst.S0] = (n - 1) * 8
+	runToSyscall(t, gvinst.NewInterpreter(mem, bs, gvinst.InterpOptions{}), &last)
+	if err := res.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, got := make([]byte, 0x40000), make([]byte, 0x40000)
+	_ = refMem.Read(dataBase, want)
+	if err := mem.Read(dataBase, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatal("memory differs from the CPU engine's")
+	}
+}

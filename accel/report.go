@@ -333,6 +333,9 @@ func FormatReport(r *Report) string {
 	}
 	if r.BytesBroughtBack > 0 {
 		fmt.Fprintf(&sb, "written bytes left on the device and brought back when read: %d in %.3fs (%d runs of pages, %d accesses asked)\n", r.BytesBroughtBack, r.BroughtBackSeconds, r.BroughtBackRuns, r.BroughtBackFaults)
+		if r.BroughtBackReleased > 0 || r.BroughtBackAhead > 0 {
+			fmt.Fprintf(&sb, "  of them: %d bytes released again for their host memory (%d read again), %d pages brought back with a launch\n", r.BroughtBackReleased, r.BroughtBackReread, r.BroughtBackAhead)
+		}
 	}
 	if r.BytesDropped > 0 {
 		fmt.Fprintf(&sb, "written bytes only the device held, dropped when the guest unmapped them or ended: %d\n", r.BytesDropped)

@@ -943,38 +943,43 @@ func (m *Memory) Unwritten(addr, size uint64, minPages int) [][2]uint64 {
 	if size == 0 || addr+size < addr {
 		return nil
 	}
+	k := uint64(max(minPages, 1))
 	first, end := (addr+pageMask)/PageSize, (addr+size)/PageSize // whole pages first..end-1
-	var runs [][2]uint64
-	var from uint64
-	open := false
-	closeRun := func(pn uint64) {
-		if open && pn-from >= uint64(max(minPages, 1)) {
-			runs = append(runs, [2]uint64{from * PageSize, pn * PageSize})
+	zero := func(pn uint64) bool {
+		if p, ok := m.pages[pn]; ok {
+			return p.data == nil && p.stale == 0
 		}
-		open = false
+		return !m.inRuns(pn)
 	}
+	var runs [][2]uint64
 	for i, _ := m.areaAt(first); i < len(m.areas) && m.areas[i].first < end; i++ {
 		a := m.areas[i]
 		lo, hi := max(a.first, first), min(a.last+1, end)
 		if a.perm&PermRead == 0 {
-			closeRun(lo)
 			continue
 		}
-		for pn := lo; pn < hi; pn++ {
-			p, ok := m.pages[pn]
-			zero := ok && p.data == nil && p.stale == 0 || !ok && !m.inRuns(pn)
-			switch {
-			case zero && !open:
-				from, open = pn, true
-			case !zero:
-				closeRun(pn)
+		// A run of k pages or more holds a page whose number is a
+		// multiple of k: look at those, and around the ones that read
+		// as zeros (pages the guest wrote, most often, cost a look
+		// every k pages).
+		next := lo // the pages before it are looked at
+		for pn := (lo + k - 1) / k * k; pn < hi; pn += k {
+			if pn < next || !zero(pn) {
+				continue
 			}
-		}
-		if hi < end && (i+1 >= len(m.areas) || m.areas[i+1].first != hi) {
-			closeRun(hi) // a hole after the area
+			s, e := pn, pn+1
+			for s > next && zero(s-1) {
+				s--
+			}
+			for e < hi && zero(e) {
+				e++
+			}
+			if e-s >= k {
+				runs = append(runs, [2]uint64{s * PageSize, e * PageSize})
+			}
+			next = e
 		}
 	}
-	closeRun(end)
 	return runs
 }
 

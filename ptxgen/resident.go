@@ -410,8 +410,9 @@ type resBuf struct {
 	// that run's length.
 	nextPage, ahead int
 	// released[i] is set when the host memory of page i, brought back,
-	// was taken back (recycle.go; pages past its end were not); keepBack once a
-	// released page was read again, which stops it for b.
+	// was taken back (recycle.go; pages past its end were not);
+	// keepBack once a released page was read again, which stops it for
+	// b.
 	released []bool
 	keepBack bool
 	// hot are the last pages the guest found stale outside a launch,

@@ -110,6 +110,11 @@ type Options struct {
 	// 0.07 s at the end of each run. A process that goes on (the daemon)
 	// must leave it false.
 	LeaveDevice bool
+	// BackWindow is how many bytes of the pages brought back while the
+	// guest reads an array forward stay in the guest before their host
+	// memory goes to the next ones (ptxgen.Resident.BackWindow; 0: its
+	// default).
+	BackWindow uint64
 	// CostsCache is the file that keeps a real GPU's costs between runs
 	// (costcache.go; DefaultCostsCache): a run on a device it knows does
 	// not measure it. Empty: measured every run.
@@ -274,6 +279,7 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	// it; the first launch makes the resident buffers g.Mem's holder.
 	a.resident.Lazy = true
 	a.resident.LeaveDevice = opts.LeaveDevice
+	a.resident.BackWindow = opts.BackWindow
 	if !a.prefetching() {
 		// On a real GPU the loader asks, once the context is open: the
 		// driver may still be initialising (pipeline.StartGPU).

@@ -167,6 +167,15 @@ type Report struct {
 	BroughtBackRuns   uint64           `json:"brought_back_runs,omitempty"`
 	BroughtBackPages  uint64           `json:"brought_back_pages,omitempty"`
 	BroughtBackParts  *CopyPartsReport `json:"brought_back_parts,omitempty"`
+	// BroughtBackReleased are the bytes of pages brought back whose host
+	// memory went to the next ones while the guest read forward (ptxgen's
+	// recycle.go), BroughtBackReread those of them read again.
+	BroughtBackReleased uint64 `json:"brought_back_released,omitempty"`
+	BroughtBackReread   uint64 `json:"brought_back_reread,omitempty"`
+	// BroughtBackAhead are the pages that came back with a launch, behind
+	// its kernel, where the guest had found them stale after the launches
+	// before (ptxgen's ahead.go: with a pinned staging buffer only).
+	BroughtBackAhead uint64 `json:"brought_back_ahead,omitempty"`
 	// OffloadStopped says why the run sent every hot spot back to the
 	// CPU, when its offloading lost in all.
 	OffloadStopped string `json:"offload_stopped,omitempty"`
@@ -234,6 +243,7 @@ func (a *Accelerator) Report() *Report {
 	back := a.resident.BringBackStats()
 	rep.BytesBroughtBack, rep.BroughtBackSeconds = back.Bytes, back.Time.Seconds()
 	rep.BroughtBackFaults, rep.BroughtBackRuns, rep.BroughtBackPages = back.Faults, back.Runs, back.Pages
+	rep.BroughtBackReleased, rep.BroughtBackReread, rep.BroughtBackAhead = back.Released, back.Reread, back.Ahead
 	if back.Faults > 0 {
 		rep.BroughtBackParts = &CopyPartsReport{}
 		rep.BroughtBackParts.add(back.Parts)
@@ -323,6 +333,9 @@ func FormatReport(r *Report) string {
 	}
 	if r.BytesBroughtBack > 0 {
 		fmt.Fprintf(&sb, "written bytes left on the device and brought back when read: %d in %.3fs (%d runs of pages, %d accesses asked)\n", r.BytesBroughtBack, r.BroughtBackSeconds, r.BroughtBackRuns, r.BroughtBackFaults)
+		if r.BroughtBackReleased > 0 || r.BroughtBackAhead > 0 {
+			fmt.Fprintf(&sb, "  of them: %d bytes released again for their host memory (%d read again), %d pages brought back with a launch\n", r.BroughtBackReleased, r.BroughtBackReread, r.BroughtBackAhead)
+		}
 	}
 	if r.BytesDropped > 0 {
 		fmt.Fprintf(&sb, "written bytes only the device held, dropped when the guest unmapped them or ended: %d\n", r.BytesDropped)

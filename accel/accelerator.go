@@ -61,6 +61,12 @@ type Options struct {
 	// AlwaysOffload launches whenever the guards pass, whatever the cost
 	// model says (tests, and measuring kernels).
 	AlwaysOffload bool
+	// WetProbes probes every instance on the CPU, its rows run for real,
+	// as before dry rows (dryrows.go; for comparing the two).
+	WetProbes bool
+	// Probes, when set, hears what probing each instance gave, before
+	// the guards and the launch (tests, and tools comparing probes).
+	Probes func(ProbeTrace)
 	// CPUTail has the CPU run every offloaded instance's last arrival,
 	// the one that leaves the loop, as before kernels gave the loop's
 	// exit state (for comparing the two: TestExitStateFromKernel).
@@ -630,7 +636,9 @@ type spot struct {
 	// (bounded.go).
 	loops   []*innerLoop
 	skipper gvinst.Engine
-	groups  [][]int // the kernel's sites by x86 access (accessGroups)
+	// dry is the state of the spot's dry rows (dryrows.go).
+	dry    dryState
+	groups [][]int // the kernel's sites by x86 access (accessGroups)
 	// The schedule of the hot spot, the mapped level's index, and the
 	// schedule's kernels phase 2 runs instead of kernel when they differ
 	// from it (parts.go; nil otherwise), with the CPU engine that runs a

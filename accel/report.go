@@ -46,6 +46,13 @@ type HotSpotReport struct {
 	// step), launched with what those were probed or launched with,
 	// moved on (see replay.go); counted in Replays too.
 	Extrapolated int `json:"replays_extrapolated,omitempty"`
+	// DryProbes are the instances whose probed rows ran dry (dryrows.go):
+	// jumped through their inner loops by the exit tests' model, the
+	// guest left as it was, the GPU launched from their first arrival.
+	DryProbes int `json:"dry_probes,omitempty"`
+	// DryNote says why the hot spot's last probe did not run dry, where
+	// it did not (its rows then ran on the CPU, as before).
+	DryNote string `json:"dry_note,omitempty"`
 	// EntryCut says the instances started at their first arrival at the
 	// header, from the instance it was cut from outside the level on
 	// (breakCutter); EntryUncut that the cut was undone (a first
@@ -75,10 +82,17 @@ type HotSpotReport struct {
 	ProbedIterations   int    `json:"probed_iterations,omitempty"`
 	ProbedAccesses     uint64 `json:"probed_accesses,omitempty"`
 	ProbedInstructions uint64 `json:"probed_instructions,omitempty"`
+	// RowInstructions are the guest instructions the probed rows ran on
+	// the CPU, on any engine (a dry row's jumped iterations run nowhere).
+	RowInstructions uint64 `json:"row_instructions,omitempty"`
 	// ProbeSeconds is the wall time of timing the CPU engine and probing,
 	// over every instance.
 	ProbeSeconds float64 `json:"probe_seconds,omitempty"`
-	Iterations   uint64  `json:"gpu_iterations"`
+	// TimingSeconds is the part of ProbeSeconds spent timing the CPU
+	// engine before probing (timePlain: a budget of instructions, then on
+	// to the header, a row at most, which the GPU then does not run).
+	TimingSeconds float64 `json:"timing_seconds,omitempty"`
+	Iterations    uint64  `json:"gpu_iterations"`
 	// TailIterations are the iterations of offloaded instances the CPU
 	// ran after the kernel: the one that leaves the loop, and while the
 	// plain engine is not yet timed, the one before it (see cpuTail).
@@ -255,6 +269,9 @@ func (a *Accelerator) Report() *Report {
 		r.KernelSpeedupEst = r.KernelSpeedup()
 		if sp.probe != nil {
 			r.ProbedInstructions = sp.probe.Stats().GuestInsns
+		}
+		if sp.dry.engine != nil {
+			r.ProbedInstructions += sp.dry.engine.Stats().GuestInsns
 		}
 		r.FallbackReasons = map[string]int{}
 		for k, v := range sp.rep.FallbackReasons {

@@ -1288,8 +1288,8 @@ func (sp *spot) proveDry(k *ptxgen.Kernel, in *ptxgen.LaunchInput) (gpu.Function
 	if limit := sp.a.opts.DryRunAbove; limit > 0 && bytes < limit || limit == 0 && !sp.dryPays(bytes, in.Count) {
 		return nil, false
 	}
-	fnD, errD := sp.variant(k.Dry)
-	fnU, errU := sp.variant(k.Unchecked)
+	fnD, errD := sp.load(k.Dry) // with its unchecked twin (moduleOf)
+	fnU, errU := sp.load(k.Unchecked)
 	if errD != nil || errU != nil {
 		if sp.dryFailed == nil {
 			sp.dryFailed = map[*ptxgen.Kernel]bool{}
@@ -1363,23 +1363,6 @@ func (m backupMeter) bandwidth() float64 {
 		return 0
 	}
 	return float64(m.bytes) / m.took.Seconds()
-}
-
-// variant returns kernel variant k (a Dry or Unchecked one), loaded at
-// its first use.
-func (sp *spot) variant(k *ptxgen.Kernel) (gpu.Function, error) {
-	if f, ok := sp.variants[k]; ok {
-		return f, nil
-	}
-	f, err := sp.load(k)
-	if err != nil {
-		return nil, err
-	}
-	if sp.variants == nil {
-		sp.variants = map[*ptxgen.Kernel]gpu.Function{}
-	}
-	sp.variants[k] = f
-	return f, nil
 }
 
 // ivStep is an induction variable's step as the profile gives it: fixed,

@@ -635,3 +635,201 @@ func TestRunOnlineSequentialNests(t *testing.T) {
 		}
 	}
 }
+
+// TestRunOnlineDistributedMidInstance runs atax and gemm, whose product
+// nest's outer loop holds two sibling loops that the schedule distributes
+// into kernels of their own, under the single run with its first round
+// begun inside the second sibling (guest instructions, so that where it
+// begins does not depend on the machine's speed): atax's y += Aᵀ·tmp
+// loop, gemm's k-j product after the beta loop. The round's samples meet
+// that sibling first, so the profile names it first among the level's
+// inner loops; the rest of the instance must still run as the schedule's
+// kernels, with the native output. Phase 2 paired the kernels (in the
+// siblings' order) with the inner loops in the profile's order, found
+// "kernel 1 of the schedule runs u1, which is not under loop u0", and
+// ran one kernel over i with both siblings in each thread (gemm 1600 on
+// an H100: past 20 s against two-phase's 1.2 s), or, where the level
+// carries a dependence (atax), nothing at all.
+func TestRunOnlineDistributedMidInstance(t *testing.T) {
+	dir := buildNests(t, []string{"O2-static"})
+	for _, c := range []struct {
+		args []string
+		at   []uint64 // inside the second sibling: atax's product runs from about 1.0 M to 2.8 M, gemm's from 0.5 M to 2.6 M
+	}{
+		{[]string{"atax", "300", "400"}, []uint64{1_500_000, 2_000_000}},
+		{[]string{"gemm", "60", "70", "80"}, []uint64{1_000_000}},
+	} {
+		path := filepath.Join(dir, "O2-static", c.args[0])
+		args := append([]string{path}, c.args[1:]...)
+		want := runNative(t, path, args[1:]...)
+		for _, at := range c.at {
+			t.Run(fmt.Sprintf("%s/%d", c.args[0], at), func(t *testing.T) {
+				var out bytes.Buffer
+				res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+					pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: at})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if out.String() != want || res.ExitStatus != 0 {
+					t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+				}
+				if on.Profile == nil || on.Report == nil {
+					t.Fatalf("no profile or no phase 2: %v", on.Why)
+				}
+				hs := distributedNest(on.Profile)
+				if hs == nil {
+					t.Fatalf("no hot spot with two sibling loops under its outer level:\n%s", profileText(on.Profile))
+				}
+				var sibs []profile.InnerLoop
+				for _, il := range hs.InnerLoops {
+					if il.Parent == hs.Levels[0].Index {
+						sibs = append(sibs, il)
+					}
+				}
+				if sibs[0].Header < sibs[1].Header {
+					t.Fatalf("the profile names %s (%s) before %s (%s): the round (%+v) did not begin inside the second sibling", sibs[0].Index, sibs[0].Header, sibs[1].Index, sibs[1].Header, on.RoundSpans)
+				}
+				for _, h := range on.Report.HotSpots {
+					if h.Entry != hs.Entry.String() {
+						continue
+					}
+					if !strings.HasPrefix(h.ScheduleNote, "phase 2 runs the schedule's kernels") || h.Launches == 0 {
+						t.Errorf("%s: %d launches, %s\n%s", h.Entry, h.Launches, h.ScheduleNote, accel.FormatReport(on.Report))
+					}
+					return
+				}
+				t.Errorf("no report of hot spot %s\n%s", hs.Entry, accel.FormatReport(on.Report))
+			})
+		}
+	}
+}
+
+// distributedNest returns the hot spot of f in main whose outermost level
+// holds two or more inner loops, or nil.
+func distributedNest(f *profile.File) *profile.HotSpot {
+	for i := range f.HotSpots {
+		h := &f.HotSpots[i]
+		if h.Function != "main" || len(h.Levels) != 1 {
+			continue
+		}
+		n := 0
+		for _, il := range h.InnerLoops {
+			if il.Parent == h.Levels[0].Index {
+				n++
+			}
+		}
+		if n >= 2 {
+			return h
+		}
+	}
+	return nil
+}
+
+// TestRunOnlineLongRowsOuterSites runs conv2d with rows of 15,000 columns
+// under the single run, its first round begun inside the initialisation
+// nest's rows (guest instructions, so that where it begins does not depend
+// on the machine's speed) with a probe budget spent within the first row
+// the round records, as the rounds of gxbit run --accelerate are at large
+// sizes. The nest's outer level must be found parallel and launched for
+// the rest of the instance, with the native output. Past the budget, each
+// row's inner loop paused to near its end counting its headers, and the
+// collector skipped on after the resume to the next outer header: the
+// memset of the output row after the inner loop was recorded at one outer
+// index only (no step), the outer level came out sequential, and the rest
+// of the rows launched one at a time at the inner level (on an H100 at
+// 14000 × 15000, 112 launches of 1.9 ms against 75 µs of CPU each before
+// the ledger sent them back to the CPU).
+func TestRunOnlineLongRowsOuterSites(t *testing.T) {
+	dir := buildNests(t, []string{"O2-static"})
+	path := filepath.Join(dir, "O2-static", "conv2d")
+	args := []string{path, "120", "15000"}
+	want := runNative(t, path, args[1:]...)
+	for _, at := range []uint64{5_000_000, 7_000_000} { // the initialisation nest runs from the start to about 27 M
+		t.Run(fmt.Sprint(at), func(t *testing.T) {
+			var out bytes.Buffer
+			res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+				pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: at,
+					Collect: profile.CollectOptions{MaxProbesPerNest: 250_000}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != want || res.ExitStatus != 0 {
+				t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+			}
+			if on.Profile == nil || on.Report == nil || len(on.RoundSpans) == 0 {
+				t.Fatalf("no profile or no phase 2: %v", on.Why)
+			}
+			began := profile.Hex(on.RoundSpans[0].BeganPC)
+			var hs *profile.HotSpot
+			for i := range on.Profile.HotSpots {
+				h := &on.Profile.HotSpots[i]
+				if h.Function == "main" && len(h.Levels) == 2 && slices.Contains(h.Levels[1].Blocks, began) {
+					hs = h
+				}
+			}
+			if hs == nil {
+				t.Fatalf("no two-level hot spot holds %s, where the round began:\n%s", began, profileText(on.Profile))
+			}
+			if lev := hs.Levels[0]; lev.Verdict != profile.VerdictParallel {
+				t.Errorf("level %s of %s: %s (%s), want parallel", lev.Index, hs.Entry, lev.Verdict, lev.Reason)
+			}
+			for _, h := range on.Report.HotSpots {
+				if h.Entry == hs.Entry.String() && h.Launches > 0 {
+					return
+				}
+			}
+			t.Errorf("the outer level at %s did not launch\n%s", hs.Entry, accel.FormatReport(on.Report))
+		})
+	}
+}
+
+// TestRunOnlineLongRowsTripCounts runs gemm with rows of the product as
+// long as at the GPU machine's sizes (k × j = 2000 × 1800, 18 M guest
+// instructions a row) under the single run, its first round begun inside
+// the product nest's only instance (guest instructions, so that where it
+// begins does not depend on the machine's speed), with the probe budget
+// of a round begun at 500 ms. The nest's outer level must be parallel, its
+// k loop's trip count known, and the rest of the instance must launch as
+// the schedule's kernels, with the native output. The round ended once
+// the rows had run profile.CollectOptions.LongOuterIteration (32 M)
+// instructions and k nine iterations, one row short of a second whole
+// entry of k: k's trip count was seen at one value of i (no step), the
+// outer level came out sequential ("the inner loop at 0x401730 has no
+// affine, positive trip count"), and phase 2 launched the k level, once
+// per k, until the ledger sent it back to the CPU.
+func TestRunOnlineLongRowsTripCounts(t *testing.T) {
+	dir := buildNests(t, []string{"O2-static"})
+	path := filepath.Join(dir, "O2-static", "gemm")
+	args := []string{path, "30", "1800", "2000"}
+	want := runNative(t, path, args[1:]...)
+	for _, at := range []uint64{100_000_000, 150_000_000} { // the product runs from about 56 M to 600 M
+		t.Run(fmt.Sprint(at), func(t *testing.T) {
+			var out bytes.Buffer
+			res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
+				pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: at,
+					Collect: profile.CollectOptions{MaxProbesPerNest: 250_000}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != want || res.ExitStatus != 0 {
+				t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+			}
+			if on.Profile == nil || on.Report == nil {
+				t.Fatalf("no profile or no phase 2: %v", on.Why)
+			}
+			hs := distributedNest(on.Profile)
+			if hs == nil {
+				t.Fatalf("no hot spot with two sibling loops under its outer level:\n%s", profileText(on.Profile))
+			}
+			if lev := hs.Levels[0]; lev.Verdict != profile.VerdictParallel {
+				t.Errorf("level %s of %s: %s (%s), want parallel", lev.Index, hs.Entry, lev.Verdict, lev.Reason)
+			}
+			for _, h := range on.Report.HotSpots {
+				if h.Entry == hs.Entry.String() && h.Launches > 0 && strings.HasPrefix(h.ScheduleNote, "phase 2 runs the schedule's kernels") {
+					return
+				}
+			}
+			t.Errorf("the outer level at %s did not launch as the schedule's kernels\n%s", hs.Entry, accel.FormatReport(on.Report))
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package accel
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -175,13 +176,19 @@ func (sp *spot) planParts(s *schedule.Schedule) ([]*ptxgen.Nest, []string, strin
 		return sp.statementParts(s, nests), whats, ""
 	}
 	// Distributed: one part per sibling loop of the level, in the order
-	// control reaches them; part m ends where sibling m's loop leaves to.
+	// control reaches them, which is the order of the schedule's kernels
+	// (by header: schedule.Build's); part m ends where sibling m's loop
+	// leaves to. The profile's order of its inner loops is the order its
+	// samples met them: a single run's round that began inside the
+	// second sibling (atax's Aᵀ·tmp loop, gemm's k loop) names that one
+	// first.
 	var sibs []profile.InnerLoop
 	for _, il := range hs.InnerLoops {
 		if il.Parent == L.Index {
 			sibs = append(sibs, il)
 		}
 	}
+	slices.SortStableFunc(sibs, func(a, b profile.InnerLoop) int { return cmp.Compare(a.Header, b.Header) })
 	if len(sibs) != len(nests) {
 		return nil, nil, fmt.Sprintf("the schedule's %d kernels are not one per loop under %s (%d)", len(nests), L.Index, len(sibs))
 	}

@@ -181,6 +181,15 @@ type Report struct {
 	BroughtBackRuns   uint64           `json:"brought_back_runs,omitempty"`
 	BroughtBackPages  uint64           `json:"brought_back_pages,omitempty"`
 	BroughtBackParts  *CopyPartsReport `json:"brought_back_parts,omitempty"`
+	// BroughtBackReleased are the bytes of pages brought back whose host
+	// memory went to the next ones while the guest read forward (ptxgen's
+	// recycle.go), BroughtBackReread those of them read again.
+	BroughtBackReleased uint64 `json:"brought_back_released,omitempty"`
+	BroughtBackReread   uint64 `json:"brought_back_reread,omitempty"`
+	// BroughtBackAhead are the pages that came back with a launch, behind
+	// its kernel, where the guest had found them stale after the launches
+	// before (ptxgen's ahead.go: with a pinned staging buffer only).
+	BroughtBackAhead uint64 `json:"brought_back_ahead,omitempty"`
 	// OffloadStopped says why the run sent every hot spot back to the
 	// CPU, when its offloading lost in all.
 	OffloadStopped string `json:"offload_stopped,omitempty"`
@@ -204,6 +213,9 @@ type Report struct {
 	// device's costs (MeasureDevice, a module of its own loaded first).
 	DeviceOpenSeconds    float64 `json:"device_open_seconds,omitempty"`
 	DeviceMeasureSeconds float64 `json:"device_measure_seconds,omitempty"`
+	// DeviceCostsCached says the device's costs came from
+	// Options.CostsCache, measured by an earlier run (costcache.go).
+	DeviceCostsCached bool `json:"device_costs_cached,omitempty"`
 	// DeviceInitSeconds is the time the driver took to initialise (on a
 	// real GPU, loading libcuda and cuInit), where whoever opened the
 	// driver (package pipeline) knows it: gxbit accelerate and run
@@ -230,7 +242,7 @@ type Report struct {
 // Report returns the per-hot-spot counters so far.
 func (a *Accelerator) Report() *Report {
 	rep := &Report{Device: cmp.Or(a.dev, a.opts.Driver.Name()), KernelsPrefetched: a.prefetchedUsed, DeviceWaitSeconds: a.deviceWait.Seconds(), EmulationSeconds: a.unseen.Seconds(),
-		DeviceOpenSeconds: a.deviceOpen.Seconds(), DeviceMeasureSeconds: a.deviceMeasure.Seconds(),
+		DeviceOpenSeconds: a.deviceOpen.Seconds(), DeviceMeasureSeconds: a.deviceMeasure.Seconds(), DeviceCostsCached: a.costsCached,
 		BackgroundUsed: a.bg.taken, BackgroundRedone: a.bg.redone}
 	bgTime, bgDone := a.backgroundDone()
 	rep.BackgroundSeconds, rep.BackgroundTranslated = bgTime.Seconds(), bgDone
@@ -245,6 +257,7 @@ func (a *Accelerator) Report() *Report {
 	back := a.resident.BringBackStats()
 	rep.BytesBroughtBack, rep.BroughtBackSeconds = back.Bytes, back.Time.Seconds()
 	rep.BroughtBackFaults, rep.BroughtBackRuns, rep.BroughtBackPages = back.Faults, back.Runs, back.Pages
+	rep.BroughtBackReleased, rep.BroughtBackReread, rep.BroughtBackAhead = back.Released, back.Reread, back.Ahead
 	if back.Faults > 0 {
 		rep.BroughtBackParts = &CopyPartsReport{}
 		rep.BroughtBackParts.add(back.Parts)
@@ -274,7 +287,11 @@ func FormatReport(r *Report) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "device: %s", r.Device)
 	if r.DeviceReadySeconds > 0 {
-		fmt.Fprintf(&sb, " (ready after %.3fs: context %.3fs, measuring %.3fs; the guest waited %.3fs for it and its kernels)", r.DeviceReadySeconds, r.DeviceOpenSeconds, r.DeviceMeasureSeconds, r.DeviceWaitSeconds)
+		measuring := "measuring"
+		if r.DeviceCostsCached {
+			measuring = "costs kept from an earlier run"
+		}
+		fmt.Fprintf(&sb, " (ready after %.3fs: context %.3fs, %s %.3fs; the guest waited %.3fs for it and its kernels)", r.DeviceReadySeconds, r.DeviceOpenSeconds, measuring, r.DeviceMeasureSeconds, r.DeviceWaitSeconds)
 	}
 	sb.WriteString("\n")
 	if r.BackgroundTranslated > 0 {
@@ -333,6 +350,9 @@ func FormatReport(r *Report) string {
 	}
 	if r.BytesBroughtBack > 0 {
 		fmt.Fprintf(&sb, "written bytes left on the device and brought back when read: %d in %.3fs (%d runs of pages, %d accesses asked)\n", r.BytesBroughtBack, r.BroughtBackSeconds, r.BroughtBackRuns, r.BroughtBackFaults)
+		if r.BroughtBackReleased > 0 || r.BroughtBackAhead > 0 {
+			fmt.Fprintf(&sb, "  of them: %d bytes released again for their host memory (%d read again), %d pages brought back with a launch\n", r.BroughtBackReleased, r.BroughtBackReread, r.BroughtBackAhead)
+		}
 	}
 	if r.BytesDropped > 0 {
 		fmt.Fprintf(&sb, "written bytes only the device held, dropped when the guest unmapped them or ended: %d\n", r.BytesDropped)

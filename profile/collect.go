@@ -130,6 +130,12 @@ type loopInfo struct {
 	// its counter is exact too; pauseTried that its current entry was
 	// considered for that pause.
 	fresh, counting, pauseTried bool
+	// entryMark is the guest instruction count when the loop's current
+	// entry began, or its last one ended, and lastEntry the instructions
+	// its last entry took (since the round began, for one begun before
+	// it), for the loops just inside a nest's outermost one that have
+	// inner loops of their own (innerSampled's long entries).
+	entryMark, lastEntry uint64
 	// partial says the loop's current entry began before the collector
 	// took over (Restart found the guest inside it): its trip count so
 	// far is not the entry's, and is not recorded.
@@ -1058,6 +1064,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 				// recorded from its start.
 				return
 			}
+			c.beginEntry(n, l)
 			n.counter[l]++
 			n.loops[l].entered = true
 			if l == 0 && n.counter[0] == 0 {
@@ -1141,7 +1148,15 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			// loops ends the skip: its counter, and its ancestors', were
 			// kept exact by the counting probes, and its inner loops'
 			// start afresh above. So does the header of an innermost loop
-			// entered since (fresh): its counter began at its entry.
+			// entered since (fresh): its counter began at its entry; and
+			// that of an innermost loop paused counting its headers (a
+			// long row past its recorded iterations, innermostPauseMin):
+			// its counter is exact too. Skipping on from there to the
+			// next outer header lost what the outer iteration does after
+			// the row (conv2d's memset of its output row, at 15,000
+			// columns): recorded at one outer index only, it had no step,
+			// and a single run's round begun inside the rows found the
+			// nest's outer level sequential.
 			// Waiting instead for a header as shallow as any seen while
 			// skipping lost whole iterations of the outer loop (a time
 			// step that began just before the probes came back, its
@@ -1151,7 +1166,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			// before the probes came back, gave 19,999 trips for 20,000).
 			// The enclosing iterations that began while skipping are
 			// recorded from here on only: they are partial.
-			if n.flushed && (len(info.loop.Children) > 0 || info.fresh) {
+			if n.flushed && (len(info.loop.Children) > 0 || info.fresh || info.counting) {
 				for q := n.skipSeen; q < d; q++ {
 					n.partial[groupKey(n.entries-1, c.iters(n, info.chain[q-1]))] = true
 				}
@@ -1160,6 +1175,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 				n.skipSeen = min(n.skipSeen, d)
 			}
 		}
+		c.beginEntry(n, l)
 		n.counter[l]++
 		info.entered = true
 		if l == 0 {
@@ -1321,6 +1337,11 @@ func (c *Collector) finishTrips(n *nestState, l int) {
 	// of the time step and most of the next.
 	if info := n.loops[l]; info.entered && n.counter[l] >= 0 && (!info.partial || n.counter[l] >= minOuterIterations || info.zeroSeen && n.counter[l] >= 1) {
 		info.done = true
+	}
+	if info := n.loops[l]; n.counter[l] >= 0 && timesEntries(info) {
+		// At least this long, for an entry begun before the round.
+		now := c.inner.Stats().GuestInsns
+		info.lastEntry, info.entryMark = now-max(info.entryMark, n.rootAt), now
 	}
 	n.counter[l] = -1
 	n.loops[l].lead, n.loops[l].exact, n.loops[l].predicted, n.loops[l].partial = 0, true, 0, false
@@ -1526,8 +1547,9 @@ func (c *Collector) Progress() Progress {
 // CollectOptions.LongOuterIteration guest instructions since, and every
 // loop just inside the outermost one, with inner loops of its own, that
 // began an iteration since has recorded its iteration 0 and run
-// minOuterIterations iterations in one entry, or a whole entry; and one
-// has (Progress).
+// minOuterIterations iterations in one entry, or a whole entry, and has
+// ended two entries (its trip count at two values of the outer index)
+// or had longRootTripWait LongOuterIteration to; and one has (Progress).
 //
 // The rule holds past the provisional entry, in the outer iterations
 // that follow it in the same round (inside): a round begun late in a time
@@ -1536,7 +1558,8 @@ func (c *Collector) Progress() Progress {
 // entry, and then waited for nine whole time steps: it profiled heat3d's
 // six to the end and offloaded nothing.
 func (c *Collector) innerSampled(n *nestState) bool {
-	if !n.inside || c.inner.Stats().GuestInsns-n.rootAt < c.opts.LongOuterIteration {
+	since := c.inner.Stats().GuestInsns - n.rootAt
+	if !n.inside || since < c.opts.LongOuterIteration {
 		return false
 	}
 	some := false
@@ -1552,10 +1575,65 @@ func (c *Collector) innerSampled(n *nestState) bool {
 			// of the step is done.
 			return false
 		}
+		if len(info.trips) < 2 && since < longRootTripWait*c.opts.LongOuterIteration && !c.longEntries(n, l) {
+			// Its trip count not seen at two outer indices yet
+			// (RATIONALE: Trip counts of rows): the round goes on to the
+			// end of its second whole entry, for a while.
+			return false
+		}
 		some = true
 	}
 	return some
 }
+
+// Trip counts of rows (RATIONALE).
+//
+// A loop just inside the outermost one whose entries are shorter than
+// LongOuterIteration (gemm's k loop at 1600 × 1800 × 2000: an entry is a
+// row of the product, 18 M guest instructions) must end two entries
+// before innerSampled ends the round, if that comes within
+// longRootTripWait LongOuterIteration of the round's start: the entry the
+// round began inside gives no trip count, and a trip count seen at one
+// value of the outer index has no known step in it (fitAffine), so the
+// outer level is not a model phase 2 can map ("the inner loop at
+// 0x401730 has no affine, positive trip count"). A single run of gemm at
+// that size, its round ended at 32 M instructions with one whole row
+// seen, mapped the k level instead, one launch per k, and lost to the
+// CPU. Long entries (n-body's i loop, a whole time step of 40000 × 40000;
+// heat3d's sweeps, each an entry of its plane loop) are not waited for,
+// as before: the inner level is what phase 2 maps there.
+
+// timesEntries reports whether the collector times the entries of loop
+// info (entryMark): a loop just inside its nest's outermost one with
+// inner loops of its own, as innerSampled looks at.
+func timesEntries(info *loopInfo) bool {
+	return info.parent == 0 && len(info.loop.Children) > 0
+}
+
+// beginEntry notes the start of an entry of loop l of nest n, at its
+// header, where its counter is about to leave -1 (timesEntries).
+func (c *Collector) beginEntry(n *nestState, l int) {
+	if info := n.loops[l]; n.counter[l] < 0 && timesEntries(info) {
+		info.entryMark = c.inner.Stats().GuestInsns
+	}
+}
+
+// longEntries reports whether the entries of loop l of nest n are long
+// (see Trip counts of rows): its last entry took
+// CollectOptions.LongOuterIteration guest instructions or more, or its
+// current one has run that many, or it has waited that many for its next
+// (since the round began, for an entry begun before it): heat3d's first
+// sweep between its time steps, while the second sweep runs.
+func (c *Collector) longEntries(n *nestState, l int) bool {
+	info := n.loops[l]
+	return info.lastEntry >= c.opts.LongOuterIteration ||
+		c.inner.Stats().GuestInsns-max(info.entryMark, n.rootAt) >= c.opts.LongOuterIteration
+}
+
+// longRootTripWait is how many CollectOptions.LongOuterIteration a round
+// begun inside a nest waits, at most, for the loops just inside its
+// outermost one to end an entry (see above).
+const longRootTripWait = 4
 
 // endProvisional ends the entry Restart began inside an iteration of
 // nest n's outermost loop, at that loop's next header: the header begins

@@ -70,7 +70,7 @@ func cmdAccelerate(args []string) int {
 	defer stopProfile()
 	ctx, cancel := signalContext()
 	defer cancel()
-	res, rep, err := pipeline.Accelerate(ctx, cfg, accel.Options{Profile: prof, Driver: drv, PTXDir: *ptxDir, MinIterations: *minIters, AlwaysOffload: *always, WetProbes: *wet, ArmAfter: *armAfter, DryRunAbove: *dryAbove, LeaveDevice: true})
+	res, rep, err := pipeline.Accelerate(ctx, cfg, accel.Options{Profile: prof, Driver: drv, PTXDir: *ptxDir, MinIterations: *minIters, AlwaysOffload: *always, WetProbes: *wet, ArmAfter: *armAfter, DryRunAbove: *dryAbove, LeaveDevice: true, CostsCache: pipeline.CostsCache()})
 	if err != nil {
 		return loadError(err)
 	}

@@ -6,7 +6,8 @@
 # ratios to native, the single run's over the two-phase flow's, and
 # whether each output is native's. The single run's report (its
 # profiling rounds, their guest instructions and seconds, launches) is
-# kept in OUTDIR.
+# kept in OUTDIR: its --stats in single.out.err, its --report in
+# single.json (the two-phase run's in 2phase.json).
 #
 # Usage: flows.sh [-g cuda|sim] [-T SECONDS] [-o OUTDIR] SPEC...
 #
@@ -104,7 +105,7 @@ for spec in "$@"; do
 	tn=$(seconds "$d/native.out" "$bin" "${a[@]}")
 	"$gx" profile -o "$d/profile.json" "$bin" "${pa[@]}" >/dev/null 2>"$d/profile.err" || true
 	t2=$(seconds "$d/2phase.out" timeout -k 5 "$limit" "$gx" accelerate --profile "$d/profile.json" --gpu "$gpu" --report "$d/2phase.json" "$bin" "${a[@]}")
-	t1=$(seconds "$d/single.out" timeout -k 5 "$limit" "$gx" run --accelerate --gpu "$gpu" --stats "$bin" "${a[@]}")
+	t1=$(seconds "$d/single.out" timeout -k 5 "$limit" "$gx" run --accelerate --gpu "$gpu" --stats --report "$d/single.json" "$bin" "${a[@]}")
 	same=same
 	for f in 2phase single; do
 		if [ "$(cat "$d/$f.out")" != "$(cat "$d/native.out")" ]; then

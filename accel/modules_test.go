@@ -191,9 +191,11 @@ func TestLoadWait(t *testing.T) {
 	if _, ok := sp.loadWait(); ok {
 		t.Error("a spot with its kernel loaded waited")
 	}
-	sp, _ = newSpot("sim")
-	if _, ok := sp.loadWait(); ok {
-		t.Error("the simulator waited")
+	for _, name := range []string{"sim", "sim-fast"} {
+		sp, _ = newSpot(name)
+		if _, ok := sp.loadWait(); ok {
+			t.Errorf("the simulator (%s) waited", name)
+		}
 	}
 	sp.a.loader = nil
 	if _, ok := sp.loadWait(); ok {

@@ -3,6 +3,7 @@ package accel
 import (
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -470,11 +471,12 @@ const defaultModuleLoad = 40 * time.Millisecond
 
 // loadWait reports whether none of the spot's kernels has loaded yet
 // while the loader has them to load (queued, or under way), and about how
-// long the load has left. On the simulator, whose modules load in
-// microseconds, and without a loader, nothing waits.
+// long the load has left. On the simulator ("sim", or "sim-fast"
+// emulating a faster GPU), whose modules load in microseconds, and
+// without a loader, nothing waits.
 func (sp *spot) loadWait() (time.Duration, bool) {
 	l := sp.a.loader
-	if l == nil || sp.a.opts.Driver == nil || sp.a.opts.Driver.Name() == "sim" {
+	if l == nil || sp.a.opts.Driver == nil || strings.HasPrefix(sp.a.opts.Driver.Name(), "sim") {
 		return 0, false
 	}
 	for _, k := range sp.allKernels() {

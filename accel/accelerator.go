@@ -61,6 +61,12 @@ type Options struct {
 	// AlwaysOffload launches whenever the guards pass, whatever the cost
 	// model says (tests, and measuring kernels).
 	AlwaysOffload bool
+	// WetProbes probes every instance on the CPU, its rows run for real,
+	// as before dry rows (dryrows.go; for comparing the two).
+	WetProbes bool
+	// Probes, when set, hears what probing each instance gave, before
+	// the guards and the launch (tests, and tools comparing probes).
+	Probes func(ProbeTrace)
 	// CPUTail has the CPU run every offloaded instance's last arrival,
 	// the one that leaves the loop, as before kernels gave the loop's
 	// exit state (for comparing the two: TestExitStateFromKernel).
@@ -110,6 +116,15 @@ type Options struct {
 	// 0.07 s at the end of each run. A process that goes on (the daemon)
 	// must leave it false.
 	LeaveDevice bool
+	// BackWindow is how many bytes of the pages brought back while the
+	// guest reads an array forward stay in the guest before their host
+	// memory goes to the next ones (ptxgen.Resident.BackWindow; 0: its
+	// default).
+	BackWindow uint64
+	// CostsCache is the file that keeps a real GPU's costs between runs
+	// (costcache.go; DefaultCostsCache): a run on a device it knows does
+	// not measure it. Empty: measured every run.
+	CostsCache string
 	// EntryCutAfter is how many of a hot spot's instances are replayed
 	// before its header is cut from outside its level too, so that its
 	// instances start at their first arrival rather than the second
@@ -166,8 +181,10 @@ type Accelerator struct {
 	deviceReadyAt time.Time
 	deviceWait    time.Duration
 	// deviceOpen and deviceMeasure are what deviceReadyAt took: the
-	// context's opening and the device's measurement.
+	// context's opening and the device's measurement; costsCached says
+	// the costs came from Options.CostsCache (costcache.go).
 	deviceOpen, deviceMeasure time.Duration
+	costsCached               bool
 	// bg translates hot spots off the guest's goroutine (background.go).
 	bg    background
 	dev   string
@@ -268,6 +285,7 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	// it; the first launch makes the resident buffers g.Mem's holder.
 	a.resident.Lazy = true
 	a.resident.LeaveDevice = opts.LeaveDevice
+	a.resident.BackWindow = opts.BackWindow
 	if !a.prefetching() {
 		// On a real GPU the loader asks, once the context is open: the
 		// driver may still be initialising (pipeline.StartGPU).
@@ -618,7 +636,9 @@ type spot struct {
 	// (bounded.go).
 	loops   []*innerLoop
 	skipper gvinst.Engine
-	groups  [][]int // the kernel's sites by x86 access (accessGroups)
+	// dry is the state of the spot's dry rows (dryrows.go).
+	dry    dryState
+	groups [][]int // the kernel's sites by x86 access (accessGroups)
 	// The schedule of the hot spot, the mapped level's index, and the
 	// schedule's kernels phase 2 runs instead of kernel when they differ
 	// from it (parts.go; nil otherwise), with the CPU engine that runs a
@@ -710,11 +730,13 @@ type spot struct {
 	// cost model sent to the CPU since the spot's last launch: what its
 	// next launch copies in of them is an outlay (copycost.go).
 	fellBack []ptxgen.Range
-	// variants are the Dry and Unchecked kernels loaded for proveDry,
-	// dryFailed the kernels whose variants did not load.
-	variants  map[*ptxgen.Kernel]gpu.Function
-	dryFailed map[*ptxgen.Kernel]bool
-	dryTook   time.Duration // the last dry launch, beyond its copies in
+	// loaded are the kernels whose modules loaded (spot.load), and
+	// instancesKnown says whether variantsLaunch decided (1: no, 2:
+	// yes). dryFailed are the kernels whose variants did not load.
+	loaded         map[*ptxgen.Kernel]gpu.Function
+	instancesKnown uint8
+	dryFailed      map[*ptxgen.Kernel]bool
+	dryTook        time.Duration // the last dry launch, beyond its copies in
 	// instances counts the instances of the loop the guest entered with
 	// the hot spot armed (consecutive ones make a replay's progression).
 	instances uint64
@@ -1051,8 +1073,9 @@ func (a *Accelerator) deviceCosts() (*DeviceCosts, error) {
 	if a.costs == nil && a.costErr == nil {
 		t0 := time.Now()
 		defer func() { a.deviceMeasure = time.Since(t0) }()
-		c, err := MeasureDevice(a.ctx, a.opts.Driver.Name() == "sim")
-		a.costs, a.costErr = &c, err
+		props, propsErr := a.opts.Driver.Device(0)
+		c, cached, err := deviceCostsOf(a.ctx, a.opts.Driver.Name(), props, propsErr, a.opts.CostsCache)
+		a.costs, a.costErr, a.costsCached = &c, err, cached
 		if err != nil {
 			a.costs = nil
 		}

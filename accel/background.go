@@ -58,8 +58,9 @@ type backgroundJob struct {
 	hs *profile.HotSpot
 	L  int
 	// prefetch says its kernels load ahead once translated
-	// (prefetchWorthy).
-	prefetch bool
+	// (prefetchWorthy), variants with their unchecked and dry variants
+	// (variantsLaunchIn: modulesOf).
+	prefetch, variants bool
 	// state is jobQueued until the goroutine begins the job (jobRunning)
 	// or the guest's goroutine takes it over (jobTaken).
 	state atomic.Int32
@@ -210,7 +211,7 @@ func (a *Accelerator) startBackground(prof *profile.File) {
 			continue
 		}
 		headers[h] = true
-		j := &backgroundJob{hs: hs, L: L, done: make(chan struct{}), prefetch: prefetchWorthy(hs, spots)}
+		j := &backgroundJob{hs: hs, L: L, done: make(chan struct{}), prefetch: prefetchWorthy(hs, spots), variants: variantsLaunchIn(hs, L, spots)}
 		a.bg.jobs[entry] = j
 		jobs = append(jobs, j)
 	}
@@ -271,7 +272,7 @@ func (a *Accelerator) startBackground(prof *profile.File) {
 				translated[w]++
 				close(j.done)
 				if ld != nil && j.err == nil && !j.liftFailed && j.prefetch {
-					ld.enqueue(kernelsToLoad(j.sp, sim), j.hs.Share)
+					ld.enqueue(modulesOf(kernelsToLoad(j.sp, sim), j.variants), j.hs.Share)
 				}
 			}
 		}(w, snap)

@@ -244,6 +244,22 @@ type loopFrame struct {
 	// and insns the guest instructions run by then.
 	regs  [][16]uint64
 	insns []uint64
+	// cmps are the operands of the loop's exit compare in the recorded
+	// iterations, and jumped the arrivals of an instance a dry row
+	// jumped through (0: not jumped); its last iteration records into
+	// tail, which the model's extension covers (dryrows.go).
+	cmps   [][2]uint64
+	jumped uint64
+	tail   [][]spanList
+}
+
+// current is where the accesses of f's current iteration go, when f
+// records them.
+func (f *loopFrame) current() [][]spanList {
+	if f.jumped > 0 {
+		return f.tail
+	}
+	return f.iters[len(f.iters)-1]
 }
 
 // rowWalk follows one probed row through its inner loops: it keeps the
@@ -259,10 +275,14 @@ type rowWalk struct {
 	// engines (engine is the row's main one).
 	engine gvinst.Engine
 	base   uint64
-	fast   uint64 // run by the skipping engines
+	fast   uint64 // run by the skipping engines, or jumped (estimated)
+	ran    uint64 // run by the skipping engines
 	// skipped are, per inner loop header, the arrivals the skipping
 	// engines ran (the breakpoints did not see them).
 	skipped map[uint64]uint64
+	// dry is set on a dry row (dryrows.go): its loops are jumped through,
+	// not skipped.
+	dry *dryRun
 }
 
 // newRowWalk starts the walk of a probed row run on engine, recording
@@ -274,9 +294,15 @@ func (sp *spot) newRowWalk(rec *probeRecord, engine gvinst.Engine) *rowWalk {
 	return w
 }
 
-// insns is the guest instructions the row has run so far.
+// insns is the guest instructions the row has run so far, the
+// iterations a dry row jumped through counted as if run.
 func (w *rowWalk) insns() uint64 {
 	return w.engine.Stats().GuestInsns - w.base + w.fast
+}
+
+// executed is the guest instructions the row's engines have run so far.
+func (w *rowWalk) executed() uint64 {
+	return w.engine.Stats().GuestInsns - w.base + w.ran
 }
 
 // loopAt is the skippable inner loop of header pc, or nil.
@@ -294,7 +320,7 @@ func (w *rowWalk) sink() [][]spanList {
 	for i := len(w.frames) - 1; i >= 0; i-- {
 		f := w.frames[i]
 		if !f.flat {
-			return f.iters[len(f.iters)-1]
+			return f.current()
 		}
 	}
 	return w.root
@@ -335,6 +361,9 @@ func (w *rowWalk) arrive(cpu *gvinst.CPU) (skip *loopFrame, mine bool, err error
 	var f *loopFrame
 	if n := len(w.frames); n > 0 && w.frames[n-1].loop == l {
 		f = w.frames[n-1]
+		if f.jumped > 0 {
+			return nil, true, fmt.Errorf("the inner loop at %#x ran past the %d arrivals its exit test gave", l.header, f.jumped)
+		}
 	} else {
 		f = &loopFrame{loop: l}
 		w.frames = append(w.frames, f)
@@ -385,7 +414,7 @@ func (w *rowWalk) parentSink(f *loopFrame) [][]spanList {
 		}
 		for j := i - 1; j >= 0; j-- {
 			if p := w.frames[j]; !p.flat {
-				return p.iters[len(p.iters)-1]
+				return p.current()
 			}
 		}
 		break
@@ -553,6 +582,7 @@ func (w *rowWalk) skip(cpu *gvinst.CPU, f *loopFrame) (gvinst.Stop, error) {
 	}
 	ran := sp.skipper.Stats().GuestInsns - n0
 	w.fast += ran
+	w.ran += ran
 	if st.Kind != gvinst.StopBreakpoint || !l.exits[st.PC] {
 		return st, nil
 	}
@@ -654,6 +684,9 @@ func (w *rowWalk) pop(n uint64) error {
 	w.frames = w.frames[:len(w.frames)-1]
 	if f.flat {
 		return nil
+	}
+	if f.jumped > 0 {
+		n = f.jumped
 	}
 	for c := range dst {
 		if n == 0 {

@@ -138,12 +138,18 @@ func (sp *spot) ranOnCPU(k *ptxgen.Kernel, sites []ptxgen.Range) {
 // its levels around it. The outlays shared over the instances still to
 // come (launchCopies.time) are shared over this many.
 func (sp *spot) expectedInstances(others []*profile.HotSpot) uint64 {
-	n := instancesOf(sp.hs, sp.levelIndex)
-	h := sp.hs.Levels[0].Header
+	return expectedInstancesOf(sp.hs, sp.levelIndex, others)
+}
+
+// expectedInstancesOf is spot.expectedInstances for level L of hot spot
+// hs.
+func expectedInstancesOf(hs *profile.HotSpot, L int, others []*profile.HotSpot) uint64 {
+	n := instancesOf(hs, L)
+	h := hs.Levels[0].Header
 	for _, o := range others {
 		for l := 1; l < len(o.Levels); l++ {
 			if o.Levels[l].Header == h {
-				n = max(n, instancesOf(o, l)*instancesOf(sp.hs, sp.levelIndex)/max(sp.hs.Entries, 1))
+				n = max(n, instancesOf(o, l)*instancesOf(hs, L)/max(hs.Entries, 1))
 			}
 		}
 	}

@@ -292,25 +292,67 @@ func (sp *spot) generate(lifter gvinst.Translator) error {
 
 // loadKernel loads k's module into ctx and finds its function.
 func loadKernel(ctx gpu.Context, k *ptxgen.Kernel) (gpu.Function, error) {
-	mod, err := ctx.LoadModule(k.PTX)
+	fns, err := loadKernels(ctx, []*ptxgen.Kernel{k})
 	if err != nil {
-		return nil, fmt.Errorf("loading the kernel: %w", err)
+		return nil, err
 	}
-	fn, err := mod.Function(k.Name)
-	if err != nil {
-		return nil, fmt.Errorf("loading the kernel: %w", err)
-	}
-	return fn, nil
+	return fns[0], nil
 }
 
-// load loads k's module, timing it into the report's translate seconds
-// and sp.loadTime. A module costs the CUDA JIT tens of milliseconds, so
-// each kernel is loaded the first time a launch runs it: a hot spot that
-// never passes its guards, the 1D kernel of a nest that launches in 2D
-// and the other way round, and a part's variant its rows never take,
-// cost nothing.
+// loadKernels loads kernels ks into ctx as one module (ptxgen.Module) and
+// finds their functions, in ks's order.
+func loadKernels(ctx gpu.Context, ks []*ptxgen.Kernel) ([]gpu.Function, error) {
+	text, err := ptxgen.Module(ks...)
+	if err != nil {
+		return nil, fmt.Errorf("loading the kernel: %w", err)
+	}
+	mod, err := ctx.LoadModule(text)
+	if err != nil {
+		return nil, fmt.Errorf("loading the kernel: %w", err)
+	}
+	fns := make([]gpu.Function, len(ks))
+	for i, k := range ks {
+		if fns[i], err = mod.Function(k.Name); err != nil {
+			return nil, fmt.Errorf("loading the kernel: %w", err)
+		}
+	}
+	return fns, nil
+}
+
+// Kernels loaded together (RATIONALE).
+//
+// The CUDA JIT costs a module a fixed 20-30 ms beside what its code
+// costs (ptxas on an H100: about 25 ms for a 150-line kernel, 50 ms for
+// a 750-line one). A hot spot whose level runs many times (a time step's
+// sweep) launches its checked kernel first and its unchecked one after
+// (replays), and a dry one where a backup would cost more: heat3d's two
+// sweeps loaded 15 modules, one kernel each, 45-65 ms each, one after the
+// other, and the guest waited 0.6 s of its 1.1 s for them. So a kernel
+// loads in one module with its unchecked and dry variants where its
+// instances will launch them (variantsLaunch: a level expected to run
+// more than once, with the same trip counts each time), and a dry variant
+// with its unchecked twin, which proveDry launches after it. Elsewhere a
+// kernel loads alone: a level that runs once launches its checked kernel,
+// and so do the instances of a triangle (cholesky's columns, trmm's rows,
+// each of another length, replay the checked kernel), for which the
+// variants cost 60-140 ms on an H100 for nothing.
+
+// load returns kernel k's function, loading its module the first time
+// (moduleOf: with the variants that load with it), timing it into the
+// report's translate seconds and sp.loadTime. A module costs the CUDA JIT
+// tens of milliseconds, so each is loaded the first time a launch runs one
+// of its kernels: a hot spot that never passes its guards, the 1D kernel
+// of a nest that launches in 2D and the other way round, and a part's
+// variant its rows never take, cost nothing. A module of several kernels
+// that the driver refuses is retried with k alone.
 func (sp *spot) load(k *ptxgen.Kernel) (gpu.Function, error) {
+	if fn := sp.loaded[k]; fn != nil {
+		return fn, nil
+	}
 	t0 := time.Now()
+	var ks []*ptxgen.Kernel
+	var fns []gpu.Function
+	var err error
 	if f := sp.a.prefetched(k); f != nil {
 		// Loaded ahead (prefetch.go): the launch waited for what was
 		// left of it (or loaded it, when the loader had not begun it).
@@ -321,14 +363,127 @@ func (sp *spot) load(k *ptxgen.Kernel) (gpu.Function, error) {
 		if f.err == nil && !f.byGuest {
 			sp.a.prefetchedUsed++
 		}
-		return f.fn, f.err
+		ks, fns, err = f.ks, f.fns, f.err
+	} else {
+		ks = sp.moduleOf(k)
+		fns, err = loadKernels(sp.a.ctx, ks)
+		d := time.Since(t0)
+		sp.loadTime += d
+		sp.rep.TranslateSeconds += d.Seconds()
+		sp.rep.LoadSeconds += d.Seconds()
 	}
-	fn, err := loadKernel(sp.a.ctx, k)
-	d := time.Since(t0)
-	sp.loadTime += d
-	sp.rep.TranslateSeconds += d.Seconds()
-	sp.rep.LoadSeconds += d.Seconds()
-	return fn, err
+	if err != nil && len(ks) > 1 {
+		t1 := time.Now()
+		var fn gpu.Function
+		fn, err = loadKernel(sp.a.ctx, k)
+		d := time.Since(t1)
+		sp.loadTime += d
+		sp.rep.TranslateSeconds += d.Seconds()
+		sp.rep.LoadSeconds += d.Seconds()
+		ks, fns = []*ptxgen.Kernel{k}, []gpu.Function{fn}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if sp.loaded == nil {
+		sp.loaded = map[*ptxgen.Kernel]gpu.Function{}
+	}
+	for i, x := range ks {
+		sp.loaded[x] = fns[i]
+	}
+	return sp.loaded[k], nil
+}
+
+// moduleOf lists the kernels that load in one module with k, k first (see
+// the RATIONALE above), leaving out those loaded already: a dry or
+// unchecked variant with its twin; a kernel of a level expected to run
+// more than once with its variants; else k alone.
+func (sp *spot) moduleOf(k *ptxgen.Kernel) []*ptxgen.Kernel {
+	ks := []*ptxgen.Kernel{k}
+	add := func(xs ...*ptxgen.Kernel) {
+		for _, x := range xs {
+			if x != nil && x != k && sp.loaded[x] == nil && !slices.Contains(ks, x) {
+				ks = append(ks, x)
+			}
+		}
+	}
+	for _, p := range sp.allKernels() {
+		if p.Dry == k || p.Unchecked == k {
+			add(p.Unchecked, p.Dry)
+			return ks
+		}
+	}
+	if sp.variantsLaunch() {
+		add(k.Unchecked, k.Dry)
+	}
+	return ks
+}
+
+// modulesOf groups ks into modules (loadKernels): each kernel with its
+// unchecked and dry variants where variants says so (variantsLaunch),
+// else alone.
+func modulesOf(ks []*ptxgen.Kernel, variants bool) [][]*ptxgen.Kernel {
+	var out [][]*ptxgen.Kernel
+	for _, k := range ks {
+		if k == nil {
+			continue
+		}
+		m := []*ptxgen.Kernel{k}
+		if variants {
+			for _, v := range []*ptxgen.Kernel{k.Unchecked, k.Dry} {
+				if v != nil {
+					m = append(m, v)
+				}
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// allKernels lists the spot's kernels that launch checked: the level's
+// own (1D, 2D, 3D) and its schedule's parts.
+func (sp *spot) allKernels() []*ptxgen.Kernel {
+	ks := []*ptxgen.Kernel{sp.kernel, sp.kernel2, sp.kernel3}
+	for _, p := range sp.parts {
+		ks = append(ks, p.k, p.even)
+	}
+	return slices.DeleteFunc(ks, func(k *ptxgen.Kernel) bool { return k == nil })
+}
+
+// variantsLaunch reports, once for the spot, whether its instances are
+// expected to launch its kernels' unchecked and dry variants
+// (variantsLaunchIn).
+func (sp *spot) variantsLaunch() bool {
+	if sp.instancesKnown == 0 {
+		sp.instancesKnown = 1
+		if variantsLaunchIn(sp.hs, sp.levelIndex, sp.a.hotSpots()) {
+			sp.instancesKnown = 2
+		}
+	}
+	return sp.instancesKnown == 2
+}
+
+// variantsLaunchIn reports whether the instances of level L of hot spot
+// hs are expected to launch the unchecked and dry variants of its
+// kernels: the level runs more than once in the run (expectedInstancesOf,
+// among others), and it and the levels inside it ran the same trips at
+// every entry the profile saw, as a time step's sweep does (a replay
+// launches the unchecked kernel where its instance repeats the one
+// proven before it).
+func variantsLaunchIn(hs *profile.HotSpot, L int, others []*profile.HotSpot) bool {
+	if expectedInstancesOf(hs, L, others) < 2 {
+		return false
+	}
+	for l := L; l < len(hs.Levels); l++ {
+		t := hs.Levels[l].ObservedTrips
+		for _, v := range t {
+			if v != t[0] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // kernelFn returns the level's own (1D) kernel, loaded; a kernel the

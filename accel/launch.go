@@ -53,6 +53,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	probeStart := time.Now()
 	done, fb = sp.timePlain(cpu)
 	sp.rep.ProbeSeconds += time.Since(probeStart).Seconds()
+	sp.rep.TimingSeconds += time.Since(probeStart).Seconds()
 	if fb != nil {
 		return done, fb
 	}
@@ -71,112 +72,59 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			}
 		}
 	}
-	// The CPU's time per iteration, for the report's estimate, is the last
-	// probed iteration's: the first may include translating the blocks.
+	// The instance's first arrivals are probed: dry (dryrows.go), the
+	// guest left as it was at arrival 0 and the GPU running from there,
+	// where the rows can be jumped through; else on the CPU, which goes
+	// on from arrival P.
 	start := time.Now()
 	sp.jit = sp.a.markJIT()
-	var cpuPerIter float64
-	var insnsPerIter float64
-	var rowInsns [3]float64
-	var innerTrips [3]uint64
-	var innerStates [3][][]uint64
-	var inner2 innermostObs
-	for it := 0; it < P; it++ {
-		// The footprints, the exit test and the independence checks read
-		// the records of probed iterations 0 and 1 only (recordedRows);
-		// a third iteration gives the per-row changes of the inner levels,
-		// which the breakpoints tell, so it runs on the fast engine.
-		engine := gvinst.Engine(sp.probe)
-		if it >= recordedRows {
-			engine = sp.rowEngine()
-		}
-		t0 := time.Now()
-		sp.rec.reset(ns)
-		sp.startProbe(it, ns)
-		walk := sp.newRowWalk(&sp.rec, engine)
-		st := engine.Run(cpu, 0)
-		for st.Kind == gvinst.StopBreakpoint && st.PC != sp.header && !sp.exits[st.PC] {
-			skip, mine, err := walk.arrive(cpu)
-			if err != nil {
-				return false, fail(ReasonNotAffine, "%v", err)
-			}
-			watched, err := sp.observeParts(it, cpu, st.PC)
-			if err != nil {
-				return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
-			}
-			if st.PC == sp.inner2 && sp.kernel3 != nil {
-				// An arrival at the innermost header, in inner
-				// iteration innerTrips[it]-1 of the row.
-				if err := inner2.arrive(sp, cpu, it, innerTrips[it]); err != nil {
-					return false, fail(ReasonNotAffine, "reading innermost live-in: %v", err)
+	var rows probedRows
+	rows.states[0] = states[0]
+	from := uint64(P) // the instance's first arrival the GPU runs
+	dried := false
+	if d := sp.startDry(cpu); d != nil {
+		done, fb = sp.probeRows(cpu, P, reloaded, d, &rows)
+		err := d.finish(cpu)
+		if fb == nil && err == nil {
+			sp.rep.DryProbes++
+			from, dried = 0, true
+			if rows.insnsPerIter < dryLaunchRow {
+				// Short rows: the CPU runs them, as a probe on the CPU
+				// would have, and the GPU the rest.
+				if fb := sp.runDryRows(cpu, P, reloaded, &rows); fb != nil {
+					return false, fb
 				}
-				watched = true
+				from = uint64(P)
 			}
-			if !watched && st.PC == sp.inner && sp.countsInner() {
-				// An arrival at the inner header: count it, and keep the
-				// first three states of the first iteration for the inner
-				// steps of the 2D kernel.
-				watched = true
-				innerTrips[it]++
-				if sp.kernel2 != nil && len(innerStates[it]) < 3 {
-					v, err := liveValuesOf(sp.a.g.Mem, cpu, sp.kernel2.InnerLiveIns)
-					if err != nil {
-						return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
-					}
-					innerStates[it] = append(innerStates[it], v)
-				}
+		} else {
+			why := err
+			if fb != nil {
+				why = fb
 			}
-			if !watched && !mine {
-				break
+			// The spot's later instances are probed on the CPU: what
+			// made this one fail most likely makes theirs.
+			sp.rep.DryNote = fmt.Sprintf("abandoned: %v", why)
+			sp.dry.off = sp.rep.DryNote
+			// The guest as it was at arrival 0, and probing as ever.
+			if err := d.abandon(cpu); err != nil {
+				sp.fatal = fmt.Errorf("accelerate: hot spot %s: undoing a dry probe: %w", sp.rep.Entry, err)
+				return true, fail(ReasonProbeStop, "%v", err)
 			}
-			if skip != nil {
-				// The rest of the inner loop's instance on the fast
-				// engine; its arrivals count as the breakpoints'.
-				h := skip.loop.header
-				before := walk.skipped[h]
-				if st, err = walk.skip(cpu, skip); err != nil {
-					return false, fail(ReasonNotAffine, "%v", err)
-				}
-				sp.countSkipped(it, h, walk.skipped[h]-before, &innerTrips[it])
-				if h == sp.inner2 && sp.kernel3 != nil {
-					inner2.skipped(it, innerTrips[it], walk.skipped[h]-before)
-				}
-				continue
-			}
-			st = engine.Run(cpu, 0)
+			rows = probedRows{}
+			rows.states[0] = states[0]
+			done, fb = sp.probeRows(cpu, P, reloaded, nil, &rows)
 		}
-		if err := walk.finish(); err != nil {
-			return false, fail(ReasonNotAffine, "%v", err)
-		}
-		if st.Kind == gvinst.StopSyscall {
-			// The loop's blocks have no system call and every exit is a
-			// breakpoint, so this cannot happen; the syscall must not be
-			// skipped if it does.
-			sp.fatal = fmt.Errorf("accelerate: the probing engine of hot spot %s stopped at a system call (%v)", sp.rep.Entry, st)
-			return true, fail(ReasonProbeStop, "%v", st)
-		}
-		if st.Kind != gvinst.StopBreakpoint {
-			return true, fail(ReasonProbeStop, "%v", st)
-		}
-		if st.PC != sp.header {
-			return true, fail(ReasonTripCount, "the loop ended after %d iterations", it+1)
-		}
-		recs[it] = sp.rec
-		if it < recordedRows {
-			sp.rep.ProbedIterations++
-			sp.rep.ProbedAccesses += sp.rec.accesses
-		}
-		cpuPerIter = time.Since(t0).Seconds()
-		insnsPerIter = float64(walk.insns())
-		rowInsns[it] = insnsPerIter
-		if states[it+1], err = sp.liveValues(cpu); err != nil {
-			return false, fail(ReasonNotAffine, "reading live-in: %v", err)
-		}
-		if why := checkReloads(mem, k.LiveIns, states[it+1], reloaded, it+1); why != "" {
-			return false, fail(ReasonNotAffine, "a reloaded register: %s", why)
-		}
+	} else {
+		sp.rep.DryNote = sp.dry.off
+		done, fb = sp.probeRows(cpu, P, reloaded, nil, &rows)
 	}
 	sp.rep.ProbeSeconds += time.Since(start).Seconds()
+	if fb != nil {
+		return done, fb
+	}
+	recs, cpuPerIter, insnsPerIter, rowInsns, innerTrips, innerStates := rows.recs, rows.cpuPerIter, rows.insnsPerIter, rows.rowInsns, rows.innerTrips, rows.innerStates
+	inner2 := &rows.inner2
+	states = rows.states
 	// Steps of the live-in values.
 	steps := make([]uint64, len(k.LiveIns))
 	for i := range k.LiveIns {
@@ -214,10 +162,10 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	if tail == 1 && sp.givesExit() {
 		tail = 0
 	}
-	if last < uint64(P)+tail || last+1-tail-uint64(P) < sp.a.opts.MinIterations {
-		return false, fail(ReasonTripCount, "%d iterations left", last+1-uint64(P))
+	if last < from+tail || last+1-tail-from < sp.a.opts.MinIterations {
+		return false, fail(ReasonTripCount, "%d iterations left", last+1-from)
 	}
-	count := last + 1 - tail - uint64(P)
+	count := last + 1 - tail - from
 	if k.DynRounding && cpu.State[gvinst.MXCSR]>>13&3 != 0 {
 		return false, fail(ReasonRounding, "MXCSR %#x", cpu.State[gvinst.MXCSR])
 	}
@@ -233,10 +181,10 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		if states[0][i] < 1<<32 && states[1][i] < 1<<32 && states[P][i] < 1<<32 {
 			limit = new(big.Int).Lsh(big.NewInt(1), 32)
 		}
-		end := new(big.Int).SetUint64(states[P][i])
+		end := new(big.Int).SetUint64(states[from][i])
 		end.Add(end, new(big.Int).Mul(big.NewInt(int64(steps[i])), new(big.Int).SetUint64(count+tail-1)))
 		if end.Sign() < 0 || end.Cmp(limit) >= 0 {
-			return false, fail(ReasonWrap, "%s from %#x by %#x", k.LiveIns[i], states[P][i], steps[i])
+			return false, fail(ReasonWrap, "%s from %#x by %#x", k.LiveIns[i], states[from][i], steps[i])
 		}
 	}
 	// Footprints: each site's range in the probed iterations, extended
@@ -261,8 +209,9 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			o.lo[it], o.hi[it] = min(o.lo[it], recs[it].lo[s]), max(o.hi[it], recs[it].hi[s])
 		}
 	}
+	sp.traceProbe(dried, from, states[0], steps, last, &rows, byX86)
 	sp.checkStrides(byX86, &restride)
-	if tail == 2 && sp.tailBringsBack(byX86, uint64(P), last) {
+	if tail == 2 && sp.tailBringsBack(byX86, from, last) {
 		// The timing arrival would time the engine bringing back what
 		// the device holds, which times nothing (OnBreak): only the
 		// arrival that leaves the loop stays, or none.
@@ -270,11 +219,11 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		if sp.givesExit() {
 			tail = 0
 		}
-		count = last + 1 - tail - uint64(P)
+		count = last + 1 - tail - from
 	}
 	// The CPU tail's first iteration, timed when it ends (spot.timedTail),
 	// comes count rows after the last probed one.
-	sp.tailInsns = rowAt(rowInsns[:P], count+1)
+	sp.tailInsns = rowAt(rowInsns[:P], max(from+count+1, uint64(P))-uint64(P))
 	var fixed []int // loads the same in every iteration: checked below
 	if restride != "" {
 		var why string
@@ -285,7 +234,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			fixed = nil
 		}
 	}
-	sites, fb := sp.siteRanges(byX86, uint64(P), last-tail)
+	sites, fb := sp.siteRanges(byX86, from, last-tail)
 	if fb != nil {
 		return false, fb
 	}
@@ -330,7 +279,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// is spent), so its prediction leaves it out; the ledger counts it
 	// after the launch, and the instances after the first pay it in
 	// their prediction.
-	overhead := time.Since(start) - time.Duration(P)*cpuIter
+	overhead := time.Since(start) - time.Duration(from)*cpuIter
 	if sp.rep.Launches == 0 && sp.rep.Fallbacks == 0 {
 		overhead = 0
 	}
@@ -371,12 +320,12 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// time leaves that out.
 	loadBefore := sp.loadTime
 	loading := func() time.Duration { return sp.loadTime - loadBefore }
-	in := ptxgen.LaunchInput{Count: count, Values: states[P], Steps: steps, Sites: sites, ExitState: tail == 0}
+	in := ptxgen.LaunchInput{Count: count, Values: states[from], Steps: steps, Sites: sites, ExitState: tail == 0}
 	if sp.parts != nil {
-		if used, fb := sp.offloadParts(cpu, in, P, sites, cpuIter); fb != nil || sp.fatal != nil {
+		if used, fb := sp.offloadParts(cpu, in, P, int(from), sites, cpuIter); fb != nil || sp.fatal != nil {
 			return false, fb
 		} else if used {
-			return sp.finishInstance(cpu, start, loading(), P, count, tail, steps, states[P], cpuIter, byX86)
+			return sp.finishInstance(cpu, start, loading(), int(from), count, tail, steps, states[from], cpuIter, byX86)
 		}
 	}
 	var fn gpu.Function
@@ -386,7 +335,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		// each inner step is s0 + ds·j (an inner index whose step is the
 		// outer index, i*j, say); three probed rows check both.
 		n0, dn := int64(innerTrips[0]), int64(innerTrips[1])-int64(innerTrips[0])
-		first, lastRow := n0+int64(P)*dn, n0+dn*int64(last-tail)
+		first, lastRow := n0+int64(from)*dn, n0+dn*int64(last-tail)
 		isteps := make([]uint64, len(k2.InnerLiveIns))
 		isteps0 := make([]uint64, len(k2.InnerLiveIns))
 		irows := make([]uint64, len(k2.InnerLiveIns))
@@ -414,7 +363,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			if st[2]-st[1] != irows[i] {
 				ok = false
 			}
-			isteps[i] = st[0] + uint64(P)*irows[i]
+			isteps[i] = st[0] + from*irows[i]
 			isteps0[i] = st[0]
 		}
 		if ok && sp.dead2D {
@@ -478,7 +427,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		// (atax's initialisation copied its whole 160 MB matrix in for
 		// a sample of 12 rows, 0.7 s on gpusim, and went back to the
 		// CPU.)
-		if ss, fb := sp.siteRanges(byX86, uint64(P), uint64(P)+sample-1); fb == nil {
+		if ss, fb := sp.siteRanges(byX86, from, from+sample-1); fb == nil {
 			part.Sites = ss
 		}
 		sp.sampling = true
@@ -490,7 +439,7 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		rest := count - sample
 		moved := make([]uint64, len(steps))
 		for i := range steps {
-			moved[i] = states[P][i] + steps[i]*sample
+			moved[i] = states[from][i] + steps[i]*sample
 		}
 		if err := sp.resolveReloads(moved); err != nil {
 			return false, fail(ReasonDriver, "loading a reloaded register: %v", err)
@@ -529,9 +478,152 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	// by a sample. (Re-strided footprints were found disjoint from the
 	// probed iterations: the same live-in values give the same.)
 	if !sampled {
-		sp.keepReplay(states[0], k, fn, in, uint64(P), last, byX86, inner0, cpuIter, insnsPerIter)
+		sp.keepReplay(states[0], k, fn, in, from, last, byX86, inner0, cpuIter, insnsPerIter)
 	}
-	return sp.finishInstance(cpu, start, loading(), P, count, tail, steps, states[P], cpuIter, byX86)
+	return sp.finishInstance(cpu, start, loading(), int(from), count, tail, steps, states[from], cpuIter, byX86)
+}
+
+// probedRows is what the probed rows of an instance gave.
+type probedRows struct {
+	// states are the live-in values at arrivals 0..P.
+	states [4][]uint64
+	recs   [3]probeRecord
+	// cpuPerIter is the last row's time (0 for dry rows, which time
+	// nothing), insnsPerIter its guest instructions.
+	cpuPerIter, insnsPerIter float64
+	rowInsns                 [3]float64
+	innerTrips               [3]uint64
+	innerStates              [3][][]uint64
+	inner2                   innermostObs
+}
+
+// probeRows runs the instance's first P arrivals from the header, the
+// recorded ones on the probing engine, into rows (whose states[0] is
+// set). With dry set they run on its engine, which leaves memory as it
+// finds it and jumps through the inner loops (dryrows.go).
+func (sp *spot) probeRows(cpu *gvinst.CPU, P int, reloaded map[int]ptxgen.Reload, dry *dryRun, rows *probedRows) (done bool, fb *fallback) {
+	k := sp.kernel
+	ns := len(k.Sites)
+	mem := sp.a.g.Mem
+	states, recs := &rows.states, &rows.recs
+	innerTrips, innerStates, inner2 := &rows.innerTrips, &rows.innerStates, &rows.inner2
+	var err error
+	for it := 0; it < P; it++ {
+		// The footprints, the exit test and the independence checks read
+		// the records of probed iterations 0 and 1 only (recordedRows);
+		// a third iteration gives the per-row changes of the inner levels,
+		// which the breakpoints tell, so it runs on the fast engine.
+		engine := gvinst.Engine(sp.probe)
+		if it >= recordedRows {
+			engine = sp.rowEngine()
+		}
+		if dry != nil {
+			engine = dry.engine
+		}
+		t0 := time.Now()
+		sp.rec.reset(ns)
+		sp.startProbe(it, ns)
+		walk := sp.newRowWalk(&sp.rec, engine)
+		if dry != nil {
+			walk.dry, dry.walk = dry, walk
+		}
+		st := engine.Run(cpu, 0)
+		for st.Kind == gvinst.StopBreakpoint && st.PC != sp.header && !sp.exits[st.PC] {
+			skip, mine, err := walk.arrive(cpu)
+			if err != nil {
+				return false, fail(ReasonNotAffine, "%v", err)
+			}
+			watched, err := sp.observeParts(it, cpu, st.PC)
+			if err != nil {
+				return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
+			}
+			if st.PC == sp.inner2 && sp.kernel3 != nil {
+				// An arrival at the innermost header, in inner
+				// iteration innerTrips[it]-1 of the row.
+				if err := inner2.arrive(sp, cpu, it, (*innerTrips)[it]); err != nil {
+					return false, fail(ReasonNotAffine, "reading innermost live-in: %v", err)
+				}
+				watched = true
+			}
+			if !watched && st.PC == sp.inner && sp.countsInner() {
+				// An arrival at the inner header: count it, and keep the
+				// first three states of the first iteration for the inner
+				// steps of the 2D kernel.
+				watched = true
+				(*innerTrips)[it]++
+				if sp.kernel2 != nil && len((*innerStates)[it]) < 3 {
+					v, err := liveValuesOf(sp.a.g.Mem, cpu, sp.kernel2.InnerLiveIns)
+					if err != nil {
+						return false, fail(ReasonNotAffine, "reading inner live-in: %v", err)
+					}
+					(*innerStates)[it] = append((*innerStates)[it], v)
+				}
+			}
+			if !watched && !mine {
+				break
+			}
+			if skip != nil {
+				// The rest of the inner loop's instance on the fast
+				// engine; its arrivals count as the breakpoints'.
+				h := skip.loop.header
+				before := walk.skipped[h]
+				if dry != nil {
+					st, err = walk.jump(cpu, skip)
+				} else {
+					st, err = walk.skip(cpu, skip)
+				}
+				if err != nil {
+					return false, fail(ReasonNotAffine, "%v", err)
+				}
+				sp.countSkipped(it, h, walk.skipped[h]-before, &(*innerTrips)[it])
+				if h == sp.inner2 && sp.kernel3 != nil {
+					inner2.skipped(it, (*innerTrips)[it], walk.skipped[h]-before)
+				}
+				continue
+			}
+			st = engine.Run(cpu, 0)
+		}
+		if err := walk.finish(); err != nil {
+			return false, fail(ReasonNotAffine, "%v", err)
+		}
+		if st.Kind == gvinst.StopSyscall {
+			// The loop's blocks have no system call and every exit is a
+			// breakpoint, so this cannot happen; the syscall must not be
+			// skipped if it does.
+			sp.fatal = fmt.Errorf("accelerate: the probing engine of hot spot %s stopped at a system call (%v)", sp.rep.Entry, st)
+			return true, fail(ReasonProbeStop, "%v", st)
+		}
+		if st.Kind != gvinst.StopBreakpoint {
+			return true, fail(ReasonProbeStop, "%v", st)
+		}
+		if st.PC != sp.header {
+			return true, fail(ReasonTripCount, "the loop ended after %d iterations", it+1)
+		}
+		recs[it] = sp.rec
+		if it < recordedRows {
+			sp.rep.ProbedIterations++
+			sp.rep.ProbedAccesses += sp.rec.accesses
+		}
+		rows.cpuPerIter = time.Since(t0).Seconds()
+		if dry != nil {
+			rows.cpuPerIter = 0
+		}
+		rows.insnsPerIter = float64(walk.insns())
+		sp.rep.RowInstructions += walk.executed()
+		rows.rowInsns[it] = rows.insnsPerIter
+		if states[it+1], err = sp.liveValues(cpu); err != nil {
+			return false, fail(ReasonNotAffine, "reading live-in: %v", err)
+		}
+		if why := checkReloads(mem, k.LiveIns, states[it+1], reloaded, it+1); why != "" {
+			return false, fail(ReasonNotAffine, "a reloaded register: %s", why)
+		}
+	}
+	if dry != nil {
+		if why := sp.dryStepsTrusted(states[:P+1]); why != "" {
+			return false, fail(ReasonNotAffine, "%s", why)
+		}
+	}
+	return false, nil
 }
 
 // straightIteration reports whether the hot spot's iteration runs no loop
@@ -1181,8 +1273,8 @@ func (sp *spot) proveDry(k *ptxgen.Kernel, in *ptxgen.LaunchInput) (gpu.Function
 	if limit := sp.a.opts.DryRunAbove; limit > 0 && bytes < limit || limit == 0 && !sp.dryPays(bytes, in.Count) {
 		return nil, false
 	}
-	fnD, errD := sp.variant(k.Dry)
-	fnU, errU := sp.variant(k.Unchecked)
+	fnD, errD := sp.load(k.Dry) // with its unchecked twin (moduleOf)
+	fnU, errU := sp.load(k.Unchecked)
 	if errD != nil || errU != nil {
 		if sp.dryFailed == nil {
 			sp.dryFailed = map[*ptxgen.Kernel]bool{}
@@ -1256,23 +1348,6 @@ func (m backupMeter) bandwidth() float64 {
 		return 0
 	}
 	return float64(m.bytes) / m.took.Seconds()
-}
-
-// variant returns kernel variant k (a Dry or Unchecked one), loaded at
-// its first use.
-func (sp *spot) variant(k *ptxgen.Kernel) (gpu.Function, error) {
-	if f, ok := sp.variants[k]; ok {
-		return f, nil
-	}
-	f, err := sp.load(k)
-	if err != nil {
-		return nil, err
-	}
-	if sp.variants == nil {
-		sp.variants = map[*ptxgen.Kernel]gpu.Function{}
-	}
-	sp.variants[k] = f
-	return f, nil
 }
 
 // ivStep is an induction variable's step as the profile gives it: fixed,

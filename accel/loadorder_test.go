@@ -15,16 +15,16 @@ func TestLoaderTakesHottestFirst(t *testing.T) {
 	l := &loader{jobs: make(chan struct{}, 8), loads: map[*ptxgen.Kernel]*loadFuture{}}
 	initA, initB := &ptxgen.Kernel{Name: "initA"}, &ptxgen.Kernel{Name: "initB"}
 	prod1, prod2 := &ptxgen.Kernel{Name: "part1"}, &ptxgen.Kernel{Name: "part2"}
-	l.enqueue([]*ptxgen.Kernel{initA}, 0.02)
-	l.enqueue([]*ptxgen.Kernel{initB, initA}, 0.02) // initA once only
-	l.enqueue([]*ptxgen.Kernel{prod1, prod2}, 0.86)
+	l.enqueue(modulesOf([]*ptxgen.Kernel{initA}, false), 0.02)
+	l.enqueue(modulesOf([]*ptxgen.Kernel{initB, initA}, false), 0.02) // initA once only
+	l.enqueue(modulesOf([]*ptxgen.Kernel{prod1, prod2}, false), 0.86)
 	if len(l.jobs) != 4 {
 		t.Fatalf("%d tokens for 4 modules", len(l.jobs))
 	}
 	var got []string
 	for range 4 {
 		<-l.jobs
-		got = append(got, l.next().k.Name)
+		got = append(got, l.next().f.ks[0].Name)
 	}
 	want := []string{"part1", "part2", "initA", "initB"}
 	for i := range want {

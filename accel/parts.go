@@ -666,10 +666,10 @@ func (sp *spot) partsNeedRows() bool {
 }
 
 // partInputs makes each part's launch input from the level's (in, over
-// count iterations from probed iteration P on) and the probe's
+// count iterations from arrival from on, after P probed rows) and the probe's
 // observations; ok is false when they do not confirm a part's inner
 // level, and why says how.
-func (sp *spot) partInputs(in ptxgen.LaunchInput, P int, sites map[[2]uint64]ptxgen.Range) ([]ptxgen.LaunchInput, string) {
+func (sp *spot) partInputs(in ptxgen.LaunchInput, P, from int, sites map[[2]uint64]ptxgen.Range) ([]ptxgen.LaunchInput, string) {
 	var out []ptxgen.LaunchInput
 	for pi, p := range sp.parts {
 		k := p.k
@@ -720,7 +720,7 @@ func (sp *spot) partInputs(in ptxgen.LaunchInput, P int, sites map[[2]uint64]ptx
 			if trips[2]-trips[1] != dn {
 				return nil, fmt.Sprintf("kernel %d: inner trip counts %d, %d, %d are not affine", pi+1, trips[0], trips[1], trips[2])
 			}
-			first, last := trips[0]+int64(P)*dn, trips[0]+dn*int64(P+int(in.Count)-1)
+			first, last := trips[0]+int64(from)*dn, trips[0]+dn*int64(from+int(in.Count)-1)
 			if first < 0 || last < 0 {
 				return nil, fmt.Sprintf("kernel %d: inner trip counts go below zero", pi+1)
 			}
@@ -730,7 +730,7 @@ func (sp *spot) partInputs(in ptxgen.LaunchInput, P int, sites map[[2]uint64]ptx
 				if known[0] && steps[1][i]-steps[0][i] != row {
 					return nil, fmt.Sprintf("kernel %d: the inner step of %s is not affine in the row", pi+1, k.InnerLiveIns[i])
 				}
-				pin.InnerSteps = append(pin.InnerSteps, steps[1][i]+uint64(P-1)*row)
+				pin.InnerSteps = append(pin.InnerSteps, steps[1][i]+uint64(from-1)*row)
 				pin.InnerStepRows = append(pin.InnerStepRows, row)
 			}
 			if p.nest.Interchange {
@@ -781,10 +781,10 @@ func (sp *spot) innerDependence(inner []ptxgen.LaunchInput) string {
 }
 
 // offloadParts runs an instance's count iterations from probed iteration
-// P as the schedule's kernels, in order, then sets the CPU at the header
+// from (after P probed rows) as the schedule's kernels, in order, then sets the CPU at the header
 // for the last ones, as offload does. When the probe does not confirm the
 // parts, use is false and the caller launches the level's kernel.
-func (sp *spot) offloadParts(cpu *gvinst.CPU, in ptxgen.LaunchInput, P int, sites []ptxgen.Range, cpuIter time.Duration) (use bool, fb *fallback) {
+func (sp *spot) offloadParts(cpu *gvinst.CPU, in ptxgen.LaunchInput, P, from int, sites []ptxgen.Range, cpuIter time.Duration) (use bool, fb *fallback) {
 	byKey := map[[2]uint64]ptxgen.Range{}
 	for i, s := range sp.kernel.Sites {
 		key := [2]uint64{s.X86, 0}
@@ -801,7 +801,7 @@ func (sp *spot) offloadParts(cpu *gvinst.CPU, in ptxgen.LaunchInput, P int, site
 	if sp.levelCarried() {
 		// Only the schedule's kernels may run the level: what keeps them
 		// from it sends the instance to the CPU.
-		if inputs, why := sp.partInputs(in, P, byKey); why != "" {
+		if inputs, why := sp.partInputs(in, P, from, byKey); why != "" {
 			return true, fail(ReasonDependence, "the level carries a dependence and %s", why)
 		} else {
 			return true, sp.runParts(cpu, in, inputs, cpuIter)
@@ -813,7 +813,7 @@ func (sp *spot) offloadParts(cpu *gvinst.CPU, in ptxgen.LaunchInput, P int, site
 		sp.rep.Note = "the level's own kernel ran: on the simulator, with a CTA of rows for every host core"
 		return false, nil
 	}
-	inputs, why := sp.partInputs(in, P, byKey)
+	inputs, why := sp.partInputs(in, P, from, byKey)
 	if why != "" {
 		sp.rep.Note = "the level's own kernel ran: " + why
 		return false, nil

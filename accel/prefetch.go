@@ -61,6 +61,8 @@ type loader struct {
 	// the JIT), when the accelerator has none yet; costErr why not.
 	costs   *DeviceCosts
 	costErr error
+	// costsCached says the costs came from Options.CostsCache.
+	costsCached bool
 	// loads are the futures by kernel, each written before its job is
 	// sent (by the guest's goroutine or a background translation's), under
 	// mu.
@@ -88,24 +90,33 @@ var errLoaderStopped = errors.New("accelerate: the run ended before the kernel w
 // loadJob is one module to load, of a hot spot that took share of the
 // profiled run.
 type loadJob struct {
-	k     *ptxgen.Kernel
 	f     *loadFuture
 	share float64
 }
 
-// loadFuture is a module being loaded: fn, err and took are set before
-// done is closed, by the loader, or by the guest's goroutine when it
-// needs the module before the loader has begun it (state).
+// loadFuture is a module being loaded, of kernels ks (spot.moduleOf):
+// fns (in ks's order), err and took are set before done is closed, by the
+// loader, or by the guest's goroutine when it needs the module before the
+// loader has begun it (state).
 type loadFuture struct {
+	ks   []*ptxgen.Kernel
 	done chan struct{}
 	// state is jobQueued until the loader begins the load (jobRunning)
 	// or the guest's goroutine takes it over (jobTaken).
 	state atomic.Int32
-	fn    gpu.Function
+	fns   []gpu.Function
 	err   error
 	took  time.Duration
 	// byGuest says the guest's goroutine loaded it (jobTaken).
 	byGuest bool
+}
+
+// fn is kernel k's function in the module (nil when it did not load).
+func (f *loadFuture) fn(k *ptxgen.Kernel) gpu.Function {
+	if i := slices.Index(f.ks, k); i >= 0 && i < len(f.fns) {
+		return f.fns[i]
+	}
+	return nil
 }
 
 // prefetching reports whether the accelerator loads ahead.
@@ -135,7 +146,7 @@ func (a *Accelerator) startLoader() {
 	}
 	l := &loader{jobs: make(chan struct{}, 64), ctxReady: make(chan struct{}), exited: make(chan struct{}), stop: make(chan struct{}), abandon: make(chan struct{}), loads: map[*ptxgen.Kernel]*loadFuture{}}
 	a.loader = l
-	driver, open, measure := a.opts.Driver, a.ctx, a.costs == nil && a.costErr == nil && !a.opts.AlwaysOffload
+	driver, open, measure, cache := a.opts.Driver, a.ctx, a.costs == nil && a.costErr == nil && !a.opts.AlwaysOffload, a.opts.CostsCache
 	go func() {
 		defer close(l.exited)
 		t0 := time.Now()
@@ -158,11 +169,11 @@ func (a *Accelerator) startLoader() {
 		}()
 		if l.ctxErr == nil && measure && !closed(l.stop) {
 			t1 := time.Now()
-			c, err := MeasureDevice(l.ctx, driver.Name() == "sim")
+			c, cached, err := deviceCostsOf(l.ctx, driver.Name(), l.props, l.propsErr, cache)
 			if err == nil {
 				l.costs = &c
 			}
-			l.costErr = err
+			l.costErr, l.costsCached = err, cached
 			l.measureTook = time.Since(t1)
 		}
 		l.readyAt = time.Now()
@@ -206,7 +217,7 @@ func (l *loader) loadJobs() {
 		} else {
 			t0 := time.Now()
 			l.compiling.Add(1)
-			j.f.fn, j.f.err = loadKernel(l.ctx, j.k)
+			j.f.fns, j.f.err = loadKernels(l.ctx, j.f.ks)
 			l.compiling.Add(-1)
 			l.compiled.Add(1)
 			j.f.took = time.Since(t0)
@@ -321,30 +332,32 @@ func (a *Accelerator) prefetch(spots []*spot) {
 		}
 		a.startLoader()
 		if a.loader != nil {
-			a.loader.enqueue(kernelsToLoad(sp, a.opts.Driver.Name() == "sim"), sp.hs.Share)
+			a.loader.enqueue(modulesOf(kernelsToLoad(sp, a.opts.Driver.Name() == "sim"), sp.variantsLaunch()), sp.hs.Share)
 		}
 	}
 }
 
-// enqueue queues the modules of ks not queued yet, of a hot spot that
-// took share of the profiled run (see jobs), in order; when the queue is
-// full the rest load on demand. Any goroutine may call it until the
-// loader stops.
-func (l *loader) enqueue(ks []*ptxgen.Kernel, share float64) {
+// enqueue queues modules, each of the kernels of one of modules not
+// queued yet, of a hot spot that took share of the profiled run (see
+// jobs), in order; when the queue is full the rest load on demand. Any
+// goroutine may call it until the loader stops.
+func (l *loader) enqueue(modules [][]*ptxgen.Kernel, share float64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, k := range ks {
-		if k == nil || l.loads[k] != nil {
+	for _, ks := range modules {
+		ks = slices.DeleteFunc(slices.Clone(ks), func(k *ptxgen.Kernel) bool { return k == nil || l.loads[k] != nil })
+		if len(ks) == 0 {
 			continue
 		}
-		f := &loadFuture{done: make(chan struct{})}
-		l.loads[k] = f
+		f := &loadFuture{ks: ks, done: make(chan struct{})}
 		select {
 		case l.jobs <- struct{}{}:
-			l.queue = append(l.queue, loadJob{k, f, share})
+			l.queue = append(l.queue, loadJob{f, share})
+			for _, k := range ks {
+				l.loads[k] = f
+			}
 		default:
-			// The queue is full: this one loads on demand.
-			delete(l.loads, k)
+			// The queue is full: these load on demand.
 		}
 	}
 }
@@ -365,7 +378,7 @@ func (a *Accelerator) prefetched(k *ptxgen.Kernel) *loadFuture {
 	}
 	if f.state.CompareAndSwap(jobQueued, jobTaken) {
 		t0 := time.Now()
-		f.fn, f.err = loadKernel(a.ctx, k)
+		f.fns, f.err = loadKernels(a.ctx, f.ks)
 		f.took, f.byGuest = time.Since(t0), true
 		close(f.done)
 		return f
@@ -393,7 +406,7 @@ func (a *Accelerator) loaderContext() error {
 	a.deviceOpen, a.deviceMeasure = l.openTook, l.measureTook
 	a.setDevice(l.props, l.propsErr)
 	if a.costs == nil && a.costErr == nil {
-		a.costs, a.costErr = l.costs, l.costErr
+		a.costs, a.costErr, a.costsCached = l.costs, l.costErr, l.costsCached
 	}
 	return nil
 }

@@ -46,6 +46,13 @@ type HotSpotReport struct {
 	// step), launched with what those were probed or launched with,
 	// moved on (see replay.go); counted in Replays too.
 	Extrapolated int `json:"replays_extrapolated,omitempty"`
+	// DryProbes are the instances whose probed rows ran dry (dryrows.go):
+	// jumped through their inner loops by the exit tests' model, the
+	// guest left as it was, the GPU launched from their first arrival.
+	DryProbes int `json:"dry_probes,omitempty"`
+	// DryNote says why the hot spot's last probe did not run dry, where
+	// it did not (its rows then ran on the CPU, as before).
+	DryNote string `json:"dry_note,omitempty"`
 	// EntryCut says the instances started at their first arrival at the
 	// header, from the instance it was cut from outside the level on
 	// (breakCutter); EntryUncut that the cut was undone (a first
@@ -75,10 +82,17 @@ type HotSpotReport struct {
 	ProbedIterations   int    `json:"probed_iterations,omitempty"`
 	ProbedAccesses     uint64 `json:"probed_accesses,omitempty"`
 	ProbedInstructions uint64 `json:"probed_instructions,omitempty"`
+	// RowInstructions are the guest instructions the probed rows ran on
+	// the CPU, on any engine (a dry row's jumped iterations run nowhere).
+	RowInstructions uint64 `json:"row_instructions,omitempty"`
 	// ProbeSeconds is the wall time of timing the CPU engine and probing,
 	// over every instance.
 	ProbeSeconds float64 `json:"probe_seconds,omitempty"`
-	Iterations   uint64  `json:"gpu_iterations"`
+	// TimingSeconds is the part of ProbeSeconds spent timing the CPU
+	// engine before probing (timePlain: a budget of instructions, then on
+	// to the header, a row at most, which the GPU then does not run).
+	TimingSeconds float64 `json:"timing_seconds,omitempty"`
+	Iterations    uint64  `json:"gpu_iterations"`
 	// TailIterations are the iterations of offloaded instances the CPU
 	// ran after the kernel: the one that leaves the loop, and while the
 	// plain engine is not yet timed, the one before it (see cpuTail).
@@ -167,6 +181,15 @@ type Report struct {
 	BroughtBackRuns   uint64           `json:"brought_back_runs,omitempty"`
 	BroughtBackPages  uint64           `json:"brought_back_pages,omitempty"`
 	BroughtBackParts  *CopyPartsReport `json:"brought_back_parts,omitempty"`
+	// BroughtBackReleased are the bytes of pages brought back whose host
+	// memory went to the next ones while the guest read forward (ptxgen's
+	// recycle.go), BroughtBackReread those of them read again.
+	BroughtBackReleased uint64 `json:"brought_back_released,omitempty"`
+	BroughtBackReread   uint64 `json:"brought_back_reread,omitempty"`
+	// BroughtBackAhead are the pages that came back with a launch, behind
+	// its kernel, where the guest had found them stale after the launches
+	// before (ptxgen's ahead.go: with a pinned staging buffer only).
+	BroughtBackAhead uint64 `json:"brought_back_ahead,omitempty"`
 	// OffloadStopped says why the run sent every hot spot back to the
 	// CPU, when its offloading lost in all.
 	OffloadStopped string `json:"offload_stopped,omitempty"`
@@ -190,6 +213,9 @@ type Report struct {
 	// device's costs (MeasureDevice, a module of its own loaded first).
 	DeviceOpenSeconds    float64 `json:"device_open_seconds,omitempty"`
 	DeviceMeasureSeconds float64 `json:"device_measure_seconds,omitempty"`
+	// DeviceCostsCached says the device's costs came from
+	// Options.CostsCache, measured by an earlier run (costcache.go).
+	DeviceCostsCached bool `json:"device_costs_cached,omitempty"`
 	// DeviceInitSeconds is the time the driver took to initialise (on a
 	// real GPU, loading libcuda and cuInit), where whoever opened the
 	// driver (package pipeline) knows it: gxbit accelerate and run
@@ -216,7 +242,7 @@ type Report struct {
 // Report returns the per-hot-spot counters so far.
 func (a *Accelerator) Report() *Report {
 	rep := &Report{Device: cmp.Or(a.dev, a.opts.Driver.Name()), KernelsPrefetched: a.prefetchedUsed, DeviceWaitSeconds: a.deviceWait.Seconds(), EmulationSeconds: a.unseen.Seconds(),
-		DeviceOpenSeconds: a.deviceOpen.Seconds(), DeviceMeasureSeconds: a.deviceMeasure.Seconds(),
+		DeviceOpenSeconds: a.deviceOpen.Seconds(), DeviceMeasureSeconds: a.deviceMeasure.Seconds(), DeviceCostsCached: a.costsCached,
 		BackgroundUsed: a.bg.taken, BackgroundRedone: a.bg.redone}
 	bgTime, bgDone := a.backgroundDone()
 	rep.BackgroundSeconds, rep.BackgroundTranslated = bgTime.Seconds(), bgDone
@@ -231,6 +257,7 @@ func (a *Accelerator) Report() *Report {
 	back := a.resident.BringBackStats()
 	rep.BytesBroughtBack, rep.BroughtBackSeconds = back.Bytes, back.Time.Seconds()
 	rep.BroughtBackFaults, rep.BroughtBackRuns, rep.BroughtBackPages = back.Faults, back.Runs, back.Pages
+	rep.BroughtBackReleased, rep.BroughtBackReread, rep.BroughtBackAhead = back.Released, back.Reread, back.Ahead
 	if back.Faults > 0 {
 		rep.BroughtBackParts = &CopyPartsReport{}
 		rep.BroughtBackParts.add(back.Parts)
@@ -242,6 +269,9 @@ func (a *Accelerator) Report() *Report {
 		r.KernelSpeedupEst = r.KernelSpeedup()
 		if sp.probe != nil {
 			r.ProbedInstructions = sp.probe.Stats().GuestInsns
+		}
+		if sp.dry.engine != nil {
+			r.ProbedInstructions += sp.dry.engine.Stats().GuestInsns
 		}
 		r.FallbackReasons = map[string]int{}
 		for k, v := range sp.rep.FallbackReasons {
@@ -257,7 +287,11 @@ func FormatReport(r *Report) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "device: %s", r.Device)
 	if r.DeviceReadySeconds > 0 {
-		fmt.Fprintf(&sb, " (ready after %.3fs: context %.3fs, measuring %.3fs; the guest waited %.3fs for it and its kernels)", r.DeviceReadySeconds, r.DeviceOpenSeconds, r.DeviceMeasureSeconds, r.DeviceWaitSeconds)
+		measuring := "measuring"
+		if r.DeviceCostsCached {
+			measuring = "costs kept from an earlier run"
+		}
+		fmt.Fprintf(&sb, " (ready after %.3fs: context %.3fs, %s %.3fs; the guest waited %.3fs for it and its kernels)", r.DeviceReadySeconds, r.DeviceOpenSeconds, measuring, r.DeviceMeasureSeconds, r.DeviceWaitSeconds)
 	}
 	sb.WriteString("\n")
 	if r.BackgroundTranslated > 0 {
@@ -316,6 +350,9 @@ func FormatReport(r *Report) string {
 	}
 	if r.BytesBroughtBack > 0 {
 		fmt.Fprintf(&sb, "written bytes left on the device and brought back when read: %d in %.3fs (%d runs of pages, %d accesses asked)\n", r.BytesBroughtBack, r.BroughtBackSeconds, r.BroughtBackRuns, r.BroughtBackFaults)
+		if r.BroughtBackReleased > 0 || r.BroughtBackAhead > 0 {
+			fmt.Fprintf(&sb, "  of them: %d bytes released again for their host memory (%d read again), %d pages brought back with a launch\n", r.BroughtBackReleased, r.BroughtBackReread, r.BroughtBackAhead)
+		}
 	}
 	if r.BytesDropped > 0 {
 		fmt.Fprintf(&sb, "written bytes only the device held, dropped when the guest unmapped them or ended: %d\n", r.BytesDropped)

@@ -559,8 +559,14 @@ func (c *Context) Memset(dst gpu.DevicePtr, v byte, n uint64) error {
 	if err != nil {
 		return err
 	}
-	for i := range b {
-		b[i] = v
+	// At memory speed: a byte at a time set 70 MB in 0.2 s.
+	if v == 0 {
+		clear(b)
+		return nil
+	}
+	b[0] = v
+	for i := 1; i < len(b); i *= 2 {
+		copy(b[i:], b[:i])
 	}
 	return nil
 }

@@ -194,7 +194,7 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	t0 := time.Now()
 	// Phase 2 with nothing to offload yet: its main engine runs the guest
 	// until the first round (the device opens at the first launch).
-	acc, err := accel.New(g.AccelGuest(), accel.Options{Profile: &profile.File{}, Driver: opts.Driver, MinIterations: opts.MinIterations, AlwaysOffload: opts.AlwaysOffload, Engine: newEngine, LeaveDevice: opts.LeaveDevice})
+	acc, err := accel.New(g.AccelGuest(), accel.Options{Profile: &profile.File{}, Driver: opts.Driver, MinIterations: opts.MinIterations, AlwaysOffload: opts.AlwaysOffload, Engine: newEngine, LeaveDevice: opts.LeaveDevice, CostsCache: CostsCache()})
 	if err != nil {
 		return nil, nil, err
 	}

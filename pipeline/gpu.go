@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/gxbit/gxbit/accel"
 	"github.com/gxbit/gxbit/cuda"
 	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gpusim"
@@ -103,6 +104,21 @@ func openGPU(choice string, sim gpusim.Options, start bool) (gpu.Driver, error) 
 		return openGPU("sim", sim, false)
 	}
 	return nil, fmt.Errorf("--gpu %q: want sim, cuda or auto", choice)
+}
+
+// CostsCache is the file phase 2 keeps a real GPU's measured costs in
+// between runs (accel.Options.CostsCache): GXBIT_COSTS_CACHE=FILE names
+// it, GXBIT_COSTS_CACHE=off measures the device every run, and by
+// default it is accel.DefaultCostsCache (the user's cache directory).
+func CostsCache() string {
+	switch v := os.Getenv("GXBIT_COSTS_CACHE"); v {
+	case "":
+		return accel.DefaultCostsCache()
+	case "off":
+		return ""
+	default:
+		return v
+	}
 }
 
 // cudaOptions are the real GPU's options, from the environment (see

@@ -151,6 +151,17 @@ func (m *meteredContext) CopyHtoDAsync(dst gpu.DevicePtr, src []byte) error {
 	return err
 }
 
+// queueDtoHPinned queues a copy from the device into pinned host memory
+// (the staging buffer's), which waits for nothing, counting the call and
+// its bytes (a copy into memory the driver must stage waits: see
+// CopyDtoHAsync).
+func (m *meteredContext) queueDtoHPinned(dst []byte, src gpu.DevicePtr) error {
+	t0 := time.Now()
+	err := m.Context.CopyDtoHAsync(dst, src)
+	m.copied(toHost, t0, uint64(len(dst)), false)
+	return err
+}
+
 // CopyDtoHAsync queues a copy from the device, counting the call and its
 // bytes.
 func (m *meteredContext) CopyDtoHAsync(dst []byte, src gpu.DevicePtr) error {

@@ -91,7 +91,10 @@
 // outer body may store before the inner loop (x1[i] = … beside A[i][j]);
 // every thread of the row runs those stores with the same values, which
 // is exact when the runtime proves their footprints apart from every
-// other access's (Kernel.OuterStores, OuterStoresApart) and no row empty.
+// other access's (Kernel.OuterStores, OuterStoresApart) and no row empty;
+// or, for one made before the inner loop, where the kernel checks each
+// inner store of the row against its bytes (Kernel.RowChecked,
+// ErrCodeRowStore: correlation's diagonal beside its triangle).
 // Stores after the inner loop are refused: no thread runs that part.
 //
 // Three dimensions (Nest.Inner2): when the level inside the inner one is

@@ -60,7 +60,7 @@ type stepCheck struct{ reg, next string }
 // takes, and goes to $Ldone instead.
 func (e *emitter) dropErrorBranches() {
 	errs := map[string]bool{}
-	for _, code := range []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign, ErrCodeStep, ErrCodeCold, ErrCodeOverlap} {
+	for _, code := range []int{ErrCodeFootprint, ErrCodeExit, ErrCodeDivide, ErrCodeAlign, ErrCodeStep, ErrCodeCold, ErrCodeOverlap, ErrCodeRowStore} {
 		errs[fmt.Sprintf("$Lerr%d", code)] = true
 	}
 	for l := range e.stubs {
@@ -344,6 +344,10 @@ func emitWith(e *emitter) (string, error) {
 		e.i("ld.param.u64", fmt.Sprintf("%%sl%d", i), ptx.Addr(fmt.Sprintf("site%d_lo", i), 0))
 		e.i("ld.param.u64", fmt.Sprintf("%%sh%d", i), ptx.Addr(fmt.Sprintf("site%d_span", i), 0))
 	}
+	for n := range a.rowChecked {
+		// No outer store made yet: nothing an inner store can meet.
+		e.i("mov.u64", fmt.Sprintf("%%os%d", n), 0)
+	}
 	if even {
 		// Even rows, or the kernel does not apply.
 		e.i("ld.param.u64", "%t0", ptx.Addr("itripstep", 0))
@@ -484,6 +488,7 @@ func emitWith(e *emitter) (string, error) {
 		e.i("bra", fmt.Sprintf("$Lerr%d", ErrCodeExit)).when("%p0")
 		e.i("bra", e.innerTarget(a.inner2Exit))
 	}
+	entryLoads := e.entryLoads()
 	for _, addr := range a.order {
 		b := a.n.Blocks[addr]
 		e.label(label(addr))
@@ -527,6 +532,12 @@ func emitWith(e *emitter) (string, error) {
 					// hoist.go moves it out.
 					e.fusePred = "%ptrip"
 				}
+			}
+			if skip, ok := entryLoads[[2]uint64{addr, uint64(i)}]; ok {
+				skip := e.skipEntryLoad(addr, i, skip)
+				e.inst(addr, i, in)
+				e.label(skip)
+				continue
 			}
 			e.inst(addr, i, in)
 		}
@@ -598,6 +609,9 @@ func emitWith(e *emitter) (string, error) {
 	if a.copies {
 		codes = append(codes, ErrCodeOverlap)
 	}
+	if len(a.rowChecked) > 0 {
+		codes = append(codes, ErrCodeRowStore)
+	}
 	e.errorExit = true
 	for _, code := range codes {
 		e.label(fmt.Sprintf("$Lerr%d", code))
@@ -659,6 +673,7 @@ func emitWith(e *emitter) (string, error) {
 	}
 	decls(ptx.B64, "%nxi", len(e.innerSteps))
 	decls(ptx.B64, "%nxj", len(e.inner2Steps))
+	decls(ptx.B64, "%os", len(a.rowChecked))
 	decls(ptx.B64, "%sd", len(a.sites))
 	decls(ptx.B64, "%sl", len(a.sites))
 	decls(ptx.B64, "%sh", len(a.sites))
@@ -1456,6 +1471,9 @@ func (e *emitter) mem(block uint64, idx int, in *gvinst.Inst) {
 		e.i("add.u64", addr, guest, lit(uint64(in.Imm)))
 		guest = addr
 	}
+	if in.Op == gvinst.OpSt {
+		e.rowStore(id, block, guest, size)
+	}
 	if e.a.anyAlign[key(block, idx)] {
 		// movdqu, movups, movq/movd of a vector register over bytes: any
 		// address (anyAddress), as gcc's vector loops over bytes and
@@ -2131,23 +2149,16 @@ func (e *emitter) toInner2Iteration(a *analysis) {
 	e.i("bra", label(a.n.Inner2))
 }
 
-// reloads loads the reloaded registers of a level (0 the nest's; 1 the
-// inner level, at inner iteration mid(); 2 the innermost, at innermost
-// iteration %xi) as a thread enters it: those of depth 2
-// first, so that one whose inner iteration is 1 copies its source before
-// the source is loaded again. The first depth iterations of the launch
-// (of the row, inner) have no iteration that far back to load from: they
-// keep the value passed in (the row's entry value), and iteration 1 of a
-// depth-2 register takes its source's.
-func (e *emitter) reloads(level int) {
+// levelReloads are the reloads of a level (0 the nest's, 1 the inner
+// level's, 2 the innermost's) whose registers the level's threads read
+// (a part of a distributed level may not), the deepest first.
+func (e *emitter) levelReloads(level int) []Reload {
 	var rs []Reload
 	for _, r := range e.a.n.Reloads {
 		if r.level() == level {
 			rs = append(rs, r)
 		}
 	}
-	// Only registers the level's threads read (a part of a distributed
-	// level may not).
 	live := map[gvinst.Reg]bool{}
 	lives := [][]LiveIn{e.a.liveIns, e.a.innerLive, e.a.inner2Live}[level]
 	for _, l := range lives {
@@ -2157,7 +2168,19 @@ func (e *emitter) reloads(level int) {
 	}
 	rs = slices.DeleteFunc(rs, func(r Reload) bool { return !live[r.Slot] && !(r.HighZero && live[r.Slot+1]) })
 	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Depth > rs[j].Depth })
-	for n, r := range rs {
+	return rs
+}
+
+// reloads loads the reloaded registers of a level (0 the nest's; 1 the
+// inner level, at inner iteration mid(); 2 the innermost, at innermost
+// iteration %xi) as a thread enters it: those of depth 2
+// first, so that one whose inner iteration is 1 copies its source before
+// the source is loaded again. The first depth iterations of the launch
+// (of the row, inner) have no iteration that far back to load from: they
+// keep the value passed in (the row's entry value), and iteration 1 of a
+// depth-2 register takes its source's.
+func (e *emitter) reloads(level int) {
+	for n, r := range e.levelReloads(level) {
 		e.reset()
 		e.cur = r.X86
 		site := -1

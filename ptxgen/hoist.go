@@ -498,9 +498,7 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 		// arithmetic nobody reads, float moves), then unroll.
 		simplify(out)
 		out = unroll(out, h)
-		if h.promo != nil {
-			simplify(out) // the moves around the kept location
-		}
+		simplify(out) // the moves around the kept location and the hoisted loads
 		return out, true
 	}
 	return ls, false

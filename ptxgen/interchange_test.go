@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -161,6 +162,12 @@ func testInterchanged(t *testing.T, even bool) {
 	if even && (!strings.Contains(k.PTX, "_unroll:") || !strings.Contains(k.PTX, "%hcd0")) {
 		t.Errorf("the even kernel's row loop is not unrolled with C[j] in a register:\n%s", numbered(k.PTX))
 	}
+	if u := unrolledLoop(k.PTX); even && (strings.Count(u, "bra ") != 1 || !regexp.MustCompile(`_unroll:\n(\s*(ld\.global|mad\.wide)[^\n]*\n){11}\s*//`).MatchString(u)) {
+		// The check that the level does not end before the count runs
+		// once, before the copies (rowChecks); then all eight loads
+		// lead the copies (hoistLoads).
+		t.Errorf("the even kernel's copies branch, or do not start with their loads:\n%s", u)
+	}
 	ctx, fn := simKernel(t, k)
 	if _, err := Launch(ctx, fn, k, mem, in, nil); err != nil {
 		t.Fatalf("launch: %v\n%s", err, numbered(k.PTX))
@@ -188,6 +195,19 @@ func testInterchanged(t *testing.T, even bool) {
 		t.Errorf("inner trip count one short: got %v, want an exit error", err)
 	}
 	if even {
+		// More rows than the level has left: the row check, which the
+		// copies leave out, must still end the launch (the loop runs as
+		// it was where the level would end within the copies).
+		mem4, _ := setup()
+		long := in
+		long.Count = n
+		long.Sites = nil
+		for range k.Sites {
+			long.Sites = append(long.Sites, Range{dataBase, dataBase + 0x40000})
+		}
+		if _, err := Launch(ctx, fn, k, mem4, long, nil); !errors.As(err, &ke) || ke.Code != ErrCodeExit || ke.X86 != 0x4030 {
+			t.Errorf("rows past the level's end: got %v, want an exit error at the row check, 0x4030", err)
+		}
 		// Rows whose inner level is not even.
 		mem3, _ := setup()
 		bad := in

@@ -2,6 +2,7 @@ package ptxgen
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gvinst"
@@ -46,6 +47,7 @@ const (
 	ErrCodeStep      = 5 // an induction variable did not advance by its step: the next iteration is not where the next thread started
 	ErrCodeCold      = 6 // a thread reached a path only the CPU runs (Nest.Cold: a library call on an error path)
 	ErrCodeOverlap   = 7 // a string copy's source and destination overlap (strings.go)
+	ErrCodeRowStore  = 8 // an inner store met a store its row's outer body made (Kernel.RowChecked)
 )
 
 // ErrorRecordSize is the size in bytes of the error record a kernel writes.
@@ -81,6 +83,12 @@ type Kernel struct {
 	// apart from every other site's and no row without inner iterations
 	// (OuterStoresApart).
 	OuterStores []int
+	// RowChecked are the outer stores (among OuterStores) that every
+	// thread of a row makes before its inner iteration and whose bytes
+	// the kernel checks its inner stores against (ErrCodeRowStore):
+	// OuterStoresApart need not keep their footprints apart from the
+	// others'.
+	RowChecked []int
 	// ThreeD is set (with TwoD) on the kernel of a Nest with Inner2: a 3D
 	// launch, thread (x, y, z) running innermost iteration x of inner
 	// iteration y of iteration z; Inner2LiveIns are the values live at
@@ -350,7 +358,7 @@ func Generate(n *Nest) (*Kernel, error) {
 		k.Params = append(k.Params, Param{Name: "in_" + nm, Kind: ParamLiveValue, Index: i}, Param{Name: "step_" + nm, Kind: ParamLiveStep, Index: i})
 	}
 	if a.inner != nil {
-		k.TwoD, k.InnerLiveIns, k.OuterStores = true, a.innerLive, a.outerStores
+		k.TwoD, k.InnerLiveIns, k.OuterStores, k.RowChecked = true, a.innerLive, a.outerStores, a.rowChecked
 		k.Plan.Reason = "2D: 16x16 tiles, x over the inner level, y over the outer level; a warp covers 16 consecutive inner iterations of two rows, so unit-stride accesses still fill whole 128-byte lines of 8-byte elements, and the two rows share the lines of any access that does not depend on the outer level (B[k][j] in a matmul), halving the lines a warp loads per multiply against 32x8; 256 threads per CTA"
 		if n.ThreadLoop != 0 {
 			k.ThreadLoop = true
@@ -441,11 +449,25 @@ func Generate(n *Nest) (*Kernel, error) {
 // other site's, so no access of the kernel sees which thread stored
 // last, and all of them store the same values. (The caller checks that
 // every row has an inner iteration.)
+//
+// A RowChecked store needs no such proof. Each thread makes it before
+// its own inner iteration, with the row's value: a load of its bytes in
+// the row sees that value, as the loop's first inner iteration does
+// after the outer body; the kernel fails the launch where an inner store
+// of the row meets its bytes (another thread's store of the row could
+// come after it); and another row's accesses of its bytes would be a
+// dependence between two iterations of the level, which its 1D kernel,
+// one thread a row, would break too (the level is parallel). Covariance
+// and correlation's diagonal, corr[i][i] = 1.0, lies in the window of
+// corr[j][i], a column below it, in every launch: it launches 2D now.
 func OuterStoresApart(k *Kernel, sites []Range) bool {
 	if len(sites) != len(k.Sites) {
 		return false
 	}
 	for _, s := range k.OuterStores {
+		if slices.Contains(k.RowChecked, s) {
+			continue
+		}
 		for t := range sites {
 			if t != s && sites[t].Lo < sites[t].Hi && sites[s].Overlaps(sites[t]) {
 				return false

@@ -158,7 +158,7 @@ func (e *KernelError) Error() string {
 	what := map[int]string{ErrCodeFootprint: "an access left its footprint", ErrCodeExit: "a thread left the loop (wrong trip count)",
 		ErrCodeDivide: "an integer division would trap", ErrCodeAlign: "an unaligned access",
 		ErrCodeStep: "an induction variable did not advance by its step", ErrCodeCold: "a thread reached a path only the CPU runs",
-		ErrCodeOverlap: "a string copy's source and destination overlap"}[e.Code]
+		ErrCodeOverlap: "a string copy's source and destination overlap", ErrCodeRowStore: "an inner store met its row's outer store"}[e.Code]
 	if what == "" {
 		what = fmt.Sprintf("error code %d", e.Code)
 	}
@@ -347,7 +347,13 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	}
 	for gi, g := range groups {
 		b := bufs[gi]
-		copied, lerr := b.loadInto(ctx, mem, res, g.Range, Overwritten(k, g, in), cb)
+		// What a written group's kept buffer holds of its range is left
+		// stale after the kernel: not watched now (watchLoaded).
+		var leave Range
+		if lazy && kept[gi] && g.Written {
+			leave = g.Range
+		}
+		copied, lerr := b.loadInto(ctx, mem, res, g.Range, Overwritten(k, g, in), cb, leave)
 		if lerr != nil {
 			// The batch may hold copies of the buffers before this one.
 			return st, dropLoaded(0, gi+1, lerr)
@@ -452,6 +458,13 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 	t1 := time.Now()
 	launched = true
 	lerr := ctx.Launch(fn, cfg, params)
+	var ahead []aheadCopy
+	if lerr == nil && lazy && res.stagePinned && len(stage) > 0 && len(res.stage) > 0 && &stage[0] == &res.stage[0] && uint64(len(res.stage)) > cb.high {
+		// The pages the guest read after the launch before, behind the
+		// kernel, into the pinned staging buffer past what the copies in
+		// read (ahead.go).
+		ahead, lerr = queueAhead(mc, groups, bufs, kept, res.stage[cb.high:])
+	}
 	// The one wait of the launch: for the copies in, the backups and the
 	// kernel, made whether or not the kernel was queued (the copies read
 	// the staging buffer). A failure of any of them fails the launch,
@@ -538,6 +551,9 @@ func Launch(ctx gpu.Context, fn gpu.Function, k *Kernel, mem GuestMemory, in Lau
 			}
 			st.BytesDeferred += g.Range.Hi - g.Range.Lo
 		}
+	}
+	if err := res.putAhead(ahead); err != nil {
+		return st, err
 	}
 	copiedOut = time.Now()
 	st.CopyOut = copiedOut.Sub(t2)

@@ -205,17 +205,20 @@ func TestMatmulKLoop(t *testing.T) {
 		re   string
 		want int
 	}{
-		{`mul\.rn\.f64 %d\d+, %d\d+, %d\d+;`, 4},
+		{`mul\.rn\.f64 %d\d+, %(d|hld)\d+, %(d|hld)\d+;`, 4},
 		{`add\.rn\.f64 (%hfd\d+), (%hfd\d+), %d\d+;`, 4}, // the sum stays in an .f64 register
-		{`ld\.global\.[bf]64 %d\d+, \[%hv0\];`, 1},
-		{`ld\.global\.[bf]64 %d\d+, \[%hv0\+8\];`, 1},
-		{`ld\.global\.[bf]64 %d\d+, \[%hv0\+16\];`, 1},
-		{`ld\.global\.[bf]64 %d\d+, \[%hv0\+24\];`, 1},
-		{`ld\.global\.[bf]64 %d\d+, \[%hv1\];`, 1},
-		{`ld\.global\.[bf]64 %d\d+, \[%hw0\];`, 3},
-		{`mad\.wide\.s32 %hw0, %hs0, [123], %hv1;`, 3}, // B's rows 1..3 from B's pointer, one IMAD.WIDE each
-		{`add\.u64 %hv0, %hv0, 32;`, 1},                // A's pointer once per four iterations
-		{`mad\.wide\.s32 %hv1, %hs0, 4, %hv1;`, 1},     // B's by four rows
+		{`ld\.global\.[bf]64 %(d|hld)\d+, \[%hv0\];`, 1},
+		{`ld\.global\.[bf]64 %(d|hld)\d+, \[%hv0\+8\];`, 1},
+		{`ld\.global\.[bf]64 %(d|hld)\d+, \[%hv0\+16\];`, 1},
+		{`ld\.global\.[bf]64 %(d|hld)\d+, \[%hv0\+24\];`, 1},
+		{`ld\.global\.[bf]64 %(d|hld)\d+, \[%hv1\];`, 1},
+		{`ld\.global\.[bf]64 %hld\d+, \[%hx\d+\];`, 3},
+		{`mad\.wide\.s32 %hx\d+, %hs0, [123], %hv1;`, 3}, // B's rows 1..3 from B's pointer, one IMAD.WIDE each
+		// every load of the four copies before the first multiply
+		// (hoistLoads): eight in flight, not a pair at a time
+		{`_unroll:\n(\s*(ld\.global|mad\.wide)[^\n]*\n){11}\s*// x86 0x[0-9a-f]+, the loop body: copy 1 of 4\n\s*mul\.rn`, 1},
+		{`add\.u64 %hv0, %hv0, 32;`, 1},            // A's pointer once per four iterations
+		{`mad\.wide\.s32 %hv1, %hs0, 4, %hv1;`, 1}, // B's by four rows
 		{`add\.u64 %hv1`, 0},
 		{`%sd\d+`, 0},                // no guest->device delta per access
 		{`%s[lh]\d+`, 0},             // no footprint check

@@ -344,7 +344,10 @@ type analysis struct {
 	inner       map[uint64]bool
 	innerLive   []LiveIn
 	outerStores []int
-	tailStores  bool
+	// rowChecked are the outer stores before the inner loop whose row's
+	// inner stores the kernel checks against them (Kernel.RowChecked).
+	rowChecked []int
+	tailStores bool
 	// innerExit is where the inner loop leaves to (interchanged kernel).
 	innerExit uint64
 	// 3D mapping (Nest.Inner2): the innermost level's blocks, live-in
@@ -652,8 +655,14 @@ func (a *analysis) check2D() error {
 				return reject(s.X86, "2D: the outer loop body stores after an inner loop that leaves to several places")
 			}
 			a.tailStores = true
+		} else {
+			a.rowChecked = append(a.rowChecked, i)
 		}
 		a.outerStores = append(a.outerStores, i)
+	}
+	if a.innerStringStores() {
+		// A string store of the inner level is not checked against them.
+		a.rowChecked = nil
 	}
 	if len(a.outerStores) > 0 {
 		// Every thread of a row runs the outer body: where it divides
@@ -1419,4 +1428,21 @@ func meetSets[M ~map[K]bool, K comparable](sets []M) (M, bool) {
 		}
 	}
 	return m, true
+}
+
+// innerStringStores reports whether a block of the inner level stores
+// with a string op (rep stos, rep movs).
+func (a *analysis) innerStringStores() bool {
+	for addr := range a.inner {
+		b := a.n.Blocks[addr]
+		if b == nil {
+			continue
+		}
+		for _, in := range b.Insts {
+			if in.Op == gvinst.OpRepStos || in.Op == gvinst.OpRepMovs {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -2,6 +2,8 @@ package ptxgen
 
 import (
 	"bytes"
+	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -140,10 +142,18 @@ func TestKernel2DOuterStores(t *testing.T) {
 		if !OuterStoresApart(k, in.Sites) {
 			t.Fatal("OuterStoresApart refuses X and A apart")
 		}
+		// Made before the inner loop, the store is checked against the
+		// row's inner stores by the kernel (RowChecked), and its
+		// footprint may meet others'; made after it, by the row's last
+		// thread, it must stay apart.
+		entry := store != 0x5020
+		if got := len(k.RowChecked) == 1 && k.RowChecked[0] == k.OuterStores[0]; got != entry {
+			t.Errorf("store at %#x: RowChecked %v, want it there %v", store, k.RowChecked, entry)
+		}
 		meet := append([]Range(nil), in.Sites...)
 		meet[k.OuterStores[0]] = Range{aBase + n*n*8 - 8, aBase + n*n*8 + 8}
-		if OuterStoresApart(k, meet) {
-			t.Error("OuterStoresApart accepts an outer store's footprint that meets A's")
+		if OuterStoresApart(k, meet) != entry {
+			t.Errorf("store at %#x: OuterStoresApart of an outer store's footprint that meets A's: %v, want %v", store, !entry, entry)
 		}
 		ctx, fn := simKernel(t, k)
 		if _, err := Launch(ctx, fn, k, mem, in, nil); err != nil {
@@ -211,5 +221,74 @@ vblock 0x5004..0x5010:
 	}
 	if _, err := Generate(ln); err == nil || !strings.Contains(err.Error(), "stores outside the inner loop") {
 		t.Errorf("a store in a loop of the outer body: got %v, want it refused", err)
+	}
+}
+
+// TestKernel2DRowStore: an outer store before the inner loop whose bytes
+// an inner store of the same row writes (X[i] on A's diagonal, A[i][i]
+// written by inner iteration i) fails the 2D launch with ErrCodeRowStore,
+// as another thread of the row could store X[i] after it; the
+// unchecked kernel has no such check.
+func TestKernel2DRowStore(t *testing.T) {
+	const n = 20
+	// X advances by a row and an element: X[i] is A[i][i] when X is A.
+	diag := strings.Replace(initRows, "  GET.u64 v3, s3\n  ADD.u64 v4, v3, 8\n", "  GET.u64 v3, s3\n  ADD.u64 v4, v3, 8\n  ADD.u64 v4, v4, v1\n", 1)
+	if diag == initRows {
+		t.Fatal("the diagonal variant did not apply")
+	}
+	bs := parseBlocks(t, diag)
+	k, err := Generate(initRowsNest(bs, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(k.RowChecked) != 1 {
+		t.Fatalf("RowChecked %v, want the outer store", k.RowChecked)
+	}
+	if !regexp.MustCompile(`(mov\.b64|add\.u64) %os0, %[rt]\d+`).MatchString(k.PTX) || !regexp.MustCompile(`setp\.lt\.and\.u64 %p\d+, %os0, %t\d+, %p\d+;\s+@%p\d+ bra \$Lrow5010;`).MatchString(k.PTX) {
+		t.Fatalf("no row store check in the kernel\n%s", numbered(k.PTX))
+	}
+	if k.Unchecked != nil && strings.Contains(k.Unchecked.PTX, "$Lrow") {
+		t.Error("the unchecked kernel checks the row's stores")
+	}
+	mem := gvinst.NewMemory(1 << 26)
+	if err := mem.Map(dataBase, 0x10000, gvinst.PermRead|gvinst.PermWrite); err != nil {
+		t.Fatal(err)
+	}
+	// Rows 0..n-1 from the first: s1 the row offset, s3 X's offset, s2 j.
+	var in LaunchInput
+	in.Count, in.InnerTrip0, in.InnerMax = n, n, n
+	for _, l := range k.LiveIns {
+		v, step := uint64(0), uint64(0)
+		switch l.Slot {
+		case gvinst.SReg(1):
+			step = n * 8
+		case gvinst.SReg(3):
+			step = n*8 + 8
+		case gvinst.SReg(6), gvinst.SReg(7):
+			v = dataBase
+		case gvinst.SReg(9):
+			v = n * 8
+		case gvinst.SReg(10):
+			v = n * n * 8
+		}
+		in.Values, in.Steps = append(in.Values, v), append(in.Steps, step)
+	}
+	for _, l := range k.InnerLiveIns {
+		step := uint64(0)
+		if !l.Stack && l.Slot == gvinst.SReg(2) {
+			step = 8
+		}
+		in.InnerSteps = append(in.InnerSteps, step)
+	}
+	for range k.Sites {
+		in.Sites = append(in.Sites, Range{dataBase, dataBase + n*n*8})
+	}
+	if !OuterStoresApart(k, in.Sites) {
+		t.Fatal("OuterStoresApart refuses the row-checked store")
+	}
+	ctx, fn := simKernel(t, k)
+	var ke *KernelError
+	if _, err := Launch(ctx, fn, k, mem, in, nil); !errors.As(err, &ke) || ke.Code != ErrCodeRowStore || ke.X86 != 0x5010 {
+		t.Fatalf("got %v, want the inner store at 0x5010 meeting its row's outer store (ErrCodeRowStore)", err)
 	}
 }

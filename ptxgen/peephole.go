@@ -205,11 +205,11 @@ func (l *pline) uses() []string {
 func regClass(r string) string {
 	n := strings.TrimRight(strings.TrimPrefix(r, "%"), "0123456789")
 	switch n {
-	case "d", "hfd", "hcd":
+	case "d", "hfd", "hcd", "hld":
 		return "f64"
-	case "f":
+	case "f", "hlf":
 		return "f32"
-	case "w", "hn", "hs":
+	case "w", "hn", "hs", "hlw":
 		return "b32"
 	case "h":
 		return "b16"

@@ -67,6 +67,11 @@ type Resident struct {
 	// come back with it, those of them that are stale, in one copy (0:
 	// faultWindow; 1: the page alone).
 	FaultWindow int
+	// BackWindow is how many bytes of the pages Refresh brought back
+	// while the guest read a buffer forward stay in the guest before
+	// their host memory is taken back for the next pages it reads (0:
+	// backWindow); see recycle.go.
+	BackWindow uint64
 	// LeaveDevice makes Discard leave the buffers' device memory to the
 	// process's exit (accel.Options.LeaveDevice): a process that exits
 	// right after has the driver free it all at once.
@@ -95,6 +100,13 @@ type Resident struct {
 	// poking is the buffer whose pages bringBack is writing into the
 	// guest: Touched keeps no snapshot of them.
 	poking *resBuf
+	// recycling is set while a Refresh outside a launch brings pages
+	// back, which may then take back the host memory of those brought
+	// back before (see recycle.go); backRuns are those runs, oldest
+	// first, and backBytes their bytes.
+	recycling bool
+	backRuns  []backRun
+	backBytes uint64
 	// spares are device buffers for the backups a launch makes of what
 	// it may write (allocating and freeing them each launch costs more
 	// than the copy on a real GPU: cuMemFree synchronizes).
@@ -271,6 +283,9 @@ type copyBatcher struct {
 	queue  bool
 	// queued says copies out of stage were queued and not waited for.
 	queued bool
+	// high is how far into stage room has handed out bytes: a copy
+	// queued from there on may still be reading the bytes before it.
+	high uint64
 }
 
 // room returns n bytes of the staging buffer for copies to add, running
@@ -293,6 +308,7 @@ func (cb *copyBatcher) room(n uint64) ([]byte, error) {
 	}
 	b := cb.stage[cb.used : cb.used+n]
 	cb.used += n
+	cb.high = max(cb.high, cb.used)
 	return b, nil
 }
 
@@ -393,6 +409,15 @@ type resBuf struct {
 	// Read-ahead: the page after the last run Refresh brought back, and
 	// that run's length.
 	nextPage, ahead int
+	// released[i] is set when the host memory of page i, brought back,
+	// was taken back (recycle.go; pages past its end were not);
+	// keepBack once a released page was read again, which stops it for
+	// b.
+	released []bool
+	keepBack bool
+	// hot are the last pages the guest found stale outside a launch,
+	// which b's written launches bring back with them (ahead.go).
+	hot []int
 	// Strided read-ahead: the address of the last access Refresh brought
 	// a page back for (0: none), or the last one a strided gather brought
 	// back; its distance from the one before; and how many pages the last
@@ -447,15 +472,56 @@ func (b *resBuf) copyIn(ctx gpu.Context, mem GuestMemory, res *Resident, lo, hi 
 // copyInto is copyIn with the copies added to cb (the guest's bytes read
 // into its staging buffer, or b's snapshot).
 func (b *resBuf) copyInto(cb *copyBatcher, mem GuestMemory, res *Resident, lo, hi uint64) error {
+	_, err := b.fillFrom(cb, mem, res, lo, hi)
+	return err
+}
+
+// fillFrom is copyInto, returning the bytes it copies (those it sets to
+// zeros on the device aside).
+func (b *resBuf) fillFrom(cb *copyBatcher, mem GuestMemory, res *Resident, lo, hi uint64) (uint64, error) {
 	if b.snap != nil {
 		s := b.snap[lo-b.r.Lo : hi-b.r.Lo]
 		if err := timeGuest(res.parts(), guestRead, func() error { return mem.Read(lo, s) }); err != nil {
-			return fmt.Errorf("reading guest footprint [%#x,%#x): %w", lo, hi, err)
+			return 0, fmt.Errorf("reading guest footprint [%#x,%#x): %w", lo, hi, err)
 		}
 		cb.copies = append(cb.copies, gpu.Copy{Dev: b.dev + gpu.DevicePtr(lo-b.r.Lo), Host: s})
 		b.markSnapped(lo, hi)
-		return nil
+		return hi - lo, nil
 	}
+	var zeros uint64
+	at := lo // copied or set up to here
+	if zm, ok := mem.(unwrittenMemory); ok && hi-lo >= minZeroRun*gvinst.PageSize {
+		// Runs of pages nothing wrote read as zeros: set on the device,
+		// not read and copied (conv2d's output, which its initialisation
+		// nest zeroes a row at a time by calling memset, a store no site
+		// proves dense, was 840 MB copied in at 14000 15000).
+		for _, z := range zm.Unwritten(lo, hi-lo, minZeroRun) {
+			if err := b.copyStaged(cb, mem, res, at, z[0]); err != nil {
+				return 0, err
+			}
+			if err := cb.ctx.Memset(b.dev+gpu.DevicePtr(z[0]-b.r.Lo), 0, z[1]-z[0]); err != nil {
+				return 0, err
+			}
+			zeros += z[1] - z[0]
+			at = z[1]
+		}
+	}
+	return hi - lo - zeros, b.copyStaged(cb, mem, res, at, hi)
+}
+
+// unwrittenMemory is guest memory that tells the runs of pages nothing
+// wrote (gvinst.Memory.Unwritten).
+type unwrittenMemory interface {
+	Unwritten(addr, size uint64, minPages int) [][2]uint64
+}
+
+// minZeroRun is the fewest pages nothing wrote that a copy in sets to
+// zeros on the device instead of copying: a memset is a call of its own,
+// which costs about what copying tens of kilobytes does.
+const minZeroRun = 16
+
+// copyStaged is copyInto through cb's staging buffer.
+func (b *resBuf) copyStaged(cb *copyBatcher, mem GuestMemory, res *Resident, lo, hi uint64) error {
 	for lo < hi {
 		n := min(hi-lo, stageBytes)
 		s, err := cb.room(n)
@@ -508,7 +574,7 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 	stage, done := res.takeStage(min(b.r.Hi-b.r.Lo+2*gvinst.PageSize, stageBytes))
 	defer done()
 	cb := &copyBatcher{ctx: ctx, stage: stage}
-	copied, err := b.loadInto(ctx, mem, res, r, skip, cb)
+	copied, err := b.loadInto(ctx, mem, res, r, skip, cb, Range{})
 	if err == nil {
 		err = cb.flush()
 	}
@@ -517,8 +583,10 @@ func (b *resBuf) load(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, 
 
 // loadInto is load with the copies of the pages that changed added to
 // cb, which runs them (the caller flushes it): a launch's loads of all
-// its buffers go in one batch.
-func (b *resBuf) loadInto(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, skip Range, cb *copyBatcher) (uint64, error) {
+// its buffers go in one batch. The pages holding bytes of leave, which
+// the launch leaves stale when it succeeds (a written group's range), are
+// not watched but count as dirty (see watchLoaded).
+func (b *resBuf) loadInto(ctx gpu.Context, mem GuestMemory, res *Resident, r Range, skip Range, cb *copyBatcher, leave Range) (uint64, error) {
 	if !b.filled {
 		skip.Lo, skip.Hi = max(skip.Lo, b.r.Lo), min(skip.Hi, b.r.Hi)
 		if skip.Hi <= skip.Lo {
@@ -529,10 +597,11 @@ func (b *resBuf) loadInto(ctx gpu.Context, mem GuestMemory, res *Resident, r Ran
 			if part.Hi <= part.Lo {
 				continue
 			}
-			if err := b.copyInto(cb, mem, res, part.Lo, part.Hi); err != nil {
+			n, err := b.fillFrom(cb, mem, res, part.Lo, part.Hi)
+			copied += n
+			if err != nil {
 				return copied, err
 			}
-			copied += part.Hi - part.Lo
 		}
 		b.filled = true
 		// The pages the launch overwrites wholly are not watched: it
@@ -547,11 +616,11 @@ func (b *resBuf) loadInto(ctx gpu.Context, mem GuestMemory, res *Resident, r Ran
 			}
 		}
 		if li < fi {
-			b.watch(res, 0, len(b.stale))
+			b.watchLoaded(res, 0, len(b.stale), leave)
 			return copied, nil
 		}
-		b.watch(res, 0, fi)
-		b.watch(res, li+1, len(b.stale))
+		b.watchLoaded(res, 0, fi, leave)
+		b.watchLoaded(res, li+1, len(b.stale), leave)
 		for p := fi; p <= li; p++ {
 			b.dirty[p] = true
 		}
@@ -572,10 +641,11 @@ func (b *resBuf) loadInto(ctx gpu.Context, mem GuestMemory, res *Resident, r Ran
 			if part.Hi <= part.Lo {
 				continue
 			}
-			if err := b.copyInto(cb, mem, res, part.Lo, part.Hi); err != nil {
+			n, err := b.fillFrom(cb, mem, res, part.Lo, part.Hi)
+			copied += n
+			if err != nil {
 				return copied, err
 			}
-			copied += part.Hi - part.Lo
 		}
 		grown, _ := b.page(u.Lo / gvinst.PageSize)
 		last = min(last, grown-1)
@@ -617,7 +687,7 @@ func (b *resBuf) loadInto(ctx gpu.Context, mem GuestMemory, res *Resident, r Ran
 		// pages the loop skipped are watched already (a write to one
 		// would have made it dirty), or stale, or not watched at all
 		// (a Resident that is not lazy reads them every time).
-		b.watch(res, i, j)
+		b.watchLoaded(res, i, j, leave)
 		i = j
 	}
 	return copied, nil
@@ -685,6 +755,34 @@ func (b *resBuf) loadRun(mem GuestMemory, parts *CopyParts, i, j int, cur []byte
 		}
 	}
 	return copies, copied, nil
+}
+
+// watchLoaded is watch for pages i..j-1 of b that a launch loaded, but
+// for those holding bytes of leave, which the launch leaves stale when it
+// succeeds: watching them would be undone at once (a stale page comes
+// back before anything reads or writes it, and is watched then), and
+// costs the guest memory a mark a page (conv2d's initialisation at 14000
+// 15000 watched 195,000 pages of an array it then wrote: 0.1 s on an H100
+// host). They count as dirty instead, so that a launch after one that
+// failed (and left them as they were) copies them in whole.
+func (b *resBuf) watchLoaded(res *Resident, i, j int, leave Range) {
+	lo, hi := max(leave.Lo, b.r.Lo), min(leave.Hi, b.r.Hi)
+	if res == nil || res.lazyMem == nil || hi <= lo || i >= j {
+		b.watch(res, i, j)
+		return
+	}
+	fi, _ := b.page(lo / gvinst.PageSize)
+	li, _ := b.page((hi - 1) / gvinst.PageSize)
+	if li < i || fi >= j {
+		b.watch(res, i, j)
+		return
+	}
+	b.watch(res, i, max(i, fi))
+	b.watch(res, min(j, li+1), j)
+	for p := max(i, fi); p < min(j, li+1); p++ {
+		b.dirty[p] = true
+		delete(b.pageSnap, p)
+	}
 }
 
 // watch asks the guest memory of a lazy Resident to report the next
@@ -869,6 +967,21 @@ func (res *Resident) bind(ctx gpu.Context, mem GuestMemory) error {
 // column's pages of a doubling number of rows.
 func (res *Resident) Refresh(addr uint64) error {
 	res.back.Faults++
+	if res.ctx.parts == nil {
+		// The guest's own access, outside a launch: the next launch
+		// that writes the page brings it back with it (ahead.go).
+		for _, b := range res.bufs {
+			if i, ok := b.page(addr / gvinst.PageSize); ok && b.stale[i] {
+				b.noteFault(i)
+			}
+		}
+	}
+	if res.ctx.parts == nil && res.poking == nil && !res.recycling {
+		// The guest's own access, outside a launch and any other
+		// bring-back: the runs it brings back may recycle.
+		res.recycling = true
+		defer func() { res.recycling = false }()
+	}
 	defer res.meterBack()()
 	for _, b := range res.bufs {
 		i, ok := b.page(addr / gvinst.PageSize)
@@ -1133,6 +1246,10 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 	defer func() { res.back.Time += time.Since(t0) }()
 	res.back.Runs++
 	res.back.Pages += uint64(j - i)
+	recycle := res.recycling && b.snap == nil
+	if recycle {
+		res.recycle(b, i, j)
+	}
 	put := func(s []byte) error {
 		if err := res.ctx.CopyDtoH(s, b.dev+gpu.DevicePtr(lo-b.r.Lo)); err != nil {
 			return fmt.Errorf("%w: copying [%#x,%#x) from the device: %v", ErrLostCopy, lo, hi, err)
@@ -1140,6 +1257,7 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 		mem := res.lazyMem // only a lazy Resident has stale pages
 		for p := i; p < j; p++ {
 			plo, phi := b.chunk(p)
+			res.reread(b, p)
 			mem.Undefer(plo, phi-plo)
 			b.stale[p] = false
 			b.nstale--
@@ -1180,6 +1298,10 @@ func (res *Resident) bringBack(b *resBuf, i, j int) error {
 		mem.Watch(lo, hi-lo)
 	}
 	res.back.Bytes += hi - lo
+	if recycle {
+		res.backRuns = append(res.backRuns, backRun{b, i, j})
+		res.backBytes += hi - lo
+	}
 	return nil
 }
 
@@ -1280,6 +1402,7 @@ func (res *Resident) putStrided(b *resBuf, pages []int, s []byte, at []uint64) e
 func (res *Resident) putPage(b *resBuf, p int, src []byte) error {
 	mem := res.lazyMem // only a lazy Resident has stale pages
 	lo, hi := b.chunk(p)
+	res.reread(b, p)
 	mem.Undefer(lo, hi-lo)
 	b.stale[p] = false
 	b.nstale--
@@ -1311,6 +1434,14 @@ type BringBackStats struct {
 	// what they held; Time the time they took.
 	Faults, Runs, Pages, Bytes uint64
 	Time                       time.Duration
+	// Ahead is the pages that came back with a launch, behind its
+	// kernel, where the guest found them stale after the launch before
+	// (ahead.go).
+	Ahead uint64
+	// Released is the bytes of pages brought back whose host memory was
+	// taken back for the next ones (recycle.go), Reread those of
+	// them read again, which came back a second time.
+	Released, Reread uint64
 	// Parts splits the time of the bring-backs an access asked for
 	// outside a launch (those during a launch count in its own parts)
 	// by what it went to: the copies from the device (and gathers on

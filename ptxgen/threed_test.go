@@ -119,8 +119,6 @@ func TestKernel3D(t *testing.T) {
 		if tri {
 			name = fmt.Sprintf("triangular%d", n)
 		}
-		// Each array's bytes, a whole number of pages.
-		size := (n*n*n*8 + 0xffff) &^ 0xffff
 		t.Run(name, func(t *testing.T) {
 			bs := parseBlocks(t, stencil3D)
 			k, err := Generate(stencil3DNest(bs))
@@ -141,117 +139,127 @@ func TestKernel3D(t *testing.T) {
 			if want := map[uint64]uint64{12: 1, 70: 2}[n]; k.Plan.Run3D(n-4, n, n) != want {
 				t.Errorf("runs of %d innermost iterations of %d, want %d", k.Plan.Run3D(n-4, n, n), n, want)
 			}
-			setup := func() (*gvinst.Memory, *gvinst.CPU) {
-				mem := gvinst.NewMemory(1 << 26)
-				if err := mem.Map(dataBase, size*2, gvinst.PermRead|gvinst.PermWrite); err != nil {
-					t.Fatal(err)
-				}
-				for i := uint64(0); i < n*n*n; i++ {
-					_ = mem.Store(dataBase+uint64(8*i), 8, math.Float64bits(float64(i%13)*0.3-1))
-				}
-				cpu := &gvinst.CPU{PC: 0x4000}
-				cpu.State[gvinst.SReg(6)] = dataBase
-				cpu.State[gvinst.SReg(8)] = dataBase + size
-				cpu.State[gvinst.SReg(9)] = n * 8
-				cpu.State[gvinst.SReg(10)] = n * n * 8
-				cpu.State[gvinst.SReg(11)] = n * n * n * 8
-				cpu.State[gvinst.SReg(12)] = n * n * 8
-				if tri {
-					cpu.State[gvinst.SReg(12)], cpu.State[gvinst.SReg(13)] = n*8, n*8
-				}
-				cpu.State[gvinst.MXCSR] = 0x1f80
-				return mem, cpu
-			}
-			refMem, refCPU := setup()
-			runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), refCPU)
-
-			mem, cpu := setup()
-			e := gvinst.NewInterpreter(mem, bs, gvinst.InterpOptions{Breakpoints: map[uint64]bool{0x4000: true}})
-			var states [2][]uint64
-			for s := 0; s < 2; s++ {
-				if st := e.Run(cpu, 0); st.Kind != gvinst.StopBreakpoint {
-					t.Fatalf("expected a breakpoint, got %v", st)
-				}
-				for _, l := range k.LiveIns {
-					states[s] = append(states[s], liveValue(mem, cpu, l))
-				}
-			}
-			count := uint64(n - 4) // planes 2..n-3; the CPU runs the last two
-			in := LaunchInput{Count: count, Values: states[1], InnerTrip0: n, InnerMax: n, Inner2Trip: n}
-			if tri {
-				in.InnerTrip0, in.InnerTripStep = 3, 1 // plane 0 is i = 2: j = 0, 1, 2
-			}
-			for i := range k.LiveIns {
-				in.Steps = append(in.Steps, states[1][i]-states[0][i])
-			}
-			for _, l := range k.InnerLiveIns {
-				step := uint64(0)
-				if !l.Stack && l.Slot == gvinst.SReg(2) {
-					step = n * 8
-				}
-				in.InnerSteps = append(in.InnerSteps, step)
-			}
-			for _, l := range k.Inner2LiveIns {
-				step := uint64(0)
-				if !l.Stack && l.Slot == gvinst.SReg(3) {
-					step = 8
-				}
-				in.Inner2Steps = append(in.Inner2Steps, step)
-			}
-			for range k.Sites {
-				in.Sites = append(in.Sites, Range{dataBase, dataBase + 2*size})
-			}
-			ctx, fn := simKernel(t, k)
-			if _, err := Launch(ctx, fn, k, mem, in, nil); err != nil {
-				t.Fatalf("launch: %v\n%s", err, numbered(k.PTX))
-			}
-			for i, l := range k.LiveIns {
-				setLive(mem, cpu, l, in.Values[i]+in.Steps[i]*count)
-			}
-			runToSyscall(t, e, cpu)
-			want, got := make([]byte, size), make([]byte, size)
-			_ = refMem.Read(dataBase+size, want)
-			_ = mem.Read(dataBase+size, got)
-			if !bytes.Equal(want, got) {
-				for i := range want {
-					if want[i] != got[i] {
-						t.Fatalf("out differs first at byte %d (element %d)", i, i/8)
-					}
-				}
-			}
-			// Wrong trip counts are caught by the kernel.
-			for _, c := range []struct {
-				what string
-				edit func(*LaunchInput)
-			}{
-				{"innermost trip count one short", func(in *LaunchInput) { in.Inner2Trip-- }},
-				{"innermost trip count one long", func(in *LaunchInput) { in.Inner2Trip++ }},
-				{"inner trip count one long", func(in *LaunchInput) { in.InnerTrip0++; in.InnerMax++ }},
-				{"inner trip count one short", func(in *LaunchInput) { in.InnerTrip0-- }},
-			} {
-				bad := in
-				c.edit(&bad)
-				m, _ := setup()
-				var ke *KernelError
-				if _, err := Launch(ctx, fn, k, m, bad, nil); !errors.As(err, &ke) || ke.Code != ErrCodeExit {
-					t.Errorf("%s: got %v, want a wrong trip count", c.what, err)
-				}
-			}
-			// A wrong innermost step: the threads' iterations do not
-			// advance by it (or the last one does not leave).
-			bad := in
-			bad.Inner2Steps = append([]uint64(nil), in.Inner2Steps...)
-			for i, l := range k.Inner2LiveIns {
-				if !l.Stack && l.Slot == gvinst.SReg(3) {
-					bad.Inner2Steps[i] = 16
-				}
-			}
-			m, _ := setup()
-			var ke *KernelError
-			if _, err := Launch(ctx, fn, k, m, bad, nil); !errors.As(err, &ke) || ke.Code != ErrCodeStep && ke.Code != ErrCodeExit {
-				t.Errorf("a wrong innermost step: got %v, want a step or trip count error", err)
-			}
+			runStencil3D(t, bs, k, n, tri)
 		})
+	}
+}
+
+// runStencil3D runs stencil3D's kernel k (its blocks bs) over planes
+// 2..n-3 of an n×n×n cube (a triangular j range with tri) on gpusim and
+// compares out with the CPU engine's; then checks that wrong trip counts
+// and a wrong innermost step fail the launch.
+func runStencil3D(t *testing.T, bs blockSet, k *Kernel, n uint64, tri bool) {
+	// Each array's bytes, a whole number of pages.
+	size := (n*n*n*8 + 0xffff) &^ 0xffff
+	setup := func() (*gvinst.Memory, *gvinst.CPU) {
+		mem := gvinst.NewMemory(1 << 26)
+		if err := mem.Map(dataBase, size*2, gvinst.PermRead|gvinst.PermWrite); err != nil {
+			t.Fatal(err)
+		}
+		for i := uint64(0); i < n*n*n; i++ {
+			_ = mem.Store(dataBase+uint64(8*i), 8, math.Float64bits(float64(i%13)*0.3-1))
+		}
+		cpu := &gvinst.CPU{PC: 0x4000}
+		cpu.State[gvinst.SReg(6)] = dataBase
+		cpu.State[gvinst.SReg(8)] = dataBase + size
+		cpu.State[gvinst.SReg(9)] = n * 8
+		cpu.State[gvinst.SReg(10)] = n * n * 8
+		cpu.State[gvinst.SReg(11)] = n * n * n * 8
+		cpu.State[gvinst.SReg(12)] = n * n * 8
+		if tri {
+			cpu.State[gvinst.SReg(12)], cpu.State[gvinst.SReg(13)] = n*8, n*8
+		}
+		cpu.State[gvinst.MXCSR] = 0x1f80
+		return mem, cpu
+	}
+	refMem, refCPU := setup()
+	runToSyscall(t, gvinst.NewInterpreter(refMem, bs, gvinst.InterpOptions{}), refCPU)
+
+	mem, cpu := setup()
+	e := gvinst.NewInterpreter(mem, bs, gvinst.InterpOptions{Breakpoints: map[uint64]bool{0x4000: true}})
+	var states [2][]uint64
+	for s := 0; s < 2; s++ {
+		if st := e.Run(cpu, 0); st.Kind != gvinst.StopBreakpoint {
+			t.Fatalf("expected a breakpoint, got %v", st)
+		}
+		for _, l := range k.LiveIns {
+			states[s] = append(states[s], liveValue(mem, cpu, l))
+		}
+	}
+	count := uint64(n - 4) // planes 2..n-3; the CPU runs the last two
+	in := LaunchInput{Count: count, Values: states[1], InnerTrip0: n, InnerMax: n, Inner2Trip: n}
+	if tri {
+		in.InnerTrip0, in.InnerTripStep = 3, 1 // plane 0 is i = 2: j = 0, 1, 2
+	}
+	for i := range k.LiveIns {
+		in.Steps = append(in.Steps, states[1][i]-states[0][i])
+	}
+	for _, l := range k.InnerLiveIns {
+		step := uint64(0)
+		if !l.Stack && l.Slot == gvinst.SReg(2) {
+			step = n * 8
+		}
+		in.InnerSteps = append(in.InnerSteps, step)
+	}
+	for _, l := range k.Inner2LiveIns {
+		step := uint64(0)
+		if !l.Stack && l.Slot == gvinst.SReg(3) {
+			step = 8
+		}
+		in.Inner2Steps = append(in.Inner2Steps, step)
+	}
+	for range k.Sites {
+		in.Sites = append(in.Sites, Range{dataBase, dataBase + 2*size})
+	}
+	ctx, fn := simKernel(t, k)
+	if _, err := Launch(ctx, fn, k, mem, in, nil); err != nil {
+		t.Fatalf("launch: %v\n%s", err, numbered(k.PTX))
+	}
+	for i, l := range k.LiveIns {
+		setLive(mem, cpu, l, in.Values[i]+in.Steps[i]*count)
+	}
+	runToSyscall(t, e, cpu)
+	want, got := make([]byte, size), make([]byte, size)
+	_ = refMem.Read(dataBase+size, want)
+	_ = mem.Read(dataBase+size, got)
+	if !bytes.Equal(want, got) {
+		for i := range want {
+			if want[i] != got[i] {
+				t.Fatalf("out differs first at byte %d (element %d)", i, i/8)
+			}
+		}
+	}
+	// Wrong trip counts are caught by the kernel.
+	for _, c := range []struct {
+		what string
+		edit func(*LaunchInput)
+	}{
+		{"innermost trip count one short", func(in *LaunchInput) { in.Inner2Trip-- }},
+		{"innermost trip count one long", func(in *LaunchInput) { in.Inner2Trip++ }},
+		{"inner trip count one long", func(in *LaunchInput) { in.InnerTrip0++; in.InnerMax++ }},
+		{"inner trip count one short", func(in *LaunchInput) { in.InnerTrip0-- }},
+	} {
+		bad := in
+		c.edit(&bad)
+		m, _ := setup()
+		var ke *KernelError
+		if _, err := Launch(ctx, fn, k, m, bad, nil); !errors.As(err, &ke) || ke.Code != ErrCodeExit {
+			t.Errorf("%s: got %v, want a wrong trip count", c.what, err)
+		}
+	}
+	// A wrong innermost step: the threads' iterations do not
+	// advance by it (or the last one does not leave).
+	bad := in
+	bad.Inner2Steps = append([]uint64(nil), in.Inner2Steps...)
+	for i, l := range k.Inner2LiveIns {
+		if !l.Stack && l.Slot == gvinst.SReg(3) {
+			bad.Inner2Steps[i] = 16
+		}
+	}
+	m, _ := setup()
+	var ke *KernelError
+	if _, err := Launch(ctx, fn, k, m, bad, nil); !errors.As(err, &ke) || ke.Code != ErrCodeStep && ke.Code != ErrCodeExit {
+		t.Errorf("a wrong innermost step: got %v, want a step or trip count error", err)
 	}
 }
 

@@ -46,6 +46,15 @@ import (
 //     reads; the lines computing only the exit test's operands run once,
 //     after the copies. All leave every register as four iterations of
 //     the original would (modulo 2^64, as the adds they replace).
+//   - Side exits out of the copies. A branch to an error check taken
+//     when a register the body steps by an immediate meets an invariant
+//     one (rowChecks: the interchanged kernel's test, after every row,
+//     that the level does not end before its count) is tested once
+//     before the copies for all 4U iterations; where it would be taken
+//     among them, the loop runs as it was.
+//   - Loads first. Copies without stores, branches or guards start with
+//     all their loads, each into a register of its own (hoistLoads):
+//     ptxas otherwise issued some loops' loads a pair at a time.
 //
 // A failed non-hoisted check inside the copies takes the same error exit
 // as in the original; the rewrites above are refused for registers live
@@ -546,6 +555,7 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 			add(&pre, "bra", ptx.Sym(h.loop.label)).when("%hp")
 		}
 	}
+	checks := rowChecks(ls, core, defs, h.cmp)
 	deferred := false
 	fourU := func() {
 		if !deferred {
@@ -553,6 +563,36 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 			add(&pre, "and.b64", hq1, hq1, lit(^uint64(unrollBy-1)))
 			deferred = true
 		}
+	}
+	// A side exit taken where a register the body steps meets an
+	// invariant one (the interchanged kernel's check that the level
+	// does not end before its count): where that happens within the 4U
+	// iterations of the copies, the loop runs as it was; else the copies
+	// leave the test out and the register advances by 4U steps before
+	// them.
+	for _, c := range checks {
+		fourU()
+		step := c.imm
+		d := []ptx.Operand{c.x, ptx.Reg(c.r)} // the distance, in the step's direction
+		if step < 0 {
+			step, d[0], d[1] = -step, d[1], d[0]
+		}
+		hq3 := ptx.Reg("%hq3")
+		add(&pre, "sub.u64", hq2, d[0], d[1])
+		add(&pre, "mul.lo.u64", hq3, hq1, lit(uint64(step)))
+		add(&pre, "setp.le.u64", hp, hq2, hq3)
+		add(&pre, "setp.ge.and.u64", hp, hq2, lit(uint64(step)), hp)
+		if step&(step-1) == 0 {
+			add(&pre, "and.b64", hq3, hq2, lit(uint64(step-1)))
+		} else {
+			add(&pre, "rem.u64", hq3, hq2, lit(uint64(step)))
+		}
+		add(&pre, "setp.eq.and.u64", hp, hq3, ptx.Int(0), hp)
+		add(&pre, "bra", ptx.Sym(h.loop.label)).when("%hp")
+	}
+	for _, c := range checks {
+		add(&pre, "mul.lo.u64", hq2, hq1, lit(uint64(c.imm)))
+		add(&pre, "add.u64", ptx.Reg(c.r), ptx.Reg(c.r), hq2)
 	}
 	for _, r := range cnames {
 		// R after 4U-1 steps (U >= 1 here), masked; then the last add
@@ -595,11 +635,12 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 		}
 	}
 	main = append(main, unrolled)
+	copiesAt := len(main)
 	for j := int64(0); j < unrollBy; j++ {
 		main = append(main, &pline{comment: fmt.Sprintf(" x86 0x%s, the loop body: copy %d of %d", strings.TrimPrefix(h.name, "$Lx"), j+1, unrollBy)})
 		for i, k := range core {
 			l := ls[k]
-			if d := l.defs(); feeder[i] || invariantExit[i] || len(d) == 1 && (steps[d[0]] != nil && steps[d[0]].at == i || counters[d[0]] != nil || counterX[d[0]]) {
+			if d := l.defs(); feeder[i] || invariantExit[i] || checkLine(checks, i) || len(d) == 1 && (steps[d[0]] != nil && steps[d[0]].at == i || counters[d[0]] != nil || counterX[d[0]]) {
 				continue
 			}
 			if promo != nil && promo.ld != nil && l == promo.ld {
@@ -629,6 +670,7 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 			main = append(main, c)
 		}
 	}
+	main = append(main[:copiesAt], hoistLoads(main[copiesAt:])...)
 	for _, r := range names {
 		switch st := steps[r]; {
 		case st.wide != "":
@@ -659,6 +701,197 @@ func unroll(ls []*pline, h *hoistedLoop) []*pline {
 	return out
 }
 
+// rowCheck is a side exit of a loop's body taken when register r,
+// which the body steps by imm, equals x, which it does not change:
+// "add.u64 r, r, imm; setp.ne.u64 p, x, r; @!p bra L" at lines add, set
+// and br of the body.
+type rowCheck struct {
+	r            string
+	x            ptx.Operand
+	imm          int64
+	add, set, br int
+}
+
+// rowChecks finds the rowCheck side exits among the body's lines core
+// (defs: the lines of core that write each register; cmp the loop's
+// exit test): r written only by its add and read only by the compare,
+// the predicate read only by the branch.
+func rowChecks(ls []*pline, core []int, defs map[string][]int, cmp *pline) []rowCheck {
+	var out []rowCheck
+	for i := 0; i+1 < len(core); i++ {
+		set, br := ls[core[i]], ls[core[i+1]]
+		if set.guard() != "" || set.op != "setp.ne.u64" && set.op != "setp.eq.u64" || set.nargs() != 3 || br.op != "bra" || br.nargs() != 1 {
+			continue
+		}
+		p := set.arg(0)
+		if br.in.Guard != p || br.in.GuardNeg != (set.op == "setp.ne.u64") || !strings.HasPrefix(br.arg(0), "$Lck") {
+			continue // taken when the two are equal, to an error check
+		}
+		a, b := set.in.Args[1], set.in.Args[2]
+		if !isReg(b) || len(defs[b.Name]) != 1 {
+			a, b = b, a
+		}
+		if !isReg(b) || len(defs[b.Name]) != 1 || isReg(a) && len(defs[a.Name]) != 0 || !isReg(a) && !isImm(a) {
+			continue
+		}
+		r := b.Name
+		at := defs[r][0]
+		add := ls[core[at]]
+		if at >= i || add.guard() != "" || add.op != "add.u64" || add.nargs() != 3 || add.arg(0) != r || add.arg(1) != r || !isImm(add.in.Args[2]) || add.in.Args[2].Kind != ptx.OpInt {
+			continue
+		}
+		imm := add.in.Args[2].Int
+		if imm == 0 || imm >= 1<<28 || imm <= -(1<<28) || has(cmp.uses(), r) {
+			continue
+		}
+		ok := true
+		for j, k := range core {
+			if j != at && j != i && has(ls[k].uses(), r) || j != i+1 && has(ls[k].uses(), p) && j > i {
+				ok = false
+			}
+		}
+		if ok {
+			out = append(out, rowCheck{r: r, x: a, imm: imm, add: at, set: i, br: i + 1})
+		}
+	}
+	return out
+}
+
+// checkLine reports whether line i of the body belongs to one of checks.
+func checkLine(checks []rowCheck, i int) bool {
+	for _, c := range checks {
+		if i == c.add || i == c.set || i == c.br {
+			return true
+		}
+	}
+	return false
+}
+
+// maxHoistedLoads is the most loads of the unrolled copies hoistLoads
+// moves ahead of them (each holds its value in a register of its own).
+const maxHoistedLoads = 16
+
+// hoistLoads moves the loads of the unrolled copies seg ahead of the
+// copies, each into a register of its own (%hl<N>, %hld<N>, %hlw<N> or
+// %hlf<N> as its destination's class; its address in %hx<N> where a
+// mad.wide.s32 computed it), and leaves a move from that register where
+// the load was, which the clean-up after unrolling propagates. The copies then start
+// with every load of the four iterations in flight, where ptxas had
+// issued them pair by pair, each pair after the adds of the one before
+// (trmm's k loop on an H100: 404 ms at the JIT's default level, 226 ms
+// at level 1, the reference 151). Only where the copies have no store,
+// branch or guarded line (nothing a load could be moved across: a
+// sunk store's location is apart from every load's, unroll checked), and
+// only loads whose address no line of the copies computes but the
+// mad.wide.s32 right before them.
+func hoistLoads(seg []*pline) []*pline {
+	for _, l := range seg {
+		if !l.isInst() {
+			continue
+		}
+		if l.guard() != "" || l.op == "bra" || strings.HasPrefix(l.op, "st.") || strings.HasPrefix(l.op, "atom.") || strings.HasPrefix(l.op, "red.") {
+			return seg
+		}
+	}
+	defined := map[string]bool{}
+	var head, rest []*pline
+	n64, n32, nx := 0, 0, 0
+	for _, l := range seg {
+		if !l.isInst() {
+			rest = append(rest, l)
+			continue
+		}
+		if hl := hoistLoad(l, rest, defined, &n64, &n32, &nx); hl != nil {
+			if hl.mad != nil {
+				rest = rest[:len(rest)-1] // the address moves with it
+				head = append(head, hl.mad)
+			}
+			head = append(head, hl.load)
+			rest = append(rest, hl.move)
+			for _, d := range hl.move.defs() {
+				defined[d] = true
+			}
+			continue
+		}
+		rest = append(rest, l)
+		for _, d := range l.defs() {
+			defined[d] = true
+		}
+	}
+	if len(head) == 0 {
+		return seg
+	}
+	return append(head, rest...)
+}
+
+// hoisted is one load hoistLoads moves: its address's mad.wide.s32 (or
+// nil), the load into its own register, and the move left in its place.
+type hoisted struct{ mad, load, move *pline }
+
+// hoistLoad returns how to hoist load l of the copies (rest the lines
+// before it, defined the registers they write), or nil.
+func hoistLoad(l *pline, rest []*pline, defined map[string]bool, n64, n32, nx *int) *hoisted {
+	if !strings.HasPrefix(l.op, "ld.global.") || strings.Contains(l.op, ".v") || *n64+*n32 >= maxHoistedLoads {
+		return nil
+	}
+	ai := addrArg(l)
+	if ai != 1 || l.nargs() != 2 || !isReg(l.in.Args[0]) {
+		return nil
+	}
+	bits := 0
+	switch {
+	case strings.HasSuffix(l.op, "64"):
+		bits = 64
+	case strings.HasSuffix(l.op, "32"):
+		bits = 32
+	default:
+		return nil
+	}
+	h := &hoisted{}
+	addr := l.in.Args[1]
+	check := regsIn(addr)
+	if r, off, ok := splitAddr(addr); ok && r == "%hw0" {
+		if len(rest) == 0 {
+			return nil
+		}
+		m := rest[len(rest)-1]
+		if m.op != "mad.wide.s32" || m.arg(0) != "%hw0" {
+			return nil
+		}
+		x := fmt.Sprintf("%%hx%d", *nx)
+		h.mad = m.clone()
+		h.mad.in.Args[0] = ptx.Reg(x)
+		h.mad.touch()
+		addr = ptx.Addr(x, off)
+		check = m.uses()
+	}
+	for _, r := range check {
+		if defined[r] {
+			return nil
+		}
+	}
+	// The register of the destination's class, so that the move left
+	// behind is a copy the clean-up propagates.
+	prefix := map[string]string{"b64": "%hl", "f64": "%hld", "b32": "%hlw", "f32": "%hlf"}[regClass(l.arg(0))]
+	if prefix == "" || size(regClass(l.arg(0)))*8 != bits {
+		return nil
+	}
+	n := n64
+	if bits == 32 {
+		n = n32
+	}
+	reg := fmt.Sprintf("%s%d", prefix, *n)
+	*n++
+	h.load = l.clone()
+	h.load.in.Args[0], h.load.in.Args[1] = ptx.Reg(reg), addr
+	h.load.touch()
+	h.move = inst(fmt.Sprintf("mov.b%d", bits), l.in.Args[0], ptx.Reg(reg))
+	if h.mad != nil {
+		*nx++
+	}
+	return h
+}
+
 // hoistDecls declares the registers of hoist.go and unroll.go that ls
 // uses.
 func hoistDecls(ls []*pline) []ptx.Stmt {
@@ -668,7 +901,7 @@ func hoistDecls(ls []*pline) []ptx.Stmt {
 			continue
 		}
 		for _, r := range append(append([]string(nil), l.uses()...), l.defs()...) {
-			for _, p := range []string{"%hq", "%hv", "%hfd", "%hs", "%hw", "%hcd"} {
+			for _, p := range []string{"%hq", "%hv", "%hfd", "%hs", "%hw", "%hcd", "%hl", "%hld", "%hlw", "%hlf", "%hx"} {
 				if n, err := strconv.Atoi(strings.TrimPrefix(r, p)); strings.HasPrefix(r, p) && err == nil {
 					maxN[p] = max(maxN[p], n+1)
 				}
@@ -705,6 +938,21 @@ func hoistDecls(ls []*pline) []ptx.Stmt {
 	}
 	if maxN["%hn"] > 0 {
 		decl(ptx.B32, "%hn", 0)
+	}
+	if n := maxN["%hl"]; n > 0 {
+		decl(ptx.B64, "%hl", n)
+	}
+	if n := maxN["%hld"]; n > 0 {
+		decl(ptx.F64, "%hld", n)
+	}
+	if n := maxN["%hlw"]; n > 0 {
+		decl(ptx.B32, "%hlw", n)
+	}
+	if n := maxN["%hlf"]; n > 0 {
+		decl(ptx.F32, "%hlf", n)
+	}
+	if n := maxN["%hx"]; n > 0 {
+		decl(ptx.B64, "%hx", n)
 	}
 	return out
 }

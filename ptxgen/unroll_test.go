@@ -270,7 +270,7 @@ func TestUnrolledLoopsMatchCPU(t *testing.T) {
 			if strings.Contains(u, "%sd") || strings.Contains(u, "%sl") {
 				t.Errorf("the unrolled loop still adds deltas or checks:\n%s", u)
 			}
-			if vr.name == "f64" && !regexp.MustCompile(`ld\.global\.[bf]64 %d\d+, \[%hv\d+\+24\];`).MatchString(u) {
+			if vr.name == "f64" && !regexp.MustCompile(`ld\.global\.[bf]64 %(d|hld)\d+, \[%hv\d+\+24\];`).MatchString(u) {
 				t.Errorf("no immediate offset in the unrolled loop:\n%s", u)
 			}
 			if (vr.name == "sunk" || vr.name == "sunkalias") && (strings.Contains(u, "st.global") || !strings.Contains(k.PTX, "min.s64")) {

@@ -23,23 +23,47 @@ import sys
 MARKER = re.compile(r"/\*\s*LOOP:\s*([A-Za-z0-9_]+)\.([A-Za-z0-9_]+)\s*\*/")
 
 
-def nest_namer(binary, source):
+def nest_namer(binary, source, window=64):
     """nest_namer returns a function that names the loop at a guest
-    address "NEST.ID" after the nearest LOOP marker at or above its source
-    line (addr2line on BINARY, built with -g), "?" where none is found."""
+    address "NEST.ID": each of the window bytes from the address on is
+    mapped to its source line (addr2line on BINARY, built with -g) and
+    named after the nearest LOOP marker at or above that line; the nest
+    most of them name wins (gcc puts a register copy from the nest before
+    at the head of a loop now and then: syrk's product header reads as
+    initc's line), and its first byte's loop ID names the loop. "?" where
+    none is found."""
     lines = open(source).read().split("\n")
 
+    def marker_at(line):
+        for ln in range(line - 1, -1, -1):
+            mm = MARKER.search(lines[ln]) if ln < len(lines) else None
+            if mm:
+                return mm.group(1) + "." + mm.group(2)
+        return None
+
     def name(addr):
+        start = int(addr, 16)
+        addrs = ["%#x" % (start + k) for k in range(window)]
         try:
-            out = subprocess.run(["addr2line", "-e", binary, addr], capture_output=True, text=True).stdout.strip()
+            out = subprocess.run(["addr2line", "-e", binary] + addrs, capture_output=True, text=True).stdout.split("\n")
         except OSError:
-            out = ""  # no addr2line: the nest stays unnamed
-        m = re.search(r":(\d+)", out)
-        if m:
-            for ln in range(int(m.group(1)) - 1, -1, -1):
-                mm = MARKER.search(lines[ln]) if ln < len(lines) else None
-                if mm:
-                    return mm.group(1) + "." + mm.group(2)
+            out = []  # no addr2line: the nest stays unnamed
+        loops = []
+        for o in out:
+            m = re.search(r":(\d+)", o)
+            loop = marker_at(int(m.group(1))) if m else None
+            if loop:
+                loops.append(loop)
+        if not loops:
+            return "?"
+        counts = {}
+        for loop in loops:
+            nest = loop.split(".")[0]
+            counts[nest] = counts.get(nest, 0) + 1
+        best = max(counts.values())
+        for loop in loops:
+            if counts[loop.split(".")[0]] == best:
+                return loop
         return "?"
 
     return name

@@ -1,0 +1,127 @@
+package accel_test
+
+import (
+	"math"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/gxbit/gxbit/accel"
+	"github.com/gxbit/gxbit/pipeline"
+)
+
+// dryNests are nests programs whose hot nests hold inner loops, at sizes
+// where a row of the mapped level runs tens of thousands of inner
+// iterations (past dryLaunchRow's instructions), but for the last two.
+var dryNests = []struct {
+	name string
+	args []string
+	// launched is how many hot spots probed dry the GPU runs from their
+	// first arrival at least.
+	launched int
+}{
+	{"gemm", []string{"32", "40", "2000"}, 1},
+	{"doitgen", []string{"24", "20", "64"}, 1},
+	{"covariance", []string{"2000", "40"}, 1},
+	{"correlation", []string{"2000", "40"}, 1},
+	// Both products, the first with tmp[i][j] = 0 as a memset (rep stos)
+	// before each sum.
+	{"twomm", []string{"32", "2000", "40", "40"}, 2},
+	// Rows too short for the GPU to run them (dryLaunchRow): probed dry,
+	// run on the CPU.
+	{"syrk", []string{"40", "1200"}, 0},
+	{"threemm", []string{"40"}, 0},
+}
+
+// TestDryRowsMatchProbed accelerates nests programs at -O2 twice: with
+// dry rows (dryrows.go: each inner loop instance jumped to its last
+// iteration by its exit compare's model, the guest put back as it was)
+// and with the rows run on the CPU (Options.WetProbes). Both runs print
+// what native prints; each hot spot's first instance, probed both ways,
+// gives the same live-in values and steps, the same last arrival, the
+// same inner trip counts and the same bytes per access in its first two
+// rows, and nearly the same instructions per row (jumped iterations are
+// counted at the recorded ones' mean); and the dry rows run a small part
+// of the instructions the rows ran on the CPU.
+func TestDryRowsMatchProbed(t *testing.T) {
+	for _, p := range dryNests {
+		t.Run(p.name, func(t *testing.T) {
+			path := gccStatic(t, filepath.Join("..", "testdata", "nests", p.name+".c"), filepath.Join(t.TempDir(), p.name), "-O2")
+			prof := phase1(t, pipeline.Config{Path: path, Args: []string{path}, Engine: testEngine})
+			args := append([]string{path}, p.args...)
+			traces := func(wet bool) (map[string]accel.ProbeTrace, *accel.Report) {
+				first := map[string]accel.ProbeTrace{}
+				rep := offloadedAsNativeWith(t, path, args, accel.Options{Profile: prof, WetProbes: wet, Probes: func(pt accel.ProbeTrace) {
+					if _, ok := first[pt.Entry]; !ok {
+						first[pt.Entry] = pt
+					}
+				}})
+				return first, rep
+			}
+			dry, dryRep := traces(false)
+			wet, wetRep := traces(true)
+			compared, launched := 0, 0
+			for entry, d := range dry {
+				if !d.Dry {
+					continue
+				}
+				w, ok := wet[entry]
+				if !ok {
+					t.Errorf("%s: probed dry, not probed on the CPU", entry)
+					continue
+				}
+				if w.Dry {
+					t.Errorf("%s: probed dry with WetProbes set", entry)
+				}
+				compared++
+				if d.From == 0 {
+					launched++
+				}
+				if !reflect.DeepEqual(d.Start, w.Start) || !reflect.DeepEqual(d.Steps, w.Steps) || d.Last != w.Last {
+					t.Errorf("%s: dry start %x steps %x last %d, probed start %x steps %x last %d", entry, d.Start, d.Steps, d.Last, w.Start, w.Steps, w.Last)
+				}
+				if d.InnerTrips != w.InnerTrips {
+					t.Errorf("%s: dry inner trips %v, probed %v", entry, d.InnerTrips, w.InnerTrips)
+				}
+				if !reflect.DeepEqual(d.Rows, w.Rows) {
+					for key, r := range w.Rows {
+						if d.Rows[key] != r {
+							t.Errorf("%s: access %#x (store %d): dry rows %+v, probed %+v", entry, key[0], key[1], d.Rows[key], r)
+						}
+					}
+					if len(d.Rows) != len(w.Rows) {
+						t.Errorf("%s: %d accesses dry, %d probed", entry, len(d.Rows), len(w.Rows))
+					}
+				}
+				for it, n := range w.RowInstructions {
+					if math.Abs(d.RowInstructions[it]-n) > 0.02*n {
+						t.Errorf("%s: row %d counted %.0f instructions dry, ran %.0f", entry, it, d.RowInstructions[it], n)
+					}
+				}
+			}
+			if compared == 0 {
+				t.Fatalf("no hot spot was probed dry (%d probed)", len(dry))
+			}
+			if launched < p.launched {
+				t.Errorf("%d hot spots probed dry launched from their first arrival, want %d", launched, p.launched)
+			}
+			// What the rows cost: of the hot spots probed dry, the one
+			// whose rows ran the most on the CPU runs a small part of
+			// that dry.
+			var most, dryRan uint64
+			for i, h := range wetRep.HotSpots {
+				d := dryRep.HotSpots[i]
+				if d.Entry != h.Entry {
+					t.Fatalf("hot spot %d is %s dry, %s probed", i, d.Entry, h.Entry)
+				}
+				if d.DryProbes > 0 && h.RowInstructions > most {
+					most, dryRan = h.RowInstructions, d.RowInstructions
+				}
+			}
+			t.Logf("%d hot spots compared, %d launched from their first arrival; the longest rows: %d instructions on the CPU, %d dry", compared, launched, most, dryRan)
+			if dryRan > most/4 {
+				t.Errorf("the longest probed rows ran %d instructions on the CPU and %d dry, want under a quarter", most, dryRan)
+			}
+		})
+	}
+}

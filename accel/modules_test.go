@@ -1,0 +1,142 @@
+package accel
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gxbit/gxbit/gpu"
+	"github.com/gxbit/gxbit/gpusim"
+	"github.com/gxbit/gxbit/profile"
+	"github.com/gxbit/gxbit/ptxgen"
+)
+
+// moduleCounter counts a context's module loads and refuses a module that
+// holds refuse (when set).
+type moduleCounter struct {
+	gpu.Context
+	loads  [][]string // the kernels (entries) of each module loaded
+	refuse string
+}
+
+func (c *moduleCounter) LoadModule(text string) (gpu.Module, error) {
+	if c.refuse != "" && strings.Contains(text, ".entry "+c.refuse+"(") {
+		return nil, gpu.Errorf(gpu.ErrInvalidPTX, "cuModuleLoadDataEx", "refused %s", c.refuse)
+	}
+	var names []string
+	for _, l := range strings.Split(text, "\n") {
+		if name, ok := strings.CutPrefix(l, ".visible .entry "); ok {
+			names = append(names, strings.TrimSuffix(name, "("))
+		}
+	}
+	c.loads = append(c.loads, names)
+	return c.Context.LoadModule(text)
+}
+
+// tinyKernel is a kernel named name that does nothing.
+func tinyKernel(name string) *ptxgen.Kernel {
+	return &ptxgen.Kernel{Name: name, PTX: "//\n// " + name + "\n//\n.version 8.0\n.target sm_90\n.address_size 64\n\n.visible .entry " + name + "(\n\t.param .u64 p\n)\n{\n\tret;\n}\n"}
+}
+
+// TestKernelModules checks which kernels load in one module (moduleOf): a
+// level expected to run more than once loads its kernel with the
+// unchecked and dry variants, and no module after; a level that runs once
+// loads its kernel alone, then the dry variant with its unchecked twin;
+// a module the driver refuses loads its kernel alone again. modulesOf
+// groups the loader's modules the same way.
+func TestKernelModules(t *testing.T) {
+	newSpot := func(instances uint8) (*spot, *ptxgen.Kernel, *moduleCounter) {
+		ctx, err := gpusim.New(gpusim.Options{}).NewContext(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = ctx.Close() })
+		c := &moduleCounter{Context: ctx}
+		k := tinyKernel("gx_k")
+		k.Unchecked, k.Dry = tinyKernel("gx_k_u"), tinyKernel("gx_k_d")
+		sp := &spot{a: &Accelerator{ctx: c}, kernel: k, instancesKnown: instances}
+		return sp, k, c
+	}
+	load := func(sp *spot, k *ptxgen.Kernel) {
+		t.Helper()
+		if fn, err := sp.load(k); err != nil || fn == nil {
+			t.Fatalf("load %s: %v", k.Name, err)
+		}
+	}
+
+	sp, k, c := newSpot(2)
+	load(sp, k)
+	load(sp, k.Unchecked)
+	load(sp, k.Dry)
+	if got := strings.Join(c.loads[0], " "); len(c.loads) != 1 || got != "gx_k gx_k_u gx_k_d" {
+		t.Errorf("a level that runs many times loaded %v, want one module of gx_k gx_k_u gx_k_d", c.loads)
+	}
+
+	sp, k, c = newSpot(1)
+	load(sp, k)
+	load(sp, k.Dry)
+	load(sp, k.Unchecked)
+	if len(c.loads) != 2 || strings.Join(c.loads[0], " ") != "gx_k" || strings.Join(c.loads[1], " ") != "gx_k_d gx_k_u" {
+		t.Errorf("a level that runs once loaded %v, want gx_k, then gx_k_d with gx_k_u", c.loads)
+	}
+
+	sp, k, c = newSpot(2)
+	c.refuse = "gx_k_d"
+	load(sp, k)
+	if len(c.loads) != 1 || strings.Join(c.loads[0], " ") != "gx_k" {
+		t.Errorf("with its dry variant refused, loaded %v, want gx_k alone", c.loads)
+	}
+	if _, err := sp.load(k.Dry); err == nil {
+		t.Error("the refused dry variant loaded")
+	}
+
+	ms := modulesOf([]*ptxgen.Kernel{k, nil, tinyKernel("gx_other")}, true)
+	if len(ms) != 2 || len(ms[0]) != 3 || len(ms[1]) != 1 {
+		t.Errorf("modulesOf with variants: %d modules (%v)", len(ms), ms)
+	}
+	if ms := modulesOf([]*ptxgen.Kernel{k}, false); len(ms) != 1 || len(ms[0]) != 1 {
+		t.Errorf("modulesOf without variants: %v", ms)
+	}
+}
+
+// TestLoaderModuleOfVariants: the loader queues a kernel and its variants
+// as one module, which every one of them then finds.
+func TestLoaderModuleOfVariants(t *testing.T) {
+	l := &loader{jobs: make(chan struct{}, 8), loads: map[*ptxgen.Kernel]*loadFuture{}}
+	k := tinyKernel("gx_k")
+	k.Unchecked, k.Dry = tinyKernel("gx_k_u"), tinyKernel("gx_k_d")
+	l.enqueue(modulesOf([]*ptxgen.Kernel{k}, true), 0.5)
+	l.enqueue(modulesOf([]*ptxgen.Kernel{k.Unchecked}, false), 0.5) // queued already
+	if len(l.jobs) != 1 {
+		t.Fatalf("%d modules queued, want 1", len(l.jobs))
+	}
+	f := l.loads[k]
+	if f == nil || l.loads[k.Unchecked] != f || l.loads[k.Dry] != f || len(f.ks) != 3 {
+		t.Fatalf("the variants do not share the kernel's module: %+v", l.loads)
+	}
+}
+
+// TestExpectedInstancesOf: a sweep inside a time step's loop runs as
+// many times as the steps, a nest entered once runs once; the sweep
+// launches its kernels' variants, unless its trips differ between
+// entries (a triangle's) or it runs once.
+func TestExpectedInstancesOf(t *testing.T) {
+	sweep := &profile.HotSpot{Entry: 0x120, Entries: 1, Levels: []profile.Level{{Header: 0x120}}}
+	steps := &profile.HotSpot{Entry: 0x100, Entries: 1, Levels: []profile.Level{{Header: 0x100, ObservedTrips: []int64{500}}, {Header: 0x120}}}
+	if n := expectedInstancesOf(sweep, 0, []*profile.HotSpot{steps, sweep}); n != 500 {
+		t.Errorf("the sweep runs %d times, want 500", n)
+	}
+	if n := expectedInstancesOf(sweep, 0, []*profile.HotSpot{sweep}); n != 1 {
+		t.Errorf("alone, the sweep runs %d times, want 1", n)
+	}
+	sweep.Levels[0].ObservedTrips = []int64{1298, 1298, 1298}
+	if !variantsLaunchIn(sweep, 0, []*profile.HotSpot{steps, sweep}) {
+		t.Error("a time step's sweep should launch its variants")
+	}
+	if variantsLaunchIn(sweep, 0, []*profile.HotSpot{sweep}) {
+		t.Error("a sweep that runs once should not launch its variants")
+	}
+	sweep.Levels[0].ObservedTrips = []int64{2399, 2398, 2397}
+	if variantsLaunchIn(sweep, 0, []*profile.HotSpot{steps, sweep}) {
+		t.Error("a triangle's columns should not launch their variants")
+	}
+}

@@ -1020,7 +1020,7 @@ func (sp *spot) cutEntry() {
 // a reason its first arrival may cause (a live-in value not yet affine
 // there, as gcc -O3's matmul's stack slot).
 func (sp *spot) uncutEntry(fb *fallback) {
-	if !sp.entryCut || sp.instances-sp.entryCutAt > entryProbation || fb.reason == ReasonTripCount || fb.reason == ReasonNotProfitable {
+	if !sp.entryCut || sp.instances-sp.entryCutAt > entryProbation || fb.reason == ReasonTripCount || fb.reason == ReasonNotProfitable || fb.reason == ReasonLoading {
 		return
 	}
 	sp.entryCut, sp.entryUncut, sp.rep.EntryUncut = false, true, true

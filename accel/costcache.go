@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gxbit/gxbit/gpu"
@@ -133,11 +134,13 @@ func keepCosts(path, key string, c DeviceCosts, now time.Time) error {
 
 // deviceCostsOf returns the costs of the device of ctx (props, from
 // driver): kept ones where Options.CostsCache has them for a real GPU
-// (cached true), else measured now (MeasureDevice) and kept.
+// (cached true), else measured now (MeasureDevice) and kept. The
+// simulator's ("sim", and "sim-fast", which emulates a faster GPU) are
+// measured every time.
 func deviceCostsOf(ctx gpu.Context, driver string, props gpu.DeviceProps, propsErr error, cache string) (c DeviceCosts, cached bool, err error) {
 	sim := driver == "sim"
 	key := ""
-	if !sim && propsErr == nil && cache != "" {
+	if !strings.HasPrefix(driver, "sim") && propsErr == nil && cache != "" {
 		key = costsKey(driver, props)
 		if c, ok := keptCostsFor(cache, key, time.Now()); ok {
 			return c, true, nil

@@ -90,9 +90,9 @@ func TestDeviceCostsOfKeeps(t *testing.T) {
 		t.Error("costs kept for a device whose properties are unknown")
 	}
 	simPath := filepath.Join(t.TempDir(), "sim-costs.json")
-	for range 2 {
-		if _, cached, err := deviceCostsOf(ctx, "sim", props, nil, simPath); err != nil || cached {
-			t.Fatalf("the simulator: cached %v, err %v; want measured", cached, err)
+	for _, name := range []string{"sim", "sim", "sim-fast", "sim-fast"} {
+		if _, cached, err := deviceCostsOf(ctx, name, props, nil, simPath); err != nil || cached {
+			t.Fatalf("the simulator (%s): cached %v, err %v; want measured", name, cached, err)
 		}
 	}
 	if _, err := os.Stat(simPath); err == nil {

@@ -24,13 +24,17 @@ const (
 	// ReasonNotProfitable: the cost model predicts the launch would cost
 	// more than the CPU engine takes.
 	ReasonNotProfitable = "not profitable"
-	ReasonRounding      = "MXCSR rounding is not to nearest"
-	ReasonDirection     = "direction flag set"
-	ReasonKernel        = "kernel reported an error"
-	ReasonDriver        = "driver error"
-	ReasonProbeStop     = "probing stopped outside the loop"
-	ReasonNotOffload    = "nest not offloadable"
-	ReasonUnsupported   = "no kernel"
+	// ReasonLoading: the kernel's module is still being loaded (the
+	// CUDA JIT), and the CPU engine runs the instance in less time than
+	// the load has left (spot.loadWait).
+	ReasonLoading     = "kernel still loading"
+	ReasonRounding    = "MXCSR rounding is not to nearest"
+	ReasonDirection   = "direction flag set"
+	ReasonKernel      = "kernel reported an error"
+	ReasonDriver      = "driver error"
+	ReasonProbeStop   = "probing stopped outside the loop"
+	ReasonNotOffload  = "nest not offloadable"
+	ReasonUnsupported = "no kernel"
 )
 
 // fallback is a failed guard: its reason, and a detail for the report.

@@ -331,6 +331,14 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			return false, fail(ReasonNotProfitable, "predicted %s", est)
 		}
 	}
+	// An instance the CPU runs before the kernels could load does not
+	// wait for them (prefetch.go).
+	if wait, pending := sp.loadWait(); pending && !sp.a.opts.AlwaysOffload {
+		if cpuTime := time.Duration(count) * cpuIter; cpuIter > 0 && cpuTime < wait {
+			sp.queueLoad()
+			return false, fail(ReasonLoading, "the CPU runs its %d iterations in %s, and its kernels have about %s of loading left", count, cpuTime, wait)
+		}
+	}
 	// The kernels are loaded on the way (spot.load): the instance's GPU
 	// time leaves that out.
 	loadBefore := sp.loadTime

@@ -3,6 +3,7 @@ package accel
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/gpusim"
@@ -138,5 +139,66 @@ func TestExpectedInstancesOf(t *testing.T) {
 	sweep.Levels[0].ObservedTrips = []int64{2399, 2398, 2397}
 	if variantsLaunchIn(sweep, 0, []*profile.HotSpot{steps, sweep}) {
 		t.Error("a triangle's columns should not launch their variants")
+	}
+}
+
+// namedDriver is a driver that only tells its name.
+type namedDriver struct {
+	gpu.Driver
+	name string
+}
+
+func (d namedDriver) Name() string { return d.name }
+
+// TestLoadWait checks what an instance would wait for its kernels
+// (spot.loadWait): nothing without a loader or on the simulator, or once
+// a kernel of the spot has loaded or its module is done; else the
+// loader's mean module load so far (the default before any), less what
+// the load under way has run. queueLoad queues the spot's module once.
+func TestLoadWait(t *testing.T) {
+	k := tinyKernel("gx_k")
+	newSpot := func(driver string) (*spot, *loader) {
+		l := &loader{jobs: make(chan struct{}, 8), loads: map[*ptxgen.Kernel]*loadFuture{}}
+		a := &Accelerator{loader: l, opts: Options{Driver: namedDriver{name: driver}}}
+		return &spot{a: a, hs: &profile.HotSpot{Share: 0.5}, kernel: k, instancesKnown: 1}, l
+	}
+	sp, l := newSpot("cuda")
+	if w, ok := sp.loadWait(); !ok || w != defaultModuleLoad {
+		t.Errorf("before any load: wait %v (%v), want %v", w, ok, defaultModuleLoad)
+	}
+	sp.queueLoad()
+	sp.queueLoad()
+	if len(l.jobs) != 1 || l.loads[k] == nil {
+		t.Fatalf("queueLoad queued %d modules, want 1", len(l.jobs))
+	}
+	l.compiled.Store(2)
+	l.loadsTook.Store(int64(200 * time.Millisecond))
+	if w, ok := sp.loadWait(); !ok || w != 100*time.Millisecond {
+		t.Errorf("queued: wait %v (%v), want the mean load, 100ms", w, ok)
+	}
+	l.loads[k].started.Store(time.Now().Add(-30 * time.Millisecond).UnixNano())
+	if w, ok := sp.loadWait(); !ok || w > 71*time.Millisecond || w < 50*time.Millisecond {
+		t.Errorf("under way for 30ms: wait %v (%v), want about 70ms", w, ok)
+	}
+	close(l.loads[k].done)
+	if _, ok := sp.loadWait(); ok {
+		t.Error("a loaded module still kept the instance waiting")
+	}
+
+	sp, _ = newSpot("cuda")
+	sp.loaded = map[*ptxgen.Kernel]gpu.Function{k: nil}
+	sp.loaded[k] = struct{ gpu.Function }{}
+	if _, ok := sp.loadWait(); ok {
+		t.Error("a spot with its kernel loaded waited")
+	}
+	for _, name := range []string{"sim", "sim-fast"} {
+		sp, _ = newSpot(name)
+		if _, ok := sp.loadWait(); ok {
+			t.Errorf("the simulator (%s) waited", name)
+		}
+	}
+	sp.a.loader = nil
+	if _, ok := sp.loadWait(); ok {
+		t.Error("no loader, yet a wait")
 	}
 }

@@ -3,6 +3,7 @@ package accel
 import (
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,6 +75,8 @@ type loader struct {
 	// one loads waits for the JIT, which holds the driver (jitOverlap).
 	compiling atomic.Int32
 	compiled  atomic.Int64
+	// loadsTook is the time the compiled modules took, in all.
+	loadsTook atomic.Int64
 	// openTook and measureTook are the times the context took to open
 	// and the device to be measured (DeviceOpenSeconds).
 	openTook, measureTook time.Duration
@@ -102,11 +105,13 @@ type loadFuture struct {
 	ks   []*ptxgen.Kernel
 	done chan struct{}
 	// state is jobQueued until the loader begins the load (jobRunning)
-	// or the guest's goroutine takes it over (jobTaken).
-	state atomic.Int32
-	fns   []gpu.Function
-	err   error
-	took  time.Duration
+	// or the guest's goroutine takes it over (jobTaken); started is when
+	// the loader began it (UnixNano, 0 before).
+	state   atomic.Int32
+	started atomic.Int64
+	fns     []gpu.Function
+	err     error
+	took    time.Duration
 	// byGuest says the guest's goroutine loaded it (jobTaken).
 	byGuest bool
 }
@@ -216,11 +221,13 @@ func (l *loader) loadJobs() {
 			j.f.err = l.ctxErr
 		} else {
 			t0 := time.Now()
+			j.f.started.Store(t0.UnixNano())
 			l.compiling.Add(1)
 			j.f.fns, j.f.err = loadKernels(l.ctx, j.f.ks)
 			l.compiling.Add(-1)
 			l.compiled.Add(1)
 			j.f.took = time.Since(t0)
+			l.loadsTook.Add(int64(j.f.took))
 		}
 		close(j.f.done)
 	}
@@ -442,4 +449,76 @@ func (a *Accelerator) jitOverlap(mark jitMark) bool {
 		return false
 	}
 	return a.loader.compiling.Load() > 0 || a.loader.compiled.Load() != mark.compiled
+}
+
+// Not waiting for a module the CPU does not need (RATIONALE).
+//
+// A hot spot's first launch used to wait for its module, loaded ahead or
+// not: on an H100 each module takes the JIT 40-110 ms, one at a time
+// (GXBIT_CUDA_JIT_THREADS=4 made each load three times slower and ended
+// no sooner), and the small nests beside a program's product waited for
+// theirs while their whole work on the CPU was a few milliseconds:
+// doitgen's guest waited 0.29 s for a module whose instance the CPU ran
+// in 0.2 ms, twomm's 0.24 s for 0.03 s of work. So an instance whose
+// kernels have not loaded yet runs on the CPU when the CPU engine does it
+// in less time than the load has left (loadWait: the loader's mean module
+// so far, less what the load under way has run), and the loader goes on
+// loading the module for the instances after it.
+
+// defaultModuleLoad is what loadWait expects a module to take before the
+// loader has loaded one: about the least an H100 took.
+const defaultModuleLoad = 40 * time.Millisecond
+
+// loadWait reports whether none of the spot's kernels has loaded yet
+// while the loader has them to load (queued, or under way), and about how
+// long the load has left. On the simulator ("sim", or "sim-fast"
+// emulating a faster GPU), whose modules load in microseconds, and
+// without a loader, nothing waits.
+func (sp *spot) loadWait() (time.Duration, bool) {
+	l := sp.a.loader
+	if l == nil || sp.a.opts.Driver == nil || strings.HasPrefix(sp.a.opts.Driver.Name(), "sim") {
+		return 0, false
+	}
+	for _, k := range sp.allKernels() {
+		if sp.loaded[k] != nil {
+			return 0, false
+		}
+	}
+	ks := kernelsToLoad(sp, false)
+	if len(ks) == 0 || ks[0] == nil {
+		return 0, false
+	}
+	l.mu.Lock()
+	f := l.loads[ks[0]]
+	l.mu.Unlock()
+	if f != nil && closed(f.done) {
+		return 0, false
+	}
+	mean := defaultModuleLoad
+	if n := l.compiled.Load(); n > 0 {
+		mean = time.Duration(l.loadsTook.Load() / n)
+	}
+	if f != nil {
+		if s := f.started.Load(); s != 0 {
+			return max(mean-time.Since(time.Unix(0, s)), time.Millisecond), true
+		}
+	}
+	return mean, true
+}
+
+// queueLoad queues the spot's kernels on the loader when they are not
+// queued yet, so that the instances after one that ran on the CPU while
+// they loaded (loadWait) find them loaded.
+func (sp *spot) queueLoad() {
+	l := sp.a.loader
+	if l == nil {
+		return
+	}
+	ks := kernelsToLoad(sp, false)
+	l.mu.Lock()
+	queued := len(ks) > 0 && l.loads[ks[0]] != nil
+	l.mu.Unlock()
+	if !queued {
+		l.enqueue(modulesOf(ks, sp.variantsLaunch()), sp.hs.Share)
+	}
 }

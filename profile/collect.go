@@ -1632,7 +1632,7 @@ func (c *Collector) longEntries(n *nestState, l int) bool {
 
 // longRootTripWait is how many CollectOptions.LongOuterIteration a round
 // begun inside a nest waits, at most, for the loops just inside its
-// outermost one to end an entry (see above).
+// outermost one to end two entries (see above).
 const longRootTripWait = 4
 
 // endProvisional ends the entry Restart began inside an iteration of

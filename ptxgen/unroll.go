@@ -892,6 +892,20 @@ func hoistLoad(l *pline, rest []*pline, defined map[string]bool, n64, n32, nx *i
 	return h
 }
 
+// hoistRegKinds are the registers hoist.go and unroll.go name, by prefix,
+// in the order hoistDecls declares them: a scalar one is one register
+// (%hp, %hn), the others a numbered range (%hq always hoistRegs of them).
+var hoistRegKinds = []struct {
+	prefix string
+	typ    ptx.Type
+	scalar bool
+}{
+	{"%hq", ptx.B64, false}, {"%hp", ptx.Pred, true}, {"%hv", ptx.B64, false}, {"%hfd", ptx.F64, false},
+	{"%hs", ptx.B32, false}, {"%hcd", ptx.F64, false}, {"%hw", ptx.B64, false}, {"%hn", ptx.B32, true},
+	{"%hl", ptx.B64, false}, {"%hld", ptx.F64, false}, {"%hlw", ptx.B32, false}, {"%hlf", ptx.F32, false},
+	{"%hx", ptx.B64, false},
+}
+
 // hoistDecls declares the registers of hoist.go and unroll.go that ls
 // uses.
 func hoistDecls(ls []*pline) []ptx.Stmt {
@@ -901,58 +915,29 @@ func hoistDecls(ls []*pline) []ptx.Stmt {
 			continue
 		}
 		for _, r := range append(append([]string(nil), l.uses()...), l.defs()...) {
-			for _, p := range []string{"%hq", "%hv", "%hfd", "%hs", "%hw", "%hcd", "%hl", "%hld", "%hlw", "%hlf", "%hx"} {
-				if n, err := strconv.Atoi(strings.TrimPrefix(r, p)); strings.HasPrefix(r, p) && err == nil {
-					maxN[p] = max(maxN[p], n+1)
+			for _, k := range hoistRegKinds {
+				if k.scalar {
+					if r == k.prefix {
+						maxN[r] = 1
+					}
+				} else if n, err := strconv.Atoi(strings.TrimPrefix(r, k.prefix)); strings.HasPrefix(r, k.prefix) && err == nil {
+					maxN[k.prefix] = max(maxN[k.prefix], n+1)
 				}
-			}
-			if r == "%hn" || r == "%hp" {
-				maxN[r] = 1
 			}
 		}
 	}
 	var out []ptx.Stmt
-	decl := func(t ptx.Type, name string, n int) {
-		out = append(out, &ptx.RegDecl{Name: name, Type: t, Count: n})
-	}
-	if maxN["%hq"] > 0 {
-		decl(ptx.B64, "%hq", hoistRegs)
-	}
-	if maxN["%hp"] > 0 {
-		decl(ptx.Pred, "%hp", 0)
-	}
-	if n := maxN["%hv"]; n > 0 {
-		decl(ptx.B64, "%hv", n)
-	}
-	if n := maxN["%hfd"]; n > 0 {
-		decl(ptx.F64, "%hfd", n)
-	}
-	if n := maxN["%hs"]; n > 0 {
-		decl(ptx.B32, "%hs", n)
-	}
-	if n := maxN["%hcd"]; n > 0 {
-		decl(ptx.F64, "%hcd", n)
-	}
-	if n := maxN["%hw"]; n > 0 {
-		decl(ptx.B64, "%hw", n)
-	}
-	if maxN["%hn"] > 0 {
-		decl(ptx.B32, "%hn", 0)
-	}
-	if n := maxN["%hl"]; n > 0 {
-		decl(ptx.B64, "%hl", n)
-	}
-	if n := maxN["%hld"]; n > 0 {
-		decl(ptx.F64, "%hld", n)
-	}
-	if n := maxN["%hlw"]; n > 0 {
-		decl(ptx.B32, "%hlw", n)
-	}
-	if n := maxN["%hlf"]; n > 0 {
-		decl(ptx.F32, "%hlf", n)
-	}
-	if n := maxN["%hx"]; n > 0 {
-		decl(ptx.B64, "%hx", n)
+	for _, k := range hoistRegKinds {
+		n := maxN[k.prefix]
+		switch {
+		case n == 0:
+			continue
+		case k.scalar:
+			n = 0
+		case k.prefix == "%hq":
+			n = hoistRegs
+		}
+		out = append(out, &ptx.RegDecl{Name: k.prefix, Type: k.typ, Count: n})
 	}
 	return out
 }

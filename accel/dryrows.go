@@ -141,7 +141,7 @@ type undoEntry struct {
 // startDry begins a dry probe of the instance at its first arrival, cpu:
 // nil where the spot's rows cannot run dry.
 func (sp *spot) startDry(cpu *gvinst.CPU) *dryRun {
-	if sp.a.opts.WetProbes || !sp.dryReady() || cpu.State[gvinst.RFLAGS]&gvinst.FlagDF != 0 {
+	if !sp.a.opts.DryProbes || !sp.dryReady() || cpu.State[gvinst.RFLAGS]&gvinst.FlagDF != 0 {
 		return nil
 	}
 	d := &dryRun{sp: sp, engine: sp.dry.engine, start: *cpu, fatal: sp.fatal, iterations: sp.rep.ProbedIterations, access: sp.rep.ProbedAccesses}

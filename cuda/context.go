@@ -88,11 +88,7 @@ func (c *Context) initStatsEvents() error {
 // run executes f in a driver call with c current, or reports why it cannot.
 func (c *Context) run(op string, f func() error) error {
 	var err error
-	asked := time.Now()
-	c.d.w.do(func() {
-		if c.d.trace != nil {
-			defer c.d.trace.record("driver", op, asked, time.Now())
-		}
+	c.d.call(op, func() {
 		if c.closed {
 			err = gpu.Errorf(gpu.ErrInvalidContext, op, "context has been closed")
 			return

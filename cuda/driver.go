@@ -132,6 +132,18 @@ func (w *caller) run(f func()) {
 	f()
 }
 
+// call runs f as the driver call op (caller.do) and records it in the
+// trace (Options.Trace).
+func (d *Driver) call(op string, f func()) {
+	asked := time.Now()
+	d.w.do(func() {
+		if d.trace != nil {
+			defer d.trace.record("driver", op, asked, time.Now())
+		}
+		f()
+	})
+}
+
 // Name reports "cuda".
 func (d *Driver) Name() string { return "cuda" }
 
@@ -255,11 +267,7 @@ const (
 func (d *Driver) Device(i int) (gpu.DeviceProps, error) {
 	var p gpu.DeviceProps
 	var err error
-	asked := time.Now()
-	d.w.do(func() {
-		if d.trace != nil {
-			defer d.trace.record("driver", "cuDeviceGet", asked, time.Now())
-		}
+	d.call("cuDeviceGet", func() {
 		l, e := d.ready("cuDeviceGet")
 		if e != nil {
 			err = e
@@ -339,11 +347,7 @@ func (l *lib) device(i int) (int32, error) {
 func (d *Driver) NewContext(i int) (gpu.Context, error) {
 	var c *Context
 	var err error
-	asked := time.Now()
-	d.w.do(func() {
-		if d.trace != nil {
-			defer d.trace.record("driver", "cuCtxCreate_v2", asked, time.Now())
-		}
+	d.call("cuCtxCreate_v2", func() {
 		l, e := d.ready("cuCtxCreate_v2")
 		if e != nil {
 			err = e

@@ -349,6 +349,12 @@ func (sp *spot) load(k *ptxgen.Kernel) (gpu.Function, error) {
 	if fn := sp.loaded[k]; fn != nil {
 		return fn, nil
 	}
+	// waited charges the guest's wait, d, and the module's load, took.
+	waited := func(d, took time.Duration) {
+		sp.loadTime += d
+		sp.rep.TranslateSeconds += d.Seconds()
+		sp.rep.LoadSeconds += took.Seconds()
+	}
 	t0 := time.Now()
 	var ks []*ptxgen.Kernel
 	var fns []gpu.Function
@@ -356,10 +362,7 @@ func (sp *spot) load(k *ptxgen.Kernel) (gpu.Function, error) {
 	if f := sp.a.prefetched(k); f != nil {
 		// Loaded ahead (prefetch.go): the launch waited for what was
 		// left of it (or loaded it, when the loader had not begun it).
-		d := time.Since(t0)
-		sp.loadTime += d
-		sp.rep.TranslateSeconds += d.Seconds()
-		sp.rep.LoadSeconds += f.took.Seconds()
+		waited(time.Since(t0), f.took)
 		if f.err == nil && !f.byGuest {
 			sp.a.prefetchedUsed++
 		}
@@ -368,18 +371,14 @@ func (sp *spot) load(k *ptxgen.Kernel) (gpu.Function, error) {
 		ks = sp.moduleOf(k)
 		fns, err = loadKernels(sp.a.ctx, ks)
 		d := time.Since(t0)
-		sp.loadTime += d
-		sp.rep.TranslateSeconds += d.Seconds()
-		sp.rep.LoadSeconds += d.Seconds()
+		waited(d, d)
 	}
 	if err != nil && len(ks) > 1 {
 		t1 := time.Now()
 		var fn gpu.Function
 		fn, err = loadKernel(sp.a.ctx, k)
 		d := time.Since(t1)
-		sp.loadTime += d
-		sp.rep.TranslateSeconds += d.Seconds()
-		sp.rep.LoadSeconds += d.Seconds()
+		waited(d, d)
 		ks, fns = []*ptxgen.Kernel{k}, []gpu.Function{fn}
 	}
 	if err != nil {

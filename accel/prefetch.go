@@ -369,6 +369,14 @@ func (l *loader) enqueue(modules [][]*ptxgen.Kernel, share float64) {
 	}
 }
 
+// future is kernel k's load, queued or done, or nil when k was not
+// queued.
+func (l *loader) future(k *ptxgen.Kernel) *loadFuture {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.loads[k]
+}
+
 // prefetched returns k's module as the loader loads it (waiting for it),
 // or nil when the loader does not have it. A module the loader has not
 // begun yet is loaded here at once (the context is open): the guest then
@@ -377,9 +385,7 @@ func (a *Accelerator) prefetched(k *ptxgen.Kernel) *loadFuture {
 	if a.loader == nil {
 		return nil
 	}
-	a.loader.mu.Lock()
-	f := a.loader.loads[k]
-	a.loader.mu.Unlock()
+	f := a.loader.future(k)
 	if f == nil {
 		return nil
 	}
@@ -488,9 +494,7 @@ func (sp *spot) loadWait() (time.Duration, bool) {
 	if len(ks) == 0 || ks[0] == nil {
 		return 0, false
 	}
-	l.mu.Lock()
-	f := l.loads[ks[0]]
-	l.mu.Unlock()
+	f := l.future(ks[0])
 	if f != nil && closed(f.done) {
 		return 0, false
 	}
@@ -515,10 +519,7 @@ func (sp *spot) queueLoad() {
 		return
 	}
 	ks := kernelsToLoad(sp, false)
-	l.mu.Lock()
-	queued := len(ks) > 0 && l.loads[ks[0]] != nil
-	l.mu.Unlock()
-	if !queued {
+	if len(ks) == 0 || l.future(ks[0]) == nil {
 		l.enqueue(modulesOf(ks, sp.variantsLaunch()), sp.hs.Share)
 	}
 }

@@ -2,10 +2,7 @@ package cuda
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
@@ -27,23 +24,7 @@ import (
 // what a run that repeats another pays. The metric s/module is the load
 // time per module.
 func BenchmarkModuleLoad(b *testing.B) {
-	dir := os.Getenv("GXBIT_PTX_DIR")
-	if dir == "" {
-		b.Skip("GXBIT_PTX_DIR is not set")
-	}
-	files, err := filepath.Glob(filepath.Join(dir, "*.ptx"))
-	if err != nil || len(files) == 0 {
-		b.Fatalf("no .ptx file in %s (%v)", dir, err)
-	}
-	sort.Strings(files)
-	var ptx []string
-	for _, f := range files {
-		t, err := os.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ptx = append(ptx, string(t))
-	}
+	ptx := readPTXDir(b)
 	levels := []int{DefaultJITLevel, 0, 1, 2, 3, 4}
 	for _, lv := range levels {
 		name := fmt.Sprintf("each/level=%d", lv)

@@ -58,6 +58,12 @@ type lib struct {
 	cuStreamWaitValue32       func(stream uintptr, addr uint64, value uint32, flags uint32) cuResult
 	// cuMemcpy2D copies rows at a stride (strided.go).
 	cuMemcpy2D func(p *memcpy2D) cuResult
+	// The driver's linker, which compiles PTX to a cubin without loading
+	// it (link.go).
+	cuLinkCreate   func(n uint32, opts unsafe.Pointer, vals unsafe.Pointer, state *uintptr) cuResult
+	cuLinkAddData  func(state uintptr, kind int32, data unsafe.Pointer, size uint64, name *byte, n uint32, opts unsafe.Pointer, vals unsafe.Pointer) cuResult
+	cuLinkComplete func(state uintptr, cubin *unsafe.Pointer, size *uint64) cuResult
+	cuLinkDestroy  func(state uintptr) cuResult
 }
 
 // openLib loads libcuda.so.1 and resolves every entry point the driver uses.
@@ -120,6 +126,10 @@ func openLib() (*lib, error) {
 		{&l.cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2"},
 		{&l.cuStreamWaitValue32, "cuStreamWaitValue32_v2"},
 		{&l.cuMemcpy2D, "cuMemcpy2D_v2"},
+		{&l.cuLinkCreate, "cuLinkCreate_v2"},
+		{&l.cuLinkAddData, "cuLinkAddData_v2"},
+		{&l.cuLinkComplete, "cuLinkComplete"},
+		{&l.cuLinkDestroy, "cuLinkDestroy"},
 	}
 	for _, s := range optional {
 		if addr, err := purego.Dlsym(h, s.name); err == nil && addr != 0 {

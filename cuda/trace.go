@@ -25,7 +25,9 @@ func newCallTrace(w io.Writer) *callTrace {
 	if w == nil {
 		return nil
 	}
-	return &callTrace{w: w, start: time.Now()}
+	t := &callTrace{w: w, start: time.Now()}
+	fmt.Fprintf(w, "# driver calls: asked ms, begun ms, took ms, thread, call; ms since unix time %.6f\n", float64(t.start.UnixNano())/1e9)
+	return t
 }
 
 // record writes one call: op on thread, asked at asked, run from begun

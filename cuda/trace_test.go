@@ -10,7 +10,8 @@ import (
 
 // TestCallTrace records two calls and reads them back: a line each, with
 // when each was asked for and began, how long it ran, its thread and its
-// name; a nil trace (no Options.Trace) records nothing.
+// name, after a header naming the unix time the milliseconds count from;
+// a nil trace (no Options.Trace) records nothing.
 func TestCallTrace(t *testing.T) {
 	var nilTrace *callTrace
 	nilTrace.record("driver", "cuMemcpyDtoH_v2", time.Now(), time.Now())
@@ -24,6 +25,12 @@ func TestCallTrace(t *testing.T) {
 	tr.record("jit", "cuModuleLoadDataEx", asked, time.Now())
 	tr.record("driver", "cuMemcpyDtoH_v2", time.Now(), time.Now())
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	header, lines := lines[0], lines[1:]
+	if f := strings.Fields(header); f[0] != "#" || f[len(f)-1] == "" {
+		t.Errorf("header %q", header)
+	} else if unix, err := strconv.ParseFloat(f[len(f)-1], 64); err != nil || unix < float64(asked.Add(-time.Second).Unix()) || unix > float64(asked.Unix()+1) {
+		t.Errorf("header %q: want the unix time the trace began", header)
+	}
 	if len(lines) != 2 {
 		t.Fatalf("%d lines, want 2:\n%s", len(lines), b.String())
 	}

@@ -497,6 +497,9 @@ type ledger struct {
 	iterations uint64
 	fetch      time.Duration
 	window     [ledgerWindow]ledgerEntry
+	// losing counts the launches in a row whose window cost more on the
+	// GPU side than on the CPU (see sustainedLoss).
+	losing int
 }
 
 // ledgerEntry is one launch in a ledger's window: its GPU side, what
@@ -532,10 +535,18 @@ const ledgerGrowth = 1.05
 // unless the launches so far pay in all (one dear launch among hundreds that
 // paid, a buffer merged or the host busy, disarmed LU's column scaling
 // after 268 launches on gpusim).
+//
+// Nor do the launches so far, paying in all, keep a hot spot on the GPU
+// whose windows have lost sustainedLoss launches in a row: instances that
+// shrink (gramschmidt's column updates, each over the columns right of
+// the last) paid early and lost late, and the early gains kept them
+// launching until they were spent: 465 launches, the last 458 even with
+// the CPU in all (2.16 s against 2.16 s), on an H100.
 const (
-	ledgerWindow = 3
-	verdictAfter = 6
-	lossFactor   = 10
+	ledgerWindow  = 3
+	verdictAfter  = 6
+	lossFactor    = 10
+	sustainedLoss = 2 * ledgerWindow
 )
 
 // add records one launch of count iterations whose GPU side cost gpu (a
@@ -562,7 +573,7 @@ func (l *ledger) add(gpu time.Duration, count uint64, cpuIter, fetch time.Durati
 		}
 		return fmt.Sprintf("a launch of %d iterations cost %.3gs on the GPU side (probing, guards, copies, kernel), the CPU engine %.3gs", count, gpu.Seconds(), cpu.Seconds())
 	}
-	if l.launches-1 < verdictAfter || l.gpu <= all {
+	if l.launches-1 < verdictAfter {
 		return ""
 	}
 	var wGPU, wCPU time.Duration
@@ -573,12 +584,20 @@ func (l *ledger) add(gpu time.Duration, count uint64, cpuIter, fetch time.Durati
 		wCount += e.count
 	}
 	if wGPU <= wCPU {
+		l.losing = 0
 		return ""
 	}
 	first := l.window[(l.launches-1)%ledgerWindow]  // the oldest in the window
 	latest := l.window[(l.launches-2)%ledgerWindow] // this launch
 	if float64(latest.cpu) > ledgerGrowth*float64(first.cpu) {
 		return "" // instances that grow may pay later
+	}
+	l.losing++
+	if l.gpu <= all {
+		if l.losing < sustainedLoss {
+			return ""
+		}
+		return fmt.Sprintf("the last %d launches each ended a window of %d that cost more on the GPU side than the CPU engine's; the last, of %d iterations, %.3gs against %.3gs (all %d after the first: %.3gs against %.3gs)", l.losing, ledgerWindow, wCount, wGPU.Seconds(), wCPU.Seconds(), l.launches-1, l.gpu.Seconds(), all.Seconds())
 	}
 	return fmt.Sprintf("the last %d launches, of %d iterations, cost %.3gs on the GPU side (probing, guards, copies, kernel), the CPU engine %.3gs (all %d after the first: %.3gs against %.3gs)", ledgerWindow, wCount, wGPU.Seconds(), wCPU.Seconds(), l.launches-1, l.gpu.Seconds(), all.Seconds())
 }

@@ -1,6 +1,7 @@
 package accel
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -147,6 +148,45 @@ func TestLedger(t *testing.T) {
 	// A better CPU estimate reprices the earlier launches.
 	if why := l.add(ms/10, 1000, time.Nanosecond, 0); why == "" {
 		t.Errorf("the CPU turned out 1000x faster: not disarmed")
+	}
+}
+
+// TestLedgerShrinkingInstances: launches that paid early do not keep a
+// hot spot on the GPU once its windows lose launch after launch
+// (gramschmidt's column updates, which shrink column by column): it goes
+// back after sustainedLoss losing windows in a row, while the launches
+// still pay in all; a window that pays again starts the count over.
+func TestLedgerShrinkingInstances(t *testing.T) {
+	ms, us := time.Millisecond, time.Microsecond
+	var l ledger
+	l.add(50*ms, 1000, us, 0)
+	for i := 0; i < 20; i++ {
+		if why := l.add(ms, 10000, us, 0); why != "" { // 1 ms against 10 ms
+			t.Fatalf("launch %d pays 10x: disarmed (%s)", i+2, why)
+		}
+	}
+	lose := func(n int) string {
+		for i := 0; i < n; i++ {
+			if why := l.add(2*ms, 1000, us, 0); why != "" { // 2 ms against 1 ms
+				return why
+			}
+		}
+		return ""
+	}
+	// The window loses from the third losing launch on.
+	if why := lose(ledgerWindow + sustainedLoss - 2); why != "" {
+		t.Fatalf("%d losing launches: disarmed (%s)", ledgerWindow+sustainedLoss-2, why)
+	}
+	l.add(ms/10, 10000, us, 0) // one that pays: the window pays again
+	if why := lose(ledgerWindow + sustainedLoss - 2); why != "" {
+		t.Fatalf("after a window that paid, %d losing launches: disarmed (%s)", ledgerWindow+sustainedLoss-2, why)
+	}
+	why := lose(1)
+	if !strings.Contains(why, fmt.Sprintf("the last %d launches each ended a window", sustainedLoss)) {
+		t.Fatalf("windows losing %d launches in a row, the launches paying in all: %q", sustainedLoss, why)
+	}
+	if l.gpu > time.Duration(l.iterations)*us {
+		t.Errorf("the test's launches no longer pay in all (%v against %v): it tests the old rule", l.gpu, time.Duration(l.iterations)*us)
 	}
 }
 

@@ -336,6 +336,13 @@ func loadKernels(ctx gpu.Context, ks []*ptxgen.Kernel) ([]gpu.Function, error) {
 // and so do the instances of a triangle (cholesky's columns, trmm's rows,
 // each of another length, replay the checked kernel), for which the
 // variants cost 60-140 ms on an H100 for nothing.
+//
+// All that holds where the JIT compiles one module at a time and holds
+// the driver meanwhile (cuModuleLoadDataEx). Where the driver's linker
+// compiles (compilesBeside), modules compile four at a time beside the
+// guest's copies and launches, and each kernel loads alone: the variants
+// are queued after it (variantsOf), so that it is ready when its own
+// compile ends, not the three's.
 
 // load returns kernel k's function, loading its module the first time
 // (moduleOf: with the variants that load with it), timing it into the
@@ -369,6 +376,9 @@ func (sp *spot) load(k *ptxgen.Kernel) (gpu.Function, error) {
 		ks, fns, err = f.ks, f.fns, f.err
 	} else {
 		ks = sp.moduleOf(k)
+		if sp.a.compilesBeside() && sp.a.loader != nil {
+			sp.a.loader.enqueue(modulesOf(sp.variantsOf(k), false), sp.hs.Share/2)
+		}
 		fns, err = loadKernels(sp.a.ctx, ks)
 		d := time.Since(t0)
 		waited(d, d)
@@ -394,11 +404,15 @@ func (sp *spot) load(k *ptxgen.Kernel) (gpu.Function, error) {
 }
 
 // moduleOf lists the kernels that load in one module with k, k first (see
-// the RATIONALE above), leaving out those loaded already: a dry or
+// the RATIONALE above), leaving out those loaded already: k alone where
+// the driver compiles beside its calls (compilesBeside); else a dry or
 // unchecked variant with its twin; a kernel of a level expected to run
 // more than once with its variants; else k alone.
 func (sp *spot) moduleOf(k *ptxgen.Kernel) []*ptxgen.Kernel {
 	ks := []*ptxgen.Kernel{k}
+	if sp.a.compilesBeside() {
+		return ks // its variants load beside it (variantsOf)
+	}
 	add := func(xs ...*ptxgen.Kernel) {
 		for _, x := range xs {
 			if x != nil && x != k && sp.loaded[x] == nil && !slices.Contains(ks, x) {
@@ -416,6 +430,32 @@ func (sp *spot) moduleOf(k *ptxgen.Kernel) []*ptxgen.Kernel {
 		add(k.Unchecked, k.Dry)
 	}
 	return ks
+}
+
+// variantsOf lists the unchecked and dry variants of ks not loaded yet;
+// for a variant, its twin.
+func (sp *spot) variantsOf(ks ...*ptxgen.Kernel) []*ptxgen.Kernel {
+	var out []*ptxgen.Kernel
+	add := func(xs ...*ptxgen.Kernel) {
+		for _, x := range xs {
+			if x != nil && sp.loaded[x] == nil && !slices.Contains(ks, x) && !slices.Contains(out, x) {
+				out = append(out, x)
+			}
+		}
+	}
+	for _, k := range ks {
+		twin := false
+		for _, p := range sp.allKernels() {
+			if p.Dry == k || p.Unchecked == k {
+				add(p.Unchecked, p.Dry)
+				twin = true
+			}
+		}
+		if !twin {
+			add(k.Unchecked, k.Dry)
+		}
+	}
+	return out
 }
 
 // modulesOf groups ks into modules (loadKernels): each kernel with its

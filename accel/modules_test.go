@@ -99,6 +99,61 @@ func TestKernelModules(t *testing.T) {
 	}
 }
 
+// besideDriver is a driver whose contexts compile beside their other
+// calls (cuda's, where the library links).
+type besideDriver struct{ gpu.Driver }
+
+func (besideDriver) CompilesBeside() bool { return true }
+
+// TestKernelModulesBeside: where the driver compiles beside its calls,
+// a kernel loads alone even where its instances launch its variants, and
+// its variants are queued on the loader as modules of their own; a dry
+// variant's unchecked twin is queued the same way; and no launch counts
+// as having waited for a compile (jitOverlap).
+func TestKernelModulesBeside(t *testing.T) {
+	d := gpusim.New(gpusim.Options{})
+	ctx, err := d.NewContext(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	c := &moduleCounter{Context: ctx}
+	l := &loader{jobs: make(chan struct{}, 8), loads: map[*ptxgen.Kernel]*loadFuture{}}
+	a := &Accelerator{ctx: c, loader: l, opts: Options{Driver: besideDriver{d}}}
+	k := tinyKernel("gx_k")
+	k.Unchecked, k.Dry = tinyKernel("gx_k_u"), tinyKernel("gx_k_d")
+	sp := &spot{a: a, kernel: k, instancesKnown: 2, hs: &profile.HotSpot{Share: 0.4}}
+	if fn, err := sp.load(k); err != nil || fn == nil {
+		t.Fatalf("load: %v", err)
+	}
+	if len(c.loads) != 1 || strings.Join(c.loads[0], " ") != "gx_k" {
+		t.Errorf("loaded %v, want gx_k alone", c.loads)
+	}
+	if len(l.queue) != 2 || len(l.queue[0].f.ks) != 1 || len(l.queue[1].f.ks) != 1 || l.loads[k.Unchecked] == nil || l.loads[k.Dry] == nil {
+		t.Fatalf("queued %+v, want gx_k_u and gx_k_d a module each", l.queue)
+	}
+	if l.queue[0].share != 0.2 {
+		t.Errorf("the variants queued at share %v, want half the hot spot's", l.queue[0].share)
+	}
+	if a.jitOverlap(jitMark{busy: true}) {
+		t.Error("a launch beside a compile counted as waiting for it")
+	}
+
+	// A dry variant loaded first queues its unchecked twin.
+	l2 := &loader{jobs: make(chan struct{}, 8), loads: map[*ptxgen.Kernel]*loadFuture{}}
+	a.loader = l2
+	sp = &spot{a: a, kernel: k, instancesKnown: 1, hs: &profile.HotSpot{Share: 0.4}}
+	if _, err := sp.load(k.Dry); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.loads[len(c.loads)-1], " "); got != "gx_k_d" {
+		t.Errorf("loaded %s, want gx_k_d alone", got)
+	}
+	if len(l2.queue) != 1 || l2.loads[k.Unchecked] == nil {
+		t.Errorf("queued %+v, want the unchecked twin", l2.queue)
+	}
+}
+
 // TestLoaderModuleOfVariants: the loader queues a kernel and its variants
 // as one module, which every one of them then finds.
 func TestLoaderModuleOfVariants(t *testing.T) {

@@ -124,6 +124,18 @@ func (f *loadFuture) fn(k *ptxgen.Kernel) gpu.Function {
 	return nil
 }
 
+// compilesBeside reports whether the driver compiles modules beside its
+// other calls, several at once (cuda.Driver.CompilesBeside, where the
+// library has the driver's linker): a launch made while a module compiles
+// does not wait for it (jitOverlap), and a kernel's unchecked and dry
+// variants load as modules of their own, queued after it, instead of in
+// one module with it (spot.moduleOf), so that the kernel is ready as soon
+// as its own compile ends.
+func (a *Accelerator) compilesBeside() bool {
+	cb, ok := a.opts.Driver.(interface{ CompilesBeside() bool })
+	return ok && cb.CompilesBeside()
+}
+
 // prefetching reports whether the accelerator loads ahead.
 func (a *Accelerator) prefetching() bool {
 	switch a.opts.Prefetch {
@@ -338,8 +350,16 @@ func (a *Accelerator) prefetch(spots []*spot) {
 			continue
 		}
 		a.startLoader()
-		if a.loader != nil {
-			a.loader.enqueue(modulesOf(kernelsToLoad(sp, a.opts.Driver.Name() == "sim"), sp.variantsLaunch()), sp.hs.Share)
+		if a.loader == nil {
+			continue
+		}
+		ks := kernelsToLoad(sp, a.opts.Driver.Name() == "sim")
+		if a.compilesBeside() {
+			// The variants load beside the kernels, after them.
+			a.loader.enqueue(modulesOf(ks, false), sp.hs.Share)
+			a.loader.enqueue(modulesOf(sp.variantsOf(ks...), false), sp.hs.Share/2)
+		} else {
+			a.loader.enqueue(modulesOf(ks, sp.variantsLaunch()), sp.hs.Share)
 		}
 	}
 }
@@ -448,6 +468,9 @@ func (a *Accelerator) markJIT() jitMark {
 // the ledger sent the sweep back to the CPU, and the two sweeps' arrays
 // crossed the bus at every step: 14 s against 1 s.)
 func (a *Accelerator) jitOverlap(mark jitMark) bool {
+	if a.compilesBeside() {
+		return false
+	}
 	if mark.busy {
 		return true
 	}

@@ -37,7 +37,10 @@ type Driver struct {
 	initErr  error
 	initTook time.Duration
 	l        *lib // set by Init; read only in calls of w
-	trace    *callTrace
+	// links says the library has the driver's linker (link.go), once
+	// Start has loaded it (CompilesBeside).
+	links atomic.Bool
+	trace *callTrace
 }
 
 var _ gpu.Driver = (*Driver)(nil)
@@ -49,7 +52,8 @@ type Options struct {
 	// driver's default, the highest.
 	JITLevel int
 	// JITThreads is how many modules a context compiles at once, each on
-	// a thread of its own (0 is 1).
+	// a thread of its own (0: defaultJITThreads where the library has the
+	// driver's linker, else 1).
 	JITThreads int
 	// Trace, when not nil, receives a line per driver call of the
 	// driver's contexts: when it was asked for, when it began, how long
@@ -144,6 +148,13 @@ func (d *Driver) call(op string, f func()) {
 	})
 }
 
+// CompilesBeside reports whether the driver's contexts compile modules
+// beside their other calls, several at once (Context.LoadModule), as they
+// do where the library has the driver's linker: a copy or launch then
+// does not wait for a compile under way. It is false until Start has
+// loaded the library.
+func (d *Driver) CompilesBeside() bool { return d.links.Load() }
+
 // Name reports "cuda".
 func (d *Driver) Name() string { return "cuda" }
 
@@ -180,6 +191,7 @@ func (d *Driver) Start() error {
 			close(d.initDone)
 			return
 		}
+		d.links.Store(l.canLink())
 		// Not waited for: every call asked for after it runs after it.
 		asked := time.Now()
 		d.w.goAhead(func() {

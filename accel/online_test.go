@@ -797,13 +797,27 @@ func TestRunOnlineLongRowsOuterSites(t *testing.T) {
 // outer level came out sequential ("the inner loop at 0x401730 has no
 // affine, positive trip count"), and phase 2 launched the k level, once
 // per k, until the ledger sent it back to the CPU.
+//
+// Rows of the issue's size (k × j = 2600 × 2300, 48 M instructions, over
+// one LongOuterIteration) are waited for too (longEntry): counted long,
+// the round ended inside the first, mapped the k level, whose only
+// parallel level left was j, 2300 iterations a launch, not profitable,
+// and the product ran on the CPU.
 func TestRunOnlineLongRowsTripCounts(t *testing.T) {
 	dir := buildNests(t, []string{"O2-static"})
 	path := filepath.Join(dir, "O2-static", "gemm")
-	args := []string{path, "30", "1800", "2000"}
-	want := runNative(t, path, args[1:]...)
-	for _, at := range []uint64{100_000_000, 150_000_000} { // the product runs from about 56 M to 600 M
-		t.Run(fmt.Sprint(at), func(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		at   uint64
+	}{
+		{[]string{"30", "1800", "2000"}, 100_000_000}, // the product runs from about 56 M to 600 M
+		{[]string{"30", "1800", "2000"}, 150_000_000},
+		{[]string{"24", "2300", "2600"}, 100_000_000}, // from about 70 M to 1250 M
+	} {
+		args := append([]string{path}, c.args...)
+		at := c.at
+		want := runNative(t, path, args[1:]...)
+		t.Run(fmt.Sprint(c.args[1], "x", c.args[2], "@", at), func(t *testing.T) {
 			var out bytes.Buffer
 			res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
 				pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: at,

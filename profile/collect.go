@@ -1619,21 +1619,50 @@ func (c *Collector) beginEntry(n *nestState, l int) {
 }
 
 // longEntries reports whether the entries of loop l of nest n are long
-// (see Trip counts of rows): its last entry took
+// (see Trip counts of rows): its last entry took longEntry
 // CollectOptions.LongOuterIteration guest instructions or more, or its
 // current one has run that many, or it has waited that many for its next
 // (since the round began, for an entry begun before it): heat3d's first
 // sweep between its time steps, while the second sweep runs.
 func (c *Collector) longEntries(n *nestState, l int) bool {
 	info := n.loops[l]
-	return info.lastEntry >= c.opts.LongOuterIteration ||
-		c.inner.Stats().GuestInsns-max(info.entryMark, n.rootAt) >= c.opts.LongOuterIteration
+	long := c.opts.LongOuterIteration
+	if soleRowLoop(n, l) {
+		long *= longEntry
+	}
+	return info.lastEntry >= long || c.inner.Stats().GuestInsns-max(info.entryMark, n.rootAt) >= long
 }
 
-// longRootTripWait is how many CollectOptions.LongOuterIteration a round
-// begun inside a nest waits, at most, for the loops just inside its
-// outermost one to end two entries (see above).
-const longRootTripWait = 4
+// soleRowLoop reports whether loop l is the only loop just inside nest
+// n's outermost one with inner loops of its own: the outermost loop's
+// body is one nest (gemm's k loop under i, beside the beta loop), whose
+// outermost level is the one phase 2 should map, not a time step's
+// sweeps (heat3d's two, fdtd2d's three), each of which phase 2 maps by
+// itself.
+func soleRowLoop(n *nestState, l int) bool {
+	for m := 1; m < len(n.loops); m++ {
+		if m != l && timesEntries(n.loops[m]) {
+			return false
+		}
+	}
+	return true
+}
+
+// longEntry is how many CollectOptions.LongOuterIteration an entry of
+// the only loop just inside a nest's outermost one with inner loops
+// (soleRowLoop) takes for longEntries (one for a time step's sweeps), and
+// longRootTripWait how many a round begun inside a nest waits, at most,
+// for those loops to end two entries (see above): an entry the round
+// began inside, then two whole ones. gemm at the 2000 × 2300 ×
+// 2600 has rows of 48 M instructions: counted long at one
+// LongOuterIteration, its single run's round ended inside the first row,
+// mapped the k level (sequential: the only parallel level left was j,
+// 2300 iterations a launch, not profitable), and the product ran on the
+// CPU, 19 s on the 2-core machine where the two-phase run takes 2.
+const (
+	longEntry        = 2
+	longRootTripWait = 6
+)
 
 // endProvisional ends the entry Restart began inside an iteration of
 // nest n's outermost loop, at that loop's next header: the header begins

@@ -215,31 +215,11 @@ func (c *Context) LoadModule(ptx string) (gpu.Module, error) {
 
 // compile runs cuModuleLoadDataEx on ptx with c current, and sets *m.
 func (c *Context) compile(ptx string, m **Module) error {
-	img := make([]byte, len(ptx)+1)
-	copy(img, ptx)
-	logBuf := make([]byte, jitLogBytes)
-	opts := []int32{jitErrorLogBuffer, jitErrorLogBufferSize}
-	vals := []uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
-	if lv := c.d.opts.JITLevel; lv >= 0 {
-		opts, vals = append(opts, jitOptimizationLevel), append(vals, uintptr(lv))
-	}
-	var pin runtime.Pinner
-	pin.Pin(&img[0])
-	pin.Pin(&logBuf[0])
-	pin.Pin(&opts[0])
-	pin.Pin(&vals[0])
+	in := newJITInput(ptx, c.d.opts.JITLevel)
+	defer in.unpin()
 	var h uintptr
-	r := c.l.cuModuleLoadDataEx(&h, unsafe.Pointer(&img[0]), uint32(len(opts)), unsafe.Pointer(&opts[0]), unsafe.Pointer(&vals[0]))
-	pin.Unpin()
-	if r != 0 {
-		log := logBuf
-		if n := vals[1]; n < uintptr(len(logBuf)) {
-			log = logBuf[:n]
-		}
-		if i := strings.IndexByte(string(log), 0); i >= 0 {
-			log = log[:i]
-		}
-		return c.l.wrap(r, "cuModuleLoadDataEx", strings.TrimSpace(string(log)))
+	if r := c.l.cuModuleLoadDataEx(&h, in.image(), in.n(), in.opts(), in.vals()); r != 0 {
+		return in.fail(c.l, r, "cuModuleLoadDataEx")
 	}
 	*m = &Module{c: c, h: h, ptx: ptx}
 	return nil

@@ -20,46 +20,70 @@ func (l *lib) canLink() bool {
 // caller locks its thread and makes a context current. When the compiler
 // rejects the PTX, the error carries its log.
 func (l *lib) link(ptx string, level int) ([]byte, error) {
-	img := make([]byte, len(ptx)+1)
-	copy(img, ptx)
-	logBuf := make([]byte, jitLogBytes)
-	opts := []int32{jitErrorLogBuffer, jitErrorLogBufferSize}
-	vals := []uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
-	if level >= 0 {
-		opts, vals = append(opts, jitOptimizationLevel), append(vals, uintptr(level))
-	}
-	var pin runtime.Pinner
-	pin.Pin(&img[0])
-	pin.Pin(&logBuf[0])
-	pin.Pin(&opts[0])
-	pin.Pin(&vals[0])
-	defer pin.Unpin()
+	in := newJITInput(ptx, level)
+	defer in.unpin()
 	var state uintptr
-	if err := l.check(l.cuLinkCreate(uint32(len(opts)), unsafe.Pointer(&opts[0]), unsafe.Pointer(&vals[0]), &state), "cuLinkCreate_v2"); err != nil {
+	if err := l.check(l.cuLinkCreate(in.n(), in.opts(), in.vals(), &state), "cuLinkCreate_v2"); err != nil {
 		return nil, err
 	}
 	defer l.cuLinkDestroy(state)
 	name := []byte("gxbit.ptx\x00")
-	pin.Pin(&name[0])
-	logged := func(r cuResult, op string) error {
-		log := logBuf
-		if n := vals[1]; n < uintptr(len(logBuf)) {
-			log = logBuf[:n]
-		}
-		if i := strings.IndexByte(string(log), 0); i >= 0 {
-			log = log[:i]
-		}
-		return l.wrap(r, op, strings.TrimSpace(string(log)))
-	}
-	if r := l.cuLinkAddData(state, jitInputPTX, unsafe.Pointer(&img[0]), uint64(len(img)), &name[0], 0, nil, nil); r != 0 {
-		return nil, logged(r, "cuLinkAddData_v2")
+	in.pin.Pin(&name[0])
+	if r := l.cuLinkAddData(state, jitInputPTX, in.image(), uint64(len(in.img)), &name[0], 0, nil, nil); r != 0 {
+		return nil, in.fail(l, r, "cuLinkAddData_v2")
 	}
 	var cubin unsafe.Pointer
 	var size uint64
 	if r := l.cuLinkComplete(state, &cubin, &size); r != 0 {
-		return nil, logged(r, "cuLinkComplete")
+		return nil, in.fail(l, r, "cuLinkComplete")
 	}
 	return append([]byte(nil), unsafe.Slice((*byte)(cubin), size)...), nil
+}
+
+// jitInput is PTX text as the JIT takes it (NUL-terminated), with the
+// options every compile passes (the error log's buffer and size, the
+// optimization level where one is set), all pinned until unpin.
+type jitInput struct {
+	img, logBuf []byte
+	o           []int32
+	v           []uintptr
+	pin         runtime.Pinner
+}
+
+// newJITInput prepares ptx for a compile at optimization level (none
+// when negative).
+func newJITInput(ptx string, level int) *jitInput {
+	in := &jitInput{img: make([]byte, len(ptx)+1), logBuf: make([]byte, jitLogBytes)}
+	copy(in.img, ptx)
+	in.o = []int32{jitErrorLogBuffer, jitErrorLogBufferSize}
+	in.v = []uintptr{uintptr(unsafe.Pointer(&in.logBuf[0])), uintptr(len(in.logBuf))}
+	if level >= 0 {
+		in.o, in.v = append(in.o, jitOptimizationLevel), append(in.v, uintptr(level))
+	}
+	in.pin.Pin(&in.img[0])
+	in.pin.Pin(&in.logBuf[0])
+	in.pin.Pin(&in.o[0])
+	in.pin.Pin(&in.v[0])
+	return in
+}
+
+func (in *jitInput) image() unsafe.Pointer { return unsafe.Pointer(&in.img[0]) }
+func (in *jitInput) n() uint32             { return uint32(len(in.o)) }
+func (in *jitInput) opts() unsafe.Pointer  { return unsafe.Pointer(&in.o[0]) }
+func (in *jitInput) vals() unsafe.Pointer  { return unsafe.Pointer(&in.v[0]) }
+func (in *jitInput) unpin()                { in.pin.Unpin() }
+
+// fail is op's error r with the compiler's log, which names the
+// offending line of bad PTX.
+func (in *jitInput) fail(l *lib, r cuResult, op string) error {
+	log := in.logBuf
+	if n := in.v[1]; n < uintptr(len(log)) {
+		log = log[:n]
+	}
+	if i := strings.IndexByte(string(log), 0); i >= 0 {
+		log = log[:i]
+	}
+	return l.wrap(r, op, strings.TrimSpace(string(log)))
 }
 
 // loadImage loads a compiled image (a cubin from link) into c, with c

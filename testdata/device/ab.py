@@ -60,9 +60,9 @@ for p, (small, large) in progs:
     cells = " | ".join("/".join(f"{t:.2f}" for t in ts[b]) for b in bins)
     xs = " ".join(f"{tn/min(ts[b]):.2f}" for b in bins)
     for b in bins: logs[b].append(math.log(tn / min(ts[b])))
-    extra = (f" plain {ts['plain'][0]:.2f} 2p/plain {min(ts[bins[-1]])/ts['plain'][0]:.2f}" if "plain" in ts else "") + (f" single {ts['single'][0]:.2f} x{tn/ts['single'][0]:.2f}" if "single" in ts else "")
+    tail = (f" plain {ts['plain'][0]:.2f} 2p/plain {min(ts[bins[-1]])/ts['plain'][0]:.2f}" if "plain" in ts else "") + (f" single {ts['single'][0]:.2f} x{tn/ts['single'][0]:.2f}" if "single" in ts else "")
     if "single" in ts: logs.setdefault("single", []).append(math.log(tn / ts["single"][0]))
-    print(f"| {p} {large} | {tn:.2f} | {cells} | {xs} | {'OK' if ok else 'DIFF'}{extra} |", flush=True)
+    print(f"| {p} {large} | {tn:.2f} | {cells} | {xs} | {'OK' if ok else 'DIFF'}{tail} |", flush=True)
 for b in logs:
     if logs[b]: print(b, "geomean (best of reps)", f"{math.exp(sum(logs[b])/len(logs[b])):.2f}", flush=True)
 subprocess.run(f"cd {out} && tar czf r.tgz *.json *.err && find . -type f ! -name r.tgz -delete", shell=True)

@@ -399,8 +399,13 @@ func (m *Memory) materialize(pn uint64, perm Perm) *page {
 	return p
 }
 
-// maxSlabPages is the most pages one allocation of fill gives bytes to.
-const maxSlabPages = 256
+// maxSlabPages is the most pages one allocation of fill gives bytes to,
+// and populateMinPages the fewest whose host pages it faults in at once
+// (populate).
+const (
+	maxSlabPages     = 256
+	populateMinPages = 16
+)
 
 // fill gives page pn, which reads as zeros from no bytes of its own, a
 // zeroed page of bytes. Inside a Write or Poke of several pages, the pages
@@ -440,6 +445,9 @@ func (m *Memory) fill(pn uint64, p *page) {
 		}
 		if n > 1 {
 			m.slab = make([]byte, n*PageSize)
+			if n >= populateMinPages {
+				populate(m.slab)
+			}
 		}
 	}
 	if len(m.slab) >= PageSize {

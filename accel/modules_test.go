@@ -240,6 +240,21 @@ func TestLoadWait(t *testing.T) {
 		t.Error("a loaded module still kept the instance waiting")
 	}
 
+	// Compiled beside the driver's calls, four at a time, each is slower;
+	// queued, a kernel's variants come after it, a module each.
+	sp, l = newSpot("cuda")
+	sp.a.opts.Driver = besideDriver{namedDriver{name: "cuda"}}
+	if w, ok := sp.loadWait(); !ok || w != defaultModuleLoadBeside {
+		t.Errorf("beside, before any load: wait %v (%v), want %v", w, ok, defaultModuleLoadBeside)
+	}
+	kv := tinyKernel("gx_kv")
+	kv.Unchecked = tinyKernel("gx_kv_u")
+	sp.kernel, sp.instancesKnown = kv, 2
+	sp.queueLoad()
+	if len(l.queue) != 2 || len(l.queue[0].f.ks) != 1 || l.queue[1].f.ks[0] != kv.Unchecked {
+		t.Errorf("beside, queueLoad queued %+v, want gx_kv, then gx_kv_u", l.queue)
+	}
+
 	sp, _ = newSpot("cuda")
 	sp.loaded = map[*ptxgen.Kernel]gpu.Function{k: nil}
 	sp.loaded[k] = struct{ gpu.Function }{}

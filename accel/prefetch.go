@@ -353,14 +353,7 @@ func (a *Accelerator) prefetch(spots []*spot) {
 		if a.loader == nil {
 			continue
 		}
-		ks := kernelsToLoad(sp, a.opts.Driver.Name() == "sim")
-		if a.compilesBeside() {
-			// The variants load beside the kernels, after them.
-			a.loader.enqueue(modulesOf(ks, false), sp.hs.Share)
-			a.loader.enqueue(modulesOf(sp.variantsOf(ks...), false), sp.hs.Share/2)
-		} else {
-			a.loader.enqueue(modulesOf(ks, sp.variantsLaunch()), sp.hs.Share)
-		}
+		sp.enqueue(kernelsToLoad(sp, a.opts.Driver.Name() == "sim"))
 	}
 }
 
@@ -495,8 +488,15 @@ func (a *Accelerator) jitOverlap(mark jitMark) bool {
 // loading the module for the instances after it.
 
 // defaultModuleLoad is what loadWait expects a module to take before the
-// loader has loaded one: about the least an H100 took.
-const defaultModuleLoad = 40 * time.Millisecond
+// loader has loaded one: about the least an H100 took, one at a time;
+// defaultModuleLoadBeside where modules compile four at a time beside the
+// driver's calls (compilesBeside), each slower: their median on an H100
+// was 80 ms (gemm at 2000 2300 2600 waited 0.10 s for an initialisation
+// nest's kernel that the CPU ran in 0.045 s, expecting 40 ms).
+const (
+	defaultModuleLoad       = 40 * time.Millisecond
+	defaultModuleLoadBeside = 80 * time.Millisecond
+)
 
 // loadWait reports whether none of the spot's kernels has loaded yet
 // while the loader has them to load (queued, or under way), and about how
@@ -522,6 +522,9 @@ func (sp *spot) loadWait() (time.Duration, bool) {
 		return 0, false
 	}
 	mean := defaultModuleLoad
+	if sp.a.compilesBeside() {
+		mean = defaultModuleLoadBeside
+	}
 	if n := l.compiled.Load(); n > 0 {
 		mean = time.Duration(l.loadsTook.Load() / n)
 	}
@@ -543,6 +546,20 @@ func (sp *spot) queueLoad() {
 	}
 	ks := kernelsToLoad(sp, false)
 	if len(ks) == 0 || l.future(ks[0]) == nil {
-		l.enqueue(modulesOf(ks, sp.variantsLaunch()), sp.hs.Share)
+		sp.enqueue(ks)
 	}
+}
+
+// enqueue queues the modules of kernels ks on the loader: each alone, its
+// variants after it at half the hot spot's share, where the driver
+// compiles beside its calls (compilesBeside); else each with its variants
+// where its instances launch them (variantsLaunch).
+func (sp *spot) enqueue(ks []*ptxgen.Kernel) {
+	l := sp.a.loader
+	if sp.a.compilesBeside() {
+		l.enqueue(modulesOf(ks, false), sp.hs.Share)
+		l.enqueue(modulesOf(sp.variantsOf(ks...), false), sp.hs.Share/2)
+		return
+	}
+	l.enqueue(modulesOf(ks, sp.variantsLaunch()), sp.hs.Share)
 }

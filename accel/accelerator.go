@@ -671,6 +671,10 @@ type spot struct {
 	// when the instance ended before a run could tell).
 	plainRate  float64
 	plainTimed bool
+	// busyTimings counts the timings of the loop (timePlain) made while
+	// the loader compiled modules, which time it again at the next
+	// instance (see compileBusy).
+	busyTimings int
 	// The timing of short instances (timePlain): whether the engine was
 	// warmed up on the loop, the instances timed, and the best rate of
 	// those that ended within their runs.

@@ -272,3 +272,31 @@ func TestLoadWait(t *testing.T) {
 		t.Error("no loader, yet a wait")
 	}
 }
+
+// TestCompiledSince: a timing counts as made beside compiles
+// (compileBusy) when the loader was compiling at its start or end, or
+// finished a module in between; not when the loader was idle throughout,
+// nor without a loader.
+func TestCompiledSince(t *testing.T) {
+	l := &loader{}
+	a := &Accelerator{loader: l}
+	l.compiled.Store(3)
+	mark := a.markJIT()
+	if a.compiledSince(mark) {
+		t.Error("an idle loader counted as compiling")
+	}
+	l.compiling.Add(1)
+	if !a.compiledSince(mark) {
+		t.Error("a compile under way at the end not counted")
+	}
+	busy := a.markJIT()
+	l.compiling.Add(-1)
+	l.compiled.Add(1)
+	if !a.compiledSince(busy) || !a.compiledSince(mark) {
+		t.Error("a compile that ended during the timing not counted")
+	}
+	a.loader = nil
+	if a.compiledSince(jitMark{}) {
+		t.Error("no loader, yet compiling")
+	}
+}

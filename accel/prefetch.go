@@ -453,6 +453,17 @@ func (a *Accelerator) markJIT() jitMark {
 	return jitMark{a.loader.compiled.Load(), a.loader.compiling.Load() > 0}
 }
 
+// compiledSince reports whether the loader compiled a module at any time
+// since mark (markJIT), beside the guest or not (jitOverlap tells whether the guest
+// waited for it): the host's cores were shared with the compiles
+// meanwhile (compileBusy).
+func (a *Accelerator) compiledSince(mark jitMark) bool {
+	if a.loader == nil {
+		return mark.busy
+	}
+	return mark.busy || a.loader.compiling.Load() > 0 || a.loader.compiled.Load() != mark.compiled
+}
+
 // jitOverlap reports whether the loader loaded a module at any time since
 // mark: a launch made meanwhile waited for the JIT, which holds the
 // driver (tens of milliseconds a module on an H100), and its time says

@@ -376,7 +376,9 @@ func (sp *spot) load(k *ptxgen.Kernel) (gpu.Function, error) {
 		ks, fns, err = f.ks, f.fns, f.err
 	} else {
 		ks = sp.moduleOf(k)
-		if sp.a.compilesBeside() && sp.a.loader != nil {
+		if sp.a.compilesBeside() && sp.a.loader != nil && (sp.variantsLaunch() || sp.isVariant(k)) {
+			// A variant's twin launches after it (proveDry); a kernel's
+			// variants where its instances launch them.
 			sp.a.loader.enqueue(modulesOf(sp.variantsOf(k), false), sp.hs.Share/2)
 		}
 		fns, err = loadKernels(sp.a.ctx, ks)
@@ -430,6 +432,17 @@ func (sp *spot) moduleOf(k *ptxgen.Kernel) []*ptxgen.Kernel {
 		add(k.Unchecked, k.Dry)
 	}
 	return ks
+}
+
+// isVariant reports whether k is the unchecked or dry variant of one of
+// the spot's kernels.
+func (sp *spot) isVariant(k *ptxgen.Kernel) bool {
+	for _, p := range sp.allKernels() {
+		if p.Dry == k || p.Unchecked == k {
+			return true
+		}
+	}
+	return false
 }
 
 // variantsOf lists the unchecked and dry variants of ks not loaded yet;

@@ -107,9 +107,10 @@ func (besideDriver) CompilesBeside() bool { return true }
 
 // TestKernelModulesBeside: where the driver compiles beside its calls,
 // a kernel loads alone even where its instances launch its variants, and
-// its variants are queued on the loader as modules of their own; a dry
-// variant's unchecked twin is queued the same way; and no launch counts
-// as having waited for a compile (jitOverlap).
+// its variants are queued on the loader as modules of their own (not
+// where its instances are not expected to launch them); a dry variant's
+// unchecked twin is queued the same way; and no launch counts as having
+// waited for a compile (jitOverlap).
 func TestKernelModulesBeside(t *testing.T) {
 	d := gpusim.New(gpusim.Options{})
 	ctx, err := d.NewContext(0)
@@ -137,6 +138,17 @@ func TestKernelModulesBeside(t *testing.T) {
 	}
 	if a.jitOverlap(jitMark{busy: true}) {
 		t.Error("a launch beside a compile counted as waiting for it")
+	}
+
+	// A level that runs once queues no variants with its kernel.
+	l1 := &loader{jobs: make(chan struct{}, 8), loads: map[*ptxgen.Kernel]*loadFuture{}}
+	a.loader = l1
+	sp = &spot{a: a, kernel: k, instancesKnown: 1, hs: &profile.HotSpot{Share: 0.4}}
+	if _, err := sp.load(k); err != nil {
+		t.Fatal(err)
+	}
+	if len(l1.queue) != 0 {
+		t.Errorf("a level that runs once queued %+v, want nothing", l1.queue)
 	}
 
 	// A dry variant loaded first queues its unchecked twin.

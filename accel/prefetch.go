@@ -561,15 +561,21 @@ func (sp *spot) queueLoad() {
 	}
 }
 
-// enqueue queues the modules of kernels ks on the loader: each alone, its
-// variants after it at half the hot spot's share, where the driver
-// compiles beside its calls (compilesBeside); else each with its variants
-// where its instances launch them (variantsLaunch).
+// enqueue queues the modules of kernels ks on the loader: each alone,
+// and, where its instances launch its variants (variantsLaunch), those
+// after it at half the hot spot's share, where the driver compiles beside
+// its calls (compilesBeside); else each with its variants where its
+// instances launch them. Variants the instances are not expected to
+// launch load when one does: compiled ahead for every hot spot, they
+// took the host's cores from the guest for nothing (gramschmidt's column
+// loops and triangles replay their checked kernel).
 func (sp *spot) enqueue(ks []*ptxgen.Kernel) {
 	l := sp.a.loader
 	if sp.a.compilesBeside() {
 		l.enqueue(modulesOf(ks, false), sp.hs.Share)
-		l.enqueue(modulesOf(sp.variantsOf(ks...), false), sp.hs.Share/2)
+		if sp.variantsLaunch() {
+			l.enqueue(modulesOf(sp.variantsOf(ks...), false), sp.hs.Share/2)
+		}
 		return
 	}
 	l.enqueue(modulesOf(ks, sp.variantsLaunch()), sp.hs.Share)

@@ -673,7 +673,7 @@ type spot struct {
 	plainTimed bool
 	// busyTimings counts the timings of the loop (timePlain) made while
 	// the loader compiled modules, which time it again at the next
-	// instance (see compileBusy).
+	// instance (launch.go: Timings beside compiles).
 	busyTimings int
 	// The timing of short instances (timePlain): whether the engine was
 	// warmed up on the loop, the instances timed, and the best rate of

@@ -990,6 +990,22 @@ const maxAheadFetch = 64 << 10
 // recording every access; the others run on the fast engine.
 const recordedRows = 2
 
+// Timings beside compiles (RATIONALE).
+//
+// The plain engine's speed on a loop is timed once, in a few runs of
+// 32 K instructions, and prices every instance after. Timed while the
+// loader's four compiles ran beside the guest, it came out at half the
+// speed the loop later ran at: gramschmidt's column update was priced at
+// 12.9-16.8 us an iteration in five runs of six on an H100 host, 7.5 us
+// in the sixth, and the runs priced high launched 12-311 times and lost
+// (2.9 s against a plain 1.3-1.6 s). So a timing made while a module
+// compiled (compiledSince) keeps its best rate and times the loop again
+// at its next instance, up to maxBusyTimings times.
+
+// maxBusyTimings is how many timings of a loop made while the loader
+// compiled modules time it again at its next instance.
+const maxBusyTimings = 8
+
 // The plain engine's speed is the best of plainTimedRuns runs of
 // plainTimedInsns guest instructions of the instance, after plainWarmInsns
 // that translate its blocks (a run on a shared machine may be slowed).
@@ -997,21 +1013,6 @@ const recordedRows = 2
 // minTimedInsns; instances too short for that are timed whole, each
 // from its start, and the best of maxTimedInstances that ran at least
 // minShortInsns is the rate.
-// Timings beside compiles (RATIONALE: compileBusy). maxBusyTimings is how
-// many timings of a loop made while the loader compiled modules time it
-// again at its next instance.
-const maxBusyTimings = 8
-
-// compileBusy: the plain engine's speed on a loop is timed once, in a few
-// runs of 32 K instructions, and prices every instance after. Timed
-// while the loader's four compiles ran beside the guest, it came out at
-// half the speed the loop later ran at: gramschmidt's column update
-// priced at 13.6-14.7 us an iteration in three runs of six on an H100
-// host, 7.2-7.6 us in the others, and the runs priced at 14 us launched
-// 16-251 times and lost (2.77 s against a plain 1.60 s). So a timing made
-// while a module compiled keeps its best rate and times the loop again at
-// its next instance, up to maxBusyTimings times.
-
 const (
 	maxTimedInstances = 3
 	minShortInsns     = 1 << 10
@@ -1077,7 +1078,7 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		if rate > 0 && sp.a.compiledSince(busy) && sp.busyTimings < maxBusyTimings {
 			// Timed while modules compiled beside the guest: keep the
 			// best rate so far and time the loop again at its next
-			// instance (compileBusy).
+			// instance (see Timings beside compiles).
 			sp.busyTimings++
 			sp.timed(max(rate, sp.plainRate))
 			return

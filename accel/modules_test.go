@@ -285,8 +285,8 @@ func TestLoadWait(t *testing.T) {
 	}
 }
 
-// TestCompiledSince: a timing counts as made beside compiles
-// (compileBusy) when the loader was compiling at its start or end, or
+// TestCompiledSince: a timing counts as made beside compiles (launch.go:
+// Timings beside compiles) when the loader was compiling at its start or end, or
 // finished a module in between; not when the loader was idle throughout,
 // nor without a loader.
 func TestCompiledSince(t *testing.T) {

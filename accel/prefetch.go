@@ -456,7 +456,7 @@ func (a *Accelerator) markJIT() jitMark {
 // compiledSince reports whether the loader compiled a module at any time
 // since mark (markJIT), beside the guest or not (jitOverlap tells whether the guest
 // waited for it): the host's cores were shared with the compiles
-// meanwhile (compileBusy).
+// meanwhile (launch.go: Timings beside compiles).
 func (a *Accelerator) compiledSince(mark jitMark) bool {
 	if a.loader == nil {
 		return mark.busy

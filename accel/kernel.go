@@ -376,10 +376,10 @@ func (sp *spot) load(k *ptxgen.Kernel) (gpu.Function, error) {
 		ks, fns, err = f.ks, f.fns, f.err
 	} else {
 		ks = sp.moduleOf(k)
-		if sp.a.compilesBeside() && sp.a.loader != nil && (sp.variantsLaunch() || sp.isVariant(k)) {
+		if sp.a.compilesBeside() && sp.a.loader != nil && (sp.variantsLaunch() || sp.variantParent(k) != nil) {
 			// A variant's twin launches after it (proveDry); a kernel's
 			// variants where its instances launch them.
-			sp.a.loader.enqueue(modulesOf(sp.variantsOf(k), false), sp.hs.Share/2)
+			sp.enqueueVariants(k)
 		}
 		fns, err = loadKernels(sp.a.ctx, ks)
 		d := time.Since(t0)
@@ -422,11 +422,9 @@ func (sp *spot) moduleOf(k *ptxgen.Kernel) []*ptxgen.Kernel {
 			}
 		}
 	}
-	for _, p := range sp.allKernels() {
-		if p.Dry == k || p.Unchecked == k {
-			add(p.Unchecked, p.Dry)
-			return ks
-		}
+	if p := sp.variantParent(k); p != nil {
+		add(p.Unchecked, p.Dry)
+		return ks
 	}
 	if sp.variantsLaunch() {
 		add(k.Unchecked, k.Dry)
@@ -434,15 +432,15 @@ func (sp *spot) moduleOf(k *ptxgen.Kernel) []*ptxgen.Kernel {
 	return ks
 }
 
-// isVariant reports whether k is the unchecked or dry variant of one of
-// the spot's kernels.
-func (sp *spot) isVariant(k *ptxgen.Kernel) bool {
+// variantParent is the spot's kernel whose unchecked or dry variant k
+// is, or nil when k is none's.
+func (sp *spot) variantParent(k *ptxgen.Kernel) *ptxgen.Kernel {
 	for _, p := range sp.allKernels() {
 		if p.Dry == k || p.Unchecked == k {
-			return true
+			return p
 		}
 	}
-	return false
+	return nil
 }
 
 // variantsOf lists the unchecked and dry variants of ks not loaded yet;
@@ -457,14 +455,9 @@ func (sp *spot) variantsOf(ks ...*ptxgen.Kernel) []*ptxgen.Kernel {
 		}
 	}
 	for _, k := range ks {
-		twin := false
-		for _, p := range sp.allKernels() {
-			if p.Dry == k || p.Unchecked == k {
-				add(p.Unchecked, p.Dry)
-				twin = true
-			}
-		}
-		if !twin {
+		if p := sp.variantParent(k); p != nil {
+			add(p.Unchecked, p.Dry)
+		} else {
 			add(k.Unchecked, k.Dry)
 		}
 	}

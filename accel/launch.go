@@ -1080,12 +1080,12 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (done bool, fb *fallback) {
 			// best rate so far and time the loop again at its next
 			// instance (see Timings beside compiles).
 			sp.busyTimings++
-			sp.timed(max(rate, sp.plainRate))
+			sp.timed(rate)
 			return
 		}
 		if rate > 0 || sp.timedInstances >= maxTimedInstances {
 			sp.plainTimed = true
-			sp.timed(max(rate, sp.plainRate))
+			sp.timed(rate)
 		}
 	}
 	for i := 0; i < plainTimedRuns; i++ {
@@ -1166,10 +1166,11 @@ func (a *Accelerator) runRate() float64 {
 }
 
 // timed keeps rate, the plain engine's speed timed on the loop (0 when
-// the runs could not tell), for the loop and, the best so far, for the
-// run (see CPUIteration).
+// the runs could not tell), the best so far, for the loop (a loop timed
+// again, see Timings beside compiles) and for the run (see
+// CPUIteration).
 func (sp *spot) timed(rate float64) {
-	sp.plainRate = rate
+	sp.plainRate = max(sp.plainRate, rate)
 	sp.a.plainRate = max(sp.a.plainRate, rate)
 }
 

@@ -3,7 +3,6 @@ package accel
 import (
 	"errors"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,7 +71,9 @@ type loader struct {
 	queue []loadJob
 	// compiling is how many modules the loader's goroutines are loading
 	// now, and compiled how many they have loaded: a launch made while
-	// one loads waits for the JIT, which holds the driver (jitOverlap).
+	// one loads waits for the JIT, which holds the driver, unless the
+	// driver compiles beside its calls (jitOverlap), and a timing of the
+	// CPU engine meanwhile shares the host's cores (compiledSince).
 	compiling atomic.Int32
 	compiled  atomic.Int64
 	// loadsTook is the time the compiled modules took, in all.
@@ -454,9 +455,9 @@ func (a *Accelerator) markJIT() jitMark {
 }
 
 // compiledSince reports whether the loader compiled a module at any time
-// since mark (markJIT), beside the guest or not (jitOverlap tells whether the guest
-// waited for it): the host's cores were shared with the compiles
-// meanwhile (launch.go: Timings beside compiles).
+// since mark (markJIT), beside the guest's calls or not (jitOverlap tells
+// whether the guest waited for it): the host's cores were shared with
+// the compiles meanwhile (launch.go: Timings beside compiles).
 func (a *Accelerator) compiledSince(mark jitMark) bool {
 	if a.loader == nil {
 		return mark.busy
@@ -471,17 +472,11 @@ func (a *Accelerator) compiledSince(mark jitMark) bool {
 // early launches took 24 ms each while the second sweep's module loaded,
 // the ledger sent the sweep back to the CPU, and the two sweeps' arrays
 // crossed the bus at every step: 14 s against 1 s.)
+//
+// Where the driver compiles beside its calls, no launch waits for a
+// compile.
 func (a *Accelerator) jitOverlap(mark jitMark) bool {
-	if a.compilesBeside() {
-		return false
-	}
-	if mark.busy {
-		return true
-	}
-	if a.loader == nil {
-		return false
-	}
-	return a.loader.compiling.Load() > 0 || a.loader.compiled.Load() != mark.compiled
+	return !a.compilesBeside() && a.compiledSince(mark)
 }
 
 // Not waiting for a module the CPU does not need (RATIONALE).
@@ -516,7 +511,7 @@ const (
 // without a loader, nothing waits.
 func (sp *spot) loadWait() (time.Duration, bool) {
 	l := sp.a.loader
-	if l == nil || sp.a.opts.Driver == nil || strings.HasPrefix(sp.a.opts.Driver.Name(), "sim") {
+	if l == nil || sp.a.opts.Driver == nil || simulator(sp.a.opts.Driver.Name()) {
 		return 0, false
 	}
 	for _, k := range sp.allKernels() {
@@ -574,9 +569,16 @@ func (sp *spot) enqueue(ks []*ptxgen.Kernel) {
 	if sp.a.compilesBeside() {
 		l.enqueue(modulesOf(ks, false), sp.hs.Share)
 		if sp.variantsLaunch() {
-			l.enqueue(modulesOf(sp.variantsOf(ks...), false), sp.hs.Share/2)
+			sp.enqueueVariants(ks...)
 		}
 		return
 	}
 	l.enqueue(modulesOf(ks, sp.variantsLaunch()), sp.hs.Share)
+}
+
+// enqueueVariants queues the variants of ks not loaded yet (variantsOf)
+// on the loader, a module each, at half the hot spot's share: after its
+// kernels.
+func (sp *spot) enqueueVariants(ks ...*ptxgen.Kernel) {
+	sp.a.loader.enqueue(modulesOf(sp.variantsOf(ks...), false), sp.hs.Share/2)
 }

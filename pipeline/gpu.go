@@ -49,9 +49,10 @@ func simOptions() (gpusim.Options, error) {
 // GXBIT_CUDA_JIT_LEVEL=N (0 to 4) sets its optimization level
 // (cuda.Options.JITLevel; the driver's default is 4), and
 // GXBIT_CUDA_JIT_THREADS=N how many modules it compiles at once
-// (cuda.Options.JITThreads; by default four where the driver links). GXBIT_CUDA_TRACE=FILE writes
-// a line per driver call there (cuda.Options.Trace): when it was asked
-// for, when it began, how long it took, on which thread.
+// (cuda.Options.JITThreads; by default four where the driver links).
+// GXBIT_CUDA_TRACE=FILE writes a line per driver call there
+// (cuda.Options.Trace): when it was asked for, when it began, how long
+// it took, on which thread.
 func OpenGPUWith(choice string, sim gpusim.Options) (gpu.Driver, error) {
 	return openGPU(choice, sim, false)
 }

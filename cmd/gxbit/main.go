@@ -82,6 +82,9 @@ func main() {
 		os.Exit(2)
 	}
 	name := os.Args[1]
+	if name == holdDeviceCommand {
+		os.Exit(holdUntilParentExits())
+	}
 	if name == "help" || name == "-h" || name == "--help" {
 		if len(os.Args) > 2 {
 			if c, ok := commands()[os.Args[2]]; ok {
@@ -97,5 +100,7 @@ func main() {
 		usage()
 		os.Exit(2)
 	}
-	os.Exit(c.run(os.Args[2:]))
+	code := c.run(os.Args[2:])
+	handOffDeviceTeardown()
+	os.Exit(code)
 }

@@ -50,7 +50,7 @@ for p, (small, large) in progs:
     if os.environ.get("PLAIN") and p in extra:
         tp, _ = run([f"./{bins[-1]}", "run", exe] + L, f"{p}.plain"); ts["plain"] = [tp]
     if os.environ.get("SINGLE"):
-        t1, rc = run([f"./{bins[-1]}", "run", "--accelerate", "--stats", "--gpu", "cuda", exe] + L, f"{p}.single"); ts["single"] = [t1]
+        t1, rc = run([f"./{bins[-1]}", "run", "--accelerate", "--stats", "--gpu", "cuda", "--report", f"{out}/{p}.single.json", exe] + L, f"{p}.single"); ts["single"] = [t1]
         if open(f"{out}/{p}.single.out", "rb").read() != nat: ok = False; print("DIFF", p, "single", rc, flush=True)
     for r in range(reps):
         for b in bins:

@@ -251,7 +251,7 @@ func cmdRun(args []string) int {
 	accel := fs.Bool("accelerate", false, "profile the first part of the run (phase 1) and offload the parallel loop nests of the rest (phase 2)")
 	gpuName := fs.String("gpu", "sim", "with --accelerate: GPU back end, sim, cuda or auto")
 	always := fs.Bool("always-offload", false, "with --accelerate: launch whenever the guards pass, even where the cost model says the CPU is faster")
-	after := fs.Duration("profile-after", pipeline.DefaultProfileAfter, "with --accelerate: the CPU time the program runs plainly before profiling begins (a shorter program is not profiled; 0 profiles from the start)")
+	after := fs.Duration("profile-after", 0, fmt.Sprintf("with --accelerate: the CPU time the program runs plainly before profiling begins (a shorter program is not profiled; 0 profiles from the start); by default %v on a real GPU, %v on the simulator", pipeline.DefaultProfileAfterGPU, pipeline.DefaultProfileAfter))
 	saveProfile := fs.String("save-profile", "", "with --accelerate: write the profile phase 1 made in this run to this file (for gxbit profile --print, or gxbit accelerate --profile)")
 	reportPath := fs.String("report", "", "with --accelerate: write the run's report as JSON to this file: its profiling rounds (where each began and ended, in guest instructions) and phase 2's per-hot-spot report")
 	if err := fs.Parse(args); err != nil {
@@ -278,6 +278,11 @@ func cmdRun(args []string) int {
 	ctx, stop := signalContext()
 	defer stop()
 	if *accel {
+		afterSet := false
+		fs.Visit(func(f *flag.Flag) { afterSet = afterSet || f.Name == "profile-after" })
+		if !afterSet {
+			*after = -1 // the backend's (pipeline.ProfileAfterFor)
+		}
 		return runAccelerated(ctx, cfg, *gpuName, *always, *after, *saveProfile, *reportPath, g.stats)
 	}
 	res, err := pipeline.Run(ctx, cfg)
@@ -287,12 +292,16 @@ func cmdRun(args []string) int {
 	return finish(res, g.stats)
 }
 
-// runAccelerated is gxbit run --accelerate: phase 1 and phase 2 in one run.
+// runAccelerated is gxbit run --accelerate: phase 1 and phase 2 in one run
+// (after < 0: the backend's ProfileAfter, pipeline.ProfileAfterFor).
 func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, always bool, after time.Duration, saveProfile, reportPath string, stats bool) int {
 	drv, err := pipeline.StartGPU(gpuName)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
 		return 2
+	}
+	if after < 0 {
+		after = pipeline.ProfileAfterFor(drv)
 	}
 	res, on, err := pipeline.RunOnline(ctx, cfg, pipeline.OnlineOptions{Driver: drv, AlwaysOffload: always, ProfileAfter: after, LeaveDevice: true})
 	if err != nil {

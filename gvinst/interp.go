@@ -24,6 +24,13 @@ type InterpOptions struct {
 	// Probe, if set, is called by PROBE with the instrumentation site, the
 	// address and the size of the access (phase 1 instrumentation).
 	Probe func(site uint32, addr uint64, size int)
+	// Counts are the instrumentation sites' counters COUNT counts down
+	// (site i's is Counts[i]): while one is above zero, COUNT only takes
+	// one from it, without calling Probe. The instrumentation keeps them
+	// (the profile collector's headers of loops it only counts), and an
+	// engine may address them from its compiled code: the slice's backing
+	// array must not move or shrink while the engine lives.
+	Counts []int64
 	// Optimize runs the passes of Passes on each new VBlock before it is
 	// compiled.
 	Optimize bool

@@ -174,6 +174,7 @@ const (
 
 	// Instrumentation (inserted by the profile collector, never lifted).
 	OpProbe // PROBE.t a(disp), site: report an access of t.Size() bytes at a+disp at instrumentation site number site to the engine's probe hook
+	OpCount // COUNT site: count down site's counter (InterpOptions.Counts); where it is zero, or the site has none, report to the probe hook as PROBE.u8 of address 0 does
 
 	// String instructions with a rep prefix, each one op for the whole loop.
 	// They use s7 (rdi), s6 (rsi), s1 (rcx), s0 (rax) and RFLAGS.DF as x86 does.
@@ -331,6 +332,7 @@ var opTable = [numOps]OpInfo{
 	OpRdtsc: {Name: "RDTSC", Operands: dOnly, Effects: EffHost},
 
 	OpProbe: {Name: "PROBE", Operands: []OperandKind{OpdMem, OpdSite}, Types: TAny, Effects: EffHost},
+	OpCount: {Name: "COUNT", Operands: []OperandKind{OpdSite}, Effects: EffHost},
 
 	OpRepMovs: {Name: "REPMOVS", Operands: none, Types: TInt, Effects: EffLoad | EffStore | EffTrap | EffStateRead | EffStateWrite},
 	OpRepStos: {Name: "REPSTOS", Operands: none, Types: TInt, Effects: EffStore | EffTrap | EffStateRead | EffStateWrite},

@@ -224,6 +224,12 @@ func (it *Interpreter) slow(f *frame, in *Inst, idx int) bool {
 		if it.opts.Probe != nil {
 			it.opts.Probe(uint32(in.Target[0]), r(0)+uint64(in.Imm), t.Size())
 		}
+	case OpCount:
+		if s := in.Target[0]; s < uint64(len(it.opts.Counts)) && it.opts.Counts[s] > 0 {
+			it.opts.Counts[s]--
+		} else if it.opts.Probe != nil {
+			it.opts.Probe(uint32(s), 0, 1)
+		}
 	case OpRepMovs, OpRepStos, OpRepCmps, OpRepScas:
 		if err := it.repString(f, in); err != nil {
 			it.memTrap(idx, err)

@@ -146,11 +146,21 @@ type compiler struct {
 	// floatGuard is set when the unit's float arithmetic runs inline: its
 	// entry checks machine.mxTrap once, and the arithmetic not at all.
 	floatGuard bool
+	// unitEnv is what the unit addresses outside the machine.
+	unitEnv
+}
+
+// unitEnv is what a unit's code addresses outside the machine, fixed
+// while the engine lives.
+type unitEnv struct {
 	// tlbFromMachine is the address of the Memory's read and write TLB
 	// minus the machine's, or 0 when unknown: both stay where they are
 	// while the engine lives, so a probe addresses a TLB entry as [r15 +
 	// offset + this] when it fits 32 bits (tlbEntry).
 	tlbFromMachine [2]int64
+	// counts are the sites' counters COUNT takes one from inline
+	// (gvinst.InterpOptions.Counts; countDown).
+	counts []int64
 }
 
 // addrOf says a virtual register holds base + index*scale from
@@ -185,23 +195,23 @@ const maxPinned = len(pool) - 3
 // compileUnit compiles vb as unit id. bp makes the unit's chained entry
 // stop at a breakpoint. A loop unit gives its loads and stores page cache
 // entries from site on (none when site is -1).
-func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int, tlbFromMachine [2]int64) (*compiled, error) {
+func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int, env unitEnv) (*compiled, error) {
 	if len(vb.Insts) == 0 {
 		return nil, fmt.Errorf("vblock %#x is empty", vb.Addr)
 	}
-	return compileTrace(singleTrace(vb), id, bp, site, tlbFromMachine)
+	return compileTrace(singleTrace(vb), id, bp, site, env)
 }
 
 // compileTrace compiles the blocks of t as unit id (see compileUnit and
 // trace.go).
-func compileTrace(t *traceUnit, id uint32, bp bool, site int, tlbFromMachine [2]int64) (*compiled, error) {
+func compileTrace(t *traceUnit, id uint32, bp bool, site int, env unitEnv) (*compiled, error) {
 	// A loop unit first tries to keep every SSE register's low half it
 	// touches in a host xmm register; one that code other than float
 	// arithmetic reads or writes is left out and the unit compiled again
 	// (see xmmpin.go).
 	noXmm := map[gvinst.Reg]bool{}
 	for {
-		cu, refused, err := compileTraceWith(t, id, bp, site, tlbFromMachine, noXmm)
+		cu, refused, err := compileTraceWith(t, id, bp, site, env, noXmm)
 		if err != nil || len(refused) == 0 {
 			return cu, err
 		}
@@ -214,7 +224,7 @@ func compileTrace(t *traceUnit, id uint32, bp bool, site int, tlbFromMachine [2]
 // compileTraceWith is compileTrace keeping none of the slots noXmm names
 // in xmm registers. It returns the slots it kept there that the code
 // could not (refused); the code is then not to be used.
-func compileTraceWith(t *traceUnit, id uint32, bp bool, site int, tlbFromMachine [2]int64, noXmm map[gvinst.Reg]bool) (*compiled, map[gvinst.Reg]bool, error) {
+func compileTraceWith(t *traceUnit, id uint32, bp bool, site int, env unitEnv, noXmm map[gvinst.Reg]bool) (*compiled, map[gvinst.Reg]bool, error) {
 	vb := t.vb
 	if len(vb.Insts) == 0 {
 		return nil, nil, fmt.Errorf("vblock %#x is empty", vb.Addr)
@@ -242,7 +252,7 @@ func compileTraceWith(t *traceUnit, id uint32, bp bool, site int, tlbFromMachine
 	if !last.Op.EndsBlock() {
 		return nil, nil, fmt.Errorf("vblock %#x does not end with a control transfer", vb.Addr)
 	}
-	c := &compiler{vb: vb, id: id, siteNext: site, trace: t, tlbFromMachine: tlbFromMachine, noXmm: noXmm}
+	c := &compiler{vb: vb, id: id, siteNext: site, trace: t, unitEnv: env, noXmm: noXmm}
 	c.out.resume = make([]int, nInsts)
 	for i := range c.out.resume {
 		c.out.resume[i] = -1

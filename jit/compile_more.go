@@ -1,12 +1,16 @@
 package jit
 
-import "github.com/gxbit/gxbit/gvinst"
+import (
+	"unsafe"
+
+	"github.com/gxbit/gxbit/gvinst"
+)
 
 // nativeMore emits the instructions the files beside compile.go compile:
 // the flags (compile_flags.go), the wide multiplications and divisions
-// (compile_muldiv.go), the alignment check, and the packed SSE operations
-// (compile_sse.go). It reports false for an instruction that stays a
-// callout.
+// (compile_muldiv.go), the alignment check, the counters of COUNT, and
+// the packed SSE operations (compile_sse.go). It reports false for an
+// instruction that stays a callout.
 func (c *compiler) nativeMore(idx int, in *gvinst.Inst) bool {
 	switch in.Op {
 	case gvinst.OpGetCC, gvinst.OpGetFlags, gvinst.OpSetFlags, gvinst.OpFlags:
@@ -15,10 +19,34 @@ func (c *compiler) nativeMore(idx int, in *gvinst.Inst) bool {
 		return c.floatCmp(idx, in)
 	case gvinst.OpChkAlign:
 		return c.chkAlign(idx, in)
+	case gvinst.OpCount:
+		return c.countDown(idx, in)
 	case gvinst.OpMulHi, gvinst.OpDiv, gvinst.OpRem, gvinst.OpDivW, gvinst.OpRemW, gvinst.OpClz, gvinst.OpCtz, gvinst.OpPopc:
 		return c.mulDiv(idx, in)
 	}
 	return c.vecOp(idx, in)
+}
+
+// countDown emits COUNT where its site has a counter (unitEnv.counts):
+// one above zero loses one inline, and zero takes the callout, where the
+// interpreter calls the probe hook. A counted loop header costs a compare
+// and a subtraction in memory instead of a callout (the profile
+// collector's paused loops, which only count their iterations).
+func (c *compiler) countDown(idx int, in *gvinst.Inst) bool {
+	s := in.Target[0]
+	if s >= uint64(len(c.counts)) {
+		return false
+	}
+	a := &c.a
+	a.movImm64(rax, uint64(uintptr(unsafe.Pointer(&c.counts[s]))))
+	cell := memOp(mem{base: rax})
+	pre := c.cache
+	a.encode(mnCmpMI, 8, 0, cell, 0)
+	j := a.jcc(ccLE)
+	a.encode(mnSubMI, 8, 0, cell, 1)
+	c.out.resume[idx] = a.pos()
+	c.slowJump(idx, &pre, j)
+	return true
 }
 
 // chkAlign emits CHKALIGN: an address that is not a multiple of the

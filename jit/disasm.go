@@ -26,7 +26,7 @@ func Disassemble(vb *gvinst.VBlock) (string, error) {
 // disassembleTrace is Disassemble of the unit of t.
 func disassembleTrace(t *traceUnit) (string, error) {
 	vb := t.vb
-	cu, err := compileTrace(t, 0, false, 0, [2]int64{})
+	cu, err := compileTrace(t, 0, false, 0, unitEnv{})
 	if err != nil {
 		return "", err
 	}

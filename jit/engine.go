@@ -248,14 +248,14 @@ func (e *Engine) lookup(pc uint64) (*unit, error) {
 	if site+len(vb.Insts) > maxSites {
 		site = -1
 	}
-	cu, err := compileTrace(t, id, bp, site, e.tlbFromMachine)
+	cu, err := compileTrace(t, id, bp, site, e.unitEnv())
 	if err != nil {
 		return nil, &gvinst.TranslateError{Addr: pc, Err: err}
 	}
 	if !e.arena.room(len(cu.code) + 16) {
 		e.dropAll()
 		id = 0
-		if cu, err = compileTrace(t, id, bp, 0, e.tlbFromMachine); err != nil {
+		if cu, err = compileTrace(t, id, bp, 0, e.unitEnv()); err != nil {
 			return nil, &gvinst.TranslateError{Addr: pc, Err: err}
 		}
 	}
@@ -532,4 +532,9 @@ func (e *Engine) translateStop(pc uint64, err error) gvinst.Stop {
 		s.Trap, s.FaultAddr = gvinst.TrapSegv, f.Addr
 	}
 	return s
+}
+
+// unitEnv is what the units compiled now address outside the machine.
+func (e *Engine) unitEnv() unitEnv {
+	return unitEnv{tlbFromMachine: e.tlbFromMachine, counts: e.opts.Counts}
 }

@@ -112,7 +112,7 @@ func mergeFolded(t *testing.T, src string) bool {
 		t.Fatal(err)
 	}
 	vb := bs[0]
-	code, err := compileUnit(vb, 0, false, -1, [2]int64{})
+	code, err := compileUnit(vb, 0, false, -1, unitEnv{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestXmmPins(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			code, err := compileUnit(bs[0], 0, false, -1, [2]int64{})
+			code, err := compileUnit(bs[0], 0, false, -1, unitEnv{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -210,7 +210,7 @@ func keptInXmm(t *testing.T, vb *gvinst.VBlock) map[string]bool {
 	t.Helper()
 	noXmm := map[gvinst.Reg]bool{}
 	for {
-		_, refused, err := compileTraceWith(singleTrace(vb), 0, false, -1, [2]int64{}, noXmm)
+		_, refused, err := compileTraceWith(singleTrace(vb), 0, false, -1, unitEnv{}, noXmm)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -98,7 +98,7 @@ func NewSession(lift Lifter, mem *gvinst.Memory, im Image, opts Options) (*Sessi
 		c = newLazyCollector(an, lift, mem, opts.Collect, []uint64{im.Entry})
 	}
 	c.known = known
-	iopts := gvinst.InterpOptions{Probe: c.Probe, Optimize: true}
+	iopts := gvinst.InterpOptions{Probe: c.Probe, Counts: c.Counts(), Optimize: true}
 	var inner gvinst.Engine
 	if opts.Engine == nil {
 		inner = gvinst.NewInterpreter(mem, c, iopts)

@@ -18,16 +18,23 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func TestDeviceFiles(t *testing.T) {
-	dir := t.TempDir()
-	dev := filepath.Join(dir, "dev-nvidia0")
-	if err := os.WriteFile(dev, nil, 0o644); err != nil {
+// openNew creates the empty file dir/name and opens it.
+func openNew(t *testing.T, dir, name string) (*os.File, string) {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(dev)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f, path
+}
+
+func TestDeviceFiles(t *testing.T) {
+	dir := t.TempDir()
+	f, dev := openNew(t, dir, "dev-nvidia0")
 	defer f.Close()
 	got := deviceFiles("/proc/self/fd", filepath.Join(dir, "dev-nvidia"))
 	if len(got) != 1 || got[0].Fd() != f.Fd() || got[0].Name() != dev {
@@ -48,15 +55,7 @@ func TestHoldDeviceFiles(t *testing.T) {
 	if holdDeviceFiles(os.Args[0], nil) != nil {
 		t.Fatal("a holder started with no files")
 	}
-	dir := t.TempDir()
-	dev := filepath.Join(dir, "device")
-	if err := os.WriteFile(dev, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, dev := openNew(t, t.TempDir(), "device")
 	w := holdDeviceFiles(os.Args[0], []*os.File{f})
 	if w == nil {
 		t.Fatal("the holder did not start")

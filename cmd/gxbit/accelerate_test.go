@@ -41,12 +41,15 @@ func TestAccelerateCLI(t *testing.T) {
 	}
 	dir := t.TempDir()
 	prog := filepath.Join(dir, "alias")
-	if b, err := exec.Command(gcc, "-O2", "-static", "-fno-tree-vectorize", "-o", prog, "../../pipeline/testdata/alias.c").CombinedOutput(); err != nil {
+	if b, err := exec.Command(gcc, "-O2", "-static", "-fno-tree-vectorize", "-o", prog, "../../accel/testdata/alias.c").CombinedOutput(); err != nil {
 		t.Skipf("gcc: %v\n%s", err, b)
 	}
-	prof := filepath.Join(dir, "alias.profile.json")
-	if _, code := captureStdout(t, func() int { return cmdProfile([]string{"-o", prof, prog, "2000", "0", "2000"}) }); code != 0 {
+	prof, pprof := filepath.Join(dir, "alias.profile.json"), filepath.Join(dir, "profile.pprof")
+	if _, code := captureStdout(t, func() int { return cmdProfile([]string{"-o", prof, "-cpuprofile", pprof, prog, "2000", "0", "2000"}) }); code != 0 {
 		t.Fatalf("gxbit profile: status %d", code)
+	}
+	if st, err := os.Stat(pprof); err != nil || st.Size() == 0 {
+		t.Errorf("gxbit profile -cpuprofile wrote no profile: %v", err)
 	}
 	native, err := exec.Command(prog, "5000", "3", "6000").Output()
 	if err != nil {
@@ -54,7 +57,7 @@ func TestAccelerateCLI(t *testing.T) {
 	}
 	ptxDir, report := filepath.Join(dir, "ptx"), filepath.Join(dir, "report.json")
 	out, code := captureStdout(t, func() int {
-		return cmdAccelerate([]string{"--profile", prof, "--gpu", "sim", "--arm-after", "0", "--ptx-dir", ptxDir, "--report", report, prog, "5000", "3", "6000"})
+		return cmdAccelerate([]string{"--profile", prof, "--gpu", "sim", "--arm-after", "0", "--always-offload", "--ptx-dir", ptxDir, "--report", report, prog, "5000", "3", "6000"})
 	})
 	if code != 0 || out != string(native) {
 		t.Fatalf("gxbit accelerate: status %d, output %q, native %q", code, out, native)

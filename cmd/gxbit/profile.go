@@ -57,6 +57,12 @@ flags:`)
 	if *out == "" {
 		*out = filepath.Base(prog) + ".profile.json"
 	}
+	stopProfile, err := g.profileCPU()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gxbit profile: %v\n", err)
+		return 2
+	}
+	defer stopProfile()
 	ctx, stop := signalContext()
 	defer stop()
 	res, f, err := pipeline.Profile(ctx, cfg, profile.Options{Collect: profile.CollectOptions{MaxSamplesPerSite: *samples}})

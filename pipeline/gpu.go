@@ -127,11 +127,12 @@ func CostsCache() string {
 // jitLevel is the CUDA JIT's optimization level gxbit asks for
 // (CU_JIT_OPTIMIZATION_LEVEL): 1, not the driver's 4. Phase 2's kernels
 // are loops that ptxgen has already unrolled and hoisted, and on an H100
-// host every one of ten programs' kernels ran as fast at 1 or faster
-// (trmm's 0.23 s of kernels took 0.14; gemver's 10 ms took 12), while
-// their modules compiled a fifth sooner (trmm's three in 83-100 ms
-// instead of 104-145): 22 programs two-phase, side by side, 6.82x native
-// at 4 and 7.00x at 1, every output identical.
+// host the kernels of thirteen programs took about as long at 1 or less
+// (trmm's 0.23 s took 0.14, doitgen's 2 ms 1, conv2d's 6 ms 6; the most
+// lost: gemver's 10 ms took 12, heat3d's 14 took 15-16), while their
+// modules compiled a fifth sooner (trmm's three in 83-100 ms instead of
+// 104-145): 22 programs two-phase, side by side, 6.82x native at 4 and
+// 7.00x at 1, every output identical.
 const jitLevel = 1
 
 func cudaOptions() (cuda.Options, error) {

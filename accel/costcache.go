@@ -132,9 +132,9 @@ func keepCosts(path, key string, c DeviceCosts, now time.Time) error {
 	return nil
 }
 
-// simulator reports whether driver names the simulated GPU: "sim", or
-// "sim-fast", which emulates a faster GPU.
-func simulator(driver string) bool { return strings.HasPrefix(driver, "sim") }
+// Simulator reports whether driver names the simulated GPU (a
+// gpu.Driver's Name): "sim", or "sim-fast", which emulates a faster GPU.
+func Simulator(driver string) bool { return strings.HasPrefix(driver, "sim") }
 
 // deviceCostsOf returns the costs of the device of ctx (props, from
 // driver): kept ones where Options.CostsCache has them for a real GPU
@@ -144,7 +144,7 @@ func simulator(driver string) bool { return strings.HasPrefix(driver, "sim") }
 func deviceCostsOf(ctx gpu.Context, driver string, props gpu.DeviceProps, propsErr error, cache string) (c DeviceCosts, cached bool, err error) {
 	sim := driver == "sim"
 	key := ""
-	if !simulator(driver) && propsErr == nil && cache != "" {
+	if !Simulator(driver) && propsErr == nil && cache != "" {
 		key = costsKey(driver, props)
 		if c, ok := keptCostsFor(cache, key, time.Now()); ok {
 			return c, true, nil

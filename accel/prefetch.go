@@ -511,7 +511,7 @@ const (
 // without a loader, nothing waits.
 func (sp *spot) loadWait() (time.Duration, bool) {
 	l := sp.a.loader
-	if l == nil || sp.a.opts.Driver == nil || simulator(sp.a.opts.Driver.Name()) {
+	if l == nil || sp.a.opts.Driver == nil || Simulator(sp.a.opts.Driver.Name()) {
 		return 0, false
 	}
 	for _, k := range sp.allKernels() {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"syscall"
 	"time"
 
@@ -94,10 +93,10 @@ const (
 )
 
 // ProfileAfterFor is the default ProfileAfter of a run on d:
-// DefaultProfileAfter on the simulated GPU (its name begins with "sim"),
+// DefaultProfileAfter on the simulated GPU (accel.Simulator),
 // DefaultProfileAfterGPU on a real one.
 func ProfileAfterFor(d gpu.Driver) time.Duration {
-	if d == nil || strings.HasPrefix(d.Name(), "sim") {
+	if d == nil || accel.Simulator(d.Name()) {
 		return DefaultProfileAfter
 	}
 	return DefaultProfileAfterGPU

@@ -122,8 +122,6 @@ func CostsCache() string {
 	}
 }
 
-// cudaOptions are the real GPU's options, from the environment (see
-// OpenGPUWith).
 // jitLevel is the CUDA JIT's optimization level gxbit asks for
 // (CU_JIT_OPTIMIZATION_LEVEL): 1, not the driver's 4. Phase 2's kernels
 // are loops that ptxgen has already unrolled and hoisted, and on an H100
@@ -135,6 +133,8 @@ func CostsCache() string {
 // 7.00x at 1, every output identical.
 const jitLevel = 1
 
+// cudaOptions are the real GPU's options, from the environment (see
+// OpenGPUWith).
 func cudaOptions() (cuda.Options, error) {
 	o := cuda.Options{JITLevel: jitLevel}
 	if v := os.Getenv("GXBIT_CUDA_JIT_LEVEL"); v != "" {

@@ -353,7 +353,7 @@ func (c *Collector) countable(n *nestState, l, id int) bool {
 // toEnd), and as many as fit in an int32 counter where no end is known
 // or the loop is past it.
 func headersBefore(info *loopInfo, t, lead int32, toEnd, waiting bool) int64 {
-	never := int64(math.MaxInt32) - int64(t) - 1
+	never := max(int64(math.MaxInt32)-int64(t)-1, 0)
 	if !toEnd {
 		return 0
 	}
@@ -362,9 +362,9 @@ func headersBefore(info *loopInfo, t, lead int32, toEnd, waiting bool) int64 {
 		end, past = info.predicted, 1
 	}
 	if end <= 0 || !waiting && int64(t)+1 >= end+past {
-		return max(never, 0)
+		return never
 	}
-	return min(max(end-int64(lead)-int64(t)-1, 0), max(never, 0))
+	return min(max(end-int64(lead)-int64(t)-1, 0), never)
 }
 
 // SetProbeBudget sets how many probe calls a nest may make before it thins

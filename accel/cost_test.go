@@ -110,11 +110,24 @@ func TestLedger(t *testing.T) {
 	if why := l.add(100*ms, 1000, us, 0); why != "" {
 		t.Errorf("the first launch, 100x slower: disarmed (%s)", why)
 	}
-	for i, g := range []time.Duration{2 * ms, ms / 2, ms, 2 * ms, ms, ms} { // wait for the verdict
+	for i, g := range []time.Duration{2 * ms, ms / 2, ms, 2 * ms, 3 * ms / 2, 3 * ms / 2} { // wait for the verdict
 		if why := l.add(g, 1000, us, 0); why != "" && i < 5 {
 			t.Errorf("launch %d: disarmed before verdictAfter (%s)", i+2, why)
-		} else if i == 5 && (why == "" || !strings.Contains(why, "the last 3 launches")) { // 4 ms against 3 ms
+		} else if i == 5 && (why == "" || !strings.Contains(why, "the last 3 launches")) { // 3 ms against 2 ms, the 2 ms one left out
 			t.Errorf("the last three launches slower: %q", why)
+		}
+	}
+	// One stalled launch does not make a window lose: the window leaves
+	// its dearest out.
+	l = ledger{}
+	l.add(100*ms, 1000, us, 0)
+	for i := 0; i < 20; i++ {
+		g := ms / 5
+		if i%4 == 3 {
+			g = 6 * ms // 6 ms against 1 ms: under lossFactor
+		}
+		if why := l.add(g, 1000, us, 0); why != "" {
+			t.Fatalf("launch %d, paying 5x but every fourth stalled: disarmed (%s)", i+2, why)
 		}
 	}
 	// Dear launches before the steady state (jacobi2dt's sweeps on gpusim:
@@ -127,13 +140,19 @@ func TestLedger(t *testing.T) {
 			t.Errorf("launch %d, steady at half the CPU's time: disarmed (%s)", i+2, why)
 		}
 	}
-	// Past the window, a launch far slower than the CPU disarms at once.
+	// Past the window, a launch far slower than the CPU disarms at once
+	// after one that lost; alone, it may be a stall of the host's.
 	l = ledger{}
 	for i := 0; i <= ledgerWindow; i++ {
 		l.add(0, 1000, us, 0)
 	}
+	if why := l.add(11*ms, 1000, us, 0); why != "" {
+		t.Errorf("one launch 11x slower after launches that paid: disarmed (%s)", why)
+	}
+	l.add(0, 1000, us, 0)
+	l.add(2*ms, 1000, us, 0)
 	if why := l.add(11*ms, 1000, us, 0); why == "" || !strings.Contains(why, "1000 iterations") {
-		t.Errorf("one launch 11x slower: %q", why)
+		t.Errorf("one launch 11x slower after one 2x slower: %q", why)
 	}
 	l = ledger{}
 	for i := 0; i < 20; i++ {
@@ -381,7 +400,7 @@ func TestEstimateFetch(t *testing.T) {
 	}
 	l = ledger{}
 	for i := 0; i <= ledgerWindow; i++ {
-		l.add(0, 2000, 4*time.Nanosecond, 0)
+		l.add(10*time.Microsecond, 2000, 4*time.Nanosecond, 0)
 	}
 	if why := l.add(100*time.Microsecond, 2000, 4*time.Nanosecond, 0); why == "" {
 		t.Errorf("a launch 12 times dearer than its CPU side with nothing to bring back: not disarmed")

@@ -41,7 +41,7 @@ func TestOwnFallbackPagesShared(t *testing.T) {
 	}
 	found := false
 	for _, h := range rep.HotSpots {
-		t.Logf("%s %s: %d launches, %d fallbacks %v; %s", h.Entry, h.Schedule, h.Launches, h.Fallbacks, h.FallbackReasons, h.LastFallback)
+		t.Logf("%s %s: %d launches, %d fallbacks %v, dozed %d, disarmed %v; %s; %s", h.Entry, h.Schedule, h.Launches, h.Fallbacks, h.FallbackReasons, h.Dozed, h.Disarmed, h.LastFallback, h.NotProfitable)
 		if h.Launches+h.Fallbacks < steps-2 || h.Launches+h.Fallbacks > steps {
 			continue // the fill, the checksum
 		}

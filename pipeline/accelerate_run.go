@@ -381,6 +381,9 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 			// The first round begins at afterInsns exactly.
 			slice = min(slice, o.afterInsns-n)
 		}
+		// Hot spots armed while the device was opening doze until it is
+		// ready (accel.Accelerator.Wake).
+		o.acc.Wake()
 		st := o.acc.Engine().Run(cpu, slice)
 		if st.Kind != gvinst.StopBudget {
 			return st

@@ -486,14 +486,16 @@ func (a *Accelerator) Wake() {
 
 // Arm arms the hot spots of Options.Profile (see Options.ArmAfter) and
 // returns how many it armed; they are armed once.
-func (a *Accelerator) Arm() int { return a.addAndPrefetch(a.opts.Profile) }
+func (a *Accelerator) Arm() int { return a.addAndPrefetch(a.opts.Profile, 0) }
 
-// addAndPrefetch arms prof's new hot spots (add) and prefetches them.
-func (a *Accelerator) addAndPrefetch(prof *profile.File) int {
+// addAndPrefetch arms prof's new hot spots (add) and prefetches them;
+// the background translates first those whose nest holds pc, where the
+// guest is (0: none).
+func (a *Accelerator) addAndPrefetch(prof *profile.File, pc uint64) int {
 	if a.bg.startAt == 0 {
 		// Armed late (Arm), or a later round's profile (Update): the
 		// new hot spots are translated in the background from now.
-		a.startBackground(prof)
+		a.startBackground(prof, pc)
 	}
 	before := len(a.order)
 	armed := a.addSpots(prof)
@@ -511,9 +513,10 @@ func (a *Accelerator) addAndPrefetch(prof *profile.File) int {
 
 // Update adds the parallel hot spots of prof, a later profile of the same
 // run (gxbit run --accelerate profiles again when the guest runs code no
-// profile has seen), that are not prepared yet. It returns how many it
-// armed.
-func (a *Accelerator) Update(prof *profile.File) int { return a.addAndPrefetch(prof) }
+// profile has seen), that are not prepared yet, with the guest at pc (the
+// hot spots whose nest holds it are translated first: the guest reaches
+// their headers next). It returns how many it armed.
+func (a *Accelerator) Update(prof *profile.File, pc uint64) int { return a.addAndPrefetch(prof, pc) }
 
 // Engine is the engine the guest runs on: Options.Engine's (the
 // interpreter by default) with a breakpoint at every offloadable hot

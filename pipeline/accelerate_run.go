@@ -246,7 +246,7 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 		out.Profile = sess.Finish(profile.RunInfo{Program: cfg.Path, ProgramSHA256: g.SHA256, Args: cfg.Args, LoadBias: g.Image.Bias, GuestInstructions: on.Stats().GuestInsns})
 		t1 := time.Now()
 		out.AnalyseSeconds += t1.Sub(t0).Seconds()
-		on.armed(acc.Update(out.Profile))
+		on.armed(acc.Update(out.Profile, pc))
 		out.SetupSeconds += time.Since(t1).Seconds()
 	}
 	res, err := g.RunEngine(ctx, on, acc.OnBreak)

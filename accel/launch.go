@@ -1069,7 +1069,7 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (done bool, fb *fallback) {
 		}
 	}
 	// The runs are timed by the thread's CPU clock where there is one
-	// (threadCPUTime), on a locked thread.
+	// (ThreadCPUTime), on a locked thread.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	sp.timedInstances++
@@ -1090,10 +1090,10 @@ func (sp *spot) timePlain(cpu *gvinst.CPU) (done bool, fb *fallback) {
 	}
 	for i := 0; i < plainTimedRuns; i++ {
 		_, back0 := sp.a.resident.BroughtBack()
-		n0, t0, c0 := timer.Stats().GuestInsns, time.Now(), threadCPUTime()
+		n0, t0, c0 := timer.Stats().GuestInsns, time.Now(), ThreadCPUTime()
 		st := timer.Run(cpu, plainTimedInsns)
 		d, n := time.Since(t0), timer.Stats().GuestInsns-n0
-		if c := threadCPUTime() - c0; c0 > 0 && c > 0 {
+		if c := ThreadCPUTime() - c0; c0 > 0 && c > 0 {
 			d = c
 		}
 		// A run that brought data back from the device (page by page,

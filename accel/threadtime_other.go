@@ -4,6 +4,6 @@ package accel
 
 import "time"
 
-// threadCPUTime is 0 where the thread's CPU clock is not read: the cost
+// ThreadCPUTime is 0 where the thread's CPU clock is not read: the cost
 // model then times the CPU engine by the wall clock.
-func threadCPUTime() time.Duration { return 0 }
+func ThreadCPUTime() time.Duration { return 0 }

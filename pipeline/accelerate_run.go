@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -56,8 +57,9 @@ type OnlineOptions struct {
 	// defaults; where rounds begin by CPU time, the probe budget is then
 	// sized by the run so far, see Sized rounds).
 	Collect profile.CollectOptions
-	// ProfileAfter is the process CPU time the run takes as a plain run
-	// before the first profiling round (DefaultProfileAfter is gxbit run
+	// ProfileAfter is the CPU time the guest takes as a plain run
+	// before the first profiling round (the guest's thread's: see The
+	// guest's CPU time) (DefaultProfileAfter is gxbit run
 	// --accelerate's); 0 profiles from the start, and again whenever the
 	// guest's position asks (no profileShare limit).
 	ProfileAfter time.Duration
@@ -81,12 +83,11 @@ type OnlineOptions struct {
 // On a real GPU, a round that finds a parallel nest sends the rest of it
 // to a device some ten to fifty times the CPU engine's speed on it, so
 // the CPU time spent before the round is what the single run loses most
-// against the two-phase flow, which offloads from the start; and the
-// context opening on the loader meanwhile (OpenDevice) takes CPU time of
-// its own, which brings the first round forward in wall time. Side by
-// side on an H100 host, 23 programs of testdata/nests and others: 500 ms
-// 3.11x native (geometric mean), 250 ms 3.67x (gesummv 0.88 -> 0.60 s,
-// gemver 1.29 -> 0.96, heat3d 1.54 -> 1.16).
+// against the two-phase flow, which offloads from the start. Side by side
+// on an H100 host, 23 programs of testdata/nests and others: 500 ms 3.11x
+// native (geometric mean), 250 ms 3.67x (gesummv 0.88 -> 0.60 s, gemver
+// 1.29 -> 0.96, heat3d 1.54 -> 1.16). (Those were the process's CPU
+// time, the device's opening included: see The guest's CPU time.)
 const (
 	DefaultProfileAfter    = 500 * time.Millisecond
 	DefaultProfileAfterGPU = 250 * time.Millisecond
@@ -101,6 +102,20 @@ func ProfileAfterFor(d gpu.Driver) time.Duration {
 	}
 	return DefaultProfileAfterGPU
 }
+
+// The guest's CPU time (RATIONALE).
+//
+// ProfileAfter, profileShare and the sized rounds measure the run by the
+// CPU time of the guest's thread (guestCPUTime; RunOnline locks
+// the guest's goroutine to it), not the process's: the device's context
+// opening on the loader from the start (cuInit and the context, about
+// 0.2 s of CPU time on an H100 host), the background translation and the
+// collector's garbage took CPU time of their own on other threads, which
+// brought the first round forward into programs that had run a tenth of
+// a second, and the rounds' and phase 2's costs with it: at the nests
+// programs' medium sizes (0.16-0.31 s plain gxbit run) the single run
+// took 1.47-1.76x plain (geometric mean), heat3d at 80 16 four times.
+// Where the thread's clock cannot be read, the process's stands in.
 
 // profileShare is the most of the run's CPU time so far that profiling
 // may have taken when a later round begins.
@@ -217,6 +232,10 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	}
 	defer sess.Close()
 	out := &OnlineResult{}
+	// The guest runs on this goroutine, locked to its thread, so that the
+	// run's CPU time is the guest's own (see The guest's CPU time).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	t0 := time.Now()
 	// Phase 2 with nothing to offload yet: its main engine runs the guest
 	// until the first round (the device opens at the first launch).
@@ -232,7 +251,7 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	// CPU so, and copied it in); a run that ends first abandons it.
 	acc.OpenDevice()
 	out.SetupSeconds = time.Since(t0).Seconds()
-	on := &onlineEngine{sess: sess, acc: acc, limit: opts.ProfileInsns, wait: unknownToProfile, after: opts.ProfileAfter, afterInsns: opts.ProfileAfterInsns, cpu0: processCPUTime(),
+	on := &onlineEngine{sess: sess, acc: acc, limit: opts.ProfileInsns, wait: unknownToProfile, after: opts.ProfileAfter, afterInsns: opts.ProfileAfterInsns, cpu0: guestCPUTime(),
 		sizeRounds: opts.ProfileAfter > 0 && opts.ProfileAfterInsns == 0 && opts.Collect.MaxProbesPerNest == 0}
 	on.beginRound = func(pc uint64) {
 		out.RoundSpans = append(out.RoundSpans, RoundSpan{Began: on.Stats().GuestInsns, BeganPC: pc})
@@ -326,7 +345,7 @@ func (o *onlineEngine) roundDue(pc uint64) bool {
 		if o.afterInsns > 0 {
 			return o.Stats().GuestInsns >= o.afterInsns
 		}
-		return processCPUTime()-o.cpu0 >= o.after
+		return guestCPUTime()-o.cpu0 >= o.after
 	}
 	if o.sess.Collector.InNest(pc) {
 		o.unknown = 0
@@ -336,7 +355,7 @@ func (o *onlineEngine) roundDue(pc uint64) bool {
 		return false
 	}
 	o.unknown = 0
-	return o.after <= 0 || o.afterInsns > 0 || float64(o.profileTime) <= profileShare*float64(processCPUTime()-o.cpu0)
+	return o.after <= 0 || o.afterInsns > 0 || float64(o.profileTime) <= profileShare*float64(guestCPUTime()-o.cpu0)
 }
 
 func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
@@ -357,9 +376,9 @@ func (o *onlineEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
 			if budget != 0 {
 				slice = min(slice, budget)
 			}
-			c0 := processCPUTime()
+			c0 := guestCPUTime()
 			st := prof.Run(cpu, slice)
-			o.profileTime += processCPUTime() - c0
+			o.profileTime += guestCPUTime() - c0
 			if st.Kind != gvinst.StopBudget || budget != 0 {
 				return st
 			}
@@ -403,7 +422,7 @@ func (o *onlineEngine) startRound(pc uint64) {
 	o.profiling = true
 	o.start = o.sess.Engine().Stats().GuestInsns
 	if o.sizeRounds {
-		o.sess.Collector.SetProbeBudget(roundProbes(processCPUTime() - o.cpu0))
+		o.sess.Collector.SetProbeBudget(roundProbes(guestCPUTime() - o.cpu0))
 	}
 	o.sess.Collector.Restart(pc)
 	o.beginRound(pc)
@@ -414,6 +433,15 @@ func (o *onlineEngine) startRound(pc uint64) {
 func roundProbes(cpu time.Duration) int64 {
 	n := int64(cpu.Seconds() * probesPerCPUSecond)
 	return min(max(n, minRoundProbes), profile.DefaultMaxProbesPerNest)
+}
+
+// guestCPUTime is the CPU time of the guest's thread (see The guest's CPU
+// time), or the process's where the thread's clock cannot be read.
+func guestCPUTime() time.Duration {
+	if t := accel.ThreadCPUTime(); t > 0 {
+		return t
+	}
+	return processCPUTime()
 }
 
 // processCPUTime is the CPU time the process has used (every thread:

@@ -34,7 +34,7 @@ type emitter struct {
 	// dry emits Kernel.Dry: no store to guest memory (errorExit marks
 	// the error record's stores, which stay).
 	dry, errorExit bool
-	// plain are the merges that may be moves (analysis.plainMerges).
+	// plain are the merges that may be moves (analysis.merges).
 	plain     map[[2]int64]bool
 	tripExits []tripExit // the edges leaving the counted loop (Nest.TripCheck)
 	divs      int        // wide divisions lowered so far (their labels' numbers)
@@ -214,13 +214,13 @@ func (e *emitter) fail(format string, args ...any) {
 
 // emit produces the module text.
 func emit(a *analysis, k *Kernel, unchecked bool) (string, error) {
-	return emitWith(&emitter{a: a, k: k, stubs: map[string][2]uint64{}, unchecked: unchecked, plain: a.plainMerges(), exitsTaken: map[uint64]bool{}})
+	return emitWith(&emitter{a: a, k: k, stubs: map[string][2]uint64{}, unchecked: unchecked, plain: a.merges(), exitsTaken: map[uint64]bool{}})
 }
 
 // emitDry produces the module text of Kernel.Dry: the checked kernel
 // without its stores to guest memory.
 func emitDry(a *analysis, k *Kernel) (string, error) {
-	return emitWith(&emitter{a: a, k: k, stubs: map[string][2]uint64{}, dry: true, plain: a.plainMerges(), exitsTaken: map[uint64]bool{}})
+	return emitWith(&emitter{a: a, k: k, stubs: map[string][2]uint64{}, dry: true, plain: a.merges(), exitsTaken: map[uint64]bool{}})
 }
 
 // emitWith produces the module text with emitter e.

@@ -42,21 +42,22 @@ type iv struct {
 type emitFn func(op string, args ...ptx.Operand)
 
 // hoistChecks rewrites the one-block counted loops of ls (and unrolls
-// them, unroll.go).
-func hoistChecks(ls []*pline) []*pline {
+// them, unroll.go), v being the liveness of ls; it returns the new lines
+// and theirs.
+func hoistChecks(ls []*pline, v *live) ([]*pline, *live) {
 	for {
-		v := liveness(ls)
-		out, ok := hoistOne(ls, v)
+		out, ov, ok := hoistOne(ls, v)
 		if !ok {
-			return ls
+			return ls, v
 		}
-		ls = out
+		ls, v = out, ov
 	}
 }
 
 // hoistOne hoists the checks of the first loop it can and returns the new
-// lines; false when there is none.
-func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
+// lines and their liveness (v is that of ls); false, with ls unchanged,
+// when there is none.
+func hoistOne(ls []*pline, v *live) ([]*pline, *live, bool) {
 	// An unchecked kernel (Kernel.Unchecked) has no footprint spans.
 	unchecked := true
 	for _, l := range ls {
@@ -239,7 +240,7 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 			fine := true
 			for _, li := range st.lines[:len(st.lines)-1] {
 				for _, d := range ls[li].defs() {
-					if readLater(ls, st.lines[len(st.lines)-1], end, d) || v.has(v.out[body[len(body)-1]], d) {
+					if readLater(ls, st.lines[len(st.lines)-1], end, d) || v.liveOut(body[len(body)-1], d) {
 						fine = false
 					}
 				}
@@ -291,7 +292,7 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 				n := 4
 				r, ok := st.expr.emit(add, &n)
 				if !ok {
-					return ls, false // cannot happen: derive bounds the size
+					return ls, v, false // cannot happen: derive bounds the size
 				}
 				add("mov.b64", hq(1), r)
 			case st.gOff == 1:
@@ -496,12 +497,12 @@ func hoistOne(ls []*pline, v *live) ([]*pline, bool) {
 		}
 		// Clean up what the checks and the delta adds left (address
 		// arithmetic nobody reads, float moves), then unroll.
-		simplify(out)
-		out = unroll(out, h)
-		simplify(out) // the moves around the kept location and the hoisted loads
-		return out, true
+		ov := simplify(out, v.regs)
+		out = unroll(out, h, ov)
+		ov = simplify(out, v.regs) // the moves around the kept location and the hoisted loads
+		return out, ov, true
 	}
-	return ls, false
+	return ls, v, false
 }
 
 // expr is an address a loop computes: a leaf (an invariant register, an

@@ -367,6 +367,8 @@ type analysis struct {
 	// exitInits are the resources a thread starts with the CPU's value
 	// (Kernel.ExitInits).
 	exitInits []int
+	// plain caches plainMerges (see merges); nil until asked.
+	plain map[[2]int64]bool
 }
 
 func key(block uint64, idx int) [2]int64 { return [2]int64{int64(block), int64(idx)} }

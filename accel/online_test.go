@@ -376,9 +376,12 @@ func TestRunOnlineSingleLongInstance(t *testing.T) {
 // level (seen from the middle of an instance, or without its first
 // planes, a sweep's plane loop was once taken for sequential and the
 // sweep launched once per plane), with the native output, and the rounds
-// must take a small part of the run.
+// must take a small part of the run. The run is 12 steps long: a later
+// round begins only while profiling has taken at most a quarter of the
+// guest's CPU time, and in 6 steps the rounds over the first sweep had
+// taken more than that when the second sweep began.
 func TestRunOnlineLongTimeSteps(t *testing.T) {
-	runLongTimeSteps(t, pipeline.OnlineOptions{ProfileAfter: time.Nanosecond})
+	runLongTimeSteps(t, pipeline.OnlineOptions{ProfileAfter: time.Nanosecond}, 12)
 }
 
 // TestRunOnlineLongTimeStepsAnyStart is TestRunOnlineLongTimeSteps with
@@ -395,18 +398,18 @@ func TestRunOnlineLongTimeSteps(t *testing.T) {
 func TestRunOnlineLongTimeStepsAnyStart(t *testing.T) {
 	for _, at := range []uint64{4_000_000, 7_000_000, 10_000_000, 13_000_000, 16_000_000, 16_800_000, 19_000_000, 22_000_000, 28_000_000} {
 		t.Run(fmt.Sprint(at), func(t *testing.T) {
-			runLongTimeSteps(t, pipeline.OnlineOptions{ProfileAfterInsns: at})
+			runLongTimeSteps(t, pipeline.OnlineOptions{ProfileAfterInsns: at}, 6)
 		})
 	}
 }
 
-// runLongTimeSteps runs heat3d at 80, 6 steps, under the single run with
-// opts (the driver, offload and collector options are set here) and
-// checks what TestRunOnlineLongTimeSteps says.
-func runLongTimeSteps(t *testing.T, opts pipeline.OnlineOptions) {
+// runLongTimeSteps runs heat3d at 80, steps time steps, under the single
+// run with opts (the driver, offload and collector options are set here)
+// and checks what TestRunOnlineLongTimeSteps says.
+func runLongTimeSteps(t *testing.T, opts pipeline.OnlineOptions, steps int) {
 	dir := buildNests(t, []string{"O2-static"})
 	path := filepath.Join(dir, "O2-static", "heat3d")
-	args := []string{path, "80", "6"}
+	args := []string{path, "80", fmt.Sprint(steps)}
 	want := runNative(t, path, args[1:]...)
 	var out bytes.Buffer
 	opts.Driver, opts.AlwaysOffload = gpusim.New(gpusim.Options{}), true

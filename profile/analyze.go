@@ -26,32 +26,44 @@ type RunInfo struct {
 const maxAnalysedEntries = 3
 
 // Finish analyses what the collector recorded and returns the profile.
-func (c *Collector) Finish(run RunInfo) *File {
-	defer c.provisionalTrips()()
+// A nest whose recorded data has not changed since the collector's last
+// Finish is not analysed again (nestAnalysis): its analysis then is
+// what a new one would find.
+func (c *Collector) Finish(run RunInfo) *File { return c.finish(run, true) }
+
+// finish is Finish; with reuse false it analyses every nest anew, and
+// keeps nothing for the next.
+func (c *Collector) finish(run RunInfo, reuse bool) *File {
+	given, undo := c.provisionalTrips()
+	defer undo()
+	c.reused = 0
 	f := &File{Version: FormatVersion, Program: run.Program, ProgramSHA256: run.ProgramSHA256, Args: run.Args, LoadBias: Hex(run.LoadBias),
 		GuestInstructions: run.GuestInstructions, Functions: len(c.prog.Funcs), Loops: []LoopSummary{}, HotSpots: []HotSpot{}}
 	var hots []*HotSpot
 	var sums []*LoopSummary
+	memo := newAnalysisMemo()
 	for ni, n := range c.nests {
-		rooted := map[uint64]*HotSpot{} // the hot spot rooted at each loop, by header
-		var inNest []*HotSpot
-		for r := range n.loops {
-			sum, hs := c.analyzeChain(ni, r, run.GuestInstructions)
-			sums = append(sums, sum)
-			if hs != nil {
-				hots = append(hots, hs)
-				sum.HotSpot = len(hots) - 1 // provisional, renumbered below
-				rooted[uint64(hs.Entry)] = hs
-				inNest = append(inNest, hs)
-			}
+		// provisionalTrips gives its samples nest by nest.
+		var nestGiven []provisionalTrip
+		for len(given) > 0 && given[0].n == n {
+			nestGiven, given = append(nestGiven, given[0]), given[1:]
 		}
-		for _, hs := range inNest {
-			innerFromRoots(hs, rooted)
+		for r, a := range c.analyseNest(memo, ni, nestGiven, reuse) {
+			// The nest's share of the run changes with every slice the
+			// guest runs, whether or not the nest does.
+			share := c.loopShare(n.loops[r].loop)
+			a.sum.Share = share
+			sums = append(sums, a.sum)
+			if hs := a.hs; hs != nil {
+				hs.Share, hs.Instructions = share, uint64(share*float64(run.GuestInstructions))
+				hots = append(hots, hs)
+				a.sum.HotSpot = len(hots) - 1 // provisional, renumbered below
+			}
 		}
 	}
 	for _, fn := range c.rejectedFuncs {
 		for _, l := range fn.Loops {
-			sums = append(sums, c.rejectedSummary(l, run.GuestInstructions))
+			sums = append(sums, c.rejectedSummary(l))
 		}
 	}
 	order := make([]int, len(hots))
@@ -119,18 +131,23 @@ func innerFromRoots(hs *HotSpot, rooted map[uint64]*HotSpot) {
 	}
 }
 
-// rejectedSummary lists a loop of a function that has no candidate.
-func (c *Collector) rejectedSummary(L *Loop, total uint64) *LoopSummary {
+// loopShare is the share of the run's position samples that fell in
+// loop L's blocks.
+func (c *Collector) loopShare(L *Loop) float64 {
 	var samples uint64
 	for _, b := range L.Blocks {
 		samples += c.blockSamples[b.Addr]
 	}
-	share := 0.0
-	if c.pcSamples > 0 {
-		share = float64(samples) / float64(c.pcSamples)
+	if c.pcSamples == 0 {
+		return 0
 	}
+	return float64(samples) / float64(c.pcSamples)
+}
+
+// rejectedSummary lists a loop of a function that has no candidate.
+func (c *Collector) rejectedSummary(L *Loop) *LoopSummary {
 	d := len(L.Levels())
-	sum := &LoopSummary{Entry: Hex(L.Header.Addr), Function: L.Func.Name, Depth: d, ParallelLevels: []int{}, Share: share,
+	sum := &LoopSummary{Entry: Hex(L.Header.Addr), Function: L.Func.Name, Depth: d, ParallelLevels: []int{}, Share: c.loopShare(L),
 		HotSpot: -1, Verdict: VerdictRejected, Reason: L.staticReject()}
 	for i := 0; i < d; i++ {
 		sum.Levels = append(sum.Levels, VerdictRejected)
@@ -138,10 +155,43 @@ func (c *Collector) rejectedSummary(L *Loop, total uint64) *LoopSummary {
 	return sum
 }
 
+// analysisMemo holds what one Finish works out once for all its chains:
+// facts of the static CFG, or of the data recorded, that do not depend on
+// the chain asking. A nest's chains share their loops, and every chain
+// asks again of each register of each level: whether a loop writes it,
+// walking the loop's instructions (writes), was 11% of the analysis of
+// heat3d at its medium size, and classifying its snapshots (classify) 9%,
+// most of it asked before.
+type analysisMemo struct {
+	loopDefs    map[*Loop]slots             // the slots each loop writes (chain.writes)
+	snapEntries map[*loopInfo][]snapGroup   // each loop's snapshots by entry (chain.snapEntries)
+	classes     map[classifyKey]scalarClass // chain.classify's answers
+	blocks      map[uint64]liftedBlock      // the VBlocks' text by address (Collector.blockText)
+	groupKeys   map[string]string           // groupKey's strings, interned (analysisMemo.groupKey)
+	keyBuf      []byte                      // groupKey's scratch
+	trace       traceWords                  // traceCheck's scratch
+}
+
+// liftedBlock is what blockText made of a VBlock, ok false where it did
+// not lift.
+type liftedBlock struct {
+	text BlockText
+	ok   bool
+}
+
+// newAnalysisMemo returns an empty memo for one Finish.
+func newAnalysisMemo() *analysisMemo {
+	return &analysisMemo{loopDefs: map[*Loop]slots{}, snapEntries: map[*loopInfo][]snapGroup{}, classes: map[classifyKey]scalarClass{}, blocks: map[uint64]liftedBlock{}, groupKeys: map[string]string{}}
+}
+
 // chain is one candidate hot spot being analysed: the nest's loops from
 // root r down the single-child chain.
 type chain struct {
-	c      *Collector
+	c    *Collector
+	memo *analysisMemo
+	// pages is where constReload notes the page permissions it reads
+	// (nestAnalysis.pages).
+	pages  *[]pageRead
 	n      *nestState
 	r      int   // root loop index in the nest
 	lv     []int // loop indices of the levels
@@ -217,6 +267,26 @@ func (ch *chain) namedCoeffs(c []int64, path []int, base string) string {
 	return strings.ReplaceAll(strings.Join(parts, " + "), "+ -", "- ")
 }
 
+// groupKey is the package's groupKey, interned for the Finish: the
+// samples and snapshots of one entry share one string instead of each
+// making its own (a string per sample, made again by each chain, was 4%
+// of the analysis of heat3d at its medium size, and more in the
+// collector's garbage).
+func (m *analysisMemo) groupKey(entry int32, outer []int32) string {
+	b := strconv.AppendInt(m.keyBuf[:0], int64(entry), 10)
+	for _, x := range outer {
+		b = append(b, '/')
+		b = strconv.AppendInt(b, int64(x), 10)
+	}
+	m.keyBuf = b
+	if k, ok := m.groupKeys[string(b)]; ok {
+		return k
+	}
+	k := string(b)
+	m.groupKeys[k] = k
+	return k
+}
+
 // groupKey names one entry of the chain: the nest entry and the counters
 // of the loops above it.
 func groupKey(entry int32, outer []int32) string {
@@ -229,24 +299,18 @@ func groupKey(entry int32, outer []int32) string {
 	return sb.String()
 }
 
-func (c *Collector) analyzeChain(ni, r int, total uint64) (*LoopSummary, *HotSpot) {
+// analyzeChain analyses the chain rooted at loop r of nest ni, noting in
+// pages the page permissions it reads. The summary's and hot spot's
+// shares of the run are left for Finish.
+func (c *Collector) analyzeChain(memo *analysisMemo, ni, r int, pages *[]pageRead) (*LoopSummary, *HotSpot) {
 	n := c.nests[ni]
 	L := n.loops[r].loop
-	ch := &chain{c: c, n: n, r: r, p: len(n.loops[r].chain) - 1, redSites: map[int]bool{}, extraIdx: map[int]int{}}
+	ch := &chain{c: c, memo: memo, pages: pages, n: n, r: r, p: len(n.loops[r].chain) - 1, redSites: map[int]bool{}, extraIdx: map[int]int{}}
 	for _, l := range L.Levels() {
 		ch.lv = append(ch.lv, n.index[l])
 	}
 	d := len(ch.lv)
-	var samples uint64
-	for _, b := range L.Blocks {
-		samples += c.blockSamples[b.Addr]
-	}
-	share := 0.0
-	if c.pcSamples > 0 {
-		share = float64(samples) / float64(c.pcSamples)
-	}
-	insns := uint64(share * float64(total))
-	sum := &LoopSummary{Entry: Hex(L.Header.Addr), Function: L.Func.Name, Depth: d, ParallelLevels: []int{}, Share: share, HotSpot: -1}
+	sum := &LoopSummary{Entry: Hex(L.Header.Addr), Function: L.Func.Name, Depth: d, ParallelLevels: []int{}, HotSpot: -1}
 	ch.sum = sum
 	reject := L.staticReject()
 	if reject == "" {
@@ -262,7 +326,7 @@ func (c *Collector) analyzeChain(ni, r int, total uint64) (*LoopSummary, *HotSpo
 		}
 		return sum, nil
 	}
-	hs := &HotSpot{Function: L.Func.Name, Entry: Hex(L.Header.Addr), Depth: d, Share: share, Instructions: insns,
+	hs := &HotSpot{Function: L.Func.Name, Entry: Hex(L.Header.Addr), Depth: d,
 		ParallelLevels: []int{}, Vars: []Var{}, Accesses: []Access{}, Arrays: []Array{}, Scalars: []Scalar{}, Blocks: []BlockText{}, Unobserved: []Hex{}, InnerLoops: []InnerLoop{}}
 	ch.hs = hs
 	ch.static()
@@ -333,7 +397,13 @@ func (ch *chain) static() {
 		}
 		ch.levels = append(ch.levels, lev)
 	}
-	// The VBlocks: every block start control can jump to.
+	hs.Blocks = ch.c.blockTexts(ch.memo, L)
+}
+
+// blockTexts lifts the VBlocks of loop L: every block start control can
+// jump to.
+func (c *Collector) blockTexts(memo *analysisMemo, L *Loop) []BlockText {
+	out := []BlockText{}
 	for _, b := range L.Blocks {
 		start := b == L.Header
 		for _, p := range b.Preds {
@@ -344,17 +414,35 @@ func (ch *chain) static() {
 		if !start {
 			continue
 		}
-		vb, err := ch.c.lift.Translate(b.Addr)
-		if err != nil || vb == nil {
-			continue
+		if bt, ok := c.blockText(memo, b.Addr); ok {
+			out = append(out, bt)
 		}
+	}
+	return out
+}
+
+// blockText lifts, optimizes and prints the VBlock at addr, once per
+// Finish (analysisMemo.blocks): the chains of a nest list the blocks of
+// their inner loops again, and listing the blocks (static) was 10% of
+// heat3d's analysis at its medium size. It reports false for a block
+// that does not lift.
+func (c *Collector) blockText(memo *analysisMemo, addr uint64) (BlockText, bool) {
+	if bt, ok := memo.blocks[addr]; ok {
+		return bt.text, bt.ok
+	}
+	var bt BlockText
+	vb, err := c.lift.Translate(addr)
+	ok := err == nil && vb != nil
+	if ok {
 		cp := *vb
 		cp.Insts = append([]gvinst.Inst(nil), vb.Insts...)
 		if gvinst.Optimize(&cp) != nil {
 			cp = *vb
 		}
-		hs.Blocks = append(hs.Blocks, BlockText{Addr: Hex(cp.Addr), End: Hex(cp.End), GVInst: gvinst.Print(&cp)})
+		bt = BlockText{Addr: Hex(cp.Addr), End: Hex(cp.End), GVInst: gvinst.Print(&cp)}
 	}
+	memo.blocks[addr] = liftedBlock{bt, ok}
+	return bt, ok
 }
 
 // scalarClass is what the header snapshots say of one slot at one level.
@@ -370,38 +458,95 @@ type scalarClass struct {
 	init       map[string]uint64 // value at iteration 0, per level entry
 }
 
-// classify looks at slot index si of loop k's snapshots.
-func (ch *chain) classify(k, si int, size int) scalarClass {
+// classifyKey names one classify question: a slot of a loop's snapshots,
+// read in some width.
+type classifyKey struct {
+	info     *loopInfo
+	si, size int
+}
+
+// snapGroup is the snapshots of one entry of a loop (snapEntries).
+type snapGroup struct {
+	key string // groupKey of the nest entry and the enclosing loops' counters
+	obs []snapObs
+}
+
+// snapObs is one snapshot of a snapGroup: the loop's counter, and the
+// snapshot's index in the loop's snaps.
+type snapObs struct {
+	t    int32
+	snap int
+}
+
+// snapEntries groups loop k's snapshots by entry of the loop, in the
+// order the entries were first seen; worked out once per Finish, as every
+// slot's classify groups them alike.
+func (ch *chain) snapEntries(k int) []snapGroup {
 	info := ch.n.loops[k]
-	type obs struct {
-		t int32
-		v uint64
+	if gs, ok := ch.memo.snapEntries[info]; ok {
+		return gs
 	}
-	groups := map[string][]obs{}
-	fits32 := true
-	for _, s := range info.snaps {
-		key := groupKey(s.entry, s.iters[:len(s.iters)-1])
-		v := s.vals[si]
+	var gs []snapGroup
+	at := map[string]int{}
+	for i, s := range info.snaps {
+		key := ch.memo.groupKey(s.entry, s.iters[:len(s.iters)-1])
+		g, ok := at[key]
+		if !ok {
+			g = len(gs)
+			at[key] = g
+			gs = append(gs, snapGroup{key: key})
+		}
+		gs[g].obs = append(gs[g].obs, snapObs{t: s.iters[len(s.iters)-1], snap: i})
+	}
+	ch.memo.snapEntries[info] = gs
+	return gs
+}
+
+// classify looks at slot index si of loop k's snapshots. The answer is
+// kept for the Finish (analysisMemo.classes): each chain of a nest asks
+// it again of the loops it shares with the others, and callers only read
+// its maps.
+func (ch *chain) classify(k, si int, size int) scalarClass {
+	key := classifyKey{ch.n.loops[k], si, size}
+	if sc, ok := ch.memo.classes[key]; ok {
+		return sc
+	}
+	sc := ch.classifySnaps(k, si, size)
+	ch.memo.classes[key] = sc
+	return sc
+}
+
+// classifySnaps is classify, worked out.
+func (ch *chain) classifySnaps(k, si int, size int) scalarClass {
+	info := ch.n.loops[k]
+	value := func(snap int) uint64 {
+		v := info.snaps[snap].vals[si]
 		if size == 4 {
 			v = uint64(uint32(v))
 		}
-		if v>>32 != 0 {
+		return v
+	}
+	groups := ch.snapEntries(k)
+	fits32 := true
+	for i := range info.snaps {
+		if value(i)>>32 != 0 {
 			fits32 = false
 		}
-		groups[key] = append(groups[key], obs{s.iters[len(s.iters)-1], v})
 	}
 	sc := scalarClass{kind: "unknown", init: map[string]uint64{}, bits: 64, fits32: fits32}
 	// try checks for a step in a width: v_t - v_0 == step*t, wrapping,
-	// with one step per entry of the level.
+	// with one step per entry of the level. What it finds does not depend
+	// on the order of the entries.
 	try := func(mask uint64) (inv, iv, multi bool, steps map[string]int64) {
 		inv, iv = true, true
 		steps = map[string]int64{}
-		for key, os := range groups {
+		for _, g := range groups {
+			key := g.key
 			var v0 uint64
 			has0 := false
-			for _, o := range os {
+			for _, o := range g.obs {
 				if o.t == 0 {
-					v0, has0 = o.v, true
+					v0, has0 = value(o.snap), true
 				}
 			}
 			if !has0 {
@@ -410,12 +555,12 @@ func (ch *chain) classify(k, si int, size int) scalarClass {
 			sc.init[key] = v0
 			stepKnown := false
 			var step int64
-			for _, o := range os {
+			for _, o := range g.obs {
 				if o.t == 0 {
 					continue
 				}
 				multi = true
-				diff := (o.v - v0) & mask
+				diff := (value(o.snap) - v0) & mask
 				if diff != 0 {
 					inv = false
 				}
@@ -489,7 +634,7 @@ func (ch *chain) dynamic() {
 	entries := map[string]bool{}
 	for _, s := range rootInfo.snaps {
 		if s.iters[len(s.iters)-1] == 0 {
-			entries[groupKey(s.entry, s.iters[:ch.p])] = true
+			entries[ch.memo.groupKey(s.entry, s.iters[:ch.p])] = true
 		}
 	}
 	hs.Entries = uint64(len(entries))
@@ -515,7 +660,7 @@ func (ch *chain) dynamic() {
 			}
 			ch.innerPath(chn[ch.p+d:])
 		}
-		pts[int(smp.site)] = append(pts[int(smp.site)], point{key: groupKey(smp.entry, smp.iters[:ch.p]), vec: smp.iters[ch.p:], val: smp.addr})
+		pts[int(smp.site)] = append(pts[int(smp.site)], point{key: ch.memo.groupKey(smp.entry, smp.iters[:ch.p]), vec: smp.iters[ch.p:], val: smp.addr})
 	}
 	ids := make([]int, 0, len(pts))
 	for id := range pts {
@@ -602,11 +747,11 @@ func (ch *chain) dynamic() {
 			// So is one whose every write in the loop loads one constant
 			// from read-only memory (constReload), when the trace shows
 			// it holding the same value on entry.
-			if writes(lp, b) && (sc.kind == "invariant" || sc.kind == "unknown") && (spillRestored(lp, b, sc.fits32) || copyRestored(lp, b, sc.fits32)) {
+			if ch.writes(lp, b) && (sc.kind == "invariant" || sc.kind == "unknown") && (spillRestored(lp, b, sc.fits32) || copyRestored(lp, b, sc.fits32)) {
 				sc.kind, sc.step, sc.steps, sc.stepVaries = "iv", 0, map[string]int64{}, false
-			} else if _, why := ch.constReload(lp, b, fits); writes(lp, b) && sc.kind == "invariant" && why == "" {
+			} else if _, why := ch.constReload(lp, b, fits); ch.writes(lp, b) && sc.kind == "invariant" && why == "" {
 				sc.kind, sc.step, sc.steps, sc.stepVaries = "iv", 0, map[string]int64{}, false
-			} else if writes(lp, b) && (sc.kind == "invariant" || sc.kind == "unknown") {
+			} else if ch.writes(lp, b) && (sc.kind == "invariant" || sc.kind == "unknown") {
 				sc.kind = "varying"
 			} else if sc.kind == "unknown" {
 				sc.kind = "invariant"
@@ -691,7 +836,7 @@ func (ch *chain) dynamic() {
 			if len(t.iters) < ch.p {
 				continue
 			}
-			tp = append(tp, point{key: groupKey(t.entry, t.iters[:ch.p]), vec: t.iters[ch.p:], val: uint64(t.trips)})
+			tp = append(tp, point{key: ch.memo.groupKey(t.entry, t.iters[:ch.p]), vec: t.iters[ch.p:], val: uint64(t.trips)})
 		}
 		lev := &ch.levels[l]
 		for _, p := range tp {
@@ -727,7 +872,7 @@ func (ch *chain) dynamic() {
 				tp = nil
 				break
 			}
-			tp = append(tp, point{key: groupKey(t.entry, t.iters[:ch.p]), vec: t.iters[ch.p:], val: uint64(t.trips)})
+			tp = append(tp, point{key: ch.memo.groupKey(t.entry, t.iters[:ch.p]), vec: t.iters[ch.p:], val: uint64(t.trips)})
 		}
 		f, err := fitAffine(tp, outer, nil)
 		if len(tp) == 0 || err != nil {
@@ -844,7 +989,7 @@ func (ch *chain) innerScalars(e int, fits []*siteFit) innerVerdict {
 	v := innerVerdict{kind: VerdictParallel}
 	var red []string
 	for si, b := range info.snapRegs {
-		if b >= 32 || b == flagsBit || info.liveIn&(1<<b) == 0 || !writes(lp, b) {
+		if b >= 32 || b == flagsBit || info.liveIn&(1<<b) == 0 || !ch.writes(lp, b) {
 			continue
 		}
 		loc := Loc{Reg: bitName(b)}
@@ -957,11 +1102,27 @@ func (ch *chain) fixedLevels(s *site, path []int, depth int) []bool {
 			} else {
 				return nil
 			}
-			fixed[m] = !writes(ch.n.loops[k].loop, b)
+			fixed[m] = !ch.writes(ch.n.loops[k].loop, b)
 		}
 		return fixed
 	}
 	return nil
+}
+
+// writes is writes(l, b), with the slots each loop writes worked out once
+// per Finish (analysisMemo).
+func (ch *chain) writes(l *Loop, b int) bool {
+	defs, ok := ch.memo.loopDefs[l]
+	if !ok {
+		for _, blk := range l.Blocks {
+			for _, x := range blk.Insns {
+				_, d := useDef(x)
+				defs |= d
+			}
+		}
+		ch.memo.loopDefs[l] = defs
+	}
+	return defs&(1<<b) != 0
 }
 
 // writes reports whether some instruction of loop l writes tracked slot b.
@@ -1006,7 +1167,7 @@ func (ch *chain) privateAt(st operand, l int) bool {
 		if len(chn) <= ch.p+l || chn[ch.p] != ch.r {
 			continue
 		}
-		key := groupKey(smp.entry, smp.iters[:ch.p+l+1])
+		key := ch.memo.groupKey(smp.entry, smp.iters[:ch.p+l+1])
 		if n.partial[key] {
 			continue
 		}
@@ -1105,7 +1266,7 @@ func (ch *chain) initExpr(sc scalarClass, l int) string {
 		if s.iters[len(s.iters)-1] != 0 {
 			continue
 		}
-		key := groupKey(s.entry, s.iters[:len(s.iters)-1])
+		key := ch.memo.groupKey(s.entry, s.iters[:len(s.iters)-1])
 		v, ok := sc.init[key]
 		if !ok {
 			continue
@@ -1113,7 +1274,7 @@ func (ch *chain) initExpr(sc scalarClass, l int) string {
 		if sc.bits == 32 {
 			v = uint64(uint32(v))
 		}
-		pts = append(pts, point{key: groupKey(s.entry, s.iters[:ch.p]), vec: s.iters[ch.p : len(s.iters)-1], val: v})
+		pts = append(pts, point{key: ch.memo.groupKey(s.entry, s.iters[:ch.p]), vec: s.iters[ch.p : len(s.iters)-1], val: v})
 	}
 	f, err := fitAffine(pts, l, nil)
 	if err != nil || len(pts) == 0 {
@@ -1143,7 +1304,7 @@ func (ch *chain) stepLoc(sc scalarClass, l int) *Loc {
 	at0 := map[string][]uint64{}
 	for _, s := range info.snaps {
 		if s.iters[len(s.iters)-1] == 0 {
-			at0[groupKey(s.entry, s.iters[:len(s.iters)-1])] = s.vals
+			at0[ch.memo.groupKey(s.entry, s.iters[:len(s.iters)-1])] = s.vals
 		}
 	}
 	mask := ^uint64(0)
@@ -1271,7 +1432,7 @@ func (ch *chain) matchSlot(vals map[string]uint64, maxOff int64) (Loc, int64, bo
 	at0 := map[string][]uint64{}
 	for _, s := range info.snaps {
 		if s.iters[len(s.iters)-1] == 0 {
-			at0[groupKey(s.entry, s.iters[:ch.p])] = s.vals
+			at0[ch.memo.groupKey(s.entry, s.iters[:ch.p])] = s.vals
 		}
 	}
 	best, bestOff := -1, int64(0)
@@ -1685,55 +1846,70 @@ func (ch *chain) memAccumulates(r, w *site) (string, bool) {
 // traceCheck looks for a dependence in the samples themselves: a byte
 // written in one iteration of a level and touched in another with the same
 // outer iterations. A level found so is sequential whatever the test said.
+//
+// Each byte's first access (upgraded to a write when a later one in the
+// same iteration writes it) is kept per 8-byte word (traceWords): one map
+// look-up per word an access touches instead of one per byte, and the
+// words and their map are kept from one level, and chain, to the next
+// (analysisMemo.trace). With a map
+// entry per byte, grown from empty at every level, the check was 78% of
+// conv2d's analysis at its medium size and 26% of heat3d's (36% of the
+// five programs' of BenchmarkFinish), nearly all of it map insertions
+// and rehashing.
 func (ch *chain) traceCheck(fits []*siteFit, private map[[3]int64]bool, verdicts, reasons []string, conflicts []*Conflict) {
 	c, n := ch.c, ch.n
 	sites := map[int]*siteFit{}
 	for _, sf := range memSites(fits, private) {
 		sites[sf.id] = sf
 	}
+	// The samples of the chain's tested sites, in the order recorded.
+	var chainSamples []*sample
+	for i := range n.samples {
+		smp := &n.samples[i]
+		if sites[int(smp.site)] == nil {
+			continue
+		}
+		chn := n.loops[c.sites[smp.site].loop].chain
+		if len(chn) <= ch.p || chn[ch.p] != ch.r {
+			continue
+		}
+		chainSamples = append(chainSamples, smp)
+	}
+	seen := &ch.memo.trace
 	for l := range verdicts {
 		if verdicts[l] == VerdictSequential {
 			continue
 		}
-		// The outer iterations are hashed: a collision can only add a
-		// false conflict (a safe "sequential"), never hide one.
-		type key struct {
-			outer uint64
-			addr  uint64
-		}
-		type acc struct {
-			t     int32
-			write bool
-			site  int
-		}
-		seen := map[key]acc{}
-		for _, smp := range n.samples {
+		seen.reset(len(chainSamples))
+		for _, smp := range chainSamples {
+			if len(smp.iters) <= ch.p+l {
+				continue
+			}
 			sf := sites[int(smp.site)]
-			if sf == nil || len(smp.iters) <= ch.p+l {
-				continue
-			}
 			s := &c.sites[smp.site]
-			chn := n.loops[s.loop].chain
-			if len(chn) <= ch.p || chn[ch.p] != ch.r {
-				continue
-			}
+			// The outer iterations are hashed: a collision can only add
+			// a false conflict (a safe "sequential"), never hide one.
 			outer := hashIters(smp.entry, smp.iters[:ch.p+l])
 			t := smp.iters[ch.p+l]
+			var word *[8]traceByte
 			for b := uint64(0); b < uint64(s.size); b++ {
-				k := key{outer, smp.addr + b}
-				prev, ok := seen[k]
-				if !ok {
-					seen[k] = acc{t, s.write, sf.id}
+				addr := smp.addr + b
+				if word == nil || addr%8 == 0 {
+					word = seen.word(outer, addr/8)
+				}
+				prev := &word[addr%8]
+				if !prev.seen {
+					*prev = traceByte{t: t, site: int32(sf.id), write: s.write, seen: true}
 					continue
 				}
-				if prev.t != t && (prev.write || s.write) && !ch.reductionPair(prev.site, sf.id) {
+				if prev.t != t && (prev.write || s.write) && !ch.reductionPair(int(prev.site), sf.id) {
 					verdicts[l] = VerdictSequential
-					reasons[l] = fmt.Sprintf("the trace shows byte %#x touched at %s=%d (site %#x) and %s=%d (site %#x), one a write", smp.addr+b, indexName(l), prev.t, c.sites[prev.site].x86, indexName(l), t, s.x86)
-					conflicts[l] = &Conflict{Sites: [2]int{ch.accessIndex(sites[prev.site]), ch.accessIndex(sf)}, Witness: reasons[l]}
+					reasons[l] = fmt.Sprintf("the trace shows byte %#x touched at %s=%d (site %#x) and %s=%d (site %#x), one a write", addr, indexName(l), prev.t, c.sites[prev.site].x86, indexName(l), t, s.x86)
+					conflicts[l] = &Conflict{Sites: [2]int{ch.accessIndex(sites[int(prev.site)]), ch.accessIndex(sf)}, Witness: reasons[l]}
 					break
 				}
 				if s.write && !prev.write {
-					seen[k] = acc{t, true, sf.id}
+					*prev = traceByte{t: t, site: int32(sf.id), write: true, seen: true}
 				}
 			}
 			if verdicts[l] == VerdictSequential {
@@ -1741,6 +1917,47 @@ func (ch *chain) traceCheck(fits []*siteFit, private map[[3]int64]bool, verdicts
 			}
 		}
 	}
+}
+
+// traceByte is what traceCheck keeps of one byte: the iteration and site
+// of its first access, and whether that, or a later access in the same
+// iteration, wrote it.
+type traceByte struct {
+	t     int32
+	site  int32
+	write bool
+	seen  bool
+}
+
+// traceWords holds traceCheck's bytes, eight to a word of guest memory
+// under each hash of the outer iterations.
+type traceWords struct {
+	index map[[2]uint64]int32 // (outer hash, address/8) → words
+	words [][8]traceByte
+}
+
+// reset empties w for a level whose check looks at about n accesses.
+func (w *traceWords) reset(n int) {
+	if len(w.index) > 0 {
+		clear(w.index)
+	}
+	if w.index == nil || cap(w.words) < n {
+		w.index = make(map[[2]uint64]int32, n)
+		w.words = make([][8]traceByte, 0, n)
+	}
+	w.words = w.words[:0]
+}
+
+// word returns the bytes of the word at address word*8 under outer.
+func (w *traceWords) word(outer, word uint64) *[8]traceByte {
+	k := [2]uint64{outer, word}
+	i, ok := w.index[k]
+	if !ok {
+		i = int32(len(w.words))
+		w.index[k] = i
+		w.words = append(w.words, [8]traceByte{})
+	}
+	return &w.words[i]
 }
 
 // hashIters hashes a nest entry and iteration counters (FNV-1a).

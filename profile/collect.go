@@ -223,6 +223,15 @@ type nestState struct {
 	// enclosing iteration that began while skipping, whose accesses before
 	// the skip ended were not recorded.
 	partial map[string]bool
+	// changes counts the changes to what Finish's analysis of the nest
+	// reads of the run: a sample, a header snapshot, a trip count, a
+	// partial iteration, a new access site, an instruction of the nest
+	// first translated, the nest's rejection. (A partial entry's trip
+	// count is read only through provisionalTrips, whose counts Finish
+	// compares itself.) Finish analyses again only a nest whose count
+	// moved (nestAnalysis), so whatever else comes to feed the analysis
+	// must count here too.
+	changes uint64
 }
 
 // xmmHigh+n in a snapshot list stands for the high 64 bits of xN.
@@ -290,6 +299,11 @@ type Collector struct {
 	// now (see Counted headers).
 	counts []int64
 	armed  []armedHeader
+	// analysed holds each nest's last analysis, by nest index, for
+	// Finish to use again while the nest's data stays the same; reused
+	// counts the nests the last Finish did not analyse again.
+	analysed []*nestAnalysis
+	reused   int
 }
 
 // Counted headers (RATIONALE).
@@ -670,8 +684,10 @@ func (c *Collector) Translate(addr uint64) (*gvinst.VBlock, error) {
 		return vb, nil
 	}
 	for i := range vb.Insts {
-		if _, ok := c.access[vb.Insts[i].X86]; ok {
-			c.executed[vb.Insts[i].X86] = true
+		x := vb.Insts[i].X86
+		if ni, ok := c.access[x]; ok && !c.executed[x] {
+			c.executed[x] = true
+			c.nests[ni].changes++
 		}
 	}
 	cp := *vb
@@ -715,6 +731,7 @@ func (c *Collector) Translate(addr uint64) (*gvinst.VBlock, error) {
 					c.sites = append(c.sites, s)
 					id = len(c.sites) - 1
 					c.accSite[key] = id
+					n.changes++
 				}
 				ordinal++
 				n.vblocks[vb.Addr] = vb.End
@@ -727,6 +744,7 @@ func (c *Collector) Translate(addr uint64) (*gvinst.VBlock, error) {
 					c.sites = append(c.sites, site{kind: siteRepCount, nest: ni})
 					cid = len(c.sites) - 1
 					c.accSite[[2]uint64{in.X86, 99}] = cid
+					n.changes++
 				}
 				emit := func(slot gvinst.Reg, id int, t gvinst.Type) {
 					z := newV()
@@ -744,6 +762,7 @@ func (c *Collector) Translate(addr uint64) (*gvinst.VBlock, error) {
 						c.sites = append(c.sites, s)
 						id = len(c.sites) - 1
 						c.accSite[key] = id
+						n.changes++
 					}
 					emit(slot, id, in.Type)
 				}
@@ -755,6 +774,7 @@ func (c *Collector) Translate(addr uint64) (*gvinst.VBlock, error) {
 			default:
 				if in.Op.Info().Effects&(gvinst.EffLoad|gvinst.EffStore) != 0 && n.rejected == "" {
 					n.rejected = "memory access the collector cannot model (" + in.Op.String() + ")"
+					n.changes++
 				}
 			}
 		}
@@ -1272,6 +1292,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			if n.flushed && (len(info.loop.Children) > 0 || info.fresh || info.counting) {
 				for q := n.skipSeen; q < d; q++ {
 					n.partial[groupKey(n.entries-1, c.iters(n, info.chain[q-1]))] = true
+					n.changes++
 				}
 				n.skip = false
 			} else {
@@ -1398,6 +1419,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 		}
 		s.samples++
 		n.samples = append(n.samples, sample{site: int32(id), entry: n.entries - 1, iters: c.iters(n, s.loop), addr: addr})
+		n.changes++
 	}
 }
 
@@ -1429,6 +1451,7 @@ func (c *Collector) finishTrips(n *nestState, l int) {
 				info.partialTrips = ts
 			} else if ok {
 				info.trips = append(info.trips, ts)
+				n.changes++
 			}
 		}
 	}
@@ -1514,6 +1537,7 @@ func (c *Collector) commitSnap(n *nestState, l int) {
 		vals[len(info.snapRegs)+k] = v
 	}
 	info.snaps = append(info.snaps, snap{entry: n.entries - 1, iters: c.iters(n, l), vals: vals})
+	n.changes++
 	n.snapping = -1
 	if len(info.snaps) >= c.opts.MaxSnapshotsPerLoop && !info.snapDone {
 		// Enough: re-translate the nest without this loop's register probes.
@@ -1862,6 +1886,7 @@ func (c *Collector) Restart(pc uint64) {
 		// inner loop's counter set to 0 at -O0) is read first here, and
 		// is not taken for one the loop carries (privateAt).
 		n.partial[groupKey(n.entries-1, n.counter[:1])] = true
+		n.changes++
 		for _, k := range n.loops[c.innermost(n, pc)].chain {
 			n.loops[k].partial, n.loops[k].tookOver = true, true
 		}
@@ -1925,9 +1950,9 @@ func (c *Collector) InNest(pc uint64) bool {
 // the instance. A loop that is not running and was seen only in an entry
 // the collector took over in the middle of (a time step's first sweep,
 // when the round began inside it and ended in the second) gets that
-// entry's count, a lower bound as well. It returns the function that
-// takes the samples back out.
-func (c *Collector) provisionalTrips() (undo func()) {
+// entry's count, a lower bound as well. It returns the samples it gave,
+// nest by nest in order, and the function that takes them back out.
+func (c *Collector) provisionalTrips() (given []provisionalTrip, undo func()) {
 	type added struct{ info *loopInfo }
 	var undoList []added
 	for _, n := range c.nests {
@@ -1942,18 +1967,36 @@ func (c *Collector) provisionalTrips() (undo func()) {
 				if info.partialTrips.trips > 0 {
 					info.trips = append(info.trips, info.partialTrips)
 					undoList = append(undoList, added{info})
+					given = append(given, provisionalTrip{n, l, info.partialTrips})
 				}
 				continue
 			}
 			if ts, ok := c.tripNow(n, l); ok {
 				info.trips = append(info.trips, ts)
 				undoList = append(undoList, added{info})
+				given = append(given, provisionalTrip{n, l, ts})
 			}
 		}
 	}
-	return func() {
+	return given, func() {
 		for _, a := range undoList {
 			a.info.trips = a.info.trips[:len(a.info.trips)-1]
 		}
 	}
+}
+
+// provisionalTrip is a trip count provisionalTrips gave loop loop of
+// nest n.
+type provisionalTrip struct {
+	n    *nestState
+	loop int
+	trip tripSample
+}
+
+// sameTrips reports whether two lists of provisionalTrip give the same
+// loops the same counts.
+func sameTrips(a, b []provisionalTrip) bool {
+	return slices.EqualFunc(a, b, func(x, y provisionalTrip) bool {
+		return x.n == y.n && x.loop == y.loop && x.trip.entry == y.trip.entry && x.trip.trips == y.trip.trips && slices.Equal(x.trip.iters, y.trip.iters)
+	})
 }

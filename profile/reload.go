@@ -371,6 +371,9 @@ func (ch *chain) constReload(lp *Loop, b int, fits []*siteFit) (uint64, string) 
 	if b < 0 || b >= 32 {
 		return 0, "not a general or SSE register"
 	}
+	if !ch.writes(lp, b) {
+		return 0, "the loop does not write it" // as found below, without walking the loop again
+	}
 	slot := bitSlot(b)
 	var the *constLoad
 	for _, blk := range lp.Blocks {
@@ -405,7 +408,7 @@ func (ch *chain) constReload(lp *Loop, b int, fits []*siteFit) (uint64, string) 
 		return 0, "the guest's memory is not known here"
 	}
 	for _, a := range []uint64{the.addr, the.addr + uint64(the.size) - 1} {
-		if p, ok := ch.c.mem.PermAt(a); !ok || p&gvinst.PermWrite != 0 || p&gvinst.PermRead == 0 {
+		if p, ok := ch.permAt(a); !ok || p&gvinst.PermWrite != 0 || p&gvinst.PermRead == 0 {
 			return 0, fmt.Sprintf("the load from %#x reads a page that is not read-only", the.addr)
 		}
 	}

@@ -1,0 +1,9 @@
+package profile
+
+// FinishAnew is Finish analysing every nest anew, using no analysis kept
+// from an earlier Finish.
+func FinishAnew(c *Collector, run RunInfo) *File { return c.finish(run, false) }
+
+// Reused is how many nests the collector's last Finish did not analyse
+// again.
+func Reused(c *Collector) int { return c.reused }

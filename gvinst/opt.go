@@ -1,6 +1,9 @@
 package gvinst
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Pass is an optimization pass over one VBlock: it rewrites the block in
 // place and leaves it valid (Verify accepts it) with the same effect on the
@@ -225,12 +228,12 @@ type knownVal struct {
 // MOV from the first, and a PUT overwritten by a later PUT of the same slot
 // with nothing reading the slot in between is deleted.
 func StateForwardPass(b *VBlock) {
-	known := map[Reg]knownVal{}
+	var known knownSlots
 	for j := range b.Insts {
 		in := &b.Insts[j]
 		if in.Op == OpGet {
 			g := in.Src[0]
-			if k, ok := known[g]; ok {
+			if k, ok := known.get(g); ok {
 				switch {
 				case k.typ == in.Type || k.typ.Size() == 8 && in.Type.Size() == 8 && !in.Type.IsWide() && !k.typ.IsWide():
 					*in = Inst{Op: OpMov, Type: in.Type, Dst: in.Dst, Src: [4]Reg{k.reg}, X86: in.X86}
@@ -244,30 +247,29 @@ func StateForwardPass(b *VBlock) {
 		}
 		// Forget what this instruction overwrites: guest slots, and the
 		// registers holding known values.
-		_, wr := implicitSlots(in)
-		d, hasDst := destReg(in)
-		for g, k := range known {
-			n := Reg(k.typ.Slots())
-			gone := false
-			for s := Reg(0); s < n; s++ {
-				gone = gone || wr.has(g+s)
-			}
-			if hasDst && (overlaps(d.r, Reg(d.n), g, n) || overlaps(d.r, Reg(d.n), k.reg, n)) {
-				gone = true
-			}
-			if gone {
-				delete(known, g)
-			}
+		if len(known) > 0 {
+			_, wr := implicitSlots(in)
+			writesState := wr != slotSet{} // most instructions write none
+			d, hasDst := destReg(in)
+			known = slices.DeleteFunc(known, func(k knownSlot) bool {
+				g, n := k.slot, Reg(k.typ.Slots())
+				for s := Reg(0); writesState && s < n; s++ {
+					if wr.has(g + s) {
+						return true
+					}
+				}
+				return hasDst && (overlaps(d.r, Reg(d.n), g, n) || overlaps(d.r, Reg(d.n), k.reg, n))
+			})
 		}
 		switch in.Op {
 		case OpPut:
 			if in.Type.Size() == 8 || in.Type.IsWide() {
-				known[in.Dst] = knownVal{in.Src[0], in.Type}
+				known.set(in.Dst, knownVal{in.Src[0], in.Type})
 			}
 		case OpGet:
 			if (in.Type.Size() == 8 || in.Type.IsWide()) && in.Dst != in.Src[0] {
-				if _, ok := known[in.Src[0]]; !ok {
-					known[in.Src[0]] = knownVal{in.Dst, in.Type}
+				if _, ok := known.get(in.Src[0]); !ok {
+					known.set(in.Src[0], knownVal{in.Dst, in.Type})
 				}
 			}
 		}
@@ -302,6 +304,40 @@ func StateForwardPass(b *VBlock) {
 	deleteMarked(b, dead)
 }
 
+// knownSlots maps guest slots to the registers holding their current
+// values (StateForwardPass): a list, which every instruction walks to
+// forget what it overwrites; a block keeps a few dozen at most. It was a
+// map, whose iteration at every instruction was a third of Optimize's
+// time on the blocks of a profiling run.
+type knownSlots []knownSlot
+
+// knownSlot is an entry of knownSlots: register reg holds slot's value.
+type knownSlot struct {
+	slot Reg
+	knownVal
+}
+
+// get returns the value known for slot g, if there is one.
+func (ks knownSlots) get(g Reg) (knownVal, bool) {
+	for _, k := range ks {
+		if k.slot == g {
+			return k.knownVal, true
+		}
+	}
+	return knownVal{}, false
+}
+
+// set makes v the value known for slot g.
+func (ks *knownSlots) set(g Reg, v knownVal) {
+	for i := range *ks {
+		if (*ks)[i].slot == g {
+			(*ks)[i].knownVal = v
+			return
+		}
+	}
+	*ks = append(*ks, knownSlot{g, v})
+}
+
 // overlaps reports whether slot ranges [a, a+an) and [b, b+bn) overlap.
 func overlaps(a, an, b, bn Reg) bool { return a < b+bn && b < a+an }
 
@@ -313,27 +349,33 @@ func putSlots(in *Inst) int { return in.Type.Slots() }
 // (for commutative integer ops, an LI in the first operand is swapped into
 // the second first).
 func ConstFoldPass(b *VBlock) {
-	consts := map[Reg]uint64{}
+	var consts vregTable[uint64] // the virtual registers an LI set, and their values
+	value := func(r Reg) (uint64, bool) {
+		if !r.IsVirtual() {
+			return 0, false
+		}
+		return consts.get(r)
+	}
 	for j := range b.Insts {
 		in := &b.Insts[j]
 		info := in.Op.Info()
 		if len(info.Operands) == 3 && info.Operands[2] == OpdSrcImm && !in.HasImm && in.Type.IsInt() && !isVecOp(in.Op) {
-			_, ok1 := consts[in.Src[1]]
-			if _, ok0 := consts[in.Src[0]]; ok0 && !ok1 && commutative(in.Op) {
+			_, ok1 := value(in.Src[1])
+			if _, ok0 := value(in.Src[0]); ok0 && !ok1 && commutative(in.Op) {
 				in.Src[0], in.Src[1] = in.Src[1], in.Src[0]
 			}
-			if v, ok := consts[in.Src[1]]; ok {
+			if v, ok := value(in.Src[1]); ok {
 				in.HasImm, in.Imm, in.Src[1] = true, CanonImm(in.Type, int64(v)), 0
 			}
 		}
 		if d, ok := destReg(in); ok {
-			for r := range consts {
-				if r >= d.r && r < d.r+Reg(d.n) {
-					delete(consts, r)
+			for s := 0; s < d.n; s++ {
+				if r := d.r + Reg(s); r.IsVirtual() {
+					consts.remove(r)
 				}
 			}
 			if in.Op == OpLi && !in.Type.IsWide() && d.r.IsVirtual() {
-				consts[d.r] = uint64(in.Imm) & in.Type.Mask()
+				consts.set(d.r, uint64(in.Imm)&in.Type.Mask())
 			}
 		}
 	}
@@ -359,14 +401,14 @@ func pure(in *Inst) bool {
 // DeadCodePass deletes pure instructions whose virtual destination is never
 // read.
 func DeadCodePass(b *VBlock) {
-	live := map[Reg]bool{}
+	var live vregTable[struct{}] // the virtual registers read later
 	dead := make([]bool, len(b.Insts))
 	for i := len(b.Insts) - 1; i >= 0; i-- {
 		in := &b.Insts[i]
 		if d, ok := destReg(in); ok && d.r.IsVirtual() {
 			used := false
 			for s := 0; s < d.n; s++ {
-				if live[d.r+Reg(s)] {
+				if live.has(d.r + Reg(s)) {
 					used = true
 				}
 			}
@@ -375,13 +417,15 @@ func DeadCodePass(b *VBlock) {
 				continue
 			}
 			for s := 0; s < d.n; s++ {
-				delete(live, d.r+Reg(s))
+				live.remove(d.r + Reg(s))
 			}
 		}
 		var buf [4]regUse
 		for _, u := range sourceRegs(buf[:0], in) {
 			for s := 0; s < u.n; s++ {
-				live[u.r+Reg(s)] = true
+				if r := u.r + Reg(s); r.IsVirtual() {
+					live.set(r, struct{}{})
+				}
 			}
 		}
 	}

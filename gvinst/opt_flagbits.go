@@ -25,14 +25,20 @@ package gvinst
 // DeadCodePass then removes the GETFLAGS chain no one reads.
 func FlagBitsPass(b *VBlock) {
 	ins := b.Insts
+	// out is the new block from its first change on (most blocks have
+	// none, and are not copied).
 	var out []Inst
-	fresh := b.NumVRegs()
+	fresh := 0 // the next free virtual register, once out is made
 	last := -1 // index in ins of the block's last flags write, if a SETFLAGS
 	changed := false
 	for i := range ins {
 		in := ins[i]
 		if in.Op == OpGetCC && last >= 0 && !writtenBetween(ins, ins[last].Src[0], last, i) {
 			if bits, whenClear, ok := condBits(Cond(in.Mod)); ok {
+				if !changed {
+					out = append(make([]Inst, 0, len(ins)+8), ins[:i]...)
+					fresh = b.NumVRegs()
+				}
 				v := seeThroughMask(ins, ins[last].Src[0], last, i, bits)
 				t := VReg(fresh)
 				fresh++
@@ -53,7 +59,9 @@ func FlagBitsPass(b *VBlock) {
 				last = i
 			}
 		}
-		out = append(out, in)
+		if changed {
+			out = append(out, in)
+		}
 	}
 	if changed {
 		b.Insts = out
@@ -61,8 +69,7 @@ func FlagBitsPass(b *VBlock) {
 	// Dead SETFLAGS, from the end: live says whether a later instruction
 	// may read the status flags the current one leaves.
 	live := !b.FlagsDeadAtExit
-	dead := make([]bool, len(b.Insts))
-	found := false
+	var dead []bool // made at the first dead SETFLAGS
 	for i := len(b.Insts) - 1; i >= 0; i-- {
 		in := &b.Insts[i]
 		switch {
@@ -70,7 +77,10 @@ func FlagBitsPass(b *VBlock) {
 			live = !flagsFullKind(FlagKind(in.Mod))
 		case in.Op == OpSetFlags:
 			if !live && writesStatusOnly(b.Insts, i) {
-				dead[i], found = true, true
+				if dead == nil {
+					dead = make([]bool, len(b.Insts))
+				}
+				dead[i] = true
 				continue
 			}
 			live = false
@@ -80,7 +90,7 @@ func FlagBitsPass(b *VBlock) {
 			}
 		}
 	}
-	if found {
+	if dead != nil {
 		deleteMarked(b, dead)
 	}
 }

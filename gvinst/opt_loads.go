@@ -141,13 +141,14 @@ func LoadForwardPass(b *VBlock) {
 		}
 		if len(mem) > 0 {
 			_, wr := implicitSlots(in)
+			writesState := wr != slotSet{} // most instructions write none
 			d, hasDst := destReg(in)
 			mem = slices.DeleteFunc(mem, func(k known) bool {
 				n := Reg(k.typ.Slots())
 				if hasDst && overlaps(d.r, Reg(d.n), k.reg, n) {
 					return true
 				}
-				for s := Reg(0); s < n; s++ {
+				for s := Reg(0); writesState && s < n; s++ {
 					if wr.has(k.reg + s) {
 						return true
 					}

@@ -106,6 +106,22 @@ func GuestSlotName(r Reg) (name string, ok bool) {
 	return n, ok
 }
 
+// startsGuestValue reports whether guest slot r starts a value: whether
+// GuestSlotName has a name for it, without making the name (Verify asks
+// for every operand).
+func startsGuestValue(r Reg) bool {
+	switch {
+	case r < X0:
+		return true
+	case r < FSBase:
+		return (r-X0)%2 == 0
+	case r >= FR0 && r < NumGuestSlots:
+		return (r-FR0)%2 == 0
+	}
+	_, ok := namedSlots[r]
+	return ok
+}
+
 // String returns the text form of r: "v12" for a virtual register, the guest
 // slot name otherwise.
 func (r Reg) String() string {

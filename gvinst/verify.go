@@ -22,7 +22,7 @@ func Verify(b *VBlock) error {
 	if len(b.Insts) == 0 {
 		return &VerifyError{Block: b.Addr, Index: -1, Msg: "empty block"}
 	}
-	defined := map[Reg]bool{}
+	var defined vregTable[struct{}] // the virtual registers written so far
 	for i := range b.Insts {
 		in := &b.Insts[i]
 		fail := func(format string, args ...any) error {
@@ -65,7 +65,7 @@ func Verify(b *VBlock) error {
 				}
 				if r.IsVirtual() {
 					for s := 0; s < t.Slots(); s++ {
-						if !defined[r+Reg(s)] {
+						if !defined.has(r + Reg(s)) {
 							return fail("%s read before it is written", r+Reg(s))
 						}
 					}
@@ -84,7 +84,9 @@ func Verify(b *VBlock) error {
 				return fail("PUT writes a guest slot, not %s", in.Dst)
 			}
 			for s := 0; s < t.Slots(); s++ {
-				defined[in.Dst+Reg(s)] = true
+				if d := in.Dst + Reg(s); d.IsVirtual() {
+					defined.set(d, struct{}{})
+				}
 			}
 		}
 	}
@@ -109,7 +111,7 @@ func checkSlot(r Reg, t Type) string {
 	if r >= NumGuestSlots {
 		return "not a register"
 	}
-	if _, ok := GuestSlotName(r); !ok {
+	if !startsGuestValue(r) {
 		return "the second half of a register pair"
 	}
 	if t.IsWide() && !((r >= X0 && r < FSBase) || r >= FR0) {

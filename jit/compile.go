@@ -1,8 +1,9 @@
 package jit
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/gxbit/gxbit/gvinst"
 )
@@ -90,62 +91,41 @@ func (m mark) label(vb *gvinst.VBlock) string {
 // through the operand API, computes in scratch or pool registers, and puts
 // its result.
 type compiler struct {
-	a      asm
-	vb     *gvinst.VBlock
+	a asm
+	// unitFacts are what the compiler learned of the unit before it
+	// emits code (facts.go), shared by every attempt at it.
+	*unitFacts
 	id     uint32
 	out    compiled
 	slowAt []slowPath // out-of-line slow paths, emitted after the body
 	cache  regCache
 	locked uint16 // pool registers the current instruction uses
-	// lastRead is, per virtual register slot, the index of the last
-	// instruction that reads it; after that its register is free.
-	lastRead map[gvinst.Reg]int
 	// A loop unit keeps its back edge inside the unit; loopWrites are the
 	// guest slots the block writes (pinned ones stay dirty across
 	// iterations).
 	loop       bool
 	loopTop    int
-	loopWrites map[gvinst.Reg]bool
-	// fused are the CMPs compiled into the jump of the BRANCH right
-	// after them.
-	fused map[int]bool
-	// trace is the unit's blocks (one for most units: trace.go).
-	trace *traceUnit
-	// alias maps a virtual register that a GET or MOV copied from another
-	// register, still unchanged while the copy is read, to that register:
-	// the copy is never made (see findAliases).
-	alias map[gvinst.Reg]aliasOf
-	// addr maps a virtual register that is only ever the base of loads
-	// and stores, computed as base+index*scale, to those parts: the
-	// access folds them into its address (see findAddresses).
-	addr map[gvinst.Reg]addrOf
-	skip map[int]bool // instructions whose work folded into others
-	// xmm maps the guest slots a loop unit keeps in host xmm registers
-	// to them; noXmm are those it must not, and xmmRefused those the
-	// code needed elsewhere (xmmpin.go). x0 says which slot's value
-	// xmm0 holds after the float code that ends at x0.pos.
-	xmm        map[gvinst.Reg]reg
-	noXmm      map[gvinst.Reg]bool
-	xmmRefused map[gvinst.Reg]bool
+	loopWrites [gvinst.NumGuestSlots]bool
+	// skip marks the instructions whose work folded into others: the
+	// folded addresses (unitFacts.folded), and what code generators fold
+	// as they go.
+	skip []bool
+	// xmmKept are the guest SSE registers whose low halves a loop unit
+	// keeps in host xmm registers, xmmHome[k] that of xk; noXmm are those
+	// it must not, and xmmRefused those the code needed elsewhere
+	// (xmmpin.go). x0 says which slot's value xmm0 holds after the float
+	// code that ends at x0.pos.
+	xmmKept    sseSet
+	xmmHome    [16]reg
+	nXmm       int // how many xmmKept has: they take the first nXmm of xmmPins
+	noXmm      sseSet
+	xmmRefused sseSet
 	x0         xmm0Value
-	// merges are the .f32 operations whose merge into a 64-bit value's
-	// low lane their host instruction makes (compile_lowmerge.go).
-	merges map[int]lowMerge
-	// groups are the unit's page groups (pagegroup.go); groupOf maps each
-	// of their loads and stores to its group.
-	groups  []pageGroup
-	groupOf map[int]groupMember
-	// reads lists, per slot, the instructions that read it (findReads),
-	// for choosing what to evict.
-	reads map[gvinst.Reg][]int
-	cur   int // the instruction being compiled
+	cur        int // the instruction being compiled
 	// siteNext is the next free entry of the machine's page caches (-1:
 	// none); outOfLine are code emitters run after the body.
 	siteNext  int
 	outOfLine []func()
-	// floatGuard is set when the unit's float arithmetic runs inline: its
-	// entry checks machine.mxTrap once, and the arithmetic not at all.
-	floatGuard bool
 	// unitEnv is what the unit addresses outside the machine.
 	unitEnv
 }
@@ -205,76 +185,59 @@ func compileUnit(vb *gvinst.VBlock, id uint32, bp bool, site int, env unitEnv) (
 // compileTrace compiles the blocks of t as unit id (see compileUnit and
 // trace.go).
 func compileTrace(t *traceUnit, id uint32, bp bool, site int, env unitEnv) (*compiled, error) {
+	cu, _, err := compileTraceXmm(t, id, bp, site, env)
+	return cu, err
+}
+
+// compileTraceXmm is compileTrace; it also returns the guest SSE
+// registers that the unit does not keep in xmm registers because code
+// other than float arithmetic needs them.
+func compileTraceXmm(t *traceUnit, id uint32, bp bool, site int, env unitEnv) (*compiled, sseSet, error) {
+	f, err := analyzeUnit(t)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.release()
 	// A loop unit first tries to keep every SSE register's low half it
 	// touches in a host xmm register; one that code other than float
 	// arithmetic reads or writes is left out and the unit compiled again
 	// (see xmmpin.go).
-	noXmm := map[gvinst.Reg]bool{}
+	var noXmm sseSet
 	for {
-		cu, refused, err := compileTraceWith(t, id, bp, site, env, noXmm)
-		if err != nil || len(refused) == 0 {
-			return cu, err
+		cu, refused := f.compile(id, bp, site, env, noXmm)
+		if refused == 0 {
+			return cu, noXmm, nil
 		}
-		for r := range refused {
-			noXmm[r] = true
-		}
+		noXmm |= refused
 	}
 }
 
-// compileTraceWith is compileTrace keeping none of the slots noXmm names
-// in xmm registers. It returns the slots it kept there that the code
-// could not (refused); the code is then not to be used.
-func compileTraceWith(t *traceUnit, id uint32, bp bool, site int, env unitEnv, noXmm map[gvinst.Reg]bool) (*compiled, map[gvinst.Reg]bool, error) {
-	vb := t.vb
-	if len(vb.Insts) == 0 {
-		return nil, nil, fmt.Errorf("vblock %#x is empty", vb.Addr)
-	}
-	if n := int(gvinst.NumGuestSlots) + vb.NumVRegs(); n+2 > gvinst.FrameSlots {
-		return nil, nil, fmt.Errorf("vblock %#x uses %d virtual registers, more than the frame holds", vb.Addr, vb.NumVRegs())
-	}
+// compile compiles the unit f describes, keeping none of the SSE
+// registers noXmm names in xmm registers. It returns the registers it
+// kept there that the code could not (refused); the code is then not to
+// be used.
+func (f *unitFacts) compile(id uint32, bp bool, site int, env unitEnv, noXmm sseSet) (*compiled, sseSet) {
+	vb, t := f.vb, f.trace
 	nInsts := len(vb.Insts)
-	inner := map[int]int{} // a trace's inner control transfers: the segment they end
-	for s := range t.segs[:len(t.segs)-1] {
-		i := t.segs[s+1].first - 1
-		switch vb.Insts[i].Op {
-		case gvinst.OpBranch, gvinst.OpJmp, gvinst.OpCall, gvinst.OpJmpR, gvinst.OpCallR, gvinst.OpRet:
-		default:
-			return nil, nil, fmt.Errorf("trace %#x: block %#x ends in %s inside the trace", vb.Addr, t.segs[s].addr, vb.Insts[i].Op)
-		}
-		inner[i] = s
-	}
-	for i := range vb.Insts[:nInsts-1] {
-		if _, ok := inner[i]; !ok && vb.Insts[i].Op.EndsBlock() {
-			return nil, nil, fmt.Errorf("vblock %#x: %s ends the block before its last instruction", vb.Addr, vb.Insts[i].Op)
-		}
-	}
 	last := &vb.Insts[nInsts-1]
-	if !last.Op.EndsBlock() {
-		return nil, nil, fmt.Errorf("vblock %#x does not end with a control transfer", vb.Addr)
-	}
-	c := &compiler{vb: vb, id: id, siteNext: site, trace: t, unitEnv: env, noXmm: noXmm}
+	c := &compiler{unitFacts: f, id: id, siteNext: site, unitEnv: env, noXmm: noXmm}
+	// The code, marks, slow paths and out-of-line emitters are built in
+	// f's buffers, kept for the next attempt or unit; the code and marks
+	// are copied out at the end.
+	c.skip = append(f.bufs.skip[:0], f.folded...)
+	c.a.b = f.bufs.code[:0]
+	c.out.marks = f.bufs.marks[:0]
+	c.slowAt = f.bufs.slowAt[:0]
+	c.outOfLine = f.bufs.outOfLine[:0]
 	c.out.resume = make([]int, nInsts)
 	for i := range c.out.resume {
 		c.out.resume[i] = -1
 	}
 	c.out.chainStub = []int{-1, -1}
 	c.out.targets = []uint64{last.Target[0], last.Target[1]}
-	c.lastRead = lastReads(vb)
 	c.loop = !bp && (last.Op == gvinst.OpJmp && last.Target[0] == vb.Addr ||
 		last.Op == gvinst.OpBranch && (last.Target[0] == vb.Addr || last.Target[1] == vb.Addr))
 	c.out.loop = c.loop
-	c.alias = findAliases(vb, c.lastRead)
-	c.addr, c.skip = findAddresses(vb, c.lastRead, c.alias)
-	if n := gvinst.NumGuestSlots + gvinst.Reg(vb.NumVRegs()) + 2; int(n)+len(vb.Insts) <= gvinst.FrameSlots {
-		c.groups, c.groupOf = findPageGroups(vb, c.addr, n)
-		for _, g := range c.groups {
-			c.lastRead[g.slot] = g.last
-		}
-	}
-	c.fused = fusableCmps(vb, c.lastRead)
-	c.findReads()
-	c.merges = c.findLowMerges()
-	c.floatGuard = hasFloatArith(vb)
 	c.out.floatGuard = c.floatGuard
 	a := &c.a
 	if bp {
@@ -308,7 +271,7 @@ func compileTraceWith(t *traceUnit, id uint32, bp bool, site int, env unitEnv, n
 		c.out.marks = append(c.out.marks, instMark(a.pos(), i))
 		c.beginInst()
 		c.cur = i
-		if s, ok := inner[i]; ok {
+		if s := f.innerSeg[i]; s >= 0 {
 			switch in.Op {
 			case gvinst.OpBranch:
 				c.sideExit(in, t.segs[s].follow)
@@ -341,8 +304,8 @@ func compileTraceWith(t *traceUnit, id uint32, bp bool, site int, env unitEnv, n
 	c.beginInst()
 	c.cur = nInsts - 1
 	c.control(nInsts-1, last)
-	for _, f := range c.outOfLine {
-		f()
+	for _, emit := range c.outOfLine {
+		emit()
 	}
 	for _, s := range c.slowAt {
 		for _, j := range s.jumps {
@@ -369,52 +332,45 @@ func compileTraceWith(t *traceUnit, id uint32, bp bool, site int, env unitEnv, n
 		a.movImm64(rax, exitWord(exitFloatTrap, 0, id))
 		a.exitToGo()
 	}
-	c.out.code = a.bytes()
-	return &c.out, c.xmmRefused, nil
+	code, marks := a.bytes(), c.out.marks
+	c.out.code, c.out.marks = slices.Clone(code), slices.Clone(marks)
+	f.bufs = compileBuffers{code: code[:0], marks: marks[:0], skip: c.skip, slowAt: c.slowAt[:0], outOfLine: c.outOfLine[:0]}
+	return &c.out, c.xmmRefused
 }
 
-// operandSlots calls f for every frame slot instruction in reads (dst
-// false) or writes (dst true) through its explicit operands; a wide value
-// is two slots.
-func operandSlots(in *gvinst.Inst, f func(r gvinst.Reg, dst bool)) {
+// operandSlots appends to uses every frame slot instruction in reads (dst
+// false) or writes (dst true) through its explicit operands, in operand
+// order; a wide value is two slots.
+func operandSlots(uses []slotUse, in *gvinst.Inst) []slotUse {
 	info := in.Op.Info()
 	// Packed ops name a lane type but read and write 128-bit values.
-	wide := in.Type.IsWide() || in.SrcType.IsWide() || info.Types == gvinst.TVec || in.DstType().IsWide()
-	see := func(r gvinst.Reg, dst bool) {
-		f(r, dst)
-		if dst && in.DstType().IsWide() || !dst && wide {
-			f(r+1, dst)
-		}
-	}
+	dstWide := in.DstType().IsWide()
+	wide := in.Type.IsWide() || in.SrcType.IsWide() || info.Types == gvinst.TVec || dstWide
 	si := 0
 	for _, k := range info.Operands {
 		switch k {
 		case gvinst.OpdDst:
-			see(in.Dst, true)
+			uses = append(uses, slotUse{in.Dst, true})
+			if dstWide {
+				uses = append(uses, slotUse{in.Dst + 1, true})
+			}
 		case gvinst.OpdSrc, gvinst.OpdMem:
-			see(in.Src[si], false)
+			uses = append(uses, slotUse{in.Src[si], false})
+			if wide {
+				uses = append(uses, slotUse{in.Src[si] + 1, false})
+			}
 			si++
 		case gvinst.OpdSrcImm:
 			if !in.HasImm {
-				see(in.Src[si], false)
+				uses = append(uses, slotUse{in.Src[si], false})
+				if wide {
+					uses = append(uses, slotUse{in.Src[si] + 1, false})
+				}
 			}
 			si++
 		}
 	}
-}
-
-// lastReads maps every virtual register slot vb reads to the index of the
-// last instruction that reads it.
-func lastReads(vb *gvinst.VBlock) map[gvinst.Reg]int {
-	m := map[gvinst.Reg]int{}
-	for i := range vb.Insts {
-		operandSlots(&vb.Insts[i], func(r gvinst.Reg, dst bool) {
-			if !dst && r.IsVirtual() {
-				m[r] = i
-			}
-		})
-	}
-	return m
+	return uses
 }
 
 // freeDead forgets the virtual registers no instruction's code after idx
@@ -441,93 +397,80 @@ func (c *compiler) freeDead(idx int) {
 // reads the copy and writes the original is fine: it reads first). Reads
 // of the copy then read the original; a callout that reads the copy gets
 // it stored to the frame first (materialize).
-func findAliases(vb *gvinst.VBlock, lastRead map[gvinst.Reg]int) map[gvinst.Reg]aliasOf {
-	writes := map[gvinst.Reg][]int{}
-	for i := range vb.Insts {
-		operandSlots(&vb.Insts[i], func(r gvinst.Reg, dst bool) {
-			if dst {
-				writes[r] = append(writes[r], i)
-			}
-		})
+func (f *unitFacts) findAliases() {
+	f.alias = reuse(f.alias, f.nSlots)
+	for r := range f.alias {
+		f.alias[r].from = -1
 	}
-	// Instructions that may write guest state beyond their operands.
-	var stateWriters []int
-	for i := range vb.Insts {
-		in := &vb.Insts[i]
-		if in.Op.Info().Effects&gvinst.EffStateWrite != 0 && in.Op != gvinst.OpFlags {
-			stateWriters = append(stateWriters, i)
-		}
-	}
-	m := map[gvinst.Reg]aliasOf{}
-	for i := range vb.Insts {
-		in := &vb.Insts[i]
-		for _, cp := range copies(in) {
-			tryAlias(m, i, cp[0], cp[1], writes, stateWriters, lastRead)
+	for i := range f.vb.Insts {
+		in := &f.vb.Insts[i]
+		cps, n := copies(in)
+		for _, cp := range cps[:n] {
+			f.tryAlias(i, cp[0], cp[1])
 		}
 		if in.Op == gvinst.OpPut && in.Type.Size() == 8 && !in.Type.IsWide() {
-			tryPutAlias(m, i, in.Src[0], in.Dst, writes, stateWriters, lastRead)
+			f.tryPutAlias(i, in.Src[0], in.Dst)
 		}
 	}
-	return m
 }
 
 // tryPutAlias makes the reads of virtual register v after PUT i of it into
 // guest slot s read s instead, if s keeps v's value for as long as v is
 // read: v is not written again, s and the guest state not before v's last
 // read. The PUT is then v's last read, and v's register becomes s's.
-func tryPutAlias(m map[gvinst.Reg]aliasOf, i int, v, s gvinst.Reg, writes map[gvinst.Reg][]int, stateWriters []int, lastRead map[gvinst.Reg]int) {
+func (f *unitFacts) tryPutAlias(i int, v, s gvinst.Reg) {
 	if !v.IsVirtual() || s.IsVirtual() || s >= gvinst.FSBase {
 		return
 	}
-	if _, ok := m[v]; ok {
+	if _, ok := f.alias.get(v); ok {
 		return
 	}
-	last, read := lastRead[v]
-	if !read || last <= i {
+	last := f.lastReadOf(v)
+	if last <= i { // never read (-1), or not after the PUT
 		return
 	}
-	for _, w := range writes[v] {
+	for _, w := range f.writes.of(v) {
 		if w >= i {
 			return
 		}
 	}
-	for _, w := range writes[s] {
+	for _, w := range f.writes.of(s) {
 		if w > i && w < last {
 			return
 		}
 	}
-	for _, w := range stateWriters {
+	for _, w := range f.stateWriters {
 		if w > i && w < last {
 			return
 		}
 	}
-	m[v] = aliasOf{of: s, from: i}
+	f.alias[v] = aliasOf{of: s, from: i}
 }
 
 // copies lists the (destination, source) slot pairs instruction in copies
-// unchanged: GET and MOV of 8 bytes, the halves of a wide MOV or GET, and
-// of a JOIN.
-func copies(in *gvinst.Inst) [][2]gvinst.Reg {
+// unchanged, the first n of cps: GET and MOV of 8 bytes, the halves of a
+// wide MOV or GET, and of a JOIN.
+func copies(in *gvinst.Inst) (cps [2][2]gvinst.Reg, n int) {
 	switch {
 	case in.Op == gvinst.OpJoin:
-		return [][2]gvinst.Reg{{in.Dst, in.Src[0]}, {in.Dst + 1, in.Src[1]}}
+		return [2][2]gvinst.Reg{{in.Dst, in.Src[0]}, {in.Dst + 1, in.Src[1]}}, 2
 	case (in.Op == gvinst.OpMov || in.Op == gvinst.OpGet) && in.Type.IsWide():
-		return [][2]gvinst.Reg{{in.Dst, in.Src[0]}, {in.Dst + 1, in.Src[0] + 1}}
+		return [2][2]gvinst.Reg{{in.Dst, in.Src[0]}, {in.Dst + 1, in.Src[0] + 1}}, 2
 	case in.Op == gvinst.OpMov || in.Op == gvinst.OpGet && in.Type.Size() == 8:
-		return [][2]gvinst.Reg{{in.Dst, in.Src[0]}}
+		return [2][2]gvinst.Reg{{in.Dst, in.Src[0]}}, 1
 	}
-	return nil
+	return cps, 0
 }
 
 // isAliasDef reports whether instruction i only makes copies that are
 // all renamed away.
-func (c *compiler) isAliasDef(i int, in *gvinst.Inst) bool {
-	cps := copies(in)
-	if len(cps) == 0 {
+func (f *unitFacts) isAliasDef(i int, in *gvinst.Inst) bool {
+	cps, n := copies(in)
+	if n == 0 {
 		return false
 	}
-	for _, cp := range cps {
-		if a, ok := c.alias[cp[0]]; !ok || a.from != i {
+	for _, cp := range cps[:n] {
+		if a, ok := f.alias.get(cp[0]); !ok || a.from != i {
 			return false
 		}
 	}
@@ -536,16 +479,16 @@ func (c *compiler) isAliasDef(i int, in *gvinst.Inst) bool {
 
 // tryAlias makes v an alias of src from instruction i on, if that is
 // sound (see findAliases).
-func tryAlias(m map[gvinst.Reg]aliasOf, i int, v, src gvinst.Reg, writes map[gvinst.Reg][]int, stateWriters []int, lastRead map[gvinst.Reg]int) {
-	if !v.IsVirtual() || len(writes[v]) != 1 || src == gvinst.MXCSR {
+func (f *unitFacts) tryAlias(i int, v, src gvinst.Reg) {
+	if !v.IsVirtual() || len(f.writes.of(v)) != 1 || src == gvinst.MXCSR {
 		return
 	}
-	last, read := lastRead[v]
-	if !read || last <= i {
+	last := f.lastReadOf(v)
+	if last <= i { // never read (-1), or not after the copy
 		return
 	}
 	of := src
-	if a, ok := m[of]; ok && a.from < i {
+	if a, ok := f.alias.get(of); ok && a.from < i {
 		of = a.of
 	}
 	// Only general and SSE registers: the x87, flags and control slots
@@ -553,22 +496,22 @@ func tryAlias(m map[gvinst.Reg]aliasOf, i int, v, src gvinst.Reg, writes map[gvi
 	if !of.IsVirtual() && of >= gvinst.FSBase || of == v {
 		return
 	}
-	for _, w := range writes[of] {
+	for _, w := range f.writes.of(of) {
 		if w >= i && w < last {
 			return
 		}
 	}
 	if !of.IsVirtual() {
-		for _, w := range stateWriters {
+		for _, w := range f.stateWriters {
 			if w > i && w < last {
 				return
 			}
 		}
 	}
-	m[v] = aliasOf{of: of, from: i}
+	f.alias[v] = aliasOf{of: of, from: i}
 	// The original must stay for as long as the copy is read.
-	if of.IsVirtual() && lastRead[of] < last {
-		lastRead[of] = last
+	if of.IsVirtual() && f.lastRead[of] < last {
+		f.lastRead[of] = last
 	}
 }
 
@@ -576,27 +519,25 @@ func tryAlias(m map[gvinst.Reg]aliasOf, i int, v, src gvinst.Reg, writes map[gvi
 // ADD.u64 v, a, b (b possibly SHL.u64 of c by 1 to 3, read only by the
 // ADD) whose v is written nowhere else and read only as the base of
 // loads and stores of at most 8 bytes, while a and c stay unchanged. It
-// returns them and the instructions they make unnecessary.
-func findAddresses(vb *gvinst.VBlock, lastRead map[gvinst.Reg]int, alias map[gvinst.Reg]aliasOf) (map[gvinst.Reg]addrOf, map[int]bool) {
-	writes := map[gvinst.Reg][]int{}
-	readers := map[gvinst.Reg][]int{}
+// sets addr to them and marks the instructions they make unnecessary in
+// folded.
+func (f *unitFacts) findAddresses() {
+	vb := f.vb
+	pairs := f.pairs[:0]
 	for i := range vb.Insts {
-		operandSlots(&vb.Insts[i], func(r gvinst.Reg, dst bool) {
-			if dst {
-				writes[r] = append(writes[r], i)
-			} else if n := len(readers[r]); n == 0 || readers[r][n-1] != i {
-				readers[r] = append(readers[r], i)
+		from := len(pairs)
+		for _, u := range f.usesOf(i) {
+			if !u.dst {
+				pairs = addOnce(pairs, from, u.r, i)
 			}
-		})
-	}
-	var stateWriters []int
-	for i := range vb.Insts {
-		if vb.Insts[i].Op.Info().Effects&gvinst.EffStateWrite != 0 && vb.Insts[i].Op != gvinst.OpFlags {
-			stateWriters = append(stateWriters, i)
 		}
 	}
+	f.pairs = pairs
+	readers := &f.readers
+	readers.set(f.nSlots, pairs)
+	writes := &f.writes
 	resolve := func(r gvinst.Reg, at int) gvinst.Reg {
-		if a, ok := alias[r]; ok && a.from < at {
+		if a, ok := f.alias.get(r); ok && a.from < at {
 			return a.of
 		}
 		return r
@@ -605,13 +546,13 @@ func findAddresses(vb *gvinst.VBlock, lastRead map[gvinst.Reg]int, alias map[gvi
 		if !r.IsVirtual() && r >= gvinst.FSBase {
 			return false
 		}
-		for _, w := range writes[r] {
+		for _, w := range writes.of(r) {
 			if w >= from && w < last {
 				return false
 			}
 		}
 		if !r.IsVirtual() {
-			for _, w := range stateWriters {
+			for _, w := range f.stateWriters {
 				if w >= from && w < last {
 					return false
 				}
@@ -620,23 +561,26 @@ func findAddresses(vb *gvinst.VBlock, lastRead map[gvinst.Reg]int, alias map[gvi
 		return true
 	}
 	is64 := func(t gvinst.Type) bool { return t.Size() == 8 && t.IsInt() }
-	addrs := map[gvinst.Reg]addrOf{}
-	skip := map[int]bool{}
+	f.addr = reuse(f.addr, f.nSlots)
+	for r := range f.addr {
+		f.addr[r].from = -1
+	}
+	f.folded = reuse(f.folded, len(vb.Insts))
 	for i := range vb.Insts {
 		in := &vb.Insts[i]
 		v := in.Dst
-		if in.Op != gvinst.OpAdd || !is64(in.Type) || in.HasImm || !v.IsVirtual() || len(writes[v]) != 1 {
+		if in.Op != gvinst.OpAdd || !is64(in.Type) || in.HasImm || !v.IsVirtual() || len(writes.of(v)) != 1 {
 			continue
 		}
-		if _, ok := alias[v]; ok {
+		if _, ok := f.alias.get(v); ok {
 			continue
 		}
-		last, read := lastRead[v]
-		if !read || last <= i {
+		last := f.lastReadOf(v)
+		if last <= i { // never read (-1), or not after the ADD
 			continue
 		}
 		ok := true
-		for _, k := range readers[v] {
+		for _, k := range readers.of(v) {
 			r := &vb.Insts[k]
 			if !(r.Op == gvinst.OpLd || r.Op == gvinst.OpSt) || r.Src[0] != v || r.Op == gvinst.OpSt && r.Src[1] == v || r.Type.Size() > 8 || k <= i {
 				ok = false
@@ -648,9 +592,9 @@ func findAddresses(vb *gvinst.VBlock, lastRead map[gvinst.Reg]int, alias map[gvi
 		a := resolve(in.Src[0], i)
 		b := in.Src[1]
 		idx, scale, shl := resolve(b, i), uint8(1), -1
-		if len(writes[b]) == 1 && writes[b][0] < i && len(readers[b]) == 1 && readers[b][0] == i && b.IsVirtual() {
-			if j := writes[b][0]; vb.Insts[j].Op == gvinst.OpShl && is64(vb.Insts[j].Type) && vb.Insts[j].HasImm && vb.Insts[j].Imm >= 1 && vb.Insts[j].Imm <= 3 {
-				if _, aliased := alias[b]; !aliased {
+		if wb, rb := writes.of(b), readers.of(b); len(wb) == 1 && wb[0] < i && len(rb) == 1 && rb[0] == i && b.IsVirtual() {
+			if j := wb[0]; vb.Insts[j].Op == gvinst.OpShl && is64(vb.Insts[j].Type) && vb.Insts[j].HasImm && vb.Insts[j].Imm >= 1 && vb.Insts[j].Imm <= 3 {
+				if _, aliased := f.alias.get(b); !aliased {
 					shl, idx, scale = j, resolve(vb.Insts[j].Src[0], j), uint8(1)<<vb.Insts[j].Imm
 				}
 			}
@@ -662,24 +606,23 @@ func findAddresses(vb *gvinst.VBlock, lastRead map[gvinst.Reg]int, alias map[gvi
 		if a == v || idx == v || !unchanged(a, i, last) || !unchanged(idx, from, last) {
 			continue
 		}
-		addrs[v] = addrOf{base: a, index: idx, scale: scale, from: i}
-		skip[i] = true
+		f.addr[v] = addrOf{base: a, index: idx, scale: scale, from: i}
+		f.folded[i] = true
 		if shl >= 0 {
-			skip[shl] = true
+			f.folded[shl] = true
 		}
-		for _, r := range []gvinst.Reg{a, idx} {
-			if r.IsVirtual() && lastRead[r] < last {
-				lastRead[r] = last
+		for _, r := range [2]gvinst.Reg{a, idx} {
+			if r.IsVirtual() && f.lastRead[r] < last {
+				f.lastRead[r] = last
 			}
 		}
 	}
-	return addrs, skip
 }
 
 // aliased returns the register whose value r has at the current
 // instruction: r itself, or what it is an uncopied copy of.
 func (c *compiler) aliased(r gvinst.Reg) gvinst.Reg {
-	if a, ok := c.alias[r]; ok && c.cur > a.from {
+	if a, ok := c.alias.get(r); ok && c.cur > a.from {
 		return a.of
 	}
 	return r
@@ -690,67 +633,70 @@ func (c *compiler) aliased(r gvinst.Reg) gvinst.Reg {
 // those read after it: Go may finish the x86 instruction in the
 // interpreter instead of resuming the code (self-modifying code, an SSE
 // exception the guest unmasks), and the interpreter reads them from the
-// frame.
+// frame. It stores those it reads first, in operand order, then the
+// others by slot.
 func (c *compiler) materialize(idx int) {
-	var regs []gvinst.Reg
-	done := map[gvinst.Reg]bool{}
-	want := func(r gvinst.Reg) {
-		if !done[r] {
-			done[r] = true
-			regs = append(regs, r)
+	ops := c.usesOf(idx)
+	for k, u := range ops {
+		if !u.dst && !readsSlot(ops[:k], u.r) {
+			c.materializeSlot(idx, u.r)
 		}
 	}
-	operandSlots(&c.vb.Insts[idx], func(r gvinst.Reg, dst bool) {
-		if !dst {
-			want(r)
+	for _, r := range c.renamed {
+		from := -1
+		if a, ok := c.alias.get(r); ok {
+			from = a.from
+		} else if ad, ok := c.addr.get(r); ok {
+			from = ad.from
 		}
-	})
-	var later []gvinst.Reg
-	for r, a := range c.alias {
-		if idx > a.from && c.lastRead[r] > idx {
-			later = append(later, r)
-		}
-	}
-	for r, ad := range c.addr {
-		if idx > ad.from && c.lastRead[r] > idx {
-			later = append(later, r)
-		}
-	}
-	sort.Slice(later, func(i, j int) bool { return later[i] < later[j] })
-	for _, r := range later {
-		want(r)
-	}
-	for _, r := range regs {
-		if ad, ok := c.addr[r]; ok && idx > ad.from {
-			c.a.encode(mnMovRM, 8, rax, memOp(slotMem(ad.base)), 0)
-			c.a.encode(mnMovRM, 8, rcx, memOp(slotMem(ad.index)), 0)
-			c.a.encode(mnLea, 8, rax, memOp(mem{base: rax, index: rcx, scale: ad.scale, hasIndex: true}), 0)
-			c.a.encode(mnMovMR, 8, rax, memOp(slotMem(r)), 0)
-			continue
-		}
-		if a, ok := c.alias[r]; ok && idx > a.from {
-			c.a.encode(mnMovRM, 8, rax, memOp(slotMem(a.of)), 0)
-			c.a.encode(mnMovMR, 8, rax, memOp(slotMem(r)), 0)
+		if idx > from && c.lastRead[r] > idx && !readsSlot(ops, r) {
+			c.materializeSlot(idx, r)
 		}
 	}
 }
 
-// fusableCmps returns the indexes of the integer CMPs whose only reader is
-// a BRANCH right after them (the block's closing one, or one inside a
-// trace): the BRANCH then compares and jumps on the host flags, and the
-// 0/1 value is never made.
-func fusableCmps(vb *gvinst.VBlock, lastRead map[gvinst.Reg]int) map[int]bool {
-	fused := map[int]bool{}
+// readsSlot reports whether uses read slot r.
+func readsSlot(uses []slotUse, r gvinst.Reg) bool {
+	for _, u := range uses {
+		if !u.dst && u.r == r {
+			return true
+		}
+	}
+	return false
+}
+
+// materializeSlot stores slot r to the frame before a callout of
+// instruction idx when r is a folded address or an uncopied copy there.
+func (c *compiler) materializeSlot(idx int, r gvinst.Reg) {
+	if ad, ok := c.addr.get(r); ok && idx > ad.from {
+		c.a.encode(mnMovRM, 8, rax, memOp(slotMem(ad.base)), 0)
+		c.a.encode(mnMovRM, 8, rcx, memOp(slotMem(ad.index)), 0)
+		c.a.encode(mnLea, 8, rax, memOp(mem{base: rax, index: rcx, scale: ad.scale, hasIndex: true}), 0)
+		c.a.encode(mnMovMR, 8, rax, memOp(slotMem(r)), 0)
+		return
+	}
+	if a, ok := c.alias.get(r); ok && idx > a.from {
+		c.a.encode(mnMovRM, 8, rax, memOp(slotMem(a.of)), 0)
+		c.a.encode(mnMovMR, 8, rax, memOp(slotMem(r)), 0)
+	}
+}
+
+// findFusableCmps sets fused: per instruction, whether it is an integer
+// CMP whose only reader is a BRANCH right after it (the block's closing
+// one, or one inside a trace): the BRANCH then compares and jumps on the
+// host flags, and the 0/1 value is never made.
+func (f *unitFacts) findFusableCmps() {
+	vb := f.vb
+	f.fused = reuse(f.fused, len(vb.Insts))
 	for b := 1; b < len(vb.Insts); b++ {
 		cmp, br := &vb.Insts[b-1], &vb.Insts[b]
-		if br.Op != gvinst.OpBranch || cmp.Op != gvinst.OpCmp || br.Src[0] != cmp.Dst || !cmp.Dst.IsVirtual() || lastRead[cmp.Dst] != b {
+		if br.Op != gvinst.OpBranch || cmp.Op != gvinst.OpCmp || br.Src[0] != cmp.Dst || !cmp.Dst.IsVirtual() || f.lastReadOf(cmp.Dst) != b {
 			continue
 		}
 		if _, ok := intCond(cmp); ok {
-			fused[b-1] = true
+			f.fused[b-1] = true
 		}
 	}
-	return fused
 }
 
 // branchCond emits the test of BRANCH idx's condition (the fused CMP's
@@ -833,32 +779,28 @@ func (c *compiler) sideExit(in *gvinst.Inst, follow int) {
 // pinLoop loads the guest registers a loop block uses most into pool
 // registers, where they stay for the whole unit.
 func (c *compiler) pinLoop() {
-	uses := map[gvinst.Reg]int{}
-	c.loopWrites = map[gvinst.Reg]bool{}
-	for i := range c.vb.Insts {
-		operandSlots(&c.vb.Insts[i], func(r gvinst.Reg, dst bool) {
-			if r.IsVirtual() {
-				return
-			}
-			if dst {
-				c.loopWrites[r] = true
-			}
-			if r < gvinst.X0 || r < gvinst.FSBase && (r-gvinst.X0)%2 == 0 {
-				uses[r]++
-			}
-		})
-	}
-	c.pinXmm(uses)
-	var cands []gvinst.Reg
-	for r := range uses {
-		cands = append(cands, r)
-	}
-	sort.Slice(cands, func(i, j int) bool {
-		if uses[cands[i]] != uses[cands[j]] {
-			return uses[cands[i]] > uses[cands[j]]
+	var uses guestUses
+	for _, u := range c.uses {
+		r := u.r
+		if r.IsVirtual() {
+			continue
 		}
-		return cands[i] < cands[j]
-	})
+		if u.dst {
+			c.loopWrites[r] = true
+		}
+		if r < gvinst.X0 || r < gvinst.FSBase && (r-gvinst.X0)%2 == 0 {
+			uses[r]++
+		}
+	}
+	c.pinXmm(&uses)
+	var buf [gvinst.NumGuestSlots]gvinst.Reg
+	cands := buf[:0]
+	for r, n := range uses {
+		if n > 0 {
+			cands = append(cands, gvinst.Reg(r))
+		}
+	}
+	uses.sort(cands)
 	if len(cands) > maxPinned {
 		cands = cands[:maxPinned]
 	}
@@ -866,6 +808,19 @@ func (c *compiler) pinLoop() {
 		c.a.encode(mnMovRM, 8, pool[i], memOp(slotMem(r)), 0)
 		c.cache.e[i] = cacheEntry{valid: true, pinned: true, slot: r, dirty: c.loopWrites[r]}
 	}
+}
+
+// guestUses counts, per guest slot, the times a loop block names it.
+type guestUses [gvinst.NumGuestSlots]int
+
+// sort sorts guest slots rs by their uses, most first, then by slot.
+func (u *guestUses) sort(rs []gvinst.Reg) {
+	slices.SortFunc(rs, func(a, b gvinst.Reg) int {
+		if u[a] != u[b] {
+			return cmp.Compare(u[b], u[a])
+		}
+		return cmp.Compare(a, b)
+	})
 }
 
 // guestCount is the number of x86 instructions of vb.

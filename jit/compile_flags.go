@@ -578,18 +578,12 @@ func (c *compiler) loadedImm(r gvinst.Reg, idx int) (uint64, bool) {
 	if !r.IsVirtual() {
 		return 0, false
 	}
-	for i := idx - 1; i >= 0; i-- {
-		in := &c.vb.Insts[i]
-		written := false
-		operandSlots(in, func(s gvinst.Reg, dst bool) {
-			written = written || dst && s == r
-		})
-		if written {
-			if in.Op == gvinst.OpLi && in.Dst == r && !in.Type.IsWide() {
-				return uint64(in.Imm) & in.Type.Mask(), true
-			}
-			return 0, false
-		}
+	i := c.lastWriteBefore(r, idx)
+	if i < 0 {
+		return 0, false
+	}
+	if in := &c.vb.Insts[i]; in.Op == gvinst.OpLi && in.Dst == r && !in.Type.IsWide() {
+		return uint64(in.Imm) & in.Type.Mask(), true
 	}
 	return 0, false
 }

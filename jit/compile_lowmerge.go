@@ -16,7 +16,8 @@ import "github.com/gxbit/gxbit/gvinst"
 // then make no code of their own.
 
 // lowMerge is a .f32 operation whose result is merged into the low 32 bits
-// of base by instructions and (the AND) and or (the OR).
+// of base by instructions and (the AND) and or (the OR). The OR comes
+// after the operation, so or is never 0: a zero lowMerge is none.
 type lowMerge struct {
 	and, or int
 	base    gvinst.Reg // the AND's source, renamed as at the operation
@@ -25,18 +26,19 @@ type lowMerge struct {
 // lowMergeMask is the AND's immediate: every bit but the low lane's.
 const lowMergeMask = -1 << 32
 
-// findLowMerges returns, by the index of the .f32 operation, the merges
-// the compiler may fold into it (see lowMerge). The operation's result
-// and the AND's are read by the OR alone; every instruction between the
-// operation and the OR other than the AND is a copy renamed away (no code,
-// so no exit can come between), none writes the base or the OR's
-// destination, and that destination, a virtual register, is written only
-// by the OR, so computing it early changes nothing any instruction sees.
-// A binary operation's first source must be the base (addss xmm0, xmm1
-// merges into xmm0); a unary one's (sqrtss, the conversions) may be
-// anything.
-func (c *compiler) findLowMerges() map[int]lowMerge {
-	vb := c.vb
+// findLowMerges sets merges: by the index of the .f32 operation, the
+// merges the compiler may fold into it (see lowMerge). The operation's
+// result and the AND's are read by the OR alone; every instruction
+// between the operation and the OR other than the AND is a copy renamed
+// away (no code, so no exit can come between), none writes the base or
+// the OR's destination, and that destination, a virtual register, is
+// written only by the OR, so computing it early changes nothing any
+// instruction sees. A binary operation's first source must be the base
+// (addss xmm0, xmm1 merges into xmm0); a unary one's (sqrtss, the
+// conversions) may be anything.
+func (f *unitFacts) findLowMerges() {
+	vb := f.vb
+	f.merges = f.merges[:0]
 	any := false
 	for i := range vb.Insts {
 		if vb.Insts[i].Type == gvinst.F32 {
@@ -45,28 +47,20 @@ func (c *compiler) findLowMerges() map[int]lowMerge {
 		}
 	}
 	if !any {
-		return nil // most blocks: nothing to look for
+		return // most blocks: nothing to look for
 	}
-	writes := map[gvinst.Reg][]int{}
-	for i := range vb.Insts {
-		operandSlots(&vb.Insts[i], func(r gvinst.Reg, dst bool) {
-			if dst {
-				writes[r] = append(writes[r], i)
-			}
-		})
-	}
+	writes := &f.writes
 	resolve := func(r gvinst.Reg, at int) gvinst.Reg {
-		if a, ok := c.alias[r]; ok && a.from < at {
+		if a, ok := f.alias.get(r); ok && a.from < at {
 			return a.of
 		}
 		return r
 	}
 	only := func(rs []int, i int) bool { return len(rs) == 1 && rs[0] == i }
 	is64 := func(t gvinst.Type) bool { return t.Size() == 8 && !t.IsFloat() && !t.IsWide() }
-	merges := map[int]lowMerge{}
 	for i := range vb.Insts {
 		in := &vb.Insts[i]
-		if in.Type != gvinst.F32 || in.HasImm || !in.Dst.IsVirtual() || !only(writes[in.Dst], i) {
+		if in.Type != gvinst.F32 || in.HasImm || !in.Dst.IsVirtual() || !only(writes.of(in.Dst), i) {
 			continue
 		}
 		binaryOp := false
@@ -78,7 +72,7 @@ func (c *compiler) findLowMerges() map[int]lowMerge {
 			continue
 		}
 		v := in.Dst
-		rs := c.reads[v]
+		rs := f.reads.of(v)
 		if len(rs) != 1 || rs[0] <= i {
 			continue
 		}
@@ -97,11 +91,11 @@ func (c *compiler) findLowMerges() map[int]lowMerge {
 			continue
 		}
 		d := or.Dst
-		if !t.IsVirtual() || !only(c.reads[t], j) || len(writes[t]) != 1 ||
-			!d.IsVirtual() || !only(writes[d], j) || d == t || d == v {
+		if !t.IsVirtual() || !only(f.reads.of(t), j) || len(writes.of(t)) != 1 ||
+			!d.IsVirtual() || !only(writes.of(d), j) || d == t || d == v {
 			continue
 		}
-		k := writes[t][0]
+		k := writes.of(t)[0]
 		and := &vb.Insts[k]
 		if k <= i || k >= j || and.Op != gvinst.OpAnd || !is64(and.Type) || !and.HasImm || and.Imm != lowMergeMask {
 			continue
@@ -112,22 +106,24 @@ func (c *compiler) findLowMerges() map[int]lowMerge {
 		}
 		ok := true
 		for l := i + 1; l < j && ok; l++ {
-			if l != k && !c.isAliasDef(l, &vb.Insts[l]) {
+			if l != k && !f.isAliasDef(l, &vb.Insts[l]) {
 				ok = false
 				break
 			}
-			operandSlots(&vb.Insts[l], func(r gvinst.Reg, dst bool) {
-				if r == d || dst && r == m {
+			for _, u := range f.usesOf(l) {
+				if u.r == d || u.dst && u.r == m {
 					ok = false
 				}
-			})
+			}
 		}
 		if !ok {
 			continue
 		}
-		merges[i] = lowMerge{and: k, or: j, base: m}
+		if len(f.merges) == 0 {
+			f.merges = reuse(f.merges, len(vb.Insts))
+		}
+		f.merges[i] = lowMerge{and: k, or: j, base: m}
 	}
-	return merges
 }
 
 // mergeInto starts the code of .f32 operation idx when it has a merge:
@@ -135,7 +131,7 @@ func (c *compiler) findLowMerges() map[int]lowMerge {
 // It reports whether there is one; the caller computes into xmm0 and
 // calls mergeOut.
 func (c *compiler) mergeInto(idx int) bool {
-	m, ok := c.merges[idx]
+	m, ok := c.mergeOf(idx)
 	if !ok {
 		return false
 	}
@@ -148,7 +144,8 @@ func (c *compiler) mergeInto(idx int) bool {
 // mergeOut makes xmm0's low 64 bits the new value of the OR's
 // destination, for operation idx that mergeInto began.
 func (c *compiler) mergeOut(idx int) {
-	c.putF(c.vb.Insts[c.merges[idx].or].Dst, 0, true)
+	m, _ := c.mergeOf(idx)
+	c.putF(c.vb.Insts[m.or].Dst, 0, true)
 }
 
 // putFOrMerge ends operation idx's code: mergeOut when mergeInto began a

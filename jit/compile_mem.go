@@ -18,7 +18,7 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 	}
 	// The base register, or the parts of a folded address.
 	at := mem{}
-	if ad, ok := c.addr[in.Src[0]]; ok && c.cur > ad.from {
+	if ad, ok := c.addr.get(in.Src[0]); ok && c.cur > ad.from {
 		at = mem{base: c.src(ad.base), index: c.src(ad.index), scale: ad.scale, hasIndex: true}
 	} else {
 		at.base = c.src(in.Src[0])
@@ -34,7 +34,7 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 	// may evict something); the slow path does not count it as written.
 	var d reg
 	var taken []takenReg
-	_, grouped := c.groupOf[idx]
+	_, grouped := c.memberOf(idx)
 	x := -1 // the xmm register (index in xmmPins) a float load goes to
 	if !isStore && !grouped {
 		x = c.floatLoadX(idx, in)
@@ -42,7 +42,7 @@ func (c *compiler) memAccess(idx int, in *gvinst.Inst, isStore bool) bool {
 	if !isStore && x < 0 {
 		d = c.takeDst(&taken, in.Dst)
 	}
-	if m, ok := c.groupOf[idx]; ok {
+	if m, ok := c.memberOf(idx); ok {
 		c.groupAccess(idx, in, isStore, sz, m, at.base, d, val, taken)
 		return true
 	}
@@ -321,7 +321,7 @@ func (c *compiler) floatLoadX(idx int, in *gvinst.Inst) int {
 		return -1
 	}
 	first := -1
-	for _, i := range c.reads[v] {
+	for _, i := range c.reads.of(v) {
 		if i > idx && !c.isAliasDef(i, &c.vb.Insts[i]) {
 			first = i
 			break
@@ -330,7 +330,7 @@ func (c *compiler) floatLoadX(idx int, in *gvinst.Inst) int {
 	// A value read far ahead would hold its xmm register against the
 	// float temporaries between (a stencil's loads): a pool register
 	// then.
-	if rs := c.reads[v]; first < 0 || rs[len(rs)-1] > idx+floatLoadReach {
+	if rs := c.reads.of(v); first < 0 || rs[len(rs)-1] > idx+floatLoadReach {
 		return -1
 	}
 	r := &c.vb.Insts[first]
@@ -340,13 +340,13 @@ func (c *compiler) floatLoadX(idx int, in *gvinst.Inst) int {
 			return -1
 		}
 	case gvinst.OpPut:
-		if _, ok := c.xmm[r.Dst]; !ok {
+		if _, ok := c.xmmOf(r.Dst); !ok {
 			return -1 // not into an SSE register kept in an xmm register
 		}
 	default:
 		return -1
 	}
-	for k := len(c.xmm); k < len(xmmPins); k++ {
+	for k := c.nXmm; k < len(xmmPins); k++ {
 		if !c.cache.x[k].valid {
 			return k
 		}

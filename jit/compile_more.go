@@ -1,6 +1,7 @@
 package jit
 
 import (
+	"slices"
 	"unsafe"
 
 	"github.com/gxbit/gxbit/gvinst"
@@ -226,15 +227,17 @@ func (c *compiler) comiFlags(idx int, f *form) bool {
 	}
 	// Each value read once, by the next instruction of the seven; all
 	// distinct, and none of them the comparison's operands.
-	seen := map[gvinst.Reg]bool{a: true, b: true}
-	for _, r := range []gvinst.Reg{cf, zf, pf, p, z, pz, w} {
-		if seen[r] || !r.IsVirtual() {
+	seen := [9]gvinst.Reg{a, b, cf, zf, pf, p, z, pz, w}
+	for k := 2; k < len(seen); k++ {
+		if !seen[k].IsVirtual() || slices.Contains(seen[:k], seen[k]) {
 			return false
 		}
-		seen[r] = true
 	}
-	for r, reader := range map[gvinst.Reg]int{cf: idx + 6, zf: idx + 4, pf: idx + 3, p: idx + 5, z: idx + 5, pz: idx + 6} {
-		if rs := c.reads[r]; len(rs) != 1 || rs[0] != reader {
+	for _, rr := range [...]struct {
+		r      gvinst.Reg
+		reader int
+	}{{cf, idx + 6}, {zf, idx + 4}, {pf, idx + 3}, {p, idx + 5}, {z, idx + 5}, {pz, idx + 6}} {
+		if rs := c.reads.of(rr.r); len(rs) != 1 || rs[0] != rr.reader {
 			return false
 		}
 	}

@@ -208,27 +208,20 @@ func TestXmmPins(t *testing.T) {
 // x1, ...) its unit keeps in xmm registers.
 func keptInXmm(t *testing.T, vb *gvinst.VBlock) map[string]bool {
 	t.Helper()
-	noXmm := map[gvinst.Reg]bool{}
-	for {
-		_, refused, err := compileTraceWith(singleTrace(vb), 0, false, -1, unitEnv{}, noXmm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(refused) == 0 {
-			break
-		}
-		for r := range refused {
-			noXmm[r] = true
-		}
+	_, noXmm, err := compileTraceXmm(singleTrace(vb), 0, false, -1, unitEnv{})
+	if err != nil {
+		t.Fatal(err)
 	}
 	kept := map[string]bool{}
 	for k := 0; k < 16; k++ {
 		r := gvinst.X0 + gvinst.Reg(2*k)
 		used := false
 		for i := range vb.Insts {
-			operandSlots(&vb.Insts[i], func(s gvinst.Reg, _ bool) { used = used || s == r })
+			for _, u := range operandSlots(nil, &vb.Insts[i]) {
+				used = used || u.r == r
+			}
 		}
-		if used && !noXmm[r] {
+		if used && noXmm&sseBit(r) == 0 {
 			kept[fmt.Sprintf("x%d", k)] = true
 		}
 	}

@@ -39,7 +39,7 @@ type pageGroup struct {
 }
 
 // groupMember says an access is in group g, its base register holding
-// the group's root plus delta.
+// the group's root plus delta; g -1 says it is in none.
 type groupMember struct {
 	g     int
 	delta int32
@@ -49,7 +49,7 @@ type groupMember struct {
 // group: a plain base+offset access of 1 to 16 bytes (8 for a store, which
 // with its two value registers, the base and the host root would lock
 // more pool registers than a loop unit leaves unpinned); else 0.
-func groupable(in *gvinst.Inst, addr map[gvinst.Reg]addrOf, i int) int32 {
+func groupable(in *gvinst.Inst, addr addrTable, i int) int32 {
 	if in.Op != gvinst.OpLd && in.Op != gvinst.OpSt {
 		return 0
 	}
@@ -63,7 +63,7 @@ func groupable(in *gvinst.Inst, addr map[gvinst.Reg]addrOf, i int) int32 {
 	default:
 		return 0
 	}
-	if ad, ok := addr[in.Src[0]]; ok && i > ad.from {
+	if ad, ok := addr.get(in.Src[0]); ok && i > ad.from {
 		return 0
 	}
 	return int32(sz)
@@ -73,30 +73,35 @@ func groupable(in *gvinst.Inst, addr map[gvinst.Reg]addrOf, i int) int32 {
 // every displacement the code computes fits 32 bits.
 const maxGroupOffset = 1 << 28
 
-// findPageGroups finds the page groups of vb: accesses from one root
-// value (gvinst.AddressValues) whose offsets span at most a page. Groups
-// of one access are dropped (the access's own probe costs the same).
-// Pseudo registers are numbered from firstSlot. It returns the groups and
-// the member of each access in one.
-func findPageGroups(vb *gvinst.VBlock, addr map[gvinst.Reg]addrOf, firstSlot gvinst.Reg) ([]pageGroup, map[int]groupMember) {
+// findPageGroups finds the page groups of the unit: accesses from one
+// root value (gvinst.AddressValues) whose offsets span at most a page.
+// Groups of one access are dropped (the access's own probe costs the
+// same). Pseudo registers are numbered from firstSlot. It sets groups and
+// groupOf.
+func (f *unitFacts) findPageGroups(firstSlot gvinst.Reg) {
+	vb := f.vb
 	addrs := gvinst.AddressValues(vb)
-	var all []pageGroup
-	member := map[int]groupMember{}
-	open := map[int]int{} // root → the group being gathered
+	all := f.allGroups[:0]
+	member := reuse(f.groupOf, len(vb.Insts))
+	open := f.groupNum[:0] // root → the group being gathered, plus one (0: none)
 	for i := range vb.Insts {
+		member[i].g = -1
 		in := &vb.Insts[i]
-		if sz := groupable(in, addr, i); sz > 0 {
+		if sz := groupable(in, f.addr, i); sz > 0 {
 			av := addrs[i]
 			if delta := av.Off - in.Imm; delta > -maxGroupOffset && delta < maxGroupOffset && av.Off > -maxGroupOffset && av.Off < maxGroupOffset {
 				off := int32(av.Off)
-				g, ok := open[av.Root]
+				for av.Root >= len(open) {
+					open = append(open, 0)
+				}
+				g, ok := open[av.Root]-1, open[av.Root] > 0
 				if ok && max(all[g].maxEnd, off+sz)-min(all[g].minOff, off) > gvinst.PageSize {
 					ok = false
 				}
 				if !ok {
 					g = len(all)
 					all = append(all, pageGroup{root: av.Root, minOff: off, maxEnd: off + sz, first: i})
-					open[av.Root] = g
+					open[av.Root] = g + 1
 				}
 				pg := &all[g]
 				pg.minOff, pg.maxEnd = min(pg.minOff, off), max(pg.maxEnd, off+sz)
@@ -108,22 +113,22 @@ func findPageGroups(vb *gvinst.VBlock, addr map[gvinst.Reg]addrOf, firstSlot gvi
 			}
 		}
 	}
-	var groups []pageGroup
-	renum := map[int]int{}
+	groups := f.groups[:0]
+	renum := reuse(open, len(all)) // the kept groups' numbers, -1 for the dropped
 	for g := range all {
+		renum[g] = -1
 		if all[g].n >= 2 {
 			renum[g] = len(groups)
 			all[g].slot = firstSlot + gvinst.Reg(len(groups))
 			groups = append(groups, all[g])
 		}
 	}
-	groupOf := map[int]groupMember{}
 	for i, m := range member {
-		if k, ok := renum[m.g]; ok {
-			groupOf[i] = groupMember{g: k, delta: m.delta}
+		if m.g >= 0 {
+			member[i].g = renum[m.g]
 		}
 	}
-	return groups, groupOf
+	f.groups, f.groupOf, f.allGroups, f.groupNum = groups, member, all, renum
 }
 
 // takenReg is a pool register an instruction took before its paths split,

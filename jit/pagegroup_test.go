@@ -45,9 +45,11 @@ func TestFindPageGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	vb := bs[0]
-	lastRead := lastReads(vb)
-	addr, _ := findAddresses(vb, lastRead, findAliases(vb, lastRead))
-	groups, groupOf := findPageGroups(vb, addr, 1000)
+	f, err := analyzeUnit(singleTrace(vb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := f.groups
 	got := ""
 	for _, g := range groups {
 		got += fmt.Sprintf("[%d,%d) r%v w%v %d..%d; ", g.minOff, g.maxEnd, g.read, g.write, g.first, g.last)
@@ -57,12 +59,12 @@ func TestFindPageGroups(t *testing.T) {
 		t.Errorf("groups %s\nwant   %s", got, want)
 	}
 	for i, g := range map[int]groupMember{1: {0, 0}, 2: {0, 0}, 3: {0, 0}, 5: {1, 0}, 6: {1, 0}, 8: {2, 0}, 9: {2, 0}, 12: {0, -8}} {
-		if m, ok := groupOf[i]; !ok || m != g {
+		if m, ok := f.memberOf(i); !ok || m != g {
 			t.Errorf("instruction %d in group %v (%v), want %v", i, m, ok, g)
 		}
 	}
 	for _, i := range []int{4, 10} {
-		if _, ok := groupOf[i]; ok {
+		if _, ok := f.memberOf(i); ok {
 			t.Errorf("instruction %d is in a group; its range or its loneness should keep it out", i)
 		}
 	}

@@ -340,7 +340,7 @@ func (c *compiler) dstRegFrom(r, src gvinst.Reg) reg {
 // that reads slot r (through a renamed copy, a folded address or a page
 // group too), or len(vb.Insts) when none does.
 func (c *compiler) nextRead(r gvinst.Reg) int {
-	rs := c.reads[r]
+	rs := c.reads.of(r)
 	k := sort.SearchInts(rs, c.cur+1)
 	if k == len(rs) {
 		return len(c.vb.Insts)
@@ -351,30 +351,29 @@ func (c *compiler) nextRead(r gvinst.Reg) int {
 // findReads lists, per slot, the instructions that read it in the code:
 // their operands after renaming, the parts of folded addresses, and the
 // host root of a page group at each of its accesses.
-func (c *compiler) findReads() {
-	c.reads = map[gvinst.Reg][]int{}
-	add := func(r gvinst.Reg, i int) {
-		if rs := c.reads[r]; len(rs) == 0 || rs[len(rs)-1] != i {
-			c.reads[r] = append(rs, i)
-		}
-	}
-	for i := range c.vb.Insts {
-		operandSlots(&c.vb.Insts[i], func(r gvinst.Reg, dst bool) {
-			if dst {
-				return
+func (f *unitFacts) findReads() {
+	pairs := f.pairs[:0]
+	for i := range f.vb.Insts {
+		from := len(pairs)
+		for _, u := range f.usesOf(i) {
+			if u.dst {
+				continue
 			}
-			if a, ok := c.alias[r]; ok && i > a.from {
+			r := u.r
+			if a, ok := f.alias.get(r); ok && i > a.from {
 				r = a.of
 			}
-			if ad, ok := c.addr[r]; ok && i > ad.from {
-				add(ad.base, i)
-				add(ad.index, i)
-				return
+			if ad, ok := f.addr.get(r); ok && i > ad.from {
+				pairs = addOnce(pairs, from, ad.base, i)
+				pairs = addOnce(pairs, from, ad.index, i)
+				continue
 			}
-			add(r, i)
-		})
-		if m, ok := c.groupOf[i]; ok {
-			add(c.groups[m.g].slot, i)
+			pairs = addOnce(pairs, from, r, i)
+		}
+		if m, ok := f.memberOf(i); ok {
+			pairs = addOnce(pairs, from, f.groups[m.g].slot, i)
 		}
 	}
+	f.pairs = pairs
+	f.reads.set(f.nSlots, pairs)
 }

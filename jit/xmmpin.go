@@ -1,10 +1,6 @@
 package jit
 
-import (
-	"sort"
-
-	"github.com/gxbit/gxbit/gvinst"
-)
+import "github.com/gxbit/gxbit/gvinst"
 
 // SSE registers in host xmm registers.
 //
@@ -43,58 +39,72 @@ type xmm0Value struct {
 	valid bool
 }
 
+// sseSet is a set of guest SSE registers: bit k stands for xk, whose low
+// half is slot X0+2k.
+type sseSet uint16
+
+// sseBit returns the bit of the SSE register whose low half is slot r,
+// or 0 when r is no SSE register's low half.
+func sseBit(r gvinst.Reg) sseSet {
+	if r < gvinst.X0 || r >= gvinst.X0+32 || (r-gvinst.X0)%2 != 0 {
+		return 0
+	}
+	return 1 << ((r - gvinst.X0) / 2)
+}
+
 // pinXmm chooses, at a loop unit's entry, the guest SSE registers' low
 // halves among uses (the slots the block names, by how often) that it
 // keeps in xmm registers, and loads them. uses loses them, so that
 // pinLoop does not pin them in general registers too.
-func (c *compiler) pinXmm(uses map[gvinst.Reg]int) {
-	var cands []gvinst.Reg
-	for r := range uses {
-		if r >= gvinst.X0 && r < gvinst.X0+32 && (r-gvinst.X0)%2 == 0 && !c.noXmm[r] {
-			cands = append(cands, r)
+func (c *compiler) pinXmm(uses *guestUses) {
+	var buf [16]gvinst.Reg
+	cands := buf[:0]
+	for r, n := range uses {
+		if b := sseBit(gvinst.Reg(r)); n > 0 && b != 0 && c.noXmm&b == 0 {
+			cands = append(cands, gvinst.Reg(r))
 		}
 	}
-	sort.Slice(cands, func(i, j int) bool {
-		if uses[cands[i]] != uses[cands[j]] {
-			return uses[cands[i]] > uses[cands[j]]
-		}
-		return cands[i] < cands[j]
-	})
+	uses.sort(cands)
 	if len(cands) > maxXmmPinned {
 		cands = cands[:maxXmmPinned]
 	}
-	c.xmm = map[gvinst.Reg]reg{}
 	for i, r := range cands {
-		c.xmm[r] = xmmPins[i]
-		delete(uses, r)
+		c.xmmKept |= sseBit(r)
+		c.xmmHome[(r-gvinst.X0)/2] = xmmPins[i]
+		uses[r] = 0
 	}
+	c.nXmm = len(cands)
 	c.loadXmm()
 }
 
-// loadXmm loads the slots kept in xmm registers from the frame.
-func (c *compiler) loadXmm() {
-	for _, r := range c.xmmSlots() {
-		c.a.encode(mnMovqXR, 4, c.xmm[r], memOp(slotMem(r)), 0)
+// xmmOf returns the xmm register a loop unit keeps guest slot r in, if it
+// keeps r in one.
+func (c *compiler) xmmOf(r gvinst.Reg) (reg, bool) {
+	if b := sseBit(r); b != 0 && c.xmmKept&b != 0 {
+		return c.xmmHome[(r-gvinst.X0)/2], true
 	}
+	return 0, false
 }
 
-// storeXmm stores the slots kept in xmm registers that the unit writes.
-func (c *compiler) storeXmm() {
-	for _, r := range c.xmmSlots() {
-		if c.loopWrites[r] {
-			c.a.encode(mnMovqRX, 4, c.xmm[r], memOp(slotMem(r)), 0)
+// loadXmm loads the slots kept in xmm registers from the frame, in slot
+// order.
+func (c *compiler) loadXmm() {
+	for k := range c.xmmHome {
+		if c.xmmKept&(1<<k) != 0 {
+			r := gvinst.X0 + gvinst.Reg(2*k)
+			c.a.encode(mnMovqXR, 4, c.xmmHome[k], memOp(slotMem(r)), 0)
 		}
 	}
 }
 
-// xmmSlots lists the slots kept in xmm registers, in order.
-func (c *compiler) xmmSlots() []gvinst.Reg {
-	rs := make([]gvinst.Reg, 0, len(c.xmm))
-	for r := range c.xmm {
-		rs = append(rs, r)
+// storeXmm stores the slots kept in xmm registers that the unit writes,
+// in slot order.
+func (c *compiler) storeXmm() {
+	for k := range c.xmmHome {
+		if r := gvinst.X0 + gvinst.Reg(2*k); c.xmmKept&(1<<k) != 0 && c.loopWrites[r] {
+			c.a.encode(mnMovqRX, 4, c.xmmHome[k], memOp(slotMem(r)), 0)
+		}
 	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i] < rs[j] })
-	return rs
 }
 
 // notXmm records that the code needs slot r (renamed) where an xmm
@@ -111,20 +121,16 @@ func (c *compiler) notXmm(r gvinst.Reg) {
 		c.cache.x[k] = xmmEntry{}
 		return
 	}
-	if _, ok := c.xmm[r]; !ok {
-		return
+	if _, ok := c.xmmOf(r); ok {
+		c.xmmRefused |= sseBit(r)
 	}
-	if c.xmmRefused == nil {
-		c.xmmRefused = map[gvinst.Reg]bool{}
-	}
-	c.xmmRefused[r] = true
 }
 
 // putXmm emits PUT.u64 of v into slot s when the unit keeps s in an xmm
 // register: a copy of xmm0 when the float code just before left v there,
 // else a movq from v's register or slot. It reports whether s is kept so.
 func (c *compiler) putXmm(s, v gvinst.Reg) bool {
-	k, ok := c.xmm[s]
+	k, ok := c.xmmOf(s)
 	if !ok {
 		return false
 	}
@@ -166,7 +172,7 @@ func (c *compiler) moveWideXmm(in *gvinst.Inst) bool {
 	if d == s+1 || d+1 == s {
 		return false
 	}
-	dk, dIn := c.xmm[d]
+	dk, dIn := c.xmmOf(d)
 	sk, sIn := c.inXmm(c.aliased(s))
 	if !dIn && !sIn {
 		return false
@@ -207,7 +213,7 @@ func (rc *regCache) findX(r gvinst.Reg) int {
 // inXmm returns the xmm register that holds slot r (renamed): a guest
 // slot the unit keeps in one, or a virtual register's float value.
 func (c *compiler) inXmm(r gvinst.Reg) (reg, bool) {
-	if k, ok := c.xmm[r]; ok {
+	if k, ok := c.xmmOf(r); ok {
 		return k, true
 	}
 	if k := c.cache.findX(r); k >= 0 {
@@ -226,7 +232,7 @@ func (c *compiler) putVirtualXmm(r gvinst.Reg) bool {
 		return false
 	}
 	free, far, farNext := -1, -1, c.nextRead(r)
-	for k := len(c.xmm); k < len(xmmPins); k++ {
+	for k := c.nXmm; k < len(xmmPins); k++ {
 		x := c.cache.x[k]
 		if !x.valid {
 			free = k

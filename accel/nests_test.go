@@ -212,21 +212,9 @@ func resultOf(res *pipeline.Result, out, errOut *bytes.Buffer) corpus.Result {
 	return r
 }
 
-// buildNests builds the nests suite in modes into its own directory under
-// the shared corpus cache (the corpus and loops suites are built without
-// it) and returns that directory.
+// buildNests builds the nests suite in modes (corpus.BuildNests) and
+// returns its folder.
 func buildNests(t *testing.T, modes []string) string {
 	t.Helper()
-	dir, err := corpus.DefaultDir()
-	if err != nil {
-		t.Skip(err)
-	}
-	dir = filepath.Join(dir, "nests")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	err = corpus.BuildInto(ctx, dir, corpus.BuildOptions{Modes: modes, Suites: []corpus.Suite{corpus.SuiteNests}})
-	if err != nil {
-		t.Skipf("nests not built: %v", err)
-	}
-	return dir
+	return corpus.BuildNests(t, modes...)
 }

@@ -4,7 +4,6 @@ package jit
 
 import (
 	"bufio"
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -16,7 +15,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/gxbit/gxbit/gvinst"
@@ -72,16 +70,7 @@ func unitsModeName(profiled bool) string {
 // built.
 func nestsPrograms(tb testing.TB, mode string) map[string]corpus.Program {
 	tb.Helper()
-	dir, err := corpus.DefaultDir()
-	if err != nil {
-		tb.Skip(err)
-	}
-	dir = filepath.Join(dir, "nests")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if err := corpus.BuildInto(ctx, dir, corpus.BuildOptions{Modes: []string{mode}, Suites: []corpus.Suite{corpus.SuiteNests}}); err != nil {
-		tb.Skipf("nests not built: %v", err)
-	}
+	dir := corpus.BuildNests(tb, mode)
 	progs, err := corpus.Programs(dir, mode)
 	if err != nil {
 		tb.Fatal(err)

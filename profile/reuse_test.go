@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/gxbit/gxbit/gvinst"
 	"github.com/gxbit/gxbit/internal/corpus"
@@ -48,16 +46,7 @@ func TestFinishReuse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and profiles the nests programs")
 	}
-	dir, err := corpus.DefaultDir()
-	if err != nil {
-		t.Skip(err)
-	}
-	dir = filepath.Join(dir, "nests")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if err := corpus.BuildInto(ctx, dir, corpus.BuildOptions{Modes: []string{"O2-static"}, Suites: []corpus.Suite{corpus.SuiteNests}}); err != nil {
-		t.Skipf("nests not built: %v", err)
-	}
+	dir := corpus.BuildNests(t, "O2-static")
 	progs, err := corpus.Programs(dir, "O2-static")
 	if err != nil {
 		t.Fatal(err)

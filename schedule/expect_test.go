@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gxbit/gxbit/internal/corpus"
 	"github.com/gxbit/gxbit/pipeline"
@@ -47,16 +46,7 @@ func TestScheduleMatchesExpectations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := corpus.DefaultDir()
-	if err != nil {
-		t.Skip(err)
-	}
-	dir = filepath.Join(dir, "nests")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if err := corpus.BuildInto(ctx, dir, corpus.BuildOptions{Modes: []string{"O2-static"}, Suites: []corpus.Suite{corpus.SuiteNests}}); err != nil {
-		t.Skipf("nests not built: %v", err)
-	}
+	dir := corpus.BuildNests(t, "O2-static")
 	progs, err := corpus.Programs(dir, "O2-static")
 	if err != nil {
 		t.Fatal(err)

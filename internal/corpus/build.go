@@ -165,3 +165,22 @@ func Build(t testing.TB) string {
 	}
 	return dir
 }
+
+// BuildNests builds the nests suite in modes into its own folder of
+// DefaultDir ("nests": the corpus and loops suites are built without it)
+// and returns that folder, whose mode subfolders Programs reads. It skips
+// the test when the folder is not known or the suite cannot be built.
+func BuildNests(t testing.TB, modes ...string) string {
+	t.Helper()
+	dir, err := DefaultDir()
+	if err != nil {
+		t.Skip(err)
+	}
+	dir = filepath.Join(dir, "nests")
+	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+	defer cancel()
+	if err := BuildInto(ctx, dir, BuildOptions{Modes: modes, Suites: []Suite{SuiteNests}}); err != nil {
+		t.Skipf("nests not built: %v", err)
+	}
+	return dir
+}

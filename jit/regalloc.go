@@ -320,7 +320,11 @@ func (c *compiler) dying(r gvinst.Reg) int {
 // before it writes the returned register.
 func (c *compiler) dstRegFrom(r, src gvinst.Reg) reg {
 	i := c.dying(src)
-	if i < 0 {
+	if i < 0 || c.xmmHeld(r) {
+		// (A value of r an xmm register holds is dstReg's to retire: it
+		// was read in place of the new one. FuzzEngineTraces: a CVT.u8
+		// into a register a MAX.f64 had written, then read by SETFLAGS,
+		// gave the MAX's bits.)
 		return c.dstReg(r)
 	}
 	if j := c.cache.find(r); j >= 0 {

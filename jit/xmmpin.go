@@ -107,6 +107,16 @@ func (c *compiler) storeXmm() {
 	}
 }
 
+// xmmHeld reports whether an xmm register holds slot r, or is to (see
+// notXmm).
+func (c *compiler) xmmHeld(r gvinst.Reg) bool {
+	if c.cache.findX(r) >= 0 {
+		return true
+	}
+	_, ok := c.xmmOf(r)
+	return ok
+}
+
 // notXmm records that the code needs slot r (renamed) where an xmm
 // register cannot serve: a virtual register's value moves to a pool
 // register; when the unit keeps guest slot r in one, this compilation is

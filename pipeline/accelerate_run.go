@@ -58,10 +58,10 @@ type OnlineOptions struct {
 	// sized by the run so far, see Sized rounds).
 	Collect profile.CollectOptions
 	// ProfileAfter is the CPU time the guest takes as a plain run
-	// before the first profiling round (the guest's thread's: see The
-	// guest's CPU time) (DefaultProfileAfter is gxbit run
-	// --accelerate's); 0 profiles from the start, and again whenever the
-	// guest's position asks (no profileShare limit).
+	// before the first profiling round (its thread's, see The guest's
+	// CPU time; DefaultProfileAfter is gxbit run --accelerate's); 0
+	// profiles from the start, and again whenever the guest's position
+	// asks (no profileShare limit).
 	ProfileAfter time.Duration
 	// ProfileAfterInsns, when not 0, begins the first profiling round
 	// once the run has taken that many guest instructions instead, and
@@ -114,7 +114,7 @@ func ProfileAfterFor(d gpu.Driver) time.Duration {
 // brought the first round forward into programs that had run a tenth of
 // a second, and the rounds' and phase 2's costs with it: at the nests
 // programs' medium sizes (0.16-0.31 s plain gxbit run) the single run
-// took 1.47-1.76x plain (geometric mean), heat3d at 80 16 four times.
+// took 1.34-1.76x plain (geometric mean), heat3d at 80 16 four times.
 // Where the thread's clock cannot be read, the process's stands in.
 
 // profileShare is the most of the run's CPU time so far that profiling

@@ -1,7 +1,6 @@
 package accel_test
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"sync"
@@ -71,15 +70,7 @@ func TestRunOnlineDozesWhileDeviceOpens(t *testing.T) {
 	// end, and fail.
 	watchdog := time.AfterFunc(20*time.Second, release)
 	defer watchdog.Stop()
-	var out bytes.Buffer
-	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		pipeline.OnlineOptions{Driver: drv, AlwaysOffload: true, ProfileAfterInsns: 1_500_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != want || res.ExitStatus != 0 {
-		t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
-	}
+	on := runOnlineNative(t, path, args, want, pipeline.OnlineOptions{Driver: drv, AlwaysOffload: true, ProfileAfterInsns: 1_500_000})
 	if on.Report == nil {
 		t.Fatalf("no phase 2: %v", on.Why)
 	}

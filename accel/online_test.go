@@ -29,15 +29,7 @@ func TestRunOnlineStopsBySamples(t *testing.T) {
 	path := filepath.Join(dir, "O2-static", "matmul")
 	args := []string{path, "200"}
 	want := runNative(t, path, args[1:]...)
-	var out bytes.Buffer
-	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 1 << 50, AlwaysOffload: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != want || res.ExitStatus != 0 {
-		t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
-	}
+	on := runOnlineNative(t, path, args, want, pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 1 << 50, AlwaysOffload: true})
 	if on.Why != nil {
 		t.Fatalf("phase 2 did not run: %v", on.Why)
 	}
@@ -81,20 +73,12 @@ func TestRunOnlineOuterLevelOfLongRows(t *testing.T) {
 	want := runNative(t, path, args[1:]...)
 	for _, after := range []time.Duration{0, time.Nanosecond} {
 		t.Run(fmt.Sprintf("after=%v", after), func(t *testing.T) {
-			var out bytes.Buffer
-			res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-				pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 1 << 50, AlwaysOffload: true, ProfileAfter: after,
-					// An outer iteration: 150 × 100 multiply-adds, some
-					// 120,000 probes. Short slices let the pause work on
-					// k's iterations of 100, as it does at large sizes on
-					// iterations of thousands.
-					Collect: profile.CollectOptions{MaxProbesPerNest: 100_000, SliceInsns: 1024}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if out.String() != want || res.ExitStatus != 0 {
-				t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
-			}
+			on := runOnlineNative(t, path, args, want, pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileInsns: 1 << 50, AlwaysOffload: true, ProfileAfter: after,
+				// An outer iteration: 150 × 100 multiply-adds, some
+				// 120,000 probes. Short slices let the pause work on
+				// k's iterations of 100, as it does at large sizes on
+				// iterations of thousands.
+				Collect: profile.CollectOptions{MaxProbesPerNest: 100_000, SliceInsns: 1024}})
 			if on.Why != nil {
 				t.Fatalf("phase 2 did not run: %v", on.Why)
 			}
@@ -130,15 +114,7 @@ func TestRunOnlineShortProgram(t *testing.T) {
 	path := filepath.Join(dir, "O2-static", "matmul")
 	args := []string{path, "120"}
 	want := runNative(t, path, args[1:]...)
-	var out bytes.Buffer
-	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileAfter: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != want || res.ExitStatus != 0 {
-		t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
-	}
+	on := runOnlineNative(t, path, args, want, pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileAfter: time.Hour})
 	if on.Rounds != 0 || on.ProfiledInstructions != 0 || !errors.Is(on.Why, pipeline.ErrNoPhase2) || !strings.Contains(on.Why.Error(), "before profiling began") {
 		t.Errorf("%d rounds, %d instructions profiled, why %v: want none, before profiling began", on.Rounds, on.ProfiledInstructions, on.Why)
 	}
@@ -202,15 +178,7 @@ func TestRunOnlineSweepsAfterTheBudget(t *testing.T) {
 	args := []string{path, "200", "30"}
 	want := runNative(t, path, args[1:]...)
 	hot := func(collect profile.CollectOptions) map[string]bool {
-		var out bytes.Buffer
-		res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-			pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), Collect: collect, ProfileAfter: time.Nanosecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out.String() != want || res.ExitStatus != 0 {
-			t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
-		}
+		on := runOnlineNative(t, path, args, want, pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), Collect: collect, ProfileAfter: time.Nanosecond})
 		if on.Profile == nil {
 			t.Fatalf("no profile: %v", on.Why)
 		}
@@ -244,16 +212,8 @@ func TestRunOnlineOneOuterIteration(t *testing.T) {
 	path := filepath.Join(dir, "O2-static", "heat3d")
 	args := []string{path, "40", "6"}
 	want := runNative(t, path, args[1:]...)
-	var out bytes.Buffer
-	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), Collect: profile.CollectOptions{MaxProbesPerNest: 100_000},
-			ProfileAfter: time.Nanosecond, AlwaysOffload: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != want || res.ExitStatus != 0 {
-		t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
-	}
+	on := runOnlineNative(t, path, args, want, pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), Collect: profile.CollectOptions{MaxProbesPerNest: 100_000},
+		ProfileAfter: time.Nanosecond, AlwaysOffload: true})
 	if on.Profile == nil || on.Report == nil {
 		t.Fatalf("no profile or no phase 2: %v", on.Why)
 	}
@@ -316,15 +276,7 @@ func TestRunOnlineEntersTriangleMidInstance(t *testing.T) {
 	path := filepath.Join(dir, "O2-static", "nussinov")
 	args := []string{path, "500"}
 	want := runNative(t, path, args[1:]...)
-	var out bytes.Buffer
-	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileAfter: time.Nanosecond, ProfileInsns: 60_000_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != want || res.ExitStatus != 0 {
-		t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
-	}
+	on := runOnlineNative(t, path, args, want, pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileAfter: time.Nanosecond, ProfileInsns: 60_000_000})
 	if on.Rounds == 0 || on.LimitedRounds != 0 {
 		t.Errorf("%d profiling rounds, %d of them ended by the bound of 60 M guest instructions (%d profiled): want each ended by what the collector saw",
 			on.Rounds, on.LimitedRounds, on.ProfiledInstructions)
@@ -344,16 +296,8 @@ func TestRunOnlineSingleLongInstance(t *testing.T) {
 	path := gccStatic(t, filepath.Join("testdata", "longsteps.c"), filepath.Join(t.TempDir(), "longsteps"), "-O2")
 	args := []string{path, "800", "1"}
 	want := runNative(t, path, args[1:]...)
-	var out bytes.Buffer
-	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileAfter: time.Nanosecond, AlwaysOffload: true,
-			Collect: profile.CollectOptions{LongOuterIteration: 2_000_000}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != want || res.ExitStatus != 0 {
-		t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
-	}
+	on := runOnlineNative(t, path, args, want, pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), ProfileAfter: time.Nanosecond, AlwaysOffload: true,
+		Collect: profile.CollectOptions{LongOuterIteration: 2_000_000}})
 	if on.Report == nil || on.Rounds == 0 || on.LimitedRounds != 0 {
 		t.Fatalf("%d rounds, %d ended by the instruction bound, why %v: want rounds ended by what they saw", on.Rounds, on.LimitedRounds, on.Why)
 	}
@@ -479,15 +423,7 @@ func TestRunOnlineStackSlotsAnyStart(t *testing.T) {
 		}
 		for _, at := range c.at {
 			t.Run(fmt.Sprintf("%s/%d", c.mode, at), func(t *testing.T) {
-				var out bytes.Buffer
-				res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-					pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: at})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if out.String() != want || res.ExitStatus != 0 {
-					t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
-				}
+				on := runOnlineNative(t, path, args, want, pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: at})
 				if on.Profile == nil || on.Report == nil || len(on.RoundSpans) == 0 {
 					t.Fatalf("no profile or no phase 2: %v", on.Why)
 				}
@@ -545,16 +481,8 @@ func TestRunOnlineLaterRoundKeepsCutEntries(t *testing.T) {
 	path := filepath.Join(dir, "O2-static", "doitgen")
 	args := []string{path, "48", "4096", "8"}
 	want := runNative(t, path, args[1:]...)
-	var out bytes.Buffer
-	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-		pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: 20_000_000,
-			Collect: profile.CollectOptions{LongOuterIteration: 1_000_000}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != want || res.ExitStatus != 0 {
-		t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
-	}
+	on := runOnlineNative(t, path, args, want, pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: 20_000_000,
+		Collect: profile.CollectOptions{LongOuterIteration: 1_000_000}})
 	if on.Profile == nil || on.Rounds < 2 {
 		t.Fatalf("%d rounds (%+v), want a second one in the checksum loop: %v", on.Rounds, on.RoundSpans, on.Why)
 	}
@@ -667,15 +595,7 @@ func TestRunOnlineDistributedMidInstance(t *testing.T) {
 		want := runNative(t, path, args[1:]...)
 		for _, at := range c.at {
 			t.Run(fmt.Sprintf("%s/%d", c.args[0], at), func(t *testing.T) {
-				var out bytes.Buffer
-				res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-					pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: at})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if out.String() != want || res.ExitStatus != 0 {
-					t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
-				}
+				on := runOnlineNative(t, path, args, want, pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: at})
 				if on.Profile == nil || on.Report == nil {
 					t.Fatalf("no profile or no phase 2: %v", on.Why)
 				}
@@ -749,16 +669,8 @@ func TestRunOnlineLongRowsOuterSites(t *testing.T) {
 	want := runNative(t, path, args[1:]...)
 	for _, at := range []uint64{5_000_000, 7_000_000} { // the initialisation nest runs from the start to about 27 M
 		t.Run(fmt.Sprint(at), func(t *testing.T) {
-			var out bytes.Buffer
-			res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-				pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: at,
-					Collect: profile.CollectOptions{MaxProbesPerNest: 250_000}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if out.String() != want || res.ExitStatus != 0 {
-				t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
-			}
+			on := runOnlineNative(t, path, args, want, pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: at,
+				Collect: profile.CollectOptions{MaxProbesPerNest: 250_000}})
 			if on.Profile == nil || on.Report == nil || len(on.RoundSpans) == 0 {
 				t.Fatalf("no profile or no phase 2: %v", on.Why)
 			}
@@ -821,16 +733,8 @@ func TestRunOnlineLongRowsTripCounts(t *testing.T) {
 		at := c.at
 		want := runNative(t, path, args[1:]...)
 		t.Run(fmt.Sprint(c.args[1], "x", c.args[2], "@", at), func(t *testing.T) {
-			var out bytes.Buffer
-			res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-				pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: at,
-					Collect: profile.CollectOptions{MaxProbesPerNest: 250_000}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if out.String() != want || res.ExitStatus != 0 {
-				t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
-			}
+			on := runOnlineNative(t, path, args, want, pipeline.OnlineOptions{Driver: gpusim.New(gpusim.Options{}), AlwaysOffload: true, ProfileAfterInsns: at,
+				Collect: profile.CollectOptions{MaxProbesPerNest: 250_000}})
 			if on.Profile == nil || on.Report == nil {
 				t.Fatalf("no profile or no phase 2: %v", on.Why)
 			}
@@ -849,4 +753,21 @@ func TestRunOnlineLongRowsTripCounts(t *testing.T) {
 			t.Errorf("the outer level at %s did not launch as the schedule's kernels\n%s", hs.Entry, accel.FormatReport(on.Report))
 		})
 	}
+}
+
+// runOnlineNative runs path with args (args[0] is path) under gxbit run
+// --accelerate with opts, on the suite's CPU engine, checks that it
+// printed want, as the native run did, and exited 0, and returns what
+// the run learned.
+func runOnlineNative(t *testing.T, path string, args []string, want string, opts pipeline.OnlineOptions) *pipeline.OnlineResult {
+	t.Helper()
+	var out bytes.Buffer
+	res, on, err := pipeline.RunOnline(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want || res.ExitStatus != 0 {
+		t.Errorf("online run %q (status %d), native %q", out.String(), res.ExitStatus, want)
+	}
+	return on
 }

@@ -301,7 +301,7 @@ func New(g *Guest, opts Options) (*Accelerator, error) {
 	a.cut = &breakCutter{lift: g.Lifter, bps: a.bps, levels: map[uint64]map[uint64]bool{}, entries: map[uint64]bool{}}
 	a.prepared = map[uint64]bool{}
 	if opts.ArmAfter == 0 {
-		a.add(opts.Profile)
+		a.addSpots(opts.Profile)
 	} else {
 		a.startDevice()
 		a.armEarly()
@@ -348,15 +348,12 @@ func residentBudget(total uint64) uint64 {
 	return max(total/2, 1<<30)
 }
 
-// add prepares the hot spots of prof not prepared yet and arms their
-// breakpoints; it returns how many it armed.
-func (a *Accelerator) add(prof *profile.File) int { return len(a.addSpots(prof)) }
-
 // hotSpots returns every hot spot of the profiles added so far, the ones
 // not offloadable too (a time step's sequential nest around a sweep).
 func (a *Accelerator) hotSpots() []*profile.HotSpot { return a.profiled }
 
-// addSpots is add returning the spots it armed.
+// addSpots prepares the hot spots of prof not prepared yet and arms their
+// breakpoints; it returns the spots it armed.
 func (a *Accelerator) addSpots(prof *profile.File) []*spot {
 	var armed []*spot
 	for i := range prof.HotSpots {
@@ -488,7 +485,7 @@ func (a *Accelerator) Wake() {
 // returns how many it armed; they are armed once.
 func (a *Accelerator) Arm() int { return a.addAndPrefetch(a.opts.Profile, 0) }
 
-// addAndPrefetch arms prof's new hot spots (add) and prefetches them;
+// addAndPrefetch arms prof's new hot spots (addSpots) and prefetches them;
 // the background translates first those whose nest holds pc, where the
 // guest is (0: none).
 func (a *Accelerator) addAndPrefetch(prof *profile.File, pc uint64) int {

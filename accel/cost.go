@@ -572,8 +572,9 @@ func (l *ledger) add(gpu time.Duration, count uint64, cpuIter, fetch time.Durati
 	l.gpu += gpu
 	l.iterations += count
 	l.fetch += fetch
-	l.window[(l.launches-2)%ledgerWindow] = ledgerEntry{gpu: gpu, fetch: fetch, count: count, cpu: time.Duration(count) * cpuIter}
-	cpu := time.Duration(count)*cpuIter + fetch
+	e := ledgerEntry{gpu: gpu, fetch: fetch, count: count, cpu: time.Duration(count) * cpuIter}
+	l.window[(l.launches-2)%ledgerWindow] = e
+	cpu := e.cpuSide(cpuIter)
 	all := time.Duration(l.iterations)*cpuIter + l.fetch
 	lostBefore := l.lost
 	l.lost = gpu > cpu
@@ -617,7 +618,7 @@ func (l *ledger) add(gpu time.Duration, count uint64, cpuIter, fetch time.Durati
 func (l *ledger) windowSides(cpuIter time.Duration) (gpu, cpu time.Duration, count uint64) {
 	dearest, loss := -1, time.Duration(math.MinInt64)
 	for i, e := range l.window {
-		if d := e.gpu - (time.Duration(e.count)*cpuIter + e.fetch); d > loss {
+		if d := e.gpu - e.cpuSide(cpuIter); d > loss {
 			dearest, loss = i, d
 		}
 	}
@@ -626,10 +627,17 @@ func (l *ledger) windowSides(cpuIter time.Duration) (gpu, cpu time.Duration, cou
 			continue
 		}
 		gpu += e.gpu
-		cpu += time.Duration(e.count)*cpuIter + e.fetch
+		cpu += e.cpuSide(cpuIter)
 		count += e.count
 	}
 	return gpu, cpu, count
+}
+
+// cpuSide is what launch e's iterations would have cost the CPU at
+// cpuIter an iteration, with bringing back what the device held of their
+// footprints.
+func (e ledgerEntry) cpuSide(cpuIter time.Duration) time.Duration {
+	return time.Duration(e.count)*cpuIter + e.fetch
 }
 
 // runLedger is the whole run's account of offloading, over every hot

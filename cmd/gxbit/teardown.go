@@ -33,14 +33,22 @@ const holdDeviceCommand = "hold-device-files"
 // /dev/nvidiactl, /dev/nvidia0, /dev/nvidia-uvm and so on).
 const deviceFilePrefix = "/dev/nvidia"
 
-// deviceFiles returns the open files of this process whose paths begin
-// with prefix, read from fdDir (/proc/self/fd).
-func deviceFiles(fdDir, prefix string) []*os.File {
+// deviceFile is an open descriptor of this process and the path it
+// names.
+type deviceFile struct {
+	fd   uintptr
+	path string
+}
+
+// deviceFiles returns the open descriptors of this process whose paths
+// begin with prefix, read from fdDir (/proc/self/fd). They stay their
+// owner's (the driver's): nothing here closes them.
+func deviceFiles(fdDir, prefix string) []deviceFile {
 	ents, err := os.ReadDir(fdDir)
 	if err != nil {
 		return nil
 	}
-	var files []*os.File
+	var files []deviceFile
 	for _, e := range ents {
 		fd, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -50,16 +58,23 @@ func deviceFiles(fdDir, prefix string) []*os.File {
 		if err != nil || !strings.HasPrefix(target, prefix) {
 			continue
 		}
-		files = append(files, os.NewFile(uintptr(fd), target))
+		files = append(files, deviceFile{uintptr(fd), target})
 	}
 	return files
 }
+
+// borrowedFiles keeps every os.File that holdDeviceFiles made of a
+// descriptor it does not own reachable until the process exits. A
+// collected os.File closes its descriptor, and by then the number may
+// be another file's: the owner's (the driver's) own, or one the process
+// opened since its owner closed it.
+var borrowedFiles []*os.File
 
 // holdDeviceFiles starts exe (gxbit itself) as holdDeviceCommand with
 // files, and returns the pipe whose end, at this process's exit, lets the
 // child exit in turn; nil when there is nothing to hold or the child
 // could not start (the teardown is then the exit's, as without it).
-func holdDeviceFiles(exe string, files []*os.File) *os.File {
+func holdDeviceFiles(exe string, files []deviceFile) *os.File {
 	if len(files) == 0 {
 		return nil
 	}
@@ -70,7 +85,11 @@ func holdDeviceFiles(exe string, files []*os.File) *os.File {
 	defer r.Close()
 	cmd := exec.Command(exe, holdDeviceCommand)
 	cmd.Stdin = r // the child's output goes to /dev/null
-	cmd.ExtraFiles = files
+	for _, f := range files {
+		extra := os.NewFile(f.fd, f.path)
+		borrowedFiles = append(borrowedFiles, extra)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, extra)
+	}
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return nil
@@ -89,14 +108,13 @@ func handOffDeviceTeardown() {
 	}
 	files := deviceFiles("/proc/self/fd", deviceFilePrefix)
 	if w := holdDeviceFiles("/proc/self/exe", files); w != nil {
-		keepUntilExit = append(files, w)
+		holderPipe = w
 	}
 }
 
-// keepUntilExit keeps the holder's pipe open until the process exits,
-// and the device's files with it (an os.File closes its descriptor when
-// collected, and these are the driver's).
-var keepUntilExit []*os.File
+// holderPipe keeps the holder's pipe open until the process exits (a
+// collected os.File would close it, and the holder would exit early).
+var holderPipe *os.File
 
 // holdUntilParentExits is holdDeviceCommand: it returns when standard
 // input ends.

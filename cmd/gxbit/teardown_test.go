@@ -37,7 +37,7 @@ func TestDeviceFiles(t *testing.T) {
 	f, dev := openNew(t, dir, "dev-nvidia0")
 	defer f.Close()
 	got := deviceFiles("/proc/self/fd", filepath.Join(dir, "dev-nvidia"))
-	if len(got) != 1 || got[0].Fd() != f.Fd() || got[0].Name() != dev {
+	if len(got) != 1 || got[0].fd != f.Fd() || got[0].path != dev {
 		t.Fatalf("deviceFiles found %v, want fd %d (%s)", got, f.Fd(), dev)
 	}
 	if got := deviceFiles("/proc/self/fd", filepath.Join(dir, "none")); len(got) != 0 {
@@ -56,7 +56,7 @@ func TestHoldDeviceFiles(t *testing.T) {
 		t.Fatal("a holder started with no files")
 	}
 	f, dev := openNew(t, t.TempDir(), "device")
-	w := holdDeviceFiles(os.Args[0], []*os.File{f})
+	w := holdDeviceFiles(os.Args[0], []deviceFile{{f.Fd(), dev}})
 	if w == nil {
 		t.Fatal("the holder did not start")
 	}

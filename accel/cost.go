@@ -506,6 +506,15 @@ type ledger struct {
 	// side, where the launches around it took 0.2 ms against 1.1 ms on
 	// the CPU, on a host running three busy loops besides).
 	lost bool
+	// first is the first verdict's window (see gaining).
+	first windowSum
+}
+
+// windowSum is a ledger window's launches but the dearest: their GPU
+// side, and their CPU side at the price each was launched at.
+type windowSum struct {
+	set      bool
+	gpu, cpu time.Duration
 }
 
 // ledgerEntry is one launch in a ledger's window: its GPU side, what
@@ -587,14 +596,17 @@ func (l *ledger) add(gpu time.Duration, count uint64, cpuIter, fetch time.Durati
 	if l.launches-1 < verdictAfter {
 		return ""
 	}
-	wGPU, wCPU, wCount := l.windowSides(cpuIter)
+	wGPU, wCPU, wCount, wAt := l.windowSides(cpuIter)
+	if !l.first.set {
+		l.first = windowSum{true, wGPU, wAt}
+	}
 	if wGPU <= wCPU {
 		l.losing = 0
 		return ""
 	}
 	first := l.window[(l.launches-1)%ledgerWindow]  // the oldest in the window
 	latest := l.window[(l.launches-2)%ledgerWindow] // this launch
-	if float64(latest.cpu) > ledgerGrowth*float64(first.cpu) {
+	if float64(latest.cpu) > ledgerGrowth*float64(first.cpu) || l.gaining(wGPU, wAt) {
 		return "" // instances that grow may pay later
 	}
 	l.losing++
@@ -615,7 +627,7 @@ func (l *ledger) add(gpu time.Duration, count uint64, cpuIter, fetch time.Durati
 // against 1.1 ms on the CPU, and the window it ended disarmed a hot spot
 // whose launches paid five times over (testdata/ownpages.c on gpusim, the
 // test's machine running three busy loops besides).
-func (l *ledger) windowSides(cpuIter time.Duration) (gpu, cpu time.Duration, count uint64) {
+func (l *ledger) windowSides(cpuIter time.Duration) (gpu, cpu time.Duration, count uint64, cpuAt time.Duration) {
 	dearest, loss := -1, time.Duration(math.MinInt64)
 	for i, e := range l.window {
 		if d := e.gpu - e.cpuSide(cpuIter); d > loss {
@@ -629,8 +641,26 @@ func (l *ledger) windowSides(cpuIter time.Duration) (gpu, cpu time.Duration, cou
 		gpu += e.gpu
 		cpu += e.cpuSide(cpuIter)
 		count += e.count
+		cpuAt += e.cpu + e.fetch
 	}
-	return gpu, cpu, count
+	return gpu, cpu, count, cpuAt
+}
+
+// gaining reports whether a losing window whose GPU side is gpu, and
+// whose CPU side at the launches' prices is cpu, belongs to instances
+// that gain on the GPU: their CPU side grew past ledgerGrowth times the
+// first verdict's window's, and the loss (GPU side over CPU side)
+// shrank below that window's. A triangle whose instances grow by one
+// trip a step grows too slowly for a window of three to tell (symm at
+// 900 1000 on an H100: each instance's k loop one trip longer, the GPU
+// side about 2 ms a launch, mostly fixed; its 47th instance cost the
+// CPU 1.9 ms, 5% more than the 45th, the window lost, and the hot spot
+// went back to the CPU for 850 instances of up to 17 ms each: 8.4 s
+// against 2.7). Priced at a constant rate, a nest whose instances do
+// not grow never has a CPU side that grew, whatever its GPU side did.
+func (l *ledger) gaining(gpu, cpu time.Duration) bool {
+	f := l.first
+	return f.set && float64(cpu) > ledgerGrowth*float64(f.cpu) && gpu-cpu < f.gpu-f.cpu
 }
 
 // cpuSide is what launch e's iterations would have cost the CPU at

@@ -209,6 +209,40 @@ func TestLedgerShrinkingInstances(t *testing.T) {
 	}
 }
 
+// TestLedgerSlowlyGrowingInstances checks that a hot spot whose instances grow
+// by a trip a step (symm's triangle), losing early to the GPU side's
+// fixed costs, stays on the GPU while the loss shrinks, too slowly for a
+// window of three to see the growth; and that one whose loss does not
+// shrink as its instances grow goes back to the CPU.
+func TestLedgerSlowlyGrowingInstances(t *testing.T) {
+	us := time.Microsecond
+	// Instance n: 1000 iterations of n+20 ns each on the CPU (0.02 ms,
+	// one trip, more a step), 2 ms of GPU side, almost all fixed.
+	instance := func(n int) (gpu, cpuIter time.Duration) {
+		return 2*time.Millisecond + time.Duration(n)*us/10, time.Duration(n+20) * time.Nanosecond * 40
+	}
+	var l ledger
+	for n := 0; n < 200; n++ {
+		g, c := instance(n)
+		if why := l.add(g, 1000, c, 0); why != "" {
+			t.Fatalf("instance %d (GPU side %v, CPU %v): disarmed (%s)", n, g, 1000*c, why)
+		}
+	}
+	if _, c := instance(199); 1000*c < 4*time.Millisecond {
+		t.Fatalf("the test's instances never pay (CPU side %v at the end): it tests nothing", 1000*c)
+	}
+	// The loss stays: the GPU side grows with the CPU's.
+	l = ledger{}
+	var why string
+	for n := 0; n < 200 && why == ""; n++ {
+		_, c := instance(n)
+		why = l.add(1000*c+time.Millisecond, 1000, c, 0)
+	}
+	if why == "" {
+		t.Fatal("instances that grow, each losing 1 ms to the GPU side: not disarmed")
+	}
+}
+
 // TestLedgerFailedLaunches checks that launches whose kernel failed
 // (lostLaunch: launches of no iterations, the CPU running their
 // instances) count against a hot spot: failures among launches that pay

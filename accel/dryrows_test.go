@@ -39,7 +39,7 @@ var dryNests = []struct {
 // TestDryRowsMatchProbed accelerates nests programs at -O2 twice: with
 // dry rows (dryrows.go: each inner loop instance jumped to its last
 // iteration by its exit compare's model, the guest put back as it was)
-// and with the rows run on the CPU (without Options.DryProbes). Both runs print
+// and with the rows run on the CPU (Options.WetProbes). Both runs print
 // what native prints; each hot spot's first instance, probed both ways,
 // gives the same live-in values and steps, the same last arrival, the
 // same inner trip counts and the same bytes per access in its first two
@@ -54,7 +54,7 @@ func TestDryRowsMatchProbed(t *testing.T) {
 			args := append([]string{path}, p.args...)
 			traces := func(wet bool) (map[string]accel.ProbeTrace, *accel.Report) {
 				first := map[string]accel.ProbeTrace{}
-				rep := offloadedAsNativeWith(t, path, args, accel.Options{Profile: prof, DryProbes: !wet, Probes: func(pt accel.ProbeTrace) {
+				rep := offloadedAsNativeWith(t, path, args, accel.Options{Profile: prof, WetProbes: wet, Probes: func(pt accel.ProbeTrace) {
 					if _, ok := first[pt.Entry]; !ok {
 						first[pt.Entry] = pt
 					}
@@ -74,7 +74,7 @@ func TestDryRowsMatchProbed(t *testing.T) {
 					continue
 				}
 				if w.Dry {
-					t.Errorf("%s: probed dry without DryProbes", entry)
+					t.Errorf("%s: probed dry with WetProbes", entry)
 				}
 				compared++
 				if d.From == 0 {
@@ -135,7 +135,7 @@ func TestDryRowsMatchProbed(t *testing.T) {
 // any timing, and since the initialisation nests were timed before it,
 // the product is priced at their speed and runs without the timing runs
 // (which would run the rest of a row on the CPU): no timing seconds, and
-// the GPU runs every row but the CPU tail. Without DryProbes it is timed
+// the GPU runs every row but the CPU tail. With WetProbes it is timed
 // and probed on the CPU as before. Both print what native prints.
 func TestDryRowsSkipTiming(t *testing.T) {
 	path := gccStatic(t, filepath.Join("..", "testdata", "nests", "gemm.c"), filepath.Join(t.TempDir(), "gemm"), "-O2")
@@ -154,7 +154,7 @@ func TestDryRowsSkipTiming(t *testing.T) {
 	product := func(wet bool) accel.HotSpotReport {
 		var out bytes.Buffer
 		_, rep, err := pipeline.Accelerate(context.Background(), pipeline.Config{Path: path, Args: args, Stdout: &out, Stderr: &out, Engine: testEngine},
-			accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{KernelSpeedup: 1000}), DryProbes: !wet})
+			accel.Options{Profile: prof, Driver: gpusim.New(gpusim.Options{KernelSpeedup: 1000}), WetProbes: wet})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,6 +180,6 @@ func TestDryRowsSkipTiming(t *testing.T) {
 	wet := product(true)
 	t.Logf("wet: %s: %d launches, timing %.4fs, probing %.4fs", wet.Entry, wet.Launches, wet.TimingSeconds, wet.ProbeSeconds)
 	if wet.TimingSeconds == 0 {
-		t.Errorf("%s: not timed without DryProbes", wet.Entry)
+		t.Errorf("%s: not timed with WetProbes", wet.Entry)
 	}
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"runtime"
 	"time"
 
 	"github.com/gxbit/gxbit/accel"
@@ -52,7 +53,11 @@ func Accelerate(ctx context.Context, cfg Config, opts accel.Options) (*Result, *
 	start := time.Now()
 	var e gvinst.Engine = a.Engine()
 	if opts.ArmAfter > 0 {
-		e = &armingEngine{acc: a, after: opts.ArmAfter, cpu0: processCPUTime()}
+		// The guest runs on this goroutine, locked to its thread, and
+		// ArmAfter is its thread's CPU time (see The guest's CPU time).
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		e = &armingEngine{acc: a, after: opts.ArmAfter, cpu0: guestCPUTime()}
 	}
 	res, err := g.RunEngine(ctx, e, a.OnBreak)
 	err = finishDevice(a, err)
@@ -98,18 +103,18 @@ func finishDevice(a *accel.Accelerator, runErr error) error {
 const DefaultArmAfter = 250 * time.Millisecond
 
 // armingEngine runs the guest on an accelerator's main engine and arms its
-// hot spots once the run has taken after of CPU time
+// hot spots once the guest's thread has taken after of CPU time
 // (accel.Options.ArmAfter); between runs it wakes the hot spots armed
 // early that wait for the device (accel.Accelerator.Wake).
 type armingEngine struct {
 	acc   *accel.Accelerator
 	after time.Duration
-	cpu0  time.Duration // the process's CPU time when the run began
+	cpu0  time.Duration // the guest's CPU time when the run began
 	armed bool
 }
 
 func (e *armingEngine) Run(cpu *gvinst.CPU, budget uint64) gvinst.Stop {
-	if !e.armed && processCPUTime()-e.cpu0 >= e.after {
+	if !e.armed && guestCPUTime()-e.cpu0 >= e.after {
 		e.armed = true
 		e.acc.Arm()
 	}

@@ -53,6 +53,8 @@ type OnlineOptions struct {
 	MinIterations uint64
 	// AlwaysOffload launches whenever the guards pass (accel.Options).
 	AlwaysOffload bool
+	// WetProbes runs probed rows whole on the CPU (accel.Options).
+	WetProbes bool
 	// Collect bounds the collector's sampling (zero values: its
 	// defaults; where rounds begin by CPU time, the probe budget is then
 	// sized by the run so far, see Sized rounds).
@@ -105,9 +107,10 @@ func ProfileAfterFor(d gpu.Driver) time.Duration {
 
 // The guest's CPU time (RATIONALE).
 //
-// ProfileAfter, profileShare and the sized rounds measure the run by the
-// CPU time of the guest's thread (guestCPUTime; RunOnline locks
-// the guest's goroutine to it), not the process's: the device's context
+// ProfileAfter, profileShare and the sized rounds, and gxbit accelerate's
+// ArmAfter, measure the run by the CPU time of the guest's thread
+// (guestCPUTime; RunOnline and Accelerate lock the guest's goroutine to
+// it), not the process's: the device's context
 // opening on the loader from the start (cuInit and the context, about
 // 0.2 s of CPU time on an H100 host), the background translation and the
 // collector's garbage took CPU time of their own on other threads, which
@@ -239,7 +242,7 @@ func RunOnline(ctx context.Context, cfg Config, opts OnlineOptions) (*Result, *O
 	t0 := time.Now()
 	// Phase 2 with nothing to offload yet: its main engine runs the guest
 	// until the first round (the device opens at the first launch).
-	acc, err := accel.New(g.AccelGuest(), accel.Options{Profile: &profile.File{}, Driver: opts.Driver, MinIterations: opts.MinIterations, AlwaysOffload: opts.AlwaysOffload, Engine: newEngine, LeaveDevice: opts.LeaveDevice, CostsCache: CostsCache()})
+	acc, err := accel.New(g.AccelGuest(), accel.Options{Profile: &profile.File{}, Driver: opts.Driver, MinIterations: opts.MinIterations, AlwaysOffload: opts.AlwaysOffload, WetProbes: opts.WetProbes, Engine: newEngine, LeaveDevice: opts.LeaveDevice, CostsCache: CostsCache()})
 	if err != nil {
 		return nil, nil, err
 	}

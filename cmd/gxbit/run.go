@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
@@ -251,6 +250,7 @@ func cmdRun(args []string) int {
 	accel := fs.Bool("accelerate", false, "profile the first part of the run (phase 1) and offload the parallel loop nests of the rest (phase 2)")
 	gpuName := fs.String("gpu", "sim", "with --accelerate: GPU back end, sim, cuda or auto")
 	always := fs.Bool("always-offload", false, "with --accelerate: launch whenever the guards pass, even where the cost model says the CPU is faster")
+	dry := fs.Bool("dry-probes", true, "with --accelerate: probe rows dry (their inner loops jumped through, the guest put back, the GPU running them too); false runs them whole on the CPU")
 	after := fs.Duration("profile-after", 0, fmt.Sprintf("with --accelerate: the CPU time the program runs plainly before profiling begins (a shorter program is not profiled; 0 profiles from the start); by default %v on a real GPU, %v on the simulator", pipeline.DefaultProfileAfterGPU, pipeline.DefaultProfileAfter))
 	saveProfile := fs.String("save-profile", "", "with --accelerate: write the profile phase 1 made in this run to this file (for gxbit profile --print, or gxbit accelerate --profile)")
 	reportPath := fs.String("report", "", "with --accelerate: write the run's report as JSON to this file: its profiling rounds (where each began and ended, in guest instructions) and phase 2's per-hot-spot report")
@@ -283,7 +283,8 @@ func cmdRun(args []string) int {
 		if !afterSet {
 			*after = -1 // the backend's (pipeline.ProfileAfterFor)
 		}
-		return runAccelerated(ctx, cfg, *gpuName, *always, *after, *saveProfile, *reportPath, g.stats)
+		opts := pipeline.OnlineOptions{AlwaysOffload: *always, WetProbes: !*dry, ProfileAfter: *after, LeaveDevice: true}
+		return runAccelerated(ctx, cfg, *gpuName, opts, *saveProfile, *reportPath, g.stats)
 	}
 	res, err := pipeline.Run(ctx, cfg)
 	if err != nil {
@@ -293,17 +294,19 @@ func cmdRun(args []string) int {
 }
 
 // runAccelerated is gxbit run --accelerate: phase 1 and phase 2 in one run
-// (after < 0: the backend's ProfileAfter, pipeline.ProfileAfterFor).
-func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, always bool, after time.Duration, saveProfile, reportPath string, stats bool) int {
+// with opts, on the GPU gpuName names (opts.ProfileAfter < 0: the
+// backend's, pipeline.ProfileAfterFor).
+func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, opts pipeline.OnlineOptions, saveProfile, reportPath string, stats bool) int {
 	drv, err := pipeline.StartGPU(gpuName)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
 		return 2
 	}
-	if after < 0 {
-		after = pipeline.ProfileAfterFor(drv)
+	opts.Driver = drv
+	if opts.ProfileAfter < 0 {
+		opts.ProfileAfter = pipeline.ProfileAfterFor(drv)
 	}
-	res, on, err := pipeline.RunOnline(ctx, cfg, pipeline.OnlineOptions{Driver: drv, AlwaysOffload: always, ProfileAfter: after, LeaveDevice: true})
+	res, on, err := pipeline.RunOnline(ctx, cfg, opts)
 	if err != nil {
 		return loadError(err)
 	}

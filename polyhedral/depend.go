@@ -137,26 +137,12 @@ func DependsBefore(d Domain, a, b Access, level int, opts Options) (*Witness, er
 	return w, err
 }
 
+// The suffixes of the two iterations' index names in a dependence system.
+const sa, sb = "'a", "'b"
+
 // carried solves one direction: dir*(I'_level - I_level) >= 1.
 func carried(d Domain, a, b Access, level int, dir int64, params map[string]int64, maxSteps int) (*Witness, error) {
-	const sa, sb = "'a", "'b"
-	var y system
-	y.addPath(d, a, sa, params)
-	y.addPath(d, b, sb, params)
-	y.addAssume(d, params)
-	for l := 0; l < level; l++ {
-		n := d.Levels[l].Index
-		if a.encloses(n) && b.encloses(n) {
-			y.add(EQ(Var(n+sa), Var(n+sb)))
-		}
-	}
-	n := d.Levels[level].Index
-	y.add(GE(Var(n+sb).Sub(Var(n+sa)).Scale(dir), Const(1)))
-	addrA := a.Addr().rename(d.renamer(sa)).bind(params)
-	addrB := b.Addr().rename(d.renamer(sb)).bind(params)
-	// [addrA, addrA+sizeA) and [addrB, addrB+sizeB) intersect.
-	y.add(GE(addrB.AddConst(b.Size), addrA.AddConst(1)))
-	y.add(GE(addrA.AddConst(a.Size), addrB.AddConst(1)))
+	y := dependenceSystem(d, a, b, level, dir, params)
 	sol, ok, err := y.solve(maxSteps)
 	if err != nil || !ok {
 		return nil, err
@@ -179,6 +165,30 @@ func carried(d Domain, a, b Access, level int, dir int64, params map[string]int6
 		w.Params[v] = sol[v]
 	}
 	return w, nil
+}
+
+// dependenceSystem is the system carried solves: a at I and b at I', each
+// on its path, equal on the outer levels both paths share, dir*(I'_level -
+// I_level) >= 1, and their byte ranges intersecting.
+func dependenceSystem(d Domain, a, b Access, level int, dir int64, params map[string]int64) system {
+	var y system
+	y.addPath(d, a, sa, params)
+	y.addPath(d, b, sb, params)
+	y.addAssume(d, params)
+	for l := 0; l < level; l++ {
+		n := d.Levels[l].Index
+		if a.encloses(n) && b.encloses(n) {
+			y.add(EQ(Var(n+sa), Var(n+sb)))
+		}
+	}
+	n := d.Levels[level].Index
+	y.add(GE(Var(n+sb).Sub(Var(n+sa)).Scale(dir), Const(1)))
+	addrA := a.Addr().rename(d.renamer(sa)).bind(params)
+	addrB := b.Addr().rename(d.renamer(sb)).bind(params)
+	// [addrA, addrA+sizeA) and [addrB, addrB+sizeB) intersect.
+	y.add(GE(addrB.AddConst(b.Size), addrA.AddConst(1)))
+	y.add(GE(addrA.AddConst(a.Size), addrB.AddConst(1)))
+	return y
 }
 
 // freeParams returns the variables of d and the accesses that are neither

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 )
 
 // ErrTooLarge reports that a count or search would need more enumeration than
@@ -386,13 +387,19 @@ func (y *system) lower() (problem, []string, error) {
 	return p, names, nil
 }
 
+// solvers holds solvers for reuse, with the memory of their stacks: a
+// solve releases all it took from them when it returns.
+var solvers = sync.Pool{New: func() any { return new(solver) }}
+
 // solve decides y over the integers and returns a satisfying assignment.
 func (y *system) solve(maxSteps int) (map[string]int64, bool, error) {
 	p, names, err := y.lower()
 	if err != nil {
 		return nil, false, err
 	}
-	s := solver{maxSteps: maxSteps}
+	s := solvers.Get().(*solver)
+	defer solvers.Put(s)
+	s.steps, s.maxSteps, s.ovf = 0, maxSteps, false
 	pt, ok, err := s.solve(p)
 	if !ok || err != nil {
 		return nil, ok, err

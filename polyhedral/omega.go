@@ -1,9 +1,6 @@
 package polyhedral
 
-import (
-	"encoding/binary"
-	"errors"
-)
+import "errors"
 
 // ErrTooComplex reports that the exact integer test ran past its step budget.
 // Callers must treat the question as undecided (conservatively: dependent).
@@ -34,9 +31,72 @@ type problem struct {
 // 1991): exact equality elimination with the symmetric-modulo step, then
 // Fourier–Motzkin elimination that is exact when a unit coefficient makes it
 // so, and otherwise real shadow, dark shadow and splintering.
+//
+// The zero solver is ready to use. The constraints it builds live in two
+// stacks of reused memory (vecs for coefficient vectors, lists for
+// constraint lists) and not on the heap: what one call of solve builds is
+// released when it returns, since nothing of it outlives the call but the
+// point it returns, which is heap memory. A constraint's coefficients are
+// never written once built, so constraints share them freely (subst and
+// divLin return their input when it does not change, the splinters share
+// their lower bound's).
 type solver struct {
 	steps, maxSteps int
 	ovf             bool
+	vecs            stack[int64]
+	lists           stack[lin]
+	table           []int32 // normalize's hash table, reused
+}
+
+// solverMark is the top of a solver's stacks.
+type solverMark struct{ vecs, lists stackMark }
+
+func (s *solver) mark() solverMark { return solverMark{s.vecs.mark(), s.lists.mark()} }
+
+// release frees everything the solver's stacks handed out since m.
+func (s *solver) release(m solverMark) {
+	s.vecs.release(m.vecs)
+	s.lists.release(m.lists)
+}
+
+// vec returns n zero coefficients.
+func (s *solver) vec(n int) []int64 { return s.vecs.alloc(n) }
+
+// list returns an empty constraint list with room for n; appending past n
+// moves it to the heap, never over the stack's other lists.
+func (s *solver) list(n int) []lin { return s.lists.alloc(n)[:0] }
+
+// stack hands out slices of reused chunks in last-in first-out order:
+// release(mark()) frees everything allocated since the mark.
+type stack[T any] struct {
+	chunks     [][]T
+	chunk, off int // the next free element is chunks[chunk][off]
+}
+
+// stackMark is a stack's top.
+type stackMark struct{ chunk, off int }
+
+func (st *stack[T]) mark() stackMark { return stackMark{st.chunk, st.off} }
+
+func (st *stack[T]) release(m stackMark) { st.chunk, st.off = m.chunk, m.off }
+
+// alloc returns n zero elements, with no capacity past them.
+func (st *stack[T]) alloc(n int) []T {
+	for ; st.chunk < len(st.chunks); st.chunk, st.off = st.chunk+1, 0 {
+		if c := st.chunks[st.chunk]; st.off+n <= len(c) {
+			r := c[st.off : st.off+n : st.off+n]
+			st.off += n
+			clear(r)
+			return r
+		}
+	}
+	size := 1024
+	if k := len(st.chunks); k > 0 {
+		size = 2 * len(st.chunks[k-1])
+	}
+	st.chunks = append(st.chunks, make([]T, max(size, n)))
+	st.chunk, st.off = len(st.chunks)-1, n
+	return st.chunks[st.chunk][:n:n]
 }
 
 func (s *solver) add(a, b int64) int64 {
@@ -57,16 +117,30 @@ func (s *solver) mul(a, b int64) int64 {
 
 // axpy returns a*x + y.
 func (s *solver) axpy(a int64, x, y lin) lin {
-	r := lin{c: make([]int64, len(y.c)), k: s.add(s.mul(a, x.k), y.k)}
+	r := lin{c: s.vec(len(y.c)), k: s.add(s.mul(a, x.k), y.k)}
 	for i := range r.c {
 		r.c[i] = s.add(s.mul(a, x.c[i]), y.c[i])
 	}
 	return r
 }
 
+// scale returns a*x with n coefficients: axpy(a, x, 0), whose additions of
+// 0 neither change a value nor overflow.
+func (s *solver) scale(a int64, x lin, n int) lin {
+	r := lin{c: s.vec(n), k: s.mul(a, x.k)}
+	for i := range r.c {
+		r.c[i] = s.mul(a, x.c[i])
+	}
+	return r
+}
+
 // combine returns a*x + b*y.
 func (s *solver) combine(a int64, x lin, b int64, y lin) lin {
-	return s.axpy(a, x, s.axpy(b, y, lin{c: make([]int64, len(y.c))}))
+	r := lin{c: s.vec(len(y.c)), k: s.add(s.mul(a, x.k), s.mul(b, y.k))}
+	for i := range r.c {
+		r.c[i] = s.add(s.mul(a, x.c[i]), s.mul(b, y.c[i]))
+	}
+	return r
 }
 
 // eval returns the value of l at point v.
@@ -93,6 +167,7 @@ func (s *solver) solve(p problem) (point []int64, ok bool, err error) {
 	if s.ovf {
 		return nil, false, ErrOverflow
 	}
+	defer s.release(s.mark())
 	if !s.normalize(&p) {
 		if s.ovf {
 			return nil, false, ErrOverflow
@@ -132,16 +207,17 @@ func (s *solver) solveEq(p problem) ([]int64, bool, error) {
 	rest := p.eqs
 	if bestA == 1 {
 		// a*x + r = 0  =>  x = -a*r (a = ±1).
-		r := lin{c: append([]int64(nil), eq.c...), k: eq.k}
+		r := lin{c: s.vec(len(eq.c)), k: eq.k}
+		copy(r.c, eq.c)
 		r.c[x] = 0
-		def = s.axpy(-a, r, lin{c: make([]int64, nv)})
-		rest = append(append([]lin(nil), p.eqs[:bestE]...), p.eqs[bestE+1:]...)
+		def = s.scale(-a, r, nv)
+		rest = append(append(s.list(len(p.eqs)-1), p.eqs[:bestE]...), p.eqs[bestE+1:]...)
 	} else {
 		// m = |a|+1; sum (c_i mod^ m) x_i + (k mod^ m) = m*sigma, where the
 		// coefficient of x becomes -sign(a). Solve that for x.
 		m := bestA + 1
 		nv++
-		sig := lin{c: make([]int64, nv)}
+		sig := lin{c: s.vec(nv)}
 		for i, c := range eq.c {
 			if i != x {
 				sig.c[i] = modHat(c, m)
@@ -153,11 +229,11 @@ func (s *solver) solveEq(p problem) ([]int64, bool, error) {
 		if a < 0 {
 			sign = -1
 		}
-		def = s.axpy(sign, sig, lin{c: make([]int64, nv)})
-		p = widen(p, nv)
+		def = s.scale(sign, sig, nv)
+		p = s.widen(p, nv)
 		rest = p.eqs
 	}
-	q := problem{nv: nv}
+	q := problem{nv: nv, eqs: s.list(len(rest)), ges: s.list(len(p.ges))}
 	for _, e := range rest {
 		q.eqs = append(q.eqs, s.subst(e, x, def))
 	}
@@ -176,11 +252,11 @@ func (s *solver) solveEq(p problem) ([]int64, bool, error) {
 }
 
 // widen returns p with every constraint extended to nv variables.
-func widen(p problem, nv int) problem {
+func (s *solver) widen(p problem, nv int) problem {
 	ext := func(ls []lin) []lin {
-		out := make([]lin, len(ls))
+		out := s.list(len(ls))[:len(ls)]
 		for i, l := range ls {
-			c := make([]int64, nv)
+			c := s.vec(nv)
 			copy(c, l.c)
 			out[i] = lin{c: c, k: l.k}
 		}
@@ -192,7 +268,7 @@ func widen(p problem, nv int) problem {
 // subst replaces x in l by def (def does not mention x).
 func (s *solver) subst(l lin, x int, def lin) lin {
 	if len(l.c) < len(def.c) {
-		c := make([]int64, len(def.c))
+		c := s.vec(len(def.c))
 		copy(c, l.c)
 		l = lin{c: c, k: l.k}
 	}
@@ -208,7 +284,7 @@ func (s *solver) subst(l lin, x int, def lin) lin {
 // eliminate removes one variable from an inequality-only problem.
 func (s *solver) eliminate(p problem) ([]int64, bool, error) {
 	x, exact := s.pickVar(p)
-	var lows, ups, other []lin
+	lows, ups, other := s.list(len(p.ges)), s.list(len(p.ges)), s.list(len(p.ges))
 	for _, g := range p.ges {
 		switch c := g.c[x]; {
 		case c > 0:
@@ -227,17 +303,27 @@ func (s *solver) eliminate(p problem) ([]int64, bool, error) {
 		pt[x] = v
 		return pt, true, nil
 	}
+	// projection returns the other constraints and the real (or dark)
+	// shadow of the bounds on x.
+	projection := func(dark bool) problem {
+		ges := s.list(len(other) + len(lows)*len(ups))
+		ges = append(ges, other...)
+		return problem{nv: p.nv, ges: s.appendShadow(ges, x, lows, ups, dark)}
+	}
 	if len(lows) == 0 || len(ups) == 0 || exact {
-		pt, ok, err := s.solve(problem{nv: p.nv, ges: append(other, s.shadow(x, lows, ups, false)...)})
+		pt, ok, err := s.solve(projection(false))
 		if !ok || err != nil {
 			return nil, ok, err
 		}
 		return finish(pt)
 	}
-	if _, ok, err := s.solve(problem{nv: p.nv, ges: append(append([]lin(nil), other...), s.shadow(x, lows, ups, false)...)}); !ok || err != nil {
+	m := s.mark()
+	_, ok, err := s.solve(projection(false))
+	s.release(m)
+	if !ok || err != nil {
 		return nil, false, err
 	}
-	pt, ok, err := s.solve(problem{nv: p.nv, ges: append(append([]lin(nil), other...), s.shadow(x, lows, ups, true)...)})
+	pt, ok, err := s.solve(projection(true))
 	if err != nil {
 		return nil, false, err
 	}
@@ -247,16 +333,17 @@ func (s *solver) eliminate(p problem) ([]int64, bool, error) {
 	// Splinter: any integer solution outside the dark shadow lies close to
 	// some lower bound a*x >= L, at a*x = L+i for 0 <= i <= (m*a-a-m)/m,
 	// where m is the largest upper-bound coefficient.
-	var m int64
+	var mu int64
 	for _, u := range ups {
-		m = max(m, -u.c[x])
+		mu = max(mu, -u.c[x])
 	}
+	eqs := s.list(1)[:1] // each splinter's one equality; solve does not write its input
 	for _, l := range lows {
 		a := l.c[x]
-		top := floorDiv(s.add(s.mul(m, a), -s.add(a, m)), m)
+		top := floorDiv(s.add(s.mul(mu, a), -s.add(a, mu)), mu)
 		for i := int64(0); i <= top; i++ {
-			eq := lin{c: l.c, k: s.add(l.k, -i)}
-			pt, ok, err := s.solve(problem{nv: p.nv, eqs: []lin{eq}, ges: p.ges})
+			eqs[0] = lin{c: l.c, k: s.add(l.k, -i)}
+			pt, ok, err := s.solve(problem{nv: p.nv, eqs: eqs, ges: p.ges})
 			if ok || err != nil {
 				return pt, ok, err
 			}
@@ -297,11 +384,10 @@ func (s *solver) pickVar(p problem) (x int, exact bool) {
 	return best, bestExact
 }
 
-// shadow pairs every lower bound a*x + L >= 0 with every upper bound
+// appendShadow pairs every lower bound a*x + L >= 0 with every upper bound
 // -b*x + U >= 0 into b*L + a*U >= 0 (the real shadow), minus (a-1)(b-1) for
-// the dark shadow.
-func (s *solver) shadow(x int, lows, ups []lin, dark bool) []lin {
-	var out []lin
+// the dark shadow, and appends them to out.
+func (s *solver) appendShadow(out []lin, x int, lows, ups []lin, dark bool) []lin {
 	for _, l := range lows {
 		for _, u := range ups {
 			a, b := l.c[x], -u.c[x]
@@ -343,9 +429,11 @@ func (s *solver) pick(x int, lows, ups []lin, pt []int64) (int64, error) {
 // normalize divides every constraint by the gcd of its coefficients
 // (tightening inequality constants toward the integer hull), drops trivial
 // constraints, merges duplicate and opposite inequalities, and reports
-// false when a contradiction is found.
+// false when a contradiction is found. It builds new lists and does not
+// write p's.
 func (s *solver) normalize(p *problem) bool {
-	eqs := p.eqs[:0:0]
+	// Opposite pairs add at most one equality per two inequalities.
+	eqs := s.list(len(p.eqs) + len(p.ges))
 	for _, e := range p.eqs {
 		g := gcdVec(e.c)
 		if g == 0 {
@@ -357,10 +445,12 @@ func (s *solver) normalize(p *problem) bool {
 		if e.k%g != 0 {
 			return false
 		}
-		eqs = append(eqs, divLin(e, g, false))
+		eqs = append(eqs, s.divLin(e, g, false))
 	}
-	seen := map[string]int{}
-	ges := p.ges[:0:0]
+	// The inequalities by coefficient vector: a duplicate's constant goes
+	// to the first one with those coefficients.
+	seen := s.newCoefTable(len(p.ges))
+	ges := s.list(len(p.ges))
 	for _, g0 := range p.ges {
 		g := gcdVec(g0.c)
 		if g == 0 {
@@ -369,20 +459,19 @@ func (s *solver) normalize(p *problem) bool {
 			}
 			continue
 		}
-		l := divLin(g0, g, true)
-		key := linKey(l.c, false)
-		if i, ok := seen[key]; ok {
+		l := s.divLin(g0, g, true)
+		if i, ok := seen.find(ges, l.c, false); ok {
 			ges[i].k = min(ges[i].k, l.k)
 			continue
 		}
-		seen[key] = len(ges)
+		seen.insert(l.c, len(ges))
 		ges = append(ges, l)
 	}
 	// Opposite pairs: c·x + k1 >= 0 and -c·x + k2 >= 0 need k1 + k2 >= 0,
 	// and with equality they pin c·x = -k1.
-	kept := ges[:0:0]
+	kept := s.list(len(ges))
 	for i, g := range ges {
-		j, ok := seen[linKey(g.c, true)]
+		j, ok := seen.find(ges, g.c, true)
 		if !ok || j == i {
 			kept = append(kept, g)
 			continue
@@ -403,9 +492,88 @@ func (s *solver) normalize(p *problem) bool {
 	return !s.ovf
 }
 
-// divLin divides l by g > 0, flooring the constant for inequalities.
-func divLin(l lin, g int64, floor bool) lin {
-	r := lin{c: make([]int64, len(l.c)), k: l.k / g}
+// coefTable maps coefficient vectors to their index in a constraint list:
+// open addressing over the solver's reused table, entries index+1 (0:
+// free). Two vectors are the same key when they are equal element by
+// element (lengths included), as the byte strings of their values would
+// be.
+type coefTable struct {
+	slots []int32
+}
+
+// newCoefTable returns an empty table for up to n vectors, reusing the
+// solver's memory (normalize is its only user, and does not recurse).
+func (s *solver) newCoefTable(n int) coefTable {
+	size := 8
+	for size < 2*n {
+		size *= 2
+	}
+	if cap(s.table) < size {
+		s.table = make([]int32, size)
+	}
+	t := coefTable{slots: s.table[:size]}
+	clear(t.slots)
+	return t
+}
+
+// coefHash hashes c, or -c when neg (negation wrapping as in Go).
+func coefHash(c []int64, neg bool) uint64 {
+	h := uint64(len(c)) * 0x9e3779b97f4a7c15
+	for _, v := range c {
+		if neg {
+			v = -v
+		}
+		h = (h ^ uint64(v)) * 0x100000001b3
+		h ^= h >> 29
+	}
+	return h
+}
+
+// find returns the index in ls of the vector equal to c (to -c when neg).
+func (t coefTable) find(ls []lin, c []int64, neg bool) (int, bool) {
+	mask := uint64(len(t.slots) - 1)
+	for h := coefHash(c, neg) & mask; t.slots[h] != 0; h = (h + 1) & mask {
+		i := int(t.slots[h]) - 1
+		if sameCoefs(ls[i].c, c, neg) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// insert records that c is at index i (c must not be in the table).
+func (t coefTable) insert(c []int64, i int) {
+	mask := uint64(len(t.slots) - 1)
+	h := coefHash(c, false) & mask
+	for t.slots[h] != 0 {
+		h = (h + 1) & mask
+	}
+	t.slots[h] = int32(i + 1)
+}
+
+// sameCoefs reports whether a equals b (-b when neg) element by element.
+func sameCoefs(a, b []int64, neg bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i, v := range b {
+		if neg {
+			v = -v
+		}
+		if a[i] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// divLin divides l by g > 0, flooring the constant for inequalities. By 1
+// it returns l itself: c/1 = c and k/1 = floor(k/1) = k.
+func (s *solver) divLin(l lin, g int64, floor bool) lin {
+	if g == 1 {
+		return l
+	}
+	r := lin{c: s.vec(len(l.c)), k: l.k / g}
 	if floor {
 		r.k = floorDiv(l.k, g)
 	}
@@ -413,18 +581,6 @@ func divLin(l lin, g int64, floor bool) lin {
 		r.c[i] = c / g
 	}
 	return r
-}
-
-// linKey encodes a coefficient vector (negated when neg) as a map key.
-func linKey(c []int64, neg bool) string {
-	b := make([]byte, 8*len(c))
-	for i, v := range c {
-		if neg {
-			v = -v
-		}
-		binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
-	}
-	return string(b)
 }
 
 // gcdVec returns the gcd of the absolute values (0 for an all-zero vector).

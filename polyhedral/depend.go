@@ -2,6 +2,7 @@ package polyhedral
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -81,19 +82,26 @@ func Depends(d Domain, a, b Access, level int, opts Options) (*Witness, error) {
 			return nil, err
 		}
 	}
+	return depends(d, a, b, level, d.paramsOnly(opts.Params), opts.MaxSteps, nil)
+}
+
+// depends is Depends on input already validated (Analyze validates the
+// domain and every access once, and these checks depend on nothing else),
+// with params without index names. memo, when not nil, keeps the answers
+// of carried for the next calls on the same domain, params and maxSteps.
+func depends(d Domain, a, b Access, level int, params map[string]int64, maxSteps int, memo *carriedMemo) (*Witness, error) {
 	if a.Kind == Read && b.Kind == Read {
 		return nil, nil
 	}
 	if idx := d.Levels[level].Index; !a.encloses(idx) || !b.encloses(idx) {
 		return nil, nil
 	}
-	params := d.paramsOnly(opts.Params)
 	dirs := []int64{1, -1}
 	if a.Addr().Equal(b.Addr()) && a.Size == b.Size {
 		dirs = dirs[:1] // same address function: backward is forward with I, I' swapped
 	}
 	for _, dir := range dirs {
-		w, err := carried(d, a, b, level, dir, params, opts.MaxSteps)
+		w, err := memo.carried(d, a, b, level, dir, params, maxSteps)
 		if err != nil || w != nil {
 			if err != nil {
 				err = fmt.Errorf("dependence of %s and %s at level %d: %w", a.Site, b.Site, level, err)
@@ -135,6 +143,101 @@ func DependsBefore(d Domain, a, b Access, level int, opts Options) (*Witness, er
 		err = fmt.Errorf("dependence of %s and %s at level %d: %w", a.Site, b.Site, level, err)
 	}
 	return w, err
+}
+
+// carriedMemo keeps the answers of carried within one Analyze, where the
+// domain, the params and the step budget are fixed: carried's answer is
+// then a function of the level, the direction and, of each access, its
+// address, size and path (Loops) alone, the same at every call (a new
+// solver each time, deterministic). Site and Kind do not enter it.
+// Different sites with the same address (a reduction's read and write,
+// reloads of one element) and the levels tested again ask the same
+// question.
+type carriedMemo struct {
+	answers map[string]carriedAnswer
+	key     []byte
+}
+
+// carriedAnswer is what carried returned.
+type carriedAnswer struct {
+	w   *Witness
+	err error
+}
+
+// carried is the package's carried, answered from the memo when it holds
+// the question; a nil memo keeps nothing. Each caller gets its own copy of
+// a witness.
+func (m *carriedMemo) carried(d Domain, a, b Access, level int, dir int64, params map[string]int64, maxSteps int) (*Witness, error) {
+	if m == nil {
+		return carried(d, a, b, level, dir, params, maxSteps)
+	}
+	m.key = appendCarriedKey(m.key[:0], a, b, level, dir)
+	if ans, ok := m.answers[string(m.key)]; ok {
+		return ans.w.clone(), ans.err
+	}
+	w, err := carried(d, a, b, level, dir, params, maxSteps)
+	if m.answers == nil {
+		m.answers = map[string]carriedAnswer{}
+	}
+	m.answers[string(m.key)] = carriedAnswer{w.clone(), err}
+	return w, err
+}
+
+// appendCarriedKey appends to key what carried's answer depends on besides
+// the domain, params and budget: level, dir, and each access's address
+// (terms, constant), size and path, nil paths apart from empty ones.
+// Strings are length-prefixed, so distinct questions give distinct keys.
+func appendCarriedKey(key []byte, a, b Access, level int, dir int64) []byte {
+	str := func(s string) {
+		key = strconv.AppendInt(key, int64(len(s)), 10)
+		key = append(key, ':')
+		key = append(key, s...)
+	}
+	num := func(v int64) {
+		key = strconv.AppendInt(key, v, 10)
+		key = append(key, ',')
+	}
+	num(int64(level))
+	num(dir)
+	for _, x := range []Access{a, b} {
+		addr := x.Addr()
+		num(int64(len(addr.terms)))
+		for _, t := range addr.terms {
+			str(t.Var)
+			num(t.Coef)
+		}
+		num(addr.c)
+		if addr.ovf {
+			num(1)
+		} else {
+			num(0)
+		}
+		num(x.Size)
+		if x.Loops == nil {
+			num(-1)
+		} else {
+			num(int64(len(x.Loops)))
+		}
+		for _, l := range x.Loops {
+			str(l)
+		}
+	}
+	return key
+}
+
+// clone returns a deep copy of w (nil for nil).
+func (w *Witness) clone() *Witness {
+	if w == nil {
+		return nil
+	}
+	c := &Witness{A: append([]int64(nil), w.A...), B: append([]int64(nil), w.B...)}
+	if w.Params != nil {
+		c.Params = make(map[string]int64, len(w.Params))
+		for k, v := range w.Params {
+			c.Params[k] = v
+		}
+	}
+	return c
 }
 
 // The suffixes of the two iterations' index names in a dependence system.

@@ -110,8 +110,10 @@ func Analyze(n Nest, opts Options) ([]LevelVerdict, error) {
 		}
 	}
 	out := make([]LevelVerdict, len(d.Levels))
+	params := d.paramsOnly(opts.Params)
+	var memo carriedMemo
 	for l := range d.Levels {
-		v, err := n.level(l, opts)
+		v, err := n.level(l, opts, params, &memo)
 		if err != nil {
 			return nil, err
 		}
@@ -136,8 +138,9 @@ func (n Nest) checkReduction(r Reduction) error {
 	return nil
 }
 
-// level classifies level l.
-func (n Nest) level(l int, opts Options) (LevelVerdict, error) {
+// level classifies level l. Analyze has validated the nest: level asks
+// depends, Depends without the checks.
+func (n Nest) level(l int, opts Options, params map[string]int64, memo *carriedMemo) (LevelVerdict, error) {
 	d := n.Domain
 	v := LevelVerdict{Level: l, Index: d.Levels[l].Index, Kind: LevelParallel}
 	carried := map[int]bool{}
@@ -150,7 +153,7 @@ func (n Nest) level(l int, opts Options) (LevelVerdict, error) {
 			if opts.DistinctBases && !a.Base.Equal(b.Base) {
 				continue
 			}
-			w, err := Depends(d, a, b, l, opts)
+			w, err := depends(d, a, b, l, params, opts.MaxSteps, memo)
 			if err != nil && !isUndecided(err) {
 				return v, err
 			}

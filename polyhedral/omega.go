@@ -45,7 +45,7 @@ type solver struct {
 	ovf             bool
 	vecs            stack[int64]
 	lists           stack[lin]
-	table           []int32 // normalize's hash table, reused
+	seen            coefTable // normalize's, reused
 }
 
 // solverMark is the top of a solver's stacks.
@@ -60,14 +60,23 @@ func (s *solver) release(m solverMark) {
 }
 
 // vec returns n zero coefficients.
-func (s *solver) vec(n int) []int64 { return s.vecs.alloc(n) }
+func (s *solver) vec(n int) []int64 {
+	c := s.vecs.alloc(n)
+	clear(c)
+	return c
+}
+
+// vecToFill returns n coefficients of any value, for a caller that writes
+// every one.
+func (s *solver) vecToFill(n int) []int64 { return s.vecs.alloc(n) }
 
 // list returns an empty constraint list with room for n; appending past n
 // moves it to the heap, never over the stack's other lists.
 func (s *solver) list(n int) []lin { return s.lists.alloc(n)[:0] }
 
 // stack hands out slices of reused chunks in last-in first-out order:
-// release(mark()) frees everything allocated since the mark.
+// release(mark()) frees everything allocated since the mark. The slices
+// hold what was last written there: callers clear what they do not fill.
 type stack[T any] struct {
 	chunks     [][]T
 	chunk, off int // the next free element is chunks[chunk][off]
@@ -80,13 +89,12 @@ func (st *stack[T]) mark() stackMark { return stackMark{st.chunk, st.off} }
 
 func (st *stack[T]) release(m stackMark) { st.chunk, st.off = m.chunk, m.off }
 
-// alloc returns n zero elements, with no capacity past them.
+// alloc returns n elements, with no capacity past them.
 func (st *stack[T]) alloc(n int) []T {
 	for ; st.chunk < len(st.chunks); st.chunk, st.off = st.chunk+1, 0 {
 		if c := st.chunks[st.chunk]; st.off+n <= len(c) {
 			r := c[st.off : st.off+n : st.off+n]
 			st.off += n
-			clear(r)
 			return r
 		}
 	}
@@ -117,7 +125,7 @@ func (s *solver) mul(a, b int64) int64 {
 
 // axpy returns a*x + y.
 func (s *solver) axpy(a int64, x, y lin) lin {
-	r := lin{c: s.vec(len(y.c)), k: s.add(s.mul(a, x.k), y.k)}
+	r := lin{c: s.vecToFill(len(y.c)), k: s.add(s.mul(a, x.k), y.k)}
 	for i := range r.c {
 		r.c[i] = s.add(s.mul(a, x.c[i]), y.c[i])
 	}
@@ -127,7 +135,7 @@ func (s *solver) axpy(a int64, x, y lin) lin {
 // scale returns a*x with n coefficients: axpy(a, x, 0), whose additions of
 // 0 neither change a value nor overflow.
 func (s *solver) scale(a int64, x lin, n int) lin {
-	r := lin{c: s.vec(n), k: s.mul(a, x.k)}
+	r := lin{c: s.vecToFill(n), k: s.mul(a, x.k)}
 	for i := range r.c {
 		r.c[i] = s.mul(a, x.c[i])
 	}
@@ -136,7 +144,7 @@ func (s *solver) scale(a int64, x lin, n int) lin {
 
 // combine returns a*x + b*y.
 func (s *solver) combine(a int64, x lin, b int64, y lin) lin {
-	r := lin{c: s.vec(len(y.c)), k: s.add(s.mul(a, x.k), s.mul(b, y.k))}
+	r := lin{c: s.vecToFill(len(y.c)), k: s.add(s.mul(a, x.k), s.mul(b, y.k))}
 	for i := range r.c {
 		r.c[i] = s.add(s.mul(a, x.c[i]), s.mul(b, y.c[i]))
 	}
@@ -207,7 +215,7 @@ func (s *solver) solveEq(p problem) ([]int64, bool, error) {
 	rest := p.eqs
 	if bestA == 1 {
 		// a*x + r = 0  =>  x = -a*r (a = ±1).
-		r := lin{c: s.vec(len(eq.c)), k: eq.k}
+		r := lin{c: s.vecToFill(len(eq.c)), k: eq.k}
 		copy(r.c, eq.c)
 		r.c[x] = 0
 		def = s.scale(-a, r, nv)
@@ -449,7 +457,8 @@ func (s *solver) normalize(p *problem) bool {
 	}
 	// The inequalities by coefficient vector: a duplicate's constant goes
 	// to the first one with those coefficients.
-	seen := s.newCoefTable(len(p.ges))
+	seen := &s.seen
+	seen.reset(len(p.ges))
 	ges := s.list(len(p.ges))
 	for _, g0 := range p.ges {
 		g := gcdVec(g0.c)
@@ -460,18 +469,19 @@ func (s *solver) normalize(p *problem) bool {
 			continue
 		}
 		l := s.divLin(g0, g, true)
-		if i, ok := seen.find(ges, l.c, false); ok {
+		h := coefHash(l.c)
+		if i, ok := seen.find(ges, h, l.c, false); ok {
 			ges[i].k = min(ges[i].k, l.k)
 			continue
 		}
-		seen.insert(l.c, len(ges))
+		seen.insert(h, len(ges))
 		ges = append(ges, l)
 	}
 	// Opposite pairs: c·x + k1 >= 0 and -c·x + k2 >= 0 need k1 + k2 >= 0,
 	// and with equality they pin c·x = -k1.
 	kept := s.list(len(ges))
 	for i, g := range ges {
-		j, ok := seen.find(ges, g.c, true)
+		j, ok := seen.find(ges, -seen.hashes[i], g.c, true)
 		if !ok || j == i {
 			kept = append(kept, g)
 			continue
@@ -492,63 +502,68 @@ func (s *solver) normalize(p *problem) bool {
 	return !s.ovf
 }
 
-// coefTable maps coefficient vectors to their index in a constraint list:
-// open addressing over the solver's reused table, entries index+1 (0:
-// free). Two vectors are the same key when they are equal element by
-// element (lengths included), as the byte strings of their values would
-// be.
+// coefTable finds a coefficient vector among those of a constraint list,
+// as the byte strings of the vectors would in a map: two vectors match
+// when they are equal element by element, lengths included. It is an
+// open-addressing hash table.
 type coefTable struct {
-	slots []int32
+	hashes []uint64 // coefHash of each vector in the list, by index
+	slots  []int32  // index+1 in the list, 0 for free
+	shift  uint     // 64 - log2(len(slots))
 }
 
-// newCoefTable returns an empty table for up to n vectors, reusing the
-// solver's memory (normalize is its only user, and does not recurse).
-func (s *solver) newCoefTable(n int) coefTable {
-	size := 8
+// reset empties the table for a list of up to n vectors.
+func (t *coefTable) reset(n int) {
+	t.hashes = t.hashes[:0]
+	size, bits := 16, uint(4)
 	for size < 2*n {
-		size *= 2
+		size, bits = size*2, bits+1
 	}
-	if cap(s.table) < size {
-		s.table = make([]int32, size)
+	if cap(t.slots) < size {
+		t.slots = make([]int32, size)
 	}
-	t := coefTable{slots: s.table[:size]}
+	t.slots = t.slots[:size]
 	clear(t.slots)
-	return t
+	t.shift = 64 - bits
 }
 
-// coefHash hashes c, or -c when neg (negation wrapping as in Go).
-func coefHash(c []int64, neg bool) uint64 {
-	h := uint64(len(c)) * 0x9e3779b97f4a7c15
+// coefHash hashes a coefficient vector: a sum of each coefficient times a
+// pseudo-random odd multiplier of its position, mod 2^64. It is linear,
+// so the hash of -c is -coefHash(c) (negation wraps in int64 as in
+// uint64), and one pass serves both the duplicate and the opposite
+// lookup.
+func coefHash(c []int64) uint64 {
+	var h uint64
+	m := uint64(0x9e3779b97f4a7c15)
 	for _, v := range c {
-		if neg {
-			v = -v
-		}
-		h = (h ^ uint64(v)) * 0x100000001b3
-		h ^= h >> 29
+		h += uint64(v) * m
+		m = m*6364136223846793005 + 1442695040888963407 | 1
 	}
 	return h
 }
 
-// find returns the index in ls of the vector equal to c (to -c when neg).
-func (t coefTable) find(ls []lin, c []int64, neg bool) (int, bool) {
+// find returns the index in ls of the vector equal to c (to -c when neg),
+// whose hash is h.
+func (t *coefTable) find(ls []lin, h uint64, c []int64, neg bool) (int, bool) {
 	mask := uint64(len(t.slots) - 1)
-	for h := coefHash(c, neg) & mask; t.slots[h] != 0; h = (h + 1) & mask {
-		i := int(t.slots[h]) - 1
-		if sameCoefs(ls[i].c, c, neg) {
+	for x := (h * 0x9e3779b97f4a7c15) >> t.shift; t.slots[x] != 0; x = (x + 1) & mask {
+		i := int(t.slots[x]) - 1
+		if t.hashes[i] == h && sameCoefs(ls[i].c, c, neg) {
 			return i, true
 		}
 	}
 	return 0, false
 }
 
-// insert records that c is at index i (c must not be in the table).
-func (t coefTable) insert(c []int64, i int) {
+// insert records that the vector with hash h is at index i, the next.
+func (t *coefTable) insert(h uint64, i int) {
+	t.hashes = append(t.hashes, h)
 	mask := uint64(len(t.slots) - 1)
-	h := coefHash(c, false) & mask
-	for t.slots[h] != 0 {
-		h = (h + 1) & mask
+	x := (h * 0x9e3779b97f4a7c15) >> t.shift
+	for t.slots[x] != 0 {
+		x = (x + 1) & mask
 	}
-	t.slots[h] = int32(i + 1)
+	t.slots[x] = int32(i + 1)
 }
 
 // sameCoefs reports whether a equals b (-b when neg) element by element.
@@ -573,7 +588,7 @@ func (s *solver) divLin(l lin, g int64, floor bool) lin {
 	if g == 1 {
 		return l
 	}
-	r := lin{c: s.vec(len(l.c)), k: l.k / g}
+	r := lin{c: s.vecToFill(len(l.c)), k: l.k / g}
 	if floor {
 		r.k = floorDiv(l.k, g)
 	}
@@ -594,6 +609,9 @@ func gcdVec(c []int64) int64 {
 		}
 		for u != 0 {
 			g, u = u, g%u
+		}
+		if g == 1 {
+			return 1 // the gcd of 1 and anything
 		}
 	}
 	if g > maxInt64 {

@@ -169,3 +169,52 @@ func TestSolverOverflowAndBudget(t *testing.T) {
 		t.Fatalf("budget of 1 step: got %v, want ErrTooComplex", err)
 	}
 }
+
+// TestCoefTableCollisions checks that coefTable tells vectors apart by
+// their coefficients, not their hashes: every vector here is given the
+// same hash.
+func TestCoefTableCollisions(t *testing.T) {
+	vecs := [][]int64{{1, 2}, {2, 1}, {-1, -2}, {1, 2, 0}, {minInt64, 0}, {}}
+	var ls []lin
+	var tab coefTable
+	tab.reset(len(vecs))
+	for i, c := range vecs {
+		if _, ok := tab.find(ls, 0, c, false); ok {
+			t.Fatalf("%v found before it was inserted", c)
+		}
+		tab.insert(0, i)
+		ls = append(ls, lin{c: c})
+	}
+	for i, c := range vecs {
+		if j, ok := tab.find(ls, 0, c, false); !ok || j != i {
+			t.Errorf("find %v = %d, %v; want %d", c, j, ok, i)
+		}
+	}
+	// Negated lookups: -{1, 2} is {-1, -2}, and -MinInt64 wraps to itself.
+	for _, tc := range []struct {
+		c    []int64
+		want int
+	}{{[]int64{1, 2}, 2}, {[]int64{-1, -2}, 0}, {[]int64{minInt64, 0}, 4}, {[]int64{}, 5}, {[]int64{2, 2}, -1}} {
+		j, ok := tab.find(ls, 0, tc.c, true)
+		if (tc.want < 0 && ok) || (tc.want >= 0 && (!ok || j != tc.want)) {
+			t.Errorf("find -%v = %d, %v; want %d", tc.c, j, ok, tc.want)
+		}
+	}
+}
+
+// TestCoefHashLinear checks the property normalize relies on to find
+// opposite constraints: the hash of -c is minus the hash of c.
+func TestCoefHashLinear(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 1000 {
+		c := make([]int64, r.IntN(8))
+		neg := make([]int64, len(c))
+		for i := range c {
+			c[i] = int64(r.Uint64()) >> r.IntN(64)
+			neg[i] = -c[i]
+		}
+		if coefHash(neg) != -coefHash(c) {
+			t.Fatalf("hash of -%v is not minus the hash of %v", c, c)
+		}
+	}
+}

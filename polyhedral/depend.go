@@ -2,7 +2,7 @@ package polyhedral
 
 import (
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
 )
 
@@ -82,14 +82,18 @@ func Depends(d Domain, a, b Access, level int, opts Options) (*Witness, error) {
 			return nil, err
 		}
 	}
-	return depends(d, a, b, level, d.paramsOnly(opts.Params), opts.MaxSteps, nil)
+	params := d.paramsOnly(opts.Params)
+	sameAddr := a.Addr().Equal(b.Addr())
+	return depends(d, a, b, level, sameAddr, func(dir int64) (*Witness, error) {
+		return carried(d, a, b, level, dir, params, opts.MaxSteps)
+	})
 }
 
 // depends is Depends on input already validated (Analyze validates the
-// domain and every access once, and these checks depend on nothing else),
-// with params without index names. memo, when not nil, keeps the answers
-// of carried for the next calls on the same domain, params and maxSteps.
-func depends(d Domain, a, b Access, level int, params map[string]int64, maxSteps int, memo *carriedMemo) (*Witness, error) {
+// domain and every access once, and these checks depend on nothing else).
+// sameAddr says whether a and b have the same address function; carry
+// answers carried for a, b and level in direction dir.
+func depends(d Domain, a, b Access, level int, sameAddr bool, carry func(dir int64) (*Witness, error)) (*Witness, error) {
 	if a.Kind == Read && b.Kind == Read {
 		return nil, nil
 	}
@@ -97,11 +101,11 @@ func depends(d Domain, a, b Access, level int, params map[string]int64, maxSteps
 		return nil, nil
 	}
 	dirs := []int64{1, -1}
-	if a.Addr().Equal(b.Addr()) && a.Size == b.Size {
+	if sameAddr && a.Size == b.Size {
 		dirs = dirs[:1] // same address function: backward is forward with I, I' swapped
 	}
 	for _, dir := range dirs {
-		w, err := memo.carried(d, a, b, level, dir, params, maxSteps)
+		w, err := carry(dir)
 		if err != nil || w != nil {
 			if err != nil {
 				err = fmt.Errorf("dependence of %s and %s at level %d: %w", a.Site, b.Site, level, err)
@@ -145,17 +149,38 @@ func DependsBefore(d Domain, a, b Access, level int, opts Options) (*Witness, er
 	return w, err
 }
 
-// carriedMemo keeps the answers of carried within one Analyze, where the
-// domain, the params and the step budget are fixed: carried's answer is
-// then a function of the level, the direction and, of each access, its
-// address, size and path (Loops) alone, the same at every call (a new
-// solver each time, deterministic). Site and Kind do not enter it.
-// Different sites with the same address (a reduction's read and write,
-// reloads of one element) and the levels tested again ask the same
-// question.
-type carriedMemo struct {
-	answers map[string]carriedAnswer
-	key     []byte
+// nestCache is what Analyze keeps between the questions it asks of one
+// nest. The domain, the params and the step budget are fixed there, and
+// carried's answer is then a function of the level, the direction and, of
+// each access, its address, size and path (Loops) alone, the same at
+// every call (a new solver each time, deterministic): not of its Site or
+// Kind. So accesses with the same address, size and path (a reduction's
+// read and write, reloads of one element) share a shape, and a question
+// asked again of the same shapes gets the first answer. The constraints
+// each shape brings to a system (its side) are built once.
+type nestCache struct {
+	d        Domain
+	accesses []Access
+	params   map[string]int64
+	maxSteps int
+	addrs    []Expr // by access: Addr()
+	shapes   []int  // by access: the first access with the same address, size and path
+	sides    map[sideKey]side
+	answers  map[carriedKey]carriedAnswer
+}
+
+// sideKey names a side: an access's shape, and which iteration it is in
+// (its suffix, sa or sb).
+type sideKey struct {
+	shape int
+	sfx   string
+}
+
+// carriedKey is a question to carried: level, direction, and the shapes
+// of the accesses at I and at I'.
+type carriedKey struct {
+	level, a, b int
+	dir         int64
 }
 
 // carriedAnswer is what carried returned.
@@ -164,65 +189,54 @@ type carriedAnswer struct {
 	err error
 }
 
-// carried is the package's carried, answered from the memo when it holds
-// the question; a nil memo keeps nothing. Each caller gets its own copy of
-// a witness.
-func (m *carriedMemo) carried(d Domain, a, b Access, level int, dir int64, params map[string]int64, maxSteps int) (*Witness, error) {
-	if m == nil {
-		return carried(d, a, b, level, dir, params, maxSteps)
+// newNestCache returns the cache for the questions of Analyze on n.
+func newNestCache(n Nest, params map[string]int64, maxSteps int) *nestCache {
+	c := &nestCache{d: n.Domain, accesses: n.Accesses, params: params, maxSteps: maxSteps,
+		addrs: make([]Expr, len(n.Accesses)), shapes: make([]int, len(n.Accesses)),
+		sides: map[sideKey]side{}, answers: map[carriedKey]carriedAnswer{}}
+	for i, a := range n.Accesses {
+		c.addrs[i] = a.Addr()
+		c.shapes[i] = i
+		for j := range i {
+			b := n.Accesses[j]
+			if c.addrs[i].Equal(c.addrs[j]) && a.Size == b.Size && (a.Loops == nil) == (b.Loops == nil) && slices.Equal(a.Loops, b.Loops) {
+				c.shapes[i] = j
+				break
+			}
+		}
 	}
-	m.key = appendCarriedKey(m.key[:0], a, b, level, dir)
-	if ans, ok := m.answers[string(m.key)]; ok {
+	return c
+}
+
+// depends is Depends on accesses p and q of the nest.
+func (c *nestCache) depends(p, q, level int) (*Witness, error) {
+	return depends(c.d, c.accesses[p], c.accesses[q], level, c.addrs[p].Equal(c.addrs[q]), func(dir int64) (*Witness, error) {
+		return c.carried(p, q, level, dir)
+	})
+}
+
+// carried is the package's carried on accesses p and q, answered from the
+// cache when their shapes were asked the same before. Each caller gets its
+// own copy of a witness.
+func (c *nestCache) carried(p, q, level int, dir int64) (*Witness, error) {
+	key := carriedKey{level: level, a: c.shapes[p], b: c.shapes[q], dir: dir}
+	if ans, ok := c.answers[key]; ok {
 		return ans.w.clone(), ans.err
 	}
-	w, err := carried(d, a, b, level, dir, params, maxSteps)
-	if m.answers == nil {
-		m.answers = map[string]carriedAnswer{}
-	}
-	m.answers[string(m.key)] = carriedAnswer{w.clone(), err}
+	w, err := carriedOn(c.d, c.side(p, sa), c.side(q, sb), level, dir, c.params, c.maxSteps)
+	c.answers[key] = carriedAnswer{w.clone(), err}
 	return w, err
 }
 
-// appendCarriedKey appends to key what carried's answer depends on besides
-// the domain, params and budget: level, dir, and each access's address
-// (terms, constant), size and path, nil paths apart from empty ones.
-// Strings are length-prefixed, so distinct questions give distinct keys.
-func appendCarriedKey(key []byte, a, b Access, level int, dir int64) []byte {
-	str := func(s string) {
-		key = strconv.AppendInt(key, int64(len(s)), 10)
-		key = append(key, ':')
-		key = append(key, s...)
+// side returns access p's side in the iteration with suffix sfx.
+func (c *nestCache) side(p int, sfx string) side {
+	key := sideKey{c.shapes[p], sfx}
+	sd, ok := c.sides[key]
+	if !ok {
+		sd = sideOf(c.d, c.accesses[p], sfx, c.params)
+		c.sides[key] = sd
 	}
-	num := func(v int64) {
-		key = strconv.AppendInt(key, v, 10)
-		key = append(key, ',')
-	}
-	num(int64(level))
-	num(dir)
-	for _, x := range []Access{a, b} {
-		addr := x.Addr()
-		num(int64(len(addr.terms)))
-		for _, t := range addr.terms {
-			str(t.Var)
-			num(t.Coef)
-		}
-		num(addr.c)
-		if addr.ovf {
-			num(1)
-		} else {
-			num(0)
-		}
-		num(x.Size)
-		if x.Loops == nil {
-			num(-1)
-		} else {
-			num(int64(len(x.Loops)))
-		}
-		for _, l := range x.Loops {
-			str(l)
-		}
-	}
-	return key
+	return sd
 }
 
 // clone returns a deep copy of w (nil for nil).
@@ -245,7 +259,13 @@ const sa, sb = "'a", "'b"
 
 // carried solves one direction: dir*(I'_level - I_level) >= 1.
 func carried(d Domain, a, b Access, level int, dir int64, params map[string]int64, maxSteps int) (*Witness, error) {
-	y := dependenceSystem(d, a, b, level, dir, params)
+	return carriedOn(d, sideOf(d, a, sa, params), sideOf(d, b, sb, params), level, dir, params, maxSteps)
+}
+
+// carriedOn is carried on the sides of a and b.
+func carriedOn(d Domain, sideA, sideB side, level int, dir int64, params map[string]int64, maxSteps int) (*Witness, error) {
+	a, b := sideA.acc, sideB.acc
+	y := systemOn(d, sideA, sideB, level, dir, params)
 	sol, ok, err := y.solve(maxSteps)
 	if err != nil || !ok {
 		return nil, err
@@ -274,9 +294,35 @@ func carried(d Domain, a, b Access, level int, dir int64, params map[string]int6
 // on its path, equal on the outer levels both paths share, dir*(I'_level -
 // I_level) >= 1, and their byte ranges intersecting.
 func dependenceSystem(d Domain, a, b Access, level int, dir int64, params map[string]int64) system {
+	return systemOn(d, sideOf(d, a, sa, params), sideOf(d, b, sb, params), level, dir, params)
+}
+
+// side is what an access brings to a dependence system in one iteration:
+// its path's domain constraints (addPath's) and its address, with the
+// indices renamed by the iteration's suffix and params bound. It is
+// immutable once built.
+type side struct {
+	acc      Access
+	eqs, ges []Expr
+	addr     Expr
+}
+
+// sideOf returns a's side in the iteration with suffix sfx.
+func sideOf(d Domain, a Access, sfx string, params map[string]int64) side {
 	var y system
-	y.addPath(d, a, sa, params)
-	y.addPath(d, b, sb, params)
+	y.addPath(d, a, sfx, params)
+	return side{acc: a, eqs: y.eqs, ges: y.ges, addr: a.Addr().rename(d.renamer(sfx)).bind(params)}
+}
+
+// systemOn is dependenceSystem on the sides of a and b.
+func systemOn(d Domain, sideA, sideB side, level int, dir int64, params map[string]int64) system {
+	a, b := sideA.acc, sideB.acc
+	// a's path constraints, then b's, in each list, as two addPath calls
+	// would append them.
+	y := system{
+		eqs: append(append(make([]Expr, 0, len(sideA.eqs)+len(sideB.eqs)+level), sideA.eqs...), sideB.eqs...),
+		ges: append(append(make([]Expr, 0, len(sideA.ges)+len(sideB.ges)+len(d.Assume)+3), sideA.ges...), sideB.ges...),
+	}
 	y.addAssume(d, params)
 	for l := 0; l < level; l++ {
 		n := d.Levels[l].Index
@@ -286,8 +332,7 @@ func dependenceSystem(d Domain, a, b Access, level int, dir int64, params map[st
 	}
 	n := d.Levels[level].Index
 	y.add(GE(Var(n+sb).Sub(Var(n+sa)).Scale(dir), Const(1)))
-	addrA := a.Addr().rename(d.renamer(sa)).bind(params)
-	addrB := b.Addr().rename(d.renamer(sb)).bind(params)
+	addrA, addrB := sideA.addr, sideB.addr
 	// [addrA, addrA+sizeA) and [addrB, addrB+sizeB) intersect.
 	y.add(GE(addrB.AddConst(b.Size), addrA.AddConst(1)))
 	y.add(GE(addrA.AddConst(a.Size), addrB.AddConst(1)))

@@ -334,13 +334,11 @@ func (y *system) addPath(d Domain, a Access, sfx string, params map[string]int64
 
 // renamer maps d's index names to name+sfx and leaves other names alone.
 func (d Domain) renamer(sfx string) func(string) string {
-	idx := map[string]bool{}
-	for _, l := range d.Levels {
-		idx[l.Index] = true
-	}
 	return func(n string) string {
-		if idx[n] {
-			return n + sfx
+		for _, l := range d.Levels {
+			if l.Index == n {
+				return n + sfx
+			}
 		}
 		return n
 	}
@@ -353,28 +351,35 @@ func (y *system) addAssume(d Domain, params map[string]int64) {
 	}
 }
 
-// lower returns the dense problem and the variable names by column.
-func (y *system) lower() (problem, []string, error) {
-	col := map[string]int{}
+// lower returns the dense problem, built in s's stacks, and the variable
+// names by column, in the order they first appear.
+func (y *system) lower(s *solver) (problem, []string, error) {
 	var names []string
+	col := func(v string) int {
+		for i, n := range names {
+			if n == v {
+				return i
+			}
+		}
+		return -1
+	}
 	for _, set := range [][]Expr{y.eqs, y.ges} {
 		for _, e := range set {
 			if e.ovf {
 				return problem{}, nil, ErrOverflow
 			}
 			for _, t := range e.terms {
-				if _, ok := col[t.Var]; !ok {
-					col[t.Var] = len(names)
+				if col(t.Var) < 0 {
 					names = append(names, t.Var)
 				}
 			}
 		}
 	}
-	p := problem{nv: len(names)}
+	p := problem{nv: len(names), eqs: s.list(len(y.eqs)), ges: s.list(len(y.ges))}
 	dense := func(e Expr) lin {
-		l := lin{c: make([]int64, len(names)), k: e.c}
+		l := lin{c: s.vec(len(names)), k: e.c}
 		for _, t := range e.terms {
-			l.c[col[t.Var]] = t.Coef
+			l.c[col(t.Var)] = t.Coef
 		}
 		return l
 	}
@@ -393,13 +398,13 @@ var solvers = sync.Pool{New: func() any { return new(solver) }}
 
 // solve decides y over the integers and returns a satisfying assignment.
 func (y *system) solve(maxSteps int) (map[string]int64, bool, error) {
-	p, names, err := y.lower()
+	s := solvers.Get().(*solver)
+	defer solvers.Put(s)
+	s.reset(maxSteps)
+	p, names, err := y.lower(s)
 	if err != nil {
 		return nil, false, err
 	}
-	s := solvers.Get().(*solver)
-	defer solvers.Put(s)
-	s.steps, s.maxSteps, s.ovf = 0, maxSteps, false
 	pt, ok, err := s.solve(p)
 	if !ok || err != nil {
 		return nil, ok, err

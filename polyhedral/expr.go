@@ -197,7 +197,19 @@ func (e Expr) rename(f func(string) string) Expr {
 	for i, t := range e.terms {
 		r.terms[i] = Term{f(t.Var), t.Coef}
 	}
-	sort.Slice(r.terms, func(i, j int) bool { return varLess(r.terms[i].Var, r.terms[j].Var) })
+	less := func(i, j int) bool { return varLess(r.terms[i].Var, r.terms[j].Var) }
+	if len(r.terms) > 12 {
+		sort.Slice(r.terms, less)
+		return r
+	}
+	// sort.Slice's own algorithm on up to 12 elements (pdqsort's
+	// insertionSort_func below maxInsertion), without its reflection: the
+	// same order even if f were not injective.
+	for i := 1; i < len(r.terms); i++ {
+		for j := i; j > 0 && less(j, j-1); j-- {
+			r.terms[j], r.terms[j-1] = r.terms[j-1], r.terms[j]
+		}
+	}
 	return r
 }
 

@@ -110,10 +110,9 @@ func Analyze(n Nest, opts Options) ([]LevelVerdict, error) {
 		}
 	}
 	out := make([]LevelVerdict, len(d.Levels))
-	params := d.paramsOnly(opts.Params)
-	var memo carriedMemo
+	cache := newNestCache(n, d.paramsOnly(opts.Params), opts.MaxSteps)
 	for l := range d.Levels {
-		v, err := n.level(l, opts, params, &memo)
+		v, err := n.level(l, opts, cache)
 		if err != nil {
 			return nil, err
 		}
@@ -139,8 +138,8 @@ func (n Nest) checkReduction(r Reduction) error {
 }
 
 // level classifies level l. Analyze has validated the nest: level asks
-// depends, Depends without the checks.
-func (n Nest) level(l int, opts Options, params map[string]int64, memo *carriedMemo) (LevelVerdict, error) {
+// the cache's depends, Depends without the checks.
+func (n Nest) level(l int, opts Options, cache *nestCache) (LevelVerdict, error) {
 	d := n.Domain
 	v := LevelVerdict{Level: l, Index: d.Levels[l].Index, Kind: LevelParallel}
 	carried := map[int]bool{}
@@ -153,7 +152,7 @@ func (n Nest) level(l int, opts Options, params map[string]int64, memo *carriedM
 			if opts.DistinctBases && !a.Base.Equal(b.Base) {
 				continue
 			}
-			w, err := depends(d, a, b, l, params, opts.MaxSteps, memo)
+			w, err := cache.depends(p, q, l)
 			if err != nil && !isUndecided(err) {
 				return v, err
 			}

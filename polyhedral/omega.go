@@ -48,6 +48,12 @@ type solver struct {
 	seen            coefTable // normalize's, reused
 }
 
+// reset readies s for a new solve under maxSteps, its stacks emptied.
+func (s *solver) reset(maxSteps int) {
+	s.steps, s.maxSteps, s.ovf = 0, maxSteps, false
+	s.release(solverMark{})
+}
+
 // solverMark is the top of a solver's stacks.
 type solverMark struct{ vecs, lists stackMark }
 

@@ -524,7 +524,7 @@ func TestSolverMatchesReferenceOnNests(t *testing.T) {
 					}
 					for _, dir := range []int64{1, -1} {
 						y := dependenceSystem(d, a, b, level, dir, params)
-						p, _, err := y.lower()
+						p, _, err := y.lower(new(solver))
 						if err != nil {
 							continue
 						}

@@ -25,6 +25,9 @@ type problem struct {
 	nv  int
 	eqs []lin
 	ges []lin
+	// gesNormalized, when set, is what normalizeGes made of ges already:
+	// the splinters of one elimination share their inequalities.
+	gesNormalized *normalGes
 }
 
 // solver decides integer feasibility of a problem with the Omega test (Pugh,
@@ -352,12 +355,23 @@ func (s *solver) eliminate(p problem) ([]int64, bool, error) {
 		mu = max(mu, -u.c[x])
 	}
 	eqs := s.list(1)[:1] // each splinter's one equality; solve does not write its input
+	// Every splinter has the inequalities p.ges, and normalize's work on
+	// them, which does not look at the equality, is the same each time: it
+	// is done once, at the first splinter, with s.ovf false as in a
+	// splinter's normalize, and replayed in the others (overflow included).
+	var ges *normalGes
 	for _, l := range lows {
 		a := l.c[x]
 		top := floorDiv(s.add(s.mul(mu, a), -s.add(a, mu)), mu)
 		for i := int64(0); i <= top; i++ {
 			eqs[0] = lin{c: l.c, k: s.add(l.k, -i)}
-			pt, ok, err := s.solve(problem{nv: p.nv, eqs: eqs, ges: p.ges})
+			if ges == nil && !s.ovf {
+				// (With s.ovf set, solve returns ErrOverflow before normalize.)
+				r := s.normalizeGes(p.ges)
+				ges = &r
+				s.ovf = false
+			}
+			pt, ok, err := s.solve(problem{nv: p.nv, eqs: eqs, ges: p.ges, gesNormalized: ges})
 			if ok || err != nil {
 				return pt, ok, err
 			}
@@ -446,7 +460,7 @@ func (s *solver) pick(x int, lows, ups []lin, pt []int64) (int64, error) {
 // false when a contradiction is found. It builds new lists and does not
 // write p's.
 func (s *solver) normalize(p *problem) bool {
-	// Opposite pairs add at most one equality per two inequalities.
+	// Opposite inequalities add at most one equality per two.
 	eqs := s.list(len(p.eqs) + len(p.ges))
 	for _, e := range p.eqs {
 		g := gcdVec(e.c)
@@ -461,16 +475,45 @@ func (s *solver) normalize(p *problem) bool {
 		}
 		eqs = append(eqs, s.divLin(e, g, false))
 	}
+	// The inequalities' part does not depend on the equalities.
+	var r normalGes
+	if p.gesNormalized != nil {
+		r = *p.gesNormalized
+		s.ovf = r.ovf // false before: solve checked it
+	} else {
+		r = s.normalizeGes(p.ges)
+	}
+	if !r.ok {
+		return false
+	}
+	p.eqs, p.ges, p.gesNormalized = append(eqs, r.eqs...), r.ges, nil
+	return true
+}
+
+// normalGes is what normalize makes of a list of inequalities: whether it
+// found no contradiction and no overflow (ok), whether it overflowed (it
+// set the solver's ovf), the equalities that opposite pairs pin, and the
+// inequalities kept. It depends on the list alone.
+type normalGes struct {
+	ok, ovf bool
+	eqs     []lin
+	ges     []lin
+}
+
+// normalizeGes is normalize's work on the inequalities ges, with s.ovf
+// false on entry.
+func (s *solver) normalizeGes(in []lin) normalGes {
+	var eqs []lin
 	// The inequalities by coefficient vector: a duplicate's constant goes
 	// to the first one with those coefficients.
 	seen := &s.seen
-	seen.reset(len(p.ges))
-	ges := s.list(len(p.ges))
-	for _, g0 := range p.ges {
+	seen.reset(len(in))
+	ges := s.list(len(in))
+	for _, g0 := range in {
 		g := gcdVec(g0.c)
 		if g == 0 {
 			if g0.k < 0 {
-				return false
+				return normalGes{ovf: s.ovf}
 			}
 			continue
 		}
@@ -494,18 +537,20 @@ func (s *solver) normalize(p *problem) bool {
 		}
 		sum := s.add(g.k, ges[j].k)
 		if sum < 0 {
-			return false
+			return normalGes{ovf: s.ovf}
 		}
 		if sum == 0 {
 			if i < j {
+				if eqs == nil {
+					eqs = s.list(len(ges) / 2)
+				}
 				eqs = append(eqs, g)
 			}
 			continue
 		}
 		kept = append(kept, g)
 	}
-	p.eqs, p.ges = eqs, kept
-	return !s.ovf
+	return normalGes{ok: !s.ovf, ovf: s.ovf, eqs: eqs, ges: kept}
 }
 
 // coefTable finds a coefficient vector among those of a constraint list,

@@ -459,9 +459,9 @@ func cloneProblem(p problem) problem {
 // overflow.
 func TestSolverMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	n := 5000
+	n := 3000
 	if testing.Short() {
-		n = 1000
+		n = 500
 	}
 	// A budget below the default keeps the problems that splinter long
 	// (large boxes, large coefficients) quick.

@@ -1,8 +1,12 @@
 package accel
 
 import (
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/gxbit/gxbit/ptxgen"
 )
 
 // trace builds an access trace from the addresses it touched (size bytes
@@ -209,5 +213,68 @@ func TestObservedDependenceIfSides(t *testing.T) {
 	next := trace(4, false, 8, seq(B+row, 8, 50), seq(B+2*row, 8, 50))
 	if why := observedDependence([]*accessTrace{read, yes, no, next}, n); why == "" {
 		t.Error("the two sides of an if and a read of the next row: independent, want a dependence")
+	}
+}
+
+// spanConflictPairs is spanConflict as it was, every pair of spans
+// checked: the reference the search by sorted spans must agree with.
+func spanConflictPairs(ws, ss []ptxgen.Range, d int64, n uint64) string {
+	for _, a := range ws {
+		for _, b := range ss {
+			if why := spansMeet(a, b, d, n); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// TestSpanConflictAgreesWithPairs checks spanConflict against every pair
+// checked, on random span lists (overlapping, unsorted, of mixed lengths,
+// near and far apart) with strides of both signs, 0 among them, and level
+// sizes up to one that overflows a stride's reach: the same verdict and
+// the same pair named.
+func TestSpanConflictAgreesWithPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	spans := func() []ptxgen.Range {
+		out := make([]ptxgen.Range, rng.IntN(12))
+		base := uint64(0x10000 + rng.IntN(4)*0x1000)
+		for i := range out {
+			lo := base + uint64(rng.IntN(4096))
+			out[i] = ptxgen.Range{Lo: lo, Hi: lo + 1 + uint64(rng.IntN(64))}
+		}
+		return out
+	}
+	conflicts := 0
+	for trial := 0; trial < 20000; trial++ {
+		ws, ss := spans(), spans()
+		d := int64(rng.IntN(257)) - 128
+		n := []uint64{1, 2, 3, 10, 100, 1 << 20, math.MaxUint64}[rng.IntN(7)]
+		got, want := spanConflict(ws, ss, d, n), spanConflictPairs(ws, ss, d, n)
+		if got != want {
+			t.Fatalf("ws %v, ss %v, d %d, n %d: %q, every pair checked says %q", ws, ss, d, n, got, want)
+		}
+		if got != "" {
+			conflicts++
+		}
+	}
+	if conflicts < 1000 || conflicts > 19000 {
+		t.Fatalf("%d of 20000 trials conflict: the test's spans do not exercise both answers", conflicts)
+	}
+}
+
+// BenchmarkSpanConflict is a triangle's column (symm's C above the
+// diagonal: one 8-byte span a row, rows 8000 bytes apart) against
+// itself, moving by 8 bytes an iteration, with no conflict: 512 spans.
+func BenchmarkSpanConflict(b *testing.B) {
+	col := make([]ptxgen.Range, maxSpans)
+	for i := range col {
+		lo := uint64(0x100000 + i*8000)
+		col[i] = ptxgen.Range{Lo: lo, Hi: lo + 8}
+	}
+	for b.Loop() {
+		if why := spanConflict(col, col, 8, 1000); why != "" {
+			b.Fatal(why)
+		}
 	}
 }

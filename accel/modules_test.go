@@ -221,7 +221,7 @@ func (d namedDriver) Name() string { return d.name }
 // (spot.loadWait): nothing without a loader or on the simulator, or once
 // a kernel of the spot has loaded or its module is done; else the
 // loader's mean module load so far (the default before any), less what
-// the load under way has run. queueLoad queues the spot's module once.
+// the load under way has run, but at least half that. queueLoad queues the spot's module once.
 func TestLoadWait(t *testing.T) {
 	k := tinyKernel("gx_k")
 	newSpot := func(driver string) (*spot, *loader) {
@@ -246,6 +246,10 @@ func TestLoadWait(t *testing.T) {
 	l.loads[k].started.Store(time.Now().Add(-30 * time.Millisecond).UnixNano())
 	if w, ok := sp.loadWait(); !ok || w > 71*time.Millisecond || w < 50*time.Millisecond {
 		t.Errorf("under way for 30ms: wait %v (%v), want about 70ms", w, ok)
+	}
+	l.loads[k].started.Store(time.Now().Add(-160 * time.Millisecond).UnixNano())
+	if w, ok := sp.loadWait(); !ok || w < 80*time.Millisecond || w > 90*time.Millisecond {
+		t.Errorf("under way for 160ms, past the mean: wait %v (%v), want about 80ms, half of what it ran", w, ok)
 	}
 	close(l.loads[k].done)
 	if _, ok := sp.loadWait(); ok {

@@ -490,7 +490,7 @@ func (a *Accelerator) jitOverlap(mark jitMark) bool {
 // in 0.2 ms, twomm's 0.24 s for 0.03 s of work. So an instance whose
 // kernels have not loaded yet runs on the CPU when the CPU engine does it
 // in less time than the load has left (loadWait: the loader's mean module
-// so far, less what the load under way has run), and the loader goes on
+// so far, less what the load under way has run, loadLeft), and the loader goes on
 // loading the module for the instances after it.
 
 // defaultModuleLoad is what loadWait expects a module to take before the
@@ -536,10 +536,22 @@ func (sp *spot) loadWait() (time.Duration, bool) {
 	}
 	if f != nil {
 		if s := f.started.Load(); s != 0 {
-			return max(mean-time.Since(time.Unix(0, s)), time.Millisecond), true
+			return loadLeft(mean, time.Since(time.Unix(0, s))), true
 		}
 	}
 	return mean, true
+}
+
+// loadLeft is what a module load under way for ran, where loads took mean
+// so far, has left: the rest of the mean, but never less than half of
+// ran. Modules' JIT times vary two- and threefold (30-90 ms on an H100),
+// and a load past its mean, expected to end in a millisecond, kept the
+// guest waiting for the rest: heat3d at 80 16, whose sweeps the CPU runs
+// in 9 ms each, waited 0.05 and 0.09 s for two hot spots' modules, a
+// quarter of a 0.4 s run, where the CPU could have run the sweeps
+// meanwhile.
+func loadLeft(mean, ran time.Duration) time.Duration {
+	return max(mean-ran, ran/2, time.Millisecond)
 }
 
 // queueLoad queues the spot's kernels on the loader when they are not

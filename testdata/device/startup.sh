@@ -15,5 +15,7 @@ for r in 1 2 3 4 5; do
   b=$(t ./gx accelerate --gpu sim --profile /tmp/seidel.prof n/seidel2d 400 20)
   c=$(t ./gx accelerate --gpu cuda --profile /tmp/seidel.prof n/seidel2d 400 20)
   d=$(python3 -c 'import ctypes,time; t0=time.time(); ctypes.CDLL("libcuda.so.1"); print(f"{time.time()-t0:.3f}")')
-  echo "seidel2d r$r plain $a | sim $b | cuda $c | dlopen libcuda $d"
+  e=$(t ./gx run --accelerate --gpu cuda n/seidel2d 400 20)
+  f=$(GXBIT_CUDA_TEARDOWN=inline t ./gx run --accelerate --gpu cuda n/seidel2d 400 20)
+  echo "seidel2d r$r plain $a | 2p sim $b | 2p cuda $c | dlopen libcuda $d | single cuda $e | single cuda, teardown inline $f"
 done

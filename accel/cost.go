@@ -506,7 +506,8 @@ type ledger struct {
 	// side, where the launches around it took 0.2 ms against 1.1 ms on
 	// the CPU, on a host running three busy loops besides).
 	lost bool
-	// first is the first verdict's window (see gaining).
+	// first is the first full window, the launches after the first
+	// (see gaining).
 	first windowSum
 }
 
@@ -583,6 +584,11 @@ func (l *ledger) add(gpu time.Duration, count uint64, cpuIter, fetch time.Durati
 	l.fetch += fetch
 	e := ledgerEntry{gpu: gpu, fetch: fetch, count: count, cpu: time.Duration(count) * cpuIter}
 	l.window[(l.launches-2)%ledgerWindow] = e
+	if l.launches-1 == ledgerWindow {
+		// The first full window: what gaining measures growth from.
+		wGPU, _, _, wAt := l.windowSides(cpuIter)
+		l.first = windowSum{true, wGPU, wAt}
+	}
 	cpu := e.cpuSide(cpuIter)
 	all := time.Duration(l.iterations)*cpuIter + l.fetch
 	lostBefore := l.lost
@@ -597,9 +603,6 @@ func (l *ledger) add(gpu time.Duration, count uint64, cpuIter, fetch time.Durati
 		return ""
 	}
 	wGPU, wCPU, wCount, wAt := l.windowSides(cpuIter)
-	if !l.first.set {
-		l.first = windowSum{true, wGPU, wAt}
-	}
 	if wGPU <= wCPU {
 		l.losing = 0
 		return ""
@@ -649,14 +652,15 @@ func (l *ledger) windowSides(cpuIter time.Duration) (gpu, cpu time.Duration, cou
 // gaining reports whether a losing window whose GPU side is gpu, and
 // whose CPU side at the launches' prices is cpu, belongs to instances
 // that gain on the GPU: their CPU side grew past ledgerGrowth times the
-// first verdict's window's, and the loss (GPU side over CPU side)
-// shrank below that window's. A triangle whose instances grow by one
+// first full window's (the three launches after the first), and the loss
+// (GPU side over CPU side) shrank below that window's. A triangle whose instances grow by one
 // trip a step grows too slowly for a window of three to tell (symm at
 // 900 1000 on an H100: each instance's k loop one trip longer, the GPU
 // side about 2 ms a launch, mostly fixed; its 47th instance cost the
 // CPU 1.9 ms, 5% more than the 45th, the window lost, and the hot spot
 // went back to the CPU for 850 instances of up to 17 ms each: 8.4 s
-// against 2.7). Priced at a constant rate, a nest whose instances do
+// against 2.7; measured from the first verdict's window instead, the
+// first verdict itself disarmed it, 6.4 and 7.9 s). Priced at a constant rate, a nest whose instances do
 // not grow never has a CPU side that grew, whatever its GPU side did.
 func (l *ledger) gaining(gpu, cpu time.Duration) bool {
 	f := l.first

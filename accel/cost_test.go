@@ -231,6 +231,17 @@ func TestLedgerSlowlyGrowingInstances(t *testing.T) {
 	if _, c := instance(199); 1000*c < 4*time.Millisecond {
 		t.Fatalf("the test's instances never pay (CPU side %v at the end): it tests nothing", 1000*c)
 	}
+	// Launching late in the triangle (its first instances ran on the CPU
+	// while the kernels loaded): 2% more CPU side a launch from 2 ms, the
+	// GPU side 2.6 ms: they pay from the 16th. The first verdict sees the
+	// growth from the first full window.
+	l = ledger{}
+	for n := 0; n < 20; n++ {
+		c := time.Duration(2000*(1+0.02*float64(n))) * time.Nanosecond
+		if why := l.add(2600*us, 1000, c, 0); why != "" {
+			t.Fatalf("launch %d late in a growing triangle (CPU side %v): disarmed (%s)", n+1, 1000*c, why)
+		}
+	}
 	// The loss stays: the GPU side grows with the CPU's.
 	l = ledger{}
 	var why string

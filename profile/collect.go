@@ -144,6 +144,11 @@ type loopInfo struct {
 	// took over (Restart found the guest inside it): its trip count so
 	// far is not the entry's, and is not recorded.
 	partial bool
+	// guide holds the header snapshots of the last two iterations of a
+	// partial entry of a loop with inner loops that are not recorded
+	// (an enclosing loop has no counter yet), for predictTrips only:
+	// nothing the analysis reads (see Blind loops).
+	guide []snap
 	// partialTrips is the iterations a partial entry ran under the
 	// collector (0: none ended), with the iterations of the enclosing
 	// loops then: a lower bound that provisionalTrips gives a loop no
@@ -188,6 +193,7 @@ type nestState struct {
 	samples  []sample
 	vblocks  map[uint64]uint64 // instrumented VBlocks: start → end
 	snapping int               // loop whose snapshot is being filled, or -1
+	guiding  bool              // that snapshot is a guide (loopInfo.guide), not recorded
 	buf      []uint64
 	rejected string // an instruction the collector cannot model
 	// provisional says the current entry was begun by Restart inside an
@@ -1014,6 +1020,32 @@ func resumeAt(info *loopInfo, t, lead int32, toEnd, waiting bool) bool {
 	return int64(t)+int64(lead) >= end && int64(t) < end+past
 }
 
+// Blind loops (RATIONALE).
+//
+// A loop of the iterations Restart found the guest inside (partial) whose
+// end nothing tells (no earlier entry's count, and no snapshots of this
+// entry to predict it from: the loops around it began before the
+// collector took over, so its iterations are not recorded) does not
+// pause: it would resume only at its exit, and the next header of the
+// loop around it, the first iteration of that loop the round records,
+// would run before the probes are back. Such a round never saw the sweep
+// it began in start an iteration (zeroSeen) and ran to the program's end
+// (heat3d at 80, begun late in a plane). It costs the rest of the entry's
+// probes: one plane's in heat3d, where the plane loop's next header gives
+// the row loop a counter. In fdtd2d the second sweep's row loop sits
+// inside a loop of one iteration (the compiler's path for a single row,
+// entered once a time step), which gets no counter before the next time
+// step: a round begun in that sweep probed the rest of it, every
+// iteration of every row, 12 probes a point (30 M at 1500 × 1700: 1.3 s
+// of a 0.2 s round; begun early in the sweep it reached thinBudget, so
+// that the nest stopped sampling with the third sweep never seen). So a
+// partial loop with inner loops whose iterations are not recorded still
+// snapshots its headers, for predictTrips only (guide: the last two, of
+// the current entry; nothing the analysis reads): it is then not blind,
+// pauses as a recorded loop does, and resumes a lead before its
+// predicted end, before the next header of the loop around it. Only a
+// loop whose exit test predictTrips cannot read stays blind.
+
 // predictTrips is the trip count of the current entry of loop l that its
 // exit test (a register that steps compared with a constant or a register
 // that does not) gives on the values its last two header snapshots of this
@@ -1045,6 +1077,14 @@ func (c *Collector) predictTrips(n *nestState, l int) int64 {
 			last = s
 		} else {
 			prev = s
+		}
+	}
+	if prev == nil && len(info.guide) == 2 {
+		// No recorded snapshots of this entry: the guide's, if they are
+		// of this entry (Blind loops).
+		g0, g1 := &info.guide[0], &info.guide[1]
+		if g0.entry == n.entries-1 && g1.entry == n.entries-1 && slices.Equal(g0.iters[:len(g0.iters)-1], outer) && slices.Equal(g1.iters[:len(g1.iters)-1], outer) {
+			prev, last = g0, g1
 		}
 	}
 	if prev == nil {
@@ -1306,7 +1346,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 			n.maxOuter = max(n.maxOuter, n.counter[0])
 		}
 		n.sel[l] = n.selected(n.counter[l])
-		n.snapping = -1
+		n.snapping, n.guiding = -1, false
 		if len(info.loop.Children) > 0 && n.sampling {
 			// An iteration that is not recorded (unselected, or inside
 			// one that began unrecorded: after a resume, or before the
@@ -1330,17 +1370,7 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 					info.predicted = c.predictTrips(n, l)
 				}
 				// A loop of the iterations Restart found the guest inside
-				// (partial) whose end nothing tells (no earlier entry's
-				// count, and no snapshots of this entry to predict it
-				// from: the loops around it began before the collector
-				// took over, so it is not sampled) does not pause: it
-				// would resume only at its exit, and the next header of
-				// the loop around it, the first iteration of that loop
-				// the round records, would run before the probes are
-				// back. Such a round never saw the sweep it began in
-				// start an iteration (zeroSeen) and ran to the program's
-				// end (heat3d at 80, begun late in a plane). It costs the
-				// rest of one entry's probes.
+				// whose end nothing tells does not pause (Blind loops).
 				blind := info.partial && info.lastTrips == 0 && info.predicted == 0
 				if !blind && !resumeAt(info, t, lead, toEnd, waiting) {
 					info.lead = lead
@@ -1378,8 +1408,9 @@ func (c *Collector) Probe(id uint32, addr uint64, size int) {
 		if n.counter[l] == 0 && c.chainSelected(n, l) {
 			info.zeroSeen = true
 		}
-		if c.chainSelected(n, l) && !info.snapDone {
-			n.snapping = l
+		recorded := c.chainSelected(n, l) && !info.snapDone
+		if guide := info.partial && len(info.loop.Children) > 0 && !c.chainSelected(n, l); recorded || guide {
+			n.snapping, n.guiding = l, !recorded
 			nregs := len(info.snapRegs) + len(info.boundRegs)
 			if cap(n.buf) < nregs {
 				n.buf = make([]uint64, nregs)
@@ -1471,6 +1502,7 @@ func (c *Collector) finishTrips(n *nestState, l int) {
 	}
 	n.counter[l] = -1
 	n.loops[l].lead, n.loops[l].exact, n.loops[l].predicted, n.loops[l].partial = 0, true, 0, false
+	n.loops[l].guide = n.loops[l].guide[:0]
 	n.loops[l].counting, n.loops[l].pauseTried = false, false
 	for k := l + 1; k < len(n.loops); k++ {
 		if c.isDescendant(n, k, l) && n.counter[k] >= 0 {
@@ -1536,9 +1568,18 @@ func (c *Collector) commitSnap(n *nestState, l int) {
 		}
 		vals[len(info.snapRegs)+k] = v
 	}
+	n.snapping = -1
+	if n.guiding {
+		// Not recorded: only the last two, for predictTrips.
+		n.guiding = false
+		if len(info.guide) == 2 {
+			info.guide = append(info.guide[:0], info.guide[1])
+		}
+		info.guide = append(info.guide, snap{entry: n.entries - 1, iters: c.iters(n, l), vals: vals})
+		return
+	}
 	info.snaps = append(info.snaps, snap{entry: n.entries - 1, iters: c.iters(n, l), vals: vals})
 	n.changes++
-	n.snapping = -1
 	if len(info.snaps) >= c.opts.MaxSnapshotsPerLoop && !info.snapDone {
 		// Enough: re-translate the nest without this loop's register probes.
 		info.snapDone = true
@@ -1855,10 +1896,10 @@ func (c *Collector) Restart(pc uint64) {
 		c.cutEntries(n)
 		for i := range n.counter {
 			n.counter[i] = -1
-			n.loops[i].exact, n.loops[i].partial = false, false
+			n.loops[i].exact, n.loops[i].partial, n.loops[i].guide = false, false, n.loops[i].guide[:0]
 			n.loops[i].entered, n.loops[i].done, n.loops[i].zeroSeen, n.loops[i].tookOver = false, false, false, false
 		}
-		n.snapping, n.provisional, n.inside = -1, false, false
+		n.snapping, n.guiding, n.provisional, n.inside = -1, false, false, false
 	}
 	// The guest is between engines: the nests resumed or sampling again
 	// get their probes back now, not after the collector's first slice,

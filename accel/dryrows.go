@@ -236,12 +236,19 @@ func (sp *spot) innerExitOf(l *innerLoop) (x *innerExit, at [][3]uint64, why str
 // dryTranslator gives the dry engine the spot's blocks as the probing
 // engine has them, with a probe before each store (the log) and before
 // each inner loop's exit compare (its operands); any other block is an
-// error, which abandons the dry probe.
+// error, which abandons the dry probe, but for the level's exits: the
+// engine stops at them (breakpoints) before they run, but it translates
+// a block before it looks at its breakpoint. (symm at 900 1000 on an
+// H100: a row that left its level abandoned the dry probe, and every
+// instance after it was probed on the CPU.)
 type dryTranslator struct{ sp *spot }
 
 func (t *dryTranslator) Translate(addr uint64) (*gvinst.VBlock, error) {
 	sp := t.sp
 	if _, ok := sp.blocks[addr]; !ok {
+		if sp.exits[addr] {
+			return (&probeTranslator{sp: sp}).Translate(addr)
+		}
 		return nil, fmt.Errorf("a dry row left the hot spot's blocks for %#x", addr)
 	}
 	b, err := (&probeTranslator{sp: sp}).Translate(addr)
@@ -497,6 +504,17 @@ func (sp *spot) runDryRows(cpu *gvinst.CPU, P int, reloaded map[int]ptxgen.Reloa
 	return nil
 }
 
+// abandonDry notes why a dry probe was abandoned (why, from fb when
+// probing failed), and turns dry probes off for the spot's later
+// instances, unless the instance was too short for its probed rows (it
+// left the level before them): what made it fail will not make theirs.
+func (sp *spot) abandonDry(why error, fb *fallback) {
+	sp.rep.DryNote = fmt.Sprintf("abandoned: %v", why)
+	if fb == nil || fb.reason != ReasonTripCount {
+		sp.dry.off = sp.rep.DryNote
+	}
+}
+
 // earlyDry probes the instance at its first arrival dry before the CPU
 // engine is timed on the loop, where timing is still to come (timePlain)
 // and a speed was timed on another hot spot (runRate): when its rows are
@@ -539,8 +557,7 @@ func (sp *spot) earlyDry(cpu *gvinst.CPU, P int, reloaded map[int]ptxgen.Reload)
 		if fb != nil {
 			why = fb
 		}
-		sp.rep.DryNote = fmt.Sprintf("abandoned: %v", why)
-		sp.dry.off = sp.rep.DryNote
+		sp.abandonDry(why, fb)
 		return nil, nil
 	}
 	if rows.insnsPerIter < dryLaunchRow {

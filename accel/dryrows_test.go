@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/gxbit/gxbit/accel"
@@ -181,5 +182,35 @@ func TestDryRowsSkipTiming(t *testing.T) {
 	t.Logf("wet: %s: %d launches, timing %.4fs, probing %.4fs", wet.Entry, wet.Launches, wet.TimingSeconds, wet.ProbeSeconds)
 	if wet.TimingSeconds == 0 {
 		t.Errorf("%s: not timed with WetProbes", wet.Entry)
+	}
+}
+
+// TestDryShortInstances accelerates testdata/shortrows.c, whose mapped
+// level's instances are 64 rows long but for every fourth, of one or two:
+// a short instance's dry rows reach the level's exit (which the dry
+// engine must translate to stop at it) and it falls back as too short,
+// and the instances after it are still probed dry. The output is
+// native's.
+func TestDryShortInstances(t *testing.T) {
+	path := buildC(t, "shortrows")
+	prof := phase1(t, pipeline.Config{Path: path, Args: []string{path}, Engine: testEngine})
+	rep := offloadedAsNativeWith(t, path, []string{path, "40", "64", "200"}, accel.Options{Profile: prof})
+	found := false
+	for _, h := range rep.HotSpots {
+		if h.Fallbacks == 0 || h.Launches == 0 {
+			continue
+		}
+		t.Logf("%s %s: %d launches, %d dry probes, fallbacks %v, dry note %q", h.Entry, h.Schedule, h.Launches, h.DryProbes, h.FallbackReasons, h.DryNote)
+		if h.FallbackReasons[accel.ReasonTripCount] == 0 {
+			continue
+		}
+		found = true
+		// (Some launches are replays, which probe nothing.)
+		if h.DryProbes < h.Launches/2 || strings.Contains(h.DryNote, "left the hot spot's blocks") {
+			t.Errorf("%s: %d launches, %d dry probes (dry note %q): the short instances turned dry probes off", h.Entry, h.Launches, h.DryProbes, h.DryNote)
+		}
+	}
+	if !found {
+		t.Fatal("no hot spot launched and fell back as too short: the test tests nothing")
 	}
 }

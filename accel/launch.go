@@ -117,9 +117,8 @@ func (sp *spot) offload(cpu *gvinst.CPU) (done bool, fb *fallback) {
 				why = fb
 			}
 			// The spot's later instances are probed on the CPU: what
-			// made this one fail most likely makes theirs.
-			sp.rep.DryNote = fmt.Sprintf("abandoned: %v", why)
-			sp.dry.off = sp.rep.DryNote
+			// made this one fail most likely makes theirs (abandonDry).
+			sp.abandonDry(why, fb)
 			// The guest as it was at arrival 0, and probing as ever.
 			if err := d.abandon(cpu); err != nil {
 				sp.fatal = fmt.Errorf("accelerate: hot spot %s: undoing a dry probe: %w", sp.rep.Entry, err)

@@ -629,7 +629,8 @@ func (l *ledger) add(gpu time.Duration, count uint64, cpuIter, fetch time.Durati
 // and then took 4 to 6 ms of GPU side where the others took 0.2 ms,
 // against 1.1 ms on the CPU, and the window it ended disarmed a hot spot
 // whose launches paid five times over (testdata/ownpages.c on gpusim, the
-// test's machine running three busy loops besides).
+// test's machine running three busy loops besides). cpuAt is their CPU
+// side at the prices they were launched at, with the fetches.
 func (l *ledger) windowSides(cpuIter time.Duration) (gpu, cpu time.Duration, count uint64, cpuAt time.Duration) {
 	dearest, loss := -1, time.Duration(math.MinInt64)
 	for i, e := range l.window {
@@ -652,16 +653,17 @@ func (l *ledger) windowSides(cpuIter time.Duration) (gpu, cpu time.Duration, cou
 // gaining reports whether a losing window whose GPU side is gpu, and
 // whose CPU side at the launches' prices is cpu, belongs to instances
 // that gain on the GPU: their CPU side grew past ledgerGrowth times the
-// first full window's (the three launches after the first), and the loss
-// (GPU side over CPU side) shrank below that window's. A triangle whose instances grow by one
-// trip a step grows too slowly for a window of three to tell (symm at
-// 900 1000 on an H100: each instance's k loop one trip longer, the GPU
-// side about 2 ms a launch, mostly fixed; its 47th instance cost the
-// CPU 1.9 ms, 5% more than the 45th, the window lost, and the hot spot
-// went back to the CPU for 850 instances of up to 17 ms each: 8.4 s
-// against 2.7; measured from the first verdict's window instead, the
-// first verdict itself disarmed it, 6.4 and 7.9 s). Priced at a constant rate, a nest whose instances do
-// not grow never has a CPU side that grew, whatever its GPU side did.
+// first full window's (the three launches after the first), and the
+// loss (GPU side over CPU side) shrank below that window's. A triangle
+// whose instances grow by one trip a step grows too slowly for a window
+// of three to tell (symm at 900 1000 on an H100: each instance's k loop
+// one trip longer, the GPU side about 2 ms a launch, mostly fixed; its
+// 47th instance cost the CPU 1.9 ms, 5% more than the 45th, the window
+// lost, and the hot spot went back to the CPU for 850 instances of up
+// to 17 ms each: 8.4 s against 2.7; measured from the first verdict's
+// window instead, the first verdict itself disarmed it: 6.4 and 7.9 s).
+// Priced at a constant rate, a nest whose instances do not grow never
+// has a CPU side that grew, whatever its GPU side did.
 func (l *ledger) gaining(gpu, cpu time.Duration) bool {
 	f := l.first
 	return f.set && float64(cpu) > ledgerGrowth*float64(f.cpu) && gpu-cpu < f.gpu-f.cpu

@@ -490,8 +490,9 @@ func (a *Accelerator) jitOverlap(mark jitMark) bool {
 // in 0.2 ms, twomm's 0.24 s for 0.03 s of work. So an instance whose
 // kernels have not loaded yet runs on the CPU when the CPU engine does it
 // in less time than the load has left (loadWait: the loader's mean module
-// so far, less what the load under way has run, loadLeft), and the loader goes on
-// loading the module for the instances after it.
+// so far, less what the load under way has run, at least half that,
+// loadLeft), and the loader goes on loading the module for the instances
+// after it.
 
 // defaultModuleLoad is what loadWait expects a module to take before the
 // loader has loaded one: about the least an H100 took, one at a time;

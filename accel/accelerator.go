@@ -67,6 +67,7 @@ type Options struct {
 	// the rows too. (On an H100, two-phase at the large sizes: gemm at
 	// 2000 2300 2600 0.45 s dry against 0.69 wet, the 2D products 10-30%
 	// faster, none slower once a replay came before an early dry probe.)
+	// gxbit's commands set it on the simulator (pipeline.WetProbesFor).
 	WetProbes bool
 	// Probes, when set, hears what probing each instance gave, before
 	// the guards and the launch (tests, and tools comparing probes).

@@ -28,7 +28,7 @@ func cmdAccelerate(args []string) int {
 	reportPath := fs.String("report", "", "write the per-hot-spot report as JSON to this file")
 	minIters := fs.Uint64("min-iterations", 0, "least iterations worth a launch (0: the default)")
 	always := fs.Bool("always-offload", false, "launch whenever the guards pass, even where the cost model says the CPU is faster")
-	dry := fs.Bool("dry-probes", true, "probe rows dry (their inner loops jumped through, the guest put back, the GPU running them too); false runs them whole on the CPU")
+	dry := fs.Bool("dry-probes", true, "probe rows dry (their inner loops jumped through, the guest put back, the GPU running them too); false runs them whole on the CPU (default: dry on a real GPU, whole on the simulator)")
 	dryAbove := fs.Uint64("dry-run-above", 0, "bytes of backup above which a launch of a data-independent kernel is proven by a run without stores instead (0: whichever costs less on a real GPU, never on the simulator)")
 	armAfter := fs.Duration("arm-after", pipeline.DefaultArmAfter, "the CPU time the program runs plainly before its hot spots are armed (a shorter program pays nothing for probing; a nest running by then is offloaded from its next iteration; 0 arms them at the start)")
 	if err := fs.Parse(args); err != nil {
@@ -70,7 +70,11 @@ func cmdAccelerate(args []string) int {
 	defer stopProfile()
 	ctx, cancel := signalContext()
 	defer cancel()
-	res, rep, err := pipeline.Accelerate(ctx, cfg, accel.Options{Profile: prof, Driver: drv, PTXDir: *ptxDir, MinIterations: *minIters, AlwaysOffload: *always, WetProbes: !*dry, ArmAfter: *armAfter, DryRunAbove: *dryAbove, LeaveDevice: true, CostsCache: pipeline.CostsCache()})
+	wet := pipeline.WetProbesFor(drv)
+	if flagSet(fs, "dry-probes") {
+		wet = !*dry
+	}
+	res, rep, err := pipeline.Accelerate(ctx, cfg, accel.Options{Profile: prof, Driver: drv, PTXDir: *ptxDir, MinIterations: *minIters, AlwaysOffload: *always, WetProbes: wet, ArmAfter: *armAfter, DryRunAbove: *dryAbove, LeaveDevice: true, CostsCache: pipeline.CostsCache()})
 	if err != nil {
 		return loadError(err)
 	}

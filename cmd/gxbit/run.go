@@ -250,7 +250,7 @@ func cmdRun(args []string) int {
 	accel := fs.Bool("accelerate", false, "profile the first part of the run (phase 1) and offload the parallel loop nests of the rest (phase 2)")
 	gpuName := fs.String("gpu", "sim", "with --accelerate: GPU back end, sim, cuda or auto")
 	always := fs.Bool("always-offload", false, "with --accelerate: launch whenever the guards pass, even where the cost model says the CPU is faster")
-	dry := fs.Bool("dry-probes", true, "with --accelerate: probe rows dry (their inner loops jumped through, the guest put back, the GPU running them too); false runs them whole on the CPU")
+	dry := fs.Bool("dry-probes", true, "with --accelerate: probe rows dry (their inner loops jumped through, the guest put back, the GPU running them too); false runs them whole on the CPU (default: dry on a real GPU, whole on the simulator)")
 	after := fs.Duration("profile-after", 0, fmt.Sprintf("with --accelerate: the CPU time the program runs plainly before profiling begins (a shorter program is not profiled; 0 profiles from the start); by default %v on a real GPU, %v on the simulator", pipeline.DefaultProfileAfterGPU, pipeline.DefaultProfileAfter))
 	saveProfile := fs.String("save-profile", "", "with --accelerate: write the profile phase 1 made in this run to this file (for gxbit profile --print, or gxbit accelerate --profile)")
 	reportPath := fs.String("report", "", "with --accelerate: write the run's report as JSON to this file: its profiling rounds (where each began and ended, in guest instructions) and phase 2's per-hot-spot report")
@@ -278,13 +278,11 @@ func cmdRun(args []string) int {
 	ctx, stop := signalContext()
 	defer stop()
 	if *accel {
-		afterSet := false
-		fs.Visit(func(f *flag.Flag) { afterSet = afterSet || f.Name == "profile-after" })
-		if !afterSet {
+		if !flagSet(fs, "profile-after") {
 			*after = -1 // the backend's (pipeline.ProfileAfterFor)
 		}
 		opts := pipeline.OnlineOptions{AlwaysOffload: *always, WetProbes: !*dry, ProfileAfter: *after, LeaveDevice: true}
-		return runAccelerated(ctx, cfg, *gpuName, opts, *saveProfile, *reportPath, g.stats)
+		return runAccelerated(ctx, cfg, *gpuName, opts, *saveProfile, *reportPath, !flagSet(fs, "dry-probes"), g.stats)
 	}
 	res, err := pipeline.Run(ctx, cfg)
 	if err != nil {
@@ -295,14 +293,18 @@ func cmdRun(args []string) int {
 
 // runAccelerated is gxbit run --accelerate: phase 1 and phase 2 in one run
 // with opts, on the GPU gpuName names (opts.ProfileAfter < 0: the
-// backend's, pipeline.ProfileAfterFor).
-func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, opts pipeline.OnlineOptions, saveProfile, reportPath string, stats bool) int {
+// backend's, pipeline.ProfileAfterFor; wetByBackend: opts.WetProbes the
+// backend's, pipeline.WetProbesFor).
+func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, opts pipeline.OnlineOptions, saveProfile, reportPath string, wetByBackend, stats bool) int {
 	drv, err := pipeline.StartGPU(gpuName)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
 		return 2
 	}
 	opts.Driver = drv
+	if wetByBackend {
+		opts.WetProbes = pipeline.WetProbesFor(drv)
+	}
 	if opts.ProfileAfter < 0 {
 		opts.ProfileAfter = pipeline.ProfileAfterFor(drv)
 	}
@@ -365,4 +367,11 @@ func writeOnlineReport(path string, on *pipeline.OnlineResult) error {
 		return err
 	}
 	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// flagSet reports whether the command line set flag name of fs.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -169,7 +169,7 @@ func (e *executor) accelerate(ctx context.Context, cfg pipeline.Config, scratch 
 	}
 	progress(service.Progress{Phase: service.PhaseAccelerate})
 	start := time.Now()
-	res, rep, err := pipeline.Accelerate(ctx, cfg, accel.Options{Profile: f, Driver: drv, PTXDir: ptxDir, CostsCache: pipeline.CostsCache()})
+	res, rep, err := pipeline.Accelerate(ctx, cfg, accel.Options{Profile: f, Driver: drv, PTXDir: ptxDir, WetProbes: pipeline.WetProbesFor(drv), CostsCache: pipeline.CostsCache()})
 	if err != nil {
 		return service.Outcome{}, err
 	}

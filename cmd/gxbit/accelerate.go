@@ -70,11 +70,7 @@ func cmdAccelerate(args []string) int {
 	defer stopProfile()
 	ctx, cancel := signalContext()
 	defer cancel()
-	wet := pipeline.WetProbesFor(drv)
-	if flagSet(fs, "dry-probes") {
-		wet = !*dry
-	}
-	res, rep, err := pipeline.Accelerate(ctx, cfg, accel.Options{Profile: prof, Driver: drv, PTXDir: *ptxDir, MinIterations: *minIters, AlwaysOffload: *always, WetProbes: wet, ArmAfter: *armAfter, DryRunAbove: *dryAbove, LeaveDevice: true, CostsCache: pipeline.CostsCache()})
+	res, rep, err := pipeline.Accelerate(ctx, cfg, accel.Options{Profile: prof, Driver: drv, PTXDir: *ptxDir, MinIterations: *minIters, AlwaysOffload: *always, WetProbes: wetProbes(dryProbesGiven(fs, dry), drv), ArmAfter: *armAfter, DryRunAbove: *dryAbove, LeaveDevice: true, CostsCache: pipeline.CostsCache()})
 	if err != nil {
 		return loadError(err)
 	}

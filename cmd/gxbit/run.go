@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/gxbit/gxbit/accel"
+	"github.com/gxbit/gxbit/gpu"
 	"github.com/gxbit/gxbit/loader"
 	"github.com/gxbit/gxbit/pipeline"
 	"github.com/gxbit/gxbit/profile"
@@ -281,8 +282,8 @@ func cmdRun(args []string) int {
 		if !flagSet(fs, "profile-after") {
 			*after = -1 // the backend's (pipeline.ProfileAfterFor)
 		}
-		opts := pipeline.OnlineOptions{AlwaysOffload: *always, WetProbes: !*dry, ProfileAfter: *after, LeaveDevice: true}
-		return runAccelerated(ctx, cfg, *gpuName, opts, *saveProfile, *reportPath, !flagSet(fs, "dry-probes"), g.stats)
+		opts := pipeline.OnlineOptions{AlwaysOffload: *always, ProfileAfter: *after, LeaveDevice: true}
+		return runAccelerated(ctx, cfg, *gpuName, opts, dryProbesGiven(fs, dry), *saveProfile, *reportPath, g.stats)
 	}
 	res, err := pipeline.Run(ctx, cfg)
 	if err != nil {
@@ -293,18 +294,15 @@ func cmdRun(args []string) int {
 
 // runAccelerated is gxbit run --accelerate: phase 1 and phase 2 in one run
 // with opts, on the GPU gpuName names (opts.ProfileAfter < 0: the
-// backend's, pipeline.ProfileAfterFor; wetByBackend: opts.WetProbes the
-// backend's, pipeline.WetProbesFor).
-func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, opts pipeline.OnlineOptions, saveProfile, reportPath string, wetByBackend, stats bool) int {
+// backend's, pipeline.ProfileAfterFor), its rows probed as dry says
+// (wetProbes).
+func runAccelerated(ctx context.Context, cfg pipeline.Config, gpuName string, opts pipeline.OnlineOptions, dry *bool, saveProfile, reportPath string, stats bool) int {
 	drv, err := pipeline.StartGPU(gpuName)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gxbit run: %v\n", err)
 		return 2
 	}
-	opts.Driver = drv
-	if wetByBackend {
-		opts.WetProbes = pipeline.WetProbesFor(drv)
-	}
+	opts.Driver, opts.WetProbes = drv, wetProbes(dry, drv)
 	if opts.ProfileAfter < 0 {
 		opts.ProfileAfter = pipeline.ProfileAfterFor(drv)
 	}
@@ -367,6 +365,25 @@ func writeOnlineReport(path string, on *pipeline.OnlineResult) error {
 		return err
 	}
 	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// dryProbesGiven is --dry-probes (dry) as the command line gave it, nil
+// where it left the choice to the back end.
+func dryProbesGiven(fs *flag.FlagSet, dry *bool) *bool {
+	if flagSet(fs, "dry-probes") {
+		return dry
+	}
+	return nil
+}
+
+// wetProbes is accel.Options.WetProbes on drv for --dry-probes as given
+// (dryProbesGiven): the back end's default where not given
+// (pipeline.WetProbesFor).
+func wetProbes(dry *bool, drv gpu.Driver) bool {
+	if dry == nil {
+		return pipeline.WetProbesFor(drv)
+	}
+	return !*dry
 }
 
 // flagSet reports whether the command line set flag name of fs.
